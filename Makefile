@@ -1,0 +1,118 @@
+# idemhook -- per-provider FastCGI webhook receivers on one static library.
+#
+#   make            build $(BUILD)/libidemhook.a and every program
+#   make check      every test (unit and end to end), under ASan and UBSan
+#   make demo       a real lighttpd on 127.0.0.1 with every endpoint
+#   make clean
+#
+# BUILD selects the output directory, so that several builds (or several
+# people) can share one checkout: make BUILD=/tmp/mine check.
+
+BUILD    ?= build
+PREFIX   ?= /usr/local
+CC       ?= cc
+SANITIZE ?= 0
+
+# The providers: one handlers/<name>.c each, built as <name>.fcgi.
+PROVIDERS = stripe
+
+PKGS      = sqlite3 libcrypto fcgi
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || \
+	echo -lsqlite3 -lcrypto -lfcgi)
+CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+
+WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wmissing-declarations -Wpointer-arith \
+	-Wsign-compare -Wformat=2 -Wno-format-nonliteral
+CPPFLAGS += -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Ishared -Ihandlers
+ifdef IH_DEFAULT_DB
+CPPFLAGS += -DIH_DEFAULT_DB='"$(IH_DEFAULT_DB)"'
+endif
+CFLAGS   ?= -O2 -g
+ifeq ($(SANITIZE),1)
+CFLAGS   = -O1 -g -fno-omit-frame-pointer
+SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all
+endif
+ALL_CFLAGS = -std=c99 $(WARN) $(CFLAGS) $(SANFLAGS) $(PKG_CFLAGS)
+ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
+
+LIB_SRCS = $(wildcard shared/*.c)
+LIB_OBJS = $(LIB_SRCS:shared/%.c=$(BUILD)/obj/shared/%.o) \
+	$(BUILD)/obj/schema_sql.o
+LIB      = $(BUILD)/libidemhook.a
+HEADERS  = $(wildcard shared/*.h handlers/*.h)
+
+PROGRAMS = $(PROVIDERS:%=$(BUILD)/%.fcgi)
+# Handler objects without main(), for the unit tests and fuzzers.
+NOMAIN_OBJS = $(PROVIDERS:%=$(BUILD)/obj/handlers/%.nomain.o)
+
+UNIT_SRCS  = $(wildcard tests/unit/test_*.c)
+UNIT_TESTS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+
+.PHONY: all tests check demo clean deps lint
+.SUFFIXES:
+.SECONDARY:
+
+all: $(LIB) $(PROGRAMS)
+
+$(BUILD)/obj/shared/%.o: shared/%.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+# The schema is compiled in, so a program never reads db/ at run time.
+$(BUILD)/schema_sql.c: db/schema.sql
+	@mkdir -p $(@D)
+	{ echo '/* Generated from db/schema.sql; do not edit. */'; \
+	  echo 'extern const char store_schema_sql[];'; \
+	  echo 'const char store_schema_sql[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; \
+	  echo ';'; } > $@
+
+$(BUILD)/obj/schema_sql.o: $(BUILD)/schema_sql.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIB): $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/obj/handlers/%.o: handlers/%.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/handlers/%.nomain.o: handlers/%.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -DIH_NO_MAIN $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/%.fcgi: $(BUILD)/obj/handlers/%.o $(LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(NOMAIN_OBJS) $(LIB) $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+	    $(NOMAIN_OBJS) $(LIB) $(PKG_LIBS) $(CMOCKA_LIBS)
+
+tests: all $(UNIT_TESTS)
+
+deps:
+	@scripts/deps.sh
+
+# Everything a test needs is installed first, then built with sanitizers.
+check: deps
+	$(MAKE) BUILD=$(BUILD)/san SANITIZE=1 tests
+	tests/run.sh $(BUILD)/san
+
+demo: deps all
+	scripts/demo.sh $(BUILD)
+
+# Banned functions, in the manner of curl's checksrc.
+lint:
+	@! grep -nE '\<(strcpy|strcat|sprintf|vsprintf|gets|strtok|atoi|atol|sscanf)\(' \
+	    shared/*.c handlers/*.c || { echo "lint: banned function"; exit 1; }
+
+clean:
+	rm -rf $(BUILD)
+
+# Larger targets (bench, install, static, fuzz) live in their own files.
+-include mk/*.mk

@@ -1,0 +1,54 @@
+-- idemhook store schema.  Applied on every open of a store whose
+-- user_version is older than the one this build knows; every statement
+-- is idempotent, so applying it twice changes nothing.  Later versions
+-- add files under db/migrations/ and raise STORE_SCHEMA_VERSION.
+--
+-- Times are Unix milliseconds.  One row is one event, whatever the number
+-- of deliveries: UNIQUE(provider, event_id) is what makes a second
+-- delivery a duplicate rather than a second charge.
+
+CREATE TABLE IF NOT EXISTS events (
+	id		INTEGER PRIMARY KEY,
+	provider	TEXT	NOT NULL,
+	event_id	TEXT	NOT NULL,
+	event_type	TEXT	NOT NULL,
+	-- Events sharing an order key are processed in arrival order.
+	order_key	TEXT,
+	-- The body exactly as received; NULL once purged by retention.
+	payload		BLOB,
+	-- The headers needed to re-verify the signature, "name: value\n".
+	headers		TEXT	NOT NULL DEFAULT '',
+	received_at	INTEGER	NOT NULL,
+	last_seen_at	INTEGER	NOT NULL,
+	duplicates	INTEGER	NOT NULL DEFAULT 0,
+	status		TEXT	NOT NULL DEFAULT 'received'
+	    CHECK (status IN ('received', 'processing', 'done', 'failed',
+	    'dead', 'quarantined')),
+	attempts	INTEGER	NOT NULL DEFAULT 0,
+	next_attempt_at	INTEGER	NOT NULL DEFAULT 0,
+	lease_until	INTEGER,
+	lease_owner	TEXT,
+	last_error	TEXT,
+	done_at		INTEGER,
+	purged_at	INTEGER,
+	UNIQUE (provider, event_id)
+);
+
+-- The work queue: what is due, oldest first.
+CREATE INDEX IF NOT EXISTS events_due ON events (status, next_attempt_at)
+    WHERE status IN ('received', 'processing', 'failed');
+CREATE INDEX IF NOT EXISTS events_received ON events (received_at);
+CREATE INDEX IF NOT EXISTS events_order ON events (provider, order_key)
+    WHERE order_key IS NOT NULL;
+
+-- One row per processing attempt, for the operator.
+CREATE TABLE IF NOT EXISTS attempts (
+	event		INTEGER	NOT NULL REFERENCES events (id)
+	    ON DELETE CASCADE,
+	attempt		INTEGER	NOT NULL,
+	started_at	INTEGER	NOT NULL,
+	finished_at	INTEGER,
+	outcome		TEXT,
+	error		TEXT,
+	PRIMARY KEY (event, attempt)
+);

@@ -1,0 +1,262 @@
+/*
+ * stripe.c -- the Stripe endpoint.
+ *
+ * Stripe-Signature: t=<unix seconds>,v1=<hex>[,v1=<hex>...][,v0=<hex>]
+ * The MAC is HMAC-SHA256 over "<t>.<raw body>", keyed with the whole
+ * whsec_... endpoint secret as bytes.  Any v1 matching any configured
+ * secret accepts (Stripe sends one v1 per live secret while rolling);
+ * v0 and unknown schemes are ignored, never accepted.  The timestamp must
+ * lie within the tolerance in both directions.  The event is the body's
+ * "id"; its type is the body's "type".
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ih.h"
+#include "log.h"
+#include "provider.h"
+#include "serve.h"
+#include "stripe.h"
+#include "verify.h"
+
+int
+stripe_parse_header(const char *h, size_t len, struct stripe_sig *sig)
+{
+	const char *p = h, *end = h + len, *item, *eq, *comma;
+	size_t klen, vlen;
+
+	memset(sig, 0, sizeof(*sig));
+	while (p < end) {
+		item = p;
+		comma = memchr(p, ',', (size_t)(end - p));
+		if (comma == NULL)
+			comma = end;
+		p = comma + 1;
+		eq = memchr(item, '=', (size_t)(comma - item));
+		if (eq == NULL)
+			continue;
+		klen = (size_t)(eq - item);
+		vlen = (size_t)(comma - eq - 1);
+		if (klen == 1 && item[0] == 't') {
+			if (sig->t != NULL)
+				return IH_EINVAL;
+			sig->t = eq + 1;
+			sig->tlen = vlen;
+		} else if (klen == 2 && item[0] == 'v' && item[1] == '1') {
+			if (sig->nv1 == STRIPE_MAX_V1)
+				return IH_EINVAL;
+			/* A malformed v1 can never match; skip it. */
+			if (verify_hex_decode(eq + 1, vlen,
+			    sig->v1[sig->nv1].mac, VERIFY_SHA256_LEN,
+			    &sig->v1[sig->nv1].len) == IH_OK)
+				sig->nv1++;
+		}
+	}
+	if (sig->t == NULL || sig->tlen == 0)
+		return IH_EINVAL;
+	return IH_OK;
+}
+
+int
+stripe_verify_header(const char *header, const void *body, size_t len,
+    char *const *secrets, const size_t *secret_len, size_t nsecrets,
+    time_t now, long tolerance, int check_time, const char **why)
+{
+	struct stripe_sig sig;
+	struct verify_part parts[3];
+	long long ts;
+	int rc;
+
+	if (header == NULL) {
+		*why = "missing Stripe-Signature header";
+		return IH_EAUTH;
+	}
+	if (stripe_parse_header(header, strlen(header), &sig) != IH_OK) {
+		*why = "malformed Stripe-Signature header";
+		return IH_EAUTH;
+	}
+	if (sig.nv1 == 0) {
+		*why = "no v1 signature in Stripe-Signature";
+		return IH_EAUTH;
+	}
+	parts[0].p = sig.t;
+	parts[0].len = sig.tlen;
+	parts[1].p = ".";
+	parts[1].len = 1;
+	parts[2].p = body;
+	parts[2].len = len;
+	rc = verify_any(secrets, secret_len, nsecrets, parts, 3, sig.v1,
+	    sig.nv1);
+	if (rc != IH_OK) {
+		*why = "no v1 signature matches a configured secret";
+		return IH_EAUTH;
+	}
+	rc = verify_timestamp(sig.t, sig.tlen, now, tolerance, &ts);
+	if (rc == IH_EINVAL) {
+		*why = "malformed timestamp in Stripe-Signature";
+		return IH_EAUTH;
+	}
+	if (rc != IH_OK && check_time) {
+		*why = "timestamp outside tolerance";
+		return IH_ESTALE;
+	}
+	return IH_OK;
+}
+
+static int
+stripe_verify(const struct provider_req *pr, const char **why)
+{
+	return stripe_verify_header(request_header(pr->req,
+	    "Stripe-Signature"), pr->req->body, pr->req->body_len,
+	    pr->cfg->secrets, pr->cfg->secret_len, pr->cfg->nsecrets,
+	    pr->now, pr->cfg->tolerance_s, pr->check_time, why);
+}
+
+static int
+stripe_identify(const struct provider_req *pr, struct ident *id,
+    const char **why)
+{
+	static const char *const keys[] = { "id", "type" };
+	char *vals[2];
+	int rc;
+
+	rc = json_fields(pr->json, pr->req->body, pr->req->body_len, keys, 2,
+	    vals);
+	if (rc != IH_OK) {
+		*why = "body is not a JSON object";
+		return rc == IH_ENOMEM ? rc : IH_EBODY;
+	}
+	id->event_id = vals[0];
+	id->event_type = vals[1];
+	if (id->event_id == NULL || *id->event_id == '\0') {
+		*why = "body has no string \"id\"";
+		return IH_EBODY;
+	}
+	if (id->event_type == NULL || *id->event_type == '\0') {
+		*why = "body has no string \"type\"";
+		return IH_EBODY;
+	}
+	return IH_OK;
+}
+
+/*
+ * The event types Stripe's documentation names.  Adding behaviour for
+ * one is a change to its case below.
+ */
+enum stripe_type {
+	ST_UNKNOWN = 0,
+	ST_PAYMENT_INTENT_SUCCEEDED,
+	ST_PAYMENT_INTENT_PAYMENT_FAILED,
+	ST_PAYMENT_METHOD_ATTACHED,
+	ST_CUSTOMER_CREATED,
+	ST_CUSTOMER_SUBSCRIPTION_CREATED,
+	ST_CUSTOMER_SUBSCRIPTION_UPDATED,
+	ST_CUSTOMER_SUBSCRIPTION_DELETED,
+	ST_INVOICE_CREATED,
+	ST_INVOICE_PAID,
+	ST_INVOICE_PAYMENT_FAILED,
+	ST_CHARGE_CREATED,
+	ST_CHARGE_REFUNDED,
+	ST_CHARGE_DISPUTE_CREATED,
+	ST_CHECKOUT_SESSION_COMPLETED,
+	ST_BALANCE_AVAILABLE
+};
+
+static const struct {
+	const char		*name;
+	enum stripe_type	 type;
+} stripe_types[] = {
+	{ "payment_intent.succeeded",	   ST_PAYMENT_INTENT_SUCCEEDED },
+	{ "payment_intent.payment_failed", ST_PAYMENT_INTENT_PAYMENT_FAILED },
+	{ "payment_method.attached",	   ST_PAYMENT_METHOD_ATTACHED },
+	{ "customer.created",		   ST_CUSTOMER_CREATED },
+	{ "customer.subscription.created", ST_CUSTOMER_SUBSCRIPTION_CREATED },
+	{ "customer.subscription.updated", ST_CUSTOMER_SUBSCRIPTION_UPDATED },
+	{ "customer.subscription.deleted", ST_CUSTOMER_SUBSCRIPTION_DELETED },
+	{ "invoice.created",		   ST_INVOICE_CREATED },
+	{ "invoice.paid",		   ST_INVOICE_PAID },
+	{ "invoice.payment_failed",	   ST_INVOICE_PAYMENT_FAILED },
+	{ "charge.created",		   ST_CHARGE_CREATED },
+	{ "charge.refunded",		   ST_CHARGE_REFUNDED },
+	{ "charge.dispute.created",	   ST_CHARGE_DISPUTE_CREATED },
+	{ "checkout.session.completed",	   ST_CHECKOUT_SESSION_COMPLETED },
+	{ "balance.available",		   ST_BALANCE_AVAILABLE },
+};
+
+static enum stripe_type
+stripe_type_of(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(stripe_types) / sizeof(stripe_types[0]); i++)
+		if (strcmp(stripe_types[i].name, name) == 0)
+			return stripe_types[i].type;
+	return ST_UNKNOWN;
+}
+
+static int
+stripe_handle(const struct dispatch_event *ev, struct dispatch_ctx *ctx,
+    char *err, size_t errlen)
+{
+	char cid[LOG_CLEAN_SIZE], ctype[LOG_CLEAN_SIZE];
+	const char *what;
+
+	(void)err;
+	(void)errlen;
+	switch (stripe_type_of(ev->event_type)) {
+	case ST_PAYMENT_INTENT_SUCCEEDED:
+	case ST_INVOICE_PAID:
+	case ST_CHECKOUT_SESSION_COMPLETED:
+		what = "payment completed";
+		break;
+	case ST_PAYMENT_INTENT_PAYMENT_FAILED:
+	case ST_INVOICE_PAYMENT_FAILED:
+		what = "payment failed";
+		break;
+	case ST_CHARGE_REFUNDED:
+	case ST_CHARGE_DISPUTE_CREATED:
+		what = "money returned or disputed";
+		break;
+	case ST_CUSTOMER_SUBSCRIPTION_CREATED:
+	case ST_CUSTOMER_SUBSCRIPTION_UPDATED:
+	case ST_CUSTOMER_SUBSCRIPTION_DELETED:
+		what = "subscription changed";
+		break;
+	case ST_PAYMENT_METHOD_ATTACHED:
+	case ST_CUSTOMER_CREATED:
+	case ST_INVOICE_CREATED:
+	case ST_CHARGE_CREATED:
+	case ST_BALANCE_AVAILABLE:
+		what = "recorded";
+		break;
+	case ST_UNKNOWN:
+	default:
+		what = "recorded (type not in the switch)";
+		break;
+	}
+	log_clean(cid, ev->event_id, (size_t)-1);
+	log_clean(ctype, ev->event_type, (size_t)-1);
+	log_emit(ctx->log, "provider=stripe event=%s type=%s processed: %s",
+	    cid, ctype, what);
+	return IH_OK;
+}
+
+static const char *const stripe_kept[] = { "Stripe-Signature", NULL };
+
+const struct provider stripe_provider = {
+	.name = "stripe",
+	.secret_var = "IDEMHOOK_STRIPE_SECRET",
+	.kept_headers = stripe_kept,
+	.verify = stripe_verify,
+	.identify = stripe_identify,
+	.handle = stripe_handle,
+	.keep_unusable = 0,
+};
+
+#ifndef IH_NO_MAIN
+int
+main(void)
+{
+	return serve_main(&stripe_provider);
+}
+#endif

@@ -1,0 +1,31 @@
+#!/bin/sh
+# Installs the Debian packages that building, testing and the demo need.
+# As root it runs apt-get; otherwise it prints the exact apt-get line and
+# fails, so that nothing half-works on a machine that lacks a package.
+set -eu
+
+PKGS="build-essential pkg-config libfcgi-dev libsqlite3-dev sqlite3 \
+libssl-dev openssl libcmocka-dev lighttpd apache2 libapache2-mod-fcgid \
+curl python3 wrk clang"
+
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+	echo "deps: installing:$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	# Debian starts apache2 and lighttpd as services on install; the
+	# project runs its own instances on loopback ports instead.
+	exit 0
+fi
+echo "deps: missing packages:$missing" >&2
+echo "deps: run: sudo apt-get install -y$missing" >&2
+exit 1

@@ -1,0 +1,49 @@
+/*
+ * log.h -- one-line log records for the web server's error log.
+ *
+ * A record is formatted into a bounded buffer and handed whole to a sink,
+ * so that concurrent processes never interleave partial lines.  Under
+ * FastCGI the sink is the request's stderr stream; elsewhere it is fd 2.
+ * Values that come from the network pass through log_clean() first, so a
+ * hostile event id can neither forge a second line nor flood the log.
+ * Nothing here ever receives a secret or a signature: callers must not
+ * pass them.
+ */
+#ifndef IH_LOG_H
+#define IH_LOG_H
+
+#include <stddef.h>
+
+#include "ih.h"
+
+#define LOG_LINE_MAX	1024	/* longest record, including the newline */
+#define LOG_VALUE_MAX	128	/* longest untrusted value kept in a record */
+
+struct log_sink {
+	/* Writes len bytes of one complete line; must not fail loudly. */
+	void	(*write)(void *arg, const char *line, size_t len);
+	void	 *arg;
+};
+
+/* A sink writing to file descriptor 2 with one write(2) per line. */
+extern const struct log_sink log_stderr;
+
+/*
+ * Formats one record, prefixed "idemhook: " and ending in a newline, and
+ * writes it to sink (log_stderr when sink is NULL).  Longer records are
+ * cut at LOG_LINE_MAX and marked with "...".
+ */
+void	log_emit(const struct log_sink *sink, const char *fmt, ...)
+	    IH_PRINTF(2, 3);
+
+/*
+ * Copies at most LOG_VALUE_MAX bytes of the untrusted value v (of length
+ * len, or NUL-terminated when len is (size_t)-1) into out, which has room
+ * for LOG_VALUE_MAX + 4 bytes.  Bytes other than printable ASCII become
+ * '?', spaces become '_', and a cut value ends in "...".  A NULL or empty
+ * value becomes "-".
+ */
+#define LOG_CLEAN_SIZE	(LOG_VALUE_MAX + 4)
+void	log_clean(char out[LOG_CLEAN_SIZE], const char *v, size_t len);
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * provider.h -- what a provider's program supplies to the shared
+ * pipeline: how to verify, how to name the event, and its switch.
+ *
+ * A provider is one file in handlers/ that fills a struct provider and
+ * calls serve_main().  Everything else (reading the request, the store,
+ * the answer, the log, processing) is the same for every provider and
+ * lives in this library.
+ */
+#ifndef IH_PROVIDER_H
+#define IH_PROVIDER_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include "config.h"
+#include "dispatch.h"
+#include "json.h"
+#include "request.h"
+
+/* What verify and identify see of one request. */
+struct provider_req {
+	const struct request	*req;
+	const struct config	*cfg;	/* secrets, tolerance */
+	time_t			 now;
+	int			 check_time;	/* 0 when re-verifying later */
+	struct json		*json;
+};
+
+/* The event's identity, filled by identify; strings are malloc'd. */
+struct ident {
+	char	*event_id;
+	char	*event_type;
+	char	*order_key;	/* or NULL: see store_event.order_key */
+};
+
+/* Sets *dst to a copy of the first len bytes of v.  IH_OK or IH_ENOMEM. */
+int	ident_set(char **dst, const char *v, size_t len);
+void	ident_free(struct ident *id);
+
+struct provider {
+	const char	 *name;		/* "stripe": the store's provider */
+	const char	 *secret_var;	/* "IDEMHOOK_STRIPE_SECRET" */
+	/* Headers stored with the event so it can be re-verified. */
+	const char *const *kept_headers;	/* NULL-terminated */
+
+	/*
+	 * Checks the signature or token over the raw body.  Returns IH_OK,
+	 * IH_EAUTH or IH_ESTALE, with *why set to a static reason safe to
+	 * log (never a secret or signature).
+	 */
+	int	(*verify)(const struct provider_req *pr, const char **why);
+
+	/*
+	 * Names the verified event.  Returns IH_OK, IH_EBODY with a static
+	 * *why, or IH_ENOMEM.
+	 */
+	int	(*identify)(const struct provider_req *pr, struct ident *id,
+		    const char **why);
+
+	/* The provider's switch on event type: see dispatch.h. */
+	dispatch_fn	handle;
+
+	/*
+	 * When set, an authenticated body that identify refuses is kept as
+	 * a quarantined event and answered 200, because the provider would
+	 * otherwise retry it until it pauses the whole queue (Asaas).
+	 */
+	int	keep_unusable;
+};
+
+#endif

@@ -1,0 +1,449 @@
+/* serve.c -- request, verify, record, respond, log, then process. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fcgiapp.h>
+
+#include "config.h"
+#include "ih.h"
+#include "json.h"
+#include "log.h"
+#include "provider.h"
+#include "request.h"
+#include "respond.h"
+#include "serve.h"
+#include "store.h"
+
+extern char **environ;
+
+#define KEPT_HEADERS_MAX	8192
+/* A body buffer larger than this is released after its request. */
+#define BODY_KEEP_MAX		(1024 * 1024)
+
+struct serve {
+	const struct provider	*p;
+	struct config_vars	 env;		/* IDEMHOOK_* at start-up */
+	struct config_vars	 file;		/* IDEMHOOK_CONFIG's lines */
+	char			*file_path;	/* which file is loaded */
+	struct store		*store;
+	char			*store_path;
+	int			 store_sync;
+	long			 store_busy;
+	struct json		*json;
+	struct request		 req;
+	FCGX_Request		*fx;		/* NULL under plain CGI */
+};
+
+/* What one request came to, for its answer and its log line. */
+struct outcome {
+	struct respond	 rsp;
+	const char	*name;		/* "accepted", "bad_signature", ... */
+	char		 detail[STORE_ERR_MAX + 64];
+};
+
+static const char *
+param_fcgi(void *arg, const char *name)
+{
+	FCGX_Request *fx = arg;
+
+	return FCGX_GetParam(name, fx->envp);
+}
+
+static const char *
+param_cgi(void *arg, const char *name)
+{
+	(void)arg;
+	return getenv(name);
+}
+
+static size_t
+read_fcgi(void *arg, void *buf, size_t len)
+{
+	FCGX_Request *fx = arg;
+	int n;
+
+	if (len > 1 << 20)
+		len = 1 << 20;
+	n = FCGX_GetStr(buf, (int)len, fx->in);
+	return n > 0 ? (size_t)n : 0;
+}
+
+static size_t
+read_cgi(void *arg, void *buf, size_t len)
+{
+	(void)arg;
+	return fread(buf, 1, len, stdin);
+}
+
+static size_t
+write_fcgi(void *arg, const void *p, size_t len)
+{
+	FCGX_Request *fx = arg;
+	int n;
+
+	n = FCGX_PutStr(p, (int)len, fx->out);
+	return n > 0 ? (size_t)n : 0;
+}
+
+static size_t
+write_cgi(void *arg, const void *p, size_t len)
+{
+	(void)arg;
+	return fwrite(p, 1, len, stdout);
+}
+
+static double
+elapsed_ms(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 +
+	    (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static void
+set_outcome(struct outcome *o, int status, const char *name,
+    const char *detail)
+{
+	o->rsp.status = status;
+	o->name = name;
+	o->rsp.body_status = status == 200 ? name : "error";
+	o->rsp.error = status == 200 ? NULL : name;
+	o->rsp.allow = status == 405 ? "POST" : NULL;
+	o->rsp.retry_after = status == 503 ? 30 : 0;
+	snprintf(o->detail, sizeof(o->detail), "%s", detail ? detail : "");
+}
+
+/* Does this request carry settings of its own (Apache SetEnv)? */
+static int
+request_has_settings(const struct serve *sv)
+{
+	char **e;
+
+	if (sv->fx == NULL)
+		return 0;
+	for (e = sv->fx->envp; e != NULL && *e != NULL; e++)
+		if (strncmp(*e, "IDEMHOOK_", 9) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Builds the settings for this request: its own parameters, then the
+ * start-up environment, then the config file, which is read again only
+ * when its name changes.
+ */
+static int
+load_config(struct serve *sv, struct config *cfg, char *err, size_t errlen)
+{
+	struct config_source src[3];
+	const char *path;
+	size_t n = 0;
+	int rc;
+
+	if (request_has_settings(sv)) {
+		src[n].get = param_fcgi;
+		src[n++].arg = sv->fx;
+	}
+	src[n].get = config_vars_get;
+	src[n++].arg = &sv->env;
+	path = config_lookup(src, n, "IDEMHOOK_CONFIG");
+	if (path != NULL && *path == '\0')
+		path = NULL;
+	if (path == NULL ? sv->file_path != NULL :
+	    sv->file_path == NULL || strcmp(path, sv->file_path) != 0) {
+		config_vars_free(&sv->file);
+		free(sv->file_path);
+		sv->file_path = NULL;
+		if (path != NULL) {
+			rc = config_vars_from_file(&sv->file, path, err,
+			    errlen);
+			if (rc != IH_OK)
+				return IH_ECONFIG;
+			sv->file_path = strdup(path);
+			if (sv->file_path == NULL)
+				return IH_ENOMEM;
+		}
+	}
+	src[n].get = config_vars_get;
+	src[n++].arg = &sv->file;
+	return config_load(cfg, sv->p->name, sv->p->secret_var, src, n, err,
+	    errlen);
+}
+
+/* Opens the store named by cfg, reusing the open one when it matches. */
+static int
+ensure_store(struct serve *sv, const struct config *cfg, char *err,
+    size_t errlen)
+{
+	struct store_opts opts;
+	int rc;
+
+	if (sv->store != NULL && strcmp(sv->store_path, cfg->db_path) == 0 &&
+	    sv->store_sync == cfg->synchronous &&
+	    sv->store_busy == cfg->busy_timeout_ms)
+		return IH_OK;
+	store_close(sv->store);
+	sv->store = NULL;
+	free(sv->store_path);
+	sv->store_path = strdup(cfg->db_path);
+	if (sv->store_path == NULL)
+		return IH_ENOMEM;
+	opts.path = cfg->db_path;
+	opts.synchronous = cfg->synchronous;
+	opts.busy_timeout_ms = cfg->busy_timeout_ms;
+	rc = store_open(&opts, &sv->store, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	sv->store_sync = cfg->synchronous;
+	sv->store_busy = cfg->busy_timeout_ms;
+	return IH_OK;
+}
+
+/* Collects the provider's kept headers as "name: value\n" lines. */
+static int
+kept_headers(const struct serve *sv, char *buf, size_t cap)
+{
+	const char *const *h;
+	const char *v;
+	size_t len = 0;
+	int n;
+
+	buf[0] = '\0';
+	for (h = sv->p->kept_headers; h != NULL && *h != NULL; h++) {
+		v = request_header(&sv->req, *h);
+		if (v == NULL)
+			continue;
+		n = snprintf(buf + len, cap - len, "%s: %s\n", *h, v);
+		if (n < 0 || (size_t)n >= cap - len)
+			return IH_ETOOBIG;
+		len += (size_t)n;
+	}
+	return IH_OK;
+}
+
+/*
+ * Runs the provider's switch on a just-recorded event.  Until states and
+ * leases exist, processing after the answer is best effort and is
+ * logged; the event stays recorded either way.
+ */
+static void
+process(struct serve *sv, const struct ident *id, int64_t rowid)
+{
+	struct dispatch_event ev;
+	struct dispatch_ctx ctx;
+	char err[256] = "";
+	int rc;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.rowid = rowid;
+	ev.provider = sv->p->name;
+	ev.event_id = id->event_id;
+	ev.event_type = id->event_type;
+	ev.payload = sv->req.body;
+	ev.payload_len = sv->req.body_len;
+	ev.attempt = 1;
+	ctx.log = &log_stderr;
+	rc = sv->p->handle(&ev, &ctx, err, sizeof(err));
+	if (rc != IH_OK)
+		log_emit(NULL, "provider=%s processing failed: %s",
+		    sv->p->name, err);
+}
+
+/* Handles one request up to its answer; returns whether to process. */
+static int
+handle(struct serve *sv, struct config *cfg, struct outcome *o,
+    struct ident *id, int64_t *rowid)
+{
+	struct provider_req pr;
+	struct store_event ev;
+	struct store_result res;
+	char headers[KEPT_HEADERS_MAX];
+	char err[STORE_ERR_MAX];
+	const char *why = "";
+	int rc;
+
+	err[0] = '\0';
+	rc = load_config(sv, cfg, err, sizeof(err));
+	if (rc != IH_OK) {
+		set_outcome(o, 500, "bad_config", err);
+		return 0;
+	}
+	if (strcmp(sv->req.method, "POST") != 0) {
+		set_outcome(o, 405, "method_not_allowed", sv->req.method);
+		return 0;
+	}
+	rc = request_read_body(&sv->req, (size_t)cfg->max_body);
+	if (rc == IH_ETOOBIG) {
+		set_outcome(o, 413, "too_large", "over IDEMHOOK_MAX_BODY");
+		return 0;
+	} else if (rc == IH_ENOMEM) {
+		set_outcome(o, 503, "out_of_memory", "");
+		return 0;
+	} else if (rc != IH_OK) {
+		set_outcome(o, sv->req.io.param(sv->req.io.arg,
+		    "CONTENT_LENGTH") == NULL ? 411 : 400, "bad_length",
+		    "body length differs from Content-Length");
+		return 0;
+	}
+	if (cfg->nsecrets == 0) {
+		snprintf(err, sizeof(err), "no secret configured: set %s",
+		    sv->p->secret_var);
+		set_outcome(o, 500, "not_configured", err);
+		return 0;
+	}
+
+	memset(&pr, 0, sizeof(pr));
+	pr.req = &sv->req;
+	pr.cfg = cfg;
+	pr.now = time(NULL);
+	pr.check_time = 1;
+	pr.json = sv->json;
+	rc = sv->p->verify(&pr, &why);
+	if (rc != IH_OK) {
+		set_outcome(o, 401, rc == IH_ESTALE ? "stale_timestamp" :
+		    "bad_signature", why);
+		return 0;
+	}
+	rc = sv->p->identify(&pr, id, &why);
+	if (rc == IH_ENOMEM) {
+		set_outcome(o, 503, "out_of_memory", "");
+		return 0;
+	} else if (rc != IH_OK) {
+		set_outcome(o, 400, "bad_body", why);
+		return 0;
+	}
+	if (kept_headers(sv, headers, sizeof(headers)) != IH_OK) {
+		set_outcome(o, 400, "headers_too_large", "");
+		return 0;
+	}
+
+	rc = ensure_store(sv, cfg, err, sizeof(err));
+	if (rc != IH_OK) {
+		set_outcome(o, rc == IH_ECONFIG ? 500 : 503, rc == IH_ECONFIG ?
+		    "bad_store" : "store_unavailable", err);
+		return 0;
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.provider = sv->p->name;
+	ev.event_id = id->event_id;
+	ev.event_type = id->event_type;
+	ev.order_key = id->order_key;
+	ev.payload = sv->req.body;
+	ev.payload_len = sv->req.body_len;
+	ev.headers = headers;
+	rc = store_record(sv->store, &ev, store_now_ms(), &res, err,
+	    sizeof(err));
+	if (rc != IH_OK) {
+		set_outcome(o, 503, "store_unavailable", err);
+		return 0;
+	}
+	*rowid = res.rowid;
+	set_outcome(o, 200, res.duplicate ? "duplicate" : "accepted", "");
+	return !res.duplicate && cfg->mode == CONFIG_MODE_AFTER_RESPONSE;
+}
+
+static void
+serve_one(struct serve *sv)
+{
+	struct request_io io;
+	struct respond_io rio;
+	struct config cfg;
+	struct outcome o;
+	struct ident id;
+	struct timespec t0;
+	char cid[LOG_CLEAN_SIZE], ctype[LOG_CLEAN_SIZE];
+	char cdetail[LOG_CLEAN_SIZE];
+	int64_t rowid = 0;
+	int later;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	memset(&cfg, 0, sizeof(cfg));
+	memset(&id, 0, sizeof(id));
+	memset(&o, 0, sizeof(o));
+	if (sv->fx != NULL) {
+		io.param = param_fcgi;
+		io.read = read_fcgi;
+		io.arg = sv->fx;
+		rio.write = write_fcgi;
+		rio.arg = sv->fx;
+	} else {
+		io.param = param_cgi;
+		io.read = read_cgi;
+		io.arg = NULL;
+		rio.write = write_cgi;
+		rio.arg = NULL;
+	}
+	request_begin(&sv->req, &io);
+	later = handle(sv, &cfg, &o, &id, &rowid);
+	if (respond_send(&rio, &o.rsp) != IH_OK && o.rsp.status == 200)
+		o.name = "answer_lost";
+
+	log_clean(cid, id.event_id, (size_t)-1);
+	log_clean(ctype, id.event_type, (size_t)-1);
+	log_clean(cdetail, o.detail, (size_t)-1);
+	log_emit(NULL, "provider=%s event=%s type=%s outcome=%s status=%d "
+	    "ms=%.2f%s%s", sv->p->name, cid, ctype, o.name, o.rsp.status,
+	    elapsed_ms(&t0), o.detail[0] ? " detail=" : "",
+	    o.detail[0] ? cdetail : "");
+
+	if (later) {
+		/* Let the provider have its answer before processing. */
+		if (sv->fx != NULL)
+			FCGX_Finish_r(sv->fx);
+		else
+			fflush(stdout);
+		process(sv, &id, rowid);
+	}
+	if (sv->req.body_cap > BODY_KEEP_MAX)
+		request_free(&sv->req);
+	ident_free(&id);
+	config_free(&cfg);
+}
+
+int
+serve_main(const struct provider *p)
+{
+	struct serve sv;
+	FCGX_Request fx;
+	int rc = 1;
+
+	memset(&sv, 0, sizeof(sv));
+	sv.p = p;
+	signal(SIGPIPE, SIG_IGN);
+	if (config_vars_from_env(&sv.env, environ) != IH_OK ||
+	    json_open(&sv.json) != IH_OK) {
+		log_emit(NULL, "provider=%s cannot start: out of memory",
+		    p->name);
+		goto out;
+	}
+	if (FCGX_IsCGI()) {
+		serve_one(&sv);
+		rc = 0;
+		goto out;
+	}
+	if (FCGX_Init() != 0 || FCGX_InitRequest(&fx, 0, 0) != 0) {
+		log_emit(NULL, "provider=%s cannot start FastCGI", p->name);
+		goto out;
+	}
+	sv.fx = &fx;
+	while (FCGX_Accept_r(&fx) >= 0)
+		serve_one(&sv);
+	rc = 0;
+out:
+	store_close(sv.store);
+	free(sv.store_path);
+	json_close(sv.json);
+	request_free(&sv.req);
+	config_vars_free(&sv.env);
+	config_vars_free(&sv.file);
+	free(sv.file_path);
+	return rc;
+}

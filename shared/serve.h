@@ -1,0 +1,21 @@
+/*
+ * serve.h -- the request loop every provider program runs.
+ *
+ * serve_main() reads the process environment once, then answers requests
+ * until the web server stops it: as a persistent FastCGI program, keeping
+ * the store's connection and statements open between requests, or as a
+ * plain CGI program, answering one request and returning.
+ *
+ * For each request: read (request.c), verify (the provider), record
+ * (store.c), answer (respond.c), log one line (log.c), then process the
+ * event (dispatch.c) according to the configured mode.
+ */
+#ifndef IH_SERVE_H
+#define IH_SERVE_H
+
+#include "provider.h"
+
+/* Returns the process exit status. */
+int	serve_main(const struct provider *p);
+
+#endif

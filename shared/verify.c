@@ -1,0 +1,172 @@
+/* verify.c -- HMAC, decoding and comparison, all through OpenSSL. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/params.h>
+
+#include "ih.h"
+#include "verify.h"
+
+int
+verify_hmac_sha256(const void *key, size_t keylen,
+    const struct verify_part *parts, size_t nparts,
+    unsigned char out[VERIFY_SHA256_LEN])
+{
+	EVP_MAC *mac = NULL;
+	EVP_MAC_CTX *ctx = NULL;
+	OSSL_PARAM params[2];
+	size_t i, outlen = 0;
+	int rc = IH_EINVAL;
+	static const unsigned char empty[1];
+
+	mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+	if (mac == NULL)
+		goto out;
+	ctx = EVP_MAC_CTX_new(mac);
+	if (ctx == NULL)
+		goto out;
+	params[0] = OSSL_PARAM_construct_utf8_string("digest", "SHA256", 0);
+	params[1] = OSSL_PARAM_construct_end();
+	/* OpenSSL refuses a NULL key pointer even with length 0. */
+	if (EVP_MAC_init(ctx, keylen ? key : empty, keylen, params) != 1)
+		goto out;
+	for (i = 0; i < nparts; i++)
+		if (parts[i].len > 0 &&
+		    EVP_MAC_update(ctx, parts[i].p, parts[i].len) != 1)
+			goto out;
+	if (EVP_MAC_final(ctx, out, &outlen, VERIFY_SHA256_LEN) != 1 ||
+	    outlen != VERIFY_SHA256_LEN)
+		goto out;
+	rc = IH_OK;
+out:
+	EVP_MAC_CTX_free(ctx);
+	EVP_MAC_free(mac);
+	return rc;
+}
+
+int
+verify_hex_decode(const char *hex, size_t len, unsigned char *out,
+    size_t cap, size_t *outlen)
+{
+	size_t i;
+	int hi, lo;
+
+	if (len % 2 != 0)
+		return IH_EINVAL;
+	if (len / 2 > cap)
+		return IH_ETOOBIG;
+	for (i = 0; i < len; i += 2) {
+		hi = OPENSSL_hexchar2int((unsigned char)hex[i]);
+		lo = OPENSSL_hexchar2int((unsigned char)hex[i + 1]);
+		if (hi < 0 || lo < 0)
+			return IH_EINVAL;
+		out[i / 2] = (unsigned char)(hi << 4 | lo);
+	}
+	*outlen = len / 2;
+	return IH_OK;
+}
+
+static int
+is_b64(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+	    (c >= '0' && c <= '9') || c == '+' || c == '/';
+}
+
+int
+verify_b64_decode(const char *b64, size_t len, unsigned char *out,
+    size_t cap, size_t *outlen)
+{
+	unsigned char *tmp = NULL;
+	size_t i, pad = 0, n;
+	int got, rc = IH_EINVAL;
+
+	/*
+	 * EVP_DecodeBlock skips blanks and reports padding as zero bytes,
+	 * so the shape is checked here and the padding subtracted after.
+	 */
+	if (len == 0 || len % 4 != 0 || len > INT_MAX)
+		goto out;
+	if (b64[len - 1] == '=')
+		pad++;
+	if (b64[len - 2] == '=')
+		pad++;
+	for (i = 0; i < len - pad; i++)
+		if (!is_b64((unsigned char)b64[i]))
+			goto out;
+	n = len / 4 * 3;
+	if (n - pad > cap) {
+		rc = IH_ETOOBIG;
+		goto out;
+	}
+	tmp = malloc(n);
+	if (tmp == NULL) {
+		rc = IH_ENOMEM;
+		goto out;
+	}
+	got = EVP_DecodeBlock(tmp, (const unsigned char *)b64, (int)len);
+	if (got < 0 || (size_t)got != n)
+		goto out;
+	memcpy(out, tmp, n - pad);
+	*outlen = n - pad;
+	rc = IH_OK;
+out:
+	free(tmp);
+	return rc;
+}
+
+int
+verify_equal(const void *a, size_t alen, const void *b, size_t blen)
+{
+	if (alen != blen)
+		return 0;
+	return CRYPTO_memcmp(a, b, alen) == 0;
+}
+
+int
+verify_timestamp(const char *s, size_t len, time_t now, long tolerance,
+    long long *ts)
+{
+	long long v = 0;
+	size_t i;
+
+	if (len == 0 || len > 18)
+		return IH_EINVAL;
+	for (i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return IH_EINVAL;
+		v = v * 10 + (s[i] - '0');
+	}
+	if (tolerance < 1)
+		tolerance = 1;
+	*ts = v;
+	if (v > (long long)now + tolerance || v < (long long)now - tolerance)
+		return IH_ESTALE;
+	return IH_OK;
+}
+
+int
+verify_any(char *const *secrets, const size_t *secret_len, size_t nsecrets,
+    const struct verify_part *parts, size_t nparts,
+    const struct verify_mac *macs, size_t nmacs)
+{
+	unsigned char want[VERIFY_SHA256_LEN];
+	size_t i, j;
+	int match = 0;
+
+	for (i = 0; i < nsecrets; i++) {
+		if (verify_hmac_sha256(secrets[i], secret_len[i], parts,
+		    nparts, want) != IH_OK)
+			continue;
+		for (j = 0; j < nmacs; j++)
+			match |= verify_equal(want, sizeof(want), macs[j].mac,
+			    macs[j].len);
+	}
+	OPENSSL_cleanse(want, sizeof(want));
+	return match ? IH_OK : IH_EAUTH;
+}

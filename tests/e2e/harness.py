@@ -1,0 +1,643 @@
+"""End-to-end harness for idemhook: a real lighttpd in front of the receivers.
+
+Python 3 standard library only.  What it gives a test module:
+
+  Server(...)            a lighttpd started from a generated top-level config
+                         that sets the var.idemhook_* variables and includes
+                         the shipped www-config/lighttpd/*.conf unchanged.
+  server.post(...)       HTTP through http.client, with timeouts.
+  server.rows(...)       read-only queries on the SQLite store.
+  server.errorlog()      lighttpd's server.errorlog (receivers' stderr).
+  sign_stripe, sign_github, sign_shopify, sign_standard, ASAAS_TOKEN_HEADER
+                         signers for the five providers.
+  Tap                    TAP-style reporting ("ok - name" / "not ok - name").
+
+The directory of binaries comes from IH_BIN (or the first argument of the
+test script); nothing outside the repository is referenced.
+"""
+
+import base64
+import contextlib
+import hashlib
+import hmac
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+CONF_DIR = os.path.join(REPO, "www-config", "lighttpd")
+
+PROVIDERS = ("stripe", "github", "shopify", "asaas", "standard")
+
+# Environment variables passed from the test's environment to the receivers
+# (through lighttpd's bin-copy-environment), so sanitizer settings apply.
+SANITIZER_ENV = ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS",
+                 "MSAN_OPTIONS", "TSAN_OPTIONS")
+
+# Markers of sanitizer reports in the errorlog.
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                     "runtime error:", "WARNING: ThreadSanitizer",
+                     "ERROR: UndefinedBehaviorSanitizer",
+                     "WARNING: MemorySanitizer")
+
+HTTP_TIMEOUT = 15.0
+START_TIMEOUT = 10.0
+
+
+class HarnessError(Exception):
+    pass
+
+
+def bin_dir(argv=None):
+    """Directory of the binaries: argv[1], else $IH_BIN.  Must exist."""
+    argv = sys.argv if argv is None else argv
+    d = argv[1] if len(argv) > 1 else os.environ.get("IH_BIN", "")
+    if not d:
+        raise HarnessError("no binary directory: pass it as argument or set IH_BIN")
+    d = os.path.abspath(d)
+    if not os.path.isdir(d):
+        raise HarnessError("IH_BIN %r is not a directory" % d)
+    return d
+
+
+# ---------------------------------------------------------------- signers
+
+def hmac_sha256(key, msg):
+    if isinstance(key, str):
+        key = key.encode("utf-8")
+    if isinstance(msg, str):
+        msg = msg.encode("utf-8")
+    return hmac.new(key, msg, hashlib.sha256).digest()
+
+
+def stripe_v1(secret, body, t):
+    """Hex HMAC-SHA256(secret, "<t>.<body>"); the whsec_ secret is the key as-is."""
+    if isinstance(body, str):
+        body = body.encode("utf-8")
+    return hmac_sha256(secret, str(int(t)).encode() + b"." + body).hex()
+
+
+def sign_stripe(secret, body, t=None, extra_v1=(), v0=None, secrets=None):
+    """Stripe-Signature header value.
+
+    secrets: list of secrets, one v1 per secret (what Stripe sends while an
+    old secret is still active).  extra_v1: further raw v1 values (junk).
+    v0: a raw v0 value appended (test-mode events carry one)."""
+    t = int(time.time()) if t is None else int(t)
+    keys = list(secrets) if secrets else [secret]
+    parts = ["t=%d" % t]
+    parts += ["v1=" + stripe_v1(k, body, t) for k in keys]
+    parts += ["v1=" + v for v in extra_v1]
+    if v0 is not None:
+        parts.append("v0=" + v0)
+    return ",".join(parts)
+
+
+def stripe_sdk_header(payload, secret, timestamp=None, scheme="v1"):
+    """Header built the way stripe-python's tests do (generate_header with
+    WebhookSignature._compute_signature): payload and secret as str, UTF-8."""
+    timestamp = int(time.time()) if timestamp is None else timestamp
+    payload_to_sign = "%d.%s" % (timestamp, payload)
+    mac = hmac.new(secret.encode("utf-8"), msg=payload_to_sign.encode("utf-8"),
+                   digestmod=hashlib.sha256)
+    return "t=%d,%s=%s" % (timestamp, scheme, mac.hexdigest())
+
+
+def sign_github(secret, body):
+    """X-Hub-Signature-256 value: 'sha256=' + hex HMAC of the raw body."""
+    return "sha256=" + hmac_sha256(secret, body).hex()
+
+
+def sign_github_sha1(secret, body):
+    """Legacy X-Hub-Signature value."""
+    if isinstance(secret, str):
+        secret = secret.encode("utf-8")
+    if isinstance(body, str):
+        body = body.encode("utf-8")
+    return "sha1=" + hmac.new(secret, body, hashlib.sha1).hexdigest()
+
+
+def sign_shopify(secret, body):
+    """X-Shopify-Hmac-Sha256 value: base64 HMAC of the raw body."""
+    return base64.b64encode(hmac_sha256(secret, body)).decode("ascii")
+
+
+ASAAS_TOKEN_HEADER = "asaas-access-token"  # static token, no HMAC
+
+
+def standard_key(secret):
+    """Standard Webhooks key: strip 'whsec_' and base64-decode the rest."""
+    if secret.startswith("whsec_"):
+        secret = secret[len("whsec_"):]
+    return base64.b64decode(secret)
+
+
+def sign_standard(secret, msg_id, ts, body, extra=()):
+    """webhook-signature value: 'v1,<b64 HMAC(key, id.ts.body)>' (space-separated list)."""
+    if isinstance(body, str):
+        body = body.encode("utf-8")
+    signed = ("%s.%d." % (msg_id, int(ts))).encode() + body
+    sig = "v1," + base64.b64encode(hmac_sha256(standard_key(secret), signed)).decode()
+    return " ".join([sig] + list(extra))
+
+
+def standard_secret(raw=None):
+    """A fresh Standard Webhooks secret: whsec_ + base64(24 random bytes)."""
+    raw = os.urandom(24) if raw is None else raw
+    return "whsec_" + base64.b64encode(raw).decode()
+
+
+# Published / derived vectors (see the provider fact sheet).
+VECTORS = {
+    "stripe": lambda: stripe_v1("whsec_test_secret",
+                                b'{"id":"evt_test_webhook","object":"event"}',
+                                1492774577)
+    == "88a022085c6bdb887b02cb26ff76dd681234d9675c0f22844059f55552a8883a",
+    "github": lambda: sign_github("It's a Secret to Everybody", b"Hello, World!")
+    == "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17",
+    "github-octokit": lambda: sign_github("mysecret", b'{\n  "foo": "bar"\n}\n')
+    == "sha256=e3eccac34c43c7dc1cbb905488b1b81347fcc700a7b025697a9d07862256023f",
+    "shopify": lambda: sign_shopify("test_secret_key", b'{"foo": "bar"}')
+    == "B23tXN681gZ0qIWNRrgtzBE9XSDo5yaUu6wfmhu3a7g=",
+    "standard": lambda: sign_standard("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+                                      "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330,
+                                      b'{"test": 2432232314}')
+    == "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
+}
+
+
+def check_vector(name):
+    if not VECTORS[name]():
+        raise AssertionError("signer does not reproduce the %s test vector" % name)
+
+
+# ---------------------------------------------------------------- TAP
+
+class Tap:
+    """Prints 'ok - name' / 'not ok - name: reason'; exit code via finish()."""
+
+    def __init__(self, prefix=""):
+        self.prefix = prefix
+        self.passed = 0
+        self.failed = 0
+        self.lock = threading.Lock()
+
+    def _name(self, name):
+        return self.prefix + name
+
+    def ok(self, name):
+        with self.lock:
+            self.passed += 1
+            print("ok - %s" % self._name(name), flush=True)
+
+    def not_ok(self, name, reason):
+        reason = " ".join(str(reason).split())  # one line
+        with self.lock:
+            self.failed += 1
+            print("not ok - %s: %s" % (self._name(name), reason), flush=True)
+
+    def diag(self, msg):
+        for line in str(msg).splitlines():
+            print("# " + line, flush=True)
+
+    def run(self, name, fn, *args, **kw):
+        """Run fn; AssertionError or any exception makes the case fail."""
+        try:
+            fn(*args, **kw)
+        except AssertionError as e:
+            self.not_ok(name, e or "assertion failed")
+            return False
+        except Exception as e:  # noqa: BLE001 - report, keep going
+            self.not_ok(name, "%s: %s" % (type(e).__name__, e))
+            self.diag(traceback.format_exc())
+            return False
+        self.ok(name)
+        return True
+
+    def skip(self, name, why):
+        with self.lock:
+            self.passed += 1
+            print("ok - %s # SKIP %s" % (self._name(name), why), flush=True)
+
+    def finish(self):
+        print("1..%d" % (self.passed + self.failed), flush=True)
+        return 1 if self.failed or not (self.passed + self.failed) else 0
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def check_eq(got, want, what):
+    if got != want:
+        raise AssertionError("%s: expected %r, got %r" % (what, want, got))
+
+
+# ---------------------------------------------------------------- HTTP
+
+class Response:
+    def __init__(self, status, headers, body):
+        self.status = status
+        self.headers = headers  # dict, lower-case names
+        self.body = body
+
+    def header(self, name):
+        return self.headers.get(name.lower())
+
+    def json(self):
+        try:
+            return json.loads(self.body.decode("utf-8"))
+        except Exception:
+            return None
+
+    def __repr__(self):
+        b = self.body[:200]
+        return "<%d %r>" % (self.status, b)
+
+
+def free_port():
+    with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, proc, deadline):
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def conf_str(s):
+    """A lighttpd string literal."""
+    return '"' + str(s).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def conf_array(d):
+    if not d:
+        return "()"
+    return "(\n" + "".join("  %s => %s,\n" % (conf_str(k), conf_str(v))
+                           for k, v in d.items()) + ")"
+
+
+def conf_list(xs):
+    return "(" + ", ".join(conf_str(x) for x in xs) + ")"
+
+
+def _children_of(pid):
+    """Pids whose parent is pid (from /proc)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                st = f.read()
+            ppid = int(st[st.rindex(")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == pid:
+            out.append(int(d))
+    return out
+
+
+class Server:
+    """A lighttpd serving the shipped idemhook configuration.
+
+    bin:        directory of <provider>.fcgi binaries
+    providers:  providers to mount; default: every provider that has both a
+                binary in bin and a hooks-<provider>.conf
+    secrets:    {provider: secret}; a random one is made for missing ones
+    env:        extra IDEMHOOK_* for every receiver (var.idemhook_env)
+    provider_env: {provider: {NAME: value}} (var.idemhook_<p>_env)
+    db:         IDEMHOOK_DB; default <tmp>/data/events.db (created by the receiver)
+    extra_conf: lines appended to the top-level config before the hook includes
+    """
+
+    def __init__(self, bin, providers=None, secrets=None, env=None,
+                 provider_env=None, db=None, max_procs=2, name="server",
+                 extra_conf=""):
+        self.bin = bin
+        self.name = name
+        self.tmp = tempfile.mkdtemp(prefix="ih-e2e-")
+        self.db = db or os.path.join(self.tmp, "data", "events.db")
+        if providers is None:
+            providers = [p for p in PROVIDERS if self.has_provider(p)]
+        self.providers = list(providers)
+        self.secrets = dict(secrets or {})
+        for p in self.providers:
+            if p not in self.secrets:
+                self.secrets[p] = default_secret(p)
+        self.env = dict(env or {})
+        self.provider_env = dict(provider_env or {})
+        self.max_procs = max_procs
+        self.extra_conf = extra_conf
+        self.proc = None
+        self.port = None
+        self.errorlog_path = os.path.join(self.tmp, "error.log")
+        self.sent = {}          # path -> number of requests sent
+        self.sent_lock = threading.Lock()
+        self.signatures = set()  # signature values sent (must not be logged)
+        self.fcgi_pids = set()
+
+    def has_provider(self, p):
+        return (os.path.exists(os.path.join(self.bin, p + ".fcgi"))
+                and os.path.exists(os.path.join(CONF_DIR, "hooks-%s.conf" % p)))
+
+    # -- lifecycle
+
+    def write_conf(self, port):
+        for d in ("www", "run", "upload"):
+            os.makedirs(os.path.join(self.tmp, d), exist_ok=True)
+        lines = [
+            "# generated by tests/e2e/harness.py",
+            "server.document-root = %s" % conf_str(os.path.join(self.tmp, "www")),
+            'server.bind = "127.0.0.1"',
+            "server.port = %d" % port,
+            "server.errorlog = %s" % conf_str(self.errorlog_path),
+            "server.upload-dirs = (%s)" % conf_str(os.path.join(self.tmp, "upload")),
+            "server.max-keep-alive-requests = 0",
+            "include %s" % conf_str(os.path.join(CONF_DIR, "idemhook.conf")),
+            "var.idemhook_bin := %s" % conf_str(self.bin),
+            "var.idemhook_run := %s" % conf_str(os.path.join(self.tmp, "run")),
+            "var.idemhook_db := %s" % conf_str(self.db),
+            "var.idemhook_max_procs := %d" % self.max_procs,
+            "var.idemhook_env := %s" % conf_array(self.env),
+            "var.idemhook_copy_env := %s" % conf_list(
+                ("PATH", "TZ", "LANG", "LC_ALL") + SANITIZER_ENV),
+        ]
+        for p in self.providers:
+            lines.append("var.idemhook_%s_secret := %s" % (p, conf_str(self.secrets[p])))
+            if self.provider_env.get(p):
+                lines.append("var.idemhook_%s_env := %s" % (p, conf_array(self.provider_env[p])))
+        if self.extra_conf:
+            lines.append(self.extra_conf)
+        for p in self.providers:
+            lines.append("include %s" % conf_str(os.path.join(CONF_DIR, "hooks-%s.conf" % p)))
+        path = os.path.join(self.tmp, "lighttpd.conf")
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return path
+
+    def start(self):
+        if self.proc is not None:
+            return self
+        last = ""
+        for _attempt in range(3):  # a free port can be taken meanwhile
+            port = free_port()
+            conf = self.write_conf(port)
+            env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")}
+            for k in SANITIZER_ENV + ("TZ", "LANG", "LC_ALL"):
+                if k in os.environ:
+                    env[k] = os.environ[k]
+            out = open(os.path.join(self.tmp, "lighttpd.out"), "ab")
+            try:
+                self.proc = subprocess.Popen(
+                    ["lighttpd", "-D", "-f", conf], stdin=subprocess.DEVNULL,
+                    stdout=out, stderr=subprocess.STDOUT, env=env,
+                    start_new_session=True, cwd=self.tmp)
+            finally:
+                out.close()
+            self.port = port
+            if wait_port(port, self.proc, time.monotonic() + START_TIMEOUT):
+                self._note_children()
+                return self
+            last = self.startup_output()
+            self._kill()
+            if "Address already in use" not in last:
+                break
+        raise HarnessError("lighttpd (%s) did not start: %s" % (self.name, last.strip()[-2000:]))
+
+    def startup_output(self):
+        text = ""
+        for fn in ("lighttpd.out", "error.log"):
+            try:
+                with open(os.path.join(self.tmp, fn), errors="replace") as f:
+                    text += f.read()
+            except OSError:
+                pass
+        return text
+
+    def _note_children(self):
+        if self.proc is not None:
+            try:
+                self.fcgi_pids.update(_children_of(self.proc.pid))
+            except OSError:
+                pass
+
+    def _kill(self):
+        """Stop lighttpd (SIGTERM to its process group, then SIGKILL) and any
+        FastCGI child it spawned that survived."""
+        p = self.proc
+        if p is None:
+            return
+        self._note_children()
+        pgid = p.pid  # start_new_session: lighttpd leads its own group
+        try:
+            os.killpg(pgid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            p.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pgid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                p.wait(timeout=5)
+        deadline = time.monotonic() + 3
+        for pid in sorted(self.fcgi_pids):
+            while time.monotonic() < deadline and _alive(pid):
+                time.sleep(0.05)
+            if _alive(pid):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)
+        self.proc = None
+
+    def stop(self):
+        self._kill()
+
+    def cleanup(self):
+        self._kill()
+        if os.environ.get("IH_KEEP_TMP"):
+            print("# kept %s" % self.tmp, flush=True)
+        else:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.cleanup()
+        return False
+
+    # -- HTTP
+
+    def url(self, provider):
+        return "/hooks/" + provider
+
+    def request(self, method, path, body=b"", headers=None, timeout=HTTP_TIMEOUT):
+        if self.proc is None:
+            raise HarnessError("server %s is not running" % self.name)
+        if isinstance(body, str):
+            body = body.encode("utf-8")
+        headers = dict(headers or {})
+        for k, v in headers.items():
+            if k.lower() in ("stripe-signature", "x-hub-signature-256", "x-hub-signature",
+                             "x-shopify-hmac-sha256", "webhook-signature",
+                             "asaas-access-token"):
+                for part in str(v).replace(" ", ",").split(","):
+                    part = part.split("=", 1)[-1]
+                    if len(part) >= 16:
+                        self.signatures.add(part)
+        with self.sent_lock:
+            self.sent[path] = self.sent.get(path, 0) + 1
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            if method in ("GET", "HEAD", "DELETE", "OPTIONS") and not body:
+                conn.request(method, path, headers=headers)
+            else:
+                if "Content-Type" not in headers:
+                    headers["Content-Type"] = "application/json"
+                conn.request(method, path, body=body, headers=headers)
+            r = conn.getresponse()
+            data = r.read()
+            hdrs = {k.lower(): v for k, v in r.getheaders()}
+            return Response(r.status, hdrs, data)
+        finally:
+            conn.close()
+
+    def post(self, path, body, headers=None, timeout=HTTP_TIMEOUT):
+        return self.request("POST", path, body, headers, timeout)
+
+    def get(self, path, headers=None):
+        return self.request("GET", path, b"", headers)
+
+    # -- store and logs
+
+    def connect_ro(self):
+        if not os.path.exists(self.db):
+            raise AssertionError("database %s does not exist" % self.db)
+        return sqlite3.connect("file:%s?mode=ro" % self.db, uri=True, timeout=5)
+
+    def rows(self, provider=None, event_id=None):
+        """Rows of the events table as dicts, filtered by provider/event_id."""
+        if not os.path.exists(self.db):
+            return []
+        with contextlib.closing(self.connect_ro()) as c:
+            c.row_factory = sqlite3.Row
+            q, args = "SELECT * FROM events WHERE 1=1", []
+            if provider is not None:
+                q += " AND provider=?"
+                args.append(provider)
+            if event_id is not None:
+                q += " AND event_id=?"
+                args.append(event_id)
+            return [dict(r) for r in c.execute(q, args)]
+
+    def count(self, provider=None):
+        return len(self.rows(provider))
+
+    def errorlog(self):
+        try:
+            with open(self.errorlog_path, "rb") as f:
+                return f.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    def log_lines(self, provider):
+        return [l for l in self.errorlog().splitlines() if "provider=%s" % provider in l]
+
+    def sanitizer_reports(self):
+        text = self.errorlog() + self.startup_output()
+        return [m for m in SANITIZER_MARKERS if m in text]
+
+
+def _alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            st = f.read()
+        return st[st.rindex(")") + 2] != "Z"
+    except (OSError, ValueError, IndexError):
+        return False
+
+
+def default_secret(provider):
+    if provider == "standard":
+        return standard_secret()
+    if provider == "stripe":
+        return "whsec_" + os.urandom(16).hex()
+    if provider == "asaas":
+        # 32-255 chars, no spaces (Asaas token rules)
+        return "ih" + os.urandom(20).hex()
+    return os.urandom(16).hex()
+
+
+class Servers:
+    """Lazily started servers, all cleaned up at exit (even on errors)."""
+
+    def __init__(self):
+        self.all = []
+
+    def add(self, server):
+        self.all.append(server)
+        return server
+
+    def cleanup(self):
+        for s in self.all:
+            with contextlib.suppress(Exception):
+                s.cleanup()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.cleanup()
+        return False
+
+
+def install_signal_cleanup(servers):
+    """Turn SIGTERM/SIGINT/SIGHUP into SystemExit so 'with Servers()' cleans up."""
+    def handler(signum, _frame):
+        raise SystemExit(128 + signum)
+    for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(s, handler)
+
+
+def parallel(n, fn, timeout=60):
+    """Run fn(i) for i in range(n) on n threads released together."""
+    barrier = threading.Barrier(n)
+    results = [None] * n
+
+    def worker(i):
+        try:
+            barrier.wait(timeout=10)
+            results[i] = fn(i)
+        except Exception as e:  # noqa: BLE001
+            results[i] = e
+
+    threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(n)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + timeout
+    for t in threads:
+        t.join(max(0.1, deadline - time.monotonic()))
+    return results
