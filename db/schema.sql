@@ -12,6 +12,8 @@ CREATE TABLE IF NOT EXISTS events (
 	provider	TEXT	NOT NULL,
 	event_id	TEXT	NOT NULL,
 	event_type	TEXT	NOT NULL,
+	-- A finer type where the provider has one (GitHub's "action").
+	subtype		TEXT,
 	-- Events sharing an order key are processed in arrival order.
 	order_key	TEXT,
 	-- The body exactly as received; NULL once purged by retention.

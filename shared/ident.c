@@ -23,6 +23,7 @@ ident_free(struct ident *id)
 {
 	free(id->event_id);
 	free(id->event_type);
+	free(id->subtype);
 	free(id->order_key);
 	memset(id, 0, sizeof(*id));
 }

@@ -31,6 +31,7 @@ struct provider_req {
 struct ident {
 	char	*event_id;
 	char	*event_type;
+	char	*subtype;	/* or NULL: a finer type (GitHub's action) */
 	char	*order_key;	/* or NULL: see store_event.order_key */
 };
 

@@ -19,6 +19,7 @@
 #include "respond.h"
 #include "serve.h"
 #include "store.h"
+#include "verify.h"
 
 extern char **environ;
 
@@ -257,6 +258,24 @@ process(struct serve *sv, const struct ident *id, int64_t rowid)
 		    sv->p->name, err);
 }
 
+/* Names an unusable body by its digest, with the type "unusable". */
+static int
+quarantine_ident(const struct serve *sv, struct ident *id)
+{
+	char hex[VERIFY_SHA256_HEX], name[VERIFY_SHA256_HEX + 16];
+	int rc;
+
+	ident_free(id);
+	rc = verify_sha256_hex(sv->req.body, sv->req.body_len, hex);
+	if (rc != IH_OK)
+		return rc;
+	snprintf(name, sizeof(name), "unusable:%s", hex);
+	rc = ident_set(&id->event_id, name, strlen(name));
+	if (rc == IH_OK)
+		rc = ident_set(&id->event_type, "unusable", 8);
+	return rc;
+}
+
 /* Handles one request up to its answer; returns whether to process. */
 static int
 handle(struct serve *sv, struct config *cfg, struct outcome *o,
@@ -267,7 +286,7 @@ handle(struct serve *sv, struct config *cfg, struct outcome *o,
 	struct store_result res;
 	char headers[KEPT_HEADERS_MAX];
 	char err[STORE_ERR_MAX];
-	const char *why = "";
+	const char *why = "", *quarantine = NULL;
 	int rc;
 
 	err[0] = '\0';
@@ -316,9 +335,22 @@ handle(struct serve *sv, struct config *cfg, struct outcome *o,
 	if (rc == IH_ENOMEM) {
 		set_outcome(o, 503, "out_of_memory", "");
 		return 0;
-	} else if (rc != IH_OK) {
+	} else if (rc != IH_OK && !sv->p->keep_unusable) {
 		set_outcome(o, 400, "bad_body", why);
 		return 0;
+	} else if (rc != IH_OK) {
+		/*
+		 * Refusing would make the provider retry a body that can
+		 * never succeed, until it pauses the queue; keep it for the
+		 * operator instead, named by its digest so a redelivery of
+		 * the same bytes is still a duplicate.
+		 */
+		quarantine = why;
+		rc = quarantine_ident(sv, id);
+		if (rc != IH_OK) {
+			set_outcome(o, 503, "out_of_memory", "");
+			return 0;
+		}
 	}
 	if (kept_headers(sv, headers, sizeof(headers)) != IH_OK) {
 		set_outcome(o, 400, "headers_too_large", "");
@@ -335,7 +367,9 @@ handle(struct serve *sv, struct config *cfg, struct outcome *o,
 	ev.provider = sv->p->name;
 	ev.event_id = id->event_id;
 	ev.event_type = id->event_type;
+	ev.subtype = id->subtype;
 	ev.order_key = id->order_key;
+	ev.status = quarantine != NULL ? "quarantined" : NULL;
 	ev.payload = sv->req.body;
 	ev.payload_len = sv->req.body_len;
 	ev.headers = headers;
@@ -346,6 +380,11 @@ handle(struct serve *sv, struct config *cfg, struct outcome *o,
 		return 0;
 	}
 	*rowid = res.rowid;
+	if (quarantine != NULL) {
+		set_outcome(o, 200, res.duplicate ? "duplicate" :
+		    "quarantined", quarantine);
+		return 0;
+	}
 	set_outcome(o, 200, res.duplicate ? "duplicate" : "accepted", "");
 	return !res.duplicate && cfg->mode == CONFIG_MODE_AFTER_RESPONSE;
 }

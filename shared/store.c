@@ -256,9 +256,9 @@ store_open(const struct store_opts *opts, struct store **out, char *err,
 	rc = prepare(st,
 	    "INSERT INTO events (provider, event_id, event_type, order_key,"
 	    " payload, headers, received_at, last_seen_at, status,"
-	    " next_attempt_at)"
+	    " next_attempt_at, subtype)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7,"
-	    " coalesce(?8, 'received'), ?7)"
+	    " coalesce(?8, 'received'), ?7, ?9)"
 	    " ON CONFLICT (provider, event_id) DO UPDATE SET"
 	    " duplicates = duplicates + 1,"
 	    " last_seen_at = excluded.received_at"
@@ -362,6 +362,10 @@ store_record(struct store *st, const struct store_event *ev, int64_t now_ms,
 		sqlite3_bind_text(s, 8, ev->status, -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(s, 8);
+	if (ev->subtype != NULL)
+		sqlite3_bind_text(s, 9, ev->subtype, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 9);
 
 	step = sqlite3_step(s);
 	if (step != SQLITE_ROW) {

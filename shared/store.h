@@ -39,11 +39,12 @@ struct store_event {
 	const char	*provider;
 	const char	*event_id;
 	const char	*event_type;
+	const char	*subtype;	/* may be NULL */
 	const char	*order_key;	/* may be NULL */
 	const void	*payload;
 	size_t		 payload_len;
 	const char	*headers;	/* "name: value\n" lines, or "" */
-	const char	*status;	/* NULL for "received" */
+	const char	*status;	/* NULL for "received"; or "quarantined" */
 };
 
 struct store_result {

@@ -151,6 +151,25 @@ verify_timestamp(const char *s, size_t len, time_t now, long tolerance,
 }
 
 int
+verify_sha256_hex(const void *p, size_t len, char out[VERIFY_SHA256_HEX])
+{
+	unsigned char md[VERIFY_SHA256_LEN];
+	unsigned int mdlen = 0;
+	size_t i;
+	static const char hex[] = "0123456789abcdef";
+
+	if (EVP_Digest(p, len, md, &mdlen, EVP_sha256(), NULL) != 1 ||
+	    mdlen != VERIFY_SHA256_LEN)
+		return IH_EINVAL;
+	for (i = 0; i < VERIFY_SHA256_LEN; i++) {
+		out[2 * i] = hex[md[i] >> 4];
+		out[2 * i + 1] = hex[md[i] & 0xf];
+	}
+	out[2 * VERIFY_SHA256_LEN] = '\0';
+	return IH_OK;
+}
+
+int
 verify_any(char *const *secrets, const size_t *secret_len, size_t nsecrets,
     const struct verify_part *parts, size_t nparts,
     const struct verify_mac *macs, size_t nmacs)

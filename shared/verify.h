@@ -61,6 +61,14 @@ int	verify_timestamp(const char *s, size_t len, time_t now, long tolerance,
 	    long long *ts);
 
 /*
+ * Writes the lowercase hex SHA-256 of the len bytes at p, and a NUL,
+ * into out.  Returns IH_OK or IH_EINVAL when OpenSSL fails.
+ */
+#define VERIFY_SHA256_HEX	(2 * VERIFY_SHA256_LEN + 1)
+int	verify_sha256_hex(const void *p, size_t len,
+	    char out[VERIFY_SHA256_HEX]);
+
+/*
  * The common tail of every HMAC scheme: for each secret and each
  * candidate MAC, compute the HMAC over parts and compare.  Returns IH_OK
  * when any pair matches, IH_EAUTH when none does or nothing was given.
