@@ -399,6 +399,7 @@ class Server:
     def start(self):
         if self.proc is not None:
             return self
+        become_subreaper()
         last = ""
         for _attempt in range(3):  # a free port can be taken meanwhile
             port = free_port()
@@ -464,12 +465,15 @@ class Server:
         deadline = time.monotonic() + 3
         for pid in sorted(self.fcgi_pids):
             while time.monotonic() < deadline and _alive(pid):
+                _reap(pid)
                 time.sleep(0.05)
             if _alive(pid):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pgid, signal.SIGKILL)
+        for pid in self.fcgi_pids:
+            _reap(pid)
         self.proc = None
 
     def stop(self):
@@ -569,6 +573,29 @@ class Server:
     def sanitizer_reports(self):
         text = self.errorlog() + self.startup_output()
         return [m for m in SANITIZER_MARKERS if m in text]
+
+
+_SUBREAPER = []
+
+
+def become_subreaper():
+    """Make this process the reaper of lighttpd's orphaned FastCGI children
+    (Linux PR_SET_CHILD_SUBREAPER), so they can be waited for, not left as
+    zombies.  Best effort."""
+    if _SUBREAPER:
+        return
+    _SUBREAPER.append(True)
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _reap(pid):
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
 
 
 def _alive(pid):

@@ -1,0 +1,380 @@
+#!/usr/bin/env python3
+"""End-to-end tests of stripe.fcgi behind lighttpd (shipped config).
+
+Usage: test_stripe.py BINDIR   (or IH_BIN=BINDIR test_stripe.py)
+Prints 'ok - ...' / 'not ok - ...: reason' lines; exits 1 if any failed.
+"""
+
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import (HarnessError, Server, Servers, Tap, bin_dir, check, check_eq,  # noqa: E402
+                     check_vector, install_signal_cleanup, sign_stripe, stripe_sdk_header,
+                     stripe_v1)
+import cases  # noqa: E402
+from cases import (dumps_pretty, expect_accepted, expect_duplicate, expect_error,  # noqa: E402
+                   no_row, one_row, as_bytes)
+
+UA = "Stripe/1.0 (+https://stripe.com/docs/webhooks)"
+
+
+class StripeSpec(cases.Spec):
+    name = "stripe"
+    default_type = "payment_intent.succeeded"
+
+    def body(self, event_id, event_type, pad=0):
+        obj = {
+            "id": event_id,
+            "object": "event",
+            "api_version": "2024-06-20",
+            "created": int(time.time()),
+            "data": {"object": {
+                "id": "pi_" + os.urandom(8).hex(),
+                "object": "payment_intent",
+                "amount": 2000,
+                "currency": "usd",
+                "description": "Caf\u00e9 \u00fcber \u2713",
+                "metadata": {"pad": "x" * pad} if pad else {},
+            }},
+            "livemode": False,
+            "pending_webhooks": 1,
+            "request": {"id": None, "idempotency_key": None},
+            "type": event_type,
+        }
+        return dumps_pretty(obj)
+
+    def headers(self, server, body, event_id, event_type, secret=None, t=None):
+        secret = secret or server.secrets["stripe"]
+        return {"Stripe-Signature": sign_stripe(secret, body, t), "User-Agent": UA}
+
+    def unsigned_headers(self, server, body, event_id, event_type):
+        return {"User-Agent": UA}
+
+    def forged_headers(self, server, body, event_id, event_type):
+        return {"Stripe-Signature": "t=%d,v1=%s" % (time.time(), os.urandom(32).hex()),
+                "User-Agent": UA}
+
+
+SPEC = StripeSpec()
+
+
+def post_signed(srv, body, header):
+    return srv.post("/hooks/stripe", body, {"Stripe-Signature": header, "User-Agent": UA})
+
+
+def sized_body(eid, etype, size):
+    """A compact JSON event of exactly size bytes."""
+    base = {"id": eid, "object": "event", "type": etype, "data": {"object": {"pad": ""}}}
+    n = len(json.dumps(base, separators=(",", ":")))
+    check(size >= n, "size too small")
+    base["data"]["object"]["pad"] = "p" * (size - n)
+    b = json.dumps(base, separators=(",", ":")).encode()
+    assert len(b) == size
+    return b
+
+
+# ---------------------------------------------------------------- cases
+
+def vector():
+    check_vector("stripe")
+
+
+def sdk_style(srv):
+    eid = SPEC.new_id("sdk")
+    payload = '{\n  "id": "%s",\n  "object": "event",\n  "type": "customer.created",\n' \
+              '  "data": {"object": {"id": "cus_1", "name": "J\u00fcrgen M\u00fcller \u65e5\u672c"}}\n}' % eid
+    hdr = stripe_sdk_header(payload, srv.secrets["stripe"])
+    r = post_signed(srv, payload.encode("utf-8"), hdr)
+    expect_accepted(r)
+    row = one_row(srv, SPEC, eid)
+    check_eq(as_bytes(row["payload"]), payload.encode("utf-8"), "stored payload")
+    check_eq(row["event_type"], "customer.created", "event_type")
+
+
+def resigned_retry(srv):
+    eid = SPEC.new_id("retry")
+    body = SPEC.body(eid, SPEC.default_type)
+    s = srv.secrets["stripe"]
+    expect_accepted(post_signed(srv, body, sign_stripe(s, body, int(time.time()) - 60)), "first")
+    expect_duplicate(post_signed(srv, body, sign_stripe(s, body)), "retry with new t and v1")
+    check_eq(one_row(srv, SPEC, eid)["duplicates"], 1, "duplicates")
+
+
+def multi_v1_junk(srv):
+    eid = SPEC.new_id("multi")
+    body = SPEC.body(eid, SPEC.default_type)
+    t = int(time.time())
+    good = stripe_v1(srv.secrets["stripe"], body, t)
+    hdr = "t=%d,v1=%s,v1=%s,v0=%s" % (t, os.urandom(32).hex(), good, os.urandom(32).hex())
+    expect_accepted(post_signed(srv, body, hdr))
+    one_row(srv, SPEC, eid)
+
+
+def testmode_v0(srv):
+    """Test-mode events carry v1 and a fake v0."""
+    eid = SPEC.new_id("v1v0")
+    body = SPEC.body(eid, SPEC.default_type)
+    hdr = sign_stripe(srv.secrets["stripe"], body, v0=os.urandom(32).hex())
+    expect_accepted(post_signed(srv, body, hdr))
+
+
+def v0_only(srv):
+    """A v0 carrying the correct MAC must still be ignored (downgrade)."""
+    eid = SPEC.new_id("v0")
+    body = SPEC.body(eid, SPEC.default_type)
+    t = int(time.time())
+    hdr = "t=%d,v0=%s" % (t, stripe_v1(srv.secrets["stripe"], body, t))
+    expect_error(post_signed(srv, body, hdr), 401, "v0-only header")
+    no_row(srv, SPEC, eid)
+
+
+def malformed_headers(srv):
+    eid = SPEC.new_id("malformed")
+    body = SPEC.body(eid, SPEC.default_type)
+    t = int(time.time())
+    good = stripe_v1(srv.secrets["stripe"], body, t)
+    variants = {
+        "truncated v1 (first 32 hex)": "t=%d,v1=%s" % (t, good[:32]),
+        "truncated v1 (first 2 hex)": "t=%d,v1=%s" % (t, good[:2]),
+        "empty v1": "t=%d,v1=" % t,
+        "v1 with extra hex": "t=%d,v1=%s00" % (t, good),
+        "no t": "v1=%s" % good,
+        "t not a number": "t=abc,v1=%s" % good,
+        "t of another time": "t=%d,v1=%s" % (t - 1, good),
+        "empty header": "",
+        "garbage": "nonsense ,,,==,t=,v1",
+    }
+    bad = []
+    for what, hdr in variants.items():
+        r = post_signed(srv, body, hdr)
+        if r.status != 401:
+            bad.append("%s -> %d" % (what, r.status))
+    check(not bad, "expected 401 for each: " + "; ".join(bad))
+    no_row(srv, SPEC, eid)
+
+
+def tampered_body(srv):
+    eid = SPEC.new_id("tamper")
+    body = SPEC.body(eid, SPEC.default_type)
+    hdr = sign_stripe(srv.secrets["stripe"], body)
+    altered = body.replace(b"2000", b"9000")
+    expect_error(post_signed(srv, altered, hdr), 401, "body altered after signing")
+    no_row(srv, SPEC, eid)
+
+
+def timestamp_case(srv, offset, want):
+    eid = SPEC.new_id("ts%+d" % offset)
+    body = SPEC.body(eid, SPEC.default_type)
+    r = post_signed(srv, body, sign_stripe(srv.secrets["stripe"], body, int(time.time()) + offset))
+    if want == 200:
+        expect_accepted(r, "t%+d" % offset)
+        one_row(srv, SPEC, eid)
+    else:
+        expect_error(r, want, "t%+d" % offset)
+        no_row(srv, SPEC, eid)
+
+
+def rotation(srv):
+    s1 = srv.secrets["stripe"]
+    s2 = srv.provider_env["stripe"]["IDEMHOOK_STRIPE_SECRET_2"]
+    for what, secrets in (("new secret", [s1]), ("old secret (_2)", [s2]),
+                          ("both, as Stripe sends while rolling", [s2, s1])):
+        eid = SPEC.new_id("rot")
+        body = SPEC.body(eid, SPEC.default_type)
+        expect_accepted(post_signed(srv, body, sign_stripe(None, body, secrets=secrets)), what)
+    eid = SPEC.new_id("rot")
+    body = SPEC.body(eid, SPEC.default_type)
+    expect_error(post_signed(srv, body, sign_stripe("whsec_" + os.urandom(16).hex(), body)),
+                 401, "unknown third secret")
+
+
+def bad_body(srv, body, what, eid=None):
+    r = post_signed(srv, body, sign_stripe(srv.secrets["stripe"], body))
+    expect_error(r, 400, what)
+    if eid:
+        no_row(srv, SPEC, eid)
+
+
+def missing_id(srv):
+    body = dumps_pretty({"object": "event", "type": "charge.created",
+                         "data": {"object": {"id": "ch_nested_only", "object": "charge"}}})
+    bad_body(srv, body, "no top-level id (only data.object.id)", "ch_nested_only")
+
+
+def missing_type(srv):
+    eid = SPEC.new_id("notype")
+    body = dumps_pretty({"id": eid, "object": "event",
+                         "data": {"object": {"id": "ch_1", "type": "card"}}})
+    bad_body(srv, body, "no top-level type (only data.object.type)", eid)
+
+
+def truncated_json(srv):
+    eid = SPEC.new_id("trunc")
+    body = ('{"id": "%s", "object": "event", "type": "charge.created"' % eid).encode()
+    bad_body(srv, body, "truncated JSON", eid)
+
+
+def array_json(srv):
+    eid = SPEC.new_id("arr")
+    bad_body(srv, json.dumps([{"id": eid, "type": "charge.created"}]).encode(),
+             "JSON array", eid)
+
+
+def empty_body(srv):
+    bad_body(srv, b"", "empty body")
+
+
+def top_level_fields(srv):
+    """data (with its own id and type) comes before the top-level keys."""
+    eid = SPEC.new_id("order")
+    body = dumps_pretty({"object": "event",
+                         "data": {"object": {"id": "pi_first", "object": "payment_intent",
+                                             "type": "card", "note": "\"id\": \"evt_fake\""}},
+                         "id": eid, "type": "payment_intent.created"})
+    expect_accepted(post_signed(srv, body, sign_stripe(srv.secrets["stripe"], body)))
+    row = one_row(srv, SPEC, eid)
+    check_eq(row["event_type"], "payment_intent.created", "event_type")
+    check(not srv.rows("stripe", "pi_first"), "stored under data.object.id")
+
+
+def escaped_id(srv):
+    """An id with a JSON escape is stored decoded."""
+    raw = SPEC.new_id("esc")
+    body = ('{"id":"%s\\u005fx","object":"event","type":"charge.created"}' % raw).encode()
+    expect_accepted(post_signed(srv, body, sign_stripe(srv.secrets["stripe"], body)))
+    one_row(srv, SPEC, raw + "_x")
+
+
+# limits server: IDEMHOOK_MAX_BODY=1024, IDEMHOOK_TOLERANCE=30 (env)
+
+def max_body(srv, limit):
+    eid = SPEC.new_id("big")
+    body = sized_body(eid, "charge.created", limit + 1)
+    r = post_signed(srv, body, sign_stripe(srv.secrets["stripe"], body))
+    expect_error(r, 413, "body of %d bytes with IDEMHOOK_MAX_BODY=%d" % (len(body), limit))
+    no_row(srv, SPEC, eid)
+    eid = SPEC.new_id("fits")
+    body = sized_body(eid, "charge.created", limit)
+    r = post_signed(srv, body, sign_stripe(srv.secrets["stripe"], body))
+    expect_accepted(r, "body of exactly IDEMHOOK_MAX_BODY=%d bytes" % limit)
+
+
+def extra_secrets(srv):
+    for k in ("IDEMHOOK_STRIPE_SECRET_3", "IDEMHOOK_STRIPE_SECRET_4"):
+        eid = SPEC.new_id("s34")
+        body = SPEC.body(eid, SPEC.default_type)
+        expect_accepted(post_signed(srv, body, sign_stripe(srv.provider_env["stripe"][k], body)),
+                        "signed with " + k)
+
+
+# config-file server
+
+def config_file(srv, file_secret):
+    eid = SPEC.new_id("cfg")
+    body = SPEC.body(eid, SPEC.default_type)
+    expect_accepted(post_signed(srv, body, sign_stripe(file_secret, body)),
+                    "signed with IDEMHOOK_STRIPE_SECRET_2 from IDEMHOOK_CONFIG")
+    eid = SPEC.new_id("cfg")
+    body = SPEC.body(eid, SPEC.default_type)
+    expect_error(post_signed(srv, body, sign_stripe(file_secret, body, int(time.time()) - 40)),
+                 401, "t-40 with IDEMHOOK_TOLERANCE=20 from the file")
+    timestamp_case(srv, -10, 200)
+    eid = SPEC.new_id("cfg")
+    body = sized_body(eid, "charge.created", 2049)
+    expect_error(post_signed(srv, body, sign_stripe(file_secret, body)), 413,
+                 "2049 bytes with IDEMHOOK_MAX_BODY=2048 from the file")
+
+
+def main():
+    tap = Tap()
+    try:
+        bindir = bin_dir()
+    except HarnessError as e:
+        tap.not_ok("stripe: setup", e)
+        return tap.finish()
+    if not os.path.exists(os.path.join(bindir, "stripe.fcgi")):
+        tap.not_ok("stripe: setup", "no stripe.fcgi in %s" % bindir)
+        return tap.finish()
+
+    servers = Servers()
+    install_signal_cleanup(servers)
+    with servers:
+        tap.run("stripe: signer reproduces the derived vector (whsec_test_secret, t=1492774577)", vector)
+
+        # --- main server: default limits, a second secret for rotation
+        main_srv = servers.add(Server(bindir, providers=["stripe"], name="main",
+                                      provider_env={"stripe": {
+                                          "IDEMHOOK_STRIPE_SECRET_2": "whsec_" + os.urandom(16).hex()}}))
+        if tap.run("stripe: lighttpd starts with the shipped config", main_srv.start):
+            srv = main_srv
+            cases.run_common(tap, SPEC, srv)
+            t = tap.run
+            t("stripe: header generated like stripe-python (UTF-8 body) accepted", sdk_style, srv)
+            t("stripe: retry re-signed with a new timestamp -> duplicate", resigned_retry, srv)
+            t("stripe: several v1, one junk -> accepted", multi_v1_junk, srv)
+            t("stripe: test-mode header with v1 and v0 -> accepted", testmode_v0, srv)
+            t("stripe: v0 only (even with a correct MAC) -> 401", v0_only, srv)
+            t("stripe: malformed Stripe-Signature variants -> 401", malformed_headers, srv)
+            t("stripe: body altered after signing -> 401", tampered_body, srv)
+            t("stripe: stale timestamp t-301 -> 401", timestamp_case, srv, -301, 401)
+            # +302: the receiver's clock may have ticked one second further
+            t("stripe: future timestamp t+302 -> 401", timestamp_case, srv, 302, 401)
+            t("stripe: t-290 inside the default tolerance -> accepted", timestamp_case, srv, -290, 200)
+            t("stripe: t+290 inside the default tolerance -> accepted", timestamp_case, srv, 290, 200)
+            t("stripe: rotation: IDEMHOOK_STRIPE_SECRET and _2 both accepted", rotation, srv)
+            t("stripe: not JSON / empty body -> 400", empty_body, srv)
+            t("stripe: missing id -> 400", missing_id, srv)
+            t("stripe: missing type -> 400", missing_type, srv)
+            t("stripe: truncated JSON -> 400", truncated_json, srv)
+            t("stripe: JSON array -> 400", array_json, srv)
+            t("stripe: top-level id/type used, not data.object's", top_level_fields, srv)
+            t("stripe: JSON-escaped id stored decoded", escaped_id, srv)
+            cases.run_final(tap, SPEC, srv)
+            main_srv.stop()
+
+        # --- limits server: small body limit and tolerance through env
+        lim = servers.add(Server(bindir, providers=["stripe"], name="limits",
+                                 env={"IDEMHOOK_MAX_BODY": "1024", "IDEMHOOK_TOLERANCE": "30"},
+                                 provider_env={"stripe": {
+                                     "IDEMHOOK_STRIPE_SECRET_2": "whsec_" + os.urandom(16).hex(),
+                                     "IDEMHOOK_STRIPE_SECRET_3": "whsec_" + os.urandom(16).hex(),
+                                     "IDEMHOOK_STRIPE_SECRET_4": "whsec_" + os.urandom(16).hex()}}))
+        if tap.run("stripe: lighttpd starts (IDEMHOOK_MAX_BODY=1024, IDEMHOOK_TOLERANCE=30)", lim.start):
+            t = tap.run
+            t("stripe: body > IDEMHOOK_MAX_BODY -> 413; exactly the limit -> accepted", max_body, lim, 1024)
+            t("stripe: IDEMHOOK_TOLERANCE=30: t-45 -> 401", timestamp_case, lim, -45, 401)
+            t("stripe: IDEMHOOK_TOLERANCE=30: t+45 -> 401", timestamp_case, lim, 45, 401)
+            t("stripe: IDEMHOOK_TOLERANCE=30: t-20 -> accepted", timestamp_case, lim, -20, 200)
+            t("stripe: IDEMHOOK_STRIPE_SECRET_3 and _4 accepted", extra_secrets, lim)
+            t("stripe: limits server: no sanitizer reports", cases.case_sanitizers, lim)
+            lim.stop()
+
+        # --- config-file server: settings from IDEMHOOK_CONFIG
+        cfg = servers.add(Server(bindir, providers=["stripe"], name="config"))
+        file_secret = "whsec_" + os.urandom(16).hex()
+        cfg_path = os.path.join(cfg.tmp, "idemhook.env")
+        with open(cfg_path, "w") as f:
+            f.write("# idemhook settings\nIDEMHOOK_STRIPE_SECRET_2=%s\n"
+                    "IDEMHOOK_TOLERANCE=20\nIDEMHOOK_MAX_BODY=2048\n" % file_secret)
+        os.chmod(cfg_path, 0o600)
+        cfg.env["IDEMHOOK_CONFIG"] = cfg_path
+        if tap.run("stripe: lighttpd starts with IDEMHOOK_CONFIG", cfg.start):
+            cfg.secrets["stripe-file"] = file_secret  # must not be logged either
+            tap.run("stripe: IDEMHOOK_CONFIG file: secret, tolerance and max body applied",
+                    config_file, cfg, file_secret)
+            tap.run("stripe: config server: no secret in the errorlog, no sanitizer reports",
+                    lambda: (check(file_secret not in cfg.errorlog(), "file secret logged"),
+                             cases.case_sanitizers(cfg)))
+            cfg.stop()
+
+        # --- store failures
+        cases.run_failure_modes(tap, SPEC, bindir, servers)
+    return tap.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+#!/bin/sh
+# Runs every test of idemhook against one directory of binaries.
+#
+#   tests/run.sh BINDIR
+#
+# - every executable BINDIR/tests/test_* (cmocka unit tests), with
+#   CMOCKA_MESSAGE_OUTPUT=TAP;
+# - every tests/e2e/test_*.py (end-to-end through lighttpd), with
+#   IH_BIN=BINDIR.
+# Counts lines starting with "ok" and "not ok". A program that exits non-zero
+# without printing a "not ok" line (a crash, a timeout, a setup error), or
+# that prints no result at all, counts as one failure.
+# The last line is exactly "N passed, M failed"; the exit status is 1 if
+# M > 0 or if no test ran.
+set -u
+
+if [ $# -ne 1 ] || [ ! -d "$1" ]; then
+	echo "usage: $0 BINDIR" >&2
+	exit 2
+fi
+BINDIR=$(cd "$1" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+UNIT_TIMEOUT=${IH_UNIT_TIMEOUT:-120}
+E2E_TIMEOUT=${IH_E2E_TIMEOUT:-300}
+
+passed=0
+failed=0
+out=$(mktemp "${TMPDIR:-/tmp}/ih-run.XXXXXX")
+trap 'rm -f "$out"' EXIT
+trap 'exit 130' INT TERM
+
+# run NAME TIMEOUT COMMAND...
+run() {
+	name=$1
+	limit=$2
+	shift 2
+	echo "# --- $name"
+	if command -v timeout >/dev/null 2>&1; then
+		timeout -k 10 "$limit" "$@" >"$out" 2>&1
+	else
+		"$@" >"$out" 2>&1
+	fi
+	rc=$?
+	cat "$out"
+	p=$(grep -c '^ok' "$out")
+	f=$(grep -c '^not ok' "$out")
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+			why="timed out after ${limit}s"
+		else
+			why="exited with status $rc"
+		fi
+		echo "not ok - $name: $why without reporting a failure"
+		f=1
+	elif [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+		echo "not ok - $name: reported no test results (exit status $rc)"
+		f=1
+	fi
+	passed=$((passed + p))
+	failed=$((failed + f))
+}
+
+for t in "$BINDIR"/tests/test_*; do
+	[ -f "$t" ] && [ -x "$t" ] || continue
+	CMOCKA_MESSAGE_OUTPUT=TAP run "unit $(basename "$t")" "$UNIT_TIMEOUT" "$t"
+done
+
+for t in "$HERE"/e2e/test_*.py; do
+	[ -f "$t" ] || continue
+	IH_BIN=$BINDIR run "e2e $(basename "$t")" "$E2E_TIMEOUT" python3 "$t" "$BINDIR"
+done
+
+echo "$passed passed, $failed failed"
+if [ "$failed" -gt 0 ] || [ $((passed + failed)) -eq 0 ]; then
+	exit 1
+fi
+exit 0
