@@ -226,29 +226,45 @@ def case_concurrent(spec, srv, n=50):
 LOG_FIELDS = ("provider=", "event=", "type=", "outcome=", "status=", "ms=")
 
 
-def case_log_lines(spec, srv):
-    """One line per request, with the fields; no secret or signature logged."""
+def case_log_in_errorlog(spec, srv):
+    """The request log lines reach lighttpd's server.errorlog.  Lines written
+    to the raw fd 2 end up on lighttpd's stderr instead (/dev/null once
+    lighttpd daemonizes); the FastCGI stderr stream goes to server.errorlog."""
     lines = srv.log_lines(spec.name)
-    sent = srv.sent.get(srv.url(spec.name), 0)
-    check(lines, "no 'provider=%s' line in the errorlog" % spec.name)
-    check(len(lines) == sent, "expected %d log lines (one per request), found %d"
-          % (sent, len(lines)))
+    if not lines:
+        raw = srv.log_lines(spec.name, srv.stderr_text())
+        check(False, "no 'provider=%s ... outcome=' line in server.errorlog%s"
+              % (spec.name, "; %d such lines went to the raw stderr (fd 2), which a "
+                 "daemonized lighttpd connects to /dev/null: write them to the FastCGI "
+                 "stderr stream (FCGI_stderr / FCGX_PutS(err)) instead" % len(raw)
+                 if raw else ""))
+
+
+def case_log_lines(spec, srv):
+    """One line per request, with the fields; no secret or signature logged.
+    Looks in server.errorlog, else in lighttpd's stderr (see above)."""
     import re
+    lines = srv.log_lines(spec.name) or srv.log_lines(spec.name, srv.stderr_text())
+    sent = srv.sent.get(srv.url(spec.name), 0)
+    check(lines, "no 'provider=%s ... outcome=' line in the errorlog or on stderr" % spec.name)
+    check(len(lines) == sent, "expected %d request log lines (one per request), found %d"
+          % (sent, len(lines)))
     for l in lines:
         missing = [f for f in LOG_FIELDS if f not in l]
         check(not missing, "log line lacks %s: %r" % (missing, l))
         check(re.search(r"status=\d{3}\b", l), "log line without status=NNN: %r" % l)
+        check(re.search(r"ms=\d", l), "log line without ms=<number>: %r" % l)
     check(any("status=200" in l and "event=-" not in l for l in lines),
           "no log line with an event id and status=200")
-    text = srv.errorlog()
+    text = srv.errorlog() + srv.stderr_text()
     for p, s in srv.secrets.items():
-        check(s not in text, "the %s secret appears in the errorlog" % p)
+        check(s not in text, "the %s secret appears in the logs" % p)
     for env in [srv.env] + list(srv.provider_env.values()):
         for k, v in env.items():
             if "SECRET" in k or "TOKEN" in k:
-                check(v not in text, "%s appears in the errorlog" % k)
+                check(v not in text, "%s appears in the logs" % k)
     leaked = [s for s in srv.signatures if s in text]
-    check(not leaked, "signature values appear in the errorlog: %r" % leaked[:2])
+    check(not leaked, "signature values appear in the logs: %r" % leaked[:2])
 
 
 def case_sanitizers(srv):
@@ -368,6 +384,8 @@ def run_failure_modes(tap, spec, bindir, servers):
 def run_final(tap, spec, srv):
     """Cases that inspect what the other cases left in the errorlog."""
     p = spec.name + ": "
+    tap.run(p + "request log lines reach lighttpd's server.errorlog",
+            case_log_in_errorlog, spec, srv)
     tap.run(p + "one log line per request with provider/event/type/outcome/status/ms, no secrets",
             case_log_lines, spec, srv)
     tap.run(p + "no sanitizer reports in the errorlog", case_sanitizers, srv)

@@ -567,8 +567,21 @@ class Server:
         except OSError:
             return ""
 
-    def log_lines(self, provider):
-        return [l for l in self.errorlog().splitlines() if "provider=%s" % provider in l]
+    def stderr_text(self):
+        """What went to lighttpd's own stderr, which its FastCGI children
+        inherit as fd 2 (lighttpd -D; a daemonized lighttpd gives them
+        /dev/null).  Not server.errorlog."""
+        try:
+            with open(os.path.join(self.tmp, "lighttpd.out"), "rb") as f:
+                return f.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    def log_lines(self, provider, text=None):
+        """Request log lines of provider: 'provider=<p>' and 'outcome='."""
+        text = self.errorlog() if text is None else text
+        return [l for l in text.splitlines()
+                if "provider=%s" % provider in l and "outcome=" in l]
 
     def sanitizer_reports(self):
         text = self.errorlog() + self.startup_output()

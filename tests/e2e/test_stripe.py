@@ -10,6 +10,7 @@ import os
 import sys
 import time
 
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (HarnessError, Server, Servers, Tap, bin_dir, check, check_eq,  # noqa: E402
