@@ -11,6 +11,7 @@ struct json {
 	sqlite3		*db;
 	sqlite3_stmt	*type;	/* type of the whole document */
 	sqlite3_stmt	*each;	/* every top-level member */
+	sqlite3_stmt	*path;	/* one member anywhere, by JSON path */
 };
 
 void
@@ -20,6 +21,7 @@ json_close(struct json *js)
 		return;
 	sqlite3_finalize(js->type);
 	sqlite3_finalize(js->each);
+	sqlite3_finalize(js->path);
 	sqlite3_close(js->db);
 	free(js);
 }
@@ -41,7 +43,10 @@ json_open(struct json **out)
 	    &js->type, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(js->db,
 	    "SELECT key, type, atom FROM json_each(?1)", -1, &js->each,
-	    NULL) != SQLITE_OK)
+	    NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(js->db,
+	    "SELECT json_type(?1), json_type(?1, ?2), json_extract(?1, ?2)",
+	    -1, &js->path, NULL) != SQLITE_OK)
 		goto out;
 	*out = js;
 	js = NULL;
@@ -91,6 +96,29 @@ json_utf8_ok(const void *p, size_t len)
 	return 1;
 }
 
+/*
+ * Finds a real \u0000 escape: one preceded by an even number of
+ * backslashes.  SQLite's JSON functions cut strings at such a NUL, which
+ * would make "a\u0000b" and "a\u0000c" the same event id.
+ */
+static int
+has_nul_escape(const char *s, size_t len)
+{
+	size_t i, j, run;
+
+	for (i = 0; i + 6 <= len; i++) {
+		if (s[i] != '\\' || (s[i + 1] != 'u' && s[i + 1] != 'U'))
+			continue;
+		if (memcmp(s + i + 2, "0000", 4) != 0)
+			continue;
+		for (run = 0, j = i; j > 0 && s[j - 1] == '\\'; j--)
+			run++;
+		if (run % 2 == 0)
+			return 1;
+	}
+	return 0;
+}
+
 int
 json_fields(struct json *js, const void *doc, size_t len,
     const char *const *keys, size_t n, char **vals)
@@ -106,7 +134,7 @@ json_fields(struct json *js, const void *doc, size_t len,
 		rc = IH_EINVAL;
 		goto out;
 	}
-	if (!json_utf8_ok(doc, len))
+	if (!json_utf8_ok(doc, len) || has_nul_escape(doc, len))
 		goto out;
 
 	/* Malformed JSON makes the statement fail rather than answer. */
@@ -159,5 +187,48 @@ out:
 			free(vals[i]);
 			vals[i] = NULL;
 		}
+	return rc;
+}
+
+int
+json_path_text(struct json *js, const void *doc, size_t len,
+    const char *path, char **val)
+{
+	const char *type, *text;
+	size_t tlen;
+	int rc = IH_EBODY;
+
+	*val = NULL;
+	if (len > 0x7fffffff || path == NULL || strncmp(path, "$.", 2) != 0) {
+		rc = IH_EINVAL;
+		goto out;
+	}
+	if (!json_utf8_ok(doc, len))
+		goto out;
+
+	/* Malformed JSON makes the statement fail rather than answer. */
+	sqlite3_bind_text(js->path, 1, doc, (int)len, SQLITE_STATIC);
+	sqlite3_bind_text(js->path, 2, path, -1, SQLITE_STATIC);
+	if (sqlite3_step(js->path) != SQLITE_ROW)
+		goto out;
+	type = (const char *)sqlite3_column_text(js->path, 0);
+	if (type == NULL || strcmp(type, "object") != 0)
+		goto out;
+	rc = IH_OK;
+	type = (const char *)sqlite3_column_text(js->path, 1);
+	if (type == NULL || (strcmp(type, "text") != 0 &&
+	    strcmp(type, "integer") != 0))
+		goto out;
+	text = (const char *)sqlite3_column_text(js->path, 2);
+	tlen = (size_t)sqlite3_column_bytes(js->path, 2);
+	/* An embedded NUL ("\u0000") would make two values equal. */
+	if (text == NULL || tlen > JSON_VALUE_MAX || strlen(text) != tlen)
+		goto out;
+	*val = strdup(text);
+	if (*val == NULL)
+		rc = IH_ENOMEM;
+out:
+	sqlite3_reset(js->path);
+	sqlite3_clear_bindings(js->path);
 	return rc;
 }

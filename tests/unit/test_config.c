@@ -1,0 +1,182 @@
+/* test_config.c -- layered settings and their validation. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+#include "ih.h"
+#include "log.h"
+
+static int
+load(char **env, const char *file, struct config *cfg, char *err,
+    size_t errlen)
+{
+	struct config_vars ev, fv;
+	struct config_source src[2];
+	char path[] = "/tmp/ih-config-XXXXXX";
+	int fd, rc;
+
+	memset(&fv, 0, sizeof(fv));
+	assert_int_equal(config_vars_from_env(&ev, env), IH_OK);
+	if (file != NULL) {
+		fd = mkstemp(path);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, file, strlen(file)),
+		    (ssize_t)strlen(file));
+		close(fd);
+		rc = config_vars_from_file(&fv, path, err, errlen);
+		unlink(path);
+		if (rc != IH_OK) {
+			config_vars_free(&ev);
+			return rc;
+		}
+	}
+	src[0].get = config_vars_get;
+	src[0].arg = &ev;
+	src[1].get = config_vars_get;
+	src[1].arg = &fv;
+	rc = config_load(cfg, "stripe", "IDEMHOOK_STRIPE_SECRET", src, 2, err,
+	    errlen);
+	config_vars_free(&ev);
+	config_vars_free(&fv);
+	return rc;
+}
+
+static void
+defaults(void **state)
+{
+	char *env[] = { "PATH=/bin", NULL };
+	struct config cfg;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(load(env, NULL, &cfg, err, sizeof(err)), IH_OK);
+	assert_string_equal(cfg.db_path, IH_DEFAULT_DB);
+	assert_int_equal(cfg.tolerance_s, 300);
+	assert_int_equal(cfg.synchronous, 2);
+	assert_int_equal(cfg.max_body, 32L * 1024 * 1024);
+	assert_int_equal(cfg.nsecrets, 0);
+	assert_int_equal(cfg.mode, CONFIG_MODE_AFTER_RESPONSE);
+	config_free(&cfg);
+}
+
+static void
+env_beats_file_and_rotation(void **state)
+{
+	char *env[] = { "IDEMHOOK_DB=/env.db", "IDEMHOOK_STRIPE_SECRET=new",
+	    NULL };
+	const char *file = "# comment\n"
+	    "IDEMHOOK_DB = /file.db\n"
+	    "\n"
+	    "IDEMHOOK_STRIPE_SECRET_2 =  old secret with spaces \r\n"
+	    "IDEMHOOK_STRIPE_TOLERANCE=60\n"
+	    "IDEMHOOK_SYNCHRONOUS=normal\n"
+	    "IDEMHOOK_MODE=worker\n";
+	struct config cfg;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(load(env, file, &cfg, err, sizeof(err)), IH_OK);
+	assert_string_equal(cfg.db_path, "/env.db");
+	assert_int_equal(cfg.nsecrets, 2);
+	assert_string_equal(cfg.secrets[0], "new");
+	assert_string_equal(cfg.secrets[1], "old secret with spaces");
+	assert_int_equal(cfg.tolerance_s, 60);
+	assert_int_equal(cfg.synchronous, 1);
+	assert_int_equal(cfg.mode, CONFIG_MODE_WORKER);
+	config_free(&cfg);
+}
+
+static void
+bad_values_refused(void **state)
+{
+	static const char *const bad[] = {
+		"IDEMHOOK_TOLERANCE=0", "IDEMHOOK_TOLERANCE=-5",
+		"IDEMHOOK_TOLERANCE=5s", "IDEMHOOK_MAX_BODY=",
+		"IDEMHOOK_SYNCHRONOUS=OFF", "IDEMHOOK_MODE=later",
+		"IDEMHOOK_BUSY_TIMEOUT_MS=99999999999999999999",
+	};
+	char *env[2];
+	struct config cfg;
+	char err[256];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		env[0] = (char *)bad[i];
+		env[1] = NULL;
+		err[0] = '\0';
+		assert_int_equal(load(env, NULL, &cfg, err, sizeof(err)),
+		    IH_ECONFIG);
+		assert_true(strlen(err) > 0);
+	}
+}
+
+static void
+bad_file_refused(void **state)
+{
+	char *env[] = { NULL };
+	struct config cfg;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(load(env, "IDEMHOOK_DB\n", &cfg, err, sizeof(err)),
+	    IH_EINVAL);
+	assert_non_null(strstr(err, "line 1"));
+	assert_int_equal(load(env, "\nOTHER=1\n", &cfg, err, sizeof(err)),
+	    IH_EINVAL);
+	assert_non_null(strstr(err, "line 2"));
+}
+
+static void
+secret_never_in_error(void **state)
+{
+	char *env[] = { "IDEMHOOK_STRIPE_SECRET=whsec_topsecret",
+	    "IDEMHOOK_TOLERANCE=x", NULL };
+	struct config cfg;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(load(env, NULL, &cfg, err, sizeof(err)),
+	    IH_ECONFIG);
+	assert_null(strstr(err, "topsecret"));
+}
+
+static void
+log_clean_neutralises(void **state)
+{
+	char out[LOG_CLEAN_SIZE];
+	char big[LOG_VALUE_MAX * 2];
+
+	(void)state;
+	log_clean(out, "evt_1\nidemhook: forged line", (size_t)-1);
+	assert_null(strchr(out, '\n'));
+	assert_null(strchr(out, ' '));
+	log_clean(out, NULL, 0);
+	assert_string_equal(out, "-");
+	memset(big, 'a', sizeof(big));
+	log_clean(out, big, sizeof(big));
+	assert_int_equal(strlen(out), LOG_VALUE_MAX + 3);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(defaults),
+		cmocka_unit_test(env_beats_file_and_rotation),
+		cmocka_unit_test(bad_values_refused),
+		cmocka_unit_test(bad_file_refused),
+		cmocka_unit_test(secret_never_in_error),
+		cmocka_unit_test(log_clean_neutralises),
+	};
+
+	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
+}

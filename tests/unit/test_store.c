@@ -1,0 +1,247 @@
+/* test_store.c -- the SQLite store: creation, record, duplicates, locks. */
+#include <sys/stat.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "ih.h"
+#include "store.h"
+
+struct fixture {
+	char		 dir[64];
+	char		 path[128];
+	struct store	*st;
+};
+
+static int
+setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct store_opts o = { NULL, 2, 200 };
+	char err[STORE_ERR_MAX];
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/ih-store-XXXXXX");
+	if (mkdtemp(f->dir) == NULL)
+		return -1;
+	/* A nested, missing directory must be created owner-only. */
+	snprintf(f->path, sizeof(f->path), "%s/sub/dir/events.db", f->dir);
+	o.path = f->path;
+	if (store_open(&o, &f->st, err, sizeof(err)) != IH_OK) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[128];
+
+	store_close(f->st);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+	if (system(cmd) != 0)
+		return -1;
+	free(f);
+	return 0;
+}
+
+static struct store_event
+event(const char *id)
+{
+	struct store_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.provider = "stripe";
+	ev.event_id = id;
+	ev.event_type = "invoice.paid";
+	ev.payload = "{\"a\":\"\0b\"}";
+	ev.payload_len = 10;
+	ev.headers = "Stripe-Signature: t=1,v1=00\n";
+	return ev;
+}
+
+static int64_t
+count_rows(const char *path, const char *sql)
+{
+	sqlite3 *db;
+	sqlite3_stmt *s;
+	int64_t n = -1;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) ==
+	    SQLITE_OK && sqlite3_prepare_v2(db, sql, -1, &s, NULL) ==
+	    SQLITE_OK) {
+		if (sqlite3_step(s) == SQLITE_ROW)
+			n = sqlite3_column_int64(s, 0);
+		sqlite3_finalize(s);
+	}
+	sqlite3_close(db);
+	return n;
+}
+
+static void
+created_owner_only_in_wal(void **state)
+{
+	struct fixture *f = *state;
+	struct stat sb;
+	char dir[160];
+
+	assert_int_equal(stat(f->path, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0600);
+	snprintf(dir, sizeof(dir), "%s/sub/dir", f->dir);
+	assert_int_equal(stat(dir, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0700);
+	assert_int_equal(count_rows(f->path, "SELECT journal_mode = 'wal' "
+	    "FROM pragma_journal_mode"), 1);
+	assert_int_equal(count_rows(f->path, "PRAGMA user_version"),
+	    STORE_SCHEMA_VERSION);
+}
+
+static void
+record_then_duplicate(void **state)
+{
+	struct fixture *f = *state;
+	struct store_event ev = event("evt_1");
+	struct store_result r1, r2, r3;
+	char err[STORE_ERR_MAX];
+
+	assert_int_equal(store_record(f->st, &ev, 1000, &r1, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(r1.duplicate, 0);
+	assert_string_equal(r1.status, "received");
+	assert_int_equal(store_record(f->st, &ev, 2000, &r2, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(r2.duplicate, 1);
+	assert_int_equal(r2.rowid, r1.rowid);
+	assert_int_equal(store_record(f->st, &ev, 3000, &r3, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(r3.duplicates, 2);
+	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM events"),
+	    1);
+	/* The payload is kept byte for byte, NUL included. */
+	assert_int_equal(count_rows(f->path, "SELECT length(payload) FROM "
+	    "events"), 10);
+	assert_int_equal(count_rows(f->path, "SELECT last_seen_at FROM "
+	    "events"), 3000);
+	/* The same id from another provider is another event. */
+	ev.provider = "github";
+	assert_int_equal(store_record(f->st, &ev, 4000, &r1, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(r1.duplicate, 0);
+}
+
+static void
+rollback_leaves_nothing(void **state)
+{
+	struct fixture *f = *state;
+	struct store_event ev = event("evt_rb");
+	struct store_result r;
+	char err[STORE_ERR_MAX];
+
+	assert_int_equal(store_begin(f->st, err, sizeof(err)), IH_OK);
+	assert_int_equal(store_record(f->st, &ev, 1000, &r, err,
+	    sizeof(err)), IH_OK);
+	store_rollback(f->st);
+	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM events "
+	    "WHERE event_id = 'evt_rb'"), 0);
+}
+
+static void
+busy_past_timeout_fails(void **state)
+{
+	struct fixture *f = *state;
+	struct store_event ev = event("evt_busy");
+	struct store_result r;
+	char err[STORE_ERR_MAX];
+	sqlite3 *other;
+
+	assert_int_equal(sqlite3_open(f->path, &other), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL,
+	    NULL), SQLITE_OK);
+	assert_int_equal(store_record(f->st, &ev, 1000, &r, err,
+	    sizeof(err)), IH_ESTORE);
+	assert_non_null(strstr(err, "lock"));
+	sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_close(other);
+	/* Once the lock is gone, the same event records. */
+	assert_int_equal(store_record(f->st, &ev, 1000, &r, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(r.duplicate, 0);
+}
+
+static void
+reopen_is_harmless(void **state)
+{
+	struct fixture *f = *state;
+	struct store_opts o = { f->path, 1, 200 };
+	struct store *again = NULL;
+	char err[STORE_ERR_MAX];
+
+	assert_int_equal(store_open(&o, &again, err, sizeof(err)), IH_OK);
+	store_close(again);
+}
+
+static void
+newer_schema_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct store_opts o = { f->path, 2, 200 };
+	struct store *again = NULL;
+	char err[STORE_ERR_MAX];
+	sqlite3 *db;
+
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 999", NULL,
+	    NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(store_open(&o, &again, err, sizeof(err)),
+	    IH_ECONFIG);
+	assert_null(again);
+	assert_non_null(strstr(err, "newer"));
+}
+
+static void
+unwritable_path_fails(void **state)
+{
+	struct store_opts o = { "/dev/null/x/events.db", 2, 200 };
+	struct store *st = NULL;
+	char err[STORE_ERR_MAX];
+
+	(void)state;
+	assert_int_equal(store_open(&o, &st, err, sizeof(err)), IH_ESTORE);
+	assert_null(st);
+	assert_non_null(strstr(err, "/dev/null"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(created_owner_only_in_wal,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(record_then_duplicate, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(rollback_leaves_nothing, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(busy_past_timeout_fails, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(reopen_is_harmless, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(newer_schema_refused, setup,
+		    teardown),
+		cmocka_unit_test(unwritable_path_fails),
+	};
+
+	return cmocka_run_group_tests_name("store", tests, NULL, NULL);
+}

@@ -1,0 +1,239 @@
+/* test_stripe.c -- the Stripe-Signature scheme, against known vectors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ih.h"
+#include "stripe.h"
+#include "verify.h"
+
+/* Derived with openssl from Stripe's SDK test secret (providers.md). */
+#define SECRET	"whsec_test_secret"
+#define BODY	"{\"id\":\"evt_test_webhook\",\"object\":\"event\"}"
+#define TS	1492774577
+#define V1	"88a022085c6bdb887b02cb26ff76dd681234d9675c0f22844059f55552a8883a"
+#define OTHER	"0000000000000000000000000000000000000000000000000000000000000000"
+
+static char secret1[] = SECRET;
+static char secret2[] = "whsec_other_secret";
+
+static int
+check(const char *header, char *const *secrets, size_t n, time_t now,
+    long tol)
+{
+	size_t lens[4];
+	const char *why = NULL;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++)
+		lens[i] = strlen(secrets[i]);
+	rc = stripe_verify_header(header, BODY, strlen(BODY), secrets, lens,
+	    n, now, tol, 1, &why);
+	if (rc != IH_OK)
+		assert_non_null(why);
+	return rc;
+}
+
+static void
+vector_accepted(void **state)
+{
+	char *s[] = { secret1 };
+
+	(void)state;
+	assert_int_equal(check("t=1492774577,v1=" V1, s, 1, TS, 300), IH_OK);
+}
+
+static void
+sdk_style_header_accepted(void **state)
+{
+	char *s[] = { secret1 };
+	unsigned char mac[VERIFY_SHA256_LEN];
+	struct verify_part parts[3] = {
+		{ "1492774577", 10 }, { ".", 1 }, { BODY, sizeof(BODY) - 1 }
+	};
+	char hex[2 * VERIFY_SHA256_LEN + 1], header[128];
+	size_t i;
+
+	(void)state;
+	/* Sign as stripe-python's generate_header does, then verify. */
+	assert_int_equal(verify_hmac_sha256(SECRET, strlen(SECRET), parts, 3,
+	    mac), IH_OK);
+	for (i = 0; i < sizeof(mac); i++)
+		snprintf(hex + 2 * i, 3, "%02x", mac[i]);
+	assert_string_equal(hex, V1);
+	snprintf(header, sizeof(header), "t=%d,v1=%s", TS, hex);
+	assert_int_equal(check(header, s, 1, TS, 300), IH_OK);
+}
+
+static void
+uppercase_hex_accepted(void **state)
+{
+	char *s[] = { secret1 };
+	char header[128], *p;
+
+	(void)state;
+	snprintf(header, sizeof(header), "t=1492774577,v1=%s", V1);
+	for (p = header; *p; p++)
+		if (*p >= 'a' && *p <= 'f')
+			*p = (char)(*p - 'a' + 'A');
+	assert_int_equal(check(header, s, 1, TS, 300), IH_OK);
+}
+
+static void
+multi_v1_with_junk_accepted(void **state)
+{
+	char *s[] = { secret1 };
+
+	(void)state;
+	assert_int_equal(check("t=1492774577,v1=" OTHER ",v1=" V1, s, 1, TS,
+	    300), IH_OK);
+	assert_int_equal(check("t=1492774577,v1=nothex,v1=" V1, s, 1, TS,
+	    300), IH_OK);
+}
+
+static void
+reordered_items_accepted(void **state)
+{
+	char *s[] = { secret1 };
+
+	(void)state;
+	assert_int_equal(check("v0=" OTHER ",v1=" V1 ",t=1492774577", s, 1,
+	    TS, 300), IH_OK);
+}
+
+static void
+rotation_any_secret_accepted(void **state)
+{
+	char *s[] = { secret2, secret1 };
+	char *only_other[] = { secret2 };
+
+	(void)state;
+	assert_int_equal(check("t=1492774577,v1=" V1, s, 2, TS, 300), IH_OK);
+	assert_int_equal(check("t=1492774577,v1=" V1, only_other, 1, TS,
+	    300), IH_EAUTH);
+}
+
+static void
+forged_rejected(void **state)
+{
+	char *s[] = { secret1 };
+
+	(void)state;
+	assert_int_equal(check("t=1492774577,v1=" OTHER, s, 1, TS, 300),
+	    IH_EAUTH);
+	/* The same MAC on another timestamp is a forgery too. */
+	assert_int_equal(check("t=1492774578,v1=" V1, s, 1, TS, 300),
+	    IH_EAUTH);
+}
+
+static void
+truncated_rejected(void **state)
+{
+	char *s[] = { secret1 };
+	char header[128];
+
+	(void)state;
+	snprintf(header, sizeof(header), "t=1492774577,v1=%.62s", V1);
+	assert_int_equal(check(header, s, 1, TS, 300), IH_EAUTH);
+	snprintf(header, sizeof(header), "t=1492774577,v1=%.63s", V1);
+	assert_int_equal(check(header, s, 1, TS, 300), IH_EAUTH);
+	assert_int_equal(check("t=1492774577,v1=", s, 1, TS, 300), IH_EAUTH);
+	assert_int_equal(check("t=1492774577", s, 1, TS, 300), IH_EAUTH);
+}
+
+static void
+v0_only_rejected(void **state)
+{
+	char *s[] = { secret1 };
+
+	(void)state;
+	/* A correct MAC under v0 must not be accepted: downgrade. */
+	assert_int_equal(check("t=1492774577,v0=" V1, s, 1, TS, 300),
+	    IH_EAUTH);
+	assert_int_equal(check("t=1492774577,v2=" V1, s, 1, TS, 300),
+	    IH_EAUTH);
+}
+
+static void
+missing_and_malformed_rejected(void **state)
+{
+	char *s[] = { secret1 };
+
+	(void)state;
+	assert_int_equal(check(NULL, s, 1, TS, 300), IH_EAUTH);
+	assert_int_equal(check("", s, 1, TS, 300), IH_EAUTH);
+	assert_int_equal(check("v1=" V1, s, 1, TS, 300), IH_EAUTH);
+	assert_int_equal(check("t=1492774577,t=1492774577,v1=" V1, s, 1, TS,
+	    300), IH_EAUTH);
+	assert_int_equal(check("garbage", s, 1, TS, 300), IH_EAUTH);
+}
+
+static void
+stale_both_directions(void **state)
+{
+	char *s[] = { secret1 };
+
+	(void)state;
+	assert_int_equal(check("t=1492774577,v1=" V1, s, 1, TS + 300, 300),
+	    IH_OK);
+	assert_int_equal(check("t=1492774577,v1=" V1, s, 1, TS + 301, 300),
+	    IH_ESTALE);
+	assert_int_equal(check("t=1492774577,v1=" V1, s, 1, TS - 300, 300),
+	    IH_OK);
+	assert_int_equal(check("t=1492774577,v1=" V1, s, 1, TS - 301, 300),
+	    IH_ESTALE);
+	/* A tolerance of 0 must not disable the check. */
+	assert_int_equal(check("t=1492774577,v1=" V1, s, 1, TS + 3600, 0),
+	    IH_ESTALE);
+}
+
+static void
+no_secret_rejected(void **state)
+{
+	(void)state;
+	assert_int_equal(check("t=1492774577,v1=" V1, NULL, 0, TS, 300),
+	    IH_EAUTH);
+}
+
+static void
+too_many_v1_rejected(void **state)
+{
+	struct stripe_sig sig;
+	char header[2048];
+	size_t i, len;
+
+	(void)state;
+	len = (size_t)snprintf(header, sizeof(header), "t=1");
+	for (i = 0; i < STRIPE_MAX_V1 + 1; i++)
+		len += (size_t)snprintf(header + len, sizeof(header) - len,
+		    ",v1=%s", OTHER);
+	assert_int_equal(stripe_parse_header(header, len, &sig), IH_EINVAL);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(vector_accepted),
+		cmocka_unit_test(sdk_style_header_accepted),
+		cmocka_unit_test(uppercase_hex_accepted),
+		cmocka_unit_test(multi_v1_with_junk_accepted),
+		cmocka_unit_test(reordered_items_accepted),
+		cmocka_unit_test(rotation_any_secret_accepted),
+		cmocka_unit_test(forged_rejected),
+		cmocka_unit_test(truncated_rejected),
+		cmocka_unit_test(v0_only_rejected),
+		cmocka_unit_test(missing_and_malformed_rejected),
+		cmocka_unit_test(stale_both_directions),
+		cmocka_unit_test(no_secret_rejected),
+		cmocka_unit_test(too_many_v1_rejected),
+	};
+
+	return cmocka_run_group_tests_name("stripe", tests, NULL, NULL);
+}

@@ -1,0 +1,186 @@
+/* test_verify.c -- decoding, HMAC and comparison primitives. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ih.h"
+#include "verify.h"
+
+static void
+hmac_github_vector(void **state)
+{
+	/* GitHub's documented example (providers.md). */
+	static const char key[] = "It's a Secret to Everybody";
+	struct verify_part part = { "Hello, World!", 13 };
+	unsigned char mac[VERIFY_SHA256_LEN], want[VERIFY_SHA256_LEN];
+	size_t n;
+
+	(void)state;
+	assert_int_equal(verify_hex_decode(
+	    "757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17",
+	    64, want, sizeof(want), &n), IH_OK);
+	assert_int_equal(n, 32);
+	assert_int_equal(verify_hmac_sha256(key, strlen(key), &part, 1, mac),
+	    IH_OK);
+	assert_memory_equal(mac, want, 32);
+}
+
+static void
+hmac_parts_equal_whole(void **state)
+{
+	struct verify_part whole = { "abc.def", 7 };
+	struct verify_part parts[3] = { { "abc", 3 }, { ".", 1 },
+	    { "def", 3 } };
+	unsigned char a[32], b[32];
+
+	(void)state;
+	assert_int_equal(verify_hmac_sha256("k", 1, &whole, 1, a), IH_OK);
+	assert_int_equal(verify_hmac_sha256("k", 1, parts, 3, b), IH_OK);
+	assert_memory_equal(a, b, 32);
+	/* An empty key is legal HMAC, and must not crash. */
+	assert_int_equal(verify_hmac_sha256("", 0, &whole, 1, a), IH_OK);
+}
+
+static void
+hex_decode_table(void **state)
+{
+	static const struct {
+		const char	*in;
+		int		 rc;
+		size_t		 n;
+	} t[] = {
+		{ "", IH_OK, 0 }, { "00ff", IH_OK, 2 }, { "AbCd", IH_OK, 2 },
+		{ "0", IH_EINVAL, 0 }, { "0g", IH_EINVAL, 0 },
+		{ "zz", IH_EINVAL, 0 }, { "0 ", IH_EINVAL, 0 },
+		{ "000000", IH_ETOOBIG, 0 },
+	};
+	unsigned char out[2];
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		n = 99;
+		assert_int_equal(verify_hex_decode(t[i].in, strlen(t[i].in),
+		    out, sizeof(out), &n), t[i].rc);
+		if (t[i].rc == IH_OK)
+			assert_int_equal(n, t[i].n);
+	}
+}
+
+static void
+b64_decode_table(void **state)
+{
+	static const struct {
+		const char	*in;
+		int		 rc;
+		const char	*out;
+	} t[] = {
+		{ "Zm9v", IH_OK, "foo" }, { "Zm8=", IH_OK, "fo" },
+		{ "Zg==", IH_OK, "f" }, { "", IH_EINVAL, NULL },
+		{ "Zg=", IH_EINVAL, NULL }, { "Zg", IH_EINVAL, NULL },
+		{ "Z===", IH_EINVAL, NULL }, { "Zm9v\n", IH_EINVAL, NULL },
+		{ "Zm 9", IH_EINVAL, NULL }, { "Zm-_", IH_EINVAL, NULL },
+		{ "=Zm9", IH_EINVAL, NULL }, { "Zm9vYmFy", IH_ETOOBIG, NULL },
+	};
+	unsigned char out[4];
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		n = 99;
+		assert_int_equal(verify_b64_decode(t[i].in, strlen(t[i].in),
+		    out, sizeof(out), &n), t[i].rc);
+		if (t[i].rc == IH_OK) {
+			assert_int_equal(n, strlen(t[i].out));
+			assert_memory_equal(out, t[i].out, n);
+		}
+	}
+}
+
+static void
+equal_checks_length(void **state)
+{
+	(void)state;
+	assert_int_equal(verify_equal("abc", 3, "abc", 3), 1);
+	assert_int_equal(verify_equal("abc", 3, "abd", 3), 0);
+	assert_int_equal(verify_equal("abc", 3, "ab", 2), 0);
+	assert_int_equal(verify_equal("", 0, "", 0), 1);
+}
+
+static void
+timestamp_window(void **state)
+{
+	long long ts;
+
+	(void)state;
+	assert_int_equal(verify_timestamp("1000", 4, 1000, 300, &ts), IH_OK);
+	assert_int_equal(ts, 1000);
+	assert_int_equal(verify_timestamp("700", 3, 1000, 300, &ts), IH_OK);
+	assert_int_equal(verify_timestamp("699", 3, 1000, 300, &ts),
+	    IH_ESTALE);
+	assert_int_equal(verify_timestamp("1301", 4, 1000, 300, &ts),
+	    IH_ESTALE);
+	assert_int_equal(verify_timestamp("", 0, 1000, 300, &ts), IH_EINVAL);
+	assert_int_equal(verify_timestamp("-5", 2, 1000, 300, &ts),
+	    IH_EINVAL);
+	assert_int_equal(verify_timestamp("1e3", 3, 1000, 300, &ts),
+	    IH_EINVAL);
+	assert_int_equal(verify_timestamp("9999999999999999999", 19, 1000,
+	    300, &ts), IH_EINVAL);
+}
+
+static void
+any_tries_every_pair(void **state)
+{
+	char k1[] = "one", k2[] = "two";
+	char *keys[] = { k1, k2 };
+	size_t lens[] = { 3, 3 };
+	struct verify_part part = { "msg", 3 };
+	struct verify_mac macs[2];
+
+	(void)state;
+	memset(macs, 0, sizeof(macs));
+	macs[0].len = 32;
+	assert_int_equal(verify_hmac_sha256("two", 3, &part, 1, macs[1].mac),
+	    IH_OK);
+	macs[1].len = 32;
+	assert_int_equal(verify_any(keys, lens, 2, &part, 1, macs, 2), IH_OK);
+	assert_int_equal(verify_any(keys, lens, 1, &part, 1, macs, 2),
+	    IH_EAUTH);
+	assert_int_equal(verify_any(keys, lens, 2, &part, 1, macs, 1),
+	    IH_EAUTH);
+	assert_int_equal(verify_any(keys, lens, 0, &part, 1, macs, 2),
+	    IH_EAUTH);
+}
+
+static void
+sha256_hex_vector(void **state)
+{
+	char hex[VERIFY_SHA256_HEX];
+
+	(void)state;
+	assert_int_equal(verify_sha256_hex("abc", 3, hex), IH_OK);
+	assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223"
+	    "b00361a396177a9cb410ff61f20015ad");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(hmac_github_vector),
+		cmocka_unit_test(hmac_parts_equal_whole),
+		cmocka_unit_test(hex_decode_table),
+		cmocka_unit_test(b64_decode_table),
+		cmocka_unit_test(equal_checks_length),
+		cmocka_unit_test(timestamp_window),
+		cmocka_unit_test(any_tries_every_pair),
+		cmocka_unit_test(sha256_hex_vector),
+	};
+
+	return cmocka_run_group_tests_name("verify", tests, NULL, NULL);
+}
