@@ -223,6 +223,52 @@ def case_concurrent(spec, srv, n=50):
     check_eq(row.get("duplicates"), n - 1, "duplicates after %d concurrent deliveries" % n)
 
 
+def case_concurrent_distinct(spec, srv, n=50):
+    """n different events at once: every one accepted and stored."""
+    ids = [spec.new_id("many%d" % i) for i in range(n)]
+    reqs = []
+    for eid in ids:
+        body = spec.body(eid, spec.default_type)
+        reqs.append((body, spec.headers(srv, body, eid, spec.default_type)))
+    results = parallel(n, lambda i: srv.post(srv.url(spec.name), *reqs[i]))
+    bad = [(ids[i], r) for i, r in enumerate(results)
+           if isinstance(r, Exception) or r is None or r.status != 200
+           or (r.json() or {}).get("status") != "accepted"]
+    check(not bad, "%d of %d not accepted, e.g. %r" % (len(bad), n, bad[:3]))
+    missing = [eid for eid in ids if len(srv.rows(spec.name, spec.db_event_id(eid))) != 1]
+    check(not missing, "%d events without exactly one row, e.g. %r" % (len(missing), missing[:3]))
+
+
+def case_chunked(spec, srv):
+    """A chunked request body (no Content-Length from the client)."""
+    eid = spec.new_id("chunked")
+    body = spec.body(eid, spec.default_type, pad=5000)
+    r = srv.post(srv.url(spec.name), body, spec.headers(srv, body, eid, spec.default_type),
+                 chunked=True)
+    expect_accepted(r, "chunked delivery")
+    check_eq(as_bytes(one_row(srv, spec, eid)["payload"]), body, "stored payload")
+
+
+def case_query_string(spec, srv):
+    eid = spec.new_id("qs")
+    body = spec.body(eid, spec.default_type)
+    r = srv.post(srv.url(spec.name) + "?source=test&x=1", body,
+                 spec.headers(srv, body, eid, spec.default_type))
+    expect_accepted(r, "delivery to a URL with a query string")
+
+
+def case_restart(spec, srv, eid_holder):
+    """The store survives a restart: a redelivery afterwards is a duplicate."""
+    eid = spec.new_id("restart")
+    r, body = spec.deliver(srv, eid)
+    expect_accepted(r, "before the restart")
+    srv.stop()
+    srv.start()
+    r = srv.post(srv.url(spec.name), body, spec.headers(srv, body, eid, spec.default_type))
+    expect_duplicate(r, "redelivery after the restart")
+    check_eq(one_row(srv, spec, eid)["duplicates"], 1, "duplicates")
+
+
 LOG_FIELDS = ("provider=", "event=", "type=", "outcome=", "status=", "ms=")
 
 
@@ -371,6 +417,10 @@ def run_common(tap, spec, srv):
     tap.run(p + "GET/PUT -> 405 with Allow: POST", case_method, spec, srv)
     tap.run(p + "50 concurrent deliveries of one event -> 1 accepted, 49 duplicate",
             case_concurrent, spec, srv)
+    tap.run(p + "50 concurrent distinct events -> 50 accepted, 50 rows",
+            case_concurrent_distinct, spec, srv)
+    tap.run(p + "chunked request body accepted byte-identical", case_chunked, spec, srv)
+    tap.run(p + "URL with a query string accepted", case_query_string, spec, srv)
 
 
 def run_failure_modes(tap, spec, bindir, servers):
@@ -389,6 +439,8 @@ def run_final(tap, spec, srv):
     tap.run(p + "one log line per request with provider/event/type/outcome/status/ms, no secrets",
             case_log_lines, spec, srv)
     tap.run(p + "no sanitizer reports in the errorlog", case_sanitizers, srv)
+    tap.run(p + "store survives a lighttpd restart: redelivery -> duplicate",
+            case_restart, spec, srv, None)
 
 
 def dumps_pretty(obj):

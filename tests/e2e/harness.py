@@ -498,7 +498,8 @@ class Server:
     def url(self, provider):
         return "/hooks/" + provider
 
-    def request(self, method, path, body=b"", headers=None, timeout=HTTP_TIMEOUT):
+    def request(self, method, path, body=b"", headers=None, timeout=HTTP_TIMEOUT,
+                chunked=False):
         if self.proc is None:
             raise HarnessError("server %s is not running" % self.name)
         if isinstance(body, str):
@@ -513,11 +514,18 @@ class Server:
                     if len(part) >= 16:
                         self.signatures.add(part)
         with self.sent_lock:
-            self.sent[path] = self.sent.get(path, 0) + 1
+            key = path.split("?", 1)[0]
+            self.sent[key] = self.sent.get(key, 0) + 1
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         try:
             if method in ("GET", "HEAD", "DELETE", "OPTIONS") and not body:
                 conn.request(method, path, headers=headers)
+            elif chunked:  # Transfer-Encoding: chunked, no Content-Length
+                if "Content-Type" not in headers:
+                    headers["Content-Type"] = "application/json"
+                pieces = [body[i:i + 1000] for i in range(0, len(body), 1000)]
+                conn.request(method, path, body=iter(pieces), headers=headers,
+                             encode_chunked=True)
             else:
                 if "Content-Type" not in headers:
                     headers["Content-Type"] = "application/json"
@@ -529,8 +537,8 @@ class Server:
         finally:
             conn.close()
 
-    def post(self, path, body, headers=None, timeout=HTTP_TIMEOUT):
-        return self.request("POST", path, body, headers, timeout)
+    def post(self, path, body, headers=None, timeout=HTTP_TIMEOUT, chunked=False):
+        return self.request("POST", path, body, headers, timeout, chunked)
 
     def get(self, path, headers=None):
         return self.request("GET", path, b"", headers)

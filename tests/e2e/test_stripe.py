@@ -229,6 +229,36 @@ def empty_body(srv):
     bad_body(srv, b"", "empty body")
 
 
+def trailing_garbage(srv):
+    bad = []
+    for what, tail in (("text", b" trailing"), ("NUL byte", b"\x00garbage"),
+                       ("second object", b'{"id":"evt_other","type":"x"}')):
+        eid = SPEC.new_id("tail")
+        body = ('{"id":"%s","object":"event","type":"charge.created"}' % eid).encode() + tail
+        r = post_signed(srv, body, sign_stripe(srv.secrets["stripe"], body))
+        if r.status != 400:
+            bad.append("%s -> %d" % (what, r.status))
+        elif srv.rows("stripe", eid):
+            bad.append("%s: row written" % what)
+    check(not bad, "expected 400 for JSON followed by: " + "; ".join(bad))
+
+
+def nul_in_body(srv):
+    """A signed body with an escaped NUL and raw UTF-8 is stored byte-identical."""
+    eid = SPEC.new_id("bytes")
+    body = ('{"id":"%s","object":"event","type":"charge.created",' % eid).encode() + \
+        b'"note":"a\\u0000b \xe2\x9c\x93 \xf0\x9f\x92\xb3"}'
+    expect_accepted(post_signed(srv, body, sign_stripe(srv.secrets["stripe"], body)))
+    check_eq(as_bytes(one_row(srv, SPEC, eid)["payload"]), body, "stored payload")
+
+
+def lowercase_header(srv):
+    eid = SPEC.new_id("lc")
+    body = SPEC.body(eid, SPEC.default_type)
+    r = srv.post("/hooks/stripe", body, {"stripe-signature": sign_stripe(srv.secrets["stripe"], body)})
+    expect_accepted(r)
+
+
 def top_level_fields(srv):
     """data (with its own id and type) comes before the top-level keys."""
     eid = SPEC.new_id("order")
@@ -334,17 +364,21 @@ def main():
             t("stripe: JSON array -> 400", array_json, srv)
             t("stripe: top-level id/type used, not data.object's", top_level_fields, srv)
             t("stripe: JSON-escaped id stored decoded", escaped_id, srv)
+            t("stripe: JSON followed by trailing bytes -> 400", trailing_garbage, srv)
+            t("stripe: escaped NUL and multi-byte UTF-8 stored byte-identical", nul_in_body, srv)
+            t("stripe: header name in lower case accepted", lowercase_header, srv)
             cases.run_final(tap, SPEC, srv)
             main_srv.stop()
 
         # --- limits server: small body limit and tolerance through env
         lim = servers.add(Server(bindir, providers=["stripe"], name="limits",
-                                 env={"IDEMHOOK_MAX_BODY": "1024", "IDEMHOOK_TOLERANCE": "30"},
+                                 env={"IDEMHOOK_MAX_BODY": "1024", "IDEMHOOK_TOLERANCE": "30",
+                                      "IDEMHOOK_SYNCHRONOUS": "NORMAL"},
                                  provider_env={"stripe": {
                                      "IDEMHOOK_STRIPE_SECRET_2": "whsec_" + os.urandom(16).hex(),
                                      "IDEMHOOK_STRIPE_SECRET_3": "whsec_" + os.urandom(16).hex(),
                                      "IDEMHOOK_STRIPE_SECRET_4": "whsec_" + os.urandom(16).hex()}}))
-        if tap.run("stripe: lighttpd starts (IDEMHOOK_MAX_BODY=1024, IDEMHOOK_TOLERANCE=30)", lim.start):
+        if tap.run("stripe: lighttpd starts (IDEMHOOK_MAX_BODY=1024, IDEMHOOK_TOLERANCE=30, IDEMHOOK_SYNCHRONOUS=NORMAL)", lim.start):
             t = tap.run
             t("stripe: body > IDEMHOOK_MAX_BODY -> 413; exactly the limit -> accepted", max_body, lim, 1024)
             t("stripe: IDEMHOOK_TOLERANCE=30: t-45 -> 401", timestamp_case, lim, -45, 401)
