@@ -14,7 +14,7 @@ CC       ?= cc
 SANITIZE ?= 0
 
 # The providers: one handlers/<name>.c each, built as <name>.fcgi.
-PROVIDERS = stripe
+PROVIDERS = stripe github shopify asaas standard
 
 PKGS      = sqlite3 libcrypto fcgi
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)

@@ -1,0 +1,248 @@
+/*
+ * asaas.c -- the Asaas endpoint.
+ *
+ * Asaas signs nothing: every call carries the webhook's static token in
+ * the asaas-access-token header.  It is compared in constant time with
+ * each configured token (several during a rotation), every one of them
+ * tried whatever the outcome.  There is no timestamp.
+ *
+ * The event id is the body's "id" (it may contain '&'), the type its
+ * "event" ("PAYMENT_RECEIVED"), and the payment's "payment"."id", when
+ * present, is the order key, so that one payment's events can be read
+ * in order.
+ *
+ * Asaas counts only a literal 200 as success and pauses the webhook's
+ * whole queue after 15 failures.  So an authenticated body that cannot
+ * be used (not JSON, no id or event) is not refused: keep_unusable makes
+ * the library store it as quarantined and answer 200.
+ */
+#include <string.h>
+
+#include "asaas.h"
+#include "ih.h"
+#include "log.h"
+#include "provider.h"
+#include "serve.h"
+#include "verify.h"
+
+int
+asaas_verify_token(const char *token, char *const *tokens,
+    const size_t *token_len, size_t ntokens, const char **why)
+{
+	size_t i, len;
+	int match = 0;
+
+	if (token == NULL || *token == '\0') {
+		*why = "missing asaas-access-token header";
+		return IH_EAUTH;
+	}
+	len = strlen(token);
+	for (i = 0; i < ntokens; i++)
+		match |= token_len[i] > 0 &&
+		    verify_equal(token, len, tokens[i], token_len[i]);
+	if (!match) {
+		*why = "asaas-access-token matches no configured token";
+		return IH_EAUTH;
+	}
+	return IH_OK;
+}
+
+static int
+asaas_verify(const struct provider_req *pr, const char **why)
+{
+	return asaas_verify_token(request_header(pr->req,
+	    "asaas-access-token"), pr->cfg->secrets, pr->cfg->secret_len,
+	    pr->cfg->nsecrets, why);
+}
+
+static int
+asaas_identify(const struct provider_req *pr, struct ident *id,
+    const char **why)
+{
+	static const char *const keys[] = { "id", "event" };
+	char *vals[2];
+	int rc;
+
+	rc = json_fields(pr->json, pr->req->body, pr->req->body_len, keys, 2,
+	    vals);
+	if (rc != IH_OK) {
+		*why = "body is not a JSON object";
+		return rc == IH_ENOMEM ? rc : IH_EBODY;
+	}
+	id->event_id = vals[0];
+	id->event_type = vals[1];
+	if (id->event_id == NULL || *id->event_id == '\0') {
+		*why = "body has no string \"id\"";
+		return IH_EBODY;
+	}
+	if (id->event_type == NULL || *id->event_type == '\0') {
+		*why = "body has no string \"event\"";
+		return IH_EBODY;
+	}
+	/* Not every event concerns a payment: no order key then. */
+	rc = json_path_text(pr->json, pr->req->body, pr->req->body_len,
+	    "$.payment.id", &id->order_key);
+	if (rc == IH_ENOMEM)
+		return rc;
+	return IH_OK;
+}
+
+/*
+ * The payment events Asaas documents.  Adding behaviour for one is a
+ * change to its case below.
+ */
+enum asaas_type {
+	AS_UNKNOWN = 0,
+	AS_PAYMENT_CREATED,
+	AS_PAYMENT_UPDATED,
+	AS_PAYMENT_DELETED,
+	AS_PAYMENT_RESTORED,
+	AS_PAYMENT_CONFIRMED,
+	AS_PAYMENT_RECEIVED,
+	AS_PAYMENT_OVERDUE,
+	AS_PAYMENT_ANTICIPATED,
+	AS_PAYMENT_REFUNDED,
+	AS_PAYMENT_PARTIALLY_REFUNDED,
+	AS_PAYMENT_REFUND_IN_PROGRESS,
+	AS_PAYMENT_AUTHORIZED,
+	AS_PAYMENT_CREDIT_CARD_CAPTURE_REFUSED,
+	AS_PAYMENT_CHARGEBACK_REQUESTED,
+	AS_PAYMENT_CHARGEBACK_DISPUTE,
+	AS_PAYMENT_AWAITING_CHARGEBACK_REVERSAL,
+	AS_PAYMENT_AWAITING_RISK_ANALYSIS,
+	AS_PAYMENT_APPROVED_BY_RISK_ANALYSIS,
+	AS_PAYMENT_REPROVED_BY_RISK_ANALYSIS,
+	AS_PAYMENT_RECEIVED_IN_CASH_UNDONE,
+	AS_PAYMENT_DUNNING_REQUESTED,
+	AS_PAYMENT_DUNNING_RECEIVED,
+	AS_PAYMENT_BANK_SLIP_VIEWED,
+	AS_PAYMENT_CHECKOUT_VIEWED
+};
+
+static const struct {
+	const char		*name;
+	enum asaas_type		 type;
+} asaas_types[] = {
+	{ "PAYMENT_CREATED",		AS_PAYMENT_CREATED },
+	{ "PAYMENT_UPDATED",		AS_PAYMENT_UPDATED },
+	{ "PAYMENT_DELETED",		AS_PAYMENT_DELETED },
+	{ "PAYMENT_RESTORED",		AS_PAYMENT_RESTORED },
+	{ "PAYMENT_CONFIRMED",		AS_PAYMENT_CONFIRMED },
+	{ "PAYMENT_RECEIVED",		AS_PAYMENT_RECEIVED },
+	{ "PAYMENT_OVERDUE",		AS_PAYMENT_OVERDUE },
+	{ "PAYMENT_ANTICIPATED",	AS_PAYMENT_ANTICIPATED },
+	{ "PAYMENT_REFUNDED",		AS_PAYMENT_REFUNDED },
+	{ "PAYMENT_PARTIALLY_REFUNDED",	AS_PAYMENT_PARTIALLY_REFUNDED },
+	{ "PAYMENT_REFUND_IN_PROGRESS",	AS_PAYMENT_REFUND_IN_PROGRESS },
+	{ "PAYMENT_AUTHORIZED",		AS_PAYMENT_AUTHORIZED },
+	{ "PAYMENT_CREDIT_CARD_CAPTURE_REFUSED",
+	    AS_PAYMENT_CREDIT_CARD_CAPTURE_REFUSED },
+	{ "PAYMENT_CHARGEBACK_REQUESTED", AS_PAYMENT_CHARGEBACK_REQUESTED },
+	{ "PAYMENT_CHARGEBACK_DISPUTE",	AS_PAYMENT_CHARGEBACK_DISPUTE },
+	{ "PAYMENT_AWAITING_CHARGEBACK_REVERSAL",
+	    AS_PAYMENT_AWAITING_CHARGEBACK_REVERSAL },
+	{ "PAYMENT_AWAITING_RISK_ANALYSIS", AS_PAYMENT_AWAITING_RISK_ANALYSIS },
+	{ "PAYMENT_APPROVED_BY_RISK_ANALYSIS",
+	    AS_PAYMENT_APPROVED_BY_RISK_ANALYSIS },
+	{ "PAYMENT_REPROVED_BY_RISK_ANALYSIS",
+	    AS_PAYMENT_REPROVED_BY_RISK_ANALYSIS },
+	{ "PAYMENT_RECEIVED_IN_CASH_UNDONE",
+	    AS_PAYMENT_RECEIVED_IN_CASH_UNDONE },
+	{ "PAYMENT_DUNNING_REQUESTED",	AS_PAYMENT_DUNNING_REQUESTED },
+	{ "PAYMENT_DUNNING_RECEIVED",	AS_PAYMENT_DUNNING_RECEIVED },
+	{ "PAYMENT_BANK_SLIP_VIEWED",	AS_PAYMENT_BANK_SLIP_VIEWED },
+	{ "PAYMENT_CHECKOUT_VIEWED",	AS_PAYMENT_CHECKOUT_VIEWED },
+};
+
+static enum asaas_type
+asaas_type_of(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(asaas_types) / sizeof(asaas_types[0]); i++)
+		if (strcmp(asaas_types[i].name, name) == 0)
+			return asaas_types[i].type;
+	return AS_UNKNOWN;
+}
+
+static int
+asaas_handle(const struct dispatch_event *ev, struct dispatch_ctx *ctx,
+    char *err, size_t errlen)
+{
+	char cid[LOG_CLEAN_SIZE], ctype[LOG_CLEAN_SIZE];
+	const char *what;
+
+	(void)err;
+	(void)errlen;
+	switch (asaas_type_of(ev->event_type)) {
+	case AS_PAYMENT_CONFIRMED:
+		/* Paid; the balance is not yet available. */
+		what = "payment confirmed";
+		break;
+	case AS_PAYMENT_RECEIVED:
+		what = "payment received";
+		break;
+	case AS_PAYMENT_RECEIVED_IN_CASH_UNDONE:
+	case AS_PAYMENT_REFUNDED:
+	case AS_PAYMENT_PARTIALLY_REFUNDED:
+	case AS_PAYMENT_REFUND_IN_PROGRESS:
+		what = "money returned";
+		break;
+	case AS_PAYMENT_CHARGEBACK_REQUESTED:
+	case AS_PAYMENT_CHARGEBACK_DISPUTE:
+	case AS_PAYMENT_AWAITING_CHARGEBACK_REVERSAL:
+		what = "chargeback";
+		break;
+	case AS_PAYMENT_OVERDUE:
+	case AS_PAYMENT_CREDIT_CARD_CAPTURE_REFUSED:
+	case AS_PAYMENT_REPROVED_BY_RISK_ANALYSIS:
+		what = "payment failed or late";
+		break;
+	case AS_PAYMENT_CREATED:
+	case AS_PAYMENT_UPDATED:
+	case AS_PAYMENT_DELETED:
+	case AS_PAYMENT_RESTORED:
+		what = "payment changed";
+		break;
+	case AS_PAYMENT_ANTICIPATED:
+	case AS_PAYMENT_AUTHORIZED:
+	case AS_PAYMENT_AWAITING_RISK_ANALYSIS:
+	case AS_PAYMENT_APPROVED_BY_RISK_ANALYSIS:
+	case AS_PAYMENT_DUNNING_REQUESTED:
+	case AS_PAYMENT_DUNNING_RECEIVED:
+	case AS_PAYMENT_BANK_SLIP_VIEWED:
+	case AS_PAYMENT_CHECKOUT_VIEWED:
+		what = "recorded";
+		break;
+	case AS_UNKNOWN:
+	default:
+		what = "recorded (type not in the switch)";
+		break;
+	}
+	log_clean(cid, ev->event_id, (size_t)-1);
+	log_clean(ctype, ev->event_type, (size_t)-1);
+	log_emit(ctx->log, "provider=asaas event=%s type=%s processed: %s",
+	    cid, ctype, what);
+	return IH_OK;
+}
+
+/* The token is a bearer secret: it is never stored with the event. */
+static const char *const asaas_kept[] = { NULL };
+
+const struct provider asaas_provider = {
+	.name = "asaas",
+	.secret_var = "IDEMHOOK_ASAAS_TOKEN",
+	.kept_headers = asaas_kept,
+	.verify = asaas_verify,
+	.identify = asaas_identify,
+	.handle = asaas_handle,
+	.keep_unusable = 1,
+};
+
+#ifndef IH_NO_MAIN
+int
+main(void)
+{
+	return serve_main(&asaas_provider);
+}
+#endif

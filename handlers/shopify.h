@@ -1,0 +1,31 @@
+/*
+ * shopify.h -- the Shopify scheme's parts, exposed for the unit tests and
+ * the fuzz harness.  See shopify.c for the scheme.
+ */
+#ifndef IH_SHOPIFY_H
+#define IH_SHOPIFY_H
+
+#include <stddef.h>
+
+#include "provider.h"
+#include "verify.h"
+
+/*
+ * Parses an X-Shopify-Hmac-Sha256 value, the standard padded base64 of
+ * 32 bytes, into mac.  Returns IH_OK, or IH_EINVAL for anything else.
+ */
+int	shopify_parse_hmac(const char *h, size_t len, struct verify_mac *mac);
+
+/*
+ * Verifies header (NULL when absent) over the raw body with any of the
+ * secrets, each used as its bytes.  An empty body is refused, as
+ * Shopify's own library does.  Returns IH_OK or IH_EAUTH; *why gets a
+ * static reason that holds no secret.
+ */
+int	shopify_verify_header(const char *header, const void *body,
+	    size_t len, char *const *secrets, const size_t *secret_len,
+	    size_t nsecrets, const char **why);
+
+extern const struct provider shopify_provider;
+
+#endif
