@@ -4,6 +4,30 @@ A provider test module describes its provider with a Spec subclass (how to
 build a valid, an unsigned and a forged delivery for an event id) and calls
 run_common(); provider-specific cases (timestamps, rotation formats, where
 the id comes from) stay in test_<provider>.py.
+
+A new provider, e.g. tests/e2e/test_github.py, needs little code:
+
+    sys.dont_write_bytecode = True
+    from harness import Server, Servers, Tap, bin_dir, sign_github
+    import cases
+
+    class GithubSpec(cases.Spec):
+        name = "github"
+        default_type = "push"
+        def body(self, event_id, event_type, pad=0):
+            return cases.dumps_pretty({"ref": "refs/heads/main", "pad": "x" * pad})
+        def headers(self, server, body, event_id, event_type, secret=None):
+            return {"X-GitHub-Delivery": event_id, "X-GitHub-Event": event_type,
+                    "X-GitHub-Hook-ID": "1",
+                    "X-Hub-Signature-256": sign_github(secret or server.secrets["github"], body)}
+        def unsigned_headers(...): same without X-Hub-Signature-256
+        def forged_headers(...):   same with "sha256=" + os.urandom(32).hex()
+        def db_event_id(self, event_id): return <what the store keys on>
+
+    then in main(): start a Server(bindir, providers=["github"]), call
+    cases.run_common(tap, SPEC, srv), provider cases, cases.run_final(...),
+    cases.run_failure_modes(tap, SPEC, bindir, servers); see test_stripe.py.
+    Print "ok - github: ... # SKIP no github.fcgi" if the binary is absent.
 """
 
 import json
@@ -423,12 +447,37 @@ def run_common(tap, spec, srv):
     tap.run(p + "URL with a query string accepted", case_query_string, spec, srv)
 
 
+def case_fail_closed(spec, bindir, servers):
+    """Misconfiguration never accepts: an unparsable setting, or an empty
+    secret (with a delivery signed by that empty key), gives no 2xx and
+    writes nothing."""
+    bad = []
+    for what, kw in (("IDEMHOOK_TOLERANCE=abc", {"env": {"IDEMHOOK_TOLERANCE": "abc"}}),
+                     ("IDEMHOOK_MAX_BODY=-1", {"env": {"IDEMHOOK_MAX_BODY": "-1"}}),
+                     ("empty secret", {"secrets": {spec.name: ""}})):
+        srv = servers.add(Server(bindir, providers=[spec.name], name="misconfigured", **kw))
+        try:
+            srv.start()
+        except Exception:  # noqa: BLE001 - refusing to start is fail-closed too
+            continue
+        eid = spec.new_id("misconf")
+        r, _ = spec.deliver(srv, eid, secret=srv.secrets[spec.name] or None)
+        if 200 <= r.status < 300:
+            bad.append("%s -> %d %r" % (what, r.status, r.body[:80]))
+        elif srv.rows(spec.name, spec.db_event_id(eid)):
+            bad.append("%s: row written" % what)
+        srv.cleanup()
+    check(not bad, "accepted while misconfigured: " + "; ".join(bad))
+
+
 def run_failure_modes(tap, spec, bindir, servers):
     p = spec.name + ": "
     tap.run(p + "DB unwritable (under /dev/null) -> 503 with Retry-After",
             case_unwritable, spec, bindir, servers)
     tap.run(p + "DB locked past IDEMHOOK_BUSY_TIMEOUT_MS -> 503, retry after release -> 200",
             case_locked, spec, bindir, servers)
+    tap.run(p + "misconfiguration (bad setting, empty secret) never accepts",
+            case_fail_closed, spec, bindir, servers)
 
 
 def run_final(tap, spec, srv):

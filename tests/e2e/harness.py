@@ -40,6 +40,15 @@ CONF_DIR = os.path.join(REPO, "www-config", "lighttpd")
 
 PROVIDERS = ("stripe", "github", "shopify", "asaas", "standard")
 
+# The lighttpd variable (and environment variable) holding each secret.
+SECRET_VAR = {p: "idemhook_%s_secret" % p for p in PROVIDERS}
+SECRET_VAR["asaas"] = "idemhook_asaas_token"
+
+
+def secret_env(provider):
+    """IDEMHOOK_STRIPE_SECRET, ..., IDEMHOOK_ASAAS_TOKEN."""
+    return SECRET_VAR[provider].upper()
+
 # Environment variables passed from the test's environment to the receivers
 # (through lighttpd's bin-copy-environment), so sanitizer settings apply.
 SANITIZER_ENV = ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS",
@@ -333,7 +342,7 @@ class Server:
 
     def __init__(self, bin, providers=None, secrets=None, env=None,
                  provider_env=None, db=None, max_procs=2, name="server",
-                 extra_conf=""):
+                 extra_conf="", lighttpd_env=None):
         self.bin = bin
         self.name = name
         self.tmp = tempfile.mkdtemp(prefix="ih-e2e-")
@@ -349,6 +358,7 @@ class Server:
         self.provider_env = dict(provider_env or {})
         self.max_procs = max_procs
         self.extra_conf = extra_conf
+        self.lighttpd_env = dict(lighttpd_env or {})  # lighttpd's own environment
         self.proc = None
         self.port = None
         self.errorlog_path = os.path.join(self.tmp, "error.log")
@@ -384,7 +394,7 @@ class Server:
                 ("PATH", "TZ", "LANG", "LC_ALL") + SANITIZER_ENV),
         ]
         for p in self.providers:
-            lines.append("var.idemhook_%s_secret := %s" % (p, conf_str(self.secrets[p])))
+            lines.append("var.%s := %s" % (SECRET_VAR[p], conf_str(self.secrets[p])))
             if self.provider_env.get(p):
                 lines.append("var.idemhook_%s_env := %s" % (p, conf_array(self.provider_env[p])))
         if self.extra_conf:
@@ -408,6 +418,7 @@ class Server:
             for k in SANITIZER_ENV + ("TZ", "LANG", "LC_ALL"):
                 if k in os.environ:
                     env[k] = os.environ[k]
+            env.update(self.lighttpd_env)
             out = open(os.path.join(self.tmp, "lighttpd.out"), "ab")
             try:
                 self.proc = subprocess.Popen(
