@@ -43,6 +43,17 @@ CREATE INDEX IF NOT EXISTS events_received ON events (received_at);
 CREATE INDEX IF NOT EXISTS events_order ON events (provider, order_key)
     WHERE order_key IS NOT NULL;
 
+-- The local effects of an event's switch, written in the same
+-- transaction that marks the event done: one row per event and kind,
+-- whatever the number of attempts or crashes.
+CREATE TABLE IF NOT EXISTS effects (
+	event		INTEGER	NOT NULL REFERENCES events (id)
+	    ON DELETE CASCADE,
+	kind		TEXT	NOT NULL,
+	created_at	INTEGER	NOT NULL,
+	PRIMARY KEY (event, kind)
+);
+
 -- One row per processing attempt, for the operator.
 CREATE TABLE IF NOT EXISTS attempts (
 	event		INTEGER	NOT NULL REFERENCES events (id)

@@ -129,11 +129,11 @@ stripe_identify(const struct provider_req *pr, struct ident *id,
 	id->event_id = vals[0];
 	id->event_type = vals[1];
 	if (id->event_id == NULL || *id->event_id == '\0') {
-		*why = "body has no string \"id\"";
+		*why = "body has no \"id\"";
 		return IH_EBODY;
 	}
 	if (id->event_type == NULL || *id->event_type == '\0') {
-		*why = "body has no string \"type\"";
+		*why = "body has no \"type\"";
 		return IH_EBODY;
 	}
 	return IH_OK;
@@ -194,51 +194,55 @@ stripe_type_of(const char *name)
 	return ST_UNKNOWN;
 }
 
+/*
+ * The switch.  Each case names the local effect it records; the effect
+ * row commits with the event's move to done, so it happens exactly once.
+ * Real work (fulfil an order, email a receipt) goes in these cases, or in
+ * an action configured with IDEMHOOK_STRIPE_ACTION.
+ */
 static int
 stripe_handle(const struct dispatch_event *ev, struct dispatch_ctx *ctx,
     char *err, size_t errlen)
 {
 	char cid[LOG_CLEAN_SIZE], ctype[LOG_CLEAN_SIZE];
-	const char *what;
+	const char *kind;
 
-	(void)err;
-	(void)errlen;
 	switch (stripe_type_of(ev->event_type)) {
 	case ST_PAYMENT_INTENT_SUCCEEDED:
 	case ST_INVOICE_PAID:
 	case ST_CHECKOUT_SESSION_COMPLETED:
-		what = "payment completed";
+		kind = "payment_completed";
 		break;
 	case ST_PAYMENT_INTENT_PAYMENT_FAILED:
 	case ST_INVOICE_PAYMENT_FAILED:
-		what = "payment failed";
+		kind = "payment_failed";
 		break;
 	case ST_CHARGE_REFUNDED:
 	case ST_CHARGE_DISPUTE_CREATED:
-		what = "money returned or disputed";
+		kind = "money_returned";
 		break;
 	case ST_CUSTOMER_SUBSCRIPTION_CREATED:
 	case ST_CUSTOMER_SUBSCRIPTION_UPDATED:
 	case ST_CUSTOMER_SUBSCRIPTION_DELETED:
-		what = "subscription changed";
+		kind = "subscription_changed";
 		break;
 	case ST_PAYMENT_METHOD_ATTACHED:
 	case ST_CUSTOMER_CREATED:
 	case ST_INVOICE_CREATED:
 	case ST_CHARGE_CREATED:
 	case ST_BALANCE_AVAILABLE:
-		what = "recorded";
+		kind = "recorded";
 		break;
 	case ST_UNKNOWN:
 	default:
-		what = "recorded (type not in the switch)";
+		kind = "recorded_unknown_type";
 		break;
 	}
 	log_clean(cid, ev->event_id, (size_t)-1);
 	log_clean(ctype, ev->event_type, (size_t)-1);
-	log_emit(ctx->log, "provider=stripe event=%s type=%s processed: %s",
-	    cid, ctype, what);
-	return IH_OK;
+	log_emit(ctx->log, "provider=stripe event=%s type=%s effect=%s", cid,
+	    ctype, kind);
+	return dispatch_effect(ctx, kind, err, errlen);
 }
 
 static const char *const stripe_kept[] = { "Stripe-Signature", NULL };

@@ -258,7 +258,51 @@ static const struct num_setting num_settings[] = {
 	    offsetof(struct config, max_attempts) },
 	{ "ACTION_TIMEOUT", 1, 86400, CONFIG_DEFAULT_ACTION_TIMEOUT,
 	    offsetof(struct config, action_timeout_s) },
+	{ "RETRY_BASE_MS", 1, 86400000, CONFIG_DEFAULT_RETRY_BASE_MS,
+	    offsetof(struct config, retry_base_ms) },
+	{ "RETRY_MAX", 1, 7 * 86400, CONFIG_DEFAULT_RETRY_MAX_S,
+	    offsetof(struct config, retry_max_s) },
 };
+
+/* Reads the ACTION, ACTION_2 .. ACTION_8 settings as pattern + command. */
+static int
+load_actions(struct config *cfg, const char *provider,
+    const struct config_source *src, size_t nsrc, char *err, size_t errlen)
+{
+	char key[32];
+	const char *v, *sp;
+	size_t i, n;
+
+	for (i = 0; i < CONFIG_MAX_ACTIONS; i++) {
+		if (i == 0)
+			snprintf(key, sizeof(key), "ACTION");
+		else
+			snprintf(key, sizeof(key), "ACTION_%zu", i + 1);
+		v = lookup2(src, nsrc, provider, key);
+		if (v == NULL || *v == '\0')
+			continue;
+		sp = strpbrk(v, " \t");
+		if (sp == NULL || sp == v) {
+			snprintf(err, errlen, "IDEMHOOK_%s must read "
+			    "\"<type pattern> <command>\"", key);
+			return IH_ECONFIG;
+		}
+		n = cfg->nactions;
+		cfg->action_pattern[n] = strndup(v, (size_t)(sp - v));
+		while (*sp == ' ' || *sp == '\t')
+			sp++;
+		cfg->action_command[n] = strdup(sp);
+		cfg->nactions++;
+		if (cfg->action_pattern[n] == NULL ||
+		    cfg->action_command[n] == NULL)
+			return IH_ENOMEM;
+		if (*sp == '\0') {
+			snprintf(err, errlen, "IDEMHOOK_%s has no command", key);
+			return IH_ECONFIG;
+		}
+	}
+	return IH_OK;
+}
 
 int
 config_load(struct config *cfg, const char *provider, const char *secret_var,
@@ -313,6 +357,11 @@ config_load(struct config *cfg, const char *provider, const char *secret_var,
 		}
 	}
 
+	rc = load_actions(cfg, provider, src, nsrc, err, errlen);
+	if (rc != IH_OK)
+		goto out;
+	rc = IH_ECONFIG;
+
 	v = config_lookup(src, nsrc, "IDEMHOOK_DB");
 	if (v == NULL || *v == '\0')
 		v = IH_DEFAULT_DB;
@@ -361,6 +410,10 @@ config_free(struct config *cfg)
 	for (i = 0; i < cfg->nsecrets; i++) {
 		explicit_bzero(cfg->secrets[i], cfg->secret_len[i]);
 		free(cfg->secrets[i]);
+	}
+	for (i = 0; i < cfg->nactions; i++) {
+		free(cfg->action_pattern[i]);
+		free(cfg->action_command[i]);
 	}
 	free(cfg->db_path);
 	memset(cfg, 0, sizeof(*cfg));

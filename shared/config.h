@@ -12,6 +12,11 @@
  * Per-provider settings are looked up as IDEMHOOK_<PROVIDER>_<KEY> first,
  * then as IDEMHOOK_<KEY>, so one file can serve every endpoint.
  *
+ * Actions: IDEMHOOK_<PROVIDER>_ACTION and the same suffixed _2 to _8,
+ * each "<type pattern> <shell command>", the pattern an fnmatch(3) glob
+ * on the event type ("*", "payment_intent.*").  IDEMHOOK_ACTION* without
+ * a provider applies to every provider that has none of its own.
+ *
  * Secrets: the provider's secret variable (IDEMHOOK_STRIPE_SECRET) and
  * the same name suffixed _2, _3 and _4, for rotation.  Values are used
  * byte for byte; in the file, surrounding blanks are trimmed.  A struct
@@ -37,6 +42,9 @@
 #define CONFIG_DEFAULT_LEASE_S		300
 #define CONFIG_DEFAULT_MAX_ATTEMPTS	8
 #define CONFIG_DEFAULT_ACTION_TIMEOUT	60
+#define CONFIG_DEFAULT_RETRY_BASE_MS	10000
+#define CONFIG_DEFAULT_RETRY_MAX_S	3600
+#define CONFIG_MAX_ACTIONS		8
 
 enum config_mode {
 	CONFIG_MODE_AFTER_RESPONSE = 0,	/* answer, then process here */
@@ -54,6 +62,11 @@ struct config {
 	long	 lease_s;		/* processing lease */
 	long	 max_attempts;		/* then dead */
 	long	 action_timeout_s;
+	long	 retry_base_ms;		/* first backoff step */
+	long	 retry_max_s;		/* longest backoff step */
+	size_t	 nactions;
+	char	*action_pattern[CONFIG_MAX_ACTIONS];
+	char	*action_command[CONFIG_MAX_ACTIONS];
 	size_t	 nsecrets;
 	char	*secrets[CONFIG_MAX_SECRETS];
 	size_t	 secret_len[CONFIG_MAX_SECRETS];

@@ -1,10 +1,16 @@
 /*
- * dispatch.h -- running a recorded event's effects: the provider's
- * switch on event type.
+ * dispatch.h -- processing a recorded event exactly once: claim it under
+ * a lease, run the configured actions, run the provider's switch, and
+ * mark it done in the same transaction as the switch's local effects.
  *
- * A provider's switch is a dispatch_fn.  It gets the event as stored and
- * returns IH_OK when the event's effects are complete, or another code
- * with a reason in err when they failed and should be tried again.
+ * Guarantees, given the store's atomic moves:
+ *   - an event is claimed by one process at a time (lease);
+ *   - the switch's local effects (dispatch_effect) and the move to done
+ *     commit together or not at all, so they happen exactly once;
+ *   - a failed attempt is retried with exponential backoff and jitter,
+ *     and after max_attempts the event is dead, for the operator;
+ *   - a crash leaves the lease to expire, after which the event is due
+ *     again; actions' external effects are therefore at-least-once.
  */
 #ifndef IH_DISPATCH_H
 #define IH_DISPATCH_H
@@ -14,21 +20,78 @@
 
 #include "log.h"
 
+struct config;
+struct provider;
+struct store;
+struct store_job;
+
+/* The event as the switch sees it. */
 struct dispatch_event {
 	int64_t			 rowid;
 	const char		*provider;
 	const char		*event_id;
 	const char		*event_type;
-	const unsigned char	*payload;
+	const char		*subtype;	/* or NULL */
+	const unsigned char	*payload;	/* or NULL once purged */
 	size_t			 payload_len;
 	long			 attempt;	/* 1 for the first */
 };
 
+/* What the switch may use: the log, and the transaction for effects. */
 struct dispatch_ctx {
+	const struct log_sink	*log;
+	struct store		*st;
+	const struct store_job	*job;
+};
+
+/*
+ * A provider's switch on event type.  Returns IH_OK when the event's
+ * effects are complete, or another code with a reason in err to have the
+ * attempt rolled back and retried.
+ */
+typedef int (*dispatch_fn)(const struct dispatch_event *ev,
+    struct dispatch_ctx *ctx, char *err, size_t errlen);
+
+/*
+ * Records the local effect kind ("payment_completed") for the event
+ * being processed, in the transaction that will mark it done.
+ */
+int	dispatch_effect(struct dispatch_ctx *ctx, const char *kind,
+	    char *err, size_t errlen);
+
+struct dispatch {
+	struct store		*st;
+	const struct provider	*p;
+	const struct config	*cfg;
+	const char		*owner;	/* lease holder: host:pid:random */
 	const struct log_sink	*log;
 };
 
-typedef int (*dispatch_fn)(const struct dispatch_event *ev,
-    struct dispatch_ctx *ctx, char *err, size_t errlen);
+/*
+ * Claims and processes one event of d->p: the one at rowid when rowid >
+ * 0, else the oldest due one.  Sets *found to 0 when none was due.
+ * Returns IH_OK when the attempt ran to an outcome (done, failed or dead
+ * is logged), IH_ESTORE when the store failed.
+ */
+int	dispatch_one(const struct dispatch *d, int64_t rowid, int *found,
+	    char *err, size_t errlen);
+
+/*
+ * Inline mode: inside the caller's open transaction, which has just
+ * recorded the event at rowid, claims it, runs the actions and the switch
+ * and marks it done.  Returns IH_OK, or an error after which the caller
+ * rolls the whole transaction back.
+ */
+int	dispatch_inline(const struct dispatch *d, int64_t rowid, char *err,
+	    size_t errlen);
+
+/*
+ * The backoff before attempt+1: base * 2^(attempt-1), capped, with
+ * "equal jitter" (half fixed, half random) so that retries spread out.
+ */
+int64_t	dispatch_backoff_ms(const struct config *cfg, long attempt);
+
+/* Fills owner with "host:pid:random" for leases. */
+void	dispatch_owner(char *owner, size_t len);
 
 #endif

@@ -1,4 +1,5 @@
 /* json.c -- field extraction with SQLite's JSON functions. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@ struct json {
 	sqlite3_stmt	*type;	/* type of the whole document */
 	sqlite3_stmt	*each;	/* every top-level member */
 	sqlite3_stmt	*path;	/* one member anywhere, by JSON path */
+	sqlite3_stmt	*raw;	/* one member's JSON text, escapes kept */
 };
 
 void
@@ -22,6 +24,7 @@ json_close(struct json *js)
 	sqlite3_finalize(js->type);
 	sqlite3_finalize(js->each);
 	sqlite3_finalize(js->path);
+	sqlite3_finalize(js->raw);
 	sqlite3_close(js->db);
 	free(js);
 }
@@ -46,7 +49,9 @@ json_open(struct json **out)
 	    NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(js->db,
 	    "SELECT json_type(?1), json_type(?1, ?2), json_extract(?1, ?2)",
-	    -1, &js->path, NULL) != SQLITE_OK)
+	    -1, &js->path, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(js->db, "SELECT ?1 -> ?2", -1, &js->raw,
+	    NULL) != SQLITE_OK)
 		goto out;
 	*out = js;
 	js = NULL;
@@ -119,6 +124,25 @@ has_nul_escape(const char *s, size_t len)
 	return 0;
 }
 
+/* Does the JSON text of the member at path hold a \u0000 escape? */
+static int
+member_has_nul(struct json *js, const void *doc, size_t len, const char *path)
+{
+	const char *raw;
+	int found = 1;
+
+	sqlite3_bind_text(js->raw, 1, doc, (int)len, SQLITE_STATIC);
+	sqlite3_bind_text(js->raw, 2, path, -1, SQLITE_STATIC);
+	if (sqlite3_step(js->raw) == SQLITE_ROW) {
+		raw = (const char *)sqlite3_column_text(js->raw, 0);
+		found = raw == NULL || has_nul_escape(raw, (size_t)
+		    sqlite3_column_bytes(js->raw, 0));
+	}
+	sqlite3_reset(js->raw);
+	sqlite3_clear_bindings(js->raw);
+	return found;
+}
+
 int
 json_fields(struct json *js, const void *doc, size_t len,
     const char *const *keys, size_t n, char **vals)
@@ -126,7 +150,9 @@ json_fields(struct json *js, const void *doc, size_t len,
 	const char *key, *type, *text;
 	size_t i, tlen;
 	int rc = IH_EBODY, step;
+	char path[128];
 	unsigned seen = 0;
+	int nul, pn;
 
 	for (i = 0; i < n && i < JSON_MAX_FIELDS; i++)
 		vals[i] = NULL;
@@ -134,8 +160,9 @@ json_fields(struct json *js, const void *doc, size_t len,
 		rc = IH_EINVAL;
 		goto out;
 	}
-	if (!json_utf8_ok(doc, len) || has_nul_escape(doc, len))
+	if (!json_utf8_ok(doc, len))
 		goto out;
+	nul = has_nul_escape(doc, len);
 
 	/* Malformed JSON makes the statement fail rather than answer. */
 	sqlite3_bind_text(js->type, 1, doc, (int)len, SQLITE_STATIC);
@@ -168,6 +195,13 @@ json_fields(struct json *js, const void *doc, size_t len,
 		if (text == NULL || tlen > JSON_VALUE_MAX ||
 		    strlen(text) != tlen)
 			continue;
+		if (nul) {
+			pn = snprintf(path, sizeof(path), "$.\"%s\"",
+			    keys[i]);
+			if (pn < 0 || (size_t)pn >= sizeof(path) ||
+			    member_has_nul(js, doc, len, path))
+				continue;
+		}
 		vals[i] = strdup(text);
 		if (vals[i] == NULL) {
 			rc = IH_ENOMEM;
@@ -223,6 +257,8 @@ json_path_text(struct json *js, const void *doc, size_t len,
 	tlen = (size_t)sqlite3_column_bytes(js->path, 2);
 	/* An embedded NUL ("\u0000") would make two values equal. */
 	if (text == NULL || tlen > JSON_VALUE_MAX || strlen(text) != tlen)
+		goto out;
+	if (has_nul_escape(doc, len) && member_has_nul(js, doc, len, path))
 		goto out;
 	*val = strdup(text);
 	if (*val == NULL)

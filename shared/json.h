@@ -3,8 +3,10 @@
  *
  * The parsing is SQLite's built-in JSON1 (json_valid, json_extract) run
  * on a private in-memory connection, so no JSON parser is written here.
- * The body must be valid UTF-8 without NUL bytes, raw or escaped as
- * \u0000 (SQLite's JSON functions cut strings there); SQLite's parser limits
+ * The body must be valid UTF-8 without raw NUL bytes.  SQLite's JSON
+ * functions cut strings at an escaped \u0000, so a requested member whose
+ * value holds one is treated as absent rather than truncated.  SQLite's
+ * parser limits
  * nesting depth, so a deeply nested bomb is simply invalid.  A top-level
  * key that occurs twice is refused when it is one the caller asked for,
  * because which copy counts would otherwise be up to the parser.

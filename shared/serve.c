@@ -11,6 +11,7 @@
 #include <fcgiapp.h>
 
 #include "config.h"
+#include "dispatch.h"
 #include "ih.h"
 #include "json.h"
 #include "log.h"
@@ -26,6 +27,8 @@ extern char **environ;
 #define KEPT_HEADERS_MAX	8192
 /* A body buffer larger than this is released after its request. */
 #define BODY_KEEP_MAX		(1024 * 1024)
+/* Other due events processed after each answer. */
+#define SERVE_DRAIN_MAX		4
 
 struct serve {
 	const struct provider	*p;
@@ -39,6 +42,7 @@ struct serve {
 	struct json		*json;
 	struct request		 req;
 	FCGX_Request		*fx;		/* NULL under plain CGI */
+	char			 owner[128];	/* lease holder name */
 };
 
 /* What one request came to, for its answer and its log line. */
@@ -97,6 +101,19 @@ write_cgi(void *arg, const void *p, size_t len)
 {
 	(void)arg;
 	return fwrite(p, 1, len, stdout);
+}
+
+/*
+ * The request's own stderr stream: lighttpd and mod_fcgid copy it into
+ * the server's error log, whereas the process's fd 2 may be /dev/null.
+ */
+static void
+log_fcgi(void *arg, const char *line, size_t len)
+{
+	FCGX_Request *fx = arg;
+
+	FCGX_PutStr(line, (int)len, fx->err);
+	FCGX_FFlush(fx->err);
 }
 
 static double
@@ -230,31 +247,38 @@ kept_headers(const struct serve *sv, char *buf, size_t cap)
 	return IH_OK;
 }
 
+static void
+dispatch_init(struct serve *sv, const struct config *cfg, struct dispatch *d)
+{
+	d->st = sv->store;
+	d->p = sv->p;
+	d->cfg = cfg;
+	d->owner = sv->owner;
+	d->log = &log_stderr;
+}
+
 /*
- * Runs the provider's switch on a just-recorded event.  Until states and
- * leases exist, processing after the answer is best effort and is
- * logged; the event stays recorded either way.
+ * After the answer: processes the event just recorded, then a few other
+ * due events of this provider (retries whose time has come, leases left
+ * by a crashed process), so that retries need no cron job to happen.
+ * Whatever is left stays due for the next request or idemhook work.
  */
 static void
-process(struct serve *sv, const struct ident *id, int64_t rowid)
+process(struct serve *sv, const struct config *cfg, int64_t rowid)
 {
-	struct dispatch_event ev;
-	struct dispatch_ctx ctx;
-	char err[256] = "";
-	int rc;
+	struct dispatch d;
+	char err[STORE_ERR_MAX] = "";
+	int found, i, rc;
 
-	memset(&ev, 0, sizeof(ev));
-	ev.rowid = rowid;
-	ev.provider = sv->p->name;
-	ev.event_id = id->event_id;
-	ev.event_type = id->event_type;
-	ev.payload = sv->req.body;
-	ev.payload_len = sv->req.body_len;
-	ev.attempt = 1;
-	ctx.log = &log_stderr;
-	rc = sv->p->handle(&ev, &ctx, err, sizeof(err));
+	dispatch_init(sv, cfg, &d);
+	rc = dispatch_one(&d, rowid, &found, err, sizeof(err));
+	for (i = 0; rc == IH_OK && i < SERVE_DRAIN_MAX; i++) {
+		rc = dispatch_one(&d, 0, &found, err, sizeof(err));
+		if (!found)
+			break;
+	}
 	if (rc != IH_OK)
-		log_emit(NULL, "provider=%s processing failed: %s",
+		log_emit(NULL, "provider=%s processing stopped: %s",
 		    sv->p->name, err);
 }
 
@@ -274,6 +298,48 @@ quarantine_ident(const struct serve *sv, struct ident *id)
 	if (rc == IH_OK)
 		rc = ident_set(&id->event_type, "unusable", 8);
 	return rc;
+}
+
+/*
+ * Inline mode: record and process in one transaction, so that a failing
+ * switch leaves no record and the provider's retry starts afresh.
+ */
+static int
+handle_inline(struct serve *sv, const struct config *cfg,
+    const struct store_event *ev, struct outcome *o)
+{
+	struct store_result res;
+	struct dispatch d;
+	char err[STORE_ERR_MAX];
+	int rc;
+
+	rc = store_begin(sv->store, err, sizeof(err));
+	if (rc == IH_OK)
+		rc = store_record(sv->store, ev, store_now_ms(), &res, err,
+		    sizeof(err));
+	if (rc != IH_OK) {
+		store_rollback(sv->store);
+		set_outcome(o, 503, "store_unavailable", err);
+		return 0;
+	}
+	if (!res.duplicate) {
+		dispatch_init(sv, cfg, &d);
+		rc = dispatch_inline(&d, res.rowid, err, sizeof(err));
+		if (rc != IH_OK) {
+			store_rollback(sv->store);
+			set_outcome(o, rc == IH_ESTORE ? 503 : 500, rc ==
+			    IH_ESTORE ? "store_unavailable" :
+			    "processing_failed", err);
+			return 0;
+		}
+	}
+	rc = store_commit(sv->store, err, sizeof(err));
+	if (rc != IH_OK) {
+		set_outcome(o, 503, "store_unavailable", err);
+		return 0;
+	}
+	set_outcome(o, 200, res.duplicate ? "duplicate" : "accepted", "");
+	return 0;
 }
 
 /* Handles one request up to its answer; returns whether to process. */
@@ -373,6 +439,8 @@ handle(struct serve *sv, struct config *cfg, struct outcome *o,
 	ev.payload = sv->req.body;
 	ev.payload_len = sv->req.body_len;
 	ev.headers = headers;
+	if (cfg->mode == CONFIG_MODE_INLINE && quarantine == NULL)
+		return handle_inline(sv, cfg, &ev, o);
 	rc = store_record(sv->store, &ev, store_now_ms(), &res, err,
 	    sizeof(err));
 	if (rc != IH_OK) {
@@ -398,6 +466,7 @@ serve_one(struct serve *sv)
 	struct outcome o;
 	struct ident id;
 	struct timespec t0;
+	struct log_sink sink = log_stderr;
 	char cid[LOG_CLEAN_SIZE], ctype[LOG_CLEAN_SIZE];
 	char cdetail[LOG_CLEAN_SIZE];
 	int64_t rowid = 0;
@@ -413,6 +482,8 @@ serve_one(struct serve *sv)
 		io.arg = sv->fx;
 		rio.write = write_fcgi;
 		rio.arg = sv->fx;
+		sink.write = log_fcgi;
+		sink.arg = sv->fx;
 	} else {
 		io.param = param_cgi;
 		io.read = read_cgi;
@@ -428,7 +499,7 @@ serve_one(struct serve *sv)
 	log_clean(cid, id.event_id, (size_t)-1);
 	log_clean(ctype, id.event_type, (size_t)-1);
 	log_clean(cdetail, o.detail, (size_t)-1);
-	log_emit(NULL, "provider=%s event=%s type=%s outcome=%s status=%d "
+	log_emit(&sink, "provider=%s event=%s type=%s outcome=%s status=%d "
 	    "ms=%.2f%s%s", sv->p->name, cid, ctype, o.name, o.rsp.status,
 	    elapsed_ms(&t0), o.detail[0] ? " detail=" : "",
 	    o.detail[0] ? cdetail : "");
@@ -439,7 +510,7 @@ serve_one(struct serve *sv)
 			FCGX_Finish_r(sv->fx);
 		else
 			fflush(stdout);
-		process(sv, &id, rowid);
+		process(sv, &cfg, rowid);
 	}
 	if (sv->req.body_cap > BODY_KEEP_MAX)
 		request_free(&sv->req);
@@ -456,6 +527,7 @@ serve_main(const struct provider *p)
 
 	memset(&sv, 0, sizeof(sv));
 	sv.p = p;
+	dispatch_owner(sv.owner, sizeof(sv.owner));
 	signal(SIGPIPE, SIG_IGN);
 	if (config_vars_from_env(&sv.env, environ) != IH_OK ||
 	    json_open(&sv.json) != IH_OK) {

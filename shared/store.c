@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,74 @@ struct store {
 	sqlite3_stmt	*begin;
 	sqlite3_stmt	*commit;
 	sqlite3_stmt	*rollback;
+	sqlite3_stmt	*claim;
+	sqlite3_stmt	*attempt_start;
+	sqlite3_stmt	*attempt_end;
+	sqlite3_stmt	*complete;
+	sqlite3_stmt	*failed;
+	sqlite3_stmt	*effect;
 };
+
+/* The statements prepared once per connection, in struct order. */
+static const struct {
+	size_t		 off;
+	const char	*sql;
+} store_sql[] = {
+	{ offsetof(struct store, begin), "BEGIN IMMEDIATE" },
+	{ offsetof(struct store, commit), "COMMIT" },
+	{ offsetof(struct store, rollback), "ROLLBACK" },
+	{ offsetof(struct store, record),
+	    "INSERT INTO events (provider, event_id, event_type, order_key,"
+	    " payload, headers, received_at, last_seen_at, status,"
+	    " next_attempt_at, subtype)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7,"
+	    " coalesce(?8, 'received'), ?7, ?9)"
+	    " ON CONFLICT (provider, event_id) DO UPDATE SET"
+	    " duplicates = duplicates + 1,"
+	    " last_seen_at = excluded.received_at"
+	    " RETURNING id, duplicates, status" },
+	/*
+	 * One statement picks and takes the event, so two workers can never
+	 * both take it.  The status term repeats the partial index's WHERE
+	 * so that the index serves the search.
+	 */
+	{ offsetof(struct store, claim),
+	    "UPDATE events SET status = 'processing', lease_owner = ?3,"
+	    " lease_until = ?5, attempts = attempts + 1"
+	    " WHERE id = (SELECT e.id FROM events e"
+	    "  WHERE e.status IN ('received', 'processing', 'failed')"
+	    "  AND (?1 IS NULL OR e.provider = ?1)"
+	    "  AND (?2 = 0 OR e.id = ?2)"
+	    "  AND (e.status = 'received'"
+	    "   OR (e.status = 'failed' AND e.next_attempt_at <= ?4)"
+	    "   OR (e.status = 'processing' AND e.lease_until <= ?4))"
+	    "  AND (e.order_key IS NULL OR NOT EXISTS (SELECT 1 FROM events p"
+	    "   WHERE p.provider = e.provider AND p.order_key = e.order_key"
+	    "   AND p.id < e.id"
+	    "   AND p.status NOT IN ('done', 'dead', 'quarantined')))"
+	    "  ORDER BY e.id LIMIT 1)"
+	    " RETURNING id, provider, event_id, event_type, subtype, payload,"
+	    " attempts, received_at" },
+	{ offsetof(struct store, attempt_start),
+	    "INSERT OR REPLACE INTO attempts (event, attempt, started_at)"
+	    " VALUES (?1, ?2, ?3)" },
+	{ offsetof(struct store, attempt_end),
+	    "UPDATE attempts SET finished_at = ?3, outcome = ?4, error = ?5"
+	    " WHERE event = ?1 AND attempt = ?2" },
+	{ offsetof(struct store, complete),
+	    "UPDATE events SET status = 'done', done_at = ?3,"
+	    " lease_owner = NULL, lease_until = NULL, last_error = NULL"
+	    " WHERE id = ?1 AND lease_owner = ?2 AND status = 'processing'" },
+	{ offsetof(struct store, failed),
+	    "UPDATE events SET status = CASE WHEN ?5 THEN 'dead'"
+	    " ELSE 'failed' END, next_attempt_at = ?4, last_error = ?3,"
+	    " lease_owner = NULL, lease_until = NULL"
+	    " WHERE id = ?1 AND lease_owner = ?2 AND status = 'processing'" },
+	{ offsetof(struct store, effect),
+	    "INSERT INTO effects (event, kind, created_at) VALUES (?1, ?2, ?3)"
+	    " ON CONFLICT DO NOTHING" },
+};
+#define STORE_NSQL	(sizeof(store_sql) / sizeof(store_sql[0]))
 
 int64_t
 store_now_ms(void)
@@ -210,6 +278,7 @@ store_open(const struct store_opts *opts, struct store **out, char *err,
 {
 	struct store *st = NULL;
 	char sql[64];
+	size_t i;
 	int rc = IH_ENOMEM;
 
 	*out = NULL;
@@ -247,24 +316,12 @@ store_open(const struct store_opts *opts, struct store **out, char *err,
 	rc = migrate(st, err, errlen);
 	if (rc != IH_OK)
 		goto out;
-	if ((rc = prepare(st, "BEGIN IMMEDIATE", &st->begin, err,
-	    errlen)) != IH_OK ||
-	    (rc = prepare(st, "COMMIT", &st->commit, err, errlen)) != IH_OK ||
-	    (rc = prepare(st, "ROLLBACK", &st->rollback, err,
-	    errlen)) != IH_OK)
-		goto out;
-	rc = prepare(st,
-	    "INSERT INTO events (provider, event_id, event_type, order_key,"
-	    " payload, headers, received_at, last_seen_at, status,"
-	    " next_attempt_at, subtype)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7,"
-	    " coalesce(?8, 'received'), ?7, ?9)"
-	    " ON CONFLICT (provider, event_id) DO UPDATE SET"
-	    " duplicates = duplicates + 1,"
-	    " last_seen_at = excluded.received_at"
-	    " RETURNING id, duplicates, status", &st->record, err, errlen);
-	if (rc != IH_OK)
-		goto out;
+	for (i = 0; i < STORE_NSQL; i++) {
+		rc = prepare(st, store_sql[i].sql, (sqlite3_stmt **)(void *)
+		    ((char *)st + store_sql[i].off), err, errlen);
+		if (rc != IH_OK)
+			goto out;
+	}
 	*out = st;
 	st = NULL;
 	rc = IH_OK;
@@ -276,12 +333,13 @@ out:
 void
 store_close(struct store *st)
 {
+	size_t i;
+
 	if (st == NULL)
 		return;
-	sqlite3_finalize(st->record);
-	sqlite3_finalize(st->begin);
-	sqlite3_finalize(st->commit);
-	sqlite3_finalize(st->rollback);
+	for (i = 0; i < STORE_NSQL; i++)
+		sqlite3_finalize(*(sqlite3_stmt **)(void *)((char *)st +
+		    store_sql[i].off));
 	sqlite3_close(st->db);
 	free(st);
 }
@@ -394,4 +452,206 @@ out:
 			store_rollback(st);
 	}
 	return rc;
+}
+
+/* Begins a transaction unless one is open; *own says which. */
+static int
+join_begin(struct store *st, int *own, char *err, size_t errlen)
+{
+	*own = sqlite3_get_autocommit(st->db);
+	return *own ? store_begin(st, err, errlen) : IH_OK;
+}
+
+/* Ends what join_begin() began: commit on success, else roll back. */
+static int
+join_end(struct store *st, int own, int rc, char *err, size_t errlen)
+{
+	if (!own)
+		return rc;
+	if (rc == IH_OK)
+		return store_commit(st, err, errlen);
+	store_rollback(st);
+	return rc;
+}
+
+void
+store_job_free(struct store_job *job)
+{
+	free(job->provider);
+	free(job->event_id);
+	free(job->event_type);
+	free(job->subtype);
+	free(job->payload);
+	memset(job, 0, sizeof(*job));
+}
+
+static int
+copy_text(sqlite3_stmt *s, int col, char **out)
+{
+	const unsigned char *t = sqlite3_column_text(s, col);
+
+	*out = NULL;
+	if (t == NULL)
+		return IH_OK;
+	*out = strdup((const char *)t);
+	return *out == NULL ? IH_ENOMEM : IH_OK;
+}
+
+int
+store_claim(struct store *st, const char *provider, int64_t rowid,
+    const char *owner, int64_t now_ms, int64_t lease_ms,
+    struct store_job *job, int *found, char *err, size_t errlen)
+{
+	sqlite3_stmt *s = st->claim;
+	const void *blob;
+	int own, rc, step;
+
+	memset(job, 0, sizeof(*job));
+	*found = 0;
+	rc = join_begin(st, &own, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	if (provider != NULL)
+		sqlite3_bind_text(s, 1, provider, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 1);
+	sqlite3_bind_int64(s, 2, rowid);
+	sqlite3_bind_text(s, 3, owner, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 4, now_ms);
+	sqlite3_bind_int64(s, 5, now_ms + lease_ms);
+	step = sqlite3_step(s);
+	if (step == SQLITE_DONE) {
+		rc = IH_OK;
+		goto out;
+	}
+	if (step != SQLITE_ROW) {
+		rc = fail(st, step, "cannot claim event", err, errlen);
+		goto out;
+	}
+	job->rowid = sqlite3_column_int64(s, 0);
+	job->attempt = (long)sqlite3_column_int64(s, 6);
+	job->received_at = sqlite3_column_int64(s, 7);
+	if ((rc = copy_text(s, 1, &job->provider)) != IH_OK ||
+	    (rc = copy_text(s, 2, &job->event_id)) != IH_OK ||
+	    (rc = copy_text(s, 3, &job->event_type)) != IH_OK ||
+	    (rc = copy_text(s, 4, &job->subtype)) != IH_OK)
+		goto out;
+	blob = sqlite3_column_blob(s, 5);
+	job->payload_len = (size_t)sqlite3_column_bytes(s, 5);
+	if (blob != NULL) {
+		job->payload = malloc(job->payload_len + 1);
+		if (job->payload == NULL) {
+			rc = IH_ENOMEM;
+			goto out;
+		}
+		memcpy(job->payload, blob, job->payload_len);
+		job->payload[job->payload_len] = '\0';
+	}
+	step = sqlite3_step(s);
+	if (step != SQLITE_DONE) {
+		rc = fail(st, step, "cannot claim event", err, errlen);
+		goto out;
+	}
+	sqlite3_reset(s);
+	sqlite3_bind_int64(st->attempt_start, 1, job->rowid);
+	sqlite3_bind_int64(st->attempt_start, 2, job->attempt);
+	sqlite3_bind_int64(st->attempt_start, 3, now_ms);
+	rc = step_done(st, st->attempt_start, "cannot record attempt", err,
+	    errlen);
+	if (rc != IH_OK)
+		goto out;
+	*found = 1;
+out:
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	rc = join_end(st, own, rc, err, errlen);
+	if (rc != IH_OK || !*found) {
+		*found = 0;
+		store_job_free(job);
+	}
+	return rc;
+}
+
+int
+store_effect(struct store *st, const struct store_job *job, const char *kind,
+    int64_t now_ms, char *err, size_t errlen)
+{
+	if (sqlite3_get_autocommit(st->db)) {
+		snprintf(err, errlen, "effects are written inside processing");
+		return IH_EINVAL;
+	}
+	sqlite3_bind_int64(st->effect, 1, job->rowid);
+	sqlite3_bind_text(st->effect, 2, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st->effect, 3, now_ms);
+	return step_done(st, st->effect, "cannot record effect", err, errlen);
+}
+
+/* Closes the job's attempt row with its outcome. */
+static int
+attempt_end(struct store *st, const struct store_job *job, int64_t now_ms,
+    const char *outcome, const char *error, char *err, size_t errlen)
+{
+	sqlite3_stmt *s = st->attempt_end;
+
+	sqlite3_bind_int64(s, 1, job->rowid);
+	sqlite3_bind_int64(s, 2, job->attempt);
+	sqlite3_bind_int64(s, 3, now_ms);
+	sqlite3_bind_text(s, 4, outcome, -1, SQLITE_STATIC);
+	if (error != NULL)
+		sqlite3_bind_text(s, 5, error, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 5);
+	return step_done(st, s, "cannot record attempt", err, errlen);
+}
+
+int
+store_complete(struct store *st, const struct store_job *job,
+    const char *owner, int64_t now_ms, char *err, size_t errlen)
+{
+	sqlite3_stmt *s = st->complete;
+	int own, rc;
+
+	rc = join_begin(st, &own, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	sqlite3_bind_int64(s, 1, job->rowid);
+	sqlite3_bind_text(s, 2, owner, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, now_ms);
+	rc = step_done(st, s, "cannot complete event", err, errlen);
+	if (rc == IH_OK && sqlite3_changes(st->db) != 1) {
+		snprintf(err, errlen, "lease on event %lld was lost",
+		    (long long)job->rowid);
+		rc = IH_ENOTFOUND;
+	}
+	if (rc == IH_OK)
+		rc = attempt_end(st, job, now_ms, "done", NULL, err, errlen);
+	return join_end(st, own, rc, err, errlen);
+}
+
+int
+store_fail(struct store *st, const struct store_job *job, const char *owner,
+    const char *error, int64_t next_ms, int dead, int64_t now_ms, char *err,
+    size_t errlen)
+{
+	sqlite3_stmt *s = st->failed;
+	int own, rc;
+
+	rc = join_begin(st, &own, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	sqlite3_bind_int64(s, 1, job->rowid);
+	sqlite3_bind_text(s, 2, owner, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, error, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 4, next_ms);
+	sqlite3_bind_int(s, 5, dead != 0);
+	rc = step_done(st, s, "cannot mark event failed", err, errlen);
+	if (rc == IH_OK && sqlite3_changes(st->db) != 1) {
+		snprintf(err, errlen, "lease on event %lld was lost",
+		    (long long)job->rowid);
+		rc = IH_ENOTFOUND;
+	}
+	if (rc == IH_OK)
+		rc = attempt_end(st, job, now_ms, dead ? "dead" : "failed",
+		    error, err, errlen);
+	return join_end(st, own, rc, err, errlen);
 }

@@ -84,6 +84,66 @@ int	store_commit(struct store *st, char *err, size_t errlen);
 /* Rolls back the open transaction, if any. */
 void	store_rollback(struct store *st);
 
+/*
+ * Processing.  An event moves received -> processing -> done; a failed
+ * attempt moves it to failed (retried at next_attempt_at) or, after the
+ * last attempt, to dead.  Each move is one atomic statement.  A claim
+ * holds a lease: when it expires (its holder crashed), the event is due
+ * again.  Moves out of processing check the lease owner, so a holder
+ * whose lease was taken over cannot complete the event twice.
+ */
+struct store_job {
+	int64_t		 rowid;
+	char		*provider;
+	char		*event_id;
+	char		*event_type;
+	char		*subtype;	/* or NULL */
+	unsigned char	*payload;	/* or NULL once purged */
+	size_t		 payload_len;
+	long		 attempt;	/* 1 for the first */
+	int64_t		 received_at;
+};
+
+/*
+ * Claims one due event for owner, with a lease of lease_ms: the one at
+ * rowid when rowid > 0, else the oldest due event of provider (any
+ * provider when NULL).  Due means received, failed with its time come, or
+ * processing with an expired lease; an event waits while an older event
+ * with the same order key is neither done, dead nor quarantined.  Sets
+ * *found to 0 when nothing is due.  Runs in its own transaction.
+ * Returns IH_OK or IH_ESTORE.
+ */
+int	store_claim(struct store *st, const char *provider, int64_t rowid,
+	    const char *owner, int64_t now_ms, int64_t lease_ms,
+	    struct store_job *job, int *found, char *err, size_t errlen);
+
+/*
+ * Records a local effect of kind for the claimed job inside the open
+ * transaction; a second identical effect is ignored.  Returns IH_OK,
+ * IH_EINVAL outside a transaction, or IH_ESTORE.
+ */
+int	store_effect(struct store *st, const struct store_job *job,
+	    const char *kind, int64_t now_ms, char *err, size_t errlen);
+
+/*
+ * Marks the job done.  Joins an open transaction (so that the switch's
+ * effects and this move commit together) or runs in its own.  Returns
+ * IH_OK, IH_ENOTFOUND when owner no longer holds the lease (nothing is
+ * changed), or IH_ESTORE.
+ */
+int	store_complete(struct store *st, const struct store_job *job,
+	    const char *owner, int64_t now_ms, char *err, size_t errlen);
+
+/*
+ * Marks the job failed with error, due again at next_ms, or dead when
+ * dead is set.  Same transaction rules and returns as store_complete().
+ */
+int	store_fail(struct store *st, const struct store_job *job,
+	    const char *owner, const char *error, int64_t next_ms, int dead,
+	    int64_t now_ms, char *err, size_t errlen);
+
+void	store_job_free(struct store_job *job);
+
 /* Returns the current time in Unix milliseconds. */
 int64_t	store_now_ms(void);
 

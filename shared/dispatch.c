@@ -1,0 +1,218 @@
+/* dispatch.c -- claim, act, switch, complete; or fail and back off. */
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "action.h"
+#include "config.h"
+#include "dispatch.h"
+#include "ih.h"
+#include "log.h"
+#include "provider.h"
+#include "store.h"
+
+int
+dispatch_effect(struct dispatch_ctx *ctx, const char *kind, char *err,
+    size_t errlen)
+{
+	if (ctx->st == NULL || ctx->job == NULL) {
+		snprintf(err, errlen, "no transaction for effects");
+		return IH_EINVAL;
+	}
+	return store_effect(ctx->st, ctx->job, kind, store_now_ms(), err,
+	    errlen);
+}
+
+int64_t
+dispatch_backoff_ms(const struct config *cfg, long attempt)
+{
+	int64_t d = cfg->retry_base_ms, cap = (int64_t)cfg->retry_max_s * 1000;
+	long i;
+
+	for (i = 1; i < attempt && d < cap; i++)
+		d *= 2;
+	if (d > cap)
+		d = cap;
+	if (d < 2)
+		return d;
+	return d / 2 + (int64_t)arc4random_uniform((uint32_t)(d / 2 > 
+	    UINT32_MAX ? UINT32_MAX : d / 2));
+}
+
+void
+dispatch_owner(char *owner, size_t len)
+{
+	char host[64];
+
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "localhost");
+	host[sizeof(host) - 1] = '\0';
+	snprintf(owner, len, "%s:%ld:%08x", host, (long)getpid(),
+	    arc4random());
+}
+
+/* Runs every configured action whose pattern matches the type. */
+static int
+run_actions(const struct dispatch *d, const struct store_job *job,
+    char *err, size_t errlen)
+{
+	struct action_event ev;
+	size_t i;
+	int rc;
+
+	ev.provider = job->provider;
+	ev.event_id = job->event_id;
+	ev.event_type = job->event_type;
+	ev.payload = job->payload != NULL ? job->payload :
+	    (const unsigned char *)"";
+	ev.payload_len = job->payload_len;
+	ev.attempt = job->attempt;
+	for (i = 0; i < d->cfg->nactions; i++) {
+		if (fnmatch(d->cfg->action_pattern[i], job->event_type, 0) != 0)
+			continue;
+		rc = action_run(d->cfg->action_command[i], &ev,
+		    d->cfg->action_timeout_s, err, errlen);
+		if (rc != IH_OK)
+			return rc;
+	}
+	return IH_OK;
+}
+
+/* Runs the switch with the job's effects joining the open transaction. */
+static int
+run_switch(const struct dispatch *d, const struct store_job *job,
+    char *err, size_t errlen)
+{
+	struct dispatch_event ev;
+	struct dispatch_ctx ctx;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.rowid = job->rowid;
+	ev.provider = job->provider;
+	ev.event_id = job->event_id;
+	ev.event_type = job->event_type;
+	ev.subtype = job->subtype;
+	ev.payload = job->payload;
+	ev.payload_len = job->payload_len;
+	ev.attempt = job->attempt;
+	ctx.log = d->log;
+	ctx.st = d->st;
+	ctx.job = job;
+	return d->p->handle(&ev, &ctx, err, errlen);
+}
+
+static void
+log_job(const struct dispatch *d, const struct store_job *job,
+    const char *outcome, const char *detail)
+{
+	char cid[LOG_CLEAN_SIZE], ctype[LOG_CLEAN_SIZE];
+	char cdetail[LOG_CLEAN_SIZE];
+
+	log_clean(cid, job->event_id, (size_t)-1);
+	log_clean(ctype, job->event_type, (size_t)-1);
+	log_clean(cdetail, detail, (size_t)-1);
+	log_emit(d->log, "provider=%s event=%s type=%s processing=%s "
+	    "attempt=%ld%s%s", job->provider, cid, ctype, outcome,
+	    job->attempt, detail != NULL ? " detail=" : "",
+	    detail != NULL ? cdetail : "");
+}
+
+/* Ends a failed attempt: failed with a backoff, or dead at the limit. */
+static int
+give_up(const struct dispatch *d, const struct store_job *job,
+    const char *why, char *err, size_t errlen)
+{
+	int64_t now = store_now_ms(), next;
+	int dead = job->attempt >= d->cfg->max_attempts, rc;
+
+	next = dead ? now : now + dispatch_backoff_ms(d->cfg, job->attempt);
+	rc = store_fail(d->st, job, d->owner, why, next, dead, now, err,
+	    errlen);
+	if (rc == IH_ENOTFOUND) {
+		log_job(d, job, "lease_lost", err);
+		return IH_OK;
+	}
+	if (rc == IH_OK)
+		log_job(d, job, dead ? "dead" : "failed", why);
+	return rc;
+}
+
+int
+dispatch_one(const struct dispatch *d, int64_t rowid, int *found, char *err,
+    size_t errlen)
+{
+	struct store_job job;
+	char why[256];
+	int rc;
+
+	rc = store_claim(d->st, d->p->name, rowid, d->owner, store_now_ms(),
+	    (int64_t)d->cfg->lease_s * 1000, &job, found, err, errlen);
+	if (rc != IH_OK || !*found)
+		return rc;
+	if (job.attempt > d->cfg->max_attempts) {
+		/* Every earlier attempt died with its process or lease. */
+		rc = give_up(d, &job, "lease expired on the last attempt",
+		    err, errlen);
+		goto out;
+	}
+	why[0] = '\0';
+	rc = run_actions(d, &job, why, sizeof(why));
+	if (rc != IH_OK) {
+		rc = give_up(d, &job, why, err, errlen);
+		goto out;
+	}
+	rc = store_begin(d->st, err, errlen);
+	if (rc != IH_OK)
+		goto out;
+	rc = run_switch(d, &job, why, sizeof(why));
+	if (rc != IH_OK) {
+		store_rollback(d->st);
+		rc = give_up(d, &job, why, err, errlen);
+		goto out;
+	}
+	rc = store_complete(d->st, &job, d->owner, store_now_ms(), err,
+	    errlen);
+	if (rc == IH_OK)
+		rc = store_commit(d->st, err, errlen);
+	else
+		store_rollback(d->st);
+	if (rc == IH_ENOTFOUND) {
+		/* Someone else holds it now; our effects were rolled back. */
+		log_job(d, &job, "lease_lost", err);
+		rc = IH_OK;
+	} else if (rc == IH_OK)
+		log_job(d, &job, "done", NULL);
+out:
+	store_job_free(&job);
+	return rc;
+}
+
+int
+dispatch_inline(const struct dispatch *d, int64_t rowid, char *err,
+    size_t errlen)
+{
+	struct store_job job;
+	int found, rc;
+
+	rc = store_claim(d->st, d->p->name, rowid, d->owner, store_now_ms(),
+	    (int64_t)d->cfg->lease_s * 1000, &job, &found, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	if (!found) {
+		snprintf(err, errlen, "event %lld is not due",
+		    (long long)rowid);
+		return IH_ENOTFOUND;
+	}
+	rc = run_actions(d, &job, err, errlen);
+	if (rc == IH_OK)
+		rc = run_switch(d, &job, err, errlen);
+	if (rc == IH_OK)
+		rc = store_complete(d->st, &job, d->owner, store_now_ms(), err,
+		    errlen);
+	if (rc == IH_OK)
+		log_job(d, &job, "done", NULL);
+	store_job_free(&job);
+	return rc;
+}
