@@ -1,0 +1,244 @@
+/*
+ * test_shopify.c -- the Shopify scheme: the published vector, forged,
+ * truncated, wrong-secret and rotated HMACs, bad base64, the empty body,
+ * and the identity headers.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <openssl/evp.h>
+
+#include "ih.h"
+#include "json.h"
+#include "shopify.h"
+#include "unit.h"
+#include "verify.h"
+
+/* Published in Shopify/shopify-app-js's tests. */
+#define V_SECRET	"test_secret_key"
+#define V_BODY		"{\"foo\": \"bar\"}"
+#define V_HMAC		"B23tXN681gZ0qIWNRrgtzBE9XSDo5yaUu6wfmhu3a7g="
+
+static int
+check(const char *header, const char *body, const char *const *secrets)
+{
+	char *s[CONFIG_MAX_SECRETS];
+	size_t l[CONFIG_MAX_SECRETS], n = 0;
+	const char *why = NULL;
+	int rc;
+
+	for (; secrets[n] != NULL; n++) {
+		s[n] = (char *)(uintptr_t)secrets[n];
+		l[n] = strlen(secrets[n]);
+	}
+	rc = shopify_verify_header(header, body, strlen(body), s, l, n, &why);
+	if (rc != IH_OK)
+		assert_non_null(why);
+	return rc;
+}
+
+/* Our HMAC gives the published digest, byte for byte. */
+static void
+test_vector_recomputed(void **state)
+{
+	unsigned char mac[VERIFY_SHA256_LEN], want[VERIFY_SHA256_LEN];
+	struct verify_part part = { V_BODY, sizeof(V_BODY) - 1 };
+	size_t len;
+
+	(void)state;
+	assert_int_equal(verify_b64_decode(V_HMAC, strlen(V_HMAC), want,
+	    sizeof(want), &len), IH_OK);
+	assert_int_equal(len, VERIFY_SHA256_LEN);
+	assert_int_equal(verify_hmac_sha256(V_SECRET, strlen(V_SECRET), &part,
+	    1, mac), IH_OK);
+	assert_memory_equal(mac, want, VERIFY_SHA256_LEN);
+}
+
+static void
+test_vector_verify(void **state)
+{
+	const char *const s[] = { V_SECRET, NULL };
+
+	(void)state;
+	assert_int_equal(check(V_HMAC, V_BODY, s), IH_OK);
+}
+
+static void
+test_forged(void **state)
+{
+	const char *const s[] = { V_SECRET, NULL };
+	char h[] = V_HMAC;
+
+	(void)state;
+	h[0] = 'C';
+	assert_int_equal(check(h, V_BODY, s), IH_EAUTH);
+	/* Re-serialized JSON, a truncated body. */
+	assert_int_equal(check(V_HMAC, "{\"foo\":\"bar\"}", s), IH_EAUTH);
+	assert_int_equal(check(V_HMAC, "{\"foo\": \"bar\"", s), IH_EAUTH);
+}
+
+static void
+test_malformed_header(void **state)
+{
+	const char *const s[] = { V_SECRET, NULL };
+	struct verify_mac mac;
+
+	(void)state;
+	assert_int_equal(check(NULL, V_BODY, s), IH_EAUTH);
+	assert_int_equal(check("", V_BODY, s), IH_EAUTH);
+	/* Truncated; unpadded; URL-safe alphabet; a blank; hex. */
+	assert_int_equal(check("B23tXN681gZ0qIWNRrgtzBE9XSDo5yaUu6wfmhu3a7g",
+	    V_BODY, s), IH_EAUTH);
+	assert_int_equal(check("B23tXN681gZ0qIWNRrgtzBE9XSDo5yaUu6wfmhu3",
+	    V_BODY, s), IH_EAUTH);
+	assert_int_equal(check("B23tXN681gZ0qIWNRrgtzBE9XSDo5yaUu6wfmhu3a7g= ",
+	    V_BODY, s), IH_EAUTH);
+	assert_int_equal(shopify_parse_hmac("B23tXN681gZ0qIWNRrgtzBE9XSDo5ya"
+	    "Uu6wfmhu3a7g=", 44, &mac), IH_OK);
+	assert_int_equal(shopify_parse_hmac("B23tXN681gZ0qIWNRrgtzBE9XSDo5ya"
+	    "Uu6wfmhu3a7_=", 44, &mac), IH_EINVAL);
+	assert_int_equal(shopify_parse_hmac("076ded5cdebad6067", 17, &mac),
+	    IH_EINVAL);
+	/* Base64 of 33 bytes is 44 characters too, without padding. */
+	assert_int_equal(shopify_parse_hmac("B23tXN681gZ0qIWNRrgtzBE9XSDo5ya"
+	    "Uu6wfmhu3a7gA", 44, &mac), IH_EINVAL);
+}
+
+static void
+test_secrets(void **state)
+{
+	const char *const rot[] = { "old", V_SECRET, NULL };
+	const char *const rot2[] = { V_SECRET, "new", NULL };
+	const char *const wrong[] = { "old", "new", "test_secret_ke", NULL };
+	const char *const none[] = { NULL };
+
+	(void)state;
+	assert_int_equal(check(V_HMAC, V_BODY, rot), IH_OK);
+	assert_int_equal(check(V_HMAC, V_BODY, rot2), IH_OK);
+	assert_int_equal(check(V_HMAC, V_BODY, wrong), IH_EAUTH);
+	assert_int_equal(check(V_HMAC, V_BODY, none), IH_EAUTH);
+}
+
+/* An empty body is refused even with its correct HMAC. */
+static void
+test_empty_body(void **state)
+{
+	const char *const s[] = { V_SECRET, NULL };
+	unsigned char mac[VERIFY_SHA256_LEN];
+	struct verify_part part = { "", 0 };
+	char b64[64];
+	int n;
+
+	(void)state;
+	assert_int_equal(verify_hmac_sha256(V_SECRET, strlen(V_SECRET), &part,
+	    1, mac), IH_OK);
+	n = EVP_EncodeBlock((unsigned char *)b64, mac, sizeof(mac));
+	assert_int_equal(n, 44);
+	assert_int_equal(check(b64, "", s), IH_EAUTH);
+}
+
+static void
+run(const char *body, const char *whid, const char *topic,
+    const char *sub, int want_ident)
+{
+	const char *const secrets[] = { V_SECRET, NULL };
+	unsigned char mac[VERIFY_SHA256_LEN];
+	struct verify_part part = { body, strlen(body) };
+	struct unit_req u;
+	struct ident id;
+	struct json *js;
+	const char *why = NULL;
+	char b64[64];
+
+	assert_int_equal(verify_hmac_sha256(V_SECRET, strlen(V_SECRET), &part,
+	    1, mac), IH_OK);
+	EVP_EncodeBlock((unsigned char *)b64, mac, sizeof(mac));
+	assert_int_equal(json_open(&js), IH_OK);
+	unit_begin(&u, js, body, strlen(body), secrets);
+	unit_set(&u, "HTTP_X_SHOPIFY_HMAC_SHA256", b64);
+	unit_set(&u, "HTTP_X_SHOPIFY_SHOP_DOMAIN", "example.myshopify.com");
+	if (whid != NULL)
+		unit_set(&u, "HTTP_X_SHOPIFY_WEBHOOK_ID", whid);
+	if (topic != NULL)
+		unit_set(&u, "HTTP_X_SHOPIFY_TOPIC", topic);
+	if (sub != NULL)
+		unit_set(&u, "HTTP_X_SHOPIFY_SUB_TOPIC", sub);
+	assert_int_equal(shopify_provider.verify(&u.pr, &why), IH_OK);
+	memset(&id, 0, sizeof(id));
+	assert_int_equal(shopify_provider.identify(&u.pr, &id, &why),
+	    want_ident);
+	if (want_ident == IH_OK) {
+		assert_string_equal(id.event_id, whid);
+		assert_string_equal(id.event_type, topic);
+		if (sub == NULL)
+			assert_null(id.subtype);
+		else
+			assert_string_equal(id.subtype, sub);
+	} else
+		assert_non_null(why);
+	ident_free(&id);
+	json_close(js);
+}
+
+static void
+test_provider(void **state)
+{
+	(void)state;
+	run("{\"id\":820982911946154508}", "b54557e4-bdd9-4b37-8a5f",
+	    "orders/create", NULL, IH_OK);
+	run("{\"shop_id\":954889,\"shop_domain\":\"x.myshopify.com\"}",
+	    "w-1", "shop/redact", NULL, IH_OK);
+	run("{}", "w-2", "products/update", "variants", IH_OK);
+	/* Missing or empty identity headers; a body that is not JSON. */
+	run("{}", NULL, "orders/create", NULL, IH_EBODY);
+	run("{}", "", "orders/create", NULL, IH_EBODY);
+	run("{}", "w-3", NULL, NULL, IH_EBODY);
+	run("not json", "w-4", "orders/create", NULL, IH_EBODY);
+}
+
+static void
+test_provider_struct(void **state)
+{
+	static const char *const want[] = {
+		"X-Shopify-Hmac-Sha256", "X-Shopify-Shop-Domain",
+		"X-Shopify-Event-Id", "X-Shopify-Triggered-At",
+		"X-Shopify-API-Version", "X-Shopify-Topic",
+		"X-Shopify-Webhook-Id",
+	};
+	const char *const *h;
+	size_t i;
+	int found;
+
+	(void)state;
+	assert_string_equal(shopify_provider.name, "shopify");
+	assert_string_equal(shopify_provider.secret_var,
+	    "IDEMHOOK_SHOPIFY_SECRET");
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		found = 0;
+		for (h = shopify_provider.kept_headers; *h != NULL; h++)
+			found |= strcmp(*h, want[i]) == 0;
+		assert_true(found);
+	}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_vector_recomputed),
+		cmocka_unit_test(test_vector_verify),
+		cmocka_unit_test(test_forged),
+		cmocka_unit_test(test_malformed_header),
+		cmocka_unit_test(test_secrets),
+		cmocka_unit_test(test_empty_body),
+		cmocka_unit_test(test_provider),
+		cmocka_unit_test(test_provider_struct),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
