@@ -43,9 +43,12 @@ LIB_OBJS = $(LIB_SRCS:shared/%.c=$(BUILD)/obj/shared/%.o) \
 LIB      = $(BUILD)/libidemhook.a
 HEADERS  = $(wildcard shared/*.h handlers/*.h)
 
-PROGRAMS = $(PROVIDERS:%=$(BUILD)/%.fcgi)
-# Handler objects without main(), for the unit tests and fuzzers.
-NOMAIN_OBJS = $(PROVIDERS:%=$(BUILD)/obj/handlers/%.nomain.o)
+PROGRAMS = $(PROVIDERS:%=$(BUILD)/%.fcgi) $(BUILD)/idemhook
+# Handler objects without main(), for the command, unit tests and fuzzers.
+NOMAIN_OBJS = $(PROVIDERS:%=$(BUILD)/obj/handlers/%.nomain.o) \
+	$(BUILD)/obj/handlers/providers.nomain.o
+CLI_OBJS = $(BUILD)/obj/handlers/idemhook.o \
+	$(BUILD)/obj/handlers/cli_admin.o
 
 UNIT_SRCS  = $(wildcard tests/unit/test_*.c)
 UNIT_TESTS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
@@ -86,6 +89,9 @@ $(BUILD)/obj/handlers/%.nomain.o: handlers/%.c $(HEADERS)
 	$(CC) $(CPPFLAGS) -DIH_NO_MAIN $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/%.fcgi: $(BUILD)/obj/handlers/%.o $(LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/idemhook: $(CLI_OBJS) $(NOMAIN_OBJS) $(LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(NOMAIN_OBJS) $(LIB) $(HEADERS)
