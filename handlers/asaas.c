@@ -72,11 +72,11 @@ asaas_identify(const struct provider_req *pr, struct ident *id,
 	id->event_id = vals[0];
 	id->event_type = vals[1];
 	if (id->event_id == NULL || *id->event_id == '\0') {
-		*why = "body has no string \"id\"";
+		*why = "body has no \"id\"";
 		return IH_EBODY;
 	}
 	if (id->event_type == NULL || *id->event_type == '\0') {
-		*why = "body has no string \"event\"";
+		*why = "body has no \"event\"";
 		return IH_EBODY;
 	}
 	/* Not every event concerns a payment: no order key then. */

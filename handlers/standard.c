@@ -183,7 +183,7 @@ standard_identify(const struct provider_req *pr, struct ident *id,
 	}
 	id->event_type = vals[0];
 	if (id->event_type == NULL || *id->event_type == '\0') {
-		*why = "body has no string \"type\"";
+		*why = "body has no \"type\"";
 		return IH_EBODY;
 	}
 	return IH_OK;

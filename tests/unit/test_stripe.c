@@ -26,7 +26,7 @@ static int
 check(const char *header, char *const *secrets, size_t n, time_t now,
     long tol)
 {
-	size_t lens[4];
+	size_t lens[4] = { 0, 0, 0, 0 };
 	const char *why = NULL;
 	size_t i;
 	int rc;
