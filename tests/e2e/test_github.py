@@ -1,0 +1,329 @@
+#!/usr/bin/env python3
+"""End-to-end tests of github.fcgi behind lighttpd (shipped config).
+
+Usage: test_github.py BINDIR   (or IH_BIN=BINDIR test_github.py)
+Prints 'ok - ...' / 'not ok - ...: reason' lines; exits 1 if any failed.
+
+The store keys a GitHub event on "<X-GitHub-Hook-ID>:<X-GitHub-Delivery>":
+one delivery GUID reaches every hook subscribed to the event.
+"""
+
+import json
+import os
+import sys
+import time
+import urllib.parse
+import uuid
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import (HarnessError, Server, Servers, Tap, bin_dir, check,  # noqa: E402
+                     check_eq, check_vector, install_signal_cleanup, sign_github,
+                     sign_github_sha1)
+import cases  # noqa: E402
+from cases import (as_bytes, dumps_pretty, expect_accepted, expect_duplicate,  # noqa: E402
+                   expect_error, no_row, one_row)
+
+UA = "GitHub-Hookshot/044aadd"
+HOOK_ID = "460998114"
+FORM = "application/x-www-form-urlencoded"
+DONE_TIMEOUT = 15.0
+
+
+class GithubSpec(cases.Spec):
+    name = "github"
+    default_type = "push"
+
+    def new_id(self, tag):
+        return str(uuid.uuid4())  # X-GitHub-Delivery is a GUID
+
+    def db_event_id(self, event_id, hook_id=HOOK_ID):
+        return "%s:%s" % (hook_id, event_id)
+
+    def body(self, event_id, event_type, pad=0, action=None):
+        obj = {
+            "ref": "refs/heads/main",
+            "before": "0" * 40,
+            "after": os.urandom(20).hex(),
+            "repository": {"id": 1296269, "full_name": "octocat/Hello-World",
+                           "private": False},
+            "pusher": {"name": "octocat", "email": "octocat@github.com"},
+            "head_commit": {"message": "Caf\u00e9 \u2713" + ("x" * pad)},
+            "sender": {"login": "octocat", "id": 1},
+        }
+        if action is not None:
+            obj = {"action": action, "issue": {"number": 1347, "title": "Found a bug"},
+                   "repository": obj["repository"], "sender": obj["sender"]}
+        return dumps_pretty(obj)
+
+    def base_headers(self, event_id, event_type, hook_id=HOOK_ID):
+        return {"X-GitHub-Event": event_type, "X-GitHub-Delivery": event_id,
+                "X-GitHub-Hook-ID": hook_id,
+                "X-GitHub-Hook-Installation-Target-Type": "repository",
+                "X-GitHub-Hook-Installation-Target-ID": "1296269",
+                "User-Agent": UA}
+
+    def headers(self, server, body, event_id, event_type, secret=None,
+                hook_id=HOOK_ID):
+        h = self.base_headers(event_id, event_type, hook_id)
+        h["X-Hub-Signature-256"] = sign_github(secret or server.secrets["github"], body)
+        return h
+
+    def unsigned_headers(self, server, body, event_id, event_type):
+        return self.base_headers(event_id, event_type)
+
+    def forged_headers(self, server, body, event_id, event_type):
+        h = self.base_headers(event_id, event_type)
+        h["X-Hub-Signature-256"] = "sha256=" + os.urandom(32).hex()
+        return h
+
+
+SPEC = GithubSpec()
+
+
+def post(srv, body, headers):
+    return srv.post("/hooks/github", body, headers)
+
+
+def wait_status(srv, event_id, want="done", timeout=DONE_TIMEOUT):
+    """Polls the row of event_id (the stored id) until its status is want."""
+    deadline = time.monotonic() + timeout
+    rows = []
+    while time.monotonic() < deadline:
+        rows = srv.rows("github", event_id)
+        if len(rows) == 1 and rows[0]["status"] == want:
+            return rows[0]
+        time.sleep(0.1)
+    check(False, "row %s: expected status %r within %.0fs, got %r"
+          % (event_id, want, timeout, [r["status"] for r in rows]))
+
+
+# ---------------------------------------------------------------- cases
+
+def vectors():
+    check_vector("github")
+    check_vector("github-octokit")
+
+
+def processed(srv):
+    """Accepted, stored byte-identical, then processed to 'done'."""
+    eid = SPEC.new_id("done")
+    r, body = SPEC.deliver(srv, eid)
+    expect_accepted(r)
+    row = wait_status(srv, SPEC.db_event_id(eid))
+    check_eq(as_bytes(row["payload"]), body, "stored payload")
+    check_eq(row["event_type"], "push", "event_type")
+    check(row["subtype"] is None, "push has no action, got subtype %r" % row["subtype"])
+
+
+def json_action(srv):
+    """The body's action is the subtype."""
+    eid = SPEC.new_id("act")
+    body = SPEC.body(eid, "issues", action="opened")
+    expect_accepted(post(srv, body, SPEC.headers(srv, body, eid, "issues")))
+    row = one_row(srv, SPEC, eid)
+    check_eq(row["event_type"], "issues", "event_type")
+    check_eq(row["subtype"], "opened", "subtype")
+
+
+def form_body(srv, content_type=FORM):
+    """application/x-www-form-urlencoded: payload=<urlencoded JSON>, the
+    signature over the raw form body."""
+    eid = SPEC.new_id("form")
+    payload = SPEC.body(eid, "issues", action="labeled").decode("utf-8")
+    body = urllib.parse.urlencode({"payload": payload}).encode("ascii")
+    check(body.startswith(b"payload=%7B"), "form body built wrongly: %r" % body[:20])
+    h = SPEC.headers(srv, body, eid, "issues")
+    h["Content-Type"] = content_type
+    expect_accepted(post(srv, body, h), "form-encoded delivery (%s)" % content_type)
+    row = wait_status(srv, SPEC.db_event_id(eid))
+    check_eq(as_bytes(row["payload"]), body, "stored payload (the raw form body)")
+    check_eq(row["event_type"], "issues", "event_type")
+    check_eq(row["subtype"], "labeled", "subtype from the form's payload JSON")
+    expect_duplicate(post(srv, body, h), "redelivery of the form body")
+
+
+def form_signed_over_json(srv):
+    """A form whose signature covers the decoded JSON, not the raw form: 401."""
+    eid = SPEC.new_id("formjson")
+    payload = SPEC.body(eid, "issues", action="opened")
+    body = urllib.parse.urlencode({"payload": payload.decode("utf-8")}).encode("ascii")
+    h = SPEC.headers(srv, payload, eid, "issues")  # signed over the JSON
+    h["Content-Type"] = FORM
+    expect_error(post(srv, body, h), 401, "form signed over the decoded JSON")
+    no_row(srv, SPEC, eid)
+
+
+def form_without_payload(srv):
+    eid = SPEC.new_id("formnop")
+    body = b"other=%7B%7D"
+    h = SPEC.headers(srv, body, eid, "push")
+    h["Content-Type"] = FORM
+    expect_error(post(srv, body, h), 400, "signed form without a payload field")
+    no_row(srv, SPEC, eid)
+
+
+def shared_guid(srv):
+    """One GUID, two hooks (X-GitHub-Hook-ID): two events, two rows."""
+    guid = SPEC.new_id("shared")
+    body = SPEC.body(guid, "push")
+    for hook in ("1001", "1002"):
+        r = post(srv, body, SPEC.headers(srv, body, guid, "push", hook_id=hook))
+        expect_accepted(r, "hook %s" % hook)
+    rows = [r for r in srv.rows("github") if r["event_id"].endswith(":" + guid)]
+    check_eq(sorted(r["event_id"] for r in rows),
+             ["1001:" + guid, "1002:" + guid], "stored event ids")
+    for r in rows:
+        check_eq(as_bytes(r["payload"]), body, "payload of %s" % r["event_id"])
+    # a redelivery to one hook is still that hook's duplicate
+    expect_duplicate(post(srv, body, SPEC.headers(srv, body, guid, "push", hook_id="1002")),
+                     "redelivery to hook 1002")
+    check_eq(srv.rows("github", "1001:" + guid)[0]["duplicates"], 0,
+             "duplicates of hook 1001's event")
+    check_eq(srv.rows("github", "1002:" + guid)[0]["duplicates"], 1,
+             "duplicates of hook 1002's event")
+
+
+def ping(srv):
+    """ping, sent when a hook is created: 200, recorded, processed."""
+    eid = SPEC.new_id("ping")
+    body = dumps_pretty({
+        "zen": "Design for failure.", "hook_id": int(HOOK_ID),
+        "hook": {"type": "Repository", "id": int(HOOK_ID), "name": "web",
+                 "active": True, "events": ["push", "issues"],
+                 "config": {"content_type": "json", "insecure_ssl": "0",
+                            "url": "https://example.com/hooks/github"}},
+        "repository": {"id": 1296269, "full_name": "octocat/Hello-World"},
+        "sender": {"login": "octocat", "id": 1}})
+    r = post(srv, body, SPEC.headers(srv, body, eid, "ping"))
+    expect_accepted(r, "ping")
+    row = wait_status(srv, SPEC.db_event_id(eid))
+    check_eq(row["event_type"], "ping", "event_type")
+    check_eq(as_bytes(row["payload"]), body, "stored ping payload")
+
+
+def kept_headers(srv):
+    eid = SPEC.new_id("hdrs")
+    r, _ = SPEC.deliver(srv, eid)
+    expect_accepted(r)
+    stored = one_row(srv, SPEC, eid)["headers"].lower()
+    for line in ("x-github-delivery: %s\n" % eid, "x-github-hook-id: %s\n" % HOOK_ID,
+                 "x-github-event: push\n"):
+        check(line in stored, "headers column lacks %r: %r" % (line, stored[:400]))
+
+
+def missing_headers(srv):
+    """No Delivery or no Event: 400 (authentic but unidentifiable); the
+    legacy sha1 header alone, or an empty signature: 401."""
+    bad = []
+    for drop, want in (("X-GitHub-Delivery", 400), ("X-GitHub-Event", 400)):
+        eid = SPEC.new_id("miss")
+        body = SPEC.body(eid, "push")
+        h = SPEC.headers(srv, body, eid, "push")
+        del h[drop]
+        r = post(srv, body, h)
+        if r.status != want:
+            bad.append("without %s -> %d, expected %d" % (drop, r.status, want))
+        elif srv.rows("github", SPEC.db_event_id(eid)):
+            bad.append("without %s: row written" % drop)
+    for what, val in (("legacy X-Hub-Signature (sha1) only", None),
+                      ("empty X-Hub-Signature-256", ""),
+                      ("hex without sha256= prefix", "")):
+        eid = SPEC.new_id("sig")
+        body = SPEC.body(eid, "push")
+        h = SPEC.unsigned_headers(srv, body, eid, "push")
+        if val is None:
+            h["X-Hub-Signature"] = sign_github_sha1(srv.secrets["github"], body)
+        elif what.startswith("hex"):
+            h["X-Hub-Signature-256"] = sign_github(srv.secrets["github"], body)[7:]
+        else:
+            h["X-Hub-Signature-256"] = val
+        r = post(srv, body, h)
+        if r.status != 401:
+            bad.append("%s -> %d, expected 401" % (what, r.status))
+        elif srv.rows("github", SPEC.db_event_id(eid)):
+            bad.append("%s: row written" % what)
+    check(not bad, "; ".join(bad))
+
+
+def no_hook_id(srv):
+    """Without X-GitHub-Hook-ID the delivery is still accepted, keyed '-:<guid>'."""
+    eid = SPEC.new_id("nohook")
+    body = SPEC.body(eid, "push")
+    h = SPEC.headers(srv, body, eid, "push")
+    del h["X-GitHub-Hook-ID"]
+    expect_accepted(post(srv, body, h))
+    check_eq(len(srv.rows("github", "-:" + eid)), 1, "rows keyed -:<guid>")
+
+
+def tampered(srv):
+    eid = SPEC.new_id("tamper")
+    body = SPEC.body(eid, "push")
+    h = SPEC.headers(srv, body, eid, "push")
+    expect_error(post(srv, body.replace(b"octocat", b"mallory"), h), 401,
+                 "body altered after signing")
+    no_row(srv, SPEC, eid)
+
+
+def rotation(srv):
+    s1 = srv.secrets["github"]
+    s2 = srv.provider_env["github"]["IDEMHOOK_GITHUB_SECRET_2"]
+    for what, s in (("IDEMHOOK_GITHUB_SECRET", s1), ("IDEMHOOK_GITHUB_SECRET_2", s2)):
+        eid = SPEC.new_id("rot")
+        r, _ = SPEC.deliver(srv, eid, secret=s)
+        expect_accepted(r, "signed with " + what)
+        one_row(srv, SPEC, eid)
+    eid = SPEC.new_id("rot")
+    r, _ = SPEC.deliver(srv, eid, secret=os.urandom(16).hex())
+    expect_error(r, 401, "signed with an unknown third secret")
+    no_row(srv, SPEC, eid)
+
+
+def main():
+    tap = Tap()
+    try:
+        bindir = bin_dir()
+    except HarnessError as e:
+        tap.not_ok("github: setup", e)
+        return tap.finish()
+    if not os.path.exists(os.path.join(bindir, "github.fcgi")):
+        tap.not_ok("github: setup", "no github.fcgi in %s" % bindir)
+        return tap.finish()
+
+    servers = Servers()
+    install_signal_cleanup(servers)
+    with servers:
+        tap.run("github: signer reproduces the published vectors", vectors)
+        srv = servers.add(Server(bindir, providers=["github"], name="main",
+                                 provider_env={"github": {
+                                     "IDEMHOOK_GITHUB_SECRET_2": os.urandom(16).hex()}}))
+        if tap.run("github: lighttpd starts with the shipped config", srv.start):
+            cases.run_common(tap, SPEC, srv)
+            t = tap.run
+            t("github: accepted event processed to status 'done'", processed, srv)
+            t("github: JSON body: subtype = action", json_action, srv)
+            t("github: form-encoded body accepted, subtype = action, raw form stored",
+              form_body, srv)
+            t("github: form-encoded body with '; charset=utf-8' accepted",
+              form_body, srv, FORM + "; charset=utf-8")
+            t("github: form signed over the decoded JSON -> 401", form_signed_over_json, srv)
+            t("github: signed form without payload field -> 400", form_without_payload, srv)
+            t("github: two hooks sharing one X-GitHub-Delivery -> both accepted, 2 rows",
+              shared_guid, srv)
+            t("github: ping answered 200, recorded and processed", ping, srv)
+            t("github: delivery and hook headers kept in the headers column",
+              kept_headers, srv)
+            t("github: missing Delivery/Event -> 400; sha1-only/empty/unprefixed -> 401",
+              missing_headers, srv)
+            t("github: no X-GitHub-Hook-ID -> accepted as '-:<guid>'", no_hook_id, srv)
+            t("github: body altered after signing -> 401", tampered, srv)
+            t("github: rotation: IDEMHOOK_GITHUB_SECRET and _2 both accepted", rotation, srv)
+            cases.run_final(tap, SPEC, srv)
+            srv.stop()
+        cases.run_failure_modes(tap, SPEC, bindir, servers)
+    return tap.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
