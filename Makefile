@@ -33,6 +33,11 @@ CFLAGS   ?= -O2 -g
 ifeq ($(SANITIZE),1)
 CFLAGS   = -O1 -g -fno-omit-frame-pointer
 SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all
+FAULTS  ?= 1
+endif
+# Crash points for the fault-injection tests (shared/fault.h): test builds only.
+ifeq ($(FAULTS),1)
+CPPFLAGS += -DIH_FAULTS
 endif
 ALL_CFLAGS = -std=c99 $(WARN) $(CFLAGS) $(SANFLAGS) $(PKG_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)

@@ -8,6 +8,7 @@
 #include "action.h"
 #include "config.h"
 #include "dispatch.h"
+#include "fault.h"
 #include "ih.h"
 #include "log.h"
 #include "provider.h"
@@ -172,6 +173,7 @@ dispatch_one(const struct dispatch *d, int64_t rowid, int *found, char *err,
 		rc = give_up(d, &job, why, err, errlen);
 		goto out;
 	}
+	fault_point("processing");
 	rc = store_complete(d->st, &job, d->owner, store_now_ms(), err,
 	    errlen);
 	if (rc == IH_OK)

@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "dispatch.h"
+#include "fault.h"
 #include "ih.h"
 #include "json.h"
 #include "log.h"
@@ -441,12 +442,14 @@ handle(struct serve *sv, struct config *cfg, struct outcome *o,
 	ev.headers = headers;
 	if (cfg->mode == CONFIG_MODE_INLINE && quarantine == NULL)
 		return handle_inline(sv, cfg, &ev, o);
+	fault_point("before-commit");
 	rc = store_record(sv->store, &ev, store_now_ms(), &res, err,
 	    sizeof(err));
 	if (rc != IH_OK) {
 		set_outcome(o, 503, "store_unavailable", err);
 		return 0;
 	}
+	fault_point("after-commit");
 	*rowid = res.rowid;
 	if (quarantine != NULL) {
 		set_outcome(o, 200, res.duplicate ? "duplicate" :
