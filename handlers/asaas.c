@@ -119,10 +119,7 @@ enum asaas_type {
 	AS_PAYMENT_CHECKOUT_VIEWED
 };
 
-static const struct {
-	const char		*name;
-	enum asaas_type		 type;
-} asaas_types[] = {
+static const struct dispatch_type asaas_types[] = {
 	{ "PAYMENT_CREATED",		AS_PAYMENT_CREATED },
 	{ "PAYMENT_UPDATED",		AS_PAYMENT_UPDATED },
 	{ "PAYMENT_DELETED",		AS_PAYMENT_DELETED },
@@ -157,52 +154,45 @@ static const struct {
 static enum asaas_type
 asaas_type_of(const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < sizeof(asaas_types) / sizeof(asaas_types[0]); i++)
-		if (strcmp(asaas_types[i].name, name) == 0)
-			return asaas_types[i].type;
-	return AS_UNKNOWN;
+	return (enum asaas_type)dispatch_type_of(asaas_types,
+	    sizeof(asaas_types) / sizeof(asaas_types[0]), name);
 }
 
 static int
 asaas_handle(const struct dispatch_event *ev, struct dispatch_ctx *ctx,
     char *err, size_t errlen)
 {
-	char cid[LOG_CLEAN_SIZE], ctype[LOG_CLEAN_SIZE];
-	const char *what;
+	const char *kind;
 
-	(void)err;
-	(void)errlen;
 	switch (asaas_type_of(ev->event_type)) {
 	case AS_PAYMENT_CONFIRMED:
 		/* Paid; the balance is not yet available. */
-		what = "payment confirmed";
+		kind = "payment_confirmed";
 		break;
 	case AS_PAYMENT_RECEIVED:
-		what = "payment received";
+		kind = "payment_received";
 		break;
 	case AS_PAYMENT_RECEIVED_IN_CASH_UNDONE:
 	case AS_PAYMENT_REFUNDED:
 	case AS_PAYMENT_PARTIALLY_REFUNDED:
 	case AS_PAYMENT_REFUND_IN_PROGRESS:
-		what = "money returned";
+		kind = "money_returned";
 		break;
 	case AS_PAYMENT_CHARGEBACK_REQUESTED:
 	case AS_PAYMENT_CHARGEBACK_DISPUTE:
 	case AS_PAYMENT_AWAITING_CHARGEBACK_REVERSAL:
-		what = "chargeback";
+		kind = "chargeback";
 		break;
 	case AS_PAYMENT_OVERDUE:
 	case AS_PAYMENT_CREDIT_CARD_CAPTURE_REFUSED:
 	case AS_PAYMENT_REPROVED_BY_RISK_ANALYSIS:
-		what = "payment failed or late";
+		kind = "payment_failed_or_late";
 		break;
 	case AS_PAYMENT_CREATED:
 	case AS_PAYMENT_UPDATED:
 	case AS_PAYMENT_DELETED:
 	case AS_PAYMENT_RESTORED:
-		what = "payment changed";
+		kind = "payment_changed";
 		break;
 	case AS_PAYMENT_ANTICIPATED:
 	case AS_PAYMENT_AUTHORIZED:
@@ -212,18 +202,14 @@ asaas_handle(const struct dispatch_event *ev, struct dispatch_ctx *ctx,
 	case AS_PAYMENT_DUNNING_RECEIVED:
 	case AS_PAYMENT_BANK_SLIP_VIEWED:
 	case AS_PAYMENT_CHECKOUT_VIEWED:
-		what = "recorded";
+		kind = "recorded";
 		break;
 	case AS_UNKNOWN:
 	default:
-		what = "recorded (type not in the switch)";
+		kind = "recorded_unknown_type";
 		break;
 	}
-	log_clean(cid, ev->event_id, (size_t)-1);
-	log_clean(ctype, ev->event_type, (size_t)-1);
-	log_emit(ctx->log, "provider=asaas event=%s type=%s processed: %s",
-	    cid, ctype, what);
-	return IH_OK;
+	return dispatch_record(ctx, ev, kind, err, errlen);
 }
 
 /* The token is a bearer secret: it is never stored with the event. */

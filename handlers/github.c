@@ -201,10 +201,7 @@ enum github_type {
 	GH_INSTALLATION_REPOSITORIES
 };
 
-static const struct {
-	const char		*name;
-	enum github_type	 type;
-} github_types[] = {
+static const struct dispatch_type github_types[] = {
 	{ "ping",			GH_PING },
 	{ "push",			GH_PUSH },
 	{ "pull_request",		GH_PULL_REQUEST },
@@ -223,61 +220,50 @@ static const struct {
 static enum github_type
 github_type_of(const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < sizeof(github_types) / sizeof(github_types[0]); i++)
-		if (strcmp(github_types[i].name, name) == 0)
-			return github_types[i].type;
-	return GH_UNKNOWN;
+	return (enum github_type)dispatch_type_of(github_types,
+	    sizeof(github_types) / sizeof(github_types[0]), name);
 }
 
 static int
 github_handle(const struct dispatch_event *ev, struct dispatch_ctx *ctx,
     char *err, size_t errlen)
 {
-	char cid[LOG_CLEAN_SIZE], ctype[LOG_CLEAN_SIZE];
-	const char *what;
+	const char *kind;
 
-	(void)err;
-	(void)errlen;
 	switch (github_type_of(ev->event_type)) {
 	case GH_PING:
-		what = "hook created or pinged";
+		kind = "hook_created_or_pinged";
 		break;
 	case GH_PUSH:
 	case GH_CREATE:
 	case GH_DELETE:
-		what = "refs changed";
+		kind = "refs_changed";
 		break;
 	case GH_PULL_REQUEST:
 	case GH_PULL_REQUEST_REVIEW:
-		what = "pull request activity";
+		kind = "pull_request_activity";
 		break;
 	case GH_ISSUES:
 	case GH_ISSUE_COMMENT:
-		what = "issue activity";
+		kind = "issue_activity";
 		break;
 	case GH_RELEASE:
-		what = "release activity";
+		kind = "release_activity";
 		break;
 	case GH_CHECK_RUN:
 	case GH_CHECK_SUITE:
-		what = "check activity";
+		kind = "check_activity";
 		break;
 	case GH_INSTALLATION:
 	case GH_INSTALLATION_REPOSITORIES:
-		what = "app installation changed";
+		kind = "app_installation_changed";
 		break;
 	case GH_UNKNOWN:
 	default:
-		what = "recorded (type not in the switch)";
+		kind = "recorded_unknown_type";
 		break;
 	}
-	log_clean(cid, ev->event_id, (size_t)-1);
-	log_clean(ctype, ev->event_type, (size_t)-1);
-	log_emit(ctx->log, "provider=github event=%s type=%s processed: %s",
-	    cid, ctype, what);
-	return IH_OK;
+	return dispatch_record(ctx, ev, kind, err, errlen);
 }
 
 /* Enough to verify and name the event again from the stored row. */

@@ -148,10 +148,7 @@ enum shopify_type {
 	SH_SHOP_REDACT
 };
 
-static const struct {
-	const char		*name;
-	enum shopify_type	 type;
-} shopify_types[] = {
+static const struct dispatch_type shopify_types[] = {
 	{ "orders/create",		SH_ORDERS_CREATE },
 	{ "orders/updated",		SH_ORDERS_UPDATED },
 	{ "orders/paid",		SH_ORDERS_PAID },
@@ -166,58 +163,47 @@ static const struct {
 static enum shopify_type
 shopify_type_of(const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < sizeof(shopify_types) / sizeof(shopify_types[0]); i++)
-		if (strcmp(shopify_types[i].name, name) == 0)
-			return shopify_types[i].type;
-	return SH_UNKNOWN;
+	return (enum shopify_type)dispatch_type_of(shopify_types,
+	    sizeof(shopify_types) / sizeof(shopify_types[0]), name);
 }
 
 static int
 shopify_handle(const struct dispatch_event *ev, struct dispatch_ctx *ctx,
     char *err, size_t errlen)
 {
-	char cid[LOG_CLEAN_SIZE], ctype[LOG_CLEAN_SIZE];
-	const char *what;
+	const char *kind;
 
-	(void)err;
-	(void)errlen;
 	switch (shopify_type_of(ev->event_type)) {
 	case SH_ORDERS_CREATE:
 	case SH_ORDERS_UPDATED:
 	case SH_ORDERS_PAID:
-		what = "order changed";
+		kind = "order_changed";
 		break;
 	case SH_PRODUCTS_CREATE:
 	case SH_PRODUCTS_UPDATE:
-		what = "product changed";
+		kind = "product_changed";
 		break;
 	case SH_APP_UNINSTALLED:
-		what = "app uninstalled";
+		kind = "app_uninstalled";
 		break;
 	case SH_CUSTOMERS_DATA_REQUEST:
 		/* Compliance: the customer's data must be sent to the shop. */
-		what = "compliance: customer data requested";
+		kind = "compliance_customer_data_requested";
 		break;
 	case SH_CUSTOMERS_REDACT:
 		/* Compliance: erase the customer's data. */
-		what = "compliance: customer data to erase";
+		kind = "compliance_customer_data_to_erase";
 		break;
 	case SH_SHOP_REDACT:
 		/* Compliance: 48 h after uninstall, erase the shop's data. */
-		what = "compliance: shop data to erase";
+		kind = "compliance_shop_data_to_erase";
 		break;
 	case SH_UNKNOWN:
 	default:
-		what = "recorded (type not in the switch)";
+		kind = "recorded_unknown_type";
 		break;
 	}
-	log_clean(cid, ev->event_id, (size_t)-1);
-	log_clean(ctype, ev->event_type, (size_t)-1);
-	log_emit(ctx->log, "provider=shopify event=%s type=%s processed: %s",
-	    cid, ctype, what);
-	return IH_OK;
+	return dispatch_record(ctx, ev, kind, err, errlen);
 }
 
 /* Enough to verify and name the event again, and to correlate it. */

@@ -197,44 +197,30 @@ enum standard_type {
 	SW_UNKNOWN = 0
 };
 
-static const struct {
-	const char		*name;
-	enum standard_type	 type;
-} standard_types[] = {
+static const struct dispatch_type standard_types[] = {
 	{ NULL,	SW_UNKNOWN }	/* end */
 };
 
 static enum standard_type
 standard_type_of(const char *name)
 {
-	size_t i;
-
-	for (i = 0; standard_types[i].name != NULL; i++)
-		if (strcmp(standard_types[i].name, name) == 0)
-			return standard_types[i].type;
-	return SW_UNKNOWN;
+	return (enum standard_type)dispatch_type_of(standard_types,
+	    sizeof(standard_types) / sizeof(standard_types[0]), name);
 }
 
 static int
 standard_handle(const struct dispatch_event *ev, struct dispatch_ctx *ctx,
     char *err, size_t errlen)
 {
-	char cid[LOG_CLEAN_SIZE], ctype[LOG_CLEAN_SIZE];
-	const char *what;
+	const char *kind;
 
-	(void)err;
-	(void)errlen;
 	switch (standard_type_of(ev->event_type)) {
 	case SW_UNKNOWN:
 	default:
-		what = "recorded (type not in the switch)";
+		kind = "recorded_unknown_type";
 		break;
 	}
-	log_clean(cid, ev->event_id, (size_t)-1);
-	log_clean(ctype, ev->event_type, (size_t)-1);
-	log_emit(ctx->log, "provider=standard event=%s type=%s processed: %s",
-	    cid, ctype, what);
-	return IH_OK;
+	return dispatch_record(ctx, ev, kind, err, errlen);
 }
 
 static const char *const standard_kept[] = {

@@ -162,10 +162,7 @@ enum stripe_type {
 	ST_BALANCE_AVAILABLE
 };
 
-static const struct {
-	const char		*name;
-	enum stripe_type	 type;
-} stripe_types[] = {
+static const struct dispatch_type stripe_types[] = {
 	{ "payment_intent.succeeded",	   ST_PAYMENT_INTENT_SUCCEEDED },
 	{ "payment_intent.payment_failed", ST_PAYMENT_INTENT_PAYMENT_FAILED },
 	{ "payment_method.attached",	   ST_PAYMENT_METHOD_ATTACHED },
@@ -186,12 +183,8 @@ static const struct {
 static enum stripe_type
 stripe_type_of(const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < sizeof(stripe_types) / sizeof(stripe_types[0]); i++)
-		if (strcmp(stripe_types[i].name, name) == 0)
-			return stripe_types[i].type;
-	return ST_UNKNOWN;
+	return (enum stripe_type)dispatch_type_of(stripe_types,
+	    sizeof(stripe_types) / sizeof(stripe_types[0]), name);
 }
 
 /*
@@ -204,7 +197,6 @@ static int
 stripe_handle(const struct dispatch_event *ev, struct dispatch_ctx *ctx,
     char *err, size_t errlen)
 {
-	char cid[LOG_CLEAN_SIZE], ctype[LOG_CLEAN_SIZE];
 	const char *kind;
 
 	switch (stripe_type_of(ev->event_type)) {
@@ -238,11 +230,7 @@ stripe_handle(const struct dispatch_event *ev, struct dispatch_ctx *ctx,
 		kind = "recorded_unknown_type";
 		break;
 	}
-	log_clean(cid, ev->event_id, (size_t)-1);
-	log_clean(ctype, ev->event_type, (size_t)-1);
-	log_emit(ctx->log, "provider=stripe event=%s type=%s effect=%s", cid,
-	    ctype, kind);
-	return dispatch_effect(ctx, kind, err, errlen);
+	return dispatch_record(ctx, ev, kind, err, errlen);
 }
 
 static const char *const stripe_kept[] = { "Stripe-Signature", NULL };

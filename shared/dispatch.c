@@ -26,6 +26,30 @@ dispatch_effect(struct dispatch_ctx *ctx, const char *kind, char *err,
 	    errlen);
 }
 
+int
+dispatch_type_of(const struct dispatch_type *tab, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (tab[i].name != NULL && strcmp(tab[i].name, name) == 0)
+			return tab[i].type;
+	return 0;
+}
+
+int
+dispatch_record(struct dispatch_ctx *ctx, const struct dispatch_event *ev,
+    const char *kind, char *err, size_t errlen)
+{
+	char cid[LOG_CLEAN_SIZE], ctype[LOG_CLEAN_SIZE];
+
+	log_clean(cid, ev->event_id, (size_t)-1);
+	log_clean(ctype, ev->event_type, (size_t)-1);
+	log_emit(ctx->log, "provider=%s event=%s type=%s effect=%s",
+	    ev->provider, cid, ctype, kind);
+	return dispatch_effect(ctx, kind, err, errlen);
+}
+
 int64_t
 dispatch_backoff_ms(const struct config *cfg, long attempt)
 {

@@ -59,6 +59,27 @@ typedef int (*dispatch_fn)(const struct dispatch_event *ev,
 int	dispatch_effect(struct dispatch_ctx *ctx, const char *kind,
 	    char *err, size_t errlen);
 
+/* One row of a provider's table of event types, for its switch. */
+struct dispatch_type {
+	const char	*name;
+	int		 type;
+};
+
+/*
+ * Returns the type of name in the table of n rows, or 0 (every
+ * provider's "unknown") when it is not there.  Rows with a NULL name
+ * are skipped, so a provider with no known types can still have a table.
+ */
+int	dispatch_type_of(const struct dispatch_type *tab, size_t n,
+	    const char *name);
+
+/*
+ * The common end of a switch's case: logs the effect kind for ev and
+ * records it with dispatch_effect().  Returns what dispatch_effect() does.
+ */
+int	dispatch_record(struct dispatch_ctx *ctx, const struct dispatch_event *ev,
+	    const char *kind, char *err, size_t errlen);
+
 struct dispatch {
 	struct store		*st;
 	const struct provider	*p;
