@@ -1,0 +1,303 @@
+#!/usr/bin/env python3
+"""End-to-end tests of shopify.fcgi behind lighttpd (shipped config).
+
+Usage: test_shopify.py BINDIR   (or IH_BIN=BINDIR test_shopify.py)
+Prints 'ok - ...' / 'not ok - ...: reason' lines; exits 1 if any failed.
+
+The store keys a Shopify event on X-Shopify-Webhook-Id (one per delivery);
+X-Shopify-Event-Id, shared by every subscription one merchant action
+reaches, is only kept in the headers column.
+"""
+
+import base64
+import hashlib
+import hmac
+import os
+import sys
+import time
+import uuid
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import (HarnessError, Server, Servers, Tap, bin_dir, check,  # noqa: E402
+                     check_eq, check_vector, install_signal_cleanup, sign_shopify)
+import cases  # noqa: E402
+from cases import (as_bytes, dumps_pretty, expect_accepted, expect_duplicate,  # noqa: E402
+                   expect_error, no_row, one_row)
+
+SHOP = "idemhook-test.myshopify.com"
+API_VERSION = "2025-07"
+UA = "Shopify-Captain-Hook"
+DONE_TIMEOUT = 15.0
+COMPLIANCE = ("customers/data_request", "customers/redact", "shop/redact")
+
+
+def compliance_body(topic):
+    """The payload shapes of the three mandatory compliance topics."""
+    if topic == "shop/redact":
+        return {"shop_id": 954889, "shop_domain": SHOP}
+    if topic == "customers/redact":
+        return {"shop_id": 954889, "shop_domain": SHOP,
+                "customer": {"id": 191167, "email": "john@example.com",
+                             "phone": "555-625-1199"},
+                "orders_to_redact": [299938, 280263, 220458]}
+    return {"shop_id": 954889, "shop_domain": SHOP,
+            "orders_requested": [299938, 280263, 220458],
+            "customer": {"id": 191167, "email": "john@example.com",
+                         "phone": "555-625-1199"},
+            "data_request": {"id": 9999}}
+
+
+class ShopifySpec(cases.Spec):
+    name = "shopify"
+    default_type = "orders/create"
+
+    def new_id(self, tag):
+        return str(uuid.uuid4())  # X-Shopify-Webhook-Id
+
+    def body(self, event_id, event_type, pad=0):
+        if event_type in COMPLIANCE:
+            return dumps_pretty(compliance_body(event_type))
+        obj = {"id": 820982911946154508, "email": "jon@example.com",
+               "name": "#9999", "currency": "USD", "total_price": "403.00",
+               "note": "Caf\u00e9 \u2713" + ("x" * pad),
+               "line_items": [{"id": 866550311766439020, "title": "IPod Nano - 8GB",
+                               "quantity": 1, "price": "199.00"}]}
+        return dumps_pretty(obj)
+
+    def base_headers(self, event_id, event_type, event_uuid=None):
+        return {"X-Shopify-Topic": event_type,
+                "X-Shopify-Webhook-Id": event_id,
+                "X-Shopify-Event-Id": event_uuid or str(uuid.uuid4()),
+                "X-Shopify-Shop-Domain": SHOP,
+                "X-Shopify-API-Version": API_VERSION,
+                "X-Shopify-Triggered-At": "2025-09-11T10:00:00.123456789Z",
+                "User-Agent": UA}
+
+    def headers(self, server, body, event_id, event_type, secret=None, event_uuid=None):
+        h = self.base_headers(event_id, event_type, event_uuid)
+        h["X-Shopify-Hmac-Sha256"] = sign_shopify(secret or server.secrets["shopify"], body)
+        return h
+
+    def unsigned_headers(self, server, body, event_id, event_type):
+        return self.base_headers(event_id, event_type)
+
+    def forged_headers(self, server, body, event_id, event_type):
+        h = self.base_headers(event_id, event_type)
+        h["X-Shopify-Hmac-Sha256"] = base64.b64encode(os.urandom(32)).decode()
+        return h
+
+
+SPEC = ShopifySpec()
+
+
+def post(srv, body, headers):
+    return srv.post("/hooks/shopify", body, headers)
+
+
+def wait_status(srv, event_id, want="done", timeout=DONE_TIMEOUT):
+    deadline = time.monotonic() + timeout
+    rows = []
+    while time.monotonic() < deadline:
+        rows = srv.rows("shopify", event_id)
+        if len(rows) == 1 and rows[0]["status"] == want:
+            return rows[0]
+        time.sleep(0.1)
+    check(False, "row %s: expected status %r within %.0fs, got %r"
+          % (event_id, want, timeout, [r["status"] for r in rows]))
+
+
+# ---------------------------------------------------------------- cases
+
+def vector():
+    check_vector("shopify")
+
+
+def processed(srv):
+    eid = SPEC.new_id("done")
+    r, body = SPEC.deliver(srv, eid)
+    expect_accepted(r)
+    row = wait_status(srv, eid)
+    check_eq(as_bytes(row["payload"]), body, "stored payload")
+    check_eq(row["event_type"], "orders/create", "event_type")
+
+
+def processed_lines(srv, eid, timeout=5.0):
+    """The switch's 'processed' log lines of event eid.  Processing happens
+    after the answer, so they go to the program's raw stderr (lighttpd's
+    stderr under -D), not to server.errorlog: read both."""
+    deadline = time.monotonic() + timeout
+    while True:
+        text = srv.errorlog() + srv.stderr_text()
+        lines = [l for l in text.splitlines()
+                 if "event=%s " % eid in l and "processed" in l]
+        if lines or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.1)
+
+
+def compliance(srv, topic):
+    """A mandatory compliance topic: accepted, processed, and handled by a
+    case of the switch (not the fallback for unknown types)."""
+    eid = SPEC.new_id("gdpr")
+    r, body = SPEC.deliver(srv, eid, topic)
+    expect_accepted(r, topic)
+    row = wait_status(srv, eid)
+    check_eq(row["event_type"], topic, "event_type")
+    check_eq(as_bytes(row["payload"]), body, "stored payload")
+    lines = processed_lines(srv, eid)
+    check(lines, "no 'processed' log line for %s" % eid)
+    check(not any("not in the switch" in l for l in lines),
+          "%s fell through to the unknown-type case: %r" % (topic, lines))
+
+
+def unknown_topic(srv):
+    """Control for the case above: a topic outside the switch is still
+    accepted and processed, and logged as such."""
+    eid = SPEC.new_id("unknown")
+    r, _ = SPEC.deliver(srv, eid, "fulfillment_holds/added")
+    expect_accepted(r)
+    wait_status(srv, eid)
+    lines = processed_lines(srv, eid)
+    check(any("not in the switch" in l for l in lines),
+          "expected a 'not in the switch' processed line, got %r" % lines)
+
+
+def kept_headers(srv):
+    eid = SPEC.new_id("hdrs")
+    ev = str(uuid.uuid4())
+    body = SPEC.body(eid, "orders/create")
+    h = SPEC.headers(srv, body, eid, "orders/create", event_uuid=ev)
+    expect_accepted(post(srv, body, h))
+    stored = one_row(srv, SPEC, eid)["headers"]
+    lines = {l.split(":", 1)[0].strip().lower(): l.split(":", 1)[1].strip()
+             for l in stored.splitlines() if ":" in l}
+    for name in ("X-Shopify-Shop-Domain", "X-Shopify-Event-Id", "X-Shopify-Triggered-At",
+                 "X-Shopify-API-Version", "X-Shopify-Topic", "X-Shopify-Webhook-Id"):
+        check_eq(lines.get(name.lower()), h[name], "%s in the headers column" % name)
+
+
+def shared_event_id(srv):
+    """Two subscriptions, one merchant action: same Event-Id, two Webhook-Ids."""
+    ev = str(uuid.uuid4())
+    body = SPEC.body("", "orders/create")
+    ids = [SPEC.new_id("sub"), SPEC.new_id("sub")]
+    for wid in ids:
+        r = post(srv, body, SPEC.headers(srv, body, wid, "orders/create", event_uuid=ev))
+        expect_accepted(r, "Webhook-Id %s" % wid)
+    for wid in ids:
+        row = one_row(srv, SPEC, wid)
+        check("%s" % ev in row["headers"], "Event-Id not kept for %s" % wid)
+    # a retry of one delivery (same Webhook-Id) is that delivery's duplicate
+    expect_duplicate(post(srv, body, SPEC.headers(srv, body, ids[0], "orders/create",
+                                                  event_uuid=ev)), "retry")
+
+
+def empty_body(srv):
+    """An empty body with a matching HMAC: 401 (as shopify-api-js)."""
+    eid = SPEC.new_id("empty")
+    r = post(srv, b"", SPEC.headers(srv, b"", eid, "shop/redact"))
+    expect_error(r, 401, "empty body")
+    no_row(srv, SPEC, eid)
+
+
+def missing_headers(srv):
+    bad = []
+    for drop in ("X-Shopify-Webhook-Id", "X-Shopify-Topic"):
+        eid = SPEC.new_id("miss")
+        body = SPEC.body(eid, "orders/create")
+        h = SPEC.headers(srv, body, eid, "orders/create")
+        del h[drop]
+        r = post(srv, body, h)
+        if r.status != 400:
+            bad.append("without %s -> %d, expected 400" % (drop, r.status))
+        elif srv.rows("shopify", eid):
+            bad.append("without %s: row written" % drop)
+    eid = SPEC.new_id("hex")
+    body = SPEC.body(eid, "orders/create")
+    h = SPEC.unsigned_headers(srv, body, eid, "orders/create")
+    h["X-Shopify-Hmac-Sha256"] = hmac.new(srv.secrets["shopify"].encode(), body,
+                                          hashlib.sha256).hexdigest()
+    r = post(srv, body, h)
+    if r.status != 401:
+        bad.append("hex instead of base64 HMAC -> %d, expected 401" % r.status)
+    check(not bad, "; ".join(bad))
+
+
+def lowercase_headers(srv):
+    """HTTP/2 lower-cases header names."""
+    eid = SPEC.new_id("lc")
+    body = SPEC.body(eid, "orders/create")
+    h = {k.lower(): v for k, v in SPEC.headers(srv, body, eid, "orders/create").items()}
+    expect_accepted(post(srv, body, h))
+    one_row(srv, SPEC, eid)
+
+
+def tampered(srv):
+    eid = SPEC.new_id("tamper")
+    body = SPEC.body(eid, "orders/create")
+    h = SPEC.headers(srv, body, eid, "orders/create")
+    expect_error(post(srv, body.replace(b"403.00", b"1.00"), h), 401,
+                 "body altered after signing")
+    no_row(srv, SPEC, eid)
+
+
+def rotation(srv):
+    s1 = srv.secrets["shopify"]
+    s2 = srv.provider_env["shopify"]["IDEMHOOK_SHOPIFY_SECRET_2"]
+    for what, s in (("IDEMHOOK_SHOPIFY_SECRET", s1), ("IDEMHOOK_SHOPIFY_SECRET_2", s2)):
+        eid = SPEC.new_id("rot")
+        r, _ = SPEC.deliver(srv, eid, secret=s)
+        expect_accepted(r, "signed with " + what)
+        one_row(srv, SPEC, eid)
+    eid = SPEC.new_id("rot")
+    r, _ = SPEC.deliver(srv, eid, secret=os.urandom(16).hex())
+    expect_error(r, 401, "signed with an unknown third secret")
+    no_row(srv, SPEC, eid)
+
+
+def main():
+    tap = Tap()
+    try:
+        bindir = bin_dir()
+    except HarnessError as e:
+        tap.not_ok("shopify: setup", e)
+        return tap.finish()
+    if not os.path.exists(os.path.join(bindir, "shopify.fcgi")):
+        tap.not_ok("shopify: setup", "no shopify.fcgi in %s" % bindir)
+        return tap.finish()
+
+    servers = Servers()
+    install_signal_cleanup(servers)
+    with servers:
+        tap.run("shopify: signer reproduces the published vector", vector)
+        srv = servers.add(Server(bindir, providers=["shopify"], name="main",
+                                 provider_env={"shopify": {
+                                     "IDEMHOOK_SHOPIFY_SECRET_2": os.urandom(16).hex()}}))
+        if tap.run("shopify: lighttpd starts with the shipped config", srv.start):
+            cases.run_common(tap, SPEC, srv)
+            t = tap.run
+            t("shopify: accepted event processed to status 'done'", processed, srv)
+            for topic in COMPLIANCE:
+                t("shopify: compliance topic %s accepted, processed by its case" % topic,
+                  compliance, srv, topic)
+            t("shopify: topic outside the switch accepted, processed as unknown",
+              unknown_topic, srv)
+            t("shopify: Shop-Domain, Event-Id, Triggered-At, API-Version kept in headers",
+              kept_headers, srv)
+            t("shopify: same Event-Id, two Webhook-Ids -> two rows", shared_event_id, srv)
+            t("shopify: empty body with a matching HMAC -> 401", empty_body, srv)
+            t("shopify: missing Webhook-Id/Topic -> 400; hex HMAC -> 401",
+              missing_headers, srv)
+            t("shopify: lower-case header names (HTTP/2) accepted", lowercase_headers, srv)
+            t("shopify: body altered after signing -> 401", tampered, srv)
+            t("shopify: rotation: IDEMHOOK_SHOPIFY_SECRET and _2 both accepted", rotation, srv)
+            cases.run_final(tap, SPEC, srv)
+            srv.stop()
+        cases.run_failure_modes(tap, SPEC, bindir, servers)
+    return tap.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
