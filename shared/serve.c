@@ -140,6 +140,23 @@ set_outcome(struct outcome *o, int status, const char *name,
 	snprintf(o->detail, sizeof(o->detail), "%s", detail ? detail : "");
 }
 
+/*
+ * Under plain CGI the web server ends the response when stdout closes,
+ * so stdout is swapped for /dev/null before processing starts.
+ */
+static void
+cgi_finish(void)
+{
+	int fd;
+
+	fflush(stdout);
+	fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		dup2(fd, 1);
+		close(fd);
+	}
+}
+
 /* Does this request carry settings of its own (Apache SetEnv)? */
 static int
 request_has_settings(const struct serve *sv)
@@ -512,7 +529,7 @@ serve_one(struct serve *sv)
 		if (sv->fx != NULL)
 			FCGX_Finish_r(sv->fx);
 		else
-			fflush(stdout);
+			cgi_finish();
 		process(sv, &cfg, rowid);
 	}
 	if (sv->req.body_cap > BODY_KEEP_MAX)
