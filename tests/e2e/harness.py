@@ -338,11 +338,12 @@ class Server:
     provider_env: {provider: {NAME: value}} (var.idemhook_<p>_env)
     db:         IDEMHOOK_DB; default <tmp>/data/events.db (created by the receiver)
     extra_conf: lines appended to the top-level config before the hook includes
+    wrap:       a command prefix for every receiver (default: $IH_WRAP)
     """
 
     def __init__(self, bin, providers=None, secrets=None, env=None,
                  provider_env=None, db=None, max_procs=2, name="server",
-                 extra_conf="", lighttpd_env=None):
+                 extra_conf="", lighttpd_env=None, wrap=None):
         self.bin = bin
         self.name = name
         self.tmp = tempfile.mkdtemp(prefix="ih-e2e-")
@@ -366,6 +367,16 @@ class Server:
         self.sent_lock = threading.Lock()
         self.signatures = set()  # signature values sent (must not be logged)
         self.fcgi_pids = set()
+        self.wrap = wrap
+
+    def bin_path_prefix(self):
+        """var.idemhook_bin: the binary directory, preceded by the wrapper
+        command in IH_WRAP when set (e.g. IH_WRAP="valgrind -q
+        --error-exitcode=99"); lighttpd splits a bin-path on spaces into
+        the program and its arguments, so "<wrap> <bin>/stripe.fcgi" runs
+        the receiver under the wrapper.  self.wrap overrides IH_WRAP."""
+        wrap = self.wrap if self.wrap is not None else os.environ.get("IH_WRAP", "")
+        return (wrap.strip() + " " + self.bin) if wrap.strip() else self.bin
 
     def has_provider(self, p):
         return (os.path.exists(os.path.join(self.bin, p + ".fcgi"))
@@ -385,7 +396,7 @@ class Server:
             "server.upload-dirs = (%s)" % conf_str(os.path.join(self.tmp, "upload")),
             "server.max-keep-alive-requests = 0",
             "include %s" % conf_str(os.path.join(CONF_DIR, "idemhook.conf")),
-            "var.idemhook_bin := %s" % conf_str(self.bin),
+            "var.idemhook_bin := %s" % conf_str(self.bin_path_prefix()),
             "var.idemhook_run := %s" % conf_str(os.path.join(self.tmp, "run")),
             "var.idemhook_db := %s" % conf_str(self.db),
             "var.idemhook_max_procs := %d" % self.max_procs,
