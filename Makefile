@@ -9,6 +9,13 @@
 # people) can share one checkout: make BUILD=/tmp/mine check.
 
 BUILD    ?= build
+# V=1 shows every command.
+V        ?= 0
+ifeq ($(V),1)
+Q =
+else
+Q = @
+endif
 PREFIX   ?= /usr/local
 CC       ?= cc
 SANITIZE ?= 0
@@ -66,12 +73,13 @@ all: $(LIB) $(PROGRAMS)
 
 $(BUILD)/obj/shared/%.o: shared/%.c $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+	@[ "$(V)" = 1 ] || echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
 # The schema is compiled in, so a program never reads db/ at run time.
 $(BUILD)/schema_sql.c: db/schema.sql
 	@mkdir -p $(@D)
-	{ echo '/* Generated from db/schema.sql; do not edit. */'; \
+	$(Q){ echo '/* Generated from db/schema.sql; do not edit. */'; \
 	  echo 'extern const char store_schema_sql[];'; \
 	  echo 'const char store_schema_sql[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; \
@@ -79,29 +87,36 @@ $(BUILD)/schema_sql.c: db/schema.sql
 
 $(BUILD)/obj/schema_sql.o: $(BUILD)/schema_sql.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+	@[ "$(V)" = 1 ] || echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
 $(LIB): $(LIB_OBJS)
 	@rm -f $@
-	ar rcs $@ $^
+	@[ "$(V)" = 1 ] || echo "  AR      $@"
+	$(Q)ar rcs $@ $^
 
 $(BUILD)/obj/handlers/%.o: handlers/%.c $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+	@[ "$(V)" = 1 ] || echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/obj/handlers/%.nomain.o: handlers/%.c $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -DIH_NO_MAIN $(ALL_CFLAGS) -c -o $@ $<
+	@[ "$(V)" = 1 ] || echo "  CC      $< (no main)"
+	$(Q)$(CC) $(CPPFLAGS) -DIH_NO_MAIN $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/%.fcgi: $(BUILD)/obj/handlers/%.o $(LIB)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	@[ "$(V)" = 1 ] || echo "  LD      $@"
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 $(BUILD)/idemhook: $(CLI_OBJS) $(NOMAIN_OBJS) $(LIB)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	@[ "$(V)" = 1 ] || echo "  LD      $@"
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(NOMAIN_OBJS) $(LIB) $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+	@[ "$(V)" = 1 ] || echo "  LD      $@"
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
 	    $(NOMAIN_OBJS) $(LIB) $(PKG_LIBS) $(CMOCKA_LIBS)
 
 tests: all $(UNIT_TESTS)
