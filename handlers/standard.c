@@ -161,9 +161,7 @@ static int
 standard_identify(const struct provider_req *pr, struct ident *id,
     const char **why)
 {
-	static const char *const keys[] = { "type" };
 	const char *wid;
-	char *vals[1];
 	int rc;
 
 	/* verify has checked that webhook-id is there and short. */
@@ -175,18 +173,7 @@ standard_identify(const struct provider_req *pr, struct ident *id,
 	rc = ident_set(&id->event_id, wid, strlen(wid));
 	if (rc != IH_OK)
 		return rc;
-	rc = json_fields(pr->json, pr->req->body, pr->req->body_len, keys, 1,
-	    vals);
-	if (rc != IH_OK) {
-		*why = "body is not a JSON object";
-		return rc == IH_ENOMEM ? rc : IH_EBODY;
-	}
-	id->event_type = vals[0];
-	if (id->event_type == NULL || *id->event_type == '\0') {
-		*why = "body has no \"type\"";
-		return IH_EBODY;
-	}
-	return IH_OK;
+	return ident_from_body(pr, NULL, "type", id, why);
 }
 
 /*

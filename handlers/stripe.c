@@ -116,27 +116,7 @@ static int
 stripe_identify(const struct provider_req *pr, struct ident *id,
     const char **why)
 {
-	static const char *const keys[] = { "id", "type" };
-	char *vals[2];
-	int rc;
-
-	rc = json_fields(pr->json, pr->req->body, pr->req->body_len, keys, 2,
-	    vals);
-	if (rc != IH_OK) {
-		*why = "body is not a JSON object";
-		return rc == IH_ENOMEM ? rc : IH_EBODY;
-	}
-	id->event_id = vals[0];
-	id->event_type = vals[1];
-	if (id->event_id == NULL || *id->event_id == '\0') {
-		*why = "body has no \"id\"";
-		return IH_EBODY;
-	}
-	if (id->event_type == NULL || *id->event_type == '\0') {
-		*why = "body has no \"type\"";
-		return IH_EBODY;
-	}
-	return IH_OK;
+	return ident_from_body(pr, "id", "type", id, why);
 }
 
 /*

@@ -35,6 +35,15 @@ struct ident {
 	char	*order_key;	/* or NULL: see store_event.order_key */
 };
 
+/*
+ * Names the event from the body's top-level members id_key and type_key
+ * (id_key NULL: only the type).  Returns IH_OK; IH_EBODY with a static
+ * *why when the body is not a JSON object or a member is absent or
+ * empty; IH_ENOMEM.
+ */
+int	ident_from_body(const struct provider_req *pr, const char *id_key,
+	    const char *type_key, struct ident *id, const char **why);
+
 /* Sets *dst to a copy of the first len bytes of v.  IH_OK or IH_ENOMEM. */
 int	ident_set(char **dst, const char *v, size_t len);
 void	ident_free(struct ident *id);
