@@ -744,8 +744,9 @@ class ApacheServer(Server):
                settings reach the programs through FcgidInitialEnv.
     Secrets, env and provider_env go into one IDEMHOOK_CONFIG file
     (provider_env with the IDEMHOOK_<P>_ names, which are global anyway).
-    max_request_len: the server's FcgidMaxRequestLen (not allowed in
-    .htaccess); None leaves mod_fcgid's default of 131072 bytes.
+    max_request_len: the host's FcgidMaxRequestLen for "fcgid" (it is not
+    allowed in .htaccess); None leaves mod_fcgid's default of 131072
+    bytes. Not used for "vhost", whose vhost.conf sets it.
     setenv: {NAME: value} extra SetEnv lines (request parameters under
     FastCGI, environment under CGI) in the docroot .htaccess ("fcgid",
     "cgi") or in the <Directory> of the programs ("vhost").
@@ -870,7 +871,7 @@ class ApacheServer(Server):
                           os.path.join(t, "fcgid", "shm"))]
             lines += ["FcgidInitialEnv %s %s" % (k, apache_quote(os.environ[k]))
                       for k in passenv]
-            if self.max_request_len is not None:
+            if self.max_request_len is not None and self.mode != "vhost":
                 lines.append("FcgidMaxRequestLen %d" % self.max_request_len)
         if self.mode == "vhost":
             lines += ["Define IDEMHOOK_LIBEXEC %s" % self.bin,
@@ -901,8 +902,6 @@ class ApacheServer(Server):
                 if k in os.environ:
                     env[k] = os.environ[k]
             env.update(self.lighttpd_env)
-            with contextlib.suppress(OSError):
-                os.unlink(self.errorlog_path)
             out = open(os.path.join(self.tmp, "apache.out"), "ab")
             try:
                 self.proc = subprocess.Popen(

@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""End-to-end tests under a real Apache with mod_fcgid, using the shipped
+www-config/apache files unchanged (harness.ApacheServer).
+
+Usage: test_apache.py BINDIR   (or IH_BIN=BINDIR test_apache.py)
+
+  shared hosting   fcgid.htaccess in <docroot>/hooks, settings by SetEnv in
+                   the document root's .htaccess: the common suite and the
+                   Stripe cases for stripe.fcgi, the common suite for
+                   github.fcgi, the files the .htaccess must not serve.
+  host defaults    the same without FcgidMaxRequestLen in the server: a
+                   body over mod_fcgid's 131072 bytes never reaches the
+                   program (what the README's troubleshooting says).
+  vhost            vhost.conf included from httpd.conf: settings through
+                   FcgidInitialEnv, FcgidMaxRequestLen from vhost.conf.
+"""
+
+import os
+import sys
+import time
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import (ApacheServer, HarnessError, Servers, Tap, bin_dir,  # noqa: E402
+                     check, check_eq, install_signal_cleanup, sign_stripe)
+import cases  # noqa: E402
+from cases import expect_accepted, expect_duplicate, expect_error, no_row, one_row  # noqa: E402
+import test_stripe as ts  # noqa: E402
+from test_github import GithubSpec  # noqa: E402
+
+STRIPE = ts.SPEC
+GITHUB = GithubSpec()
+
+
+def stripe_cases(tap, srv, prefix):
+    """The Stripe cases of test_stripe.py's main server that need no
+    special server settings."""
+    t = tap.run
+    p = prefix + "stripe: "
+    t(p + "header generated like stripe-python (UTF-8 body) accepted", ts.sdk_style, srv)
+    t(p + "retry re-signed with a new timestamp -> duplicate", ts.resigned_retry, srv)
+    t(p + "several v1, one junk -> accepted", ts.multi_v1_junk, srv)
+    t(p + "v0 only (even with a correct MAC) -> 401", ts.v0_only, srv)
+    t(p + "malformed Stripe-Signature variants -> 401", ts.malformed_headers, srv)
+    t(p + "body altered after signing -> 401", ts.tampered_body, srv)
+    t(p + "stale timestamp t-301 -> 401", ts.timestamp_case, srv, -301, 401)
+    t(p + "t-290 inside the default tolerance -> accepted", ts.timestamp_case, srv, -290, 200)
+    t(p + "rotation: IDEMHOOK_STRIPE_SECRET and _2 both accepted", ts.rotation, srv)
+    t(p + "empty body -> 400", ts.empty_body, srv)
+    t(p + "missing id -> 400", ts.missing_id, srv)
+    t(p + "JSON followed by trailing bytes -> 400", ts.trailing_garbage, srv)
+    t(p + "multi-byte UTF-8 body stored byte-identical", ts.utf8_body, srv)
+    t(p + "header name in lower case accepted", ts.lowercase_header, srv)
+
+
+def setenv_secret(srv, secret):
+    """A secret given only by SetEnv (a request parameter) is accepted."""
+    eid = STRIPE.new_id("setenv")
+    body = STRIPE.body(eid, STRIPE.default_type)
+    expect_accepted(ts.post_signed(srv, body, sign_stripe(secret, body)),
+                    "signed with IDEMHOOK_STRIPE_SECRET_3 from SetEnv")
+    one_row(srv, STRIPE, eid)
+
+
+def denied_files(srv):
+    """fcgid.htaccess keeps settings, database and .ht* files from the web."""
+    secret = "should-never-be-served-" + os.urandom(8).hex()
+    for fn in ("idemhook.env", "events.db", "events.db-wal", "events.db-shm",
+               "site.conf", "dump.sql"):
+        with open(os.path.join(srv.hooks_dir, fn), "w") as f:
+            f.write("IDEMHOOK_STRIPE_SECRET=%s\n" % secret)
+        os.chmod(os.path.join(srv.hooks_dir, fn), 0o644)
+    bad = []
+    for fn in ("idemhook.env", "events.db", "events.db-wal", "events.db-shm",
+               "site.conf", "dump.sql", ".htaccess"):
+        r = srv.get("/hooks/" + fn)
+        if r.status != 403 or secret.encode() in r.body:
+            bad.append("%s -> %d" % (fn, r.status))
+    check(not bad, "expected 403 for each: " + "; ".join(bad))
+
+
+def program_urls(srv):
+    """/hooks/stripe/ (trailing slash) and /hooks/stripe.fcgi reach the
+    program too; /hooks/ lists nothing."""
+    for path in ("/hooks/stripe/", "/hooks/stripe.fcgi"):
+        eid = STRIPE.new_id("url")
+        body = STRIPE.body(eid, STRIPE.default_type)
+        r = srv.post(path, body, STRIPE.headers(srv, body, eid, STRIPE.default_type))
+        expect_accepted(r, "POST " + path)
+    r = srv.get("/hooks/")
+    check(r.status in (403, 404), "GET /hooks/: expected 403 or 404, got %d" % r.status)
+    check(b"stripe.fcgi" not in r.body, "GET /hooks/ lists the programs")
+
+
+def big_body(srv, spec, size, want):
+    """A GitHub-sized body: accepted (want 200) or refused by mod_fcgid
+    before the program (want 500, no row, no program log line)."""
+    eid = spec.new_id("big")
+    body = spec.body(eid, spec.default_type, pad=size)
+    r = srv.post(srv.url(spec.name), body,
+                 spec.headers(srv, body, eid, spec.default_type), timeout=60)
+    if want == 200:
+        expect_accepted(r, "%d-byte body" % len(body))
+        check_eq(len(cases.as_bytes(one_row(srv, spec, eid)["payload"])), len(body),
+                 "stored payload length")
+    else:
+        check(r.status == want, "%d-byte body: expected %d from mod_fcgid, got %d %r"
+              % (len(body), want, r.status, r.body[:100]))
+        no_row(srv, spec, eid)
+        check("exceeds MaxRequestLen" in srv.errorlog(),
+              "no 'exceeds MaxRequestLen' in Apache's error log")
+
+
+def vhost_basics(srv):
+    """Settings reached the programs through FcgidInitialEnv only (no
+    SetEnv anywhere): accepted, duplicate, forged."""
+    for spec in (STRIPE, GITHUB):
+        eid = spec.new_id("vh")
+        r, body = spec.deliver(srv, eid)
+        expect_accepted(r, spec.name)
+        r = srv.post(srv.url(spec.name), body, spec.headers(srv, body, eid, spec.default_type))
+        expect_duplicate(r, spec.name + " redelivery")
+        check_eq(one_row(srv, spec, eid)["duplicates"], 1, spec.name + " duplicates")
+        cases.case_forged(spec, srv)
+    check(os.path.dirname(srv.db).startswith(srv.store_dir),
+          "DB path not under the store directory")
+
+
+def vhost_log(srv):
+    for spec in (STRIPE, GITHUB):
+        cases.case_log_in_errorlog(spec, srv)
+    cases.case_sanitizers(srv)
+
+
+def main():
+    tap = Tap()
+    try:
+        bindir = bin_dir()
+    except HarnessError as e:
+        tap.not_ok("apache: setup", e)
+        return tap.finish()
+    missing = [p for p in ("stripe", "github")
+               if not os.path.exists(os.path.join(bindir, p + ".fcgi"))]
+    if missing:
+        tap.not_ok("apache: setup", "no %s in %s" % (missing, bindir))
+        return tap.finish()
+
+    servers = Servers()
+    install_signal_cleanup(servers)
+    with servers:
+        # --- shared hosting: fcgid.htaccess, SetEnv in the docroot .htaccess
+        s3 = "whsec_" + os.urandom(16).hex()
+        srv = servers.add(ApacheServer(
+            bindir, mode="fcgid", providers=["stripe", "github"], name="shared",
+            provider_env={"stripe": {"IDEMHOOK_STRIPE_SECRET_2": "whsec_" + os.urandom(16).hex()}},
+            setenv={"IDEMHOOK_STRIPE_SECRET_3": s3}))
+        srv.secrets["stripe-3"] = s3  # must not be logged either
+        if tap.run("apache: mod_fcgid starts with the shipped fcgid.htaccess", srv.start):
+            cases.run_common(tap, STRIPE, srv)
+            stripe_cases(tap, srv, "apache: ")
+            tap.run("apache: stripe: a secret from SetEnv (request parameter) accepted",
+                    setenv_secret, srv, s3)
+            cases.run_common(tap, GITHUB, srv)
+            tap.run("apache: github: 3 MB body accepted (host's FcgidMaxRequestLen 32 MiB)",
+                    big_body, srv, GITHUB, 3 << 20, 200)
+            cases.run_final(tap, STRIPE, srv)
+            cases.run_final(tap, GITHUB, srv)
+            # after the log checks, which count requests per URL
+            tap.run("apache: /hooks/stripe/ and /hooks/stripe.fcgi reach the program",
+                    program_urls, srv)
+            tap.run("apache: .htaccess denies settings, database and .ht* files (403)",
+                    denied_files, srv)
+            srv.stop()
+
+        # --- a host that kept mod_fcgid's FcgidMaxRequestLen default
+        dflt = servers.add(ApacheServer(bindir, mode="fcgid", providers=["github"],
+                                        name="fcgid-default", max_request_len=None))
+        if tap.run("apache: starts with mod_fcgid's default FcgidMaxRequestLen", dflt.start):
+            tap.run("apache: github: 100 KB body accepted under the default limit",
+                    big_body, dflt, GITHUB, 100 * 1024, 200)
+            tap.run("apache: github: 200 KB body -> 500 from mod_fcgid (default 131072), no row",
+                    big_body, dflt, GITHUB, 200 * 1024, 500)
+            dflt.stop()
+
+        # --- a server you control: vhost.conf
+        vh = servers.add(ApacheServer(bindir, mode="vhost", providers=["stripe", "github"],
+                                      name="vhost"))
+        if tap.run("apache: starts with the shipped vhost.conf included", vh.start):
+            tap.run("apache: vhost: settings by FcgidInitialEnv: accepted, duplicate, forged",
+                    vhost_basics, vh)
+            tap.run("apache: vhost: github 3 MB body accepted (vhost.conf FcgidMaxRequestLen)",
+                    big_body, vh, GITHUB, 3 << 20, 200)
+            tap.run("apache: vhost: DB directory 0700 and file 0600 when created",
+                    cases.case_db_modes, STRIPE, vh)
+            tap.run("apache: vhost: log lines in the error log, no sanitizer reports",
+                    vhost_log, vh)
+            vh.stop()
+    return tap.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
