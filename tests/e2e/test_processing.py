@@ -1,0 +1,843 @@
+#!/usr/bin/env python3
+"""End-to-end tests of processing (issue 4): states, leases, retries, dead
+letters, actions, the three modes and ordering, through a real lighttpd and
+real processes (the receivers, `idemhook work`, the actions' shells).
+
+Usage: test_processing.py BINDIR   (or IH_BIN=BINDIR test_processing.py)
+Prints 'ok - ...' / 'not ok - ...: reason' lines; exits 1 if any failed.
+
+Servers (each its own lighttpd, store and temporary folder):
+  after   after-response mode; actions by event type: an appender, one that
+          fails twice then succeeds, one that always fails
+  crash   after-response, IDEMHOOK_LEASE=2, an action that sleeps 3 s; the
+          receiver running it is killed with SIGKILL
+  worker  IDEMHOOK_MODE=worker, Stripe and Asaas; `idemhook work` processes
+  inline  IDEMHOOK_MODE=inline, an action gated by a flag file
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import (ASAAS_TOKEN_HEADER, SANITIZER_ENV, SANITIZER_MARKERS,  # noqa: E402
+                     HarnessError, Server, Servers, Tap, bin_dir, check,
+                     check_eq, install_signal_cleanup, parallel, sign_stripe)
+import cases  # noqa: E402
+
+WORK_TIMEOUT = 90.0     # seconds any one `idemhook work` may take
+POLL = 0.05
+
+# Settings of the "after" server.
+MAX_ATTEMPTS = 3
+RETRY_BASE_MS = 300
+
+
+# ---------------------------------------------------------------- helpers
+
+def new_id(tag):
+    return "evt_%s_%s" % (tag, os.urandom(6).hex())
+
+
+def stripe_body(event_id, event_type):
+    obj = {"id": event_id, "object": "event", "api_version": "2024-06-20",
+           "created": int(time.time()), "type": event_type,
+           "data": {"object": {"id": "pi_" + os.urandom(8).hex(),
+                               "object": "payment_intent", "amount": 2000,
+                               "currency": "usd"}},
+           "livemode": False}
+    return cases.dumps_pretty(obj)
+
+
+def post_stripe(srv, body, tries=1):
+    """POSTs body freshly signed; with tries > 1, a 5xx is retried (signed
+    again), as Stripe would.  Returns the last response."""
+    r = None
+    for i in range(tries):
+        h = {"Stripe-Signature": sign_stripe(srv.secrets["stripe"], body)}
+        r = srv.post("/hooks/stripe", body, h)
+        if r.status < 500:
+            break
+        time.sleep(0.2 * (i + 1))
+    return r
+
+
+def deliver(srv, event_id, event_type, tries=1):
+    body = stripe_body(event_id, event_type)
+    r = post_stripe(srv, body, tries)
+    cases.expect_accepted(r, "delivery of %s (%s)" % (event_id, event_type))
+    return body
+
+
+def post_asaas(srv, event_id, event_type, payment):
+    body = json.dumps({"id": event_id, "event": event_type,
+                       "dateCreated": time.strftime("%Y-%m-%d %H:%M:%S"),
+                       "payment": {"id": payment, "object": "payment",
+                                   "value": 100.0, "status": "PENDING"}}
+                      ).encode()
+    r = srv.post("/hooks/asaas", body, {ASAAS_TOKEN_HEADER: srv.secrets["asaas"]})
+    cases.expect_accepted(r, "asaas delivery %s %s %s" % (event_id, event_type, payment))
+
+
+def query(srv, sql, args=()):
+    """Rows of a read-only query on srv's store, as dicts."""
+    import contextlib
+    import sqlite3
+    with contextlib.closing(srv.connect_ro()) as c:
+        c.row_factory = sqlite3.Row
+        return [dict(r) for r in c.execute(sql, args)]
+
+
+def event_row(srv, provider, event_id):
+    rows = srv.rows(provider, event_id)
+    check(len(rows) == 1, "expected one row for %s/%s, found %d"
+          % (provider, event_id, len(rows)))
+    return rows[0]
+
+
+def attempt_rows(srv, provider, event_id):
+    return query(srv, "SELECT a.* FROM attempts a JOIN events e ON e.id = a.event"
+                 " WHERE e.provider = ? AND e.event_id = ? ORDER BY a.attempt",
+                 (provider, event_id))
+
+
+def effect_rows(srv, provider, event_id):
+    return query(srv, "SELECT f.kind FROM effects f JOIN events e ON e.id = f.event"
+                 " WHERE e.provider = ? AND e.event_id = ?", (provider, event_id))
+
+
+def brief(row):
+    keys = ("status", "attempts", "last_error", "lease_until", "next_attempt_at")
+    return {k: row.get(k) for k in keys}
+
+
+def wait_for(what, fn, timeout):
+    """Polls fn() until it returns a true value; fails with what after
+    timeout seconds, quoting the last value."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        last = fn()
+        if last:
+            return last
+        if time.monotonic() >= deadline:
+            raise AssertionError("timed out after %.0f s waiting for %s (last: %r)"
+                                 % (timeout, what, last))
+        time.sleep(POLL)
+
+
+def wait_status(srv, provider, event_id, statuses, timeout):
+    def probe():
+        rows = srv.rows(provider, event_id)
+        if len(rows) == 1 and rows[0]["status"] in statuses:
+            return rows[0]
+        return None
+    try:
+        return wait_for("%s/%s to reach %s" % (provider, event_id, "|".join(statuses)),
+                        probe, timeout)
+    except AssertionError as e:
+        rows = srv.rows(provider, event_id)
+        raise AssertionError("%s; row now %r" % (e, [brief(r) for r in rows]))
+
+
+def read_lines(path):
+    try:
+        with open(path) as f:
+            return f.read().splitlines()
+    except FileNotFoundError:
+        return []
+
+
+def write_script(srv, name, text):
+    """Writes an action script into srv's folder; returns its path."""
+    path = os.path.join(srv.tmp, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def now_ms():
+    return int(time.time() * 1000)
+
+
+# ---------------------------------------------------------------- processes
+
+def proc_stat(pid):
+    """(comm, state, ppid) of pid, or None when it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            st = f.read()
+        comm = st[st.index("(") + 1:st.rindex(")")]
+        rest = st[st.rindex(")") + 2:].split()
+        return comm, rest[0], int(rest[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def proc_env(pid):
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            data = f.read()
+    except OSError:
+        return {}
+    env = {}
+    for item in data.split(b"\0"):
+        k, sep, v = item.partition(b"=")
+        if sep:
+            env[k.decode(errors="replace")] = v.decode(errors="replace")
+    return env
+
+
+def live_pids():
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            st = proc_stat(int(d))
+            if st is not None and st[1] not in ("Z", "X"):
+                yield int(d), st
+
+
+def action_procs(event_id):
+    """Live processes running an action of event_id: [(pid, comm, ppid)]."""
+    out = []
+    for pid, (comm, _state, ppid) in live_pids():
+        if proc_env(pid).get("IDEMHOOK_EVENT_ID") == event_id:
+            out.append((pid, comm, ppid))
+    return out
+
+
+def receiver_running_action(event_id, fcgi_name):
+    """The pid of the fcgi_name process whose child runs event_id's action."""
+    for _pid, _comm, ppid in action_procs(event_id):
+        st = proc_stat(ppid)
+        if st is not None and st[0] == fcgi_name:
+            return ppid
+    return None
+
+
+def alive(pid):
+    st = proc_stat(pid)
+    return st is not None and st[1] not in ("Z", "X")
+
+
+def reap_orphans(keep=()):
+    """Reaps zombie children of this process (the harness makes it a
+    subreaper, so an action's orphaned sleep ends up here)."""
+    me = os.getpid()
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) in keep:
+            continue
+        st = proc_stat(int(d))
+        if st is not None and st[2] == me and st[1] == "Z":
+            try:
+                os.waitpid(int(d), os.WNOHANG)
+            except OSError:
+                pass
+
+
+class Work:
+    """`idemhook work` with a clean environment: PATH, sanitizer settings,
+    IDEMHOOK_DB and the given IDEMHOOK_* settings, nothing else."""
+
+    def __init__(self, bindir, db, settings):
+        self.cmd = os.path.join(bindir, "idemhook")
+        self.env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")}
+        for k in SANITIZER_ENV:
+            if k in os.environ:
+                self.env[k] = os.environ[k]
+        self.env["IDEMHOOK_DB"] = db
+        self.env.update(settings)
+
+    def start(self, *args):
+        return subprocess.Popen([self.cmd, "work"] + list(args), env=self.env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+
+    @staticmethod
+    def finish(p, what, timeout=WORK_TIMEOUT):
+        """Waits for p; checks exit 0 and no sanitizer report; returns the
+        number of events it says it processed (None without --once)."""
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            raise AssertionError("%s did not finish within %.0f s; stderr: %s"
+                                 % (what, timeout, err.decode(errors="replace")[-600:]))
+        out = out.decode(errors="replace")
+        err = err.decode(errors="replace")
+        check(p.returncode == 0, "%s exited with %s; stderr: %s"
+              % (what, p.returncode, err[-800:]))
+        rep = [m for m in SANITIZER_MARKERS if m in err]
+        check(not rep, "%s: sanitizer reports %r: %s" % (what, rep, err[-800:]))
+        for line in out.splitlines():
+            if line.startswith("processed ") and line.endswith(" event(s)"):
+                return int(line.split()[1])
+        return None
+
+    def once(self, *args):
+        """Runs `idemhook work --once ARGS`; returns the processed count."""
+        n = self.finish(self.start("--once", *args), "idemhook work --once")
+        check(n is not None, "idemhook work --once printed no 'processed N event(s)'")
+        return n
+
+    def loop_until(self, what, done, timeout, *args):
+        """Runs `idemhook work --interval 0.05 ARGS` until done() is true,
+        then stops it with SIGTERM (it finishes the event in hand)."""
+        p = self.start("--interval", "0.05", *args)
+        try:
+            wait_for(what, done, timeout)
+        finally:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        self.finish(p, "idemhook work --interval 0.05", 30)
+
+
+# ---------------------------------------------------------------- after server
+
+APPEND_SH = """\
+# Records one line per run, and the payload it was given on stdin.
+cat > "%(dir)s/payload.$IDEMHOOK_EVENT_ID"
+printf '%%s %%s %%s %%s %%s\\n' "$IDEMHOOK_PROVIDER" "$IDEMHOOK_EVENT_ID" \\
+    "$IDEMHOOK_EVENT_TYPE" "$IDEMHOOK_ATTEMPT" "$IDEMHOOK_IDEMPOTENCY_KEY" \\
+    >> "%(dir)s/append.out"
+"""
+
+FLAKY_SH = """\
+# Fails on its first two runs for an event, then succeeds.
+c="%(dir)s/count.$IDEMHOOK_EVENT_ID"
+n=$(cat "$c" 2>/dev/null || echo 0)
+n=$((n + 1))
+echo "$n" > "$c"
+if [ "$n" -lt 3 ]; then
+	echo "flaky action: failing run $n" >&2
+	exit 3
+fi
+echo "$IDEMHOOK_EVENT_ID $IDEMHOOK_ATTEMPT" >> "%(dir)s/flaky.out"
+"""
+
+
+def after_server(bindir):
+    srv = Server(bindir, providers=["stripe"], name="after")
+    d = {"dir": srv.tmp}
+    append = write_script(srv, "append.sh", APPEND_SH % d)
+    flaky = write_script(srv, "flaky.sh", FLAKY_SH % d)
+    srv.env.update({
+        "IDEMHOOK_MAX_ATTEMPTS": str(MAX_ATTEMPTS),
+        "IDEMHOOK_RETRY_BASE_MS": str(RETRY_BASE_MS),
+        "IDEMHOOK_RETRY_MAX": "60",
+        "IDEMHOOK_LEASE": "60",
+        "IDEMHOOK_ACTION_TIMEOUT": "30",
+        "IDEMHOOK_STRIPE_ACTION": "payment_intent.succeeded /bin/sh " + append,
+        "IDEMHOOK_STRIPE_ACTION_2": "test.flaky /bin/sh " + flaky,
+        "IDEMHOOK_STRIPE_ACTION_3": "test.broken echo broken action >&2; exit 7",
+    })
+    return srv
+
+
+def case_concurrent(srv):
+    """50 concurrent deliveries of one event: one accepted, 49 duplicates,
+    the action runs once, one effect, done."""
+    eid = new_id("c50")
+    body = stripe_body(eid, "payment_intent.succeeded")
+    sig = sign_stripe(srv.secrets["stripe"], body)
+    res = parallel(50, lambda i: srv.post("/hooks/stripe", body, {"Stripe-Signature": sig}))
+    errs = [r for r in res if not hasattr(r, "status")]
+    check(not errs, "requests raised: %r" % errs[:3])
+    statuses = sorted(r.status for r in res)
+    check(statuses == [200] * 50, "expected 50 x 200, got %r" % statuses)
+    answers = [(r.json() or {}).get("status") for r in res]
+    check_eq(answers.count("accepted"), 1, "number of 'accepted' answers")
+    check_eq(answers.count("duplicate"), 49, "number of 'duplicate' answers")
+    row = wait_status(srv, "stripe", eid, ("done", "failed", "dead"), 20)
+    check_eq(row["status"], "done", "status (last_error %r)" % row["last_error"])
+    time.sleep(0.5)  # a second run, were there one, would have its line by now
+    lines = [l for l in read_lines(os.path.join(srv.tmp, "append.out"))
+             if l.split()[1:2] == [eid]]
+    check(len(lines) == 1, "expected exactly one action line for %s, got %d: %r"
+          % (eid, len(lines), lines))
+    f = lines[0].split()
+    check_eq(f[0], "stripe", "IDEMHOOK_PROVIDER")
+    check_eq(f[2], "payment_intent.succeeded", "IDEMHOOK_EVENT_TYPE")
+    check_eq(f[3], "1", "IDEMHOOK_ATTEMPT")
+    check(len(f) == 5 and len(f[4]) == 64 and all(c in "0123456789abcdef" for c in f[4]),
+          "IDEMHOOK_IDEMPOTENCY_KEY should be 64 hex digits, got %r" % f[4:])
+    with open(os.path.join(srv.tmp, "payload." + eid), "rb") as fh:
+        check_eq(fh.read(), body, "payload the action read on stdin")
+    row = event_row(srv, "stripe", eid)
+    check_eq(row["attempts"], 1, "attempts")
+    check_eq(row["duplicates"], 49, "duplicates")
+    check_eq([e["kind"] for e in effect_rows(srv, "stripe", eid)],
+             ["payment_completed"], "effects rows")
+    check_eq([(a["attempt"], a["outcome"]) for a in attempt_rows(srv, "stripe", eid)],
+             [(1, "done")], "attempts rows")
+
+
+def check_backoff(att):
+    """Attempt n+1 starts no sooner than attempt n finished plus the
+    smallest backoff, base * 2^(n-1) / 2 (equal jitter)."""
+    for prev, cur in zip(att, att[1:]):
+        n = prev["attempt"]
+        least = RETRY_BASE_MS * 2 ** (n - 1) // 2
+        check(prev["finished_at"] is not None, "attempt %d has no finished_at" % n)
+        gap = cur["started_at"] - prev["finished_at"]
+        check(gap >= least, "attempt %d started %d ms after attempt %d finished; "
+              "the backoff is at least %d ms" % (n + 1, gap, n, least))
+
+
+def case_flaky(srv, work):
+    """An action that fails twice then succeeds: three attempts with the
+    backoff respected between them, then done."""
+    eid = new_id("flaky")
+    deliver(srv, eid, "test.flaky")
+    # The receiver makes the first attempt after its answer.
+    row = wait_status(srv, "stripe", eid, ("failed", "done", "dead"), 20)
+    check_eq(row["status"], "failed", "status after the receiver's attempt")
+    check_eq(row["attempts"], 1, "attempts after the receiver's attempt")
+    check_eq(row["last_error"], "exit status 3", "last_error after the first attempt")
+    check(row["next_attempt_at"] >= attempt_rows(srv, "stripe", eid)[0]["finished_at"]
+          + RETRY_BASE_MS // 2, "next_attempt_at %r earlier than finished + base/2"
+          % row["next_attempt_at"])
+
+    def settled():
+        r = srv.rows("stripe", eid)
+        return r and r[0]["status"] in ("done", "dead")
+    work.loop_until("the flaky event to settle", settled, 30, "--provider", "stripe")
+    row = event_row(srv, "stripe", eid)
+    check_eq(row["status"], "done", "final status (last_error %r)" % row["last_error"])
+    check_eq(row["attempts"], 3, "attempts")
+    check_eq(row["last_error"], None, "last_error once done")
+    att = attempt_rows(srv, "stripe", eid)
+    check_eq([(a["attempt"], a["outcome"], a["error"]) for a in att],
+             [(1, "failed", "exit status 3"), (2, "failed", "exit status 3"),
+              (3, "done", None)], "attempts rows")
+    check_backoff(att)
+    check_eq(read_lines(os.path.join(srv.tmp, "count." + eid)), ["3"], "runs of the action")
+    check_eq([l for l in read_lines(os.path.join(srv.tmp, "flaky.out")) if eid in l],
+             ["%s 3" % eid], "successful runs (event id, IDEMHOOK_ATTEMPT)")
+    check_eq(len(effect_rows(srv, "stripe", eid)), 1, "effects rows")
+
+
+def case_dead(srv, work):
+    """An action that always fails: dead after IDEMHOOK_MAX_ATTEMPTS, with
+    its last error, visible in the store, and never retried again."""
+    eid = new_id("dead")
+    deliver(srv, eid, "test.broken")
+
+    def settled():
+        r = srv.rows("stripe", eid)
+        return r and r[0]["status"] in ("done", "dead")
+    work.loop_until("the broken event to settle", settled, 30, "--provider", "stripe")
+    row = event_row(srv, "stripe", eid)
+    check_eq(row["status"], "dead", "status after %d failures" % MAX_ATTEMPTS)
+    check_eq(row["attempts"], MAX_ATTEMPTS, "attempts")
+    check_eq(row["last_error"], "exit status 7", "last_error")
+    check_eq(row["lease_owner"], None, "lease_owner of a dead event")
+    att = attempt_rows(srv, "stripe", eid)
+    check_eq([(a["attempt"], a["outcome"], a["error"]) for a in att],
+             [(1, "failed", "exit status 7"), (2, "failed", "exit status 7"),
+              (3, "dead", "exit status 7")], "attempts rows")
+    check_backoff(att)
+    check_eq(effect_rows(srv, "stripe", eid), [], "effects of a dead event")
+    dead = query(srv, "SELECT event_id, last_error FROM events WHERE status = 'dead'")
+    check({"event_id": eid, "last_error": "exit status 7"} in dead,
+          "operator's query for dead events does not show it: %r" % dead)
+    # A dead event stays dead: neither a worker nor a receiver retries it.
+    n = work.once("--provider", "stripe")
+    check_eq(n, 0, "events processed by a worker when only a dead one is left")
+    deliver(srv, new_id("after-dead"), "charge.created")
+    time.sleep(0.5)
+    row = event_row(srv, "stripe", eid)
+    check_eq((row["status"], row["attempts"]), ("dead", MAX_ATTEMPTS),
+             "dead event after a worker run and another delivery")
+
+
+# ---------------------------------------------------------------- crash server
+
+# The action of the issue, as one shell command line.
+SLOW_CMD = 'sleep 3; echo "$IDEMHOOK_EVENT_ID" >> "%(dir)s/crash.out"'
+
+# The same work in a script file, the usual shape of a real action: the
+# shell that runs the command line starts a second shell for the script.
+SLOW_SH = """\
+sleep 3; echo "$IDEMHOOK_EVENT_ID" >> "%(dir)s/crash.out"
+"""
+
+CRASH_EVENTS = 3
+
+
+def crash_server(bindir):
+    srv = Server(bindir, providers=["stripe"], name="crash")
+    d = {"dir": srv.tmp}
+    slow = write_script(srv, "slow.sh", SLOW_SH % d)
+    srv.env.update({
+        "IDEMHOOK_LEASE": "2",
+        "IDEMHOOK_ACTION_TIMEOUT": "30",
+        "IDEMHOOK_MAX_ATTEMPTS": "5",
+        "IDEMHOOK_RETRY_BASE_MS": "300",
+        "IDEMHOOK_STRIPE_ACTION": "payment_intent.succeeded " + SLOW_CMD % d,
+        "IDEMHOOK_STRIPE_ACTION_2": "test.script /bin/sh " + slow,
+    })
+    return srv
+
+
+def case_crash(srv, work, event_type):
+    """kill -9 of the receiver while its action runs, for several events:
+    the row stays 'processing' under its lease; once it expires, `idemhook
+    work` runs the action again; one line per event, none lost."""
+    out = os.path.join(srv.tmp, "crash.out")
+    ids, lease_until, left = [], {}, []
+    for i in range(CRASH_EVENTS):
+        eid = new_id("crash%d" % i)
+        ids.append(eid)
+        # A request that lands on a receiver killed a moment ago may get a
+        # 5xx from lighttpd; the provider would retry, so do we.
+        deliver(srv, eid, event_type, tries=5)
+        pid = wait_for("a stripe.fcgi running the action of %s" % eid,
+                       lambda: receiver_running_action(eid, "stripe.fcgi"), 10)
+        os.kill(pid, signal.SIGKILL)
+        wait_for("killed receiver %d to go" % pid, lambda: not alive(pid), 10)
+        row = event_row(srv, "stripe", eid)
+        check_eq(row["status"], "processing", "status of %s after the kill" % eid)
+        check_eq(row["attempts"], 1, "attempts of %s after the kill" % eid)
+        check(row["lease_owner"], "no lease owner on %s after the kill" % eid)
+        check(row["lease_until"] is not None and row["lease_until"] > 0,
+              "no lease_until on %s after the kill" % eid)
+        lease_until[eid] = row["lease_until"]
+        # Shells of the action must die with the receiver; its sleep may
+        # outlive them harmlessly, as nothing waits for it.
+        time.sleep(0.2)
+        left += ["%s: pid %d (%s)" % (eid, p, c) for p, c, _pp in action_procs(eid)
+                 if c != "sleep"]
+    before = [l for l in read_lines(out) if l in ids]
+
+    # Workers run until every event is done; a worker started while a lease
+    # is held must leave that event alone.
+    deadline = time.monotonic() + 60
+    while True:
+        rows = [event_row(srv, "stripe", e) for e in ids]
+        if all(r["status"] == "done" for r in rows):
+            break
+        check(all(r["status"] in ("processing", "done") for r in rows),
+              "unexpected states %r" % [brief(r) for r in rows])
+        check(time.monotonic() < deadline, "events not done after 60 s: %r"
+              % [brief(r) for r in rows])
+        work.once("--provider", "stripe")
+        time.sleep(0.2)
+    reap_orphans()
+
+    lines = [l for l in read_lines(out) if l in ids]
+    check(sorted(lines) == sorted(ids),
+          "expected one line per event %r, got %r; lines present right after the "
+          "kills: %r; action shells still alive "
+          "after the kill: %r" % (sorted(ids), sorted(lines), before, left))
+    check(not left, "action shells outlived their killed receiver: %r" % left)
+    for eid in ids:
+        row = event_row(srv, "stripe", eid)
+        check_eq(row["attempts"], 2, "attempts of %s" % eid)
+        att = attempt_rows(srv, "stripe", eid)
+        check_eq([(a["attempt"], a["outcome"]) for a in att],
+                 [(1, None), (2, "done")], "attempts rows of %s" % eid)
+        check(att[1]["started_at"] >= lease_until[eid],
+              "%s was taken again at %d, before its lease ran out at %d"
+              % (eid, att[1]["started_at"], lease_until[eid]))
+        check_eq(len(effect_rows(srv, "stripe", eid)), 1, "effects of %s" % eid)
+
+
+# ---------------------------------------------------------------- worker server
+
+ORDER_SH = """\
+# Fails the first attempt of the event named in $1, so that the events
+# after it for the same payment must wait for its retry.
+if [ "$IDEMHOOK_EVENT_ID" = "$1" ] && [ "$IDEMHOOK_ATTEMPT" = 1 ]; then
+	echo "order action: first attempt of $1 fails" >&2
+	exit 4
+fi
+echo "$IDEMHOOK_EVENT_ID $IDEMHOOK_EVENT_TYPE" >> "%(dir)s/order.out"
+"""
+
+SLEEP10_SH = """\
+sleep 10; echo "$IDEMHOOK_EVENT_ID" >> "%(dir)s/slow.out"
+"""
+
+
+def worker_server(bindir):
+    srv = Server(bindir, providers=["stripe", "asaas"], name="worker")
+    append = write_script(srv, "append.sh", APPEND_SH % {"dir": srv.tmp})
+    srv.env.update({
+        "IDEMHOOK_MODE": "worker",
+        "IDEMHOOK_RETRY_BASE_MS": "300",
+        # Were the receiver to run actions in worker mode, this would show.
+        "IDEMHOOK_STRIPE_ACTION": "* /bin/sh " + append,
+        "IDEMHOOK_ASAAS_ACTION": "* /bin/sh " + append,
+    })
+    return srv
+
+
+def worker_settings(srv):
+    return {k: v for k, v in srv.env.items() if k != "IDEMHOOK_MODE"}
+
+
+def case_worker_records_only(srv, work):
+    """Worker mode: the receiver only records; `idemhook work --once`
+    processes."""
+    eid = new_id("wrk")
+    deliver(srv, eid, "payment_intent.succeeded")
+    time.sleep(1.0)  # time enough for an after-response attempt, were there one
+    row = event_row(srv, "stripe", eid)
+    check_eq((row["status"], row["attempts"]), ("received", 0),
+             "status and attempts after the answer in worker mode")
+    check_eq(attempt_rows(srv, "stripe", eid), [], "attempts rows before work")
+    check_eq(effect_rows(srv, "stripe", eid), [], "effects before work")
+    out = os.path.join(srv.tmp, "append.out")
+    check_eq([l for l in read_lines(out) if eid in l], [], "action runs before work")
+    n = work.once("--provider", "stripe")
+    check_eq(n, 1, "events processed by idemhook work --once")
+    row = event_row(srv, "stripe", eid)
+    check_eq((row["status"], row["attempts"]), ("done", 1), "status and attempts after work")
+    check_eq(len([l for l in read_lines(out) if l.split()[1:2] == [eid]]), 1,
+             "action runs after work")
+    check_eq([e["kind"] for e in effect_rows(srv, "stripe", eid)],
+             ["payment_completed"], "effects after work")
+
+
+def case_two_workers(srv, work, n_events=200):
+    """Two `idemhook work --once` at once on 200 due events: each event
+    processed exactly once."""
+    ids = [new_id("w%03d" % i) for i in range(n_events)]
+    lock = threading.Lock()
+    failures = []
+
+    def post_range(k):
+        for eid in ids[k::8]:
+            try:
+                deliver(srv, eid, "payment_intent.succeeded")
+            except Exception as e:  # noqa: BLE001
+                with lock:
+                    failures.append("%s: %s" % (eid, e))
+    res = parallel(8, post_range, timeout=120)
+    check(not failures and all(r is None for r in res),
+          "deliveries failed: %r %r" % (failures[:3], [r for r in res if r][:3]))
+    placeholders = ",".join("?" * len(ids))
+    st = query(srv, "SELECT status, count(*) AS n FROM events WHERE provider = 'stripe'"
+               " AND event_id IN (%s) GROUP BY status" % placeholders, ids)
+    check_eq({r["status"]: r["n"] for r in st}, {"received": n_events},
+             "states before the workers")
+
+    a = work.start("--once", "--provider", "stripe")
+    b = work.start("--once", "--provider", "stripe")
+    na = Work.finish(a, "worker A")
+    nb = Work.finish(b, "worker B")
+    print("# worker A processed %s, worker B %s" % (na, nb), flush=True)
+    check(na is not None and nb is not None, "a worker printed no count")
+    check_eq(na + nb, n_events, "events processed by the two workers together")
+
+    lines = [l.split()[1] for l in read_lines(os.path.join(srv.tmp, "append.out"))
+             if l.split()[1:2] and l.split()[1] in set(ids)]
+    dup = sorted({x for x in lines if lines.count(x) > 1})
+    check(not dup, "events whose action ran more than once: %r" % dup[:5])
+    check_eq(len(lines), n_events, "action lines")
+    check_eq(set(lines), set(ids), "events whose action ran")
+    st = query(srv, "SELECT status, attempts, count(*) AS n FROM events WHERE provider ="
+               " 'stripe' AND event_id IN (%s) GROUP BY status, attempts" % placeholders, ids)
+    check_eq([(r["status"], r["attempts"], r["n"]) for r in st], [("done", 1, n_events)],
+             "(status, attempts, count) after the workers")
+    n_att = query(srv, "SELECT count(*) AS n FROM attempts a JOIN events e ON e.id ="
+                  " a.event WHERE e.event_id IN (%s)" % placeholders, ids)[0]["n"]
+    check_eq(n_att, n_events, "attempts rows")
+    n_eff = query(srv, "SELECT count(*) AS n FROM effects f JOIN events e ON e.id ="
+                  " f.event WHERE e.event_id IN (%s)" % placeholders, ids)[0]["n"]
+    check_eq(n_eff, n_events, "effects rows")
+
+
+def case_timeout(srv, bindir):
+    """IDEMHOOK_ACTION_TIMEOUT=1 and an action that sleeps 10 s: the attempt
+    fails with 'killed after the 1 s timeout' and nothing of it survives."""
+    eid = new_id("slow")
+    deliver(srv, eid, "test.slow")
+    slow = write_script(srv, "sleep10.sh", SLEEP10_SH % {"dir": srv.tmp})
+    w = Work(bindir, srv.db, {"IDEMHOOK_ACTION_TIMEOUT": "1",
+                              "IDEMHOOK_RETRY_BASE_MS": "60000",
+                              "IDEMHOOK_STRIPE_ACTION": "test.slow /bin/sh " + slow})
+    t0 = time.monotonic()
+    n = w.once("--provider", "stripe")
+    took = time.monotonic() - t0
+    check_eq(n, 1, "events processed")
+    check(took < 8, "idemhook work took %.1f s: the 10 s action was not cut short" % took)
+    row = event_row(srv, "stripe", eid)
+    check_eq(row["status"], "failed", "status")
+    check_eq(row["last_error"], "killed after the 1 s timeout", "last_error")
+    check_eq([(a["outcome"], a["error"]) for a in attempt_rows(srv, "stripe", eid)],
+             [("failed", "killed after the 1 s timeout")], "attempts rows")
+    wait_for("the timed-out action's processes to go",
+             lambda: not action_procs(eid), 3)
+    reap_orphans()
+
+
+def case_order(srv, bindir):
+    """Asaas: events of one payment are processed in the order received, even
+    when one of them fails first; other payments' events go on."""
+    order = write_script(srv, "order.sh", ORDER_SH % {"dir": srv.tmp})
+    plan = [("pay_1", "PAYMENT_CREATED"), ("pay_2", "PAYMENT_CREATED"),
+            ("pay_1", "PAYMENT_UPDATED"), ("pay_1", "PAYMENT_CONFIRMED"),
+            ("pay_2", "PAYMENT_CONFIRMED"), ("pay_1", "PAYMENT_RECEIVED"),
+            ("pay_2", "PAYMENT_RECEIVED"), ("pay_1", "PAYMENT_REFUNDED")]
+    sent = []
+    for pay, etype in plan:
+        eid = new_id("as")
+        post_asaas(srv, eid, etype, pay)
+        sent.append((eid, etype, pay))
+    for eid, _t, pay in sent:
+        row = event_row(srv, "asaas", eid)
+        check_eq((row["status"], row["order_key"]), ("received", pay),
+                 "state and order key of %s as recorded" % eid)
+    # The second event of pay_1 fails on its first attempt.
+    fail_id = [e for e, _t, p in sent if p == "pay_1"][1]
+    w = Work(bindir, srv.db, {"IDEMHOOK_RETRY_BASE_MS": "300",
+                              "IDEMHOOK_ASAAS_ACTION": "* /bin/sh %s %s" % (order, fail_id)})
+    deadline = time.monotonic() + 30
+    while True:
+        w.once("--provider", "asaas")
+        rows = [event_row(srv, "asaas", e) for e, _t, _p in sent]
+        if all(r["status"] == "done" for r in rows):
+            break
+        check(all(r["status"] in ("received", "failed", "done") for r in rows),
+              "unexpected states %r" % [brief(r) for r in rows])
+        check(time.monotonic() < deadline, "asaas events not done after 30 s: %r"
+              % [brief(r) for r in rows])
+        time.sleep(0.2)
+    check_eq(event_row(srv, "asaas", fail_id)["attempts"], 2,
+             "attempts of the event that failed first")
+    got = [l.split() for l in read_lines(os.path.join(srv.tmp, "order.out"))]
+    by_id = {e: p for e, _t, p in sent}
+    for pay in ("pay_1", "pay_2"):
+        want = [[e, t] for e, t, p in sent if p == pay]
+        check_eq([g for g in got if by_id.get(g[0]) == pay], want,
+                 "order in which %s's events were processed" % pay)
+
+
+# ---------------------------------------------------------------- inline server
+
+GATE_SH = """\
+# Succeeds only once the flag file exists.
+if [ ! -e "%(dir)s/flag" ]; then
+	echo "gate closed" >&2
+	exit 5
+fi
+echo "$IDEMHOOK_EVENT_ID" >> "%(dir)s/inline.out"
+"""
+
+
+def inline_server(bindir):
+    srv = Server(bindir, providers=["stripe"], name="inline")
+    gate = write_script(srv, "gate.sh", GATE_SH % {"dir": srv.tmp})
+    srv.env.update({"IDEMHOOK_MODE": "inline",
+                    "IDEMHOOK_STRIPE_ACTION": "* /bin/sh " + gate})
+    return srv
+
+
+def case_inline(srv):
+    """Inline mode: a failing action answers 500 and leaves no row; the
+    provider's retry, once the action works, is accepted and done."""
+    eid = new_id("inl")
+    body = stripe_body(eid, "payment_intent.succeeded")
+    r = post_stripe(srv, body)
+    cases.expect_error(r, 500, "delivery while the action fails")
+    check_eq((r.json() or {}).get("error"), "processing_failed", "error code")
+    check_eq(srv.rows("stripe", eid), [], "rows after the failed inline attempt")
+    check_eq(query(srv, "SELECT count(*) AS n FROM attempts")[0]["n"], 0,
+             "attempts rows after the rollback")
+    check_eq(read_lines(os.path.join(srv.tmp, "inline.out")), [], "action output")
+
+    with open(os.path.join(srv.tmp, "flag"), "w"):
+        pass
+    time.sleep(1.1)  # the retry carries a later timestamp, as Stripe's would
+    r = post_stripe(srv, body)
+    cases.expect_accepted(r, "retry once the action works")
+    row = event_row(srv, "stripe", eid)
+    check_eq((row["status"], row["attempts"]), ("done", 1),
+             "status and attempts after the retry")
+    check_eq(read_lines(os.path.join(srv.tmp, "inline.out")), [eid], "action output")
+    check_eq([e["kind"] for e in effect_rows(srv, "stripe", eid)],
+             ["payment_completed"], "effects")
+    check_eq([(a["attempt"], a["outcome"]) for a in attempt_rows(srv, "stripe", eid)],
+             [(1, "done")], "attempts rows")
+    cases.expect_duplicate(post_stripe(srv, body), "a further redelivery")
+    check_eq(read_lines(os.path.join(srv.tmp, "inline.out")), [eid],
+             "action output after a redelivery")
+
+
+# ---------------------------------------------------------------- main
+
+def main():
+    tap = Tap()
+    try:
+        bindir = bin_dir()
+    except HarnessError as e:
+        tap.not_ok("processing: setup", e)
+        return tap.finish()
+    missing = [b for b in ("stripe.fcgi", "asaas.fcgi", "idemhook")
+               if not os.path.exists(os.path.join(bindir, b))]
+    if missing:
+        tap.not_ok("processing: setup", "missing in %s: %s" % (bindir, ", ".join(missing)))
+        return tap.finish()
+
+    servers = Servers()
+    install_signal_cleanup(servers)
+    t = tap.run
+    with servers:
+        srv = servers.add(after_server(bindir))
+        if t("processing: lighttpd starts (after-response, actions by type)", srv.start):
+            work = Work(bindir, srv.db, srv.env)
+            t("processing: 50 concurrent deliveries of one event -> one action run, "
+              "one effect, done", case_concurrent, srv)
+            t("processing: action fails twice then succeeds -> 3 attempts, backoff "
+              "respected, done", case_flaky, srv, work)
+            t("processing: action always fails -> dead after IDEMHOOK_MAX_ATTEMPTS=3 "
+              "with last_error", case_dead, srv, work)
+            t("processing: after-response server: no sanitizer reports",
+              cases.case_sanitizers, srv)
+            srv.stop()
+
+        srv = servers.add(crash_server(bindir))
+        if t("processing: lighttpd starts (IDEMHOOK_LEASE=2, slow action)", srv.start):
+            work = Work(bindir, srv.db, dict(srv.env, IDEMHOOK_LEASE="60"))
+            t("processing: kill -9 of the receiver during its action (sleep 3; echo) "
+              "-> processing until the lease expires, then idemhook work runs it; "
+              "one line per event", case_crash, srv, work, "payment_intent.succeeded")
+            t("processing: kill -9 of the receiver during its action (a script "
+              "file) -> one line per event, the killed attempt leaves none",
+              case_crash, srv, work, "test.script")
+            t("processing: crash server: no sanitizer reports", cases.case_sanitizers, srv)
+            srv.stop()
+
+        srv = servers.add(worker_server(bindir))
+        if t("processing: lighttpd starts (IDEMHOOK_MODE=worker)", srv.start):
+            work = Work(bindir, srv.db, worker_settings(srv))
+            t("processing: worker mode: the receiver only records until idemhook work "
+              "--once", case_worker_records_only, srv, work)
+            t("processing: two idemhook work on 200 due events -> each processed "
+              "exactly once", case_two_workers, srv, work)
+            t("processing: IDEMHOOK_ACTION_TIMEOUT=1, action sleeps 10 -> 'killed "
+              "after the 1 s timeout'", case_timeout, srv, bindir)
+            t("processing: asaas events of one payment processed in the order "
+              "received", case_order, srv, bindir)
+            t("processing: worker server: no sanitizer reports", cases.case_sanitizers, srv)
+            srv.stop()
+
+        srv = servers.add(inline_server(bindir))
+        if t("processing: lighttpd starts (IDEMHOOK_MODE=inline)", srv.start):
+            t("processing: inline mode: failing action -> 500, no row; retry -> "
+              "accepted and done", case_inline, srv)
+            t("processing: inline server: no sanitizer reports", cases.case_sanitizers, srv)
+            srv.stop()
+    return tap.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
