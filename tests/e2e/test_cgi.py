@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the receivers as plain CGI: Apache with mod_cgid and
+the shipped www-config/apache/cgi.htaccess, unchanged (harness.ApacheServer
+mode "cgi"). Every request runs a fresh process, which reads its settings
+from the environment (SetEnv) and the IDEMHOOK_CONFIG file.
+
+Usage: test_cgi.py BINDIR   (or IH_BIN=BINDIR test_cgi.py)
+"""
+
+import os
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import (ApacheServer, HarnessError, Servers, Tap, bin_dir,  # noqa: E402
+                     check, install_signal_cleanup)
+import cases  # noqa: E402
+from cases import as_bytes, expect_accepted, expect_error, no_row, one_row  # noqa: E402
+import test_stripe as ts  # noqa: E402
+from test_apache import GITHUB, STRIPE, setenv_secret, stripe_cases  # noqa: E402
+
+
+def cgi_chunked(spec, srv):
+    """A chunked body reaches a CGI program without CONTENT_LENGTH. The
+    answer must still arrive whole: 200 accepted (body read to EOF), or the
+    contract's 411 with its JSON error and nothing written. A program that
+    answers without reading its input makes mod_cgid fail writing the body
+    (Broken pipe) and the answer is lost."""
+    eid = spec.new_id("chunked")
+    body = spec.body(eid, spec.default_type, pad=5000)
+    try:
+        r = srv.post(srv.url(spec.name), body,
+                     spec.headers(srv, body, eid, spec.default_type), chunked=True)
+    except Exception as e:  # noqa: BLE001 - a lost answer is the failure
+        raise AssertionError("no complete HTTP answer to a chunked POST (%s: %s)"
+                             % (type(e).__name__, e))
+    if r.status == 200:
+        expect_accepted(r, "chunked delivery")
+        check(as_bytes(one_row(srv, spec, eid)["payload"]) == body, "stored payload differs")
+    else:
+        expect_error(r, 411, "chunked delivery without CONTENT_LENGTH")
+        no_row(srv, spec, eid)
+
+
+def run_common_cgi(tap, spec, srv):
+    """cases.run_common with the chunked case in its CGI form."""
+    p = spec.name + ": "
+    t = tap.run
+    t(p + "accepted: 200, one row, payload byte-identical", cases.case_accepted, spec, srv)
+    t(p + "DB directory 0700 and file 0600 when created", cases.case_db_modes, spec, srv)
+    t(p + "DB is WAL with UNIQUE(provider,event_id)", cases.case_wal, spec, srv)
+    t(p + "duplicate: identical redelivery -> duplicate, one row, duplicates=1",
+      cases.case_duplicate, spec, srv)
+    t(p + "300 KB body accepted byte-identical", cases.case_large_body, spec, srv)
+    t(p + "forged signature -> 401, nothing written", cases.case_forged, spec, srv)
+    t(p + "missing signature header -> 401", cases.case_missing_auth, spec, srv)
+    t(p + "wrong secret -> 401", cases.case_wrong_secret, spec, srv)
+    t(p + "signed non-JSON body -> 400", cases.case_not_json, spec, srv)
+    t(p + "GET/PUT -> 405 with Allow: POST", cases.case_method, spec, srv)
+    t(p + "50 concurrent deliveries of one event -> 1 accepted, 49 duplicate",
+      cases.case_concurrent, spec, srv)
+    t(p + "50 concurrent distinct events -> 50 accepted, 50 rows",
+      cases.case_concurrent_distinct, spec, srv)
+    t(p + "chunked body (no CONTENT_LENGTH under CGI) -> a whole answer: 200 or 411",
+      cgi_chunked, spec, srv)
+    t(p + "URL with a query string accepted", cases.case_query_string, spec, srv)
+
+
+def main():
+    tap = Tap("cgi: ")
+    try:
+        bindir = bin_dir()
+    except HarnessError as e:
+        tap.not_ok("setup", e)
+        return tap.finish()
+    missing = [p for p in ("stripe", "github")
+               if not os.path.exists(os.path.join(bindir, p + ".fcgi"))]
+    if missing:
+        tap.not_ok("setup", "no %s in %s" % (missing, bindir))
+        return tap.finish()
+
+    servers = Servers()
+    install_signal_cleanup(servers)
+    with servers:
+        s3 = "whsec_" + os.urandom(16).hex()
+        srv = servers.add(ApacheServer(
+            bindir, mode="cgi", providers=["stripe", "github"], name="cgi",
+            provider_env={"stripe": {"IDEMHOOK_STRIPE_SECRET_2": "whsec_" + os.urandom(16).hex()}},
+            setenv={"IDEMHOOK_STRIPE_SECRET_3": s3}))
+        srv.secrets["stripe-3"] = s3
+        if tap.run("Apache mod_cgid starts with the shipped cgi.htaccess", srv.start):
+            run_common_cgi(tap, STRIPE, srv)
+            stripe_cases(tap, srv, "")
+            tap.run("stripe: a secret from SetEnv (CGI environment) accepted",
+                    setenv_secret, srv, s3)
+            run_common_cgi(tap, GITHUB, srv)
+            cases.run_final(tap, STRIPE, srv)
+            cases.run_final(tap, GITHUB, srv)
+            srv.stop()
+
+        # Settings by SetEnv only: a small body limit and tolerance.
+        lim = servers.add(ApacheServer(
+            bindir, mode="cgi", providers=["stripe"], name="cgi-limits",
+            setenv={"IDEMHOOK_MAX_BODY": "1024", "IDEMHOOK_TOLERANCE": "30"}))
+        if tap.run("starts with IDEMHOOK_MAX_BODY=1024, IDEMHOOK_TOLERANCE=30 by SetEnv",
+                   lim.start):
+            tap.run("stripe: IDEMHOOK_TOLERANCE=30 from SetEnv: t-45 -> 401",
+                    ts.timestamp_case, lim, -45, 401)
+            tap.run("stripe: IDEMHOOK_TOLERANCE=30 from SetEnv: t-20 -> accepted",
+                    ts.timestamp_case, lim, -20, 200)
+            tap.run("stripe: body > IDEMHOOK_MAX_BODY -> a whole 413; exactly the limit -> accepted",
+                    ts.max_body, lim, 1024)
+            tap.run("limits server: no sanitizer reports", cases.case_sanitizers, lim)
+            lim.stop()
+    return tap.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
