@@ -1,11 +1,290 @@
 /*
  * cli_admin.c -- the operator's subcommands of idemhook beyond init and
- * work: list, show, verify, replay, purge, stats, check.
+ * work: list, show, verify, replay, purge, stats, check; and the helpers
+ * they share.  The commands themselves live in cli_events.c (list, show,
+ * verify, replay), cli_maint.c (purge, stats) and cli_check.c (check).
  */
-#include <stddef.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
-#include "cli.h"
+#include "cli_admin.h"
+#include "config.h"
+#include "providers.h"
 
 const struct cli_cmd cli_admin_cmds[] = {
+	{ "check", cli_check, "audit secrets, file modes, WAL, document root" },
+	{ "list", cli_list, "list events (filters; table or --json)" },
+	{ "show", cli_show, "one event: metadata, attempts, headers, payload" },
+	{ "verify", cli_verify, "re-check a stored event's signature" },
+	{ "replay", cli_replay, "re-queue one event or a filtered set" },
+	{ "purge", cli_purge, "apply retention: payloads, then tombstones" },
+	{ "stats", cli_stats, "per-provider figures (--json, --prometheus)" },
 	{ NULL, NULL, NULL }
 };
+
+int
+cli_opt(int argc, char **argv, int *a, const char *name, const char **val)
+{
+	const char *arg = argv[*a];
+	size_t len = strlen(name);
+
+	if (strncmp(arg, name, len) != 0)
+		return 0;
+	if (arg[len] == '=') {
+		*val = arg + len + 1;
+		return 1;
+	}
+	if (arg[len] != '\0')
+		return 0;
+	if (*a + 1 >= argc) {
+		fprintf(stderr, "idemhook: %s needs a value\n", name);
+		return -1;
+	}
+	*val = argv[++*a];
+	return 1;
+}
+
+int
+cli_parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long long v;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = (long)v;
+	return 0;
+}
+
+/* Reads exactly n digits at *p into *v, moving *p on; 0 or -1. */
+static int
+digits(const char **p, int n, int *v)
+{
+	int i;
+
+	*v = 0;
+	for (i = 0; i < n; i++) {
+		if ((*p)[i] < '0' || (*p)[i] > '9')
+			return -1;
+		*v = *v * 10 + ((*p)[i] - '0');
+	}
+	*p += n;
+	return 0;
+}
+
+/* "YYYY-MM-DD[(T| )HH:MM[:SS]][Z]" in UTC. */
+static int
+parse_iso(const char *s, int64_t *out)
+{
+	struct tm tm;
+	const char *p = s;
+	int y, mo, d, h = 0, mi = 0, se = 0;
+	time_t t;
+
+	if (digits(&p, 4, &y) != 0 || *p++ != '-' ||
+	    digits(&p, 2, &mo) != 0 || *p++ != '-' ||
+	    digits(&p, 2, &d) != 0)
+		return -1;
+	if (*p == 'T' || *p == ' ') {
+		p++;
+		if (digits(&p, 2, &h) != 0 || *p++ != ':' ||
+		    digits(&p, 2, &mi) != 0)
+			return -1;
+		if (*p == ':') {
+			p++;
+			if (digits(&p, 2, &se) != 0)
+				return -1;
+		}
+	}
+	if (*p == 'Z')
+		p++;
+	if (*p != '\0' || y < 1970 || mo < 1 || mo > 12 || d < 1 ||
+	    d > 31 || h > 23 || mi > 59 || se > 60)
+		return -1;
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = se;
+	t = timegm(&tm);
+	if (t == (time_t)-1)
+		return -1;
+	*out = (int64_t)t * 1000;
+	return 0;
+}
+
+int
+cli_parse_time(const char *s, int64_t now_ms, int64_t *out)
+{
+	char num[24];
+	size_t len;
+	long v, unit;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	if (strchr(s, '-') != NULL)
+		return parse_iso(s, out);
+	len = strlen(s);
+	if (len >= sizeof(num))
+		return -1;
+	switch (s[len - 1]) {
+	case 's':
+		unit = 1;
+		break;
+	case 'm':
+		unit = 60;
+		break;
+	case 'h':
+		unit = 3600;
+		break;
+	case 'd':
+		unit = 86400;
+		break;
+	default:
+		/* Unix seconds, up to the year 9999. */
+		if (cli_parse_long(s, 0, 253402300799L, &v) != 0)
+			return -1;
+		*out = (int64_t)v * 1000;
+		return 0;
+	}
+	memcpy(num, s, len - 1);
+	num[len - 1] = '\0';
+	if (cli_parse_long(num, 0, 36500L * 86400 / unit, &v) != 0)
+		return -1;
+	*out = now_ms - (int64_t)v * unit * 1000;
+	return 0;
+}
+
+void
+cli_format_time(int64_t ms, char *buf, size_t len)
+{
+	struct tm tm;
+	time_t t = (time_t)(ms / 1000);
+
+	if (ms <= 0 || gmtime_r(&t, &tm) == NULL ||
+	    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, len, "-");
+}
+
+/* Checks that status names one of the schema's states. */
+static int
+valid_status(const char *status)
+{
+	static const char *const statuses[] = { "received", "processing",
+	    "done", "failed", "dead", "quarantined", NULL };
+	size_t i;
+
+	for (i = 0; statuses[i] != NULL; i++)
+		if (strcmp(status, statuses[i]) == 0)
+			return 1;
+	fprintf(stderr, "idemhook: --status %s: give received, processing, "
+	    "done, failed, dead or quarantined\n", status);
+	return 0;
+}
+
+int
+cli_filter_opt(int argc, char **argv, int *a, int64_t now_ms,
+    struct store_filter *f)
+{
+	const char *v;
+	int64_t *when = NULL;
+	int r;
+
+	r = cli_opt(argc, argv, a, "--provider", &f->provider);
+	if (r != 0)
+		return r > 0 && cli_provider_index(f->provider) < 0 ? -1 : r;
+	r = cli_opt(argc, argv, a, "--type", &f->event_type);
+	if (r != 0)
+		return r;
+	r = cli_opt(argc, argv, a, "--status", &f->status);
+	if (r != 0)
+		return r > 0 && !valid_status(f->status) ? -1 : r;
+	r = cli_opt(argc, argv, a, "--limit", &v);
+	if (r > 0 && cli_parse_long(v, 1, 100000000L, &f->limit) != 0) {
+		fprintf(stderr, "idemhook: --limit takes a number from 1\n");
+		return -1;
+	}
+	if (r != 0)
+		return r;
+	r = cli_opt(argc, argv, a, "--since", &v);
+	if (r > 0)
+		when = &f->since_ms;
+	else if (r == 0) {
+		r = cli_opt(argc, argv, a, "--until", &v);
+		when = &f->until_ms;
+	}
+	if (r > 0 && cli_parse_time(v, now_ms, when) != 0) {
+		fprintf(stderr, "idemhook: %s: not a time: give Unix seconds, "
+		    "an ISO date in UTC (2024-05-01, 2024-05-01T12:00:00Z) "
+		    "or an age (90m, 24h, 7d)\n", v);
+		return -1;
+	}
+	return r;
+}
+
+void
+cli_put_clean(FILE *f, const char *s)
+{
+	const unsigned char *p;
+
+	if (s == NULL)
+		return;
+	for (p = (const unsigned char *)s; *p != '\0'; p++)
+		putc(*p < 0x20 || *p == 0x7f ? '?' : *p, f);
+}
+
+void
+cli_put_json(FILE *f, const char *s)
+{
+	const unsigned char *p;
+
+	putc('"', f);
+	for (p = (const unsigned char *)(s != NULL ? s : ""); *p != '\0';
+	    p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\u%04x", *p);
+		else
+			putc(*p, f);
+	}
+	putc('"', f);
+}
+
+const char *
+cli_setting(struct cli *c, const char *name)
+{
+	struct config_source src[2];
+
+	src[0].get = config_vars_get;
+	src[0].arg = &c->env;
+	src[1].get = config_vars_get;
+	src[1].arg = &c->file;
+	return config_lookup(src, 2, name);
+}
+
+int
+cli_provider_index(const char *name)
+{
+	int i;
+
+	for (i = 0; providers_all[i] != NULL; i++)
+		if (strcmp(providers_all[i]->name, name) == 0)
+			return i;
+	fprintf(stderr, "idemhook: no provider called %s; known:", name);
+	for (i = 0; providers_all[i] != NULL; i++)
+		fprintf(stderr, " %s", providers_all[i]->name);
+	fprintf(stderr, "\n");
+	return -1;
+}

@@ -147,4 +147,147 @@ void	store_job_free(struct store_job *job);
 /* Returns the current time in Unix milliseconds. */
 int64_t	store_now_ms(void);
 
+/*
+ * The operator's view (idemhook list, show, replay, purge, stats, check).
+ * Every function below reads or changes events through the open store;
+ * each change is one atomic statement, or a series of short ones, so the
+ * receivers and workers may run meanwhile.
+ */
+
+/* Which events: every field set narrows the set; unset fields match all. */
+struct store_filter {
+	const char	*provider;	/* or NULL */
+	const char	*event_id;	/* or NULL */
+	const char	*event_type;	/* or NULL: exact type */
+	const char	*status;	/* or NULL */
+	int64_t		 since_ms;	/* received_at >= since_ms, when > 0 */
+	int64_t		 until_ms;	/* received_at < until_ms, when > 0 */
+	long		 limit;		/* at most this many rows, when > 0 */
+};
+
+/*
+ * One event as the operator sees it.  Every pointer is borrowed from the
+ * statement and valid only during the callback.  Times are Unix ms, 0
+ * when unset.  headers and payload are filled by store_show() only.
+ */
+struct store_row {
+	int64_t			 rowid;
+	const char		*provider;
+	const char		*event_id;
+	const char		*event_type;
+	const char		*subtype;	/* or NULL */
+	const char		*order_key;	/* or NULL */
+	const char		*status;
+	int64_t			 received_at;
+	int64_t			 last_seen_at;
+	int64_t			 duplicates;
+	int64_t			 attempts;
+	int64_t			 next_attempt_at;
+	int64_t			 done_at;
+	int64_t			 purged_at;
+	int64_t			 lease_until;
+	const char		*lease_owner;	/* or NULL */
+	const char		*last_error;	/* or NULL */
+	int			 has_payload;	/* 0 once purged */
+	int64_t			 payload_len;
+	const char		*json;		/* the metadata, a JSON object */
+	const char		*headers;	/* "name: value\n" lines */
+	const unsigned char	*payload;	/* or NULL once purged */
+};
+
+/* Called once per row; a return other than IH_OK stops the walk. */
+typedef int (*store_row_fn)(void *arg, const struct store_row *row);
+
+/*
+ * Calls fn for each event matching f, oldest first (by row).  Returns
+ * IH_OK, IH_ESTORE with the cause in err, or what fn returned.
+ */
+int	store_list(struct store *st, const struct store_filter *f,
+	    store_row_fn fn, void *arg, char *err, size_t errlen);
+
+/*
+ * Calls fn once for the event (provider, event_id), with its headers and
+ * payload.  Returns IH_OK, IH_ENOTFOUND when there is no such event,
+ * IH_ESTORE, or what fn returned.
+ */
+int	store_show(struct store *st, const char *provider,
+	    const char *event_id, store_row_fn fn, void *arg, char *err,
+	    size_t errlen);
+
+/* One processing attempt, borrowed for the callback. */
+struct store_attempt {
+	int64_t		 attempt;
+	int64_t		 started_at;
+	int64_t		 finished_at;	/* 0 while running or lost */
+	const char	*outcome;	/* or NULL */
+	const char	*error;		/* or NULL */
+};
+
+/* Calls fn for each attempt of the event at rowid, in order. */
+int	store_attempts(struct store *st, int64_t rowid,
+	    int (*fn)(void *arg, const struct store_attempt *a), void *arg,
+	    char *err, size_t errlen);
+
+/*
+ * Replay: makes every event matching f that is done, failed, dead or
+ * quarantined and still has its payload due again (status received,
+ * next attempt now, no lease, attempts counted from zero), in one atomic
+ * statement, and calls fn for each.  Events being processed or already
+ * due are left alone.  With dry_run nothing changes; fn sees what would.
+ * *count is the number of events.  Returns IH_OK, IH_ESTORE or what fn
+ * returned (the statement is then rolled back).
+ */
+int	store_requeue(struct store *st, const struct store_filter *f,
+	    int dry_run, int64_t now_ms, store_row_fn fn, void *arg,
+	    long *count, char *err, size_t errlen);
+
+/*
+ * Retention for one provider.  Payloads of done, dead and quarantined
+ * events received before payload_before_ms are dropped (payload NULL,
+ * purged_at set); rows of such events both received before
+ * payload_before_ms and last seen before row_before_ms are deleted with
+ * their attempts and effects.  Rows in any other status are never
+ * touched.  Works in transactions of at most batch rows, so receivers
+ * wait for the lock only briefly.  With dry_run only counts.
+ */
+struct store_purge {
+	const char	*provider;
+	int64_t		 payload_before_ms;
+	int64_t		 row_before_ms;	/* 0: never delete rows */
+	long		 batch;
+	int		 dry_run;
+	long		 payloads;	/* out: payloads dropped */
+	long		 rows;		/* out: rows deleted */
+};
+
+int	store_purge(struct store *st, struct store_purge *p, char *err,
+	    size_t errlen);
+
+/* Per-provider figures over events received in [since_ms, until_ms). */
+struct store_stats {
+	char		 provider[64];
+	int64_t		 events;	/* first received in the window */
+	int64_t		 duplicates;	/* their later deliveries */
+	int64_t		 received, processing, done, failed, dead,
+			 quarantined;	/* their status now */
+	int64_t		 latency_n;	/* done events measured */
+	int64_t		 latency_sum_ms;
+	int64_t		 p50_ms, p95_ms, p99_ms;	/* -1 when none */
+	int64_t		 oldest_pending_ms;	/* any time; 0 when none */
+	int64_t		 pending;	/* any time: received/processing/failed */
+};
+
+/*
+ * Calls fn for each provider that has events in the window (or pending
+ * ones), by name; provider NULL means all.  Returns IH_OK, IH_ESTORE or
+ * what fn returned.
+ */
+int	store_stats(struct store *st, const char *provider, int64_t since_ms,
+	    int64_t until_ms, int (*fn)(void *arg, const struct store_stats *s),
+	    void *arg, char *err, size_t errlen);
+
+/* Writes the connection's journal mode ("wal") into mode. */
+int	store_journal_mode(struct store *st, char *mode, size_t len,
+	    char *err, size_t errlen);
+
 #endif
