@@ -1,0 +1,64 @@
+# mk/install.mk -- make install: the programs, man page, schema and an
+# example configuration, under $(DESTDIR)$(PREFIX).
+#
+#   make install                           into /usr/local
+#   make install PREFIX=/usr DESTDIR=/tmp/pkg   staged, for packaging
+#   make install-static                    the same with the static build
+#   make uninstall
+#
+#   $(PREFIX)/bin/idemhook                        the operator's command
+#   $(PREFIX)/libexec/idemhook/<provider>.fcgi    the receivers
+#   $(PREFIX)/share/man/man1/idemhook.1           if docs/idemhook.1 exists
+#   $(PREFIX)/share/idemhook/schema.sql           for reference: the programs
+#                                                 carry it and migrate on open
+#   $(PREFIX)/share/idemhook/idemhook.env.example settings (copy to
+#                                                 /etc/idemhook/idemhook.env)
+#   $(PREFIX)/share/idemhook/www-config/          the Apache, lighttpd and
+#                                                 nginx configurations
+#
+# Nothing is written outside $(DESTDIR)$(PREFIX): create the database
+# directory and the settings file yourself (see README, Deployment).
+
+INSTALL      ?= install
+BINDIR_I      = $(DESTDIR)$(PREFIX)/bin
+LIBEXECDIR_I  = $(DESTDIR)$(PREFIX)/libexec/idemhook
+MAN1DIR_I     = $(DESTDIR)$(PREFIX)/share/man/man1
+SHAREDIR_I    = $(DESTDIR)$(PREFIX)/share/idemhook
+# Which programs to install: the normal build, or the static one.
+INSTALL_FROM ?= $(BUILD)
+
+.PHONY: install install-static uninstall install-files
+
+install: all
+	$(MAKE) --no-print-directory install-files INSTALL_FROM=$(BUILD)
+
+install-static: static
+	$(MAKE) --no-print-directory install-files INSTALL_FROM=$(STATIC_DIR)
+
+install-files:
+	$(INSTALL) -d -m 0755 $(BINDIR_I) $(LIBEXECDIR_I) $(SHAREDIR_I) \
+	    $(SHAREDIR_I)/www-config/apache $(SHAREDIR_I)/www-config/lighttpd \
+	    $(SHAREDIR_I)/www-config/nginx
+	$(INSTALL) -m 0755 $(INSTALL_FROM)/idemhook $(BINDIR_I)/idemhook
+	$(INSTALL) -m 0755 $(PROVIDERS:%=$(INSTALL_FROM)/%.fcgi) $(LIBEXECDIR_I)/
+	$(INSTALL) -m 0644 db/schema.sql $(SHAREDIR_I)/schema.sql
+	$(INSTALL) -m 0644 www-config/idemhook.env.example \
+	    $(SHAREDIR_I)/idemhook.env.example
+	$(INSTALL) -m 0644 www-config/apache/*.htaccess \
+	    www-config/apache/*.conf $(SHAREDIR_I)/www-config/apache/
+	$(INSTALL) -m 0644 www-config/lighttpd/*.conf \
+	    www-config/lighttpd/*.example $(SHAREDIR_I)/www-config/lighttpd/
+	$(INSTALL) -m 0644 $(wildcard www-config/nginx/*) \
+	    $(SHAREDIR_I)/www-config/nginx/
+	@if [ -f docs/idemhook.1 ]; then \
+	    echo "$(INSTALL) -d -m 0755 $(MAN1DIR_I)"; \
+	    $(INSTALL) -d -m 0755 $(MAN1DIR_I) && \
+	    echo "$(INSTALL) -m 0644 docs/idemhook.1 $(MAN1DIR_I)/idemhook.1" && \
+	    $(INSTALL) -m 0644 docs/idemhook.1 $(MAN1DIR_I)/idemhook.1; \
+	else echo "install: no docs/idemhook.1, no man page installed"; fi
+
+uninstall:
+	rm -f $(BINDIR_I)/idemhook $(PROVIDERS:%=$(LIBEXECDIR_I)/%.fcgi) \
+	    $(MAN1DIR_I)/idemhook.1
+	rm -rf $(SHAREDIR_I)
+	-rmdir $(LIBEXECDIR_I)
