@@ -1,0 +1,47 @@
+# mk/bench.mk -- make bench: throughput, latency and memory of the
+# receivers against the machine's own ceilings (issue 6).  A benchmark,
+# not a test: make check never runs it.
+#
+#   make bench                  the whole run, about 4 minutes
+#   make bench BENCH_SECONDS=3  shorter wrk runs (default 5 s each)
+#   make bench BENCH_ONLY=stripe  one provider, with its variants
+#   make bench-readme           put $(BUILD)/bench/results.md's table into
+#                               README.md's Performance section
+#
+# Everything is built without sanitizers at -O2 into $(BUILD)/bench, so
+# that it never disturbs another build, and the results go to
+# $(BUILD)/bench/results.md (and results.json).  Stores, lighttpd configs
+# and request files live in $(BUILD)/bench/run, on the disk being measured.
+
+BENCH_SECONDS ?= 5
+BENCH_ONLY    ?=
+BENCH_OPTS    ?=
+
+.PHONY: bench bench-build bench-tools bench-readme
+
+bench: deps bench-build
+	python3 bench/run.py --bin $(BUILD)/bench \
+	    --tools $(BUILD)/bench/tools --seconds $(BENCH_SECONDS) \
+	    $(if $(BENCH_ONLY),--only $(BENCH_ONLY)) $(BENCH_OPTS) \
+	    --out $(BUILD)/bench/results.md
+
+# A separate make, so that $(BUILD)/bench gets its own flags and objects.
+bench-build:
+	$(MAKE) BUILD=$(BUILD)/bench SANITIZE=0 FAULTS=0 CFLAGS='-O2 -g' \
+	    bench-tools
+
+# Run inside bench-build's make, where $(BUILD) is already .../bench.
+bench-tools: $(LIB) $(PROVIDERS:%=$(BUILD)/%.fcgi) \
+	$(BUILD)/tools/store_ceiling $(BUILD)/tools/null.fcgi
+
+$(BUILD)/tools/store_ceiling: bench/store_ceiling.c $(LIB) $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) \
+	    $(PKG_LIBS)
+
+$(BUILD)/tools/null.fcgi: bench/null.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(PKG_LIBS)
+
+bench-readme:
+	python3 bench/readme.py $(BUILD)/bench/results.md README.md
