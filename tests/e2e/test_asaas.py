@@ -22,7 +22,7 @@ from harness import (ASAAS_TOKEN_HEADER, HarnessError, Server, Servers, Tap,  # 
                      bin_dir, check, check_eq, install_signal_cleanup)
 import cases  # noqa: E402
 from cases import (as_bytes, dumps_pretty, expect_accepted, expect_duplicate,  # noqa: E402
-                   expect_error, expect_json_status, no_row, one_row)
+                   expect_error, expect_json_status, one_row)
 
 DONE_TIMEOUT = 15.0
 

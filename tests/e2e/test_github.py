@@ -8,7 +8,7 @@ The store keys a GitHub event on "<X-GitHub-Hook-ID>:<X-GitHub-Delivery>":
 one delivery GUID reaches every hook subscribed to the event.
 """
 
-import json
+import contextlib
 import os
 import sys
 import time
@@ -29,6 +29,8 @@ UA = "GitHub-Hookshot/044aadd"
 HOOK_ID = "460998114"
 FORM = "application/x-www-form-urlencoded"
 DONE_TIMEOUT = 15.0
+# The effect the switch records for a type it has no case for.
+UNKNOWN_EFFECT = "recorded_unknown_type"
 
 
 class GithubSpec(cases.Spec):
@@ -97,6 +99,13 @@ def wait_status(srv, event_id, want="done", timeout=DONE_TIMEOUT):
         time.sleep(0.1)
     check(False, "row %s: expected status %r within %.0fs, got %r"
           % (event_id, want, timeout, [r["status"] for r in rows]))
+
+
+def effects(srv, row):
+    """Kinds of the effects the switch recorded for row."""
+    with contextlib.closing(srv.connect_ro()) as c:
+        return sorted(k for (k,) in c.execute(
+            "SELECT kind FROM effects WHERE event = ?", (row["id"],)))
 
 
 # ---------------------------------------------------------------- cases
@@ -201,6 +210,9 @@ def ping(srv):
     row = wait_status(srv, SPEC.db_event_id(eid))
     check_eq(row["event_type"], "ping", "event_type")
     check_eq(as_bytes(row["payload"]), body, "stored ping payload")
+    kinds = effects(srv, row)
+    check(len(kinds) == 1 and kinds[0] != UNKNOWN_EFFECT,
+          "ping: expected one effect from its own case of the switch, got %r" % kinds)
 
 
 def kept_headers(srv):
@@ -311,7 +323,7 @@ def main():
             t("github: signed form without payload field -> 400", form_without_payload, srv)
             t("github: two hooks sharing one X-GitHub-Delivery -> both accepted, 2 rows",
               shared_guid, srv)
-            t("github: ping answered 200, recorded and processed", ping, srv)
+            t("github: ping answered 200, recorded, processed by its case", ping, srv)
             t("github: delivery and hook headers kept in the headers column",
               kept_headers, srv)
             t("github: missing Delivery/Event -> 400; sha1-only/empty/unprefixed -> 401",
