@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Tests of the shipped nginx configuration (www-config/nginx).
+
+Usage: test_nginx.py BINDIR   (or IH_BIN=BINDIR test_nginx.py)
+
+  - nginx -t accepts idemhook.conf and fcgiwrap.conf included unchanged in
+    a server { } that sets their variables;
+  - nginx + spawn-fcgi (harness.NginxServer): the common suite for
+    stripe.fcgi and github.fcgi; settings from the file named by
+    fastcgi_param IDEMHOOK_CONFIG.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import (NGINX_CONF_DIR, HarnessError, NginxServer, Servers, Tap,  # noqa: E402
+                     bin_dir, check, install_signal_cleanup)
+import cases  # noqa: E402
+import test_stripe as ts  # noqa: E402
+from test_apache import GITHUB, STRIPE  # noqa: E402
+
+
+def nginx_t(include, sets):
+    tmp = tempfile.mkdtemp(prefix="ih-e2e-nginx-t-")
+    try:
+        shutil.copyfile("/etc/nginx/fastcgi_params", os.path.join(tmp, "fastcgi_params"))
+        conf = os.path.join(tmp, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write("pid %s/nginx.pid;\nerror_log %s/error.log;\n"
+                    "events { }\nhttp {\n  access_log off;\n"
+                    "  client_body_temp_path %s;\n  fastcgi_temp_path %s;\n"
+                    "  proxy_temp_path %s;\n  uwsgi_temp_path %s;\n  scgi_temp_path %s;\n"
+                    "  server {\n    listen 127.0.0.1:8080;\n%s    include %s;\n  }\n}\n"
+                    % ((tmp,) * 7 + ("".join("    set $%s %s;\n" % kv for kv in sets),
+                                     os.path.join(NGINX_CONF_DIR, include))))
+        r = subprocess.run(["nginx", "-t", "-c", conf, "-p", tmp], capture_output=True,
+                           text=True, timeout=30)
+        out = (r.stdout + r.stderr).strip()
+        check(r.returncode == 0 and "test is successful" in out,
+              "nginx -t failed (%d): %s" % (r.returncode, out[-600:]))
+        check("[warn]" not in out and "[emerg]" not in out, "nginx -t warns: %s" % out[-600:])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def config_param_setting(srv, limit):
+    """IDEMHOOK_MAX_BODY from the file that fastcgi_param IDEMHOOK_CONFIG
+    (a request parameter) names."""
+    ts.max_body(srv, limit)
+
+
+def main():
+    tap = Tap("nginx: ")
+    try:
+        bindir = bin_dir()
+    except HarnessError as e:
+        tap.not_ok("setup", e)
+        return tap.finish()
+    tap.run("nginx -t: idemhook.conf (spawn-fcgi sockets) included unchanged", nginx_t,
+            "idemhook.conf", [("idemhook_run", "/run/idemhook"),
+                              ("idemhook_config", "/etc/idemhook/idemhook.env")])
+    tap.run("nginx -t: fcgiwrap.conf (plain CGI) included unchanged", nginx_t,
+            "fcgiwrap.conf", [("idemhook_libexec", "/usr/local/libexec/idemhook"),
+                              ("idemhook_config", "/etc/idemhook/idemhook.env")])
+    missing = [p for p in ("stripe", "github")
+               if not os.path.exists(os.path.join(bindir, p + ".fcgi"))]
+    if missing:
+        tap.not_ok("setup", "no %s in %s" % (missing, bindir))
+        return tap.finish()
+    servers = Servers()
+    install_signal_cleanup(servers)
+    with servers:
+        srv = servers.add(NginxServer(bindir, providers=["stripe", "github"]))
+        if tap.run("nginx and spawn-fcgi start with the shipped idemhook.conf", srv.start):
+            cases.run_common(tap, STRIPE, srv)
+            cases.run_common(tap, GITHUB, srv)
+            tap.run("stripe: request log lines reach nginx's error_log",
+                    cases.case_log_in_errorlog, STRIPE, srv)
+            tap.run("no sanitizer reports", cases.case_sanitizers, srv)
+            srv.stop()
+        lim = servers.add(NginxServer(bindir, providers=["stripe"], name="nginx-limits",
+                                      env={"IDEMHOOK_MAX_BODY": "1024"}))
+        if tap.run("starts with IDEMHOOK_MAX_BODY=1024 in the IDEMHOOK_CONFIG file", lim.start):
+            tap.run("stripe: IDEMHOOK_MAX_BODY from fastcgi_param IDEMHOOK_CONFIG's file: "
+                    "413 over, accepted at the limit", config_param_setting, lim, 1024)
+            lim.stop()
+    return tap.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

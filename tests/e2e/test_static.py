@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""Tests of the static build (make static) and of make install.
+
+Usage: test_static.py BINDIR   (or IH_BIN=BINDIR test_static.py)
+
+The static programs are taken from $IH_STATIC, else BINDIR/static (where
+make check puts them); if they are missing there, this test builds them
+with make STATIC_DIR=BINDIR/static static.
+
+  - ldd finds no shared library in any of them;
+  - stripe.fcgi, run as CGI in a chroot that holds nothing but the program
+    and its data (no libfcgi, libsqlite3, libssl, libcrypto, not even libc),
+    answers a signed delivery 200 accepted and writes the row, with its
+    settings from the shipped www-config/idemhook.env.example; the
+    dynamically linked BINDIR/stripe.fcgi cannot even start in the same
+    chroot, which shows the libraries really are out of reach;
+  - the static stripe.fcgi serves FastCGI behind lighttpd;
+  - make install-files DESTDIR=... puts every file in its place.
+"""
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import (PROVIDERS, REPO, HarnessError, Server, Servers, Tap,  # noqa: E402
+                     bin_dir, check, check_eq, install_signal_cleanup, sign_stripe)
+import cases  # noqa: E402
+import test_stripe as ts  # noqa: E402
+
+LIBS = ("libfcgi", "libsqlite3", "libssl", "libcrypto")
+PROGRAMS = [p + ".fcgi" for p in PROVIDERS] + ["idemhook"]
+
+
+def make_env():
+    env = dict(os.environ)
+    for k in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
+        env.pop(k, None)
+    return env
+
+
+def static_dir(bindir):
+    d = os.environ.get("IH_STATIC") or os.path.join(bindir, "static")
+    if all(os.path.exists(os.path.join(d, p)) for p in PROGRAMS):
+        return d
+    r = subprocess.run(["make", "-C", REPO, "--no-print-directory",
+                        "STATIC_DIR=" + d, "static"], capture_output=True,
+                       text=True, timeout=600, env=make_env())
+    if r.returncode != 0:
+        raise AssertionError("make static failed (%d): %s"
+                             % (r.returncode, (r.stdout + r.stderr)[-1500:]))
+    return d
+
+
+def no_shared_libs(sdir):
+    bad = []
+    for p in PROGRAMS:
+        path = os.path.join(sdir, p)
+        r = subprocess.run(["ldd", path], capture_output=True, text=True, timeout=30)
+        out = r.stdout + r.stderr
+        if "not a dynamic executable" in out or "statically linked" in out:
+            continue
+        found = [lib for lib in LIBS if lib in out]
+        if found:
+            bad.append("%s needs %s" % (p, ", ".join(found)))
+    check(not bad, "; ".join(bad))
+
+
+def control_ldd(bindir):
+    """The control binary is dynamic and does need the libraries."""
+    r = subprocess.run(["ldd", os.path.join(bindir, "stripe.fcgi")],
+                       capture_output=True, text=True, timeout=30)
+    for lib in ("libfcgi", "libsqlite3", "libcrypto"):
+        check(lib in r.stdout, "ldd %s/stripe.fcgi does not list %s: %r"
+              % (bindir, lib, r.stdout[:300]))
+
+
+class Jail:
+    """A directory used as the root of a CGI run: /bin/<program>,
+    /etc/idemhook.env and /data; no library anywhere."""
+
+    def __init__(self, program):
+        self.root = tempfile.mkdtemp(prefix="ih-e2e-jail-")
+        os.makedirs(os.path.join(self.root, "bin"))
+        os.makedirs(os.path.join(self.root, "etc"))
+        self.prog = "/bin/" + os.path.basename(program)
+        shutil.copy2(program, self.root + self.prog)
+
+    def path(self, p):
+        return os.path.join(self.root, p.lstrip("/"))
+
+    def cgi(self, body, env, timeout=30):
+        """Runs the program as CGI inside the chroot; returns
+        (status, headers, body, stderr) or raises OSError if it cannot start."""
+        full = {"GATEWAY_INTERFACE": "CGI/1.1", "REQUEST_METHOD": "POST",
+                "CONTENT_LENGTH": str(len(body)), "CONTENT_TYPE": "application/json",
+                "SCRIPT_NAME": "/hooks/stripe", "SERVER_PROTOCOL": "HTTP/1.1"}
+        full.update(env)
+        root = self.root
+
+        def enter():
+            os.chroot(root)
+            os.chdir("/")
+        r = subprocess.run([self.prog], input=body, capture_output=True, env=full,
+                           preexec_fn=enter, timeout=timeout)
+        head, _, rest = r.stdout.partition(b"\r\n\r\n")
+        if not _:
+            head, _, rest = r.stdout.partition(b"\n\n")
+        headers = {}
+        for line in head.decode("latin-1").splitlines():
+            k, _, v = line.partition(":")
+            headers[k.strip().lower()] = v.strip()
+        status = int((headers.get("status") or "0").split()[0] or 0)
+        return status, headers, rest, r.stderr.decode("utf-8", "replace"), r.returncode
+
+    def cleanup(self):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def example_settings(jail, secret):
+    """The shipped example with what a user fills in: the DB and the secret."""
+    src = os.path.join(REPO, "www-config", "idemhook.env.example")
+    out = []
+    for line in open(src).read().splitlines():
+        if line.startswith("IDEMHOOK_DB="):
+            line = "IDEMHOOK_DB=/data/idemhook.db"
+        elif line.startswith("IDEMHOOK_STRIPE_SECRET="):
+            line = "IDEMHOOK_STRIPE_SECRET=" + secret
+        out.append(line)
+    with open(jail.path("/etc/idemhook.env"), "w") as f:
+        f.write("\n".join(out) + "\n")
+    os.chmod(jail.path("/etc/idemhook.env"), 0o600)
+
+
+def chroot_static(sdir):
+    jail = Jail(os.path.join(sdir, "stripe.fcgi"))
+    try:
+        secret = "whsec_" + os.urandom(16).hex()
+        example_settings(jail, secret)
+        eid = ts.SPEC.new_id("static")
+        body = ts.SPEC.body(eid, ts.SPEC.default_type)
+        env = {"IDEMHOOK_CONFIG": "/etc/idemhook.env",
+               "HTTP_STRIPE_SIGNATURE": sign_stripe(secret, body)}
+        status, _h, out, err, rc = jail.cgi(body, env)
+        check(status == 200 and json.loads(out or b"null") == {"status": "accepted"},
+              "expected 200 accepted, got %d %r (exit %d, stderr %r)"
+              % (status, out[:200], rc, err[-300:]))
+        db = jail.path("/data/idemhook.db")
+        check(os.path.exists(db), "no database at /data/idemhook.db in the chroot")
+        with sqlite3.connect("file:%s?mode=ro" % db, uri=True) as c:
+            rows = c.execute("SELECT payload FROM events WHERE provider='stripe' "
+                             "AND event_id=?", (eid,)).fetchall()
+        check_eq(len(rows), 1, "rows for %s" % eid)
+        check(bytes(rows[0][0]) == body, "stored payload differs from the body")
+        # A redelivery: a second process on the same file.
+        env["HTTP_STRIPE_SIGNATURE"] = sign_stripe(secret, body)
+        status, _h, out, err, rc = jail.cgi(body, env)
+        check(status == 200 and json.loads(out or b"null") == {"status": "duplicate"},
+              "redelivery: expected 200 duplicate, got %d %r" % (status, out[:200]))
+        # A forged one.
+        env["HTTP_STRIPE_SIGNATURE"] = "t=%d,v1=%s" % (time.time(), os.urandom(32).hex())
+        status, _h, out, err, rc = jail.cgi(body, env)
+        check_eq(status, 401, "forged delivery status")
+    finally:
+        jail.cleanup()
+
+
+def chroot_dynamic_fails(bindir):
+    """The same chroot hides the shared libraries from a dynamic program."""
+    jail = Jail(os.path.join(bindir, "stripe.fcgi"))
+    try:
+        try:
+            status, _h, out, err, rc = jail.cgi(b"{}", {})
+        except OSError:
+            return  # ENOENT: no dynamic loader, no libraries
+        check(rc != 0 and status != 200,
+              "the dynamic stripe.fcgi ran in the empty chroot (exit %d, status %d)"
+              % (rc, status))
+    finally:
+        jail.cleanup()
+
+
+def fastcgi_static(srv):
+    cases.case_accepted(ts.SPEC, srv)
+    cases.case_duplicate(ts.SPEC, srv)
+    cases.case_forged(ts.SPEC, srv)
+
+
+def install_files(sdir):
+    dest = tempfile.mkdtemp(prefix="ih-e2e-install-")
+    try:
+        r = subprocess.run(["make", "-C", REPO, "--no-print-directory", "install-files",
+                            "INSTALL_FROM=" + sdir, "DESTDIR=" + dest,
+                            "PREFIX=/usr/local"],
+                           capture_output=True, text=True, timeout=120, env=make_env())
+        check(r.returncode == 0, "make install-files failed (%d): %s"
+              % (r.returncode, (r.stdout + r.stderr)[-800:]))
+        root = os.path.join(dest, "usr", "local")
+        want = ["bin/idemhook", "share/idemhook/schema.sql",
+                "share/idemhook/idemhook.env.example",
+                "share/idemhook/www-config/apache/fcgid.htaccess",
+                "share/idemhook/www-config/apache/cgi.htaccess",
+                "share/idemhook/www-config/apache/vhost.conf",
+                "share/idemhook/www-config/lighttpd/idemhook.conf",
+                "share/idemhook/www-config/lighttpd/hooks-stripe.conf",
+                "share/idemhook/www-config/nginx/idemhook.conf"]
+        want += ["libexec/idemhook/%s.fcgi" % p for p in PROVIDERS]
+        if os.path.exists(os.path.join(REPO, "docs", "idemhook.1")):
+            want.append("share/man/man1/idemhook.1")
+        missing = [w for w in want if not os.path.isfile(os.path.join(root, w))]
+        check(not missing, "not installed: %s" % missing)
+        for w in ["bin/idemhook"] + ["libexec/idemhook/%s.fcgi" % p for p in PROVIDERS]:
+            check(os.access(os.path.join(root, w), os.X_OK), "%s is not executable" % w)
+        db = os.path.join(dest, "var", "idemhook.db")
+        r = subprocess.run([os.path.join(root, "bin", "idemhook"), "--db", db, "init"],
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0 and os.path.exists(db),
+              "installed idemhook init failed (%d): %s" % (r.returncode, r.stderr[-300:]))
+    finally:
+        shutil.rmtree(dest, ignore_errors=True)
+
+
+def main():
+    tap = Tap("static: ")
+    try:
+        bindir = bin_dir()
+    except HarnessError as e:
+        tap.not_ok("setup", e)
+        return tap.finish()
+    holder = {}
+
+    def locate():
+        holder["dir"] = static_dir(bindir)
+
+    if not tap.run("static programs present (built by make static if missing)", locate):
+        return tap.finish()
+    sdir = holder["dir"]
+    servers = Servers()
+    install_signal_cleanup(servers)
+    with servers:
+        tap.run("ldd: no shared library in any static program", no_shared_libs, sdir)
+        tap.run("control: ldd lists libfcgi, libsqlite3, libcrypto for BINDIR/stripe.fcgi",
+                control_ldd, bindir)
+        tap.run("control: the dynamic stripe.fcgi cannot run in the library-less chroot",
+                chroot_dynamic_fails, bindir)
+        tap.run("stripe.fcgi as CGI in a chroot without any library, settings from "
+                "idemhook.env.example: 200 accepted + row, duplicate, 401",
+                chroot_static, sdir)
+        srv = servers.add(Server(sdir, providers=["stripe"], name="static"))
+        if tap.run("lighttpd starts the static stripe.fcgi (FastCGI)", srv.start):
+            tap.run("FastCGI: accepted, duplicate, forged -> 401", fastcgi_static, srv)
+            srv.stop()
+        tap.run("make install-files DESTDIR=...: programs, schema, example, configs, man page",
+                install_files, sdir)
+    return tap.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
