@@ -218,8 +218,9 @@ def case_show(ctx):
     for want in (e, "charge.refunded", "dead", "Stripe-Signature: t=", "attempts:",
                  "payload (%d bytes):" % len(payload), payload.decode("utf-8").splitlines()[1]):
         check(want in out, "show lacks %r:\n%s" % (want, out))
-    check("#1" in out and "action" in (row["last_error"] or "") or row["last_error"] in out,
-          "show lacks the last error %r" % row["last_error"])
+    check(row["last_error"], "the dead event has no last_error")
+    check("last_error    " + row["last_error"] in out, "show lacks the last error %r" % row["last_error"])
+    check("#1 " in out and " dead " in out, "show lacks the dead attempt:\n" + out)
     rc, raw, _ = ctx.run("show", "--raw", p, e, want=0)
     check_eq(raw, payload, "show --raw bytes")
     g = ctx.out("show", *ctx.ids["g1"])
