@@ -356,9 +356,11 @@ cli_show(struct cli *c, int argc, char **argv)
 struct stored_req {
 	char		 text[VERIFY_TEXT_MAX];
 	size_t		 n;
-	char		 var[VERIFY_HEADERS_MAX][REQUEST_HEADER_NAME_MAX + 6];
+	/* "HTTP_" + the header name in CGI form. */
+	char		 var[VERIFY_HEADERS_MAX]
+			    [REQUEST_HEADER_NAME_MAX + 6];
 	const char	*value[VERIFY_HEADERS_MAX];
-	unsigned char	*body;		/* a copy of the payload, then NUL */
+	unsigned char	*body;	/* a copy of the payload, then NUL */
 	size_t		 body_len;
 	int		 found;
 	int		 purged;

@@ -248,7 +248,8 @@ stats_json(const struct stats_state *ss, int64_t since, int64_t until,
 		printf(", \"received\": %lld, \"duplicates\": %lld, "
 		    "\"duplicate_rate\": %.6f,\n   \"status\": {"
 		    "\"received\": %lld, \"processing\": %lld, \"done\": %lld, "
-		    "\"failed\": %lld, \"dead\": %lld, \"quarantined\": %lld},\n"
+		    "\"failed\": %lld, \"dead\": %lld, "
+		    "\"quarantined\": %lld},\n"
 		    "   \"latency_ms\": {\"count\": %lld, ",
 		    (long long)x->events, (long long)x->duplicates,
 		    dup_rate(x), (long long)x->received,

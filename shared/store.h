@@ -160,9 +160,9 @@ struct store_filter {
 	const char	*event_id;	/* or NULL */
 	const char	*event_type;	/* or NULL: exact type */
 	const char	*status;	/* or NULL */
-	int64_t		 since_ms;	/* received_at >= since_ms, when > 0 */
-	int64_t		 until_ms;	/* received_at < until_ms, when > 0 */
-	long		 limit;		/* at most this many rows, when > 0 */
+	int64_t		 since_ms;	/* received_at >= this, when > 0 */
+	int64_t		 until_ms;	/* received_at < this, when > 0 */
+	long		 limit;		/* at most this many, when > 0 */
 };
 
 /*
@@ -190,7 +190,7 @@ struct store_row {
 	const char		*last_error;	/* or NULL */
 	int			 has_payload;	/* 0 once purged */
 	int64_t			 payload_len;
-	const char		*json;		/* the metadata, a JSON object */
+	const char		*json;		/* the metadata as JSON */
 	const char		*headers;	/* "name: value\n" lines */
 	const unsigned char	*payload;	/* or NULL once purged */
 };
