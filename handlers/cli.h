@@ -16,6 +16,7 @@ struct cli {
 	struct config_vars	 env;
 	struct config_vars	 file;
 	const char		*db_override;	/* --db */
+	const char		*config_path;	/* --config or IDEMHOOK_CONFIG */
 	int			 loaded[CLI_MAX_PROVIDERS];
 	struct config		 cfg[CLI_MAX_PROVIDERS]; /* by providers_all */
 	struct store		*st;

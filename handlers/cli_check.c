@@ -319,7 +319,7 @@ cli_check(struct cli *c, int argc, char **argv)
 			    cfg->nsecrets);
 	}
 
-	conf = cli_setting(c, "IDEMHOOK_CONFIG");
+	conf = c->config_path;
 	if (conf != NULL && *conf != '\0')
 		check_mode(&ck, "config file", conf, 1);
 

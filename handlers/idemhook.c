@@ -69,6 +69,7 @@ cli_init(struct cli *c, const char *config_path, const char *db_path)
 	path = config_path != NULL ? config_path :
 	    config_vars_get(&c->env, "IDEMHOOK_CONFIG");
 	if (path != NULL && *path != '\0') {
+		c->config_path = path;
 		rc = config_vars_from_file(&c->file, path, err, sizeof(err));
 		if (rc != IH_OK) {
 			fprintf(stderr, "idemhook: %s\n", err);

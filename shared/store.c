@@ -75,8 +75,13 @@ static const struct {
 	    " RETURNING id, provider, event_id, event_type, subtype, payload,"
 	    " attempts, received_at" },
 	{ offsetof(struct store, attempt_start),
-	    "INSERT OR REPLACE INTO attempts (event, attempt, started_at)"
-	    " VALUES (?1, ?2, ?3)" },
+	/*
+	 * Attempts are numbered per event over its whole life, so that a
+	 * replay, which restarts the retry budget, keeps the history.
+	 */
+	    "INSERT INTO attempts (event, attempt, started_at)"
+	    " VALUES (?1, (SELECT coalesce(max(attempt), 0) + 1 FROM attempts"
+	    " WHERE event = ?1), ?2) RETURNING attempt" },
 	{ offsetof(struct store, attempt_end),
 	    "UPDATE attempts SET finished_at = ?3, outcome = ?4, error = ?5"
 	    " WHERE event = ?1 AND attempt = ?2" },
@@ -195,6 +200,40 @@ exec(struct store *st, const char *sql, const char *what, char *err,
 	return IH_OK;
 }
 
+/*
+ * Switches to WAL and checks that it took: a filesystem without shared
+ * memory support leaves the file in rollback mode, where readers block
+ * writers and the durability trade-offs differ.
+ */
+static int
+set_wal(struct store *st, char *err, size_t errlen)
+{
+	sqlite3_stmt *stmt = NULL;
+	const unsigned char *mode;
+	int rc;
+
+	rc = sqlite3_prepare_v2(st->db, "PRAGMA journal_mode = WAL", -1,
+	    &stmt, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(stmt);
+	if (rc != SQLITE_ROW) {
+		rc = fail(st, rc, "cannot set WAL mode", err, errlen);
+		goto out;
+	}
+	mode = sqlite3_column_text(stmt, 0);
+	if (mode == NULL || strcmp((const char *)mode, "wal") != 0) {
+		snprintf(err, errlen, "store stays in journal mode %s, not WAL: "
+		    "put it on a local filesystem", mode ? (const char *)mode :
+		    "unknown");
+		rc = IH_ESTORE;
+		goto out;
+	}
+	rc = IH_OK;
+out:
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
 static int
 user_version(struct store *st, int *version, char *err, size_t errlen)
 {
@@ -300,8 +339,7 @@ store_open(const struct store_opts *opts, struct store **out, char *err,
 	}
 	sqlite3_extended_result_codes(st->db, 1);
 	sqlite3_busy_handler(st->db, busy_wait, st);
-	rc = exec(st, "PRAGMA journal_mode = WAL", "cannot set WAL mode",
-	    err, errlen);
+	rc = set_wal(st, err, errlen);
 	if (rc != IH_OK)
 		goto out;
 	snprintf(sql, sizeof(sql), "PRAGMA synchronous = %s",
@@ -554,12 +592,17 @@ store_claim(struct store *st, const char *provider, int64_t rowid,
 	}
 	sqlite3_reset(s);
 	sqlite3_bind_int64(st->attempt_start, 1, job->rowid);
-	sqlite3_bind_int64(st->attempt_start, 2, job->attempt);
-	sqlite3_bind_int64(st->attempt_start, 3, now_ms);
-	rc = step_done(st, st->attempt_start, "cannot record attempt", err,
-	    errlen);
-	if (rc != IH_OK)
+	sqlite3_bind_int64(st->attempt_start, 2, now_ms);
+	step = sqlite3_step(st->attempt_start);
+	if (step == SQLITE_ROW) {
+		job->seq = sqlite3_column_int64(st->attempt_start, 0);
+		step = sqlite3_step(st->attempt_start);
+	}
+	sqlite3_reset(st->attempt_start);
+	if (step != SQLITE_DONE) {
+		rc = fail(st, step, "cannot record attempt", err, errlen);
 		goto out;
+	}
 	*found = 1;
 out:
 	sqlite3_reset(s);
@@ -594,7 +637,7 @@ attempt_end(struct store *st, const struct store_job *job, int64_t now_ms,
 	sqlite3_stmt *s = st->attempt_end;
 
 	sqlite3_bind_int64(s, 1, job->rowid);
-	sqlite3_bind_int64(s, 2, job->attempt);
+	sqlite3_bind_int64(s, 2, job->seq);
 	sqlite3_bind_int64(s, 3, now_ms);
 	sqlite3_bind_text(s, 4, outcome, -1, SQLITE_STATIC);
 	if (error != NULL)

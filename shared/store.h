@@ -100,7 +100,8 @@ struct store_job {
 	char		*subtype;	/* or NULL */
 	unsigned char	*payload;	/* or NULL once purged */
 	size_t		 payload_len;
-	long		 attempt;	/* 1 for the first */
+	long		 attempt;	/* 1 for the first since (re)queued */
+	int64_t		 seq;		/* its row in attempts, over all time */
 	int64_t		 received_at;
 };
 

@@ -224,6 +224,92 @@ unwritable_path_fails(void **state)
 	assert_non_null(strstr(err, "/dev/null"));
 }
 
+static void
+claim_lease_and_moves(void **state)
+{
+	struct fixture *f = *state;
+	struct store_event ev = event("evt_claim");
+	struct store_result r;
+	struct store_job a, b;
+	char err[STORE_ERR_MAX];
+	int found;
+
+	assert_int_equal(store_record(f->st, &ev, 1000, &r, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_claim(f->st, "stripe", 0, "A", 2000, 100, &a,
+	    &found, err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 1);
+	assert_int_equal(a.attempt, 1);
+	assert_int_equal(a.seq, 1);
+	assert_int_equal(a.payload_len, 10);
+	/* Held under a lease: nobody else gets it. */
+	assert_int_equal(store_claim(f->st, NULL, 0, "B", 2050, 100, &b,
+	    &found, err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 0);
+	/* The lease expires: B takes it over, and A can no longer finish. */
+	assert_int_equal(store_claim(f->st, NULL, 0, "B", 2100, 100, &b,
+	    &found, err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 1);
+	assert_int_equal(b.attempt, 2);
+	assert_int_equal(store_complete(f->st, &a, "A", 2150, err,
+	    sizeof(err)), IH_ENOTFOUND);
+	assert_int_equal(store_fail(f->st, &a, "A", "x", 0, 0, 2150, err,
+	    sizeof(err)), IH_ENOTFOUND);
+	/* B fails it with a retry time; it is not due before then. */
+	assert_int_equal(store_fail(f->st, &b, "B", "boom", 5000, 0, 2200, err,
+	    sizeof(err)), IH_OK);
+	store_job_free(&a);
+	assert_int_equal(store_claim(f->st, NULL, 0, "C", 4999, 100, &a,
+	    &found, err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 0);
+	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM events "
+	    "WHERE status = 'failed' AND last_error = 'boom'"), 1);
+	assert_int_equal(store_claim(f->st, NULL, 0, "C", 5000, 100, &a,
+	    &found, err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 1);
+	assert_int_equal(a.seq, 3);
+	assert_int_equal(store_complete(f->st, &a, "C", 5100, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM attempts "
+	    "WHERE outcome IS NOT NULL"), 2);
+	assert_int_equal(count_rows(f->path, "SELECT status = 'done' FROM "
+	    "events"), 1);
+	store_job_free(&a);
+	store_job_free(&b);
+}
+
+static void
+order_key_waits(void **state)
+{
+	struct fixture *f = *state;
+	struct store_event e1 = event("evt_o1"), e2 = event("evt_o2");
+	struct store_result r;
+	struct store_job j;
+	char err[STORE_ERR_MAX];
+	int found;
+
+	e1.order_key = e2.order_key = "pay_1";
+	assert_int_equal(store_record(f->st, &e1, 1000, &r, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_record(f->st, &e2, 1001, &r, err,
+	    sizeof(err)), IH_OK);
+	/* The later event waits while the earlier one is not finished. */
+	assert_int_equal(store_claim(f->st, NULL, r.rowid, "A", 2000, 100, &j,
+	    &found, err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 0);
+	assert_int_equal(store_claim(f->st, NULL, 0, "A", 2000, 100, &j,
+	    &found, err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 1);
+	assert_string_equal(j.event_id, "evt_o1");
+	assert_int_equal(store_complete(f->st, &j, "A", 2001, err,
+	    sizeof(err)), IH_OK);
+	store_job_free(&j);
+	assert_int_equal(store_claim(f->st, NULL, r.rowid, "A", 2002, 100, &j,
+	    &found, err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 1);
+	store_job_free(&j);
+}
+
 int
 main(void)
 {
@@ -241,6 +327,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(newer_schema_refused, setup,
 		    teardown),
 		cmocka_unit_test(unwritable_path_fails),
+		cmocka_unit_test_setup_teardown(claim_lease_and_moves, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(order_key_waits, setup,
+		    teardown),
 	};
 
 	return cmocka_run_group_tests_name("store", tests, NULL, NULL);
