@@ -48,8 +48,9 @@ install-files:
 	    www-config/apache/*.conf $(SHAREDIR_I)/www-config/apache/
 	$(INSTALL) -m 0644 www-config/lighttpd/*.conf \
 	    www-config/lighttpd/*.example $(SHAREDIR_I)/www-config/lighttpd/
-	$(INSTALL) -m 0644 $(wildcard www-config/nginx/*) \
+	$(INSTALL) -m 0644 www-config/nginx/*.conf www-config/nginx/*.service \
 	    $(SHAREDIR_I)/www-config/nginx/
+	$(INSTALL) -m 0755 www-config/nginx/*.sh $(SHAREDIR_I)/www-config/nginx/
 	@if [ -f docs/idemhook.1 ]; then \
 	    echo "$(INSTALL) -d -m 0755 $(MAN1DIR_I)"; \
 	    $(INSTALL) -d -m 0755 $(MAN1DIR_I) && \

@@ -10,17 +10,20 @@ Usage: test_nginx.py BINDIR   (or IH_BIN=BINDIR test_nginx.py)
     fastcgi_param IDEMHOOK_CONFIG.
 """
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (NGINX_CONF_DIR, HarnessError, NginxServer, Servers, Tap,  # noqa: E402
-                     bin_dir, check, install_signal_cleanup)
+                     _alive, bin_dir, check, install_signal_cleanup)
 import cases  # noqa: E402
 import test_stripe as ts  # noqa: E402
 from test_apache import GITHUB, STRIPE  # noqa: E402
@@ -46,6 +49,42 @@ def nginx_t(include, sets):
               "nginx -t failed (%d): %s" % (r.returncode, out[-600:]))
         check("[warn]" not in out and "[emerg]" not in out, "nginx -t warns: %s" % out[-600:])
     finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def spawn_script(bindir):
+    """spawn-fcgi.sh start/stop: sockets and pid files appear, processes
+    (as www-data) answer nothing but exist, and stop ends them."""
+    import pwd
+    tmp = tempfile.mkdtemp(prefix="ih-e2e-spawn-")
+    script = os.path.join(NGINX_CONF_DIR, "spawn-fcgi.sh")
+    env = dict(os.environ, IDEMHOOK_LIBEXEC=bindir, IDEMHOOK_RUN=os.path.join(tmp, "run"),
+               IDEMHOOK_PROCS="2", IDEMHOOK_CONFIG=os.path.join(tmp, "none.env"))
+    pids = []
+    try:
+        r = subprocess.run(["sh", script, "start", "stripe"], capture_output=True, text=True,
+                           timeout=30, env=env)
+        check(r.returncode == 0, "start failed (%d): %s" % (r.returncode, r.stderr[-400:]))
+        run = os.path.join(tmp, "run")
+        check(os.path.exists(os.path.join(run, "stripe.sock")), "no stripe.sock")
+        with open(os.path.join(run, "stripe.pid")) as f:
+            pids = [int(x) for x in f.read().split()]
+        check(len(pids) == 2, "expected 2 pids, got %r" % pids)
+        uid = pwd.getpwnam("www-data").pw_uid
+        for pid in pids:
+            check(os.stat("/proc/%d" % pid).st_uid == uid, "process %d not www-data" % pid)
+        r = subprocess.run(["sh", script, "stop", "stripe"], capture_output=True, text=True,
+                           timeout=30, env=env)
+        check(r.returncode == 0, "stop failed (%d): %s" % (r.returncode, r.stderr[-400:]))
+        time.sleep(0.3)
+        left = [pid for pid in pids if _alive(pid)]
+        check(not left, "still running after stop: %r" % left)
+    finally:
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, os.WNOHANG)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -90,6 +129,8 @@ def main():
             tap.run("stripe: IDEMHOOK_MAX_BODY from fastcgi_param IDEMHOOK_CONFIG's file: "
                     "413 over, accepted at the limit", config_param_setting, lim, 1024)
             lim.stop()
+        tap.run("spawn-fcgi.sh start/stop: 2 processes as www-data, socket, pid file",
+                spawn_script, bindir)
     return tap.finish()
 
 
