@@ -1,15 +1,18 @@
 -- post.lua -- wrk script for make bench: sends pre-signed webhook
--- deliveries, each request once, from a file written by bench/run.py.
+-- deliveries, each request once, from files written by bench/run.py.
 --
---   wrk -t T -c C -d S --latency -s bench/post.lua URL -- FILE T
+--   wrk -t T -c C -d S --latency -s bench/post.lua URL -- PREFIX
 --
--- FILE holds records "<header bytes> <body bytes>\n" followed by that many
--- bytes of header lines ("Name: value\r\n") and then the body.  Thread k
--- of T sends records k, k+T, k+2T, ... so that no two threads send the
--- same record; a thread that runs out starts again from its first record
--- (those requests are duplicates; "wrap_laps" counts the restarts).  The
--- request line, Host and Content-Length come from wrk's URL, so one file
--- serves FastCGI and CGI paths alike.
+-- Thread k reads PREFIX.k, records "<header bytes> <body bytes>\n"
+-- followed by that many bytes of header lines ("Name: value\r\n") and
+-- then the body.  The files hold different events, so no two threads send
+-- the same request unless it is one of the redeliveries run.py put there.
+-- A thread that reaches the end of its file starts it again (those
+-- requests are duplicates; "wrap_laps" counts the restarts).  Records are
+-- read one per request, not in init(): wrk starts its clock only after
+-- every thread's init(), so a slow init would give the first thread a
+-- head start.  The request line, Host and Content-Length come from wrk's
+-- URL, so one file serves FastCGI and CGI paths alike.
 --
 -- done() prints one line "BENCH {json}" with the totals and latency
 -- percentiles in microseconds, which bench/run.py reads.
@@ -23,46 +26,28 @@ function setup(thread)
   table.insert(threads, thread)
 end
 
-local reqs = {}
-local n = 0
-local i = 0
+local f
+local head
 wrapped = 0
 
 function init(args)
-  local path, nthreads = args[1], tonumber(args[2] or "1")
-  local f = assert(io.open(path, "rb"))
-  local data = f:read("*a")
-  f:close()
+  local path = args[1] .. "." .. tid
+  f = assert(io.open(path, "rb"))
   local host = wrk.headers["Host"] or (wrk.host .. ":" .. wrk.port)
-  local head = "POST " .. wrk.path .. " HTTP/1.1\r\nHost: " .. host .. "\r\n"
-  local pos, k = 1, 0
-  while pos <= #data do
-    local nl = data:find("\n", pos, true)
-    if nl == nil then break end
-    local hl, bl = data:sub(pos, nl - 1):match("^(%d+) (%d+)$")
-    hl, bl = tonumber(hl), tonumber(bl)
-    local hs = nl + 1
-    local bs = hs + hl
-    if k % nthreads == tid then
-      n = n + 1
-      reqs[n] = head .. data:sub(hs, bs - 1) .. "Content-Length: " .. bl ..
-        "\r\n\r\n" .. data:sub(bs, bs + bl - 1)
-    end
-    k = k + 1
-    pos = bs + bl
-  end
-  data = nil
-  collectgarbage()
-  assert(n > 0, "no requests for this thread in " .. path)
+  head = "POST " .. wrk.path .. " HTTP/1.1\r\nHost: " .. host .. "\r\n"
 end
 
 function request()
-  i = i + 1
-  if i > n then
-    i = 1
+  local line = f:read("*l")
+  if line == nil then
+    f:seek("set", 0)
     wrapped = wrapped + 1
+    line = assert(f:read("*l"), "empty request file")
   end
-  return reqs[i]
+  local hl, bl = line:match("^(%d+) (%d+)$")
+  local h = f:read(tonumber(hl))
+  local b = f:read(tonumber(bl))
+  return head .. h .. "Content-Length: " .. bl .. "\r\n\r\n" .. b
 end
 
 function done(summary, latency, requests)
