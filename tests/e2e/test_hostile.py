@@ -1,0 +1,400 @@
+#!/usr/bin/env python3
+"""Hostile input end to end, the complete table across the five providers
+(through lighttpd, shipped config).
+
+Usage: test_hostile.py BINDIR   (or IH_BIN=BINDIR test_hostile.py)
+
+Each row sends one hostile request and checks its status, and that a
+rejected request stored nothing (the events table's row count before and
+after) while an accepted one stored exactly its bytes.  Asaas answers an
+authenticated but unusable body with 200 "quarantined" (Asaas pauses a
+webhook after 15 failures), so its expectation differs where the body is
+bad.  Requests whose framing lies (Content-Length, chunking) go over a raw
+socket.
+"""
+
+import json
+import os
+import socket
+import sys
+import time
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import (PROVIDERS, HarnessError, Server, Servers, Tap, bin_dir,  # noqa: E402
+                     check, install_signal_cleanup)
+import reliability as R  # noqa: E402
+
+BAD_BODY = {p: (400, "error") for p in PROVIDERS}
+BAD_BODY["asaas"] = (200, "quarantined")
+ID_IN_BODY = ("stripe", "asaas")
+
+
+def body_with(p, eid, members=b"", etype=None):
+    """A compact JSON object for provider p whose id (where the body holds
+    it) is eid, followed by the raw bytes members (',"k":v' ...)."""
+    etype = (etype or R.TYPES[p]).encode()
+    if isinstance(eid, str):
+        eid = eid.encode("utf-8")
+    if p == "stripe":
+        head = b'{"id":"' + eid + b'","object":"event","type":"' + etype + b'"'
+    elif p == "asaas":
+        head = b'{"id":"' + eid + b'","event":"' + etype + b'"'
+    elif p == "standard":
+        head = b'{"type":"' + etype + b'","data":{}'
+    else:
+        head = b'{"ok":true'
+    return head + members + b"}"
+
+
+def header_eid(p, eid):
+    """The id to put in headers for providers keyed on a header."""
+    return eid if isinstance(eid, str) else eid.decode("utf-8", "replace")
+
+
+class Row:
+    def __init__(self, name, provider, send, want, stored, expect_id=None):
+        self.name = name
+        self.provider = provider
+        self.send = send          # srv -> (status, json status or None, raw)
+        self.want = want          # (status, body status) or a set of statuses
+        self.stored = stored      # "none" | "one" | "quarantined"
+        self.expect_id = expect_id  # db id that must then exist (one)
+
+
+def http(srv, p, body, headers, content_type="application/json", chunked=False):
+    h = dict(headers)
+    if content_type is not None:
+        h["Content-Type"] = content_type
+    r = srv.post("/hooks/" + p, body, h, chunked=chunked)
+    return r.status, (r.json() or {}).get("status"), r.body
+
+
+def signed(p, eid, body, etype=None, hdr_case=None, content_type="application/json",
+           chunked=False, extra_headers=None):
+    def send(srv):
+        h = R.sign(srv, p, header_eid(p, eid), body, etype)
+        if hdr_case:
+            h = {hdr_case(k): v for k, v in h.items()}
+        if extra_headers:
+            h.update(extra_headers)
+        return http(srv, p, body, h, content_type, chunked)
+    return send
+
+
+# ------------------------------------------------------------ raw sockets
+
+def raw(srv, data, half_close=False, timeout=8.0):
+    """Sends data on a fresh connection; returns (status or None, bytes)."""
+    s = socket.create_connection(("127.0.0.1", srv.port), timeout=timeout)
+    try:
+        s.sendall(data)
+        if half_close:
+            s.shutdown(socket.SHUT_WR)
+        out = b""
+        t_end = time.monotonic() + timeout
+        while time.monotonic() < t_end:
+            try:
+                chunk = s.recv(65536)
+            except socket.timeout:
+                break
+            except ConnectionResetError:
+                break
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        s.close()
+    status = None
+    if out.startswith(b"HTTP/"):
+        try:
+            status = int(out.split(b" ", 2)[1])
+        except (IndexError, ValueError):
+            pass
+    return status, out
+
+
+def head_bytes(p, headers, length=None, extra=b""):
+    lines = ["POST /hooks/%s HTTP/1.1" % p, "Host: 127.0.0.1", "Connection: close",
+             "Content-Type: application/json"]
+    if length is not None:
+        lines.append("Content-Length: %d" % length)
+    lines += ["%s: %s" % kv for kv in headers.items()]
+    return ("\r\n".join(lines) + "\r\n").encode() + extra + b"\r\n"
+
+
+def json_status(out):
+    try:
+        return json.loads(out.split(b"\r\n\r\n", 1)[1].decode()).get("status")
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def cl_longer(p, close):
+    """Content-Length announces more than is sent; the client then closes
+    (or half-closes and waits)."""
+    def send(srv):
+        eid = R.new_eid(p, "cllong")
+        body = body_with(p, eid)
+        h = R.sign(srv, p, eid, body)
+        st, out = raw(srv, head_bytes(p, h, len(body) + 100) + body, half_close=not close,
+                      timeout=1.0 if close else 6.0)
+        return st, json_status(out), out
+    return send
+
+
+def cl_shorter(p, sign_announced):
+    """Content-Length announces fewer bytes than are sent.  The signature
+    covers the announced bytes (accepted, extra bytes ignored), or the
+    whole (the receiver sees a cut body: 401)."""
+    def send(srv):
+        eid = send.eid
+        body = body_with(p, eid)
+        extra = b'{"id":"evt_smuggled","type":"x"}' + b"Z" * 200
+        h = R.sign(srv, p, eid, body if sign_announced else body + extra)
+        st, out = raw(srv, head_bytes(p, h, len(body)) + body + extra)
+        return st, json_status(out), out
+    send.eid = R.new_eid(p, "clshort")
+    return send
+
+
+def cl_header(p, value):
+    def send(srv):
+        eid = R.new_eid(p, "clbad")
+        body = body_with(p, eid)
+        h = R.sign(srv, p, eid, body)
+        h["Content-Length"] = value
+        st, out = raw(srv, head_bytes(p, h, None) + body)
+        return st, json_status(out), out
+    return send
+
+
+def no_length_http10(p):
+    def send(srv):
+        eid = R.new_eid(p, "nolen")
+        body = body_with(p, eid)
+        h = R.sign(srv, p, eid, body)
+        data = ("POST /hooks/%s HTTP/1.0\r\nHost: x\r\nContent-Type: application/json\r\n"
+                % p).encode() + "".join("%s: %s\r\n" % kv for kv in h.items()).encode() \
+            + b"\r\n" + body
+        st, out = raw(srv, data, half_close=True)
+        return st, json_status(out), out
+    return send
+
+
+def bad_chunked(p, chunks):
+    def send(srv):
+        eid = R.new_eid(p, "badchunk")
+        body = body_with(p, eid)
+        h = R.sign(srv, p, eid, body)
+        h["Transfer-Encoding"] = "chunked"
+        st, out = raw(srv, head_bytes(p, h, None) + chunks(body), half_close=True)
+        return st, json_status(out), out
+    return send
+
+
+def huge_header(p, size, count=1):
+    def send(srv):
+        eid = R.new_eid(p, "hugehdr")
+        body = body_with(p, eid)
+        h = R.sign(srv, p, eid, body)
+        for i in range(count):
+            h["X-Filler-%d" % i] = "a" * size
+        st, out = raw(srv, head_bytes(p, h, len(body)) + body)
+        return st, json_status(out), out
+    return send
+
+
+# ------------------------------------------------------------ the table
+
+def table():
+    rows = []
+    A = (200, "accepted")
+
+    def add(name, p, send, want, stored, expect_id=None):
+        rows.append(Row("%s: %s" % (p, name), p, send, want, stored, expect_id))
+
+    for p in PROVIDERS:
+        bad = BAD_BODY[p]
+        q = "quarantined" if p == "asaas" else "none"
+        eid = R.new_eid(p, "x")
+        # Encoding.
+        add("invalid UTF-8 in a string", p,
+            signed(p, eid, body_with(p, eid, b',"note":"caf\xe9 \xff\xfe"')), bad, q)
+        add("overlong UTF-8 (C0 AF)", p,
+            signed(p, eid, body_with(p, eid, b',"note":"\xc0\xaf"')), bad, q)
+        add("UTF-16 surrogate as UTF-8 (ED A0 80)", p,
+            signed(p, eid, body_with(p, eid, b',"note":"\xed\xa0\x80"')), bad, q)
+        add("raw NUL byte inside a string", p,
+            signed(p, eid, body_with(p, eid, b',"note":"a\x00b"')), bad, q)
+        add("raw NUL byte after the object", p,
+            signed(p, eid, body_with(p, eid) + b"\x00"), bad, q)
+        add("BOM before the object", p,
+            signed(p, eid, b"\xef\xbb\xbf" + body_with(p, eid)), bad, q)
+        # Structure.
+        for depth in (2000, 100000):
+            add("JSON bomb: %d nested arrays" % depth, p,
+                signed(p, eid, body_with(p, eid, b',"x":' + b"[" * depth + b"]" * depth)),
+                bad, q)
+        add("JSON bomb: 100000 unclosed braces", p,
+            signed(p, eid, body_with(p, eid, b',"x":' + b"{\"a\":" * 100000)), bad, q)
+        add("top level not an object (array)", p,
+            signed(p, eid, b"[" + body_with(p, eid) + b"]"), bad, q)
+        add("empty body", p, signed(p, eid, b""),
+            (401, "error") if p == "shopify" else bad, q)
+        fresh = R.new_eid(p, "dupkey")
+        if p in ID_IN_BODY:
+            key = b"id"
+            add("duplicate key: the id twice", p,
+                signed(p, fresh, body_with(p, fresh, b',"id":"evt_other"')), bad, q)
+        if p != "github" and p != "shopify":
+            tkey = b"event" if p == "asaas" else b"type"
+            e2 = R.new_eid(p, "duptype")
+            add("duplicate key: the type twice", p,
+                signed(p, e2, body_with(p, e2, b',"' + tkey + b'":"other.type"')), bad, q)
+        e3 = R.new_eid(p, "dupother")
+        add("duplicate key elsewhere (not id/type): accepted", p,
+            signed(p, e3, body_with(p, e3, b',"note":1,"note":2')), A, "one",
+            R.db_id(p, e3))
+        # Identities.
+        sqlid = "evt_'; DROP TABLE events;--\"%_\\" + os.urandom(3).hex()
+        add("SQL metacharacters in the event id: accepted verbatim", p,
+            signed(p, sqlid, body_with(p, json.dumps(sqlid)[1:-1])), A, "one",
+            R.db_id(p, sqlid))
+        limit = {"stripe": 1024, "asaas": 1024, "shopify": 1024, "standard": 256,
+                 "github": 128}[p]
+        ok_len = {"stripe": 1000, "asaas": 1000, "shopify": 1000, "standard": 256,
+                  "github": 128}[p]
+        long_ok = ("L%d_" % ok_len) + os.urandom(4).hex()
+        long_ok = long_ok + "x" * (ok_len - len(long_ok))
+        add("event id of %d bytes: accepted" % ok_len, p,
+            signed(p, long_ok, body_with(p, long_ok)), A, "one", R.db_id(p, long_ok))
+        long_bad = ("L%d_" % (limit + 1)) + os.urandom(4).hex()
+        long_bad = long_bad + "x" * (limit + 1 - len(long_bad))
+        # Standard Webhooks: webhook-id is part of the signed content, and
+        # one over 256 bytes is refused as a malformed signature header.
+        add("event id of %d bytes (over %d)" % (limit + 1, limit), p,
+            signed(p, long_bad, body_with(p, long_bad)),
+            (401, "error") if p == "standard" else bad, q)
+        huge_id = "H" * 100000
+        if p in ID_IN_BODY:
+            add("event id of 100000 bytes", p,
+                signed(p, huge_id, body_with(p, huge_id)), bad, q)
+        # Headers.
+        for label, fn in (("UPPER", str.upper), ("lower", str.lower),
+                          ("mIxEd", lambda k: "".join(c.upper() if i % 2 else c.lower()
+                                                       for i, c in enumerate(k)))):
+            e = R.new_eid(p, "case")
+            add("header names in %s case: accepted" % label, p,
+                signed(p, e, body_with(p, e), hdr_case=fn), A, "one", R.db_id(p, e))
+        add("one 64 KB header (over lighttpd's limit)", p, huge_header(p, 65536),
+            {431, 400, 413}, "none")
+        add("300 headers of 200 bytes", p, huge_header(p, 200, 300), {431, 400, 413}, "none")
+        e = R.new_eid(p, "hdr7k")
+        add("one 6 KB extra header (within limits): accepted", p,
+            signed(p, e, body_with(p, e), extra_headers={"X-Filler": "f" * 6000}), A, "one",
+            R.db_id(p, e))
+        # Content type.
+        e = R.new_eid(p, "ctype")
+        if p == "github":
+            add("JSON body labelled as a form", p,
+                signed(p, e, body_with(p, e),
+                       content_type="application/x-www-form-urlencoded"), (400, "error"),
+                "none")
+        else:
+            add("Content-Type text/plain (the signed bytes decide): accepted", p,
+                signed(p, e, body_with(p, e), content_type="text/plain"), A, "one",
+                R.db_id(p, e))
+        e = R.new_eid(p, "noctype")
+        add("no Content-Type: accepted", p,
+            signed(p, e, body_with(p, e), content_type=None), A, "one", R.db_id(p, e))
+        # Framing.
+        e = R.new_eid(p, "chunk")
+        add("chunked body (no Content-Length): accepted", p,
+            signed(p, e, body_with(p, e, b',"pad":"' + b"c" * 5000 + b'"'), chunked=True),
+            A, "one", R.db_id(p, e))
+        add("Content-Length longer than the body, client closes", p, cl_longer(p, True),
+            "no2xx", "none")
+        add("Content-Length longer than the body, client waits (half-close)", p,
+            cl_longer(p, False), "no2xx", "none")
+        s = cl_shorter(p, True)
+        add("Content-Length shorter, signature over the announced bytes: accepted, "
+            "extra bytes ignored", p, s, A, "one", R.db_id(p, s.eid))
+        if p == "asaas":  # a token, no signature over the body
+            s = cl_shorter(p, False)
+            add("Content-Length shorter (token auth): accepted, extra bytes ignored", p,
+                s, A, "one", R.db_id(p, s.eid))
+        else:
+            add("Content-Length shorter, signature over all the bytes sent", p,
+                cl_shorter(p, False), (401, "error"), "none")
+        add("Content-Length: -1", p, cl_header(p, "-1"), {400}, "none")
+        add("Content-Length: 1e3", p, cl_header(p, "1e3"), {400}, "none")
+        add("Content-Length twice, different values", p,
+            cl_header(p, "10\r\nContent-Length: 20"), {400}, "none")
+        add("POST without Content-Length (HTTP/1.0)", p, no_length_http10(p), {411}, "none")
+        add("chunked with a bad chunk size", p,
+            bad_chunked(p, lambda b: b"zz\r\n" + b + b"\r\n0\r\n\r\n"), {400}, "none")
+        add("chunked, truncated before the last chunk", p,
+            bad_chunked(p, lambda b: b"%x\r\n" % (len(b) + 50) + b), "no2xx", "none")
+    return rows
+
+
+def run_row(srv, row):
+    before = R.count_rows(srv.db)
+    st, bst, raw_body = row.send(srv)
+    after = R.count_rows(srv.db)
+    if row.want == "no2xx":
+        check(st is None or not (200 <= st < 300), "expected no 2xx, got %r %r"
+              % (st, raw_body[:160]))
+    elif isinstance(row.want, set):
+        check(st in row.want, "expected %s, got %r %r"
+              % ("/".join(map(str, sorted(row.want))), st, raw_body[:160]))
+    else:
+        check((st, bst) == row.want, "expected %d %s, got %r %r"
+              % (row.want[0], row.want[1], st, raw_body[:160]))
+    if row.stored == "none":
+        check(after == before, "rejected, yet the store went from %d to %d rows"
+              % (before, after))
+    elif row.stored == "quarantined":
+        check(after == before + 1, "expected one quarantined row, rows %d -> %d"
+              % (before, after))
+        n = R.query(srv.db, "SELECT count(*) FROM events WHERE provider=? AND "
+                    "status='quarantined'", (row.provider,))[0][0]
+        check(n >= 1, "no quarantined row")
+    else:
+        check(after == before + 1, "expected one new row, rows %d -> %d" % (before, after))
+        if row.expect_id is not None:
+            got = R.rows_of(srv.db, row.provider, row.expect_id)
+            check(len(got) == 1, "no row with the event id %r" % row.expect_id[:80])
+
+
+def main():
+    tap = Tap()
+    try:
+        bindir = bin_dir()
+    except HarnessError as e:
+        tap.not_ok("hostile: setup", e)
+        return tap.finish()
+    servers = Servers()
+    install_signal_cleanup(servers)
+    with servers:
+        srv = servers.add(Server(bindir, name="hostile",
+                                 env={"IDEMHOOK_MODE": "worker"}))
+        if not tap.run("hostile: lighttpd starts with every provider", srv.start):
+            return tap.finish()
+        check_all = tap.run("hostile: every provider served", lambda: check(
+            sorted(srv.providers) == sorted(PROVIDERS), "served: %r" % srv.providers))
+        rows = table() if check_all else []
+        for row in rows:
+            tap.run("hostile: " + row.name, run_row, srv, row)
+        tap.run("hostile: events table intact after the SQL metacharacters", lambda: check(
+            R.count_rows(srv.db) > 0, "events table empty or gone"))
+        tap.run("hostile: no sanitizer reports", lambda: check(
+            not srv.sanitizer_reports(), "%r" % srv.sanitizer_reports()))
+        tap.diag("hostile: %d inputs tried across %d providers" % (len(rows), len(PROVIDERS)))
+    return tap.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
