@@ -151,6 +151,7 @@ def cl_shorter(p, sign_announced):
     def send(srv):
         eid = send.eid
         body = body_with(p, eid)
+        send.body = body
         extra = b'{"id":"evt_smuggled","type":"x"}' + b"Z" * 200
         h = R.sign(srv, p, eid, body if sign_announced else body + extra)
         st, out = raw(srv, head_bytes(p, h, len(body)) + body + extra)
@@ -367,6 +368,12 @@ def run_row(srv, row):
         if row.expect_id is not None:
             got = R.rows_of(srv.db, row.provider, row.expect_id)
             check(len(got) == 1, "no row with the event id %r" % row.expect_id[:80])
+            want_body = getattr(row.send, "body", None)
+            if want_body is not None:
+                stored = R.query(srv.db, "SELECT payload FROM events WHERE provider=? AND "
+                                 "event_id=?", (row.provider, row.expect_id))[0][0]
+                check(bytes(stored) == want_body, "stored payload %r, expected the "
+                      "announced bytes %r" % (bytes(stored)[:80], want_body[:80]))
 
 
 def main():
