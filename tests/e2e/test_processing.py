@@ -15,11 +15,15 @@ Servers (each its own lighttpd, store and temporary folder):
   inline  IDEMHOOK_MODE=inline, an action gated by a flag file
 """
 
+import contextlib
 import json
 import os
+import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -87,8 +91,6 @@ def post_asaas(srv, event_id, event_type, payment):
 
 def query(srv, sql, args=()):
     """Rows of a read-only query on srv's store, as dicts."""
-    import contextlib
-    import sqlite3
     with contextlib.closing(srv.connect_ro()) as c:
         c.row_factory = sqlite3.Row
         return [dict(r) for r in c.execute(sql, args)]
@@ -285,6 +287,20 @@ class Work:
         n = self.finish(self.start("--once", *args), "idemhook work --once")
         check(n is not None, "idemhook work --once printed no 'processed N event(s)'")
         return n
+
+    def several(self, n, *args):
+        """Runs n `idemhook work --once ARGS` at once; returns their total."""
+        ps = [self.start("--once", *args) for _ in range(n)]
+        try:
+            counts = [self.finish(p, "idemhook work --once (%d of %d)" % (i + 1, n))
+                      for i, p in enumerate(ps)]
+        finally:
+            for p in ps:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        check(None not in counts, "idemhook work --once printed no count")
+        return sum(counts)
 
     def loop_until(self, what, done, timeout, *args):
         """Runs `idemhook work --interval 0.05 ARGS` until done() is true,
@@ -516,10 +532,19 @@ def case_crash(srv, work, event_type):
                  if c != "sleep"]
     before = [l for l in read_lines(out) if l in ids]
 
-    # Workers run until every event is done; a worker started while a lease
-    # is held must leave that event alone.
+    # A worker that has come and gone before any lease ran out must have
+    # left every event alone.
+    first = min(lease_until.values())
+    while now_ms() < first - 300:
+        n = work.once("--provider", "stripe")
+        if now_ms() < first:
+            check_eq(n, 0, "events a worker took while every lease was held")
+    # Once every lease has run out, several workers at once take them over.
+    wait_for("every lease to run out",
+             lambda: now_ms() > max(lease_until.values()) + 50, 10)
     deadline = time.monotonic() + 60
     while True:
+        work.several(CRASH_EVENTS, "--provider", "stripe")
         rows = [event_row(srv, "stripe", e) for e in ids]
         if all(r["status"] == "done" for r in rows):
             break
@@ -527,7 +552,6 @@ def case_crash(srv, work, event_type):
               "unexpected states %r" % [brief(r) for r in rows])
         check(time.monotonic() < deadline, "events not done after 60 s: %r"
               % [brief(r) for r in rows])
-        work.once("--provider", "stripe")
         time.sleep(0.2)
     reap_orphans()
 
@@ -631,8 +655,14 @@ def case_two_workers(srv, work, n_events=200):
 
     a = work.start("--once", "--provider", "stripe")
     b = work.start("--once", "--provider", "stripe")
-    na = Work.finish(a, "worker A")
-    nb = Work.finish(b, "worker B")
+    try:
+        na = Work.finish(a, "worker A")
+        nb = Work.finish(b, "worker B")
+    finally:
+        for p in (a, b):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
     print("# worker A processed %s, worker B %s" % (na, nb), flush=True)
     check(na is not None and nb is not None, "a worker printed no count")
     check_eq(na + nb, n_events, "events processed by the two workers together")
@@ -787,9 +817,26 @@ def main():
         tap.not_ok("processing: setup", "missing in %s: %s" % (bindir, ", ".join(missing)))
         return tap.finish()
 
+    # Our servers' folders live in a folder of our own, out of the way of
+    # anything that sweeps /tmp/ih-e2e-* while we run.
+    own_tmp = tempfile.mkdtemp(prefix="ih-processing-")
+    tempfile.tempdir = own_tmp
+    try:
+        return run_all(tap, bindir)
+    finally:
+        tempfile.tempdir = None
+        if not os.environ.get("IH_KEEP_TMP"):
+            shutil.rmtree(own_tmp, ignore_errors=True)
+
+
+def run_all(tap, bindir):
     servers = Servers()
     install_signal_cleanup(servers)
-    t = tap.run
+    def t(name, fn, *args):
+        t0 = time.monotonic()
+        ok = tap.run(name, fn, *args)
+        tap.diag("%.1f s" % (time.monotonic() - t0))
+        return ok
     with servers:
         srv = servers.add(after_server(bindir))
         if t("processing: lighttpd starts (after-response, actions by type)", srv.start):
