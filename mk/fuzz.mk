@@ -1,0 +1,74 @@
+# fuzz.mk -- libFuzzer harnesses for every parser of untrusted input.
+#
+#   make fuzz                  build, then run each harness FUZZ_SECONDS
+#                              (default 60) from its seed corpus
+#   make fuzz FUZZ_SECONDS=600 FUZZ_ONLY=fuzz_stripe
+#   make fuzz-build            only build $(BUILD)/fuzz/fuzz_*
+#
+# The harnesses (fuzz/fuzz_*.c) are built with clang and
+# -fsanitize=fuzzer,address,undefined, together with their own copy of
+# shared/*.c and the handlers' objects without main(), in $(BUILD)/fuzz.
+# Seeds are in fuzz/corpus/<harness>/, which is never written to: new
+# inputs go to $(BUILD)/fuzz/corpus/<harness>/, crashes to
+# $(BUILD)/fuzz/crash-<harness>-*.  A crash, once fixed, is copied into
+# fuzz/corpus/<harness>/, where every run (and tests/e2e/test_fuzz.py in
+# make check) replays it.
+
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_ONLY    ?=
+FUZZ_DIR      = $(BUILD)/fuzz
+FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS   = -std=c99 -g -O1 -fno-omit-frame-pointer \
+	$(filter-out -Werror,$(WARN)) -Wno-unused-function \
+	-fsanitize=fuzzer-no-link $(FUZZ_SAN) $(PKG_CFLAGS)
+FUZZ_CPPFLAGS = -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Ishared \
+	-Ihandlers -Ifuzz
+FUZZ_SRCS     = $(wildcard fuzz/fuzz_*.c)
+FUZZ_NAMES    = $(FUZZ_SRCS:fuzz/%.c=%)
+FUZZ_BINS     = $(FUZZ_NAMES:%=$(FUZZ_DIR)/%)
+FUZZ_LIB_OBJS = $(LIB_SRCS:shared/%.c=$(FUZZ_DIR)/obj/shared/%.o) \
+	$(FUZZ_DIR)/obj/schema_sql.o
+FUZZ_NOMAIN   = $(PROVIDERS:%=$(FUZZ_DIR)/obj/handlers/%.nomain.o) \
+	$(FUZZ_DIR)/obj/handlers/providers.nomain.o
+FUZZ_RUN      = $(if $(FUZZ_ONLY),$(FUZZ_ONLY),$(FUZZ_NAMES))
+
+.PHONY: fuzz fuzz-build
+
+fuzz-build: $(FUZZ_BINS)
+
+$(FUZZ_DIR)/obj/shared/%.o: shared/%.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
+
+$(FUZZ_DIR)/obj/schema_sql.o: $(BUILD)/schema_sql.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
+
+$(FUZZ_DIR)/obj/handlers/%.nomain.o: handlers/%.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CPPFLAGS) -DIH_NO_MAIN $(FUZZ_CFLAGS) -c -o $@ $<
+
+$(FUZZ_DIR)/obj/fuzz/%.o: fuzz/%.c fuzz/fuzz.h $(HEADERS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
+
+$(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/obj/fuzz/fuzz_%.o $(FUZZ_NOMAIN) \
+    $(FUZZ_LIB_OBJS)
+	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(PKG_LIBS)
+
+# Each harness runs FUZZ_SECONDS; the figures are libFuzzer's final stats.
+fuzz: fuzz-build
+	@for h in $(FUZZ_RUN); do \
+		mkdir -p $(FUZZ_DIR)/corpus/$$h; \
+		echo "fuzz: $$h for $(FUZZ_SECONDS) s"; \
+		$(FUZZ_DIR)/$$h -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+		    -rss_limit_mb=2048 -print_final_stats=1 \
+		    -artifact_prefix=$(FUZZ_DIR)/crash-$$h- \
+		    $(FUZZ_DIR)/corpus/$$h fuzz/corpus/$$h \
+		    > $(FUZZ_DIR)/$$h.log 2>&1; rc=$$?; \
+		grep -E '^stat::(number_of_executed_units|new_units_added|peak_rss_mb)' \
+		    $(FUZZ_DIR)/$$h.log | sed "s/^/  $$h: /"; \
+		if [ $$rc -ne 0 ]; then tail -40 $(FUZZ_DIR)/$$h.log; \
+		    echo "fuzz: $$h FAILED (log: $(FUZZ_DIR)/$$h.log)"; exit 1; fi; \
+	done
