@@ -43,6 +43,8 @@ action_key(const char *provider, const char *event_id, const char *command,
 	return IH_OK;
 }
 
+static void	child(const char *, const struct action_event *, int);
+
 static int64_t
 mono_ms(void)
 {
@@ -52,22 +54,79 @@ mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* In the child: set up stdin, stdout, the environment, then exec. */
+/*
+ * In the supervisor: the receiver died, so everything the command
+ * started goes with it; the supervisor leads the group and dies too.
+ */
 static void
-child(const char *command, const struct action_event *ev, int in,
+orphaned(int sig)
+{
+	(void)sig;
+	kill(0, SIGKILL);
+	_exit(126);
+}
+
+/*
+ * The child leads a process group and supervises the command, which it
+ * runs as its own child.  A death signal reaches only a direct child, so
+ * the supervisor catches it and kills the whole group: a command whose
+ * shell started a script, which started more, leaves nothing behind to
+ * race the retry.  It exits as the command did.
+ */
+static void
+supervise(const char *command, const struct action_event *ev, int in,
     pid_t parent)
+{
+	struct sigaction sa;
+	pid_t pid, w;
+	int status;
+
+	setpgid(0, 0);
+#ifdef __linux__
+	/* So that ps(1) tells it from the receiver it was forked from. */
+	prctl(PR_SET_NAME, "idemhook-action");
+#endif
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = orphaned;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+#ifdef __linux__
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+#endif
+	if (getppid() != parent)
+		orphaned(SIGTERM);
+	pid = fork();
+	if (pid < 0)
+		_exit(126);
+	if (pid == 0) {
+		signal(SIGTERM, SIG_DFL);
+		child(command, ev, in);
+	}
+	/* Only the command reads the payload: a command that ignores its
+	 * stdin must see writes fail, not fill a pipe nobody drains. */
+	close(in);
+	close(0);
+	for (;;) {
+		w = waitpid(pid, &status, 0);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
+			_exit(126);
+	}
+	if (WIFEXITED(status))
+		_exit(WEXITSTATUS(status));
+	signal(WTERMSIG(status), SIG_DFL);
+	raise(WTERMSIG(status));
+	_exit(126);
+}
+
+/* In the command's process: stdin, stdout, the environment, then exec. */
+static void
+child(const char *command, const struct action_event *ev, int in)
 {
 	char key[ACTION_KEY_LEN], attempt[32];
 	long fd, max;
 
-	setpgid(0, 0);
-#ifdef __linux__
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(126);
-#else
-	(void)parent;
-#endif
 	signal(SIGPIPE, SIG_DFL);
 	if (dup2(in, 0) < 0 || dup2(2, 1) < 0)
 		_exit(126);
@@ -142,7 +201,7 @@ action_run(const char *command, const struct action_event *ev,
 	}
 	if (pid == 0) {
 		close(pfd[1]);
-		child(command, ev, pfd[0], parent);
+		supervise(command, ev, pfd[0], parent);
 	}
 	/* Also set here, so that a kill cannot race the child's setpgid. */
 	setpgid(pid, pid);

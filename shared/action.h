@@ -11,8 +11,10 @@
  * because a command's external effects are at-least-once.
  *
  * The command is killed (its whole process group) after the timeout, and
- * also when the process that started it dies, so that a crashed receiver
- * leaves no half-run action behind to race the retry.
+ * also when the process that started it dies: a small supervisor process
+ * leads the group, runs the command, and kills the group if the receiver
+ * dies, so that a crashed receiver leaves no half-run action behind to
+ * race the retry.
  */
 #ifndef IH_ACTION_H
 #define IH_ACTION_H

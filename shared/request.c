@@ -17,6 +17,7 @@ request_begin(struct request *r, const struct request_io *io)
 	r->method = m != NULL ? m : "";
 	r->content_type = io->param(io->arg, "CONTENT_TYPE");
 	r->body_len = 0;
+	r->stream_done = 0;
 }
 
 const char *
@@ -37,18 +38,82 @@ request_header(const struct request *r, const char *name)
 	return r->io.param(r->io.arg, var);
 }
 
+/* Grows the body buffer to hold at least need bytes and a NUL. */
+static int
+reserve(struct request *r, size_t need)
+{
+	unsigned char *nb;
+
+	if (r->body != NULL && r->body_cap >= need + 1)
+		return IH_OK;
+	nb = realloc(r->body, need + 1);
+	if (nb == NULL)
+		return IH_ENOMEM;
+	r->body = nb;
+	r->body_cap = need + 1;
+	return IH_OK;
+}
+
+/* Reads an unannounced body to its end, in growing steps up to max. */
+static int
+read_to_end(struct request *r, size_t max)
+{
+	size_t want = 64 * 1024, n;
+	int rc;
+
+	for (;;) {
+		if (want > max + 1)
+			want = max + 1;
+		rc = reserve(r, want);
+		if (rc != IH_OK)
+			return rc;
+		n = r->io.read(r->io.arg, r->body + r->body_len,
+		    want - r->body_len);
+		r->body_len += n;
+		if (r->body_len > max) {
+			r->body_len = 0;
+			return IH_ETOOBIG;
+		}
+		if (n == 0)
+			break;
+		if (r->body_len == want)
+			want *= 2;
+	}
+	r->body[r->body_len] = '\0';
+	r->stream_done = 1;
+	return IH_OK;
+}
+
+void
+request_drain(struct request *r, size_t cap)
+{
+	unsigned char buf[16384];
+	size_t n, total = 0;
+
+	if (r->stream_done)
+		return;
+	while (total < cap) {
+		n = r->io.read(r->io.arg, buf, sizeof(buf));
+		if (n == 0)
+			break;
+		total += n;
+	}
+	r->stream_done = 1;
+}
+
 int
 request_read_body(struct request *r, size_t max)
 {
 	const char *cl;
 	char *end;
 	unsigned long long want;
-	unsigned char *nb;
 	size_t got, n;
 
 	r->body_len = 0;
 	cl = r->io.param(r->io.arg, "CONTENT_LENGTH");
-	if (cl == NULL || *cl < '0' || *cl > '9')
+	if (cl == NULL || *cl == '\0')
+		return read_to_end(r, max);
+	if (*cl < '0' || *cl > '9')
 		return IH_EINVAL;
 	errno = 0;
 	want = strtoull(cl, &end, 10);
@@ -56,13 +121,8 @@ request_read_body(struct request *r, size_t max)
 		return IH_EINVAL;
 	if (want > max)
 		return IH_ETOOBIG;
-	if (r->body == NULL || r->body_cap < want + 1) {
-		nb = realloc(r->body, (size_t)want + 1);
-		if (nb == NULL)
-			return IH_ENOMEM;
-		r->body = nb;
-		r->body_cap = (size_t)want + 1;
-	}
+	if (reserve(r, (size_t)want) != IH_OK)
+		return IH_ENOMEM;
 	for (got = 0; got < want; got += n) {
 		n = r->io.read(r->io.arg, r->body + got, (size_t)want - got);
 		if (n == 0)

@@ -34,6 +34,7 @@ struct request {
 	unsigned char		*body;		/* body_len bytes, then NUL */
 	size_t			 body_len;
 	size_t			 body_cap;
+	int			 stream_done;	/* the body's end was read */
 };
 
 /* Prepares r for a new request read through io; keeps the buffer. */
@@ -46,13 +47,22 @@ void	request_begin(struct request *r, const struct request_io *io);
 const char *request_header(const struct request *r, const char *name);
 
 /*
- * Reads the body announced by CONTENT_LENGTH, at most max bytes.
- * Returns IH_OK; IH_ETOOBIG (before reading anything) when the length is
- * over max; IH_EINVAL when CONTENT_LENGTH is missing or not a number, or
- * when fewer bytes arrive than announced; IH_ENOMEM.  The buffer always
- * holds a NUL after the body, which is not counted in body_len.
+ * Reads the body announced by CONTENT_LENGTH, at most max bytes.  With
+ * no CONTENT_LENGTH (a chunked request passed on by the server) it reads
+ * to the end of the stream, still at most max bytes.  Returns IH_OK;
+ * IH_ETOOBIG (before reading anything when the length is announced) when
+ * the body is over max; IH_EINVAL when CONTENT_LENGTH is not a number or
+ * fewer bytes arrive than announced; IH_ENOMEM.  The buffer always holds
+ * a NUL after the body, which is not counted in body_len.
  */
 int	request_read_body(struct request *r, size_t max);
+
+/*
+ * Reads and discards what is left of the body, at most cap bytes.  A
+ * CGI program that exits with its stdin unread makes some servers
+ * (Apache's mod_cgid) drop the answer it already wrote.
+ */
+void	request_drain(struct request *r, size_t cap);
 
 /* Releases the body buffer. */
 void	request_free(struct request *r);

@@ -28,6 +28,8 @@ extern char **environ;
 #define KEPT_HEADERS_MAX	8192
 /* A body buffer larger than this is released after its request. */
 #define BODY_KEEP_MAX		(1024 * 1024)
+/* Most of an unread CGI body read and dropped before exiting. */
+#define CGI_DRAIN_MAX		(64L * 1024 * 1024)
 /* Other due events processed after each answer. */
 #define SERVE_DRAIN_MAX		4
 
@@ -391,8 +393,7 @@ handle(struct serve *sv, struct config *cfg, struct outcome *o,
 		set_outcome(o, 503, "out_of_memory", "");
 		return 0;
 	} else if (rc != IH_OK) {
-		set_outcome(o, sv->req.io.param(sv->req.io.arg,
-		    "CONTENT_LENGTH") == NULL ? 411 : 400, "bad_length",
+		set_outcome(o, 400, "bad_length",
 		    "body length differs from Content-Length");
 		return 0;
 	}
@@ -515,6 +516,10 @@ serve_one(struct serve *sv)
 	later = handle(sv, &cfg, &o, &id, &rowid);
 	if (respond_send(&rio, &o.rsp) != IH_OK && o.rsp.status == 200)
 		o.name = "answer_lost";
+	if (sv->fx == NULL) {
+		fflush(stdout);
+		request_drain(&sv->req, CGI_DRAIN_MAX);
+	}
 
 	log_clean(cid, id.event_id, (size_t)-1);
 	log_clean(ctype, id.event_type, (size_t)-1);

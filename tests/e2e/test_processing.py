@@ -214,11 +214,16 @@ def action_procs(event_id):
 
 
 def receiver_running_action(event_id, fcgi_name):
-    """The pid of the fcgi_name process whose child runs event_id's action."""
+    """The pid of the fcgi_name process that runs event_id's action: the
+    nearest such ancestor (the action runs under a supervisor child)."""
     for _pid, _comm, ppid in action_procs(event_id):
-        st = proc_stat(ppid)
-        if st is not None and st[0] == fcgi_name:
-            return ppid
+        for _ in range(8):
+            st = proc_stat(ppid)
+            if st is None:
+                break
+            if st[0] == fcgi_name:
+                return ppid
+            ppid = st[2]
     return None
 
 
