@@ -44,7 +44,7 @@ def stripe_cases(tap, srv, prefix):
     t(p + "v0 only (even with a correct MAC) -> 401", ts.v0_only, srv)
     t(p + "malformed Stripe-Signature variants -> 401", ts.malformed_headers, srv)
     t(p + "body altered after signing -> 401", ts.tampered_body, srv)
-    t(p + "stale timestamp t-301 -> 401", ts.timestamp_case, srv, -301, 401)
+    t(p + "stale timestamp t-302 -> 401", ts.timestamp_case, srv, -302, 401)
     t(p + "t-290 inside the default tolerance -> accepted", ts.timestamp_case, srv, -290, 200)
     t(p + "rotation: IDEMHOOK_STRIPE_SECRET and _2 both accepted", ts.rotation, srv)
     t(p + "empty body -> 400", ts.empty_body, srv)
