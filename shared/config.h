@@ -117,7 +117,10 @@ int	config_load(struct config *cfg, const char *provider,
 	    const char *secret_var, const struct config_source *src,
 	    size_t nsrc, char *err, size_t errlen);
 
-/* Looks up name in the sources, in order; returns NULL when unset. */
+/*
+ * Looks up name in the sources, in order; an empty value counts as
+ * unset.  Returns NULL when no source has a non-empty value.
+ */
 const char *config_lookup(const struct config_source *src, size_t nsrc,
 	    const char *name);
 

@@ -95,11 +95,26 @@ env_beats_file_and_rotation(void **state)
 }
 
 static void
+empty_env_defers_to_file(void **state)
+{
+	char *env[] = { "IDEMHOOK_STRIPE_SECRET=", NULL };
+	struct config cfg;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(load(env, "IDEMHOOK_STRIPE_SECRET=from_file\n", &cfg,
+	    err, sizeof(err)), IH_OK);
+	assert_int_equal(cfg.nsecrets, 1);
+	assert_string_equal(cfg.secrets[0], "from_file");
+	config_free(&cfg);
+}
+
+static void
 bad_values_refused(void **state)
 {
 	static const char *const bad[] = {
 		"IDEMHOOK_TOLERANCE=0", "IDEMHOOK_TOLERANCE=-5",
-		"IDEMHOOK_TOLERANCE=5s", "IDEMHOOK_MAX_BODY=",
+		"IDEMHOOK_TOLERANCE=5s", "IDEMHOOK_MAX_BODY=x",
 		"IDEMHOOK_SYNCHRONOUS=OFF", "IDEMHOOK_MODE=later",
 		"IDEMHOOK_BUSY_TIMEOUT_MS=99999999999999999999",
 	};
@@ -172,6 +187,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(defaults),
 		cmocka_unit_test(env_beats_file_and_rotation),
+		cmocka_unit_test(empty_env_defers_to_file),
 		cmocka_unit_test(bad_values_refused),
 		cmocka_unit_test(bad_file_refused),
 		cmocka_unit_test(secret_never_in_error),
