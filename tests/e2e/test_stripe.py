@@ -419,6 +419,29 @@ def main():
                              cases.case_sanitizers(cfg)))
             cfg.stop()
 
+        # --- an empty secret variable leaves the secret to the file
+        emp = servers.add(Server(bindir, providers=["stripe"], name="emptyvar"))
+        only_file = "whsec_" + os.urandom(16).hex()
+        emp_path = os.path.join(emp.tmp, "idemhook.env")
+        with open(emp_path, "w") as f:
+            f.write("IDEMHOOK_STRIPE_SECRET=%s\n" % only_file)
+        os.chmod(emp_path, 0o600)
+        emp.env["IDEMHOOK_CONFIG"] = emp_path
+        emp.secrets["stripe"] = ""
+        if tap.run("stripe: lighttpd starts with var.idemhook_stripe_secret empty",
+                   emp.start):
+            emp.secrets["stripe"] = only_file
+
+            def empty_var_defers():
+                eid = SPEC.new_id("emptyvar")
+                body = SPEC.body(eid, SPEC.default_type)
+                expect_accepted(post_signed(emp, body, sign_stripe(only_file, body)),
+                                "secret only in the IDEMHOOK_CONFIG file")
+                one_row(emp, SPEC, eid)
+            tap.run("stripe: an empty secret variable defers to the IDEMHOOK_CONFIG file",
+                    empty_var_defers)
+            emp.stop()
+
         # --- store failures
         cases.run_failure_modes(tap, SPEC, bindir, servers)
     return tap.finish()
