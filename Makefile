@@ -126,7 +126,7 @@ deps:
 	@scripts/deps.sh
 
 # Everything a test needs is installed first, then built with sanitizers.
-check: deps
+check: deps lint
 	$(MAKE) BUILD=$(BUILD)/san SANITIZE=1 tests
 	tests/run.sh $(BUILD)/san
 
