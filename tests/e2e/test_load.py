@@ -99,9 +99,16 @@ def run_load(bindir, servers, tap, n):
     check(all(a is not None for a in answers), "some deliveries never finished")
     # Let the receivers finish what they process after answering, then
     # drain whatever is left (events whose processing was never started).
-    R.wait_for(lambda: not R.query(srv.db, "SELECT 1 FROM events WHERE status='processing' "
-                                   "LIMIT 1"), timeout=60, step=0.2)
-    R.work_once(bindir, srv)
+    # A receiver may claim an event just as the command looks, so repeat
+    # until nothing is being processed and nothing is left undone.
+    undone = "SELECT 1 FROM events WHERE status NOT IN ('done', 'dead') LIMIT 1"
+    busy = "SELECT 1 FROM events WHERE status = 'processing' LIMIT 1"
+    for _ in range(5):
+        R.wait_for(lambda: not R.query(srv.db, busy), timeout=60, step=0.2)
+        R.work_once(bindir, srv)
+        time.sleep(0.5)
+        if not R.query(srv.db, undone):
+            break
 
     # Figures.
     by = {}
@@ -116,6 +123,11 @@ def run_load(bindir, servers, tap, n):
             accepted[k] = accepted.get(k, 0) + 1
     keys = [(p, R.db_id(p, eid)) for p, eid, _ in events]
     rows = R.query(srv.db, "SELECT provider, event_id, status, duplicates FROM events")
+    for p, eid, status, attempts, err in R.query(
+            srv.db, "SELECT provider, event_id, status, attempts, last_error FROM events "
+            "WHERE status != 'done' LIMIT 5"):
+        tap.diag("load: not done: %s %s status=%s attempts=%s last_error=%r"
+                 % (p, eid, status, attempts, err))
     stored = {}
     for p, eid, status, dup in rows:
         stored[(p, eid)] = stored.get((p, eid), []) + [(status, dup)]
