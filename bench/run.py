@@ -673,8 +673,9 @@ class Bench:
                      % (s["req_s"], s["p99_ms"]))
         L.append("")
         L.append("| provider | server | sync | mode | conn | req/s | "
-                 "accepted/s | p50 ms | p99 ms | errors | RSS / peak KiB | "
-                 "accepted ÷ storage | req/s ÷ stack |")
+                 "accepted/s | p50 ms | p99 ms | errors | "
+                 "RSS / peak / private KiB | accepted ÷ storage | "
+                 "req/s ÷ stack |")
         L.append("|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
         for r in self.rows:
             if r["name"] == "null":
@@ -685,7 +686,8 @@ class Bench:
                          r["name"], r["server"], r["sync"], r["mode"],
                          r["conns"], r["req_s"], r["accepted_s"], r["p50_ms"],
                          r["p99_ms"], r["errors"],
-                         "%d / %d" % (r["rss_kib"], r["hwm_kib"])
+                         "%d / %d / %d" % (r["rss_kib"], r["hwm_kib"],
+                                           r["private_kib"] or 0)
                          if r["rss_kib"] else "-",
                          "%.2f" % ra if ra is not None else "-",
                          "%.2f" % rs if rs is not None else "-"))
@@ -754,8 +756,8 @@ class Bench:
             m = max(fc, key=lambda x: x["hwm_kib"])
             mp = max(fc, key=lambda x: x["private_kib"] or 0)
             L.append("| RSS ≤ 4 MiB per FastCGI process | peak VmHWM %d KiB "
-                     "(%s, %d conn); private %d KiB, the rest shared "
-                     "libraries | %s |" % (
+                     "(%s, %d conn); at most %d KiB private, the rest "
+                     "shared libraries' pages | %s |" % (
                          m["hwm_kib"], m["name"], m["conns"],
                          mp["private_kib"] or 0,
                          verdict(m["hwm_kib"] <= T_RSS_KIB)))

@@ -44,4 +44,5 @@ $(BUILD)/tools/null.fcgi: bench/null.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(PKG_LIBS)
 
 bench-readme:
-	python3 bench/readme.py $(BUILD)/bench/results.md README.md
+	python3 bench/readme.py $(BUILD)/bench/results.md README.md \
+	    bench/notes.md
