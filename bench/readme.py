@@ -16,7 +16,7 @@ BEGIN = "<!-- performance: begin (make bench-readme) -->"
 END = "<!-- performance: end -->"
 
 INTRO = """\
-`make bench` (not part of `make check`; about 4 minutes) measures, in one
+`make bench` (not part of `make check`; about 3 minutes) measures, in one
 run on the machine at hand, how fast the receivers are against that
 machine's own limits, and writes `$(BUILD)/bench/results.md`; `make
 bench-readme` copies its tables here. It builds without sanitizers at -O2
@@ -38,12 +38,16 @@ into `$(BUILD)/bench` and measures:
 
 Each run has a fresh store and a fresh lighttpd. *accepted/s* counts the
 rows in the store over the run's duration; *p50*/*p99* are wrk's latencies;
-*RSS / peak* is the largest `VmRSS` / `VmHWM` of the FastCGI processes after
-the run. The ratios divide by the ceilings measured in the same run (the
-storage ceiling of the same synchronous level; the stack ceiling at the
-same concurrency). Signed timestamps are made just before each provider's
-runs, inside the default 300 s tolerance. wrk runs on the same two cores,
-so every figure includes the load generator's share.
+*RSS / peak / private* are the largest `VmRSS`, `VmHWM` and private
+(`smaps_rollup`) memory of the FastCGI processes after the run. The ratios
+divide by the ceilings measured in the same run (the better of the storage
+ceiling's two measurements, before and after, at the same synchronous
+level; the stack ceiling at the same concurrency). Signed timestamps are
+made just before each provider's runs, inside the default 300 s tolerance.
+wrk runs on the same two cores, so every figure includes the load
+generator's share. Figures move between runs, by tens of percent when
+other work shares the machine, as it did during the run below: compare
+the ratios, which are taken within one run.
 
 Targets: accepted durable events/s through lighttpd at least 80% of the
 storage ceiling; p99 at most 10 ms at 16 connections; at most 4 MiB RSS

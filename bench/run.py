@@ -777,6 +777,7 @@ class Bench:
 
 
 def main():
+    global MAX_PROCS
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", required=True, help="directory of *.fcgi")
     ap.add_argument("--tools", required=True,
@@ -786,8 +787,12 @@ def main():
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--runs", nargs="*", default=None,
                     help="only these runs: provider:conns[:sync[:mode[:cgi]]]")
+    ap.add_argument("--max-procs", type=int, default=MAX_PROCS,
+                    help="FastCGI processes per endpoint (default %d, the "
+                    "shipped value)" % MAX_PROCS)
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
+    MAX_PROCS = a.max_procs
     a.bin = os.path.abspath(a.bin)
     a.tools = os.path.abspath(a.tools)
     a.out = os.path.abspath(a.out)
