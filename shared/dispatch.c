@@ -169,36 +169,45 @@ dispatch_one(const struct dispatch *d, int64_t rowid, int *found, char *err,
     size_t errlen)
 {
 	struct store_job job;
-	char why[256];
 	int rc;
 
 	rc = store_claim(d->st, d->p->name, rowid, d->owner, store_now_ms(),
 	    (int64_t)d->cfg->lease_s * 1000, &job, found, err, errlen);
 	if (rc != IH_OK || !*found)
 		return rc;
-	if (job.attempt > d->cfg->max_attempts) {
+	return dispatch_job(d, &job, err, errlen);
+}
+
+int
+dispatch_job(const struct dispatch *d, struct store_job *job, char *err,
+    size_t errlen)
+{
+	char why[256];
+	int rc;
+
+	if (job->attempt > d->cfg->max_attempts) {
 		/* Every earlier attempt died with its process or lease. */
-		rc = give_up(d, &job, "lease expired on the last attempt",
+		rc = give_up(d, job, "lease expired on the last attempt",
 		    err, errlen);
 		goto out;
 	}
 	why[0] = '\0';
-	rc = run_actions(d, &job, why, sizeof(why));
+	rc = run_actions(d, job, why, sizeof(why));
 	if (rc != IH_OK) {
-		rc = give_up(d, &job, why, err, errlen);
+		rc = give_up(d, job, why, err, errlen);
 		goto out;
 	}
-	rc = store_begin(d->st, err, errlen);
+	rc = store_begin(d->st, 0, err, errlen);
 	if (rc != IH_OK)
 		goto out;
-	rc = run_switch(d, &job, why, sizeof(why));
+	rc = run_switch(d, job, why, sizeof(why));
 	if (rc != IH_OK) {
 		store_rollback(d->st);
-		rc = give_up(d, &job, why, err, errlen);
+		rc = give_up(d, job, why, err, errlen);
 		goto out;
 	}
 	fault_point("processing");
-	rc = store_complete(d->st, &job, d->owner, store_now_ms(), err,
+	rc = store_complete(d->st, job, d->owner, store_now_ms(), err,
 	    errlen);
 	if (rc == IH_OK)
 		rc = store_commit(d->st, err, errlen);
@@ -206,12 +215,12 @@ dispatch_one(const struct dispatch *d, int64_t rowid, int *found, char *err,
 		store_rollback(d->st);
 	if (rc == IH_ENOTFOUND) {
 		/* Someone else holds it now; our effects were rolled back. */
-		log_job(d, &job, "lease_lost", err);
+		log_job(d, job, "lease_lost", err);
 		rc = IH_OK;
 	} else if (rc == IH_OK)
-		log_job(d, &job, "done", NULL);
+		log_job(d, job, "done", NULL);
 out:
-	store_job_free(&job);
+	store_job_free(job);
 	return rc;
 }
 

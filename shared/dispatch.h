@@ -98,6 +98,14 @@ int	dispatch_one(const struct dispatch *d, int64_t rowid, int *found,
 	    char *err, size_t errlen);
 
 /*
+ * Processes a job already claimed by d->owner (a receiver claims the
+ * event in the transaction that records it), and frees it.  Returns as
+ * dispatch_one() does.
+ */
+int	dispatch_job(const struct dispatch *d, struct store_job *job,
+	    char *err, size_t errlen);
+
+/*
  * Inline mode: inside the caller's open transaction, which has just
  * recorded the event at rowid, claims it, runs the actions and the switch
  * and marks it done.  Returns IH_OK, or an error after which the caller

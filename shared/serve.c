@@ -284,14 +284,15 @@ dispatch_init(struct serve *sv, const struct config *cfg, struct dispatch *d)
  * Whatever is left stays due for the next request or idemhook work.
  */
 static void
-process(struct serve *sv, const struct config *cfg, int64_t rowid)
+process(struct serve *sv, const struct config *cfg, struct store_job *job)
 {
 	struct dispatch d;
 	char err[STORE_ERR_MAX] = "";
-	int found, i, rc;
+	int found, i, rc = IH_OK;
 
 	dispatch_init(sv, cfg, &d);
-	rc = dispatch_one(&d, rowid, &found, err, sizeof(err));
+	if (job->rowid > 0)
+		rc = dispatch_job(&d, job, err, sizeof(err));
 	for (i = 0; rc == IH_OK && i < SERVE_DRAIN_MAX; i++) {
 		rc = dispatch_one(&d, 0, &found, err, sizeof(err));
 		if (!found)
@@ -333,7 +334,7 @@ handle_inline(struct serve *sv, const struct config *cfg,
 	char err[STORE_ERR_MAX];
 	int rc;
 
-	rc = store_begin(sv->store, err, sizeof(err));
+	rc = store_begin(sv->store, 1, err, sizeof(err));
 	if (rc == IH_OK)
 		rc = store_record(sv->store, ev, store_now_ms(), &res, err,
 		    sizeof(err));
@@ -362,10 +363,43 @@ handle_inline(struct serve *sv, const struct config *cfg,
 	return 0;
 }
 
+/*
+ * Records the event durably.  When it is to be processed here after the
+ * answer, the same transaction claims it, so that a new event costs one
+ * durable commit rather than two; a crash after the answer leaves the
+ * lease to expire and the event to be taken again.
+ */
+static int
+record(struct serve *sv, const struct config *cfg,
+    const struct store_event *ev, int claim, struct store_result *res,
+    struct store_job *job, char *err, size_t errlen)
+{
+	int found, rc;
+
+	if (!claim)
+		return store_record(sv->store, ev, store_now_ms(), res, err,
+		    errlen);
+	rc = store_begin(sv->store, 1, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	rc = store_record(sv->store, ev, store_now_ms(), res, err, errlen);
+	if (rc == IH_OK && !res->duplicate)
+		rc = store_claim(sv->store, sv->p->name, res->rowid, sv->owner,
+		    store_now_ms(), (int64_t)cfg->lease_s * 1000, job, &found,
+		    err, errlen);
+	if (rc == IH_OK)
+		rc = store_commit(sv->store, err, errlen);
+	else
+		store_rollback(sv->store);
+	if (rc != IH_OK)
+		store_job_free(job);
+	return rc;
+}
+
 /* Handles one request up to its answer; returns whether to process. */
 static int
 handle(struct serve *sv, struct config *cfg, struct outcome *o,
-    struct ident *id, int64_t *rowid)
+    struct ident *id, struct store_job *job)
 {
 	struct provider_req pr;
 	struct store_event ev;
@@ -461,14 +495,14 @@ handle(struct serve *sv, struct config *cfg, struct outcome *o,
 	if (cfg->mode == CONFIG_MODE_INLINE && quarantine == NULL)
 		return handle_inline(sv, cfg, &ev, o);
 	fault_point("before-commit");
-	rc = store_record(sv->store, &ev, store_now_ms(), &res, err,
+	rc = record(sv, cfg, &ev, quarantine == NULL &&
+	    cfg->mode == CONFIG_MODE_AFTER_RESPONSE, &res, job, err,
 	    sizeof(err));
 	if (rc != IH_OK) {
 		set_outcome(o, 503, "store_unavailable", err);
 		return 0;
 	}
 	fault_point("after-commit");
-	*rowid = res.rowid;
 	if (quarantine != NULL) {
 		set_outcome(o, 200, res.duplicate ? "duplicate" :
 		    "quarantined", quarantine);
@@ -490,13 +524,14 @@ serve_one(struct serve *sv)
 	struct log_sink sink = log_stderr;
 	char cid[LOG_CLEAN_SIZE], ctype[LOG_CLEAN_SIZE];
 	char cdetail[LOG_CLEAN_SIZE];
-	int64_t rowid = 0;
+	struct store_job job;
 	int later;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(&cfg, 0, sizeof(cfg));
 	memset(&id, 0, sizeof(id));
 	memset(&o, 0, sizeof(o));
+	memset(&job, 0, sizeof(job));
 	if (sv->fx != NULL) {
 		io.param = param_fcgi;
 		io.read = read_fcgi;
@@ -513,7 +548,7 @@ serve_one(struct serve *sv)
 		rio.arg = NULL;
 	}
 	request_begin(&sv->req, &io);
-	later = handle(sv, &cfg, &o, &id, &rowid);
+	later = handle(sv, &cfg, &o, &id, &job);
 	if (respond_send(&rio, &o.rsp) != IH_OK && o.rsp.status == 200)
 		o.name = "answer_lost";
 	if (sv->fx == NULL) {
@@ -535,7 +570,7 @@ serve_one(struct serve *sv)
 			FCGX_Finish_r(sv->fx);
 		else
 			cgi_finish();
-		process(sv, &cfg, rowid);
+		process(sv, &cfg, &job);
 	}
 	if (sv->req.body_cap > BODY_KEEP_MAX)
 		request_free(&sv->req);

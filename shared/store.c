@@ -32,6 +32,10 @@ struct store {
 	sqlite3_stmt	*complete;
 	sqlite3_stmt	*failed;
 	sqlite3_stmt	*effect;
+	sqlite3_stmt	*sync_full;
+	sqlite3_stmt	*sync_normal;
+	int		 sync_durable;	/* the configured level: 2 or 1 */
+	int		 sync_now;	/* the connection's level now */
 };
 
 /* The statements prepared once per connection, in struct order. */
@@ -94,6 +98,8 @@ static const struct {
 	    " ELSE 'failed' END, next_attempt_at = ?4, last_error = ?3,"
 	    " lease_owner = NULL, lease_until = NULL"
 	    " WHERE id = ?1 AND lease_owner = ?2 AND status = 'processing'" },
+	{ offsetof(struct store, sync_full), "PRAGMA synchronous = FULL" },
+	{ offsetof(struct store, sync_normal), "PRAGMA synchronous = NORMAL" },
 	{ offsetof(struct store, effect),
 	    "INSERT INTO effects (event, kind, created_at) VALUES (?1, ?2, ?3)"
 	    " ON CONFLICT DO NOTHING" },
@@ -342,8 +348,10 @@ store_open(const struct store_opts *opts, struct store **out, char *err,
 	rc = set_wal(st, err, errlen);
 	if (rc != IH_OK)
 		goto out;
+	st->sync_durable = opts->synchronous == 1 ? 1 : 2;
+	st->sync_now = st->sync_durable;
 	snprintf(sql, sizeof(sql), "PRAGMA synchronous = %s",
-	    opts->synchronous == 1 ? "NORMAL" : "FULL");
+	    st->sync_durable == 1 ? "NORMAL" : "FULL");
 	rc = exec(st, sql, "cannot set synchronous", err, errlen);
 	if (rc != IH_OK)
 		goto out;
@@ -397,8 +405,18 @@ step_done(struct store *st, sqlite3_stmt *stmt, const char *what,
 }
 
 int
-store_begin(struct store *st, char *err, size_t errlen)
+store_begin(struct store *st, int durable, char *err, size_t errlen)
 {
+	int want = durable ? st->sync_durable : 1, rc;
+
+	/* The level applies to the commits that follow: set it outside. */
+	if (want != st->sync_now) {
+		rc = step_done(st, want == 2 ? st->sync_full : st->sync_normal,
+		    "cannot set synchronous", err, errlen);
+		if (rc != IH_OK)
+			return rc;
+		st->sync_now = want;
+	}
 	return step_done(st, st->begin, "cannot begin transaction", err,
 	    errlen);
 }
@@ -438,7 +456,7 @@ store_record(struct store *st, const struct store_event *ev, int64_t now_ms,
 		return IH_EINVAL;
 	}
 	if (own_txn) {
-		rc = store_begin(st, err, errlen);
+		rc = store_begin(st, 1, err, errlen);
 		if (rc != IH_OK)
 			return rc;
 	}
@@ -492,12 +510,16 @@ out:
 	return rc;
 }
 
-/* Begins a transaction unless one is open; *own says which. */
+/*
+ * Begins a transaction unless one is open; *own says which.  Processing
+ * moves are relaxed; what an operator changes is durable.
+ */
 static int
-join_begin(struct store *st, int *own, char *err, size_t errlen)
+join_begin(struct store *st, int *own, int durable, char *err,
+    size_t errlen)
 {
 	*own = sqlite3_get_autocommit(st->db);
-	return *own ? store_begin(st, err, errlen) : IH_OK;
+	return *own ? store_begin(st, durable, err, errlen) : IH_OK;
 }
 
 /* Ends what join_begin() began: commit on success, else roll back. */
@@ -546,7 +568,7 @@ store_claim(struct store *st, const char *provider, int64_t rowid,
 
 	memset(job, 0, sizeof(*job));
 	*found = 0;
-	rc = join_begin(st, &own, err, errlen);
+	rc = join_begin(st, &own, 0, err, errlen);
 	if (rc != IH_OK)
 		return rc;
 	if (provider != NULL)
@@ -654,7 +676,7 @@ store_complete(struct store *st, const struct store_job *job,
 	sqlite3_stmt *s = st->complete;
 	int own, rc;
 
-	rc = join_begin(st, &own, err, errlen);
+	rc = join_begin(st, &own, 0, err, errlen);
 	if (rc != IH_OK)
 		return rc;
 	sqlite3_bind_int64(s, 1, job->rowid);
@@ -679,7 +701,7 @@ store_fail(struct store *st, const struct store_job *job, const char *owner,
 	sqlite3_stmt *s = st->failed;
 	int own, rc;
 
-	rc = join_begin(st, &own, err, errlen);
+	rc = join_begin(st, &own, 0, err, errlen);
 	if (rc != IH_OK)
 		return rc;
 	sqlite3_bind_int64(s, 1, job->rowid);
@@ -945,7 +967,7 @@ store_requeue(struct store *st, const struct store_filter *f, int dry_run,
 	if (!dry_run) {
 		sqlite3_bind_int64(s, 8, now_ms);
 		/* One statement; the transaction lets fn's failure undo it. */
-		rc = join_begin(st, &own, err, errlen);
+		rc = join_begin(st, &own, 1, err, errlen);
 		if (rc != IH_OK)
 			goto out;
 	}

@@ -77,8 +77,16 @@ int	store_record(struct store *st, const struct store_event *ev,
 	    int64_t now_ms, struct store_result *res, char *err,
 	    size_t errlen);
 
-/* Opens a write transaction (BEGIN IMMEDIATE).  IH_OK or IH_ESTORE. */
-int	store_begin(struct store *st, char *err, size_t errlen);
+/*
+ * Opens a write transaction (BEGIN IMMEDIATE).  A durable one commits at
+ * the configured synchronous level (FULL: fsynced before IH_OK).  A
+ * relaxed one commits at NORMAL: it survives a crash of the program but
+ * not of the machine, which is enough for processing moves (claim, done,
+ * failed), because losing one only makes the event due again.  The next
+ * durable commit makes every earlier relaxed one durable too.
+ * Returns IH_OK or IH_ESTORE.
+ */
+int	store_begin(struct store *st, int durable, char *err, size_t errlen);
 /* Commits durably.  On IH_ESTORE the transaction is rolled back. */
 int	store_commit(struct store *st, char *err, size_t errlen);
 /* Rolls back the open transaction, if any. */
@@ -111,7 +119,8 @@ struct store_job {
  * provider when NULL).  Due means received, failed with its time come, or
  * processing with an expired lease; an event waits while an older event
  * with the same order key is neither done, dead nor quarantined.  Sets
- * *found to 0 when nothing is due.  Runs in its own transaction.
+ * *found to 0 when nothing is due.  Runs in its own relaxed transaction,
+ * or joins the open one (a receiver claims the event it is recording).
  * Returns IH_OK or IH_ESTORE.
  */
 int	store_claim(struct store *st, const char *provider, int64_t rowid,

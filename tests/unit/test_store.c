@@ -149,7 +149,7 @@ rollback_leaves_nothing(void **state)
 	struct store_result r;
 	char err[STORE_ERR_MAX];
 
-	assert_int_equal(store_begin(f->st, err, sizeof(err)), IH_OK);
+	assert_int_equal(store_begin(f->st, 1, err, sizeof(err)), IH_OK);
 	assert_int_equal(store_record(f->st, &ev, 1000, &r, err,
 	    sizeof(err)), IH_OK);
 	store_rollback(f->st);
