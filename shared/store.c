@@ -32,8 +32,6 @@ struct store {
 	sqlite3_stmt	*complete;
 	sqlite3_stmt	*failed;
 	sqlite3_stmt	*effect;
-	sqlite3_stmt	*sync_full;
-	sqlite3_stmt	*sync_normal;
 	int		 sync_durable;	/* the configured level: 2 or 1 */
 	int		 sync_now;	/* the connection's level now */
 };
@@ -98,8 +96,6 @@ static const struct {
 	    " ELSE 'failed' END, next_attempt_at = ?4, last_error = ?3,"
 	    " lease_owner = NULL, lease_until = NULL"
 	    " WHERE id = ?1 AND lease_owner = ?2 AND status = 'processing'" },
-	{ offsetof(struct store, sync_full), "PRAGMA synchronous = FULL" },
-	{ offsetof(struct store, sync_normal), "PRAGMA synchronous = NORMAL" },
 	{ offsetof(struct store, effect),
 	    "INSERT INTO effects (event, kind, created_at) VALUES (?1, ?2, ?3)"
 	    " ON CONFLICT DO NOTHING" },
@@ -405,14 +401,35 @@ step_done(struct store *st, sqlite3_stmt *stmt, const char *what,
 }
 
 int
+store_sync_level(struct store *st, int *level)
+{
+	sqlite3_stmt *s = NULL;
+	int rc = IH_ESTORE;
+
+	if (sqlite3_prepare_v2(st->db, "PRAGMA synchronous", -1, &s,
+	    NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW) {
+		*level = sqlite3_column_int(s, 0);
+		rc = IH_OK;
+	}
+	sqlite3_finalize(s);
+	return rc;
+}
+
+int
 store_begin(struct store *st, int durable, char *err, size_t errlen)
 {
 	int want = durable ? st->sync_durable : 1, rc;
 
-	/* The level applies to the commits that follow: set it outside. */
+	/*
+	 * The level applies to the commits that follow: set it outside the
+	 * transaction.  It is not a prepared statement: SQLite applies this
+	 * pragma when it compiles it, so a prepared copy would act once, at
+	 * prepare time, and never again.
+	 */
 	if (want != st->sync_now) {
-		rc = step_done(st, want == 2 ? st->sync_full : st->sync_normal,
-		    "cannot set synchronous", err, errlen);
+		rc = exec(st, want == 2 ? "PRAGMA synchronous = FULL" :
+		    "PRAGMA synchronous = NORMAL", "cannot set synchronous",
+		    err, errlen);
 		if (rc != IH_OK)
 			return rc;
 		st->sync_now = want;

@@ -87,6 +87,12 @@ int	store_record(struct store *st, const struct store_event *ev,
  * Returns IH_OK or IH_ESTORE.
  */
 int	store_begin(struct store *st, int durable, char *err, size_t errlen);
+/*
+ * Reads the connection's synchronous level now (2 FULL, 1 NORMAL), for
+ * audits and tests.  IH_OK or IH_ESTORE.
+ */
+int	store_sync_level(struct store *st, int *level);
+
 /* Commits durably.  On IH_ESTORE the transaction is rolled back. */
 int	store_commit(struct store *st, char *err, size_t errlen);
 /* Rolls back the open transaction, if any. */

@@ -181,6 +181,28 @@ busy_past_timeout_fails(void **state)
 }
 
 static void
+commits_durable_or_relaxed(void **state)
+{
+	struct fixture *f = *state;
+	struct store_event ev = event("evt_sync");
+	struct store_result r;
+	char err[STORE_ERR_MAX];
+	int level;
+
+	assert_int_equal(store_sync_level(f->st, &level), IH_OK);
+	assert_int_equal(level, 2);
+	assert_int_equal(store_begin(f->st, 0, err, sizeof(err)), IH_OK);
+	store_rollback(f->st);
+	assert_int_equal(store_sync_level(f->st, &level), IH_OK);
+	assert_int_equal(level, 1);
+	/* Recording always goes back to the configured, durable level. */
+	assert_int_equal(store_record(f->st, &ev, 1000, &r, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_sync_level(f->st, &level), IH_OK);
+	assert_int_equal(level, 2);
+}
+
+static void
 reopen_is_harmless(void **state)
 {
 	struct fixture *f = *state;
@@ -324,6 +346,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(reopen_is_harmless, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(commits_durable_or_relaxed,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(newer_schema_refused, setup,
 		    teardown),
 		cmocka_unit_test(unwritable_path_fails),
