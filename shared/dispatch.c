@@ -169,8 +169,16 @@ dispatch_one(const struct dispatch *d, int64_t rowid, int *found, char *err,
     size_t errlen)
 {
 	struct store_job job;
-	int rc;
+	int due, rc;
 
+	if (rowid == 0) {
+		rc = store_due(d->st, d->p->name, store_now_ms(), &due, err,
+		    errlen);
+		if (rc != IH_OK || !due) {
+			*found = 0;
+			return rc;
+		}
+	}
 	rc = store_claim(d->st, d->p->name, rowid, d->owner, store_now_ms(),
 	    (int64_t)d->cfg->lease_s * 1000, &job, found, err, errlen);
 	if (rc != IH_OK || !*found)

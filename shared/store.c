@@ -1,9 +1,12 @@
 /* store.c -- events in one SQLite file, WAL mode, unique per provider. */
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +23,8 @@ extern const char store_schema_sql[];
 
 struct store {
 	sqlite3		*db;
+	int		 queuefd;	/* <path>-lock: writers queue on it */
+	int		 queued;	/* this store holds the queue lock */
 	long		 busy_timeout_ms;
 	struct timespec	 busy_start;
 	sqlite3_stmt	*record;
@@ -27,6 +32,7 @@ struct store {
 	sqlite3_stmt	*commit;
 	sqlite3_stmt	*rollback;
 	sqlite3_stmt	*claim;
+	sqlite3_stmt	*due;
 	sqlite3_stmt	*attempt_start;
 	sqlite3_stmt	*attempt_end;
 	sqlite3_stmt	*complete;
@@ -35,6 +41,25 @@ struct store {
 	int		 sync_durable;	/* the configured level: 2 or 1 */
 	int		 sync_now;	/* the connection's level now */
 };
+
+/*
+ * What is due, for a claim (?1 provider or NULL, ?2 rowid or 0, ?4 now):
+ * received, failed with its time come, or processing with an expired
+ * lease; and not behind an unfinished older event of its order key.  The
+ * status term repeats the partial index's WHERE so that the index serves
+ * the search.
+ */
+#define STORE_DUE_SQL \
+	" e.status IN ('received', 'processing', 'failed')" \
+	" AND (?1 IS NULL OR e.provider = ?1)" \
+	" AND (?2 = 0 OR e.id = ?2)" \
+	" AND (e.status = 'received'" \
+	"  OR (e.status = 'failed' AND e.next_attempt_at <= ?4)" \
+	"  OR (e.status = 'processing' AND e.lease_until <= ?4))" \
+	" AND (e.order_key IS NULL OR NOT EXISTS (SELECT 1 FROM events p" \
+	"  WHERE p.provider = e.provider AND p.order_key = e.order_key" \
+	"  AND p.id < e.id" \
+	"  AND p.status NOT IN ('done', 'dead', 'quarantined')))"
 
 /* The statements prepared once per connection, in struct order. */
 static const struct {
@@ -54,28 +79,17 @@ static const struct {
 	    " duplicates = duplicates + 1,"
 	    " last_seen_at = excluded.received_at"
 	    " RETURNING id, duplicates, status" },
-	/*
-	 * One statement picks and takes the event, so two workers can never
-	 * both take it.  The status term repeats the partial index's WHERE
-	 * so that the index serves the search.
-	 */
+	/* One statement picks and takes the event: two never both take it. */
 	{ offsetof(struct store, claim),
 	    "UPDATE events SET status = 'processing', lease_owner = ?3,"
 	    " lease_until = ?5, attempts = attempts + 1"
-	    " WHERE id = (SELECT e.id FROM events e"
-	    "  WHERE e.status IN ('received', 'processing', 'failed')"
-	    "  AND (?1 IS NULL OR e.provider = ?1)"
-	    "  AND (?2 = 0 OR e.id = ?2)"
-	    "  AND (e.status = 'received'"
-	    "   OR (e.status = 'failed' AND e.next_attempt_at <= ?4)"
-	    "   OR (e.status = 'processing' AND e.lease_until <= ?4))"
-	    "  AND (e.order_key IS NULL OR NOT EXISTS (SELECT 1 FROM events p"
-	    "   WHERE p.provider = e.provider AND p.order_key = e.order_key"
-	    "   AND p.id < e.id"
-	    "   AND p.status NOT IN ('done', 'dead', 'quarantined')))"
+	    " WHERE id = (SELECT e.id FROM events e WHERE " STORE_DUE_SQL
 	    "  ORDER BY e.id LIMIT 1)"
 	    " RETURNING id, provider, event_id, event_type, subtype, payload,"
 	    " attempts, received_at" },
+	/* The same search as a plain read, which takes no write lock. */
+	{ offsetof(struct store, due),
+	    "SELECT 1 FROM events e WHERE " STORE_DUE_SQL " LIMIT 1" },
 	{ offsetof(struct store, attempt_start),
 	/*
 	 * Attempts are numbered per event over its whole life, so that a
@@ -145,6 +159,81 @@ busy_wait(void *arg, int count)
 	nap.tv_nsec = count < 50 ? 20000 : count < 500 ? 100000 : 1000000;
 	nanosleep(&nap, NULL);
 	return 1;
+}
+
+static void
+on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * Writers queue on a kernel lock before they ask SQLite for its write
+ * lock.  SQLite's own wait is a poll: a waiting process notices the lock
+ * is free only when its nap ends, and a busy writer can take it again
+ * first, so two writers together commit less than one alone.  The kernel
+ * instead wakes the next writer when the lock is released.  The wait is
+ * bounded by the busy timeout: a timer interrupts it every few
+ * milliseconds to check the deadline.  Any failure of the queue itself
+ * falls back to SQLite's wait, which alone keeps the data correct.
+ */
+static int
+queue_enter(struct store *st, char *err, size_t errlen)
+{
+	struct sigaction sa, old_sa;
+	struct itimerval tick, old_tick;
+	struct timespec t0, now;
+	long waited;
+	int rc = IH_OK;
+
+	if (st->queuefd < 0 || st->queued)
+		return IH_OK;
+	if (flock(st->queuefd, LOCK_EX | LOCK_NB) == 0) {
+		st->queued = 1;
+		return IH_OK;
+	}
+	if (errno != EWOULDBLOCK)
+		return IH_OK;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, &old_sa);
+	memset(&tick, 0, sizeof(tick));
+	tick.it_interval.tv_usec = 5000;
+	tick.it_value.tv_usec = 5000;
+	setitimer(ITIMER_REAL, &tick, &old_tick);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		if (flock(st->queuefd, LOCK_EX) == 0) {
+			st->queued = 1;
+			break;
+		}
+		if (errno != EINTR)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		waited = (now.tv_sec - t0.tv_sec) * 1000 +
+		    (now.tv_nsec - t0.tv_nsec) / 1000000;
+		if (waited >= st->busy_timeout_ms) {
+			snprintf(err, errlen, "cannot begin transaction: "
+			    "other writers held the store past the busy "
+			    "timeout (%ld ms)", st->busy_timeout_ms);
+			rc = IH_ESTORE;
+			break;
+		}
+	}
+	memset(&tick, 0, sizeof(tick));
+	setitimer(ITIMER_REAL, &old_tick, NULL);
+	sigaction(SIGALRM, &old_sa, NULL);
+	return rc;
+}
+
+static void
+queue_leave(struct store *st)
+{
+	if (st->queued) {
+		flock(st->queuefd, LOCK_UN);
+		st->queued = 0;
+	}
 }
 
 /* Creates each missing directory of path's parent, mode 0700. */
@@ -318,14 +407,15 @@ store_open(const struct store_opts *opts, struct store **out, char *err,
     size_t errlen)
 {
 	struct store *st = NULL;
-	char sql[64];
+	char sql[64], qpath[4200];
 	size_t i;
-	int rc = IH_ENOMEM;
+	int n, rc = IH_ENOMEM;
 
 	*out = NULL;
 	st = calloc(1, sizeof(*st));
 	if (st == NULL)
 		goto out;
+	st->queuefd = -1;
 	st->busy_timeout_ms = opts->busy_timeout_ms;
 	rc = make_parents(opts->path, err, errlen);
 	if (rc != IH_OK)
@@ -339,6 +429,9 @@ store_open(const struct store_opts *opts, struct store **out, char *err,
 		rc = fail(st, rc, "cannot open store", err, errlen);
 		goto out;
 	}
+	n = snprintf(qpath, sizeof(qpath), "%s-lock", opts->path);
+	if (n > 0 && (size_t)n < sizeof(qpath))
+		st->queuefd = open(qpath, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	sqlite3_extended_result_codes(st->db, 1);
 	sqlite3_busy_handler(st->db, busy_wait, st);
 	rc = set_wal(st, err, errlen);
@@ -383,6 +476,9 @@ store_close(struct store *st)
 		sqlite3_finalize(*(sqlite3_stmt **)(void *)((char *)st +
 		    store_sql[i].off));
 	sqlite3_close(st->db);
+	queue_leave(st);
+	if (st->queuefd >= 0)
+		close(st->queuefd);
 	free(st);
 }
 
@@ -434,8 +530,14 @@ store_begin(struct store *st, int durable, char *err, size_t errlen)
 			return rc;
 		st->sync_now = want;
 	}
-	return step_done(st, st->begin, "cannot begin transaction", err,
+	rc = queue_enter(st, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	rc = step_done(st, st->begin, "cannot begin transaction", err,
 	    errlen);
+	if (rc != IH_OK)
+		queue_leave(st);
+	return rc;
 }
 
 void
@@ -445,6 +547,7 @@ store_rollback(struct store *st)
 		sqlite3_step(st->rollback);
 		sqlite3_reset(st->rollback);
 	}
+	queue_leave(st);
 }
 
 int
@@ -455,6 +558,7 @@ store_commit(struct store *st, char *err, size_t errlen)
 	rc = step_done(st, st->commit, "cannot commit", err, errlen);
 	if (rc != IH_OK)
 		store_rollback(st);
+	queue_leave(st);
 	return rc;
 }
 
@@ -1248,4 +1352,27 @@ store_journal_mode(struct store *st, char *mode, size_t len, char *err,
 out:
 	sqlite3_finalize(s);
 	return rc;
+}
+
+int
+store_due(struct store *st, const char *provider, int64_t now_ms, int *due,
+    char *err, size_t errlen)
+{
+	sqlite3_stmt *s = st->due;
+	int step;
+
+	if (provider != NULL)
+		sqlite3_bind_text(s, 1, provider, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 1);
+	sqlite3_bind_int64(s, 2, 0);
+	sqlite3_bind_int64(s, 4, now_ms);
+	step = sqlite3_step(s);
+	*due = step == SQLITE_ROW;
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (step != SQLITE_ROW && step != SQLITE_DONE)
+		return fail(st, step, "cannot look for due events", err,
+		    errlen);
+	return IH_OK;
 }

@@ -134,6 +134,15 @@ int	store_claim(struct store *st, const char *provider, int64_t rowid,
 	    struct store_job *job, int *found, char *err, size_t errlen);
 
 /*
+ * Sets *due to 1 when store_claim() with rowid 0 would find an event of
+ * provider (any when NULL) at now_ms.  A plain read: it takes no write
+ * lock, so looking when nothing is due costs other writers nothing.
+ * Returns IH_OK or IH_ESTORE.
+ */
+int	store_due(struct store *st, const char *provider, int64_t now_ms,
+	    int *due, char *err, size_t errlen);
+
+/*
  * Records a local effect of kind for the claimed job inside the open
  * transaction; a second identical effect is ignored.  Returns IH_OK,
  * IH_EINVAL outside a transaction, or IH_ESTORE.
