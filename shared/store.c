@@ -433,6 +433,12 @@ store_open(const struct store_opts *opts, struct store **out, char *err,
 	if (n > 0 && (size_t)n < sizeof(qpath))
 		st->queuefd = open(qpath, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	sqlite3_extended_result_codes(st->db, 1);
+	/*
+	 * A CGI program closes the store after every request; checkpointing
+	 * then would cost three more fsyncs per delivery.  Checkpoints still
+	 * happen as the log grows, during commits.
+	 */
+	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 	sqlite3_busy_handler(st->db, busy_wait, st);
 	rc = set_wal(st, err, errlen);
 	if (rc != IH_OK)
