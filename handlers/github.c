@@ -52,25 +52,8 @@ github_verify_header(const char *header, const void *body, size_t len,
     char *const *secrets, const size_t *secret_len, size_t nsecrets,
     const char **why)
 {
-	struct verify_mac mac;
-	struct verify_part part;
-
-	if (header == NULL) {
-		*why = "missing X-Hub-Signature-256 header";
-		return IH_EAUTH;
-	}
-	if (github_parse_signature(header, strlen(header), &mac) != IH_OK) {
-		*why = "malformed X-Hub-Signature-256 header";
-		return IH_EAUTH;
-	}
-	part.p = body;
-	part.len = len;
-	if (verify_any(secrets, secret_len, nsecrets, &part, 1, &mac, 1) !=
-	    IH_OK) {
-		*why = "signature matches no configured secret";
-		return IH_EAUTH;
-	}
-	return IH_OK;
+	return verify_body_mac(header, github_parse_signature, body, len,
+	    secrets, secret_len, nsecrets, why);
 }
 
 int

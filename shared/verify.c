@@ -189,3 +189,29 @@ verify_any(char *const *secrets, const size_t *secret_len, size_t nsecrets,
 	OPENSSL_cleanse(want, sizeof(want));
 	return match ? IH_OK : IH_EAUTH;
 }
+
+int
+verify_body_mac(const char *header, verify_parse_fn parse, const void *body,
+    size_t len, char *const *secrets, const size_t *secret_len,
+    size_t nsecrets, const char **why)
+{
+	struct verify_mac mac;
+	struct verify_part part;
+
+	if (header == NULL) {
+		*why = "missing signature header";
+		return IH_EAUTH;
+	}
+	if (parse(header, strlen(header), &mac) != IH_OK) {
+		*why = "malformed signature header";
+		return IH_EAUTH;
+	}
+	part.p = body;
+	part.len = len;
+	if (verify_any(secrets, secret_len, nsecrets, &part, 1, &mac, 1) !=
+	    IH_OK) {
+		*why = "signature matches no configured secret";
+		return IH_EAUTH;
+	}
+	return IH_OK;
+}

@@ -82,4 +82,16 @@ int	verify_any(char *const *secrets, const size_t *secret_len,
 	    size_t nsecrets, const struct verify_part *parts, size_t nparts,
 	    const struct verify_mac *macs, size_t nmacs);
 
+/*
+ * The scheme GitHub and Shopify share: one MAC, in one header (NULL when
+ * absent), over the raw body.  parse turns the header's value into the
+ * MAC.  Returns IH_OK, or IH_EAUTH with a static *why that names no
+ * secret.
+ */
+typedef int (*verify_parse_fn)(const char *h, size_t len,
+    struct verify_mac *mac);
+int	verify_body_mac(const char *header, verify_parse_fn parse,
+	    const void *body, size_t len, char *const *secrets,
+	    const size_t *secret_len, size_t nsecrets, const char **why);
+
 #endif
