@@ -30,13 +30,20 @@ A new provider, e.g. tests/e2e/test_github.py, needs little code:
     Print "ok - github: ... # SKIP no github.fcgi" if the binary is absent.
 """
 
+import contextlib
 import json
 import os
 import sqlite3
 import stat
 import time
 
-from harness import (Server, check, check_eq, parallel)
+from harness import (HarnessError, Server, Servers, Tap, bin_dir, check, check_eq,
+                     install_signal_cleanup, parallel)
+
+# How long a row may take to be processed to 'done'.
+DONE_TIMEOUT = 15.0
+# The effect the switch records for a type it has no case for.
+UNKNOWN_EFFECT = "recorded_unknown_type"
 
 
 class Spec:
@@ -81,6 +88,10 @@ class Spec:
             body = self.body(event_id, event_type, pad)
         h = self.headers(server, body, event_id, event_type, secret)
         return server.post(server.url(self.name), body, h), body
+
+    def post(self, server, body, headers):
+        """POST body with headers as they are to this provider's URL."""
+        return server.post(server.url(self.name), body, headers)
 
 
 # ------------------------------------------------------------ assertions
@@ -134,6 +145,28 @@ def as_bytes(v):
     if isinstance(v, str):
         return v.encode("utf-8")
     return bytes(v)
+
+
+def wait_status(spec, srv, stored_id, want="done", timeout=DONE_TIMEOUT):
+    """Polls the row stored as stored_id (the id as the store keys it)
+    until its status is want; returns the row."""
+    deadline = time.monotonic() + timeout
+    rows = []
+    while time.monotonic() < deadline:
+        rows = srv.rows(spec.name, stored_id)
+        if len(rows) == 1 and rows[0]["status"] == want:
+            return rows[0]
+        time.sleep(0.1)
+    check(False, "row %s: expected status %r within %.0fs, got %r"
+          % (stored_id, want, timeout, [r["status"] for r in rows]))
+
+
+def effects(srv, row):
+    """Kinds of the effects the switch recorded for row (same transaction
+    as its move to 'done')."""
+    with contextlib.closing(srv.connect_ro()) as c:
+        return sorted(k for (k,) in c.execute(
+            "SELECT kind FROM effects WHERE event = ?", (row["id"],)))
 
 
 # ------------------------------------------------------------ common cases
@@ -427,8 +460,33 @@ def case_locked(spec, bindir, servers, busy_ms=200, hold_s=1.5):
     case_sanitizers(srv)
 
 
-def run_common(tap, spec, srv):
-    """Cases on the main server (default limits); call before log checks."""
+def case_rotation(spec, srv, var, label="signed with ", unknown=None,
+                  unknown_what="signed with an unknown third secret"):
+    """Deliveries signed with var's secret and with var_2's are both
+    accepted; with unknown (a function giving a secret neither holds), one
+    signed with that -> 401, nothing written."""
+    for what, s in ((var, srv.secrets[spec.name]),
+                    (var + "_2", srv.provider_env[spec.name][var + "_2"])):
+        eid = spec.new_id("rot")
+        r, _ = spec.deliver(srv, eid, secret=s)
+        expect_accepted(r, label + what)
+        one_row(srv, spec, eid)
+    if unknown is not None:
+        eid = spec.new_id("rot")
+        r, _ = spec.deliver(srv, eid, secret=unknown())
+        expect_error(r, 401, unknown_what)
+        no_row(srv, spec, eid)
+
+
+AUTH_TITLES = ("forged signature -> 401, nothing written",
+               "missing signature header -> 401",
+               "wrong secret -> 401")
+
+
+def run_common(tap, spec, srv, auth_titles=AUTH_TITLES, not_json=True):
+    """Cases on the main server (default limits); call before log checks.
+    auth_titles name the forged/missing/wrong-secret cases; not_json=False
+    leaves out 'signed non-JSON body -> 400' (Asaas quarantines it)."""
     p = spec.name + ": "
     tap.run(p + "accepted: 200, one row, payload byte-identical", case_accepted, spec, srv)
     tap.run(p + "DB directory 0700 and file 0600 when created", case_db_modes, spec, srv)
@@ -436,10 +494,12 @@ def run_common(tap, spec, srv):
     tap.run(p + "duplicate: identical redelivery -> duplicate, one row, duplicates=1",
             case_duplicate, spec, srv)
     tap.run(p + "300 KB body accepted byte-identical", case_large_body, spec, srv)
-    tap.run(p + "forged signature -> 401, nothing written", case_forged, spec, srv)
-    tap.run(p + "missing signature header -> 401", case_missing_auth, spec, srv)
-    tap.run(p + "wrong secret -> 401", case_wrong_secret, spec, srv)
-    tap.run(p + "signed non-JSON body -> 400", case_not_json, spec, srv)
+    forged, missing, wrong = auth_titles
+    tap.run(p + forged, case_forged, spec, srv)
+    tap.run(p + missing, case_missing_auth, spec, srv)
+    tap.run(p + wrong, case_wrong_secret, spec, srv)
+    if not_json:
+        tap.run(p + "signed non-JSON body -> 400", case_not_json, spec, srv)
     tap.run(p + "GET/PUT -> 405 with Allow: POST", case_method, spec, srv)
     tap.run(p + "50 concurrent deliveries of one event -> 1 accepted, 49 duplicate",
             case_concurrent, spec, srv)
@@ -492,6 +552,42 @@ def run_final(tap, spec, srv):
     tap.run(p + "no sanitizer reports in the errorlog", case_sanitizers, srv)
     tap.run(p + "store survives a lighttpd restart: redelivery -> duplicate",
             case_restart, spec, srv, None)
+
+
+def run_provider_suite(spec, extra_cases, provider_env=None, vector=None,
+                       common_kw=None):
+    """main() of a provider's test module: checks the binary is there,
+    runs vector (a (title, fn) pair, no server), starts the main server
+    (shipped config, provider_env for spec.name), run_common(**common_kw),
+    each (title, fn, *args) of extra_cases as fn(srv, *args), run_final,
+    then run_failure_modes.  Titles are prefixed "<name>: ".  Returns the
+    exit code."""
+    p = spec.name + ": "
+    tap = Tap()
+    try:
+        bindir = bin_dir()
+    except HarnessError as e:
+        tap.not_ok(p + "setup", e)
+        return tap.finish()
+    if not os.path.exists(os.path.join(bindir, spec.name + ".fcgi")):
+        tap.not_ok(p + "setup", "no %s.fcgi in %s" % (spec.name, bindir))
+        return tap.finish()
+
+    servers = Servers()
+    install_signal_cleanup(servers)
+    with servers:
+        if vector is not None:
+            tap.run(p + vector[0], vector[1])
+        srv = servers.add(Server(bindir, providers=[spec.name], name="main",
+                                 provider_env={spec.name: provider_env or {}}))
+        if tap.run(p + "lighttpd starts with the shipped config", srv.start):
+            run_common(tap, spec, srv, **(common_kw or {}))
+            for title, fn, *args in extra_cases:
+                tap.run(p + title, fn, srv, *args)
+            run_final(tap, spec, srv)
+            srv.stop()
+        run_failure_modes(tap, spec, bindir, servers)
+    return tap.finish()
 
 
 def dumps_pretty(obj):

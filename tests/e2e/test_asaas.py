@@ -13,18 +13,14 @@ authenticated body we cannot use is kept as 'quarantined' and answered 200.
 import hashlib
 import os
 import sys
-import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (ASAAS_TOKEN_HEADER, HarnessError, Server, Servers, Tap,  # noqa: E402
-                     bin_dir, check, check_eq, install_signal_cleanup)
+from harness import ASAAS_TOKEN_HEADER, check, check_eq  # noqa: E402
 import cases  # noqa: E402
 from cases import (as_bytes, dumps_pretty, expect_accepted, expect_duplicate,  # noqa: E402
                    expect_error, expect_json_status, one_row)
-
-DONE_TIMEOUT = 15.0
 
 
 def new_token():
@@ -72,26 +68,11 @@ class AsaasSpec(cases.Spec):
 
 
 SPEC = AsaasSpec()
-
-
-def post(srv, body, headers):
-    return srv.post("/hooks/asaas", body, headers)
+post = SPEC.post
 
 
 def signed(srv):
     return SPEC.headers(srv, b"", "", "")
-
-
-def wait_status(srv, event_id, want="done", timeout=DONE_TIMEOUT):
-    deadline = time.monotonic() + timeout
-    rows = []
-    while time.monotonic() < deadline:
-        rows = srv.rows("asaas", event_id)
-        if len(rows) == 1 and rows[0]["status"] == want:
-            return rows[0]
-        time.sleep(0.1)
-    check(False, "row %s: expected status %r within %.0fs, got %r"
-          % (event_id, want, timeout, [r["status"] for r in rows]))
 
 
 def expect_exact_200(r, status, what):
@@ -108,7 +89,7 @@ def processed(srv):
     pay = "pay_" + os.urandom(6).hex()
     body = SPEC.body(eid, "PAYMENT_CONFIRMED", payment_id=pay)
     expect_exact_200(post(srv, body, signed(srv)), "accepted", "new event")
-    row = wait_status(srv, eid)
+    row = cases.wait_status(SPEC, srv, eid)
     check_eq(as_bytes(row["payload"]), body, "stored payload")
     check_eq(row["event_type"], "PAYMENT_CONFIRMED", "event_type")
     check_eq(row["order_key"], pay, "order_key (payment.id)")
@@ -132,7 +113,7 @@ def no_payment(srv):
                          "dateCreated": "2024-06-12 16:45:03",
                          "accountStatus": {"id": "acc_1", "general": "APPROVED"}})
     expect_accepted(post(srv, body, signed(srv)))
-    row = wait_status(srv, eid)
+    row = cases.wait_status(SPEC, srv, eid)
     check(row["order_key"] is None, "order_key without payment: %r" % row["order_key"])
 
 
@@ -197,75 +178,27 @@ def token_variants(srv):
     check(not bad, "expected 401 for each: " + "; ".join(bad))
 
 
-def rotation(srv):
-    t1 = srv.secrets["asaas"]
-    t2 = srv.provider_env["asaas"]["IDEMHOOK_ASAAS_TOKEN_2"]
-    for what, t in (("IDEMHOOK_ASAAS_TOKEN", t1), ("IDEMHOOK_ASAAS_TOKEN_2", t2)):
-        eid = SPEC.new_id("rot")
-        r, _ = SPEC.deliver(srv, eid, secret=t)
-        expect_accepted(r, "token from " + what)
-        one_row(srv, SPEC, eid)
-
-
-def run_common(tap, srv):
-    """cases.run_common without its 'non-JSON -> 400' case: Asaas
-    quarantines such a body (see quarantine_not_json)."""
-    p = "asaas: "
-    t = tap.run
-    t(p + "accepted: 200, one row, payload byte-identical", cases.case_accepted, SPEC, srv)
-    t(p + "DB directory 0700 and file 0600 when created", cases.case_db_modes, SPEC, srv)
-    t(p + "DB is WAL with UNIQUE(provider,event_id)", cases.case_wal, SPEC, srv)
-    t(p + "duplicate: identical redelivery -> duplicate, one row, duplicates=1",
-      cases.case_duplicate, SPEC, srv)
-    t(p + "300 KB body accepted byte-identical", cases.case_large_body, SPEC, srv)
-    t(p + "wrong token -> 401, nothing written", cases.case_forged, SPEC, srv)
-    t(p + "missing asaas-access-token -> 401", cases.case_missing_auth, SPEC, srv)
-    t(p + "token differing in its last characters -> 401", cases.case_wrong_secret, SPEC, srv)
-    t(p + "GET/PUT -> 405 with Allow: POST", cases.case_method, SPEC, srv)
-    t(p + "50 concurrent deliveries of one event -> 1 accepted, 49 duplicate",
-      cases.case_concurrent, SPEC, srv)
-    t(p + "50 concurrent distinct events -> 50 accepted, 50 rows",
-      cases.case_concurrent_distinct, SPEC, srv)
-    t(p + "chunked request body accepted byte-identical", cases.case_chunked, SPEC, srv)
-    t(p + "URL with a query string accepted", cases.case_query_string, SPEC, srv)
-
-
 def main():
-    tap = Tap()
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("asaas: setup", e)
-        return tap.finish()
-    if not os.path.exists(os.path.join(bindir, "asaas.fcgi")):
-        tap.not_ok("asaas: setup", "no asaas.fcgi in %s" % bindir)
-        return tap.finish()
-
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        srv = servers.add(Server(bindir, providers=["asaas"], name="main",
-                                 provider_env={"asaas": {
-                                     "IDEMHOOK_ASAAS_TOKEN_2": new_token()}}))
-        if tap.run("asaas: lighttpd starts with the shipped config", srv.start):
-            run_common(tap, srv)
-            t = tap.run
-            t("asaas: accepted event processed to 'done', order_key = payment.id",
-              processed, srv)
-            t("asaas: id with '&' stored intact; redelivery -> duplicate", ampersand_id, srv)
-            t("asaas: event without payment accepted, no order key", no_payment, srv)
-            t("asaas: authenticated non-JSON body -> exactly 200 quarantined; again -> "
-              "duplicate", quarantine_not_json, srv)
-            t("asaas: authenticated JSON without id -> 200 quarantined", quarantine_no_id, srv)
-            t("asaas: authenticated empty body -> 200 quarantined", quarantine_empty, srv)
-            t("asaas: non-JSON body without or with a wrong token -> 401",
-              unauthenticated_garbage, srv)
-            t("asaas: empty/truncated/extended/case-changed token -> 401", token_variants, srv)
-            t("asaas: rotation: IDEMHOOK_ASAAS_TOKEN and _2 both accepted", rotation, srv)
-            cases.run_final(tap, SPEC, srv)
-            srv.stop()
-        cases.run_failure_modes(tap, SPEC, bindir, servers)
-    return tap.finish()
+    return cases.run_provider_suite(SPEC, [
+        ("accepted event processed to 'done', order_key = payment.id", processed),
+        ("id with '&' stored intact; redelivery -> duplicate", ampersand_id),
+        ("event without payment accepted, no order key", no_payment),
+        ("authenticated non-JSON body -> exactly 200 quarantined; again -> duplicate",
+         quarantine_not_json),
+        ("authenticated JSON without id -> 200 quarantined", quarantine_no_id),
+        ("authenticated empty body -> 200 quarantined", quarantine_empty),
+        ("non-JSON body without or with a wrong token -> 401", unauthenticated_garbage),
+        ("empty/truncated/extended/case-changed token -> 401", token_variants),
+        ("rotation: IDEMHOOK_ASAAS_TOKEN and _2 both accepted",
+         lambda srv: cases.case_rotation(SPEC, srv, "IDEMHOOK_ASAAS_TOKEN",
+                                         label="token from ")),
+    ], provider_env={"IDEMHOOK_ASAAS_TOKEN_2": new_token()},
+        # cases.run_common without its 'non-JSON -> 400' case: Asaas
+        # quarantines such a body (see quarantine_not_json).
+        common_kw={"not_json": False, "auth_titles": (
+            "wrong token -> 401, nothing written",
+            "missing asaas-access-token -> 401",
+            "token differing in its last characters -> 401")})
 
 
 if __name__ == "__main__":

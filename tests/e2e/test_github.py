@@ -8,29 +8,23 @@ The store keys a GitHub event on "<X-GitHub-Hook-ID>:<X-GitHub-Delivery>":
 one delivery GUID reaches every hook subscribed to the event.
 """
 
-import contextlib
 import os
 import sys
-import time
 import urllib.parse
 import uuid
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HarnessError, Server, Servers, Tap, bin_dir, check,  # noqa: E402
-                     check_eq, check_vector, install_signal_cleanup, sign_github,
+from harness import (check, check_eq, check_vector, sign_github,  # noqa: E402
                      sign_github_sha1)
 import cases  # noqa: E402
-from cases import (as_bytes, dumps_pretty, expect_accepted, expect_duplicate,  # noqa: E402
-                   expect_error, no_row, one_row)
+from cases import (UNKNOWN_EFFECT, as_bytes, dumps_pretty, effects,  # noqa: E402
+                   expect_accepted, expect_duplicate, expect_error, no_row, one_row)
 
 UA = "GitHub-Hookshot/044aadd"
 HOOK_ID = "460998114"
 FORM = "application/x-www-form-urlencoded"
-DONE_TIMEOUT = 15.0
-# The effect the switch records for a type it has no case for.
-UNKNOWN_EFFECT = "recorded_unknown_type"
 
 
 class GithubSpec(cases.Spec):
@@ -82,30 +76,7 @@ class GithubSpec(cases.Spec):
 
 
 SPEC = GithubSpec()
-
-
-def post(srv, body, headers):
-    return srv.post("/hooks/github", body, headers)
-
-
-def wait_status(srv, event_id, want="done", timeout=DONE_TIMEOUT):
-    """Polls the row of event_id (the stored id) until its status is want."""
-    deadline = time.monotonic() + timeout
-    rows = []
-    while time.monotonic() < deadline:
-        rows = srv.rows("github", event_id)
-        if len(rows) == 1 and rows[0]["status"] == want:
-            return rows[0]
-        time.sleep(0.1)
-    check(False, "row %s: expected status %r within %.0fs, got %r"
-          % (event_id, want, timeout, [r["status"] for r in rows]))
-
-
-def effects(srv, row):
-    """Kinds of the effects the switch recorded for row."""
-    with contextlib.closing(srv.connect_ro()) as c:
-        return sorted(k for (k,) in c.execute(
-            "SELECT kind FROM effects WHERE event = ?", (row["id"],)))
+post = SPEC.post
 
 
 # ---------------------------------------------------------------- cases
@@ -120,7 +91,7 @@ def processed(srv):
     eid = SPEC.new_id("done")
     r, body = SPEC.deliver(srv, eid)
     expect_accepted(r)
-    row = wait_status(srv, SPEC.db_event_id(eid))
+    row = cases.wait_status(SPEC, srv, SPEC.db_event_id(eid))
     check_eq(as_bytes(row["payload"]), body, "stored payload")
     check_eq(row["event_type"], "push", "event_type")
     check(row["subtype"] is None, "push has no action, got subtype %r" % row["subtype"])
@@ -146,7 +117,7 @@ def form_body(srv, content_type=FORM):
     h = SPEC.headers(srv, body, eid, "issues")
     h["Content-Type"] = content_type
     expect_accepted(post(srv, body, h), "form-encoded delivery (%s)" % content_type)
-    row = wait_status(srv, SPEC.db_event_id(eid))
+    row = cases.wait_status(SPEC, srv, SPEC.db_event_id(eid))
     check_eq(as_bytes(row["payload"]), body, "stored payload (the raw form body)")
     check_eq(row["event_type"], "issues", "event_type")
     check_eq(row["subtype"], "labeled", "subtype from the form's payload JSON")
@@ -207,7 +178,7 @@ def ping(srv):
         "sender": {"login": "octocat", "id": 1}})
     r = post(srv, body, SPEC.headers(srv, body, eid, "ping"))
     expect_accepted(r, "ping")
-    row = wait_status(srv, SPEC.db_event_id(eid))
+    row = cases.wait_status(SPEC, srv, SPEC.db_event_id(eid))
     check_eq(row["event_type"], "ping", "event_type")
     check_eq(as_bytes(row["payload"]), body, "stored ping payload")
     kinds = effects(srv, row)
@@ -278,63 +249,27 @@ def tampered(srv):
     no_row(srv, SPEC, eid)
 
 
-def rotation(srv):
-    s1 = srv.secrets["github"]
-    s2 = srv.provider_env["github"]["IDEMHOOK_GITHUB_SECRET_2"]
-    for what, s in (("IDEMHOOK_GITHUB_SECRET", s1), ("IDEMHOOK_GITHUB_SECRET_2", s2)):
-        eid = SPEC.new_id("rot")
-        r, _ = SPEC.deliver(srv, eid, secret=s)
-        expect_accepted(r, "signed with " + what)
-        one_row(srv, SPEC, eid)
-    eid = SPEC.new_id("rot")
-    r, _ = SPEC.deliver(srv, eid, secret=os.urandom(16).hex())
-    expect_error(r, 401, "signed with an unknown third secret")
-    no_row(srv, SPEC, eid)
-
-
 def main():
-    tap = Tap()
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("github: setup", e)
-        return tap.finish()
-    if not os.path.exists(os.path.join(bindir, "github.fcgi")):
-        tap.not_ok("github: setup", "no github.fcgi in %s" % bindir)
-        return tap.finish()
-
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        tap.run("github: signer reproduces the published vectors", vectors)
-        srv = servers.add(Server(bindir, providers=["github"], name="main",
-                                 provider_env={"github": {
-                                     "IDEMHOOK_GITHUB_SECRET_2": os.urandom(16).hex()}}))
-        if tap.run("github: lighttpd starts with the shipped config", srv.start):
-            cases.run_common(tap, SPEC, srv)
-            t = tap.run
-            t("github: accepted event processed to status 'done'", processed, srv)
-            t("github: JSON body: subtype = action", json_action, srv)
-            t("github: form-encoded body accepted, subtype = action, raw form stored",
-              form_body, srv)
-            t("github: form-encoded body with '; charset=utf-8' accepted",
-              form_body, srv, FORM + "; charset=utf-8")
-            t("github: form signed over the decoded JSON -> 401", form_signed_over_json, srv)
-            t("github: signed form without payload field -> 400", form_without_payload, srv)
-            t("github: two hooks sharing one X-GitHub-Delivery -> both accepted, 2 rows",
-              shared_guid, srv)
-            t("github: ping answered 200, recorded, processed by its case", ping, srv)
-            t("github: delivery and hook headers kept in the headers column",
-              kept_headers, srv)
-            t("github: missing Delivery/Event -> 400; sha1-only/empty/unprefixed -> 401",
-              missing_headers, srv)
-            t("github: no X-GitHub-Hook-ID -> accepted as '-:<guid>'", no_hook_id, srv)
-            t("github: body altered after signing -> 401", tampered, srv)
-            t("github: rotation: IDEMHOOK_GITHUB_SECRET and _2 both accepted", rotation, srv)
-            cases.run_final(tap, SPEC, srv)
-            srv.stop()
-        cases.run_failure_modes(tap, SPEC, bindir, servers)
-    return tap.finish()
+    return cases.run_provider_suite(SPEC, [
+        ("accepted event processed to status 'done'", processed),
+        ("JSON body: subtype = action", json_action),
+        ("form-encoded body accepted, subtype = action, raw form stored", form_body),
+        ("form-encoded body with '; charset=utf-8' accepted",
+         form_body, FORM + "; charset=utf-8"),
+        ("form signed over the decoded JSON -> 401", form_signed_over_json),
+        ("signed form without payload field -> 400", form_without_payload),
+        ("two hooks sharing one X-GitHub-Delivery -> both accepted, 2 rows", shared_guid),
+        ("ping answered 200, recorded, processed by its case", ping),
+        ("delivery and hook headers kept in the headers column", kept_headers),
+        ("missing Delivery/Event -> 400; sha1-only/empty/unprefixed -> 401",
+         missing_headers),
+        ("no X-GitHub-Hook-ID -> accepted as '-:<guid>'", no_hook_id),
+        ("body altered after signing -> 401", tampered),
+        ("rotation: IDEMHOOK_GITHUB_SECRET and _2 both accepted",
+         lambda srv: cases.case_rotation(SPEC, srv, "IDEMHOOK_GITHUB_SECRET",
+                                         unknown=lambda: os.urandom(16).hex())),
+    ], provider_env={"IDEMHOOK_GITHUB_SECRET_2": os.urandom(16).hex()},
+        vector=("signer reproduces the published vectors", vectors))
 
 
 if __name__ == "__main__":

@@ -10,29 +10,23 @@ reaches, is only kept in the headers column.
 """
 
 import base64
-import contextlib
 import hashlib
 import hmac
 import os
 import sys
-import time
 import uuid
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HarnessError, Server, Servers, Tap, bin_dir, check,  # noqa: E402
-                     check_eq, check_vector, install_signal_cleanup, sign_shopify)
+from harness import check, check_eq, check_vector, sign_shopify  # noqa: E402
 import cases  # noqa: E402
-from cases import (as_bytes, dumps_pretty, expect_accepted, expect_duplicate,  # noqa: E402
-                   expect_error, no_row, one_row)
+from cases import (UNKNOWN_EFFECT, as_bytes, dumps_pretty, effects,  # noqa: E402
+                   expect_accepted, expect_duplicate, expect_error, no_row, one_row)
 
 SHOP = "idemhook-test.myshopify.com"
 API_VERSION = "2025-07"
 UA = "Shopify-Captain-Hook"
-DONE_TIMEOUT = 15.0
-# The effect the switch records for a type it has no case for.
-UNKNOWN_EFFECT = "recorded_unknown_type"
 COMPLIANCE = ("customers/data_request", "customers/redact", "shop/redact")
 
 
@@ -93,22 +87,7 @@ class ShopifySpec(cases.Spec):
 
 
 SPEC = ShopifySpec()
-
-
-def post(srv, body, headers):
-    return srv.post("/hooks/shopify", body, headers)
-
-
-def wait_status(srv, event_id, want="done", timeout=DONE_TIMEOUT):
-    deadline = time.monotonic() + timeout
-    rows = []
-    while time.monotonic() < deadline:
-        rows = srv.rows("shopify", event_id)
-        if len(rows) == 1 and rows[0]["status"] == want:
-            return rows[0]
-        time.sleep(0.1)
-    check(False, "row %s: expected status %r within %.0fs, got %r"
-          % (event_id, want, timeout, [r["status"] for r in rows]))
+post = SPEC.post
 
 
 # ---------------------------------------------------------------- cases
@@ -121,17 +100,9 @@ def processed(srv):
     eid = SPEC.new_id("done")
     r, body = SPEC.deliver(srv, eid)
     expect_accepted(r)
-    row = wait_status(srv, eid)
+    row = cases.wait_status(SPEC, srv, eid)
     check_eq(as_bytes(row["payload"]), body, "stored payload")
     check_eq(row["event_type"], "orders/create", "event_type")
-
-
-def effects(srv, row):
-    """Kinds of the effects the switch recorded for row (same transaction
-    as its move to 'done')."""
-    with contextlib.closing(srv.connect_ro()) as c:
-        return sorted(k for (k,) in c.execute(
-            "SELECT kind FROM effects WHERE event = ?", (row["id"],)))
 
 
 def compliance(srv, topic):
@@ -140,7 +111,7 @@ def compliance(srv, topic):
     eid = SPEC.new_id("gdpr")
     r, body = SPEC.deliver(srv, eid, topic)
     expect_accepted(r, topic)
-    row = wait_status(srv, eid)
+    row = cases.wait_status(SPEC, srv, eid)
     check_eq(row["event_type"], topic, "event_type")
     check_eq(as_bytes(row["payload"]), body, "stored payload")
     kinds = effects(srv, row)
@@ -155,7 +126,7 @@ def unknown_topic(srv):
     eid = SPEC.new_id("unknown")
     r, _ = SPEC.deliver(srv, eid, "fulfillment_holds/added")
     expect_accepted(r)
-    kinds = effects(srv, wait_status(srv, eid))
+    kinds = effects(srv, cases.wait_status(SPEC, srv, eid))
     check_eq(kinds, [UNKNOWN_EFFECT], "effects of an unknown topic")
 
 
@@ -238,60 +209,25 @@ def tampered(srv):
     no_row(srv, SPEC, eid)
 
 
-def rotation(srv):
-    s1 = srv.secrets["shopify"]
-    s2 = srv.provider_env["shopify"]["IDEMHOOK_SHOPIFY_SECRET_2"]
-    for what, s in (("IDEMHOOK_SHOPIFY_SECRET", s1), ("IDEMHOOK_SHOPIFY_SECRET_2", s2)):
-        eid = SPEC.new_id("rot")
-        r, _ = SPEC.deliver(srv, eid, secret=s)
-        expect_accepted(r, "signed with " + what)
-        one_row(srv, SPEC, eid)
-    eid = SPEC.new_id("rot")
-    r, _ = SPEC.deliver(srv, eid, secret=os.urandom(16).hex())
-    expect_error(r, 401, "signed with an unknown third secret")
-    no_row(srv, SPEC, eid)
-
-
 def main():
-    tap = Tap()
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("shopify: setup", e)
-        return tap.finish()
-    if not os.path.exists(os.path.join(bindir, "shopify.fcgi")):
-        tap.not_ok("shopify: setup", "no shopify.fcgi in %s" % bindir)
-        return tap.finish()
-
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        tap.run("shopify: signer reproduces the published vector", vector)
-        srv = servers.add(Server(bindir, providers=["shopify"], name="main",
-                                 provider_env={"shopify": {
-                                     "IDEMHOOK_SHOPIFY_SECRET_2": os.urandom(16).hex()}}))
-        if tap.run("shopify: lighttpd starts with the shipped config", srv.start):
-            cases.run_common(tap, SPEC, srv)
-            t = tap.run
-            t("shopify: accepted event processed to status 'done'", processed, srv)
-            for topic in COMPLIANCE:
-                t("shopify: compliance topic %s accepted, processed by its own case" % topic,
-                  compliance, srv, topic)
-            t("shopify: topic outside the switch accepted, processed as unknown type",
-              unknown_topic, srv)
-            t("shopify: Shop-Domain, Event-Id, Triggered-At, API-Version kept in headers",
-              kept_headers, srv)
-            t("shopify: same Event-Id, two Webhook-Ids -> two rows", shared_event_id, srv)
-            t("shopify: empty body with a matching HMAC -> 401", empty_body, srv)
-            t("shopify: missing Webhook-Id/Topic -> 400; hex HMAC -> 401",
-              missing_headers, srv)
-            t("shopify: lower-case header names (HTTP/2) accepted", lowercase_headers, srv)
-            t("shopify: body altered after signing -> 401", tampered, srv)
-            t("shopify: rotation: IDEMHOOK_SHOPIFY_SECRET and _2 both accepted", rotation, srv)
-            cases.run_final(tap, SPEC, srv)
-            srv.stop()
-        cases.run_failure_modes(tap, SPEC, bindir, servers)
-    return tap.finish()
+    return cases.run_provider_suite(SPEC, [
+        ("accepted event processed to status 'done'", processed),
+    ] + [
+        ("compliance topic %s accepted, processed by its own case" % topic,
+         compliance, topic) for topic in COMPLIANCE
+    ] + [
+        ("topic outside the switch accepted, processed as unknown type", unknown_topic),
+        ("Shop-Domain, Event-Id, Triggered-At, API-Version kept in headers", kept_headers),
+        ("same Event-Id, two Webhook-Ids -> two rows", shared_event_id),
+        ("empty body with a matching HMAC -> 401", empty_body),
+        ("missing Webhook-Id/Topic -> 400; hex HMAC -> 401", missing_headers),
+        ("lower-case header names (HTTP/2) accepted", lowercase_headers),
+        ("body altered after signing -> 401", tampered),
+        ("rotation: IDEMHOOK_SHOPIFY_SECRET and _2 both accepted",
+         lambda srv: cases.case_rotation(SPEC, srv, "IDEMHOOK_SHOPIFY_SECRET",
+                                         unknown=lambda: os.urandom(16).hex())),
+    ], provider_env={"IDEMHOOK_SHOPIFY_SECRET_2": os.urandom(16).hex()},
+        vector=("signer reproduces the published vector", vector))
 
 
 if __name__ == "__main__":

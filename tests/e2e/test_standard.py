@@ -19,8 +19,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HarnessError, Server, Servers, Tap, bin_dir, check,  # noqa: E402
-                     check_eq, check_vector, install_signal_cleanup, sign_standard,
+from harness import (check, check_eq, check_vector, sign_standard,  # noqa: E402
                      standard_key, standard_secret)
 import cases  # noqa: E402
 from cases import (as_bytes, dumps_pretty, expect_accepted, expect_duplicate,  # noqa: E402
@@ -32,7 +31,6 @@ VEC_ID = "msg_p5jXN8AQM9LWM0D4loKWxJek"
 VEC_TS = 1614265330
 VEC_BODY = b'{"test": 2432232314}'
 VEC_SIG = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
-DONE_TIMEOUT = 15.0
 
 
 class StandardSpec(cases.Spec):
@@ -66,28 +64,13 @@ class StandardSpec(cases.Spec):
 
 
 SPEC = StandardSpec()
-
-
-def post(srv, body, headers):
-    return srv.post("/hooks/standard", body, headers)
+post = SPEC.post
 
 
 def mac_b64(secret, msg_id, t, body):
     m = hmac.new(standard_key(secret), ("%s.%d." % (msg_id, t)).encode() + body,
                  hashlib.sha256).digest()
     return base64.b64encode(m).decode()
-
-
-def wait_status(srv, event_id, want="done", timeout=DONE_TIMEOUT):
-    deadline = time.monotonic() + timeout
-    rows = []
-    while time.monotonic() < deadline:
-        rows = srv.rows("standard", event_id)
-        if len(rows) == 1 and rows[0]["status"] == want:
-            return rows[0]
-        time.sleep(0.1)
-    check(False, "row %s: expected status %r within %.0fs, got %r"
-          % (event_id, want, timeout, [r["status"] for r in rows]))
 
 
 # ---------------------------------------------------------------- cases
@@ -100,7 +83,7 @@ def processed(srv):
     eid = SPEC.new_id("done")
     r, body = SPEC.deliver(srv, eid)
     expect_accepted(r)
-    row = wait_status(srv, eid)
+    row = cases.wait_status(SPEC, srv, eid)
     check_eq(as_bytes(row["payload"]), body, "stored payload")
     check_eq(row["event_type"], "invoice.paid", "event_type")
 
@@ -255,71 +238,35 @@ def missing_type(srv):
     no_row(srv, SPEC, eid)
 
 
-def rotation(srv):
-    s1 = srv.secrets["standard"]
-    s2 = srv.provider_env["standard"]["IDEMHOOK_STANDARD_SECRET_2"]
-    for what, s in (("IDEMHOOK_STANDARD_SECRET", s1), ("IDEMHOOK_STANDARD_SECRET_2", s2)):
-        eid = SPEC.new_id("rot")
-        r, _ = SPEC.deliver(srv, eid, secret=s)
-        expect_accepted(r, "signed with " + what)
-        one_row(srv, SPEC, eid)
-    eid = SPEC.new_id("rot")
-    r, _ = SPEC.deliver(srv, eid, secret=standard_secret())
-    expect_error(r, 401, "signed with an unknown secret")
-    no_row(srv, SPEC, eid)
-
-
 def main():
-    tap = Tap()
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("standard: setup", e)
-        return tap.finish()
-    if not os.path.exists(os.path.join(bindir, "standard.fcgi")):
-        tap.not_ok("standard: setup", "no standard.fcgi in %s" % bindir)
-        return tap.finish()
-
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        tap.run("standard: signer reproduces the published vector", vector)
-        bare = base64.b64encode(os.urandom(32)).decode()
-        srv = servers.add(Server(bindir, providers=["standard"], name="main",
-                                 provider_env={"standard": {
-                                     "IDEMHOOK_STANDARD_SECRET_2": standard_secret(),
-                                     "IDEMHOOK_STANDARD_SECRET_3": VEC_SECRET,
-                                     "IDEMHOOK_STANDARD_SECRET_4": bare}}))
-        if tap.run("standard: lighttpd starts with the shipped config", srv.start):
-            cases.run_common(tap, SPEC, srv)
-            t = tap.run
-            t("standard: accepted event processed to status 'done'", processed, srv)
-            t("standard: published vector secret (whsec_MfKQ...): vector stale, signed now "
-              "accepted", published_vector, srv)
-            t("standard: secret configured without whsec_ accepted", unprefixed_secret, srv)
-            t("standard: stale timestamp t-302 -> 401", timestamp_case, srv, -302, 401)
-            # +302: the receiver's clock may have ticked one second further
-            t("standard: future timestamp t+302 -> 401", timestamp_case, srv, 302, 401)
-            t("standard: t-3600 and t+3600 -> 401", lambda: (
-                timestamp_case(srv, -3600, 401), timestamp_case(srv, 3600, 401)))
-            t("standard: t-290 and t+290 inside the tolerance -> accepted", lambda: (
-                timestamp_case(srv, -290, 200), timestamp_case(srv, 290, 200)))
-            t("standard: v1a-only (even with the right HMAC) and v2 -> 401", v1a_only, srv)
-            t("standard: several space-separated signatures, one valid -> accepted",
-              several_signatures, srv)
-            t("standard: retry with a new timestamp -> duplicate", retry_resigned, srv)
-            t("standard: id, timestamp and body are all signed", wrong_id_in_signature, srv)
-            t("standard: missing/malformed webhook-id, -timestamp, -signature -> 401",
-              missing_headers, srv)
-            t("standard: body without type -> 400", missing_type, srv)
-            t("standard: rotation: IDEMHOOK_STANDARD_SECRET and _2 both accepted",
-              rotation, srv)
-            t("standard: rotation: one header signed with new and old secret accepted",
-              rotation_both_signatures, srv)
-            cases.run_final(tap, SPEC, srv)
-            srv.stop()
-        cases.run_failure_modes(tap, SPEC, bindir, servers)
-    return tap.finish()
+    return cases.run_provider_suite(SPEC, [
+        ("accepted event processed to status 'done'", processed),
+        ("published vector secret (whsec_MfKQ...): vector stale, signed now accepted",
+         published_vector),
+        ("secret configured without whsec_ accepted", unprefixed_secret),
+        ("stale timestamp t-302 -> 401", timestamp_case, -302, 401),
+        # +302: the receiver's clock may have ticked one second further
+        ("future timestamp t+302 -> 401", timestamp_case, 302, 401),
+        ("t-3600 and t+3600 -> 401", lambda srv: (
+            timestamp_case(srv, -3600, 401), timestamp_case(srv, 3600, 401))),
+        ("t-290 and t+290 inside the tolerance -> accepted", lambda srv: (
+            timestamp_case(srv, -290, 200), timestamp_case(srv, 290, 200))),
+        ("v1a-only (even with the right HMAC) and v2 -> 401", v1a_only),
+        ("several space-separated signatures, one valid -> accepted", several_signatures),
+        ("retry with a new timestamp -> duplicate", retry_resigned),
+        ("id, timestamp and body are all signed", wrong_id_in_signature),
+        ("missing/malformed webhook-id, -timestamp, -signature -> 401", missing_headers),
+        ("body without type -> 400", missing_type),
+        ("rotation: IDEMHOOK_STANDARD_SECRET and _2 both accepted",
+         lambda srv: cases.case_rotation(SPEC, srv, "IDEMHOOK_STANDARD_SECRET",
+                                         unknown=standard_secret,
+                                         unknown_what="signed with an unknown secret")),
+        ("rotation: one header signed with new and old secret accepted",
+         rotation_both_signatures),
+    ], provider_env={"IDEMHOOK_STANDARD_SECRET_2": standard_secret(),
+                     "IDEMHOOK_STANDARD_SECRET_3": VEC_SECRET,
+                     "IDEMHOOK_STANDARD_SECRET_4": base64.b64encode(os.urandom(32)).decode()},
+        vector=("signer reproduces the published vector", vector))
 
 
 if __name__ == "__main__":
