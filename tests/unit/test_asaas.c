@@ -24,14 +24,10 @@ static int
 check(const char *token, const char *const *tokens)
 {
 	char *s[CONFIG_MAX_SECRETS];
-	size_t l[CONFIG_MAX_SECRETS], n = 0;
+	size_t l[CONFIG_MAX_SECRETS], n = unit_secret_list(tokens, s, l);
 	const char *why = NULL;
 	int rc;
 
-	for (; tokens[n] != NULL; n++) {
-		s[n] = (char *)(uintptr_t)tokens[n];
-		l[n] = strlen(tokens[n]);
-	}
 	rc = asaas_verify_token(token, s, l, n, &why);
 	if (rc != IH_OK)
 		assert_non_null(why);
@@ -79,19 +75,12 @@ run(const char *body, const char *token, int want_verify, int want_ident,
 	if (token != NULL)
 		unit_set(&u, "HTTP_ASAAS_ACCESS_TOKEN", token);
 	assert_int_equal(asaas_provider.verify(&u.pr, &why), want_verify);
-	memset(&id, 0, sizeof(id));
-	assert_int_equal(asaas_provider.identify(&u.pr, &id, &why),
-	    want_ident);
+	unit_identify(&u, &asaas_provider, &id, &why, want_ident, want_id,
+	    want_type);
 	if (want_ident == IH_OK) {
-		assert_string_equal(id.event_id, want_id);
-		assert_string_equal(id.event_type, want_type);
-		if (want_order == NULL)
-			assert_null(id.order_key);
-		else
-			assert_string_equal(id.order_key, want_order);
+		unit_str_or_null(id.order_key, want_order);
 		assert_null(id.subtype);
-	} else
-		assert_non_null(why);
+	}
 	ident_free(&id);
 	json_close(js);
 }

@@ -51,19 +51,7 @@ hexsig(const char *secret, const void *body, size_t len, char out[72])
 static int
 check(const char *header, const char *body, const char *const *secrets)
 {
-	char *s[CONFIG_MAX_SECRETS];
-	size_t l[CONFIG_MAX_SECRETS], n = 0;
-	const char *why = NULL;
-	int rc;
-
-	for (; secrets[n] != NULL; n++) {
-		s[n] = (char *)(uintptr_t)secrets[n];
-		l[n] = strlen(secrets[n]);
-	}
-	rc = github_verify_header(header, body, strlen(body), s, l, n, &why);
-	if (rc != IH_OK)
-		assert_non_null(why);
-	return rc;
+	return unit_check_header(github_verify_header, header, body, secrets);
 }
 
 /* Our HMAC gives the published digests, byte for byte. */
@@ -221,18 +209,10 @@ run(const char *body, const char *ct, const char *event, const char *guid,
 	if (hook != NULL)
 		unit_set(&u, "HTTP_X_GITHUB_HOOK_ID", hook);
 	assert_int_equal(github_provider.verify(&u.pr, &why), want_verify);
-	memset(&id, 0, sizeof(id));
-	assert_int_equal(github_provider.identify(&u.pr, &id, &why),
-	    want_ident);
-	if (want_ident == IH_OK) {
-		assert_string_equal(id.event_id, want_id);
-		assert_string_equal(id.event_type, event);
-		if (want_sub == NULL)
-			assert_null(id.subtype);
-		else
-			assert_string_equal(id.subtype, want_sub);
-	} else
-		assert_non_null(why);
+	unit_identify(&u, &github_provider, &id, &why, want_ident, want_id,
+	    event);
+	if (want_ident == IH_OK)
+		unit_str_or_null(id.subtype, want_sub);
 	ident_free(&id);
 	json_close(js);
 }
@@ -296,19 +276,13 @@ test_provider_missing(void **state)
 static void
 test_provider_struct(void **state)
 {
-	const char *const *h;
-	int sig = 0, hook = 0;
-
 	(void)state;
 	assert_string_equal(github_provider.name, "github");
 	assert_string_equal(github_provider.secret_var,
 	    "IDEMHOOK_GITHUB_SECRET");
 	assert_int_equal(github_provider.keep_unusable, 0);
-	for (h = github_provider.kept_headers; *h != NULL; h++) {
-		sig |= strcmp(*h, "X-Hub-Signature-256") == 0;
-		hook |= strcmp(*h, "X-GitHub-Hook-ID") == 0;
-	}
-	assert_true(sig && hook);
+	assert_true(unit_kept(&github_provider, "X-Hub-Signature-256") &&
+	    unit_kept(&github_provider, "X-GitHub-Hook-ID"));
 }
 
 int

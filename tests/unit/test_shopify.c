@@ -27,19 +27,7 @@
 static int
 check(const char *header, const char *body, const char *const *secrets)
 {
-	char *s[CONFIG_MAX_SECRETS];
-	size_t l[CONFIG_MAX_SECRETS], n = 0;
-	const char *why = NULL;
-	int rc;
-
-	for (; secrets[n] != NULL; n++) {
-		s[n] = (char *)(uintptr_t)secrets[n];
-		l[n] = strlen(secrets[n]);
-	}
-	rc = shopify_verify_header(header, body, strlen(body), s, l, n, &why);
-	if (rc != IH_OK)
-		assert_non_null(why);
-	return rc;
+	return unit_check_header(shopify_verify_header, header, body, secrets);
 }
 
 /* Our HMAC gives the published digest, byte for byte. */
@@ -169,18 +157,10 @@ run(const char *body, const char *whid, const char *topic,
 	if (sub != NULL)
 		unit_set(&u, "HTTP_X_SHOPIFY_SUB_TOPIC", sub);
 	assert_int_equal(shopify_provider.verify(&u.pr, &why), IH_OK);
-	memset(&id, 0, sizeof(id));
-	assert_int_equal(shopify_provider.identify(&u.pr, &id, &why),
-	    want_ident);
-	if (want_ident == IH_OK) {
-		assert_string_equal(id.event_id, whid);
-		assert_string_equal(id.event_type, topic);
-		if (sub == NULL)
-			assert_null(id.subtype);
-		else
-			assert_string_equal(id.subtype, sub);
-	} else
-		assert_non_null(why);
+	unit_identify(&u, &shopify_provider, &id, &why, want_ident, whid,
+	    topic);
+	if (want_ident == IH_OK)
+		unit_str_or_null(id.subtype, sub);
 	ident_free(&id);
 	json_close(js);
 }
@@ -210,20 +190,14 @@ test_provider_struct(void **state)
 		"X-Shopify-API-Version", "X-Shopify-Topic",
 		"X-Shopify-Webhook-Id",
 	};
-	const char *const *h;
 	size_t i;
-	int found;
 
 	(void)state;
 	assert_string_equal(shopify_provider.name, "shopify");
 	assert_string_equal(shopify_provider.secret_var,
 	    "IDEMHOOK_SHOPIFY_SECRET");
-	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		found = 0;
-		for (h = shopify_provider.kept_headers; *h != NULL; h++)
-			found |= strcmp(*h, want[i]) == 0;
-		assert_true(found);
-	}
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_true(unit_kept(&shopify_provider, want[i]));
 }
 
 int

@@ -36,14 +36,10 @@ check_at(const char *id, const char *ts, const char *sigs, const char *body,
     const char *const *secrets, time_t now, int check_time)
 {
 	char *s[CONFIG_MAX_SECRETS];
-	size_t l[CONFIG_MAX_SECRETS], n = 0;
+	size_t l[CONFIG_MAX_SECRETS], n = unit_secret_list(secrets, s, l);
 	const char *why = NULL;
 	int rc;
 
-	for (; secrets[n] != NULL; n++) {
-		s[n] = (char *)(uintptr_t)secrets[n];
-		l[n] = strlen(secrets[n]);
-	}
 	rc = standard_verify_headers(id, ts, sigs, body, strlen(body), s, l,
 	    n, now, CONFIG_DEFAULT_TOLERANCE, check_time, &why);
 	if (rc != IH_OK)
@@ -292,14 +288,8 @@ run(const char *body, const char *id, int want_ident, const char *want_type)
 	unit_set(&u, "HTTP_WEBHOOK_TIMESTAMP", V_TS);
 	unit_set(&u, "HTTP_WEBHOOK_SIGNATURE", sig);
 	assert_int_equal(standard_provider.verify(&u.pr, &why), IH_OK);
-	memset(&ident, 0, sizeof(ident));
-	assert_int_equal(standard_provider.identify(&u.pr, &ident, &why),
-	    want_ident);
-	if (want_ident == IH_OK) {
-		assert_string_equal(ident.event_id, id);
-		assert_string_equal(ident.event_type, want_type);
-	} else
-		assert_non_null(why);
+	unit_identify(&u, &standard_provider, &ident, &why, want_ident, id,
+	    want_type);
 	ident_free(&ident);
 	/* The same request a day later is stale. */
 	u.pr.now = V_NOW + 86400;

@@ -1,7 +1,8 @@
 /*
  * unit.h -- a fake request for the handler unit tests: CGI variables
  * from a table and a body given as pointer plus length, so a provider's
- * verify and identify run exactly as under serve.c.
+ * verify and identify run exactly as under serve.c; and the checks the
+ * provider tests share.  Include after <cmocka.h>.
  */
 #ifndef IH_UNIT_H
 #define IH_UNIT_H
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "ih.h"
 #include "json.h"
 #include "provider.h"
 #include "request.h"
@@ -85,6 +87,82 @@ unit_set(struct unit_req *u, const char *name, const char *value)
 	}
 	if (strcmp(name, "CONTENT_TYPE") == 0)
 		u->req.content_type = value;
+}
+
+/*
+ * Spreads a NULL-terminated list of secrets into the arrays the
+ * *_verify_header functions take; returns their number.
+ */
+static inline size_t
+unit_secret_list(const char *const *secrets, char **s, size_t *l)
+{
+	size_t n;
+
+	for (n = 0; secrets[n] != NULL; n++) {
+		s[n] = (char *)(uintptr_t)secrets[n];
+		l[n] = strlen(secrets[n]);
+	}
+	return n;
+}
+
+/* A check of one signature header over the body (GitHub, Shopify). */
+typedef int (*unit_header_fn)(const char *, const void *, size_t,
+    char *const *, const size_t *, size_t, const char **);
+
+/* Runs fn on header and body with the secrets; a refusal gives a reason. */
+static inline int
+unit_check_header(unit_header_fn fn, const char *header, const char *body,
+    const char *const *secrets)
+{
+	char *s[CONFIG_MAX_SECRETS];
+	size_t l[CONFIG_MAX_SECRETS], n = unit_secret_list(secrets, s, l);
+	const char *why = NULL;
+	int rc;
+
+	rc = fn(header, body, strlen(body), s, l, n, &why);
+	if (rc != IH_OK)
+		assert_non_null(why);
+	return rc;
+}
+
+/* got is NULL where want is, else the same string. */
+static inline void
+unit_str_or_null(const char *got, const char *want)
+{
+	if (want == NULL)
+		assert_null(got);
+	else
+		assert_string_equal(got, want);
+}
+
+/*
+ * Runs p's identify on u into id (zeroed first): it must return want,
+ * with want_id and want_type on IH_OK, else a reason in *why.  The
+ * caller frees id.
+ */
+static inline void
+unit_identify(struct unit_req *u, const struct provider *p, struct ident *id,
+    const char **why, int want, const char *want_id, const char *want_type)
+{
+	memset(id, 0, sizeof(*id));
+	assert_int_equal(p->identify(&u->pr, id, why), want);
+	if (want == IH_OK) {
+		assert_string_equal(id->event_id, want_id);
+		assert_string_equal(id->event_type, want_type);
+	} else
+		assert_non_null(*why);
+}
+
+/* Whether p keeps the header name with the event. */
+static inline int
+unit_kept(const struct provider *p, const char *name)
+{
+	const char *const *h;
+
+	for (h = p->kept_headers; *h != NULL; h++)
+		if (strcmp(*h, name) == 0)
+			return 1;
+	return 0;
 }
 
 #endif
