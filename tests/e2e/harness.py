@@ -327,6 +327,17 @@ def _children_of(pid):
     return out
 
 
+def daemon_env(keep, **fixed):
+    """A server's environment: PATH, fixed, and of the caller's the
+    sanitizer settings and the names in keep."""
+    env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")}
+    env.update(fixed)
+    for k in SANITIZER_ENV + keep:
+        if k in os.environ:
+            env[k] = os.environ[k]
+    return env
+
+
 class Server:
     """A lighttpd serving the shipped idemhook configuration.
 
@@ -417,6 +428,23 @@ class Server:
             f.write("\n".join(lines) + "\n")
         return path
 
+    # The web server start() runs; its output goes to OUT_FILES[0], and
+    # startup_output() reads all of OUT_FILES.  Subclasses change these.
+    DAEMON = "lighttpd"
+    OUT_FILES = ("lighttpd.out", "error.log")
+
+    def daemon_argv(self, conf):
+        return ["lighttpd", "-D", "-f", conf]
+
+    def daemon_env(self):
+        env = daemon_env(("TZ", "LANG", "LC_ALL"))
+        env.update(self.lighttpd_env)
+        return env
+
+    def started(self):
+        """Called once the server listens."""
+        self._note_children()
+
     def start(self):
         if self.proc is not None:
             return self
@@ -425,32 +453,29 @@ class Server:
         for _attempt in range(3):  # a free port can be taken meanwhile
             port = free_port()
             conf = self.write_conf(port)
-            env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")}
-            for k in SANITIZER_ENV + ("TZ", "LANG", "LC_ALL"):
-                if k in os.environ:
-                    env[k] = os.environ[k]
-            env.update(self.lighttpd_env)
-            out = open(os.path.join(self.tmp, "lighttpd.out"), "ab")
+            env = self.daemon_env()
+            out = open(os.path.join(self.tmp, self.OUT_FILES[0]), "ab")
             try:
                 self.proc = subprocess.Popen(
-                    ["lighttpd", "-D", "-f", conf], stdin=subprocess.DEVNULL,
+                    self.daemon_argv(conf), stdin=subprocess.DEVNULL,
                     stdout=out, stderr=subprocess.STDOUT, env=env,
                     start_new_session=True, cwd=self.tmp)
             finally:
                 out.close()
             self.port = port
             if wait_port(port, self.proc, time.monotonic() + START_TIMEOUT):
-                self._note_children()
+                self.started()
                 return self
             last = self.startup_output()
             self._kill()
             if "Address already in use" not in last:
                 break
-        raise HarnessError("lighttpd (%s) did not start: %s" % (self.name, last.strip()[-2000:]))
+        raise HarnessError("%s (%s) did not start: %s"
+                           % (self.DAEMON, self.name, last.strip()[-2000:]))
 
     def startup_output(self):
         text = ""
-        for fn in ("lighttpd.out", "error.log"):
+        for fn in self.OUT_FILES:
             try:
                 with open(os.path.join(self.tmp, fn), errors="replace") as f:
                     text += f.read()
@@ -888,46 +913,19 @@ class ApacheServer(Server):
             f.write("\n".join(lines) + "\n")
         return path
 
-    def start(self):
-        if self.proc is not None:
-            return self
-        become_subreaper()
-        last = ""
-        for _attempt in range(3):
-            port = free_port()
-            conf = self.write_conf(port)
-            env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"),
-                   "LANG": "C"}
-            for k in SANITIZER_ENV + ("TZ",):
-                if k in os.environ:
-                    env[k] = os.environ[k]
-            env.update(self.lighttpd_env)
-            out = open(os.path.join(self.tmp, "apache.out"), "ab")
-            try:
-                self.proc = subprocess.Popen(
-                    ["apache2", "-f", conf, "-D", "FOREGROUND"],
-                    stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                    env=env, start_new_session=True, cwd=self.tmp)
-            finally:
-                out.close()
-            self.port = port
-            if wait_port(port, self.proc, time.monotonic() + START_TIMEOUT):
-                return self
-            last = self.startup_output()
-            self._kill()
-            if "Address already in use" not in last:
-                break
-        raise HarnessError("apache2 (%s) did not start: %s" % (self.name, last.strip()[-2000:]))
+    DAEMON = "apache2"
+    OUT_FILES = ("apache.out", "error.log")
 
-    def startup_output(self):
-        text = ""
-        for fn in ("apache.out", "error.log"):
-            try:
-                with open(os.path.join(self.tmp, fn), errors="replace") as f:
-                    text += f.read()
-            except OSError:
-                pass
-        return text
+    def daemon_argv(self, conf):
+        return ["apache2", "-f", conf, "-D", "FOREGROUND"]
+
+    def daemon_env(self):
+        env = daemon_env(("TZ",), LANG="C")
+        env.update(self.lighttpd_env)
+        return env
+
+    def started(self):
+        pass
 
     def _group_pids(self, pgid):
         out = []
@@ -1065,11 +1063,10 @@ class NginxServer(Server):
             f.write("\n".join(lines) + "\n")
         return path
 
+    OUT_FILES = ("nginx.out", "error.log", "programs.err")
+
     def _spawn(self):
-        env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")}
-        for k in SANITIZER_ENV + ("TZ",):
-            if k in os.environ:
-                env[k] = os.environ[k]
+        env = daemon_env(("TZ",))
         run = os.path.join(self.tmp, "run")
         for p in self.providers:
             sock = os.path.join(run, p + ".sock")
@@ -1100,7 +1097,7 @@ class NginxServer(Server):
         port = free_port()
         conf = self.write_conf(port)
         self._spawn()
-        out = open(os.path.join(self.tmp, "nginx.out"), "ab")
+        out = open(os.path.join(self.tmp, self.OUT_FILES[0]), "ab")
         try:
             self.proc = subprocess.Popen(
                 ["nginx", "-c", conf, "-p", self.tmp], stdin=subprocess.DEVNULL,
@@ -1115,15 +1112,6 @@ class NginxServer(Server):
             raise HarnessError("nginx did not start: %s" % text.strip()[-2000:])
         return self
 
-    def startup_output(self):
-        text = ""
-        for fn in ("nginx.out", "error.log", "programs.err"):
-            try:
-                with open(os.path.join(self.tmp, fn), errors="replace") as f:
-                    text += f.read()
-            except OSError:
-                pass
-        return text
 
     def _kill(self):
         procs = ([self.proc] if self.proc is not None else []) + self.spawned
