@@ -460,6 +460,18 @@ def case_locked(spec, bindir, servers, busy_ms=200, hold_s=1.5):
     case_sanitizers(srv)
 
 
+def case_processed(spec, srv):
+    """Accepted, stored byte-identical, then processed to 'done' with the
+    default type; returns the row."""
+    eid = spec.new_id("done")
+    r, body = spec.deliver(srv, eid)
+    expect_accepted(r)
+    row = wait_status(spec, srv, spec.db_event_id(eid))
+    check_eq(as_bytes(row["payload"]), body, "stored payload")
+    check_eq(row["event_type"], spec.default_type, "event_type")
+    return row
+
+
 def case_rotation(spec, srv, var, label="signed with ", unknown=None,
                   unknown_what="signed with an unknown third secret"):
     """Deliveries signed with var's secret and with var_2's are both
