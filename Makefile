@@ -114,7 +114,7 @@ $(BUILD)/idemhook: $(CLI_OBJS) $(NOMAIN_OBJS) $(LIB)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(NOMAIN_OBJS) $(LIB) $(HEADERS)
+$(BUILD)/tests/%: tests/unit/%.c $(NOMAIN_OBJS) $(LIB) $(HEADERS) $(wildcard tests/unit/*.h)
 	@mkdir -p $(@D)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
