@@ -11,7 +11,7 @@ Usage: test_secrets.py BINDIR   (or IH_BIN=BINDIR test_secrets.py)
    lighttpd's errorlog, lighttpd's and the receivers' stderr, and the
    command's output, as is each secret's hex and base64 forms.
 2. Under umask 000 the receivers and 'idemhook init' still create the
-   store directory 0700 and the store, -wal and -shm 0600.
+   store directory 0700 and the store, -wal, -shm and -lock 0600.
 3. Source check: in the providers' handlers and shared/verify.c, every
    memcmp/strcmp/strncmp/bcmp has a fixed public operand (a literal or a
    macro); MACs and tokens go through verify_equal(), which is
@@ -214,7 +214,7 @@ def run_logs(bindir, servers, col, tap):
 def modes_of(db):
     d = os.path.dirname(db)
     out = {"dir": stat.S_IMODE(os.stat(d).st_mode)}
-    for suf in ("", "-wal", "-shm"):
+    for suf in ("", "-wal", "-shm", "-lock"):
         if os.path.exists(db + suf):
             out["db" + suf] = stat.S_IMODE(os.stat(db + suf).st_mode)
     return out
@@ -222,7 +222,7 @@ def modes_of(db):
 
 def check_modes(m, what):
     check(m.get("dir") == 0o700, "%s: directory mode %04o, expected 0700" % (what, m.get("dir")))
-    for k in ("db", "db-wal", "db-shm"):
+    for k in ("db", "db-wal", "db-shm", "db-lock"):
         check(k in m, "%s: no %s file while the store is open" % (what, k))
         check(m[k] == 0o600, "%s: %s mode %04o, expected 0600" % (what, k, m[k]))
 
@@ -250,7 +250,7 @@ def run_modes(bindir, servers, tap):
             m = modes_of(db)
             check(m.get("dir") == 0o700 and m.get("db") == 0o600,
                   "idemhook init under umask 000: %r" % {k: "%04o" % v for k, v in m.items()})
-            for k in ("db-wal", "db-shm"):
+            for k in ("db-wal", "db-shm", "db-lock"):
                 if k in m:
                     check(m[k] == 0o600, "idemhook init: %s mode %04o" % (k, m[k]))
         finally:
@@ -285,10 +285,13 @@ def constant_time_source():
     body = re.search(r"\nverify_equal\([^)]*\)\s*\{(.*?)\n\}", v, re.S)
     check(body and "CRYPTO_memcmp" in body.group(1),
           "verify_equal() does not use CRYPTO_memcmp")
+    body = re.search(r"\nverify_body_mac\([^)]*\)\s*\{(.*?)\n\}", v, re.S)
+    check(body and "verify_any(" in body.group(1),
+          "verify_body_mac() does not compare through verify_any()")
     for p in PROVIDERS:
         with open(os.path.join(REPO, "handlers", p + ".c")) as f:
             t = f.read()
-        check(re.search(r"\bverify_(equal|hmac\w*|any\w*|macs?\w*)\s*\(", t),
+        check(re.search(r"\bverify_(equal|hmac\w*|any\w*|macs?\w*|body_mac)\s*\(", t),
               "handlers/%s.c compares its MAC or token with no verify_* call" % p)
 
 
@@ -305,7 +308,7 @@ def main():
     with servers:
         tap.run("secrets: no secret or signature in any log, stderr or command output "
                 "(valid, forged, stale, misconfigured)", run_logs, bindir, servers, col, tap)
-        tap.run("secrets: under umask 000, store dir 0700 and store, -wal, -shm 0600 "
+        tap.run("secrets: under umask 000, store dir 0700 and store, -wal, -shm, -lock 0600 "
                 "(receivers and idemhook init)", run_modes, bindir, servers, tap)
         tap.run("secrets: MACs and tokens compared only through verify_equal "
                 "(CRYPTO_memcmp)", constant_time_source)
