@@ -183,19 +183,7 @@ def write_requests(prefix, provider, secret, n, seed, nfiles=2):
 # ------------------------------------------------------------ lighttpd
 
 def children(pid):
-    out = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % d) as f:
-                st = f.read()
-            ppid = int(st[st.rindex(")") + 2:].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if ppid == pid:
-            out.append(int(d))
-    return out
+    return harness._children_of(pid)
 
 
 def proc_status(pid):

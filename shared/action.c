@@ -29,17 +29,11 @@ action_key(const char *provider, const char *event_id, const char *command,
 		{ command, strlen(command) },
 	};
 	unsigned char mac[VERIFY_SHA256_LEN];
-	size_t i;
-	static const char hex[] = "0123456789abcdef";
 
 	/* A keyed hash with a fixed key: a digest of the three parts. */
 	if (verify_hmac_sha256("idemhook-action", 15, parts, 5, mac) != IH_OK)
 		return IH_EINVAL;
-	for (i = 0; i < sizeof(mac); i++) {
-		out[2 * i] = hex[mac[i] >> 4];
-		out[2 * i + 1] = hex[mac[i] & 0xf];
-	}
-	out[2 * sizeof(mac)] = '\0';
+	verify_hex_encode(mac, sizeof(mac), out);
 	return IH_OK;
 }
 

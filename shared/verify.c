@@ -150,22 +150,29 @@ verify_timestamp(const char *s, size_t len, time_t now, long tolerance,
 	return IH_OK;
 }
 
+void
+verify_hex_encode(const unsigned char *in, size_t len, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		out[2 * i] = hex[in[i] >> 4];
+		out[2 * i + 1] = hex[in[i] & 0xf];
+	}
+	out[2 * len] = '\0';
+}
+
 int
 verify_sha256_hex(const void *p, size_t len, char out[VERIFY_SHA256_HEX])
 {
 	unsigned char md[VERIFY_SHA256_LEN];
 	unsigned int mdlen = 0;
-	size_t i;
-	static const char hex[] = "0123456789abcdef";
 
 	if (EVP_Digest(p, len, md, &mdlen, EVP_sha256(), NULL) != 1 ||
 	    mdlen != VERIFY_SHA256_LEN)
 		return IH_EINVAL;
-	for (i = 0; i < VERIFY_SHA256_LEN; i++) {
-		out[2 * i] = hex[md[i] >> 4];
-		out[2 * i + 1] = hex[md[i] & 0xf];
-	}
-	out[2 * VERIFY_SHA256_LEN] = '\0';
+	verify_hex_encode(md, sizeof(md), out);
 	return IH_OK;
 }
 

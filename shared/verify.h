@@ -61,6 +61,12 @@ int	verify_timestamp(const char *s, size_t len, time_t now, long tolerance,
 	    long long *ts);
 
 /*
+ * Writes the len bytes at in as 2 * len lowercase hex digits and a NUL
+ * into out, which has room for 2 * len + 1 bytes.
+ */
+void	verify_hex_encode(const unsigned char *in, size_t len, char *out);
+
+/*
  * Writes the lowercase hex SHA-256 of the len bytes at p, and a NUL,
  * into out.  Returns IH_OK or IH_EINVAL when OpenSSL fails.
  */
