@@ -16,6 +16,7 @@ The directory of binaries comes from IH_BIN (or the first argument of the
 test script); nothing outside the repository is referenced.
 """
 
+import atexit
 import base64
 import contextlib
 import hashlib
@@ -61,6 +62,10 @@ SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
                      "WARNING: MemorySanitizer")
 
 HTTP_TIMEOUT = 15.0
+
+# Root is the reference: as root every case runs, and Apache, nginx and
+# spawn-fcgi drop to www-data.  As another user they run as that user.
+IS_ROOT = os.geteuid() == 0
 START_TIMEOUT = 10.0
 
 
@@ -200,6 +205,7 @@ class Tap:
         self.prefix = prefix
         self.passed = 0
         self.failed = 0
+        self.skipped = 0
         self.lock = threading.Lock()
 
     def _name(self, name):
@@ -235,13 +241,28 @@ class Tap:
         return True
 
     def skip(self, name, why):
+        """A case that cannot run here, with its reason.  tests/run.sh
+        counts it as skipped.  Root is the reference machine: as root
+        nothing may be skipped, so a skip there is a failure."""
+        if IS_ROOT:
+            self.not_ok(name, "would be skipped as root, which runs everything: " + why)
+            return
         with self.lock:
-            self.passed += 1
+            self.skipped += 1
             print("ok - %s # SKIP %s" % (self._name(name), why), flush=True)
 
+    def run_as_root(self, name, why, fn, *args, **kw):
+        """tap.run as root; otherwise a skip saying why the case needs
+        root ("needs root: <why>")."""
+        if not IS_ROOT:
+            self.skip(name, "needs root: " + why)
+            return False
+        return self.run(name, fn, *args, **kw)
+
     def finish(self):
-        print("1..%d" % (self.passed + self.failed), flush=True)
-        return 1 if self.failed or not (self.passed + self.failed) else 0
+        total = self.passed + self.failed + self.skipped
+        print("1..%d" % total, flush=True)
+        return 1 if self.failed or not total else 0
 
 
 def check(cond, msg):
@@ -336,6 +357,88 @@ def daemon_env(keep, **fixed):
         if k in os.environ:
             env[k] = os.environ[k]
     return env
+
+
+def server_user():
+    """The user a web server started by the tests runs the programs as:
+    www-data under root, else the user running the tests."""
+    import pwd
+    return "www-data" if IS_ROOT else pwd.getpwuid(os.geteuid()).pw_name
+
+
+_STAGED = {}
+
+
+def staged_programs(bin):
+    """The programs of bin (*.fcgi and idemhook) in a folder of their own
+    that every user can enter.  Servers started as root run them as
+    www-data, which cannot reach a checkout under a 0700 folder (root's
+    home, a mktemp -d folder, a Debian 12 home).  Hard links where the
+    file system allows, copies otherwise; one folder per bin and test
+    process, removed at exit.  Not root: bin itself."""
+    if not IS_ROOT:
+        return bin
+    if bin in _STAGED:
+        return _STAGED[bin]
+    base = tempfile.mkdtemp(prefix="ih-bin-")
+    os.chmod(base, 0o755)
+    atexit.register(shutil.rmtree, base, True)
+    for fn in sorted(os.listdir(bin)):
+        src = os.path.join(bin, fn)
+        if not (fn.endswith(".fcgi") or fn == "idemhook") or not os.path.isfile(src):
+            continue
+        dst = os.path.join(base, fn)
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copy2(src, dst)
+    _STAGED[bin] = base
+    return base
+
+
+def reach_problem(user, needs):
+    """One line naming the first path user cannot use, or None.
+
+    needs: [(path, access)], access a string of "r", "w", "x" as for
+    test(1).  As root, the checks run as user (its own groups only); as
+    another user they run as that user, who is us."""
+    import pwd
+    script = ('for a; do m=${a%%:*}; p=${a#*:}; '
+              'for c in $(echo "$m" | sed "s/./& /g"); do '
+              'test -"$c" "$p" || { echo "$c:$p"; exit 1; }; done; done')
+    args = ["%s:%s" % (acc, path) for path, acc in needs]
+    kw = {}
+    if IS_ROOT:
+        pw = pwd.getpwnam(user)
+        kw = {"user": pw.pw_uid, "group": pw.pw_gid, "extra_groups": []}
+    r = subprocess.run(["sh", "-c", script, "sh"] + args, capture_output=True,
+                       text=True, timeout=30, **kw)
+    if r.returncode == 0:
+        return None
+    acc, _, path = r.stdout.strip().partition(":")
+    what = {"r": "read", "w": "write", "x": "enter or run"}.get(acc, acc)
+    # Name the folder that stops it: the first ancestor user cannot enter.
+    blocker = None
+    d = os.path.dirname(os.path.abspath(path))
+    chain = []
+    while True:
+        chain.append(d)
+        if d == "/":
+            break
+        d = os.path.dirname(d)
+    for d in reversed(chain):
+        if subprocess.run(["test", "-x", d], timeout=10, **kw).returncode != 0:
+            blocker = d
+            break
+    if blocker:
+        st = os.stat(blocker)
+        try:
+            owner = pwd.getpwuid(st.st_uid).pw_name
+        except KeyError:
+            owner = str(st.st_uid)
+        return ("%s cannot %s %s: the folder %s (mode %04o, owner %s) is closed to it"
+                % (user, what, path, blocker, st.st_mode & 0o7777, owner))
+    return "%s cannot %s %s" % (user, what, path)
 
 
 class Server:
@@ -441,6 +544,24 @@ class Server:
         env.update(self.lighttpd_env)
         return env
 
+    def preflight(self):
+        """Before the server starts: raise one HarnessError naming what
+        the programs' user cannot reach, instead of a 403 or 502 in every
+        case.  lighttpd runs its programs as the user running the tests."""
+
+    def _store_needs(self):
+        """The store's folder, or its nearest existing ancestor, which the
+        receiver creates the rest of: the programs' user writes there."""
+        d = os.path.dirname(os.path.abspath(self.db))
+        while not os.path.isdir(d) and d != "/":
+            d = os.path.dirname(d)
+        return [(d, "wx")]
+
+    def _reach(self, needs):
+        problem = reach_problem(self.USER, needs)
+        if problem:
+            raise HarnessError(problem)
+
     def started(self):
         """Called once the server listens."""
         self._note_children()
@@ -453,6 +574,7 @@ class Server:
         for _attempt in range(3):  # a free port can be taken meanwhile
             port = free_port()
             conf = self.write_conf(port)
+            self.preflight()
             env = self.daemon_env()
             out = open(os.path.join(self.tmp, self.OUT_FILES[0]), "ab")
             try:
@@ -781,7 +903,7 @@ class ApacheServer(Server):
     is owned by it (the receiver itself creates the DB directory 0700).
     """
 
-    USER = "www-data"
+    USER = server_user()
 
     def __init__(self, bin, mode="fcgid", setenv=None, max_request_len=33554432,
                  **kw):
@@ -792,7 +914,7 @@ class ApacheServer(Server):
         self.max_request_len = max_request_len
         kw.setdefault("name", "apache-" + mode)
         db = kw.pop("db", None)
-        Server.__init__(self, bin, **kw)
+        Server.__init__(self, staged_programs(bin), **kw)
         os.chmod(self.tmp, 0o755)
         self.store_dir = os.path.join(self.tmp, "store")
         self.db = db or os.path.join(self.store_dir, "data", "events.db")
@@ -808,6 +930,12 @@ class ApacheServer(Server):
         import pwd
         pw = pwd.getpwnam(self.USER)
         return pw.pw_uid, pw.pw_gid
+
+    def preflight(self):
+        progs = self.bin if self.mode == "vhost" else self.hooks_dir
+        needs = [(os.path.join(progs, p + ".fcgi"), "rx") for p in self.providers]
+        needs += [(self.env_file, "r")] + self._store_needs()
+        self._reach(needs)
 
     def _prepare_tree(self):
         uid, gid = self._owner()
@@ -997,12 +1125,12 @@ class NginxServer(Server):
     reach the programs: nginx inherits fastcgi_param only into locations
     that define none.) Workers and programs run as www-data, like the Apache servers."""
 
-    USER = "www-data"
+    USER = server_user()
 
     def __init__(self, bin, **kw):
         kw.setdefault("name", "nginx")
         db = kw.pop("db", None)
-        Server.__init__(self, bin, **kw)
+        Server.__init__(self, staged_programs(bin), **kw)
         os.chmod(self.tmp, 0o755)
         self.store_dir = os.path.join(self.tmp, "store")
         self.db = db or os.path.join(self.store_dir, "data", "events.db")
@@ -1075,9 +1203,10 @@ class NginxServer(Server):
             out = open(os.path.join(self.tmp, "programs.err"), "ab")
             try:
                 proc = subprocess.Popen(
-                    ["spawn-fcgi", "-n", "-s", sock, "-M", "0660",
-                     "-u", self.USER, "-g", self.USER, "-U", self.USER, "-G", self.USER,
-                     "--", os.path.join(self.bin, p + ".fcgi")],
+                    ["spawn-fcgi", "-n", "-s", sock, "-M", "0660"]
+                    + (["-u", self.USER, "-g", self.USER, "-U", self.USER, "-G", self.USER]
+                       if IS_ROOT else [])
+                    + ["--", os.path.join(self.bin, p + ".fcgi")],
                     stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                     env=env, start_new_session=True, cwd=self.tmp)
             finally:
@@ -1096,6 +1225,9 @@ class NginxServer(Server):
         become_subreaper()
         port = free_port()
         conf = self.write_conf(port)
+        self._reach([(os.path.join(self.bin, p + ".fcgi"), "rx") for p in self.providers]
+                    + [(self.env_file, "r"), (os.path.join(self.tmp, "run"), "wx")]
+                    + self._store_needs())
         self._spawn()
         out = open(os.path.join(self.tmp, self.OUT_FILES[0]), "ab")
         try:

@@ -213,9 +213,18 @@ def chattr(flag, *paths):
     check(r.returncode == 0, "chattr %s: %s" % (flag, r.stdout.decode(errors="replace")))
 
 
+def chmod_ro(paths, on):
+    """Not root: write permission taken away (and given back), which binds
+    an ordinary user as a read-only filesystem would."""
+    for p in paths:
+        mode = os.stat(p).st_mode & 0o7777
+        os.chmod(p, (mode & ~0o222) if on else (mode | 0o200))
+
+
 def read_only(bindir, servers, tap):
     """The filesystem remounted read-only (fallback: the store file and its
-    directory made immutable with chattr +i, which binds root too)."""
+    directory made immutable with chattr +i, which binds root too; not
+    root: the same files made read-only with chmod)."""
     base = os.path.join(servers_tmp(servers), "ro")
     refused = mount_tmpfs(base, "8m")
     mounted = refused is None
@@ -233,7 +242,10 @@ def read_only(bindir, servers, tap):
             tap.diag("tmpfs mount refused (%s): chattr +i instead" % refused)
             frozen = [p for p in (db, db + "-wal", db + "-shm", os.path.dirname(db))
                       if os.path.exists(p)]
-            chattr("+i", *frozen)
+            if os.geteuid() == 0:
+                chattr("+i", *frozen)
+            else:
+                chmod_ro(frozen, True)
         srv = servers.add(Server(bindir, providers=["stripe"], name="ro", db=db))
         srv.start()
         d = R.delivery(srv, "stripe", tag="ro")
@@ -241,12 +253,15 @@ def read_only(bindir, servers, tap):
             expect_503(R.delivery(srv, "stripe", eid=d.eid).post(srv),
                        "attempt %d on a read-only store" % attempt)
         cause_logged(srv, 503, ("read-only", "readonly", "read only", "not permitted",
-                                "unable to open"), "read-only store")
+                                "unable to open", "permission denied"), "read-only store")
         srv.cleanup()
         if mounted:
             remount(base, "rw")
-        else:
+        elif os.geteuid() == 0:
             chattr("-i", *frozen)
+            frozen = []
+        else:
+            chmod_ro(frozen, False)
             frozen = []
         srv = servers.add(Server(bindir, providers=["stripe"], name="ro-after", db=db))
         srv.start()
@@ -255,8 +270,10 @@ def read_only(bindir, servers, tap):
         check_eq(len(R.rows_of(db, "stripe", d.eid)), 1, "rows of the retried event")
         srv.cleanup()
     finally:
-        if frozen:
+        if frozen and os.geteuid() == 0:
             subprocess.run(["chattr", "-i"] + frozen)
+        elif frozen:
+            chmod_ro(frozen, False)
         if mounted:
             umount(base)
 

@@ -23,7 +23,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (NGINX_CONF_DIR, HarnessError, NginxServer, Servers, Tap,  # noqa: E402
-                     _alive, bin_dir, check, install_signal_cleanup)
+                     _alive, bin_dir, check, install_signal_cleanup, staged_programs)
 import cases  # noqa: E402
 import test_stripe as ts  # noqa: E402
 from test_apache import GITHUB, STRIPE  # noqa: E402
@@ -129,8 +129,9 @@ def main():
             tap.run("stripe: IDEMHOOK_MAX_BODY from fastcgi_param IDEMHOOK_CONFIG's file: "
                     "413 over, accepted at the limit", config_param_setting, lim, 1024)
             lim.stop()
-        tap.run("spawn-fcgi.sh start/stop: 2 processes as www-data, socket, pid file",
-                spawn_script, bindir)
+        tap.run_as_root("spawn-fcgi.sh start/stop: 2 processes as www-data, socket, pid file",
+                        "spawn-fcgi.sh is run as root and starts the programs as www-data",
+                        spawn_script, staged_programs(bindir))
     return tap.finish()
 
 

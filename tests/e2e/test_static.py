@@ -248,11 +248,11 @@ def main():
         tap.run("ldd: no shared library in any static program", no_shared_libs, sdir)
         tap.run("control: ldd lists libfcgi, libsqlite3, libcrypto for BINDIR/stripe.fcgi",
                 control_ldd, bindir)
-        tap.run("control: the dynamic stripe.fcgi cannot run in the library-less chroot",
-                chroot_dynamic_fails, bindir)
-        tap.run("stripe.fcgi as CGI in a chroot without any library, settings from "
-                "idemhook.env.example: 200 accepted + row, duplicate, 401",
-                chroot_static, sdir)
+        tap.run_as_root("control: the dynamic stripe.fcgi cannot run in the library-less chroot",
+                        "chroot(2)", chroot_dynamic_fails, bindir)
+        tap.run_as_root("stripe.fcgi as CGI in a chroot without any library, settings from "
+                        "idemhook.env.example: 200 accepted + row, duplicate, 401",
+                        "chroot(2)", chroot_static, sdir)
         srv = servers.add(Server(sdir, providers=["stripe"], name="static"))
         if tap.run("lighttpd starts the static stripe.fcgi (FastCGI)", srv.start):
             tap.run("FastCGI: accepted, duplicate, forged -> 401", fastcgi_static, srv)
