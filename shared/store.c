@@ -263,19 +263,39 @@ make_parents(const char *path, char *err, size_t errlen)
 	return IH_OK;
 }
 
-/* Creates the file owner-only before SQLite opens it with its umask. */
+/*
+ * Creates the file owner-only before SQLite opens it with its umask, and
+ * refuses a store, -wal, -shm or -lock file that is a symbolic link.
+ * (SQLite itself opens -wal and -shm with O_NOFOLLOW but would follow a
+ * link at the store's own path.)
+ */
 static int
 make_file(const char *path, char *err, size_t errlen)
 {
-	int fd;
+	static const char *const sides[] = { "-wal", "-shm", "-lock" };
+	char side[4200];
+	struct stat sb;
+	size_t i;
+	int fd, n;
 
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	/* Whoever can plant a link here could aim writes anywhere. */
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
-		snprintf(err, errlen, "cannot create store %s: %s", path,
-		    strerror(errno));
+		snprintf(err, errlen, "cannot create store %s: %s%s", path,
+		    strerror(errno), errno == ELOOP ? " (a symbolic link is "
+		    "refused)" : "");
 		return IH_ESTORE;
 	}
 	close(fd);
+	for (i = 0; i < sizeof(sides) / sizeof(sides[0]); i++) {
+		n = snprintf(side, sizeof(side), "%s%s", path, sides[i]);
+		if (n < 0 || (size_t)n >= sizeof(side) ||
+		    lstat(side, &sb) != 0 || !S_ISLNK(sb.st_mode))
+			continue;
+		snprintf(err, errlen, "cannot open store %s: %s is a symbolic "
+		    "link (refused)", path, side);
+		return IH_ESTORE;
+	}
 	return IH_OK;
 }
 
@@ -431,7 +451,8 @@ store_open(const struct store_opts *opts, struct store **out, char *err,
 	}
 	n = snprintf(qpath, sizeof(qpath), "%s-lock", opts->path);
 	if (n > 0 && (size_t)n < sizeof(qpath))
-		st->queuefd = open(qpath, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		st->queuefd = open(qpath, O_RDWR | O_CREAT | O_CLOEXEC |
+		    O_NOFOLLOW, 0600);
 	sqlite3_extended_result_codes(st->db, 1);
 	/*
 	 * A CGI program closes the store after every request; checkpointing
