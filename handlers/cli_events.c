@@ -802,8 +802,10 @@ shell_word(char *buf, size_t len, size_t *off, const char *word)
 	    plain ? word : "'");
 	*off += n > 0 ? (size_t)n : 0;
 	for (p = word; !plain && *p != '\0' && *off < len; p++) {
-		n = snprintf(buf + *off, len - *off, "%s", *p == '\'' ?
-		    "'\\''" : (char[2]){ *p, '\0' });
+		if (*p == '\'')
+			n = snprintf(buf + *off, len - *off, "'\\''");
+		else
+			n = snprintf(buf + *off, len - *off, "%c", *p);
 		*off += n > 0 ? (size_t)n : 0;
 	}
 	if (!plain && *off < len) {
