@@ -541,11 +541,20 @@ def case_hostile_text(ctx):
             ("verify", "stripe", arg), ("stats",), ("stats", "--json"), ("stats", "--prometheus"),
             ("replay", "stripe", arg + "x"), ("show", "nosuch" + HOSTILE.decode("utf-8", "surrogateescape"), "x")]
     for args in runs:
-        rc, out, _ = ctx.run(*args)
         p = subprocess.run([ctx.bin] + list(args), env=ctx.env(), stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, timeout=60)
+        for m in SANITIZER_MARKERS:
+            check(m.encode() not in p.stderr, "sanitizer report from %s" % (args,))
         terminal_safe("stdout of idemhook %s" % " ".join(args[:2]), p.stdout)
         terminal_safe("stderr of idemhook %s" % " ".join(args[:2]), p.stderr)
+    # Paths from the settings, as check prints them.
+    bad_db = os.path.join(ctx.srv.tmp, "x\x1b[2J\u009b.db")
+    p = subprocess.run([ctx.bin, "check", "--provider", "stripe"],
+                       env=ctx.env({"IDEMHOOK_DB": bad_db}), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, timeout=60)
+    check_eq(p.returncode, 1, "check of a missing store with controls in its path")
+    terminal_safe("stdout of idemhook check", p.stdout)
+    check(b"x\\x1b[2J\\xc2\\x9b.db" in p.stdout, "check output: %r" % p.stdout[-400:])
     out = ctx.out("show", "stripe", arg)
     check("\\x1b[31m\\xc2\\x9b2J\\x9b\\x07\\x7f\\xe2\\x80\\xae\\xff\\xfe" in out,
           "show does not write the masked bytes as \\xNN: %r" % out[:600])
