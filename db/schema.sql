@@ -1,7 +1,8 @@
 -- idemhook store schema.  Applied on every open of a store whose
 -- user_version is older than the one this build knows; every statement
--- is idempotent, so applying it twice changes nothing.  Later versions
--- add files under db/migrations/ and raise STORE_SCHEMA_VERSION.
+-- is idempotent, so applying it twice changes nothing.  A version that
+-- changes the schema raises STORE_SCHEMA_VERSION (shared/store.h), and
+-- migrate() in shared/store.c brings an older store up to it.
 --
 -- Times are Unix milliseconds.  One row is one event, whatever the number
 -- of deliveries: UNIQUE(provider, event_id) is what makes a second

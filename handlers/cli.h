@@ -21,6 +21,9 @@ struct cli {
 	struct config		 cfg[CLI_MAX_PROVIDERS]; /* by providers_all */
 	struct store		*st;
 	const char		*db_path;
+	/* The program and its global options as given, for advice. */
+	int			 gargc;
+	char			**gargv;
 };
 
 struct cli_cmd {

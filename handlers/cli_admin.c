@@ -42,7 +42,7 @@ cli_opt(int argc, char **argv, int *a, const char *name, const char **val)
 	if (arg[len] != '\0')
 		return 0;
 	if (*a + 1 >= argc) {
-		fprintf(stderr, "idemhook: %s needs a value\n", name);
+		cli_errorf("%s needs a value", name);
 		return -1;
 	}
 	*val = argv[++*a];
@@ -188,8 +188,8 @@ valid_status(const char *status)
 	for (i = 0; statuses[i] != NULL; i++)
 		if (strcmp(status, statuses[i]) == 0)
 			return 1;
-	fprintf(stderr, "idemhook: --status %s: give received, processing, "
-	    "done, failed, dead or quarantined\n", status);
+	cli_errorf("--status %s: give received, processing, done, failed, "
+	    "dead or quarantined", status);
 	return 0;
 }
 
@@ -225,41 +225,12 @@ cli_filter_opt(int argc, char **argv, int *a, int64_t now_ms,
 		when = &f->until_ms;
 	}
 	if (r > 0 && cli_parse_time(v, now_ms, when) != 0) {
-		fprintf(stderr, "idemhook: %s: not a time: give Unix seconds, "
+		cli_errorf("%s: not a time: give Unix seconds, "
 		    "an ISO date in UTC (2024-05-01, 2024-05-01T12:00:00Z) "
-		    "or an age (90m, 24h, 7d)\n", v);
+		    "or an age (90m, 24h, 7d)", v);
 		return -1;
 	}
 	return r;
-}
-
-void
-cli_put_clean(FILE *f, const char *s)
-{
-	const unsigned char *p;
-
-	if (s == NULL)
-		return;
-	for (p = (const unsigned char *)s; *p != '\0'; p++)
-		putc(*p < 0x20 || *p == 0x7f ? '?' : *p, f);
-}
-
-void
-cli_put_json(FILE *f, const char *s)
-{
-	const unsigned char *p;
-
-	putc('"', f);
-	for (p = (const unsigned char *)(s != NULL ? s : ""); *p != '\0';
-	    p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			putc(*p, f);
-	}
-	putc('"', f);
 }
 
 const char *
@@ -277,14 +248,19 @@ cli_setting(struct cli *c, const char *name)
 int
 cli_provider_index(const char *name)
 {
-	int i;
+	char known[256];
+	size_t off = 0;
+	int i, n;
 
 	for (i = 0; providers_all[i] != NULL; i++)
 		if (strcmp(providers_all[i]->name, name) == 0)
 			return i;
-	fprintf(stderr, "idemhook: no provider called %s; known:", name);
-	for (i = 0; providers_all[i] != NULL; i++)
-		fprintf(stderr, " %s", providers_all[i]->name);
-	fprintf(stderr, "\n");
+	known[0] = '\0';
+	for (i = 0; providers_all[i] != NULL && off < sizeof(known); i++) {
+		n = snprintf(known + off, sizeof(known) - off, " %s",
+		    providers_all[i]->name);
+		off += n > 0 ? (size_t)n : 0;
+	}
+	cli_errorf("no provider called %s; known:%s", name, known);
 	return -1;
 }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "cli_text.h"
 #include "store.h"
 
 #define CLI_EXIT_OK	0
@@ -54,12 +55,6 @@ void	cli_format_time(int64_t ms, char *buf, size_t len);
  */
 int	cli_filter_opt(int argc, char **argv, int *a, int64_t now_ms,
 	    struct store_filter *f);
-
-/* Writes s with control bytes shown as '?', for a terminal. */
-void	cli_put_clean(FILE *f, const char *s);
-
-/* Writes s as a JSON string, quotes included. */
-void	cli_put_json(FILE *f, const char *s);
 
 /* Returns a setting from the environment, then the config file, or NULL. */
 const char *cli_setting(struct cli *c, const char *name);

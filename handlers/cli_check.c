@@ -6,15 +6,22 @@
  *   - the settings parse;
  *   - the store is outside the web server's document root (--docroot,
  *     DOCUMENT_ROOT, and well-known web directories);
- *   - the store, its -wal and -shm files and the config file are not
- *     readable by group or others, and the store's directory not writable
- *     by them;
+ *   - the store, its -wal, -shm and -lock files are owner-only regular
+ *     files (no symbolic link), owned by the programs' user (--user) or
+ *     the invoking user, and the store's directory is writable by nobody
+ *     else (sticky or not);
+ *   - the settings file is readable by no other user: 0600 owned by the
+ *     programs' user, or 0640 owned by root with their group, as the
+ *     README installs it; and the programs' user can read it;
  *   - the store exists and is in WAL mode.
  */
+#include <sys/types.h>
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +34,8 @@
 #include "store.h"
 
 #define CHECK_MAX_DOCROOTS	8
+#define CHECK_MAX_GROUPS	64
+#define CHECK_LINE_MAX		2048
 
 /* Directories that are, by convention, served by a web server. */
 static const char *const web_dirs[] = {
@@ -37,9 +46,33 @@ static const char *const web_parts[] = { "public_html", "htdocs",
     "www-data", NULL };
 
 struct check {
-	int	problems;
-	int	oks;
+	int	 problems;
+	int	 oks;
+	/* Who may own the store: the invoking user, and the programs'. */
+	uid_t	 self;
+	int	 has_user;
+	uid_t	 uid;		/* --user */
+	const char *user;
+	int	 ngroups;
+	gid_t	 groups[CHECK_MAX_GROUPS];	/* --user's groups */
 };
+
+/* Writes "label" and the formatted line, masked, as one line. */
+static void
+check_line(const char *label, const char *fmt, va_list ap)
+{
+	char buf[CHECK_LINE_MAX];
+	int n;
+
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	fputs(label, stdout);
+	cli_put_text(stdout, buf, (size_t)n, 0);
+	putchar('\n');
+}
 
 static void IH_PRINTF(2, 3)
 problem(struct check *ck, const char *fmt, ...)
@@ -47,11 +80,9 @@ problem(struct check *ck, const char *fmt, ...)
 	va_list ap;
 
 	ck->problems++;
-	printf("PROBLEM: ");
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	check_line("PROBLEM: ", fmt, ap);
 	va_end(ap);
-	printf("\n");
 }
 
 static void IH_PRINTF(2, 3)
@@ -60,11 +91,63 @@ ok(struct check *ck, const char *fmt, ...)
 	va_list ap;
 
 	ck->oks++;
-	printf("ok: ");
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	check_line("ok: ", fmt, ap);
 	va_end(ap);
-	printf("\n");
+}
+
+/* The name of uid, or its number, in buf. */
+static const char *
+user_name(uid_t uid, char *buf, size_t len)
+{
+	struct passwd *pw = getpwuid(uid);
+
+	if (pw != NULL)
+		snprintf(buf, len, "%s", pw->pw_name);
+	else
+		snprintf(buf, len, "%lu", (unsigned long)uid);
+	return buf;
+}
+
+/* Whether uid may own the store: the invoking user or --user. */
+static int
+owner_ok(const struct check *ck, uid_t uid)
+{
+	return uid == ck->self || (ck->has_user && uid == ck->uid);
+}
+
+/* Whether --user can read a file of sb's owner, group and mode. */
+static int
+user_reads(const struct check *ck, const struct stat *sb)
+{
+	int i;
+
+	if (ck->uid == 0 || sb->st_uid == ck->uid)
+		return ck->uid == 0 || (sb->st_mode & S_IRUSR) != 0;
+	for (i = 0; i < ck->ngroups; i++)
+		if (ck->groups[i] == sb->st_gid)
+			return (sb->st_mode & S_IRGRP) != 0;
+	return (sb->st_mode & S_IROTH) != 0;
+}
+
+/* Resolves --user NAME into ck.  Returns 0, or -1 (printed). */
+static int
+check_user(struct check *ck, const char *name)
+{
+	struct passwd *pw = getpwnam(name);
+	int n = CHECK_MAX_GROUPS;
+
+	if (pw == NULL) {
+		cli_errorf("check: --user %s: no such user", name);
+		return -1;
+	}
+	ck->has_user = 1;
+	ck->user = name;
+	ck->uid = pw->pw_uid;
+	if (getgrouplist(name, pw->pw_gid, ck->groups, &n) < 0)
+		n = CHECK_MAX_GROUPS;
+	ck->ngroups = n;
+	return 0;
 }
 
 /* Whether path is dir or below it (both absolute, resolved). */
@@ -183,14 +266,20 @@ check_docroot(struct check *ck, const char *db, const char **docroots,
 		    "given; well-known web directories checked)");
 }
 
-/* Checks that path (when it exists, or must) is owner-only. */
+/*
+ * Checks the store file at path (when it exists, or must): a regular
+ * file, not a symbolic link, owner-only, owned by the invoking user or
+ * --user.  Returns 0, or -1 when there is a problem (printed).
+ */
 static int
 check_mode(struct check *ck, const char *what, const char *path,
     int must_exist)
 {
+	char who[64];
 	struct stat sb;
+	int bad = 0;
 
-	if (stat(path, &sb) != 0) {
+	if (lstat(path, &sb) != 0) {
 		if (errno == ENOENT && !must_exist)
 			return 0;
 		problem(ck, "%s %s: %s%s", what, path, strerror(errno),
@@ -198,24 +287,101 @@ check_mode(struct check *ck, const char *what, const char *path,
 		    "receivers run as)" : "");
 		return -1;
 	}
+	if (S_ISLNK(sb.st_mode)) {
+		problem(ck, "%s %s is a symbolic link: the programs refuse "
+		    "to open it; remove it and let them create the file (whoever "
+		    "made it can write the store's directory: see its mode)",
+		    what, path);
+		return -1;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		problem(ck, "%s %s is not a regular file: remove it", what,
+		    path);
+		return -1;
+	}
 	if ((sb.st_mode & 077) != 0) {
 		problem(ck, "%s %s has mode %04o: group or others can read "
 		    "it; run chmod 600 %s", what, path,
 		    (unsigned)(sb.st_mode & 07777), path);
-		return -1;
+		bad = 1;
 	}
-	ok(ck, "%s %s is owner-only (%04o)", what, path,
-	    (unsigned)(sb.st_mode & 07777));
+	if (!owner_ok(ck, sb.st_uid)) {
+		problem(ck, "%s %s belongs to %s, neither the user the "
+		    "programs run as (--user%s%s) nor the one running this "
+		    "check: chown it to the programs' user", what, path,
+		    user_name(sb.st_uid, who, sizeof(who)),
+		    ck->has_user ? " " : ", not given",
+		    ck->has_user ? ck->user : "");
+		bad = 1;
+	}
+	if (bad)
+		return -1;
+	ok(ck, "%s %s is owner-only (%04o), owned by %s", what, path,
+	    (unsigned)(sb.st_mode & 07777),
+	    user_name(sb.st_uid, who, sizeof(who)));
 	return 0;
 }
 
+/*
+ * Checks the settings file: no other user may read it (0600 owned by the
+ * programs' user, or 0640 owned by root with the programs' group, as the
+ * README installs it), nobody but its owner write it, its owner is root,
+ * the invoking user or --user, and --user can read it.
+ */
+static void
+check_config(struct check *ck, const char *path)
+{
+	char who[64];
+	struct stat sb;
+	int bad = 0;
+
+	if (stat(path, &sb) != 0) {
+		problem(ck, "config file %s: %s", path, strerror(errno));
+		return;
+	}
+	if ((sb.st_mode & 007) != 0 || (sb.st_mode & 020) != 0) {
+		problem(ck, "config file %s has mode %04o: %s can %s it; run "
+		    "chmod 640 %s (owner root, group the programs' user's) or "
+		    "chmod 600 %s (owned by the programs' user)", path,
+		    (unsigned)(sb.st_mode & 07777),
+		    (sb.st_mode & 007) != 0 ? "every user" : "its group",
+		    (sb.st_mode & 007) != 0 ? "read" : "change", path, path);
+		bad = 1;
+	}
+	if (sb.st_uid != 0 && !owner_ok(ck, sb.st_uid)) {
+		problem(ck, "config file %s belongs to %s, who can change its "
+		    "secrets and actions: chown it to root (or to the "
+		    "programs' user)", path,
+		    user_name(sb.st_uid, who, sizeof(who)));
+		bad = 1;
+	}
+	if (ck->has_user && !user_reads(ck, &sb)) {
+		problem(ck, "config file %s cannot be read by %s, the user the "
+		    "programs run as: chgrp it to that user's group (mode "
+		    "0640) or chown it to that user (mode 0600)", path,
+		    ck->user);
+		bad = 1;
+	}
+	if (!bad)
+		ok(ck, "config file %s is readable by no other user (%04o, "
+		    "owned by %s)", path, (unsigned)(sb.st_mode & 07777),
+		    user_name(sb.st_uid, who, sizeof(who)));
+}
+
+/*
+ * Checks the store's directory: nobody but its owner may write it, even
+ * with the sticky bit (another user could create the -wal, -shm or
+ * -lock file, or the store itself, first), and its owner is the invoking
+ * user or --user.
+ */
 static void
 check_dir(struct check *ck, const char *db)
 {
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], who[64];
 	const char *slash = strrchr(db, '/');
 	struct stat sb;
 	size_t n;
+	int bad = 0;
 
 	if (slash == NULL)
 		return;
@@ -224,26 +390,50 @@ check_dir(struct check *ck, const char *db)
 		return;
 	memcpy(dir, db, n);
 	dir[n] = '\0';
-	if (stat(dir, &sb) == 0 && (sb.st_mode & 022) != 0 &&
-	    (sb.st_mode & S_ISVTX) == 0)
-		problem(ck, "the store's directory %s has mode %04o: group or "
-		    "others can replace the store; run chmod 700 %s", dir,
-		    (unsigned)(sb.st_mode & 07777), dir);
+	if (stat(dir, &sb) != 0)
+		return;
+	if ((sb.st_mode & 022) != 0) {
+		problem(ck, "the store's directory %s has mode %04o: %s can "
+		    "create or replace the store and its -wal, -shm and -lock "
+		    "files%s; give the store a directory of its own: run chmod "
+		    "700 %s", dir, (unsigned)(sb.st_mode & 07777),
+		    (sb.st_mode & 002) != 0 ? "every user" : "its group",
+		    (sb.st_mode & S_ISVTX) != 0 ? " (the sticky bit does not "
+		    "prevent that)" : "", dir);
+		bad = 1;
+	}
+	if (!owner_ok(ck, sb.st_uid)) {
+		problem(ck, "the store's directory %s belongs to %s, neither "
+		    "the user the programs run as (--user%s%s) nor the one "
+		    "running this check: chown it to the programs' user", dir,
+		    user_name(sb.st_uid, who, sizeof(who)),
+		    ck->has_user ? " " : ", not given",
+		    ck->has_user ? ck->user : "");
+		bad = 1;
+	}
+	if (!bad)
+		ok(ck, "the store's directory %s is writable only by its "
+		    "owner %s", dir, user_name(sb.st_uid, who, sizeof(who)));
 }
 
 static void
 check_usage(FILE *f)
 {
 	fprintf(f, "usage: idemhook check [--provider NAME]... "
-	    "[--docroot DIR]...\n\n"
+	    "[--docroot DIR]... [--user USER]\n\n"
 	    "Audits the configuration and prints one line per check:\n"
 	    "  - each provider's secret is set (every provider, or only "
 	    "those named\n    with --provider);\n"
 	    "  - the store is outside the web server's document root "
 	    "(--docroot,\n    $DOCUMENT_ROOT, and /var/www, /srv/www, "
 	    "public_html, ...);\n"
-	    "  - the store (and its -wal, -shm files) and the IDEMHOOK_CONFIG "
-	    "file\n    are not readable by group or others;\n"
+	    "  - the store and its -wal, -shm and -lock files are owner-only "
+	    "files, not\n    symbolic links, owned by USER (the user the "
+	    "programs run as) or by\n    the user running the check; their "
+	    "directory is writable by nobody else;\n"
+	    "  - the IDEMHOOK_CONFIG file is readable by no other user: 0640 "
+	    "owned by\n    root with USER's group, or 0600 owned by USER; "
+	    "and USER can read it;\n"
 	    "  - the store exists and is in WAL mode.\n"
 	    "Exit: 0 no problem; 1 problems found (each with its fix); 2 "
 	    "usage.\n");
@@ -259,9 +449,10 @@ cli_check(struct cli *c, int argc, char **argv)
 	char path[PATH_MAX], mode[32], err[STORE_ERR_MAX];
 	struct store *st;
 	size_t ndoc = 0, nonly = 0, j;
-	int a, r, i, want;
+	int a, r, i, want, before;
 
 	memset(&ck, 0, sizeof(ck));
+	ck.self = geteuid();
 	for (a = 1; a < argc; a++) {
 		r = cli_opt(argc, argv, &a, "--provider", &v);
 		if (r > 0) {
@@ -271,12 +462,19 @@ cli_check(struct cli *c, int argc, char **argv)
 			only[nonly++] = v;
 			continue;
 		}
+		if (r == 0) {
+			r = cli_opt(argc, argv, &a, "--user", &v);
+			if (r > 0 && check_user(&ck, v) != 0)
+				return CLI_EXIT_USAGE;
+			if (r > 0)
+				continue;
+		}
 		if (r == 0)
 			r = cli_opt(argc, argv, &a, "--docroot", &v);
 		if (r > 0) {
 			if (ndoc >= CHECK_MAX_DOCROOTS - 1) {
-				fprintf(stderr, "idemhook: check: at most %d "
-				    "--docroot\n", CHECK_MAX_DOCROOTS - 1);
+				cli_errorf("check: at most %d --docroot",
+				    CHECK_MAX_DOCROOTS - 1);
 				return CLI_EXIT_USAGE;
 			}
 			docroots[ndoc++] = v;
@@ -321,7 +519,7 @@ cli_check(struct cli *c, int argc, char **argv)
 
 	conf = c->config_path;
 	if (conf != NULL && *conf != '\0')
-		check_mode(&ck, "config file", conf, 1);
+		check_config(&ck, conf);
 
 	if (cli_config(c, 0, &cfg) != IH_OK) {
 		problem(&ck, "cannot read the store path: fix the settings "
@@ -330,6 +528,7 @@ cli_check(struct cli *c, int argc, char **argv)
 	}
 	db = cfg->db_path;
 	check_docroot(&ck, db, docroots, ndoc);
+	before = ck.problems;
 	check_dir(&ck, db);
 	if (check_mode(&ck, "store", db, 1) != 0 && access(db, F_OK) != 0)
 		goto out;
@@ -337,6 +536,14 @@ cli_check(struct cli *c, int argc, char **argv)
 	check_mode(&ck, "store WAL", path, 0);
 	snprintf(path, sizeof(path), "%s-shm", db);
 	check_mode(&ck, "store shared memory", path, 0);
+	snprintf(path, sizeof(path), "%s-lock", db);
+	check_mode(&ck, "store lock", path, 0);
+	if (ck.problems > before) {
+		/* Opening would trust what the checks above refused. */
+		problem(&ck, "the store was not opened: fix the problems "
+		    "above first");
+		goto out;
+	}
 	if (cli_store(c, &st) != IH_OK) {
 		problem(&ck, "cannot open the store %s (see above)", db);
 		goto out;

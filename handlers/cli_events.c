@@ -33,6 +33,16 @@ struct list_state {
 	long	 n;
 };
 
+/* Writes ", \"name\": ms", or null when ms is 0 (unset). */
+static void
+json_time(FILE *f, const char *name, int64_t ms)
+{
+	if (ms > 0)
+		fprintf(f, ", \"%s\": %lld", name, (long long)ms);
+	else
+		fprintf(f, ", \"%s\": null", name);
+}
+
 /* The row's table cells, in list_head's order. */
 static void
 list_cells(const struct store_row *row, char cells[LIST_COLS][CLI_TIME_MAX],
@@ -50,6 +60,45 @@ list_cells(const struct store_row *row, char cells[LIST_COLS][CLI_TIME_MAX],
 	text[6] = cells[6];
 }
 
+/*
+ * Writes the event's metadata as one JSON object: the fields of list
+ * --json, and the "event" of show --json.  Times are Unix ms, null when
+ * unset.
+ */
+static void
+event_json(FILE *f, const struct store_row *row)
+{
+	fputs("{\"provider\": ", f);
+	cli_put_json(f, row->provider);
+	fputs(", \"event_id\": ", f);
+	cli_put_json(f, row->event_id);
+	fputs(", \"type\": ", f);
+	cli_put_json(f, row->event_type);
+	fputs(", \"subtype\": ", f);
+	cli_put_json(f, row->subtype);
+	fputs(", \"order_key\": ", f);
+	cli_put_json(f, row->order_key);
+	fputs(", \"status\": ", f);
+	cli_put_json(f, row->status);
+	fprintf(f, ", \"received_at\": %lld, \"last_seen_at\": %lld, "
+	    "\"duplicates\": %lld, \"attempts\": %lld, "
+	    "\"next_attempt_at\": %lld", (long long)row->received_at,
+	    (long long)row->last_seen_at, (long long)row->duplicates,
+	    (long long)row->attempts, (long long)row->next_attempt_at);
+	json_time(f, "done_at", row->done_at);
+	json_time(f, "purged_at", row->purged_at);
+	json_time(f, "lease_until", row->lease_until);
+	fputs(", \"lease_owner\": ", f);
+	cli_put_json(f, row->lease_owner);
+	fputs(", \"last_error\": ", f);
+	cli_put_json(f, row->last_error);
+	if (row->has_payload)
+		fprintf(f, ", \"payload_bytes\": %lld}",
+		    (long long)row->payload_len);
+	else
+		fputs(", \"payload_bytes\": null}", f);
+}
+
 static int
 list_row(void *arg, const struct store_row *row)
 {
@@ -59,19 +108,21 @@ list_row(void *arg, const struct store_row *row)
 	size_t i, len;
 
 	if (ls->json) {
-		printf("%s  %s", ls->n > 0 ? ",\n" : "", row->json);
+		printf("%s  ", ls->n > 0 ? ",\n" : "");
+		event_json(stdout, row);
 		ls->n++;
 		return IH_OK;
 	}
 	list_cells(row, cells, text);
 	for (i = 0; i < LIST_COLS; i++) {
-		len = strlen(text[i]);
 		if (ls->measure) {
+			len = cli_clean_width(text[i]);
 			if (len > ls->width[i])
 				ls->width[i] = len;
 			continue;
 		}
-		cli_put_clean(stdout, text[i]);
+		cli_put_text(stdout, text[i], strlen(text[i]), 0);
+		len = cli_clean_width(text[i]);
 		if (i + 1 < LIST_COLS)
 			printf("%*s", (int)(ls->width[i] > len ?
 			    ls->width[i] - len + 2 : 2), "");
@@ -158,7 +209,7 @@ cli_list(struct cli *c, int argc, char **argv)
 		}
 	}
 	if (rc != IH_OK) {
-		fprintf(stderr, "idemhook: list: %s\n", err);
+		cli_errorf("list: %s", err);
 		return CLI_EXIT_FAIL;
 	}
 	return CLI_EXIT_OK;
@@ -166,10 +217,17 @@ cli_list(struct cli *c, int argc, char **argv)
 
 /* ---------------------------------------------------------------- show */
 
+/* show's flags, in event_args() order. */
+enum { SHOW_RAW, SHOW_JSON, SHOW_NFLAGS };
+
+static const char *const show_flags[SHOW_NFLAGS + 1] = { "--raw", "--json",
+    NULL };
+
 struct show_state {
 	struct store	*st;
-	int		 raw;
+	int		 flag[SHOW_NFLAGS];
 	int		 rc;
+	long		 n;	/* attempts written, for JSON commas */
 	char		 err[STORE_ERR_MAX];
 };
 
@@ -201,28 +259,118 @@ show_attempt(void *arg, const struct store_attempt *at)
 	(void)arg;
 	cli_format_time(at->started_at, s, sizeof(s));
 	cli_format_time(at->finished_at, e, sizeof(e));
-	printf("  #%-3lld %s  %s  %-7s ", (long long)at->attempt, s, e,
-	    at->outcome != NULL ? at->outcome : "-");
-	cli_put_clean(stdout, at->error != NULL ? at->error : "");
-	printf("\n");
+	cli_printf(stdout, "  #%-3lld %s  %s  %-7s %s\n",
+	    (long long)at->attempt, s, e,
+	    at->outcome != NULL ? at->outcome : "-",
+	    at->error != NULL ? at->error : "");
 	return IH_OK;
 }
 
-/* Writes the payload, bytes that would drive a terminal escaped. */
+/* Writes text of len bytes as lines, masked, ending in a newline. */
 static void
-show_payload(const unsigned char *p, int64_t len)
+show_text(const void *p, size_t len)
 {
-	int64_t i;
-
-	for (i = 0; i < len; i++) {
-		if ((p[i] < 0x20 && p[i] != '\n' && p[i] != '\t') ||
-		    p[i] == 0x7f)
-			printf("\\x%02x", p[i]);
-		else
-			putchar(p[i]);
-	}
-	if (len > 0 && p[len - 1] != '\n')
+	cli_put_text(stdout, p, len, CLI_TEXT_LINES);
+	if (len > 0 && ((const unsigned char *)p)[len - 1] != '\n')
 		putchar('\n');
+}
+
+static int
+show_json_attempt(void *arg, const struct store_attempt *at)
+{
+	struct show_state *ss = arg;
+
+	printf("%s\n    {\"attempt\": %lld, \"started_at\": %lld",
+	    ss->n++ > 0 ? "," : "", (long long)at->attempt,
+	    (long long)at->started_at);
+	json_time(stdout, "finished_at", at->finished_at);
+	fputs(", \"outcome\": ", stdout);
+	cli_put_json(stdout, at->outcome);
+	fputs(", \"error\": ", stdout);
+	cli_put_json(stdout, at->error);
+	putchar('}');
+	return IH_OK;
+}
+
+/*
+ * Writes the stored "name: value\n" lines as a JSON array of {"name",
+ * "value"} objects, in their order; a line without ": " is a name with
+ * an empty value.
+ */
+static void
+show_json_headers(const char *headers)
+{
+	const char *line = headers, *nl, *colon;
+	size_t len;
+	int n = 0;
+
+	putchar('[');
+	while (*line != '\0') {
+		nl = strchr(line, '\n');
+		len = nl != NULL ? (size_t)(nl - line) : strlen(line);
+		if (len > 0) {
+			colon = memchr(line, ':', len);
+			if (colon != NULL && (size_t)(colon - line) + 1 < len &&
+			    colon[1] == ' ') {
+				printf("%s\n    {\"name\": ", n++ > 0 ? "," : "");
+				cli_json_text(stdout, line,
+				    (size_t)(colon - line));
+				fputs(", \"value\": ", stdout);
+				cli_json_text(stdout, colon + 2,
+				    len - (size_t)(colon - line) - 2);
+			} else {
+				printf("%s\n    {\"name\": ", n++ > 0 ? "," : "");
+				cli_json_text(stdout, line, len);
+				fputs(", \"value\": \"\"", stdout);
+			}
+			putchar('}');
+		}
+		if (nl == NULL)
+			break;
+		line = nl + 1;
+	}
+	printf("%s]", n > 0 ? "\n  " : "");
+}
+
+/*
+ * show --json: one object with the event's metadata (as list --json
+ * gives it), its attempts, its stored headers and its payload: text when
+ * the payload is well-formed UTF-8, else base64, as payload_encoding
+ * says (null with the payload once purged).
+ */
+static int
+show_json(struct show_state *ss, const struct store_row *row)
+{
+	int rc;
+
+	fputs("{\"event\": ", stdout);
+	event_json(stdout, row);
+	fputs(",\n  \"attempts\": [", stdout);
+	ss->n = 0;
+	rc = store_attempts(ss->st, row->rowid, show_json_attempt, ss,
+	    ss->err, sizeof(ss->err));
+	if (rc != IH_OK) {
+		printf("]}\n");
+		return rc;
+	}
+	printf("%s],\n  \"headers\": ", ss->n > 0 ? "\n  " : "");
+	show_json_headers(row->headers);
+	if (row->payload == NULL)
+		fputs(",\n  \"payload_encoding\": null, \"payload\": null}\n",
+		    stdout);
+	else if (cli_utf8_ok(row->payload, (size_t)row->payload_len)) {
+		fputs(",\n  \"payload_encoding\": \"utf-8\", \"payload\": ",
+		    stdout);
+		cli_json_text(stdout, row->payload, (size_t)row->payload_len);
+		fputs("}\n", stdout);
+	} else {
+		fputs(",\n  \"payload_encoding\": \"base64\", \"payload\": ",
+		    stdout);
+		cli_json_base64(stdout, row->payload,
+		    (size_t)row->payload_len);
+		fputs("}\n", stdout);
+	}
+	return IH_OK;
 }
 
 static int
@@ -231,7 +379,7 @@ show_row(void *arg, const struct store_row *row)
 	struct show_state *ss = arg;
 	char n[64];
 
-	if (ss->raw) {
+	if (ss->flag[SHOW_RAW]) {
 		if (row->payload == NULL) {
 			snprintf(ss->err, sizeof(ss->err), "the payload was "
 			    "purged by retention");
@@ -240,6 +388,8 @@ show_row(void *arg, const struct store_row *row)
 		fwrite(row->payload, 1, (size_t)row->payload_len, stdout);
 		return IH_OK;
 	}
+	if (ss->flag[SHOW_JSON])
+		return show_json(ss, row);
 	show_field("provider", row->provider);
 	show_field("event_id", row->event_id);
 	show_field("type", row->event_type);
@@ -267,14 +417,13 @@ show_row(void *arg, const struct store_row *row)
 	if (*row->headers == '\0')
 		printf("  (none stored)\n");
 	else
-		show_payload((const unsigned char *)row->headers,
-		    (int64_t)strlen(row->headers));
+		show_text(row->headers, strlen(row->headers));
 	if (row->payload == NULL)
 		printf("\npayload: purged\n");
 	else {
 		printf("\npayload (%lld bytes):\n",
 		    (long long)row->payload_len);
-		show_payload(row->payload, row->payload_len);
+		show_text(row->payload, (size_t)row->payload_len);
 	}
 	return IH_OK;
 }
@@ -282,33 +431,56 @@ show_row(void *arg, const struct store_row *row)
 static void
 show_usage(FILE *f)
 {
-	fprintf(f, "usage: idemhook show [--raw] PROVIDER EVENT_ID\n\n"
+	fprintf(f, "usage: idemhook show [--raw | --json] [--] PROVIDER "
+	    "EVENT_ID\n\n"
 	    "Prints the event's metadata, its processing attempts, the last "
-	    "error,\nthe headers stored to re-verify it, and its payload.\n"
-	    "  --raw  write the payload's bytes exactly and nothing else\n");
+	    "error,\nthe headers stored to re-verify it, and its payload, "
+	    "with control\ncharacters and bytes that are not UTF-8 shown as "
+	    "\\xNN.\n"
+	    "  --raw   write the payload's bytes exactly and nothing else\n"
+	    "  --json  one JSON object: event, attempts, headers, payload "
+	    "(text, or\n          base64 when it is not UTF-8: see "
+	    "payload_encoding)\n"
+	    "  --      what follows is PROVIDER EVENT_ID, even if it starts "
+	    "with -\n");
 }
 
 /*
- * Parses "[FLAG] PROVIDER EVENT_ID".  Returns -1 to go on, else the exit
- * code (after --help, or a usage error, printed).
+ * Parses "[FLAG]... [--] PROVIDER EVENT_ID", where flags is a NULL-ended
+ * list of flag names and set[i] becomes 1 for each flags[i] given.
+ * Returns -1 to go on, else the exit code (after --help, or a usage
+ * error, printed).
  */
 static int
-event_args(int argc, char **argv, const char *flag, int *flagged,
+event_args(int argc, char **argv, const char *const *flags, int *set,
     const char **provider, const char **event_id, void (*usage)(FILE *))
 {
 	const char *pos[2] = { NULL, NULL };
-	int a, n = 0, bad = 0;
+	int a, i, n = 0, bad = 0, opts = 1, known;
 
-	*flagged = 0;
 	for (a = 1; a < argc; a++) {
-		if (strcmp(argv[a], "--help") == 0) {
+		known = 0;
+		if (opts && strcmp(argv[a], "--") == 0) {
+			opts = 0;
+			continue;
+		}
+		if (opts && strcmp(argv[a], "--help") == 0) {
 			usage(stdout);
 			return CLI_EXIT_OK;
-		} else if (flag != NULL && strcmp(argv[a], flag) == 0)
-			*flagged = 1;
-		else if (argv[a][0] == '-' || n >= 2)
+		}
+		for (i = 0; opts && flags != NULL && flags[i] != NULL; i++)
+			if (strcmp(argv[a], flags[i]) == 0) {
+				set[i] = 1;
+				known = 1;
+			}
+		if (known)
+			continue;
+		if ((opts && argv[a][0] == '-') || n >= 2) {
+			if (argv[a][0] == '-' && n >= 1)
+				cli_errorf("%s: an event id starting with - "
+				    "goes after --", argv[0]);
 			bad = 1;
-		else
+		} else
 			pos[n++] = argv[a];
 	}
 	if (bad || n != 2) {
@@ -330,18 +502,22 @@ cli_show(struct cli *c, int argc, char **argv)
 	int rc;
 
 	memset(&ss, 0, sizeof(ss));
-	rc = event_args(argc, argv, "--raw", &ss.raw, &provider, &event_id,
-	    show_usage);
+	rc = event_args(argc, argv, show_flags, ss.flag, &provider,
+	    &event_id, show_usage);
 	if (rc >= 0)
 		return rc;
+	if (ss.flag[SHOW_RAW] && ss.flag[SHOW_JSON]) {
+		cli_errorf("show: --raw or --json, not both");
+		return CLI_EXIT_USAGE;
+	}
 	if (cli_store(c, &ss.st) != IH_OK)
 		return CLI_EXIT_FAIL;
 	rc = store_show(ss.st, provider, event_id, show_row, &ss, ss.err,
 	    sizeof(ss.err));
 	if (rc != IH_OK) {
-		fprintf(stderr, "idemhook: show: %s%s\n", ss.err,
-		    rc == IH_ENOTFOUND && !ss.raw ? " (idemhook list "
-		    "--provider NAME shows what is stored)" : "");
+		cli_errorf("show: %s%s", ss.err, rc == IH_ENOTFOUND &&
+		    !ss.flag[SHOW_RAW] ? " (idemhook list --provider NAME "
+		    "shows what is stored)" : "");
 		return CLI_EXIT_FAIL;
 	}
 	return CLI_EXIT_OK;
@@ -444,7 +620,7 @@ stored_row(void *arg, const struct store_row *row)
 static void
 verify_usage(FILE *f)
 {
-	fprintf(f, "usage: idemhook verify PROVIDER EVENT_ID\n\n"
+	fprintf(f, "usage: idemhook verify [--] PROVIDER EVENT_ID\n\n"
 	    "Re-checks the stored signature over the stored payload against "
 	    "the\nsecrets configured now (IDEMHOOK_<PROVIDER>_SECRET and _2 "
 	    "to _4),\nas audit proof that the event came from the provider. "
@@ -465,55 +641,52 @@ cli_verify(struct cli *c, int argc, char **argv)
 	struct store *st;
 	struct json *js = NULL;
 	const char *provider = NULL, *event_id = NULL, *why = "";
-	int rc, flag, status = CLI_EXIT_FAIL;
+	int rc, status = CLI_EXIT_FAIL;
 
-	rc = event_args(argc, argv, NULL, &flag, &provider, &event_id,
+	rc = event_args(argc, argv, NULL, NULL, &provider, &event_id,
 	    verify_usage);
 	if (rc >= 0)
 		return rc;
 	p = providers_all[cli_provider_index(provider)];
 	if (p->kept_headers == NULL || p->kept_headers[0] == NULL) {
-		fprintf(stderr, "idemhook: verify: %s events cannot be "
-		    "re-verified: %s authenticates each delivery with a "
-		    "static token\nheader, not a signature over the body, and "
-		    "the token is not stored.\n", p->name, p->name);
+		cli_errorf("verify: %s events cannot be re-verified: %s "
+		    "authenticates each delivery with a static token\n"
+		    "header, not a signature over the body, and the token is "
+		    "not stored.", p->name, p->name);
 		return CLI_EXIT_FAIL;
 	}
 	if (cli_config(c, (size_t)cli_provider_index(provider), &cfg) !=
 	    IH_OK)
 		return CLI_EXIT_USAGE;
 	if (cfg->nsecrets == 0) {
-		fprintf(stderr, "idemhook: verify: no secret configured: set "
-		    "%s in the environment or the IDEMHOOK_CONFIG file\n",
-		    p->secret_var);
+		cli_errorf("verify: no secret configured: set %s in the "
+		    "environment or the IDEMHOOK_CONFIG file", p->secret_var);
 		return CLI_EXIT_USAGE;
 	}
 	if (cli_store(c, &st) != IH_OK)
 		return CLI_EXIT_FAIL;
 	sr = calloc(1, sizeof(*sr));
 	if (sr == NULL) {
-		fprintf(stderr, "idemhook: verify: out of memory\n");
+		cli_errorf("verify: out of memory");
 		goto out;
 	}
 	rc = store_show(st, provider, event_id, stored_row, sr, sr->err,
 	    sizeof(sr->err));
 	if (rc != IH_OK) {
-		fprintf(stderr, "idemhook: verify: %s\n", sr->err);
+		cli_errorf("verify: %s", sr->err);
 		goto out;
 	}
 	if (sr->purged) {
-		fprintf(stderr, "idemhook: verify: the payload of %s %s was "
-		    "purged by retention; nothing left to verify\n", provider,
-		    event_id);
+		cli_errorf("verify: the payload of %s %s was purged by "
+		    "retention; nothing left to verify", provider, event_id);
 		goto out;
 	}
 	if (stored_parse(sr) != 0) {
-		fprintf(stderr, "idemhook: verify: the stored headers are "
-		    "malformed\n");
+		cli_errorf("verify: the stored headers are malformed");
 		goto out;
 	}
 	if (json_open(&js) != IH_OK) {
-		fprintf(stderr, "idemhook: verify: out of memory\n");
+		cli_errorf("verify: out of memory");
 		goto out;
 	}
 	memset(&req, 0, sizeof(req));
@@ -530,15 +703,12 @@ cli_verify(struct cli *c, int argc, char **argv)
 	pr.json = js;
 	rc = p->verify(&pr, &why);
 	if (rc == IH_OK) {
-		printf("valid: %s ", provider);
-		cli_put_clean(stdout, event_id);
-		printf(": the stored signature matches a configured secret\n");
+		cli_printf(stdout, "valid: %s %s: the stored signature "
+		    "matches a configured secret\n", provider, event_id);
 		status = CLI_EXIT_OK;
 	} else {
-		printf("INVALID: %s ", provider);
-		cli_put_clean(stdout, event_id);
-		printf(": %s\n", why != NULL ? why : "signature does not "
-		    "match");
+		cli_printf(stdout, "INVALID: %s %s: %s\n", provider, event_id,
+		    why != NULL ? why : "signature does not match");
 	}
 out:
 	json_close(js);
@@ -578,35 +748,101 @@ replay_row(void *arg, const struct store_row *row)
 {
 	struct replay_state *rs = arg;
 
-	printf("%s %s ", rs->dry_run ? "would requeue" : "requeued",
-	    row->provider);
-	cli_put_clean(stdout, row->event_id);
-	printf(" ");
-	cli_put_clean(stdout, row->event_type);
-	if (rs->dry_run)
-		printf(" (%s)", row->status);
-	printf("\n");
+	cli_printf(stdout, "%s %s %s %s%s%s%s\n", rs->dry_run ?
+	    "would requeue" : "requeued", row->provider, row->event_id,
+	    row->event_type, rs->dry_run ? " (" : "",
+	    rs->dry_run ? row->status : "", rs->dry_run ? ")" : "");
 	return IH_OK;
 }
 
 static void
 replay_usage(FILE *f)
 {
-	fprintf(f, "usage: idemhook replay [--dry-run] PROVIDER EVENT_ID\n"
-	    "       idemhook replay [--dry-run] --status STATUS "
-	    "[--provider NAME] [--type TYPE]\n"
-	    "                       [--since WHEN] [--until WHEN] "
-	    "[--limit N]\n\n"
+	fprintf(f, "usage: idemhook replay [--dry-run] [--] PROVIDER "
+	    "EVENT_ID\n"
+	    "       idemhook replay [--dry-run] --status STATUS [--all] "
+	    "[--provider NAME]\n"
+	    "                       [--type TYPE] [--since WHEN] "
+	    "[--until WHEN] [--limit N]\n"
+	    "       idemhook replay --dry-run [filters]\n\n"
 	    "Makes events due again: status received, next attempt now, "
 	    "attempts\ncounted from zero; idemhook work then processes them.\n"
-	    "A filter needs --status (done, failed, dead or "
-	    "quarantined), so that done events are never\nreplayed by "
-	    "accident.  Events being processed, already due, or whose\n"
-	    "payload was purged are left alone.  Each replay is one atomic "
-	    "update.\n"
-	    "  --dry-run  list what would be requeued, change nothing\n"
+	    "A filtered replay needs --status (done, failed, dead or "
+	    "quarantined);\n--status done also needs another filter, or "
+	    "--all, so that done events\nare never replayed by accident.  "
+	    "Events being processed, already due,\nor whose payload was "
+	    "purged are left alone.  Each replay is one atomic\nupdate.\n"
+	    "  --dry-run  list what would be requeued, change nothing (any "
+	    "filters,\n             --status optional: done, failed, dead and "
+	    "quarantined events)\n"
+	    "  --all      replay every event of that status\n"
+	    "  --         what follows is PROVIDER EVENT_ID, even if it starts "
+	    "with -\n"
 	    "Actions run again; local effects already recorded are not "
 	    "repeated.\n");
+}
+
+/*
+ * Appends word to buf (of len bytes, *off used) as one shell word,
+ * quoted when it holds anything but plain characters.
+ */
+static void
+shell_word(char *buf, size_t len, size_t *off, const char *word)
+{
+	const char *p;
+	int n, plain = *word != '\0';
+
+	for (p = word; *p != '\0'; p++)
+		if (strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		    "0123456789_./:=@%+,-", *p) == NULL)
+			plain = 0;
+	if (*off >= len)
+		return;
+	n = snprintf(buf + *off, len - *off, "%s%s", *off > 0 ? " " : "",
+	    plain ? word : "'");
+	*off += n > 0 ? (size_t)n : 0;
+	for (p = word; !plain && *p != '\0' && *off < len; p++) {
+		if (*p == '\'')
+			n = snprintf(buf + *off, len - *off, "'\\''");
+		else
+			n = snprintf(buf + *off, len - *off, "%c", *p);
+		*off += n > 0 ? (size_t)n : 0;
+	}
+	if (!plain && *off < len) {
+		n = snprintf(buf + *off, len - *off, "'");
+		*off += n > 0 ? (size_t)n : 0;
+	}
+}
+
+/*
+ * Writes into buf the command line as given (program, global options,
+ * "replay", its arguments without --dry-run), with dry_run and extra
+ * (two words, or NULL) added after "replay".
+ */
+static void
+replay_command(const struct cli *c, int argc, char **argv, int dry_run,
+    const char *extra1, const char *extra2, char *buf, size_t len)
+{
+	size_t off = 0;
+	int a;
+
+	buf[0] = '\0';
+	for (a = 0; a < c->gargc; a++)
+		shell_word(buf, len, &off, c->gargv[a]);
+	if (c->gargc == 0)
+		shell_word(buf, len, &off, "idemhook");
+	shell_word(buf, len, &off, argv[0]);
+	if (dry_run)
+		shell_word(buf, len, &off, "--dry-run");
+	if (extra1 != NULL)
+		shell_word(buf, len, &off, extra1);
+	if (extra2 != NULL)
+		shell_word(buf, len, &off, extra2);
+	for (a = 1; a < argc; a++)
+		if (strcmp(argv[a], "--dry-run") != 0)
+			shell_word(buf, len, &off, argv[a]);
+	if (off >= len && len > 4)
+		memcpy(buf + len - 4, "...", 4);
 }
 
 /* Refuses, with the reason, a single event replay cannot take. */
@@ -617,28 +853,78 @@ replay_refuse(const struct replay_state *rs, const char *provider,
 	char t[CLI_TIME_MAX];
 
 	if (!rs->found) {
-		fprintf(stderr, "idemhook: replay: no %s event with id %s "
-		    "(idemhook list --provider %s shows what is stored)\n",
-		    provider, event_id, provider);
+		cli_errorf("replay: no %s event with id %s (idemhook list "
+		    "--provider %s shows what is stored)", provider, event_id,
+		    provider);
 		return CLI_EXIT_FAIL;
 	}
 	if (strcmp(rs->status, "received") == 0) {
-		printf("%s %s is already due; idemhook work will process it\n",
-		    provider, event_id);
+		cli_printf(stdout, "%s %s is already due; idemhook work will "
+		    "process it\n", provider, event_id);
 		return CLI_EXIT_OK;
 	}
 	if (strcmp(rs->status, "processing") == 0) {
 		cli_format_time(rs->lease_until, t, sizeof(t));
-		fprintf(stderr, "idemhook: replay: %s %s is being processed "
-		    "by %s (lease until %s); replay it once that attempt "
-		    "ends\n", provider, event_id, rs->owner, t);
+		cli_errorf("replay: %s %s is being processed by %s (lease "
+		    "until %s); replay it once that attempt ends", provider,
+		    event_id, rs->owner, t);
 		return CLI_EXIT_FAIL;
 	}
 	if (rs->purged) {
-		fprintf(stderr, "idemhook: replay: the payload of %s %s was "
-		    "purged by retention; there is nothing to process\n",
-		    provider, event_id);
+		cli_errorf("replay: the payload of %s %s was purged by "
+		    "retention; there is nothing to process", provider,
+		    event_id);
 		return CLI_EXIT_FAIL;
+	}
+	return -1;
+}
+
+/*
+ * Refuses a filtered replay that could requeue more than meant: one
+ * without --status (a dry run may), or --status done narrowed by nothing
+ * else without --all.  Returns -1 to go on, else the exit code, with
+ * the commands to run instead printed.
+ */
+static int
+replay_guard(const struct cli *c, int argc, char **argv,
+    const struct store_filter *f, int dry_run, int all)
+{
+	char cmd1[1024], cmd2[1024];
+	int narrowed = f->provider != NULL || f->event_type != NULL ||
+	    f->since_ms > 0 || f->until_ms > 0;
+
+	if (f->status != NULL && (strcmp(f->status, "received") == 0 ||
+	    strcmp(f->status, "processing") == 0)) {
+		cli_errorf("replay: --status %s events are already due or "
+		    "being processed; give done, failed, dead or quarantined",
+		    f->status);
+		return CLI_EXIT_USAGE;
+	}
+	if (dry_run)
+		return -1;
+	if (f->status == NULL) {
+		replay_command(c, argc, argv, 1, NULL, NULL, cmd1,
+		    sizeof(cmd1));
+		replay_command(c, argc, argv, 0, "--status", "dead", cmd2,
+		    sizeof(cmd2));
+		cli_errorf("replay: a filtered replay needs --status (done, "
+		    "failed, dead or quarantined),\nso that done events are "
+		    "never replayed by accident.  To see what it would make "
+		    "due again:\n    %s\nthen replay one status, for "
+		    "example:\n    %s", cmd1, cmd2);
+		return CLI_EXIT_USAGE;
+	}
+	if (strcmp(f->status, "done") == 0 && !narrowed && !all) {
+		replay_command(c, argc, argv, 1, NULL, NULL, cmd1,
+		    sizeof(cmd1));
+		replay_command(c, argc, argv, 0, "--all", NULL, cmd2,
+		    sizeof(cmd2));
+		cli_errorf("replay: --status done with no other filter would "
+		    "run the actions of every\ndone event again.  Narrow it "
+		    "(--provider, --type, --since, --until); see\nwhat it "
+		    "would take with:\n    %s\nor, to replay every done "
+		    "event:\n    %s", cmd1, cmd2);
+		return CLI_EXIT_USAGE;
 	}
 	return -1;
 }
@@ -652,43 +938,53 @@ cli_replay(struct cli *c, int argc, char **argv)
 	const char *pos[2] = { NULL, NULL };
 	char err[STORE_ERR_MAX];
 	long count;
-	int a, r, n = 0, filtered = 0, rc;
+	int a, r, n = 0, filtered = 0, all = 0, opts = 1, rc;
 
 	memset(&f, 0, sizeof(f));
 	memset(&rs, 0, sizeof(rs));
 	for (a = 1; a < argc; a++) {
-		r = cli_filter_opt(argc, argv, &a, store_now_ms(), &f);
+		if (opts && strcmp(argv[a], "--") == 0) {
+			opts = 0;
+			continue;
+		}
+		r = opts ? cli_filter_opt(argc, argv, &a, store_now_ms(), &f) :
+		    0;
 		if (r < 0)
 			return CLI_EXIT_USAGE;
 		if (r > 0) {
 			filtered = 1;
 			continue;
 		}
-		if (strcmp(argv[a], "--dry-run") == 0)
+		if (opts && strcmp(argv[a], "--dry-run") == 0)
 			rs.dry_run = 1;
-		else if (strcmp(argv[a], "--help") == 0) {
+		else if (opts && strcmp(argv[a], "--all") == 0)
+			all = 1;
+		else if (opts && strcmp(argv[a], "--help") == 0) {
 			replay_usage(stdout);
 			return CLI_EXIT_OK;
-		} else if (argv[a][0] != '-' && n < 2)
+		} else if ((!opts || argv[a][0] != '-') && n < 2)
 			pos[n++] = argv[a];
 		else {
+			if (argv[a][0] == '-' && n == 1)
+				cli_errorf("replay: an event id starting with "
+				    "- goes after --");
 			replay_usage(stderr);
 			return CLI_EXIT_USAGE;
 		}
 	}
-	if ((n != 0 && (n != 2 || filtered)) || (n == 0 && !filtered)) {
-		fprintf(stderr, "idemhook: replay: give either PROVIDER "
-		    "EVENT_ID, or filter options with --status\n");
+	if ((n != 0 && (n != 2 || filtered || all)) ||
+	    (n == 0 && !filtered && !rs.dry_run && !all)) {
+		cli_errorf("replay: give either PROVIDER EVENT_ID, or filter "
+		    "options with --status");
 		replay_usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
 	if (n == 2 && cli_provider_index(pos[0]) < 0)
 		return CLI_EXIT_USAGE;
-	if (n == 0 && (f.status == NULL || strcmp(f.status, "received") ==
-	    0 || strcmp(f.status, "processing") == 0)) {
-		fprintf(stderr, "idemhook: replay: a filter needs --status "
-		    "done, failed, dead or quarantined\n");
-		return CLI_EXIT_USAGE;
+	if (n == 0) {
+		r = replay_guard(c, argc, argv, &f, rs.dry_run, all);
+		if (r >= 0)
+			return r;
 	}
 	if (cli_store(c, &st) != IH_OK)
 		return CLI_EXIT_FAIL;
@@ -696,7 +992,7 @@ cli_replay(struct cli *c, int argc, char **argv)
 		rc = store_show(st, pos[0], pos[1], replay_probe, &rs, err,
 		    sizeof(err));
 		if (rc != IH_OK && rc != IH_ENOTFOUND) {
-			fprintf(stderr, "idemhook: replay: %s\n", err);
+			cli_errorf("replay: %s", err);
 			return CLI_EXIT_FAIL;
 		}
 		r = replay_refuse(&rs, pos[0], pos[1]);
@@ -709,13 +1005,12 @@ cli_replay(struct cli *c, int argc, char **argv)
 	rc = store_requeue(st, &f, rs.dry_run, store_now_ms(), replay_row,
 	    &rs, &count, err, sizeof(err));
 	if (rc != IH_OK) {
-		fprintf(stderr, "idemhook: replay: %s\n", err);
+		cli_errorf("replay: %s", err);
 		return CLI_EXIT_FAIL;
 	}
 	if (n == 2 && count == 0) {
-		fprintf(stderr, "idemhook: replay: %s %s changed while "
-		    "replaying; look at it again with idemhook show\n",
-		    pos[0], pos[1]);
+		cli_errorf("replay: %s %s changed while replaying; look at it "
+		    "again with idemhook show", pos[0], pos[1]);
 		return CLI_EXIT_FAIL;
 	}
 	printf("%ld event(s) %s\n", count, rs.dry_run ? "would be requeued" :

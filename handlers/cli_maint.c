@@ -2,7 +2,8 @@
  * cli_maint.c -- retention and figures: idemhook purge and stats.
  *
  * Retention keeps two promises at once: payloads (personal data) go
- * after IDEMHOOK_RETENTION_DAYS, while each event's (provider, event_id)
+ * after IDEMHOOK_RETENTION_DAYS (dead letters only with --include-dead,
+ * so that none vanishes before someone looked at it), while each event's (provider, event_id)
  * row stays as a tombstone for at least the provider's redelivery window,
  * so that a late redelivery is still answered as a duplicate rather than
  * processed twice.
@@ -80,8 +81,8 @@ days_setting(struct cli *c, const char *provider, const char *key,
 		return 0;
 	}
 	if (cli_parse_long(v, min, PURGE_MAX_DAYS, days) != 0) {
-		fprintf(stderr, "idemhook: purge: %s=%s: give days from %ld "
-		    "to %d%s\n", name, v, min, PURGE_MAX_DAYS,
+		cli_errorf("purge: %s=%s: give days from %ld to %d%s", name, v,
+		    min, PURGE_MAX_DAYS,
 		    forever ? ", or forever" : "");
 		return -1;
 	}
@@ -92,9 +93,10 @@ static void
 purge_usage(FILE *f)
 {
 	fprintf(f, "usage: idemhook purge [--provider NAME] "
-	    "[--payload-days N] [--dry-run]\n\n"
-	    "Applies retention to done, dead and quarantined events (others "
-	    "are never\ntouched):\n"
+	    "[--payload-days N] [--include-dead]\n"
+	    "                     [--dry-run]\n\n"
+	    "Applies retention to done and quarantined events (others are "
+	    "never\ntouched; dead letters stay whole until replayed):\n"
 	    "  - drops the payload of events received more than N days ago\n"
 	    "    (--payload-days, else IDEMHOOK_<PROVIDER>_RETENTION_DAYS,\n"
 	    "    IDEMHOOK_RETENTION_DAYS, default %d; 0 drops every finished "
@@ -108,7 +110,9 @@ purge_usage(FILE *f)
 	    "    so that a late redelivery is still answered duplicate.\n"
 	    "Works in short transactions: safe from cron while the "
 	    "receivers run.\n"
-	    "  --dry-run  count what would go, change nothing\n",
+	    "  --include-dead  purge dead events on the same schedule "
+	    "(they are lost\n                  for replay)\n"
+	    "  --dry-run       count what would go, change nothing\n",
 	    PURGE_DEFAULT_PAYLOAD, PURGE_DEFAULT_TOMBSTONE);
 }
 
@@ -121,7 +125,7 @@ cli_purge(struct cli *c, int argc, char **argv)
 	char err[STORE_ERR_MAX], t1[CLI_TIME_MAX], t2[CLI_TIME_MAX];
 	long payload_days, row_days, cli_days = -1;
 	int64_t now = store_now_ms();
-	int a, r, dry_run = 0, i, status = CLI_EXIT_OK;
+	int a, r, dry_run = 0, include_dead = 0, i, status = CLI_EXIT_OK;
 
 	for (a = 1; a < argc; a++) {
 		r = cli_opt(argc, argv, &a, "--provider", &only);
@@ -141,6 +145,8 @@ cli_purge(struct cli *c, int argc, char **argv)
 			continue;
 		if (strcmp(argv[a], "--dry-run") == 0)
 			dry_run = 1;
+		else if (strcmp(argv[a], "--include-dead") == 0)
+			include_dead = 1;
 		else if (strcmp(argv[a], "--help") == 0) {
 			purge_usage(stdout);
 			return CLI_EXIT_OK;
@@ -176,9 +182,9 @@ cli_purge(struct cli *c, int argc, char **argv)
 		p.row_before_ms = row_days < 0 ? 0 : now - row_days * DAY_MS;
 		p.batch = 500;
 		p.dry_run = dry_run;
+		p.include_dead = include_dead;
 		if (store_purge(st, &p, err, sizeof(err)) != IH_OK) {
-			fprintf(stderr, "idemhook: purge: %s: %s\n", p.provider,
-			    err);
+			cli_errorf("purge: %s: %s", p.provider, err);
 			status = CLI_EXIT_FAIL;
 			continue;
 		}
@@ -192,6 +198,11 @@ cli_purge(struct cli *c, int argc, char **argv)
 		    row_days < 0 ? "never" : t2,
 		    row_days < 0 ? "kept forever, " : "",
 		    row_days < 0 ? 0 : row_days);
+		if (p.dead_kept > 0)
+			printf("%s: kept %ld dead event(s) received before %s: "
+			    "replay them (idemhook list --status dead "
+			    "--provider %s), or purge with --include-dead\n",
+			    p.provider, p.dead_kept, t1, p.provider);
 	}
 	return status;
 }
@@ -272,18 +283,23 @@ stats_json(const struct stats_state *ss, int64_t since, int64_t until,
 	printf("\n]}\n");
 }
 
-/* A Prometheus label value: backslash, quote and newline escaped. */
+/*
+ * A Prometheus label value: backslash, quote and newline escaped, other
+ * controls masked like every value the command prints.
+ */
 static void
 prom_label(const char *s)
 {
+	const char *run = s;
+
 	for (; *s != '\0'; s++) {
-		if (*s == '\\' || *s == '"')
-			printf("\\%c", *s);
-		else if (*s == '\n')
-			printf("\\n");
-		else
-			putchar(*s);
+		if (*s != '\\' && *s != '"' && *s != '\n')
+			continue;
+		cli_put_text(stdout, run, (size_t)(s - run), 0);
+		printf("\\%c", *s == '\n' ? 'n' : *s);
+		run = s + 1;
 	}
+	cli_put_text(stdout, run, (size_t)(s - run), 0);
 }
 
 static void
@@ -407,7 +423,7 @@ stats_table(const struct stats_state *ss, int64_t since, int64_t until)
 		ms_cell(p95, sizeof(p95), x->p95_ms);
 		ms_cell(p99, sizeof(p99), x->p99_ms);
 		cli_format_time(x->oldest_pending_ms, a, sizeof(a));
-		len = strlen(x->provider);
+		len = cli_clean_width(x->provider);
 		cli_put_clean(stdout, x->provider);
 		printf("%*s", (int)(len < 10 ? 11 - len : 1), "");
 		printf("%8lld %6lld %5.1f%% %6lld %6lld %6lld %6lld %7lld "
@@ -492,7 +508,7 @@ cli_stats(struct cli *c, int argc, char **argv)
 	rc = store_stats(st, f.provider, since, until, stats_add, ss, err,
 	    sizeof(err));
 	if (rc != IH_OK) {
-		fprintf(stderr, "idemhook: stats: %s\n", err);
+		cli_errorf("stats: %s", err);
 		goto out;
 	}
 	if (json)

@@ -27,6 +27,7 @@
 #include "store.h"
 
 #include "cli.h"
+#include "cli_text.h"
 
 extern char **environ;
 
@@ -72,7 +73,7 @@ cli_init(struct cli *c, const char *config_path, const char *db_path)
 		c->config_path = path;
 		rc = config_vars_from_file(&c->file, path, err, sizeof(err));
 		if (rc != IH_OK) {
-			fprintf(stderr, "idemhook: %s\n", err);
+			cli_errorf("%s", err);
 			return IH_ECONFIG;
 		}
 	}
@@ -96,8 +97,7 @@ cli_config(struct cli *c, size_t i, const struct config **out)
 		rc = config_load(&c->cfg[i], providers_all[i]->name,
 		    providers_all[i]->secret_var, src, 2, err, sizeof(err));
 		if (rc != IH_OK) {
-			fprintf(stderr, "idemhook: %s: %s\n",
-			    providers_all[i]->name, err);
+			cli_errorf("%s: %s", providers_all[i]->name, err);
 			return IH_ECONFIG;
 		}
 		if (c->db_override != NULL) {
@@ -210,7 +210,7 @@ cmd_work(struct cli *c, int argc, char **argv)
 		}
 	}
 	if (only != NULL && providers_find(only) == NULL) {
-		fprintf(stderr, "idemhook: no provider called %s\n", only);
+		cli_errorf("no provider called %s", only);
 		return 2;
 	}
 	if (cli_store(c, &st) != IH_OK)
@@ -236,8 +236,7 @@ cmd_work(struct cli *c, int argc, char **argv)
 				rc = dispatch_one(&d, 0, &found, err,
 				    sizeof(err));
 				if (rc != IH_OK) {
-					fprintf(stderr, "idemhook: work: %s\n",
-					    err);
+					cli_errorf("work: %s", err);
 					return 1;
 				}
 				any += found;
@@ -312,6 +311,8 @@ main(int argc, char **argv)
 		cli_free(&c);
 		return 2;
 	}
+	c.gargc = a;
+	c.gargv = argv;
 	for (i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
 		if (strcmp(argv[a], builtin[i].name) == 0) {
 			rc = builtin[i].fn(&c, argc - a, argv + a);
@@ -322,7 +323,7 @@ main(int argc, char **argv)
 			rc = cli_admin_cmds[i].fn(&c, argc - a, argv + a);
 			goto out;
 		}
-	fprintf(stderr, "idemhook: no command called %s\n", argv[a]);
+	cli_errorf("no command called %s", argv[a]);
 	usage(stderr);
 out:
 	cli_free(&c);

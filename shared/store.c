@@ -263,19 +263,39 @@ make_parents(const char *path, char *err, size_t errlen)
 	return IH_OK;
 }
 
-/* Creates the file owner-only before SQLite opens it with its umask. */
+/*
+ * Creates the file owner-only before SQLite opens it with its umask, and
+ * refuses a store, -wal, -shm or -lock file that is a symbolic link.
+ * (SQLite itself opens -wal and -shm with O_NOFOLLOW but would follow a
+ * link at the store's own path.)
+ */
 static int
 make_file(const char *path, char *err, size_t errlen)
 {
-	int fd;
+	static const char *const sides[] = { "-wal", "-shm", "-lock" };
+	char side[4200];
+	struct stat sb;
+	size_t i;
+	int fd, n;
 
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	/* Whoever can plant a link here could aim writes anywhere. */
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
-		snprintf(err, errlen, "cannot create store %s: %s", path,
-		    strerror(errno));
+		snprintf(err, errlen, "cannot create store %s: %s%s", path,
+		    strerror(errno), errno == ELOOP ? " (a symbolic link is "
+		    "refused)" : "");
 		return IH_ESTORE;
 	}
 	close(fd);
+	for (i = 0; i < sizeof(sides) / sizeof(sides[0]); i++) {
+		n = snprintf(side, sizeof(side), "%s%s", path, sides[i]);
+		if (n < 0 || (size_t)n >= sizeof(side) ||
+		    lstat(side, &sb) != 0 || !S_ISLNK(sb.st_mode))
+			continue;
+		snprintf(err, errlen, "cannot open store %s: %s is a symbolic "
+		    "link (refused)", path, side);
+		return IH_ESTORE;
+	}
 	return IH_OK;
 }
 
@@ -431,7 +451,8 @@ store_open(const struct store_opts *opts, struct store **out, char *err,
 	}
 	n = snprintf(qpath, sizeof(qpath), "%s-lock", opts->path);
 	if (n > 0 && (size_t)n < sizeof(qpath))
-		st->queuefd = open(qpath, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		st->queuefd = open(qpath, O_RDWR | O_CREAT | O_CLOEXEC |
+		    O_NOFOLLOW, 0600);
 	sqlite3_extended_result_codes(st->db, 1);
 	/*
 	 * A CGI program closes the store after every request; checkpointing
@@ -1137,27 +1158,47 @@ step_count(struct store *st, sqlite3_stmt *s, long *n, const char *what,
 	return IH_OK;
 }
 
+/* What purge may touch: ?6 set takes dead letters too. */
+#define STORE_PURGE_STATUS_SQL \
+	" (status IN ('done', 'quarantined') OR (?6 AND status = 'dead'))"
+
 /* A row purge may delete: ?1 provider, ?2 payload cutoff, ?3 row cutoff. */
 #define STORE_PURGE_ROW_SQL \
-	" provider = ?1 AND status IN ('done', 'dead', 'quarantined')" \
+	" provider = ?1 AND" STORE_PURGE_STATUS_SQL \
 	" AND received_at < ?2 AND ?3 > 0 AND last_seen_at < ?3"
 
 /* A payload purge may drop (of a row it keeps). */
 #define STORE_PURGE_PAYLOAD_SQL \
-	" provider = ?1 AND status IN ('done', 'dead', 'quarantined')" \
+	" provider = ?1 AND" STORE_PURGE_STATUS_SQL \
 	" AND received_at < ?2 AND payload IS NOT NULL"
+
+/* Dead letters past the payload cutoff that purge keeps. */
+#define STORE_PURGE_DEAD_SQL \
+	"SELECT count(*) FROM events WHERE provider = ?1 AND NOT ?6" \
+	" AND status = 'dead' AND received_at < ?2"
 
 int
 store_purge(struct store *st, struct store_purge *p, char *err,
     size_t errlen)
 {
-	sqlite3_stmt *rows = NULL, *payloads = NULL;
+	sqlite3_stmt *rows = NULL, *payloads = NULL, *dead = NULL;
 	struct timespec nap = { 0, 1000000 };
 	long batch = p->batch > 0 ? p->batch : 500, n;
 	int rc;
 
 	p->payloads = 0;
 	p->rows = 0;
+	p->dead_kept = 0;
+	rc = prepare(st, STORE_PURGE_DEAD_SQL, &dead, err, errlen);
+	if (rc != IH_OK)
+		goto out;
+	sqlite3_bind_text(dead, 1, p->provider, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(dead, 2, p->payload_before_ms);
+	sqlite3_bind_int(dead, 6, p->include_dead != 0);
+	rc = step_count(st, dead, &p->dead_kept, "cannot count dead events",
+	    err, errlen);
+	if (rc != IH_OK)
+		goto out;
 	if (p->dry_run) {
 		rc = prepare(st, "SELECT count(*) FROM events WHERE"
 		    STORE_PURGE_ROW_SQL, &rows, err, errlen);
@@ -1183,6 +1224,8 @@ store_purge(struct store *st, struct store_purge *p, char *err,
 	sqlite3_bind_text(payloads, 1, p->provider, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(payloads, 2, p->payload_before_ms);
 	sqlite3_bind_int64(payloads, 3, p->row_before_ms);
+	sqlite3_bind_int(rows, 6, p->include_dead != 0);
+	sqlite3_bind_int(payloads, 6, p->include_dead != 0);
 	if (p->dry_run) {
 		rc = step_count(st, rows, &p->rows, "cannot count rows", err,
 		    errlen);
@@ -1214,6 +1257,7 @@ store_purge(struct store *st, struct store_purge *p, char *err,
 out:
 	sqlite3_finalize(rows);
 	sqlite3_finalize(payloads);
+	sqlite3_finalize(dead);
 	return rc;
 }
 

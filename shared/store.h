@@ -267,13 +267,14 @@ int	store_requeue(struct store *st, const struct store_filter *f,
 	    long *count, char *err, size_t errlen);
 
 /*
- * Retention for one provider.  Payloads of done, dead and quarantined
- * events received before payload_before_ms are dropped (payload NULL,
- * purged_at set); rows of such events both received before
- * payload_before_ms and last seen before row_before_ms are deleted with
- * their attempts and effects.  Rows in any other status are never
- * touched.  Works in transactions of at most batch rows, so receivers
- * wait for the lock only briefly.  With dry_run only counts.
+ * Retention for one provider.  Payloads of done and quarantined events
+ * (and dead ones with include_dead) received before payload_before_ms
+ * are dropped (payload NULL, purged_at set); rows of such events both
+ * received before payload_before_ms and last seen before row_before_ms
+ * are deleted with their attempts and effects.  Rows in any other status
+ * are never touched: a dead letter stays whole until it is replayed.
+ * Works in transactions of at most batch rows, so receivers wait for the
+ * lock only briefly.  With dry_run only counts.
  */
 struct store_purge {
 	const char	*provider;
@@ -281,8 +282,10 @@ struct store_purge {
 	int64_t		 row_before_ms;	/* 0: never delete rows */
 	long		 batch;
 	int		 dry_run;
+	int		 include_dead;	/* purge dead events like done ones */
 	long		 payloads;	/* out: payloads dropped */
 	long		 rows;		/* out: rows deleted */
+	long		 dead_kept;	/* out: dead events kept past cutoff */
 };
 
 int	store_purge(struct store *st, struct store_purge *p, char *err,

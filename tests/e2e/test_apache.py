@@ -63,20 +63,35 @@ def setenv_secret(srv, secret):
     one_row(srv, STRIPE, eid)
 
 
+# Files the hooks folder's .htaccess must never serve: settings, stores
+# and their side files in any case or extension, rotated and compressed
+# copies, editor swap files, extensionless stores.
+DENIED_FILES = ("idemhook.env", "events.db", "events.db-wal", "events.db-shm",
+                "events.db-lock", "events.db-journal", "site.conf", "dump.sql",
+                "events.sqlite-wal", "events.sqlite3-wal", "events.sqlite-shm",
+                "events.sqlite3-shm", "EVENTS.DB", "events.DB-WAL", "Idemhook.Env",
+                "events.db.1", "events.db.gz", ".events.db.swp", "events.db.swp",
+                "events.db~", "idemhook", "store", "stripe.fcgi.bak", "stripe.fcgi~")
+
+
 def denied_files(srv):
-    """fcgid.htaccess keeps settings, database and .ht* files from the web."""
+    """The .htaccess allows only the programs: settings, database (any
+    suffix, any case), backup, swap and extensionless files, and .ht*,
+    all answer 403."""
     secret = "should-never-be-served-" + os.urandom(8).hex()
-    for fn in ("idemhook.env", "events.db", "events.db-wal", "events.db-shm",
-               "site.conf", "dump.sql"):
+    for fn in DENIED_FILES:
         with open(os.path.join(srv.hooks_dir, fn), "w") as f:
             f.write("IDEMHOOK_STRIPE_SECRET=%s\n" % secret)
         os.chmod(os.path.join(srv.hooks_dir, fn), 0o644)
     bad = []
-    for fn in ("idemhook.env", "events.db", "events.db-wal", "events.db-shm",
-               "site.conf", "dump.sql", ".htaccess"):
-        r = srv.get("/hooks/" + fn)
-        if r.status != 403 or secret.encode() in r.body:
-            bad.append("%s -> %d" % (fn, r.status))
+    try:
+        for fn in DENIED_FILES + (".htaccess",):
+            r = srv.get("/hooks/" + fn)
+            if r.status != 403 or secret.encode() in r.body:
+                bad.append("%s -> %d" % (fn, r.status))
+    finally:
+        for fn in DENIED_FILES:
+            os.unlink(os.path.join(srv.hooks_dir, fn))
     check(not bad, "expected 403 for each: " + "; ".join(bad))
 
 
@@ -169,7 +184,8 @@ def main():
             # after the log checks, which count requests per URL
             tap.run("apache: /hooks/stripe/ and /hooks/stripe.fcgi reach the program",
                     program_urls, srv)
-            tap.run("apache: .htaccess denies settings, database and .ht* files (403)",
+            tap.run("apache: .htaccess allows only the programs: settings, stores (-wal, -shm, "
+                    "any case), backups, swap and extensionless files -> 403",
                     denied_files, srv)
             srv.stop()
 

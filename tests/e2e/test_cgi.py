@@ -18,7 +18,8 @@ from harness import (ApacheServer, HarnessError, Servers, Tap, bin_dir,  # noqa:
 import cases  # noqa: E402
 from cases import as_bytes, expect_accepted, expect_error, no_row, one_row  # noqa: E402
 import test_stripe as ts  # noqa: E402
-from test_apache import GITHUB, STRIPE, setenv_secret, stripe_cases  # noqa: E402
+from test_apache import (GITHUB, STRIPE, denied_files, program_urls,  # noqa: E402
+                         setenv_secret, stripe_cases)
 
 
 def cgi_chunked(spec, srv):
@@ -97,6 +98,10 @@ def main():
             run_common_cgi(tap, GITHUB, srv)
             cases.run_final(tap, STRIPE, srv)
             cases.run_final(tap, GITHUB, srv)
+            # after the log checks, which count requests per URL
+            tap.run("/hooks/stripe/ and /hooks/stripe.fcgi reach the program", program_urls, srv)
+            tap.run("cgi.htaccess allows only the programs: settings, stores (-wal, -shm, "
+                    "any case), backups, swap and extensionless files -> 403", denied_files, srv)
             srv.stop()
 
         # Settings by SetEnv only: a small body limit and tolerance.

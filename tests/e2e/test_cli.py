@@ -482,6 +482,308 @@ def case_check(ctx):
     check(not os.path.exists(missing), "check created the store")
 
 
+# ---------------------------------------------------------------- hostile text and JSON
+
+# What an attacker can put in an event id, type, header, payload or error:
+# ESC (C0), CSI as the C1 character U+009B, CSI as a raw byte, BEL, DEL, a
+# bidi override (U+202E) and bytes that are not UTF-8.
+HOSTILE = b"\x1b[31m\xc2\x9b2J\x9b\x07\x7f\xe2\x80\xae\xff\xfe"
+
+
+def insert_event(ctx, provider, event_id, status="dead", payload=b"{}", headers=b"",
+                 etype=b"t", error=None, days=0, attempts=()):
+    """Inserts an event (and its attempts) directly; ids and texts as bytes
+    are stored as TEXT with whatever bytes they hold."""
+    now = int(time.time() * 1000) - days * DAY_MS
+    asb = lambda v: v if isinstance(v, bytes) else v.encode()  # noqa: E731
+    with ctx.db() as c:
+        cur = c.execute(
+            "INSERT INTO events (provider, event_id, event_type, payload, headers, received_at,"
+            " last_seen_at, status, attempts, last_error) VALUES (CAST(? AS TEXT), CAST(? AS TEXT),"
+            " CAST(? AS TEXT), ?, CAST(? AS TEXT), ?, ?, ?, ?, CAST(? AS TEXT))",
+            (asb(provider), asb(event_id), asb(etype), payload, asb(headers), now, now, status,
+             len(attempts), asb(error) if error is not None else None))
+        for i, err in enumerate(attempts):
+            c.execute("INSERT INTO attempts (event, attempt, started_at, finished_at, outcome, error)"
+                      " VALUES (?, ?, ?, ?, 'failed', CAST(? AS TEXT))",
+                      (cur.lastrowid, i + 1, now, now + 5, asb(err)))
+        c.commit()
+
+
+def terminal_safe(what, data):
+    """data (bytes) holds nothing a terminal acts on: UTF-8 only, no C0 but
+    newline and tab, no DEL, no C1, no bidi override."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise AssertionError("%s: not UTF-8 (%s): %r" % (what, e, data[max(0, e.start - 40):e.end + 40]))
+    bad = sorted({"U+%04X" % ord(ch) for ch in text
+                  if (ord(ch) < 0x20 and ch not in "\n\t") or 0x7f <= ord(ch) <= 0x9f
+                  or 0x202a <= ord(ch) <= 0x202e or 0x2066 <= ord(ch) <= 0x2069})
+    check(not bad, "%s: control characters reach the terminal: %s in %r" % (what, bad, text[:300]))
+    return text
+
+
+def case_hostile_text(ctx):
+    """Ids, types, headers, payloads and errors holding C0 and C1 controls,
+    a bidi override and bytes that are not UTF-8 never reach the terminal
+    raw, from any command; each is shown as \\xNN."""
+    eid = b"evt_hostile_" + HOSTILE
+    insert_event(ctx, "stripe", eid, etype=b"type_" + HOSTILE,
+                 payload=b'{"id": "x", "note": "' + HOSTILE + b'"}\n',
+                 headers=b"Stripe-Signature: t=1," + HOSTILE + b"\n",
+                 error=b"last " + HOSTILE, attempts=[b"attempt " + HOSTILE])
+    insert_event(ctx, b"prov_" + HOSTILE, b"evt_other", status="done")
+    ctx.ids["hostile"] = ("stripe", eid.decode("utf-8", "surrogateescape"))
+    arg = eid.decode("utf-8", "surrogateescape")
+    runs = [("list",), ("list", "--json"), ("show", "stripe", arg), ("show", "--json", "stripe", arg),
+            ("replay", "--dry-run", "--status", "dead"), ("replay", "--dry-run", "stripe", arg),
+            ("verify", "stripe", arg), ("stats",), ("stats", "--json"), ("stats", "--prometheus"),
+            ("replay", "stripe", arg + "x"), ("show", "nosuch" + HOSTILE.decode("utf-8", "surrogateescape"), "x")]
+    for args in runs:
+        p = subprocess.run([ctx.bin] + list(args), env=ctx.env(), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, timeout=60)
+        for m in SANITIZER_MARKERS:
+            check(m.encode() not in p.stderr, "sanitizer report from %s" % (args,))
+        terminal_safe("stdout of idemhook %s" % " ".join(args[:2]), p.stdout)
+        terminal_safe("stderr of idemhook %s" % " ".join(args[:2]), p.stderr)
+    # Paths from the settings, as check prints them.
+    bad_db = os.path.join(ctx.srv.tmp, "x\x1b[2J\u009b.db")
+    p = subprocess.run([ctx.bin, "check", "--provider", "stripe"],
+                       env=ctx.env({"IDEMHOOK_DB": bad_db}), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, timeout=60)
+    check_eq(p.returncode, 1, "check of a missing store with controls in its path")
+    terminal_safe("stdout of idemhook check", p.stdout)
+    check(b"x\\x1b[2J\\xc2\\x9b.db" in p.stdout, "check output: %r" % p.stdout[-400:])
+    out = ctx.out("show", "stripe", arg)
+    check("\\x1b[31m\\xc2\\x9b2J\\x9b\\x07\\x7f\\xe2\\x80\\xae\\xff\\xfe" in out,
+          "show does not write the masked bytes as \\xNN: %r" % out[:600])
+    check("evt_hostile_\\x1b" in ctx.out("list"), "list does not mask the id")
+    rows = json.loads(ctx.out("list", "--json"))
+    got = [r for r in rows if r["event_id"].startswith("evt_hostile_")]
+    check_eq(len(got), 1, "hostile rows in list --json")
+    check_eq(got[0]["event_id"], eid.decode("utf-8", "replace"), "event_id in list --json")
+
+
+def case_show_json(ctx):
+    """show --json: one object with the event, its attempts, its headers and
+    its payload (UTF-8 text, base64 when not UTF-8, null once purged)."""
+    p, e = ctx.ids["g2"]
+    j = json.loads(ctx.out("show", "--json", p, e))
+    row = ctx.row("g2")
+    check_eq(sorted(j), ["attempts", "event", "headers", "payload", "payload_encoding"], "keys")
+    ev = j["event"]
+    for k, col in (("provider", "provider"), ("event_id", "event_id"), ("type", "event_type"),
+                   ("status", "status"), ("received_at", "received_at"), ("attempts", "attempts"),
+                   ("duplicates", "duplicates")):
+        check_eq(ev[k], row[col], "event." + k)
+    check_eq(ev["payload_bytes"], len(bytes(row["payload"])), "payload_bytes")
+    with ctx.db() as c:
+        att = c.execute("SELECT attempt, started_at, outcome FROM attempts WHERE event = ?"
+                        " ORDER BY attempt", (row["id"],)).fetchall()
+    check(att, "g2 has no attempts in the store")
+    check_eq([(a["attempt"], a["started_at"], a["outcome"]) for a in j["attempts"]],
+             [tuple(a) for a in att], "attempts")
+    names = [h["name"] for h in j["headers"]]
+    check("X-Hub-Signature-256" in names and "X-GitHub-Event" in names, "headers: %r" % j["headers"])
+    sig = [h["value"] for h in j["headers"] if h["name"] == "X-Hub-Signature-256"][0]
+    check(row["headers"].endswith("\n") and ("X-Hub-Signature-256: " + sig) in row["headers"],
+          "header value %r not from %r" % (sig, row["headers"]))
+    check_eq(j["payload_encoding"], "utf-8", "payload_encoding of a UTF-8 payload")
+    check_eq(j["payload"].encode("utf-8"), bytes(row["payload"]), "payload text")
+    # Not UTF-8: base64 of the exact bytes.
+    p, e = ctx.ids["hostile"]
+    rc, out, _ = ctx.run("show", "--json", p, e.encode("utf-8", "surrogateescape").decode(
+        "utf-8", "surrogateescape"), want=0)
+    terminal_safe("show --json", out)
+    j = json.loads(out)
+    check_eq(j["payload_encoding"], "base64", "payload_encoding of a non-UTF-8 payload")
+    import base64
+    check_eq(base64.b64decode(j["payload"]), b'{"id": "x", "note": "' + HOSTILE + b'"}\n',
+             "base64 payload")
+    check_eq(j["event"]["last_error"], ("last " + HOSTILE.decode("utf-8", "replace")),
+             "last_error with controls")
+    check_eq(j["attempts"][0]["error"], "attempt " + HOSTILE.decode("utf-8", "replace"),
+             "attempt error")
+    check_eq(j["headers"][0]["value"], "t=1," + HOSTILE.decode("utf-8", "replace"), "header value")
+    # A purged payload: null, and so is its encoding.
+    j = json.loads(ctx.out("show", "--json", *ctx.ids["s2"]))
+    check_eq((j["payload"], j["payload_encoding"], j["event"]["payload_bytes"]), (None, None, None),
+             "purged payload")
+    ctx.run("show", "--json", "--raw", *ctx.ids["s3"], want=2)
+    ctx.run("show", "--json", "stripe", "evt_nope", want=1)
+
+
+def case_replay_defaults(ctx):
+    """replay --dry-run with filters but no --status lists what a replay
+    would make due (done, failed, dead, quarantined) and exits 0; a real
+    one asks for --status naming the command; --status done alone needs a
+    filter or --all; '--' lets an id start with '-'."""
+    for st in ("done", "failed", "dead", "quarantined", "received", "processing"):
+        insert_event(ctx, "stripe", "evt_rd_" + st, status=st, payload=b'{"id":"x"}')
+    insert_event(ctx, "stripe", "evt_rd_purged", status="done", payload=None)
+    with ctx.db() as c:
+        c.text_factory = lambda b: b.decode("utf-8", "replace")
+        want = {r["event_id"] for r in c.execute(
+            "SELECT event_id FROM events WHERE provider = 'stripe' AND payload IS NOT NULL AND"
+            " status IN ('done', 'failed', 'dead', 'quarantined')")}
+        before = {(r["provider"], r["event_id"]): r["status"]
+                  for r in c.execute("SELECT provider, event_id, status FROM events")}
+    check(len(want) >= 3, "too few replayable stripe events: %r" % want)
+    rc, out, err = ctx.run("replay", "--dry-run", "--provider", "stripe", want=0)
+    text = out.decode("utf-8", "replace")
+    listed = {l.split()[3] for l in text.splitlines() if l.startswith("would requeue stripe ")}
+    plain = {e for e in want if e.isprintable() and " " not in e}
+    check_eq(listed & plain, plain, "events listed by replay --dry-run --provider stripe")
+    for st in ("done", "failed", "dead", "quarantined"):
+        check("evt_rd_" + st in listed, "%s event not listed: %r" % (st, text))
+    for st in ("received", "processing", "purged"):
+        check("evt_rd_" + st not in listed, "%s event listed: %r" % (st, text))
+    check("%d event(s) would be requeued" % len(want) in text, "count line: %r" % text[-200:])
+    rc, out, err = ctx.run("replay", "--provider", "stripe", want=2)
+    check("idemhook replay --dry-run --provider stripe" in err and "--status" in err,
+          "no exact command in: %r" % err)
+    check("replay --status dead --provider stripe" in err, "no --status example in: %r" % err)
+    rc, out, err = ctx.run("--db", ctx.srv.db, "replay", "--type", "a b", want=2)
+    check("--db %s replay --dry-run --type 'a b'" % ctx.srv.db in err,
+          "global options or quoting lost: %r" % err)
+    # --status done alone: refused without --all; a dry run is allowed.
+    rc, out, err = ctx.run("replay", "--status", "done", want=2)
+    check("--all" in err and "replay --dry-run --status done" in err, "done alone: %r" % err)
+    out = ctx.out("replay", "--dry-run", "--status", "done")
+    check("would be requeued" in out, "dry run of --status done: %r" % out)
+    with ctx.db() as c:
+        c.text_factory = lambda b: b.decode("utf-8", "replace")
+        after = {(r["provider"], r["event_id"]): r["status"]
+                 for r in c.execute("SELECT provider, event_id, status FROM events")}
+    check_eq(after, before, "statuses after refused and dry-run replays")
+    out = ctx.out("replay", "--status", "done", "--provider", "github")
+    check("requeued" in out, "--status done --provider github: %r" % out)
+    out = ctx.out("replay", "--status", "done", "--all")
+    check("requeued" in out, "--status done --all: %r" % out)
+    ctx.out("work", "--once")
+    # '--': an id that starts with '-'.
+    insert_event(ctx, "stripe", "-evt_dash", status="dead", payload=b'{"id":"-evt_dash"}')
+    rc, out, err = ctx.run("show", "stripe", "-evt_dash", want=2)
+    check("--" in err, "no hint about --: %r" % err)
+    out = ctx.out("show", "--", "stripe", "-evt_dash")
+    check("-evt_dash" in out, "show -- stripe -evt_dash: %r" % out)
+    ctx.run("verify", "--", "stripe", "-evt_dash", want=1)
+    out = ctx.out("replay", "--dry-run", "--", "stripe", "-evt_dash")
+    check("would requeue stripe -evt_dash" in out, "replay --dry-run --: %r" % out)
+    out = ctx.out("replay", "--", "stripe", "-evt_dash")
+    check("1 event(s) requeued" in out, "replay --: %r" % out)
+    check_eq(ctx.srv.rows("stripe", "-evt_dash")[0]["status"], "received", "status after replay --")
+
+
+def case_purge_dead(ctx):
+    """purge keeps dead letters (row and payload) past retention and says
+    so; --include-dead purges them like done events."""
+    insert_event(ctx, "stripe", "evt_old_dead", status="dead", payload=b'{"id":"evt_old_dead"}',
+                 days=40)
+    insert_event(ctx, "stripe", "evt_old_done", status="done", payload=b'{"id":"evt_old_done"}',
+                 days=40)
+    env = {"IDEMHOOK_STRIPE_TOMBSTONE_DAYS": "35"}
+    out = ctx.out("purge", "--provider", "stripe", "--payload-days", "31", env=env)
+    check(not ctx.srv.rows("stripe", "evt_old_done"), "the old done event was kept")
+    rows = ctx.srv.rows("stripe", "evt_old_dead")
+    check(len(rows) == 1 and rows[0]["payload"] is not None,
+          "purge deleted or emptied a dead letter: %r; output %r" % (rows, out))
+    check("kept 1 dead event(s)" in out and "--include-dead" in out, "purge output: %r" % out)
+    out = ctx.out("purge", "--provider", "stripe", "--payload-days", "31", "--include-dead",
+                  "--dry-run", env=env)
+    check("would delete 1 row(s)" in out, "--include-dead --dry-run: %r" % out)
+    check(ctx.srv.rows("stripe", "evt_old_dead"), "--dry-run deleted")
+    ctx.out("purge", "--provider", "stripe", "--payload-days", "31", "--include-dead", env=env)
+    check(not ctx.srv.rows("stripe", "evt_old_dead"), "--include-dead kept the dead letter")
+
+
+def case_check_hardening(ctx, tap):
+    """check refuses a sticky world-writable store directory, symbolic links
+    for the store and its -wal, -shm and -lock files (which init refuses
+    too), store files owned by a third user, and agrees with the README
+    on the settings file: 0640 root:<programs' group> or 0600."""
+    import pwd
+    import shutil
+    import tempfile
+    root = os.geteuid() == 0
+    tmp = tempfile.mkdtemp(prefix="ih-cli-check-")
+    try:
+        os.chmod(tmp, 0o755)
+        d = os.path.join(tmp, "s")
+        db = os.path.join(d, "events.db")
+        env = {"IDEMHOOK_DB": db}
+        only = ("--provider", "stripe")
+        ctx.out("init", env=env)
+        rc, out, _ = ctx.run("check", *only, env=env, want=0)
+        # Sticky, world-writable: another user can create the -wal first.
+        os.chmod(d, 0o1777)
+        rc, out, _ = ctx.run("check", *only, env=env, want=1)
+        check(b"sticky" in out and b"chmod 700" in out, "sticky 1777 directory: %r" % out)
+        os.chmod(d, 0o700)
+        # Symbolic links: check names them; init refuses to open the store.
+        target = os.path.join(tmp, "elsewhere")
+        for suffix in ("-wal", "-shm", "-lock"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(db + suffix)
+            os.symlink(target + suffix, db + suffix)
+            rc, out, _ = ctx.run("check", *only, env=env, want=1)
+            check(b"symbolic link" in out, "%s symlink not found by check: %r" % (suffix, out))
+            rc, _, err = ctx.run("init", env=env, want=1)
+            check("symbolic link" in err, "init with a %s symlink: %r" % (suffix, err))
+            check(not os.path.exists(target + suffix), "%s followed to its target" % suffix)
+            os.unlink(db + suffix)
+        link = os.path.join(d, "link.db")
+        os.symlink(db, link)
+        rc, _, err = ctx.run("init", env={"IDEMHOOK_DB": link}, want=1)
+        check("symbolic link" in err, "init through a symlinked store: %r" % err)
+        rc, out, _ = ctx.run("check", *only, env={"IDEMHOOK_DB": link}, want=1)
+        check(b"symbolic link" in out, "check of a symlinked store: %r" % out)
+        os.unlink(link)
+        ctx.run("check", *only, env=env, want=0)
+        # The settings file: 0640 is what the README installs.
+        cfg = os.path.join(tmp, "idemhook.env")
+        with open(cfg, "w") as f:
+            f.write("IDEMHOOK_TOLERANCE=300\n")
+        cenv = dict(env, IDEMHOOK_CONFIG=cfg)
+        for mode, want_rc, what in ((0o640, 0, b""), (0o600, 0, b""), (0o644, 1, b"chmod 640"),
+                                    (0o660, 1, b"its group can change")):
+            os.chmod(cfg, mode)
+            rc, out, _ = ctx.run("check", *only, env=cenv, want=want_rc)
+            check(what in out, "config file mode %o: %r" % (mode, out))
+        if not root:
+            tap.skip("check: owners (store, directory, settings file, --user)",
+                     "needs root to give files to other users")
+            return
+        nobody = pwd.getpwnam("nobody").pw_uid
+        wd = pwd.getpwnam("www-data")
+        # Store files owned by a third user.
+        os.chown(db, nobody, -1)
+        rc, out, _ = ctx.run("check", *only, env=env, want=1)
+        check(b"belongs to nobody" in out, "store owned by nobody: %r" % out)
+        os.chown(d, nobody, -1)
+        rc, out, _ = ctx.run("check", *only, "--user", "nobody", env=env, want=0)
+        os.chown(d, 0, -1)
+        os.chown(db, 0, -1)
+        # Settings file 0640: its group must be the programs' user's.
+        os.chmod(cfg, 0o640)
+        os.chown(cfg, 0, 0)
+        rc, out, _ = ctx.run("check", *only, "--user", "www-data", env=cenv, want=1)
+        check(b"cannot be read by www-data" in out, "0640 root:root for www-data: %r" % out)
+        os.chown(cfg, 0, wd.pw_gid)
+        os.chown(d, wd.pw_uid, wd.pw_gid)
+        for f in os.listdir(d):
+            os.chown(os.path.join(d, f), wd.pw_uid, wd.pw_gid)
+        rc, out, _ = ctx.run("check", *only, "--user", "www-data", env=cenv, want=0)
+        os.chmod(cfg, 0o600)
+        os.chown(cfg, nobody, -1)
+        rc, out, _ = ctx.run("check", *only, "--user", "www-data", env=cenv, want=1)
+        check(b"belongs to nobody" in out, "settings owned by a third user: %r" % out)
+        ctx.run("check", "--user", "no-such-user-here", env=env, want=2)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def case_man(ctx):
     path = os.path.join(REPO, "docs", "idemhook.1")
     with open(path) as f:
@@ -537,6 +839,14 @@ def main():
           case_purge_concurrent, ctx)
         t("check: 644 store fails, 600 passes; secrets, docroot, config file, missing store",
           case_check, ctx)
+        t("operator's command masks C0, C1, bidi controls and bad UTF-8 everywhere",
+          case_hostile_text, ctx)
+        t("show --json: event, attempts, headers; payload text, base64 or null", case_show_json, ctx)
+        t("replay: dry run without --status, exact advice, --status done needs a filter, --",
+          case_replay_defaults, ctx)
+        t("purge keeps dead letters unless --include-dead", case_purge_dead, ctx)
+        t("check: sticky directory, symlinks, owners, settings file 0640 or 0600",
+          case_check_hardening, ctx, tap)
         t("no sanitizer reports from the receivers",
           lambda: check(not srv.sanitizer_reports(), srv.errorlog()[-2000:]))
     return tap.finish()

@@ -23,7 +23,8 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (NGINX_CONF_DIR, HarnessError, NginxServer, Servers, Tap,  # noqa: E402
-                     _alive, bin_dir, check, install_signal_cleanup, staged_programs)
+                     _alive, bin_dir, check, check_eq, install_signal_cleanup,
+                     staged_programs)
 import cases  # noqa: E402
 import test_stripe as ts  # noqa: E402
 from test_apache import GITHUB, STRIPE  # noqa: E402
@@ -73,18 +74,80 @@ def spawn_script(bindir):
         uid = pwd.getpwnam("www-data").pw_uid
         for pid in pids:
             check(os.stat("/proc/%d" % pid).st_uid == uid, "process %d not www-data" % pid)
+        # Root owns the run folder and the pid file: www-data cannot plant one.
+        st = os.stat(run)
+        check(st.st_uid == 0 and st.st_mode & 0o7777 == 0o750,
+              "run folder: uid %d mode %o" % (st.st_uid, st.st_mode & 0o7777))
+        check_eq(os.stat(os.path.join(run, "stripe.pid")).st_uid, 0, "pid file owner")
+        # Junk and another process's pid beside the real ones: only the
+        # programs are stopped.  (0, 1 and -1 are tried only in a PID
+        # namespace, by spawn_stop_hostile: here a regressed script would
+        # signal this test's process group or the whole machine.)
+        canary = subprocess.Popen(["sleep", "300"])
+        pids.append(canary.pid)
+        with open(os.path.join(run, "stripe.pid"), "a") as f:
+            f.write("\n%d\nabc\n\n" % canary.pid)
         r = subprocess.run(["sh", script, "stop", "stripe"], capture_output=True, text=True,
                            timeout=30, env=env)
-        check(r.returncode == 0, "stop failed (%d): %s" % (r.returncode, r.stderr[-400:]))
+        check(r.returncode == 1 and "not killed" in r.stderr,
+              "stop with a foreign pid: exit %d, %r" % (r.returncode, r.stderr[-400:]))
         time.sleep(0.3)
-        left = [pid for pid in pids if _alive(pid)]
+        left = [pid for pid in pids[:2] if _alive(pid)]
         check(not left, "still running after stop: %r" % left)
+        check(canary.poll() is None, "stop killed a process that is not the program")
+        canary.kill()
+        canary.wait()
     finally:
         for pid in pids:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
             with contextlib.suppress(OSError):
                 os.waitpid(pid, os.WNOHANG)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# Run inside a PID namespace of its own and a session of its own
+# (setsid), so that even a regressed script that obeys "-9 -1" or "0" can
+# only kill this namespace's processes.
+HOSTILE_STOP = r"""
+run=$1 script=$2 libexec=$3
+sleep 300 & canary=$!
+mkdir -p "$run"
+try() {
+    printf '%s\n' "$1" >"$run/stripe.pid"
+    [ -z "${2:-}" ] || chown "$2" "$run/stripe.pid"
+    IDEMHOOK_RUN=$run IDEMHOOK_LIBEXEC=$libexec sh "$script" stop stripe 2>>"$run/err"
+    echo "case $1 ${2:-root}: exit $?"
+    kill -0 "$canary" 2>/dev/null && echo "alive after $1" || echo "KILLED by $1"
+}
+try "-9 -1"
+try "-1"
+try "$canary"
+try "0"
+try "1"
+try " $canary"
+try "$canary" www-data
+kill "$canary"
+cat "$run/err"
+"""
+
+
+def spawn_stop_hostile(bindir):
+    """spawn-fcgi.sh stop, as root, with pid files holding "-9 -1", -1,
+    another process's pid, 0, 1, or written by www-data: kills nothing."""
+    tmp = tempfile.mkdtemp(prefix="ih-e2e-spawn-stop-")
+    try:
+        os.chmod(tmp, 0o755)
+        r = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "--kill-child",
+                            "setsid", "sh", "-c", HOSTILE_STOP,
+                            "sh", os.path.join(tmp, "run"), os.path.join(NGINX_CONF_DIR,
+                                                                         "spawn-fcgi.sh"), bindir],
+                           capture_output=True, text=True, timeout=60)
+        out = r.stdout
+        check("KILLED" not in out and out.count("alive after") == 7,
+              "a hostile pid file killed a process: %s %s" % (out[-1200:], r.stderr[-400:]))
+        check(out.count(": exit 1") == 7, "stop did not report the refused pid files: %s" % out)
+    finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -129,9 +192,14 @@ def main():
             tap.run("stripe: IDEMHOOK_MAX_BODY from fastcgi_param IDEMHOOK_CONFIG's file: "
                     "413 over, accepted at the limit", config_param_setting, lim, 1024)
             lim.stop()
-        tap.run_as_root("spawn-fcgi.sh start/stop: 2 processes as www-data, socket, pid file",
+        staged = staged_programs(bindir)
+        tap.run_as_root("spawn-fcgi.sh start/stop: 2 processes as www-data, socket, root-owned "
+                        "pid file; stop leaves a foreign pid alone",
                         "spawn-fcgi.sh is run as root and starts the programs as www-data",
-                        spawn_script, staged_programs(bindir))
+                        spawn_script, staged)
+        tap.run_as_root("spawn-fcgi.sh stop: pid files with -9 -1, -1, 0, 1, another process's "
+                        "pid, or owned by www-data kill nothing",
+                        "a PID namespace, chown to www-data", spawn_stop_hostile, staged)
     return tap.finish()
 
 

@@ -1,0 +1,228 @@
+/*
+ * cli_text.c -- masked terminal output and JSON strings for the idemhook
+ * command (see cli_text.h for the contract).
+ */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "cli_text.h"
+
+/* Bytes of input per base64 block: a multiple of 3, so no padding. */
+#define B64_CHUNK	3072
+
+/*
+ * Returns the length (1 to 4) of the well-formed UTF-8 sequence at p,
+ * which has n > 0 bytes, with its code point in *cp; or 0 when the bytes
+ * at p are not one (a stray continuation byte, an overlong form, a
+ * surrogate, past U+10FFFF, or cut short).
+ */
+static size_t
+utf8_seq(const unsigned char *p, size_t n, uint32_t *cp)
+{
+	uint32_t c;
+	size_t len, i;
+
+	if (p[0] < 0x80) {
+		*cp = p[0];
+		return 1;
+	}
+	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+		len = 2;
+		c = p[0] & 0x1f;
+	} else if ((p[0] & 0xf0) == 0xe0) {
+		len = 3;
+		c = p[0] & 0x0f;
+	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		len = 4;
+		c = p[0] & 0x07;
+	} else
+		return 0;
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (p[i] & 0x3f);
+	}
+	if ((len == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
+	    (len == 4 && (c < 0x10000 || c > 0x10ffff)))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+/* Whether a terminal could act on code point c (see cli_text.h). */
+static int
+is_control(uint32_t c)
+{
+	return c < 0x20 || (c >= 0x7f && c <= 0x9f) ||
+	    (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
+}
+
+size_t
+cli_put_text(FILE *f, const void *p, size_t len, int flags)
+{
+	const unsigned char *s = p;
+	size_t i = 0, n, k, cols = 0;
+	uint32_t c;
+
+	while (i < len) {
+		n = utf8_seq(s + i, len - i, &c);
+		if (n > 0 && (!is_control(c) || ((flags & CLI_TEXT_LINES) &&
+		    (c == '\n' || c == '\t')))) {
+			if (f != NULL)
+				fwrite(s + i, 1, n, f);
+			cols++;
+			i += n;
+			continue;
+		}
+		/* A control character, or one byte that is not UTF-8. */
+		if (n == 0)
+			n = 1;
+		for (k = 0; k < n; k++) {
+			if (f != NULL)
+				fprintf(f, "\\x%02x", s[i + k]);
+			cols += 4;
+		}
+		i += n;
+	}
+	return cols;
+}
+
+void
+cli_put_clean(FILE *f, const char *s)
+{
+	if (s != NULL)
+		cli_put_text(f, s, strlen(s), 0);
+}
+
+size_t
+cli_clean_width(const char *s)
+{
+	return s != NULL ? cli_put_text(NULL, s, strlen(s), 0) : 0;
+}
+
+/* Formats fmt into buf (of CLI_TEXT_LINE_MAX), marking a cut with "...". */
+static size_t
+format(char *buf, const char *fmt, va_list ap)
+{
+	int n;
+
+	n = vsnprintf(buf, CLI_TEXT_LINE_MAX, fmt, ap);
+	if (n < 0) {
+		buf[0] = '\0';
+		return 0;
+	}
+	if ((size_t)n >= CLI_TEXT_LINE_MAX) {
+		memcpy(buf + CLI_TEXT_LINE_MAX - 4, "...", 4);
+		return CLI_TEXT_LINE_MAX - 1;
+	}
+	return (size_t)n;
+}
+
+void
+cli_printf(FILE *f, const char *fmt, ...)
+{
+	char buf[CLI_TEXT_LINE_MAX];
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	n = format(buf, fmt, ap);
+	va_end(ap);
+	cli_put_text(f, buf, n, CLI_TEXT_LINES);
+}
+
+void
+cli_errorf(const char *fmt, ...)
+{
+	char buf[CLI_TEXT_LINE_MAX];
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	n = format(buf, fmt, ap);
+	va_end(ap);
+	fputs("idemhook: ", stderr);
+	cli_put_text(stderr, buf, n, CLI_TEXT_LINES);
+	fputc('\n', stderr);
+}
+
+int
+cli_utf8_ok(const void *p, size_t len)
+{
+	const unsigned char *s = p;
+	size_t i = 0, n;
+	uint32_t c;
+
+	while (i < len) {
+		n = utf8_seq(s + i, len - i, &c);
+		if (n == 0)
+			return 0;
+		i += n;
+	}
+	return 1;
+}
+
+void
+cli_json_text(FILE *f, const void *p, size_t len)
+{
+	const unsigned char *s = p;
+	size_t i = 0, n;
+	uint32_t c;
+
+	putc('"', f);
+	while (i < len) {
+		n = utf8_seq(s + i, len - i, &c);
+		if (n == 0) {
+			fputs("\\ufffd", f);
+			i++;
+			continue;
+		}
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", (int)c);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c == '\t')
+			fputs("\\t", f);
+		else if (c == '\r')
+			fputs("\\r", f);
+		else if (is_control(c))
+			fprintf(f, "\\u%04x", (unsigned)c);
+		else
+			fwrite(s + i, 1, n, f);
+		i += n;
+	}
+	putc('"', f);
+}
+
+void
+cli_put_json(FILE *f, const char *s)
+{
+	if (s == NULL)
+		fputs("null", f);
+	else
+		cli_json_text(f, s, strlen(s));
+}
+
+void
+cli_json_base64(FILE *f, const void *p, size_t len)
+{
+	const unsigned char *s = p;
+	unsigned char out[B64_CHUNK / 3 * 4 + 1];
+	size_t i, n;
+	int w;
+
+	putc('"', f);
+	for (i = 0; i < len; i += n) {
+		n = len - i < B64_CHUNK ? len - i : B64_CHUNK;
+		w = EVP_EncodeBlock(out, s + i, (int)n);
+		if (w > 0)
+			fwrite(out, 1, (size_t)w, f);
+	}
+	putc('"', f);
+}
