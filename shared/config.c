@@ -273,9 +273,9 @@ check_owner(const struct stat *sb, const char *path, char *err,
 	    (sb->st_uid == 0 || sb->st_uid == geteuid() ||
 	    sb->st_uid == program_owner()))
 		return IH_OK;
-	snprintf(err, errlen, "config %s, named by a request parameter, must "
-	    "be a regular file owned by root, this program's user or its "
-	    "owner, and writable by no one else", path);
+	snprintf(err, errlen, "a config named by a request parameter must be "
+	    "a file writable only by its owner (root, this program's user or "
+	    "its owner): %s", path);
 	return IH_EAUTH;
 }
 

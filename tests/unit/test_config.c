@@ -293,7 +293,7 @@ request_named_file_must_be_protected(void **state)
 	assert_int_equal(chmod(path, 0622), 0);
 	assert_int_equal(config_file_refresh(&cf, path, CONFIG_FILE_REQUEST,
 	    NULL, err, sizeof(err)), IH_EAUTH);
-	assert_non_null(strstr(err, "writable by no one else"));
+	assert_non_null(strstr(err, "writable only by its owner"));
 	assert_null(config_vars_get(&cf.vars, "IDEMHOOK_STRIPE_ACTION"));
 	/* The operator's own start-up setting is not held to this rule. */
 	assert_int_equal(config_file_refresh(&cf, path, 0, NULL, err,
