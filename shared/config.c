@@ -351,7 +351,7 @@ out:
 	if (fd >= 0)
 		close(fd);
 	free(copy);
-	/* Fail closed: old lines (and their secrets) do not outlive the file. */
+	/* Fail closed: old lines and their secrets do not outlive the file. */
 	if (rc != IH_OK)
 		config_file_free(cf);
 	return rc;
@@ -380,9 +380,9 @@ config_db_check(const char *db, char *err, size_t errlen)
 		    "supported by this build yet; set an absolute path to a "
 		    "SQLite file such as %s", shown, IH_DEFAULT_DB);
 	else if (n > 0)
-		snprintf(err, errlen, "IDEMHOOK_DB=%s: unknown scheme \"%.*s\": "
-		    "set an absolute path to a SQLite file such as %s", shown,
-		    (int)(n < 32 ? n : 32), db, IH_DEFAULT_DB);
+		snprintf(err, errlen, "IDEMHOOK_DB=%s: unknown scheme "
+		    "\"%.*s\": set an absolute path to a SQLite file such as "
+		    "%s", shown, (int)(n < 32 ? n : 32), db, IH_DEFAULT_DB);
 	else
 		snprintf(err, errlen, "IDEMHOOK_DB=%s is a relative path: each "
 		    "program would resolve it against its own working "

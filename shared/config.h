@@ -177,8 +177,9 @@ int	config_db_check(const char *db, char *err, size_t errlen);
  * secret variable is secret_var, from the sources in order.  Missing
  * settings take the defaults above.  Returns IH_OK, IH_ENOMEM, or
  * IH_ECONFIG with the cause in err, e.g. a tolerance of 0, a number
- * that does not parse or an IDEMHOOK_DB refused by config_db_check().  No secret is ever copied into err.  A config with
- * no secret is valid here; the caller decides whether it may serve.
+ * that does not parse or an IDEMHOOK_DB refused by config_db_check().
+ * No secret is ever copied into err.  A config with no secret is valid
+ * here; the caller decides whether it may serve.
  */
 int	config_load(struct config *cfg, const char *provider,
 	    const char *secret_var, const struct config_source *src,

@@ -48,7 +48,8 @@ static const struct rcase cases[] = {
 	    "password = *** dbname=d" },
 	{ "host=h password='secretpw'", "host=h password=***" },
 	/* Not a password parameter: kept. */
-	{ "postgresql://h/db?passwordless=1", "postgresql://h/db?passwordless=1" },
+	{ "postgresql://h/db?passwordless=1",
+	    "postgresql://h/db?passwordless=1" },
 	{ "postgresql://h/db?mypassword_hint=x",
 	    "postgresql://h/db?mypassword_hint=x" },
 	/* Without a scheme, user:password@host is still read as such. */
