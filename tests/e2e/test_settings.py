@@ -137,6 +137,7 @@ def config_reread(bindir, servers):
         expect_all(srv, c, 200, "file restored")
 
         check_eq(fcgi_pids(srv), pids, "FastCGI processes (no restart)")
+        check_eq(srv.sanitizer_reports(), [], "sanitizer reports")
         log = srv.errorlog() + srv.stderr_text()
         for s in (a, b, c):
             check(s not in log, "a secret reached the log")
@@ -195,6 +196,7 @@ def request_params_ignored(bindir, servers):
         log = srv.errorlog() + srv.stderr_text()
         check(sneaky not in log and other_db not in log and mark not in log,
               "a request parameter's value reached the log")
+        check_eq(srv.sanitizer_reports(), [], "sanitizer reports")
     finally:
         srv.stop()
         shutil.rmtree(tmp, ignore_errors=True)
