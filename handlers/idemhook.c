@@ -83,39 +83,38 @@ cli_init(struct cli *c, const char *config_path, const char *db_path)
 	return IH_OK;
 }
 
+/* The --db option, as a settings source in front of the others. */
+static const char *
+db_option(void *arg, const char *name)
+{
+	const struct cli *c = arg;
+
+	return strcmp(name, "IDEMHOOK_DB") == 0 ? c->db_override : NULL;
+}
+
 int
 cli_config(struct cli *c, size_t i, const struct config **out)
 {
-	struct config_source src[2];
+	struct config_source src[3];
 	char err[512];
 	int rc;
 
 	if (i >= CLI_MAX_PROVIDERS)
 		return IH_EINVAL;
 	if (!c->loaded[i]) {
-		src[0].get = config_vars_get;
-		src[0].arg = &c->env;
+		/* --db goes through the same checks as IDEMHOOK_DB. */
+		src[0].get = db_option;
+		src[0].arg = c;
 		src[1].get = config_vars_get;
-		src[1].arg = &c->file;
+		src[1].arg = &c->env;
+		src[2].get = config_vars_get;
+		src[2].arg = &c->file;
 		rc = config_load(&c->cfg[i], providers_all[i]->name,
-		    providers_all[i]->secret_var, src, 2, err, sizeof(err));
+		    providers_all[i]->secret_var, src, 3, err, sizeof(err));
 		if (rc != IH_OK) {
 			fprintf(stderr, "idemhook: %s: %s\n",
 			    providers_all[i]->name, err);
 			return IH_ECONFIG;
-		}
-		if (c->db_override != NULL) {
-			rc = config_db_check(c->db_override, err,
-			    sizeof(err));
-			if (rc != IH_OK) {
-				config_free(&c->cfg[i]);
-				fprintf(stderr, "idemhook: --db: %s\n", err);
-				return IH_ECONFIG;
-			}
-			free(c->cfg[i].db_path);
-			c->cfg[i].db_path = strdup(c->db_override);
-			if (c->cfg[i].db_path == NULL)
-				return IH_ENOMEM;
 		}
 		c->loaded[i] = 1;
 	}

@@ -299,13 +299,17 @@ def command_bad_db(bindir, db, why):
 
 
 def command_redacts_good_db(bindir):
-    """init prints the location it created, through the redaction helper."""
+    """init prints the location it created, through the redaction helper;
+    --db wins over a refused IDEMHOOK_DB."""
     d = tempfile.mkdtemp(prefix="ih-settings-")
     try:
         db = os.path.join(d, "events.db")
+        env = dict(os.environ, IDEMHOOK_DB="rel/events.db")
+        env.pop("IDEMHOOK_CONFIG", None)
         p = subprocess.run([os.path.join(bindir, "idemhook"), "--db", db, "init"],
-                           capture_output=True, timeout=60)
-        check_eq(p.returncode, 0, "idemhook init exit status")
+                           capture_output=True, timeout=60, env=env, cwd=d)
+        check_eq(p.returncode, 0, "idemhook init exit status (%r)" % p.stderr)
+        check("rel" not in os.listdir(d), "the relative IDEMHOOK_DB was created")
         check(("store %s ready" % db) in p.stdout.decode(), "init output %r" % p.stdout)
     finally:
         shutil.rmtree(d, ignore_errors=True)
@@ -452,7 +456,8 @@ def main():
               "no password" % (db, why), receiver_bad_db, bindir, servers, db, why)
             t("settings: idemhook init/--db/check with %s fail (%s), no password"
               % (db, why), command_bad_db, bindir, db, why)
-        t("settings: idemhook init prints an absolute store path as it is",
+        t("settings: idemhook --db /abs init prints the path as it is (and wins over "
+          "a relative IDEMHOOK_DB)",
           command_redacts_good_db, bindir)
         t("settings: receivers under lighttpd: core limit 0/0, secret not in /proc/pid/environ",
           receivers_no_core, bindir, servers)
