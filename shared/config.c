@@ -67,6 +67,49 @@ config_vars_free(struct config_vars *v)
 }
 
 int
+config_is_secret(const char *name)
+{
+	return strncmp(name, "IDEMHOOK_", 9) == 0 &&
+	    (strstr(name + 9, "_SECRET") != NULL ||
+	    strstr(name + 9, "_TOKEN") != NULL);
+}
+
+int
+config_is_secret_of(const char *name, const char *secret_var)
+{
+	size_t n;
+
+	if (secret_var == NULL)
+		return 0;
+	n = strlen(secret_var);
+	if (strncmp(name, secret_var, n) != 0)
+		return 0;
+	name += n;
+	return *name == '\0' || (name[0] == '_' && name[1] >= '2' &&
+	    name[1] <= '0' + CONFIG_MAX_SECRETS && name[2] == '\0');
+}
+
+void
+config_vars_keep_secrets(struct config_vars *v, const char *secret_var)
+{
+	size_t i, j = 0;
+
+	for (i = 0; i < v->n; i++) {
+		if (config_is_secret(v->names[i]) &&
+		    !config_is_secret_of(v->names[i], secret_var)) {
+			OPENSSL_cleanse(v->values[i], strlen(v->values[i]));
+			free(v->values[i]);
+			free(v->names[i]);
+			continue;
+		}
+		v->names[j] = v->names[i];
+		v->values[j] = v->values[i];
+		j++;
+	}
+	v->n = j;
+}
+
+int
 config_vars_from_env(struct config_vars *v, char *const *env)
 {
 	const char *eq;

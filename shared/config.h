@@ -110,6 +110,21 @@ const char *config_vars_get(void *v, const char *name);
 
 void	config_vars_free(struct config_vars *v);
 
+/* Is name a secret's: IDEMHOOK_ then a name holding _SECRET or _TOKEN? */
+int	config_is_secret(const char *name);
+
+/* Is name secret_var (NULL: none), or secret_var_2 to _4? */
+int	config_is_secret_of(const char *name, const char *secret_var);
+
+/*
+ * Wipes and drops from v every secret (a name with _SECRET or _TOKEN
+ * after IDEMHOOK_) other than secret_var and secret_var_2 to _4, so that
+ * a program holds no other provider's secret.  With secret_var NULL,
+ * every secret goes.
+ */
+void	config_vars_keep_secrets(struct config_vars *v,
+	    const char *secret_var);
+
 /*
  * What identifies one version of a file: any edit or replacement changes
  * at least one field, including a same-size rewrite in the same second

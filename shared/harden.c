@@ -10,6 +10,7 @@
 
 #include <openssl/crypto.h>
 
+#include "config.h"
 #include "harden.h"
 #include "ih.h"
 
@@ -47,8 +48,7 @@ harden_scrub_environ(char **env)
 		if (eq == NULL)
 			continue;
 		*eq = '\0';
-		if (strstr(*env + 9, "_SECRET") != NULL ||
-		    strstr(*env + 9, "_TOKEN") != NULL)
+		if (config_is_secret(*env))
 			OPENSSL_cleanse(eq + 1, strlen(eq + 1));
 		*eq = '=';
 	}

@@ -37,8 +37,8 @@ extern char **environ;
 struct serve {
 	const struct provider	*p;
 	struct config_vars	 env;		/* IDEMHOOK_* at start-up */
+	int			 startup_settings; /* any IDEMHOOK_* given */
 	struct config_file	 file;		/* IDEMHOOK_CONFIG's lines */
-	char			 secret_prefix[64]; /* IDEMHOOK_STRIPE_SECRET */
 	struct store		*store;
 	char			*store_path;
 	int			 store_sync;
@@ -161,31 +161,6 @@ cgi_finish(void)
 }
 
 /*
- * Is name one of this provider's secret variables (IDEMHOOK_STRIPE_SECRET,
- * _2 to _4)?
- */
-static int
-is_own_secret(const struct serve *sv, const char *name)
-{
-	size_t n = strlen(sv->secret_prefix);
-
-	if (n == 0 || strncmp(name, sv->secret_prefix, n) != 0)
-		return 0;
-	name += n;
-	return *name == '\0' || (name[0] == '_' && name[1] >= '2' &&
-	    name[1] <= '0' + CONFIG_MAX_SECRETS && name[2] == '\0');
-}
-
-/* Is name any provider's secret variable (IDEMHOOK_*_SECRET*, *_TOKEN*)? */
-static int
-is_secret_name(const char *name)
-{
-	return strncmp(name, "IDEMHOOK_", 9) == 0 &&
-	    (strstr(name + 9, "_SECRET") != NULL ||
-	    strstr(name + 9, "_TOKEN") != NULL);
-}
-
-/*
  * Which settings a FastCGI request parameter may give.  Whoever can reach
  * the socket can send parameters, so none of them may choose a command,
  * a mode, the store or a limit: only IDEMHOOK_CONFIG, which names the
@@ -200,7 +175,8 @@ param_allowed(const struct serve *sv, const char *name)
 {
 	if (strcmp(name, "IDEMHOOK_CONFIG") == 0)
 		return 1;
-	return sv->env.n == 0 && is_own_secret(sv, name);
+	return !sv->startup_settings &&
+	    config_is_secret_of(name, sv->p->secret_var);
 }
 
 /* A source reading only the request parameters param_allowed() admits. */
@@ -243,8 +219,8 @@ log_ignored_params(const struct serve *sv, const struct log_sink *sink)
 		log_clean(clean, *e, nlen);
 		if (strlen(clean) == nlen && param_allowed(sv, clean))
 			continue;
-		if (strlen(clean) == nlen && sv->env.n == 0 &&
-		    is_secret_name(clean))
+		if (strlen(clean) == nlen && !sv->startup_settings &&
+		    config_is_secret(clean))
 			continue;
 		count++;
 		n = snprintf(names + len, sizeof(names) - len, "%s%s",
@@ -257,7 +233,7 @@ log_ignored_params(const struct serve *sv, const struct log_sink *sink)
 		log_emit(sink, "provider=%s ignored_request_settings=%s "
 		    "(request parameters may set only IDEMHOOK_CONFIG%s; put "
 		    "the rest in the IDEMHOOK_CONFIG file)", sv->p->name, names,
-		    sv->env.n == 0 ? " and secrets" : "");
+		    sv->startup_settings ? "" : " and secrets");
 }
 
 /*
@@ -272,7 +248,7 @@ load_config(struct serve *sv, const struct log_sink *sink,
 	struct config_source src[3];
 	const char *path;
 	size_t n = 0;
-	int flags = 0, rc;
+	int flags = 0, reloaded, rc;
 
 	log_ignored_params(sv, sink);
 	src[n].get = param_setting;
@@ -284,11 +260,15 @@ load_config(struct serve *sv, const struct log_sink *sink,
 	src[n++].arg = &sv->env;
 	if (path == NULL)
 		path = config_lookup(src, n, "IDEMHOOK_CONFIG");
-	rc = config_file_refresh(&sv->file, path, flags, NULL, err, errlen);
+	rc = config_file_refresh(&sv->file, path, flags, &reloaded, err,
+	    errlen);
 	if (rc == IH_ENOMEM)
 		return rc;
 	if (rc != IH_OK)
 		return IH_ECONFIG;
+	/* Other providers' secrets in a shared file are not kept here. */
+	if (reloaded)
+		config_vars_keep_secrets(&sv->file.vars, sv->p->secret_var);
 	src[n].get = config_vars_get;
 	src[n++].arg = &sv->file.vars;
 	return config_load(cfg, sv->p->name, sv->p->secret_var, src, n, err,
@@ -663,7 +643,7 @@ serve_main(const struct provider *p)
 	struct serve sv;
 	FCGX_Request fx;
 	char err[256];
-	int n, rc = 1;
+	int rc = 1;
 
 	/* Before any secret is in memory: no core file, no ptrace. */
 	if (harden_process(err, sizeof(err)) != IH_OK)
@@ -671,10 +651,6 @@ serve_main(const struct provider *p)
 		    p->name, err);
 	memset(&sv, 0, sizeof(sv));
 	sv.p = p;
-	n = snprintf(sv.secret_prefix, sizeof(sv.secret_prefix), "%s",
-	    p->secret_var != NULL ? p->secret_var : "");
-	if (n < 0 || (size_t)n >= sizeof(sv.secret_prefix))
-		sv.secret_prefix[0] = '\0';
 	dispatch_owner(sv.owner, sizeof(sv.owner));
 	signal(SIGPIPE, SIG_IGN);
 	if (config_vars_from_env(&sv.env, environ) != IH_OK ||
@@ -683,7 +659,12 @@ serve_main(const struct provider *p)
 		    p->name);
 		goto out;
 	}
-	/* The copy above is the one in use; the original need not hold them. */
+	/*
+	 * The copy above is the one in use, and holds this provider's
+	 * secrets only; the original block need not hold any.
+	 */
+	sv.startup_settings = sv.env.n > 0;
+	config_vars_keep_secrets(&sv.env, p->secret_var);
 	harden_scrub_environ(environ);
 	if (FCGX_IsCGI()) {
 		serve_one(&sv);

@@ -309,6 +309,33 @@ request_named_file_must_be_protected(void **state)
 }
 
 static void
+other_providers_secrets_dropped(void **state)
+{
+	char *env[] = { "IDEMHOOK_STRIPE_SECRET=s1",
+	    "IDEMHOOK_STRIPE_SECRET_2=s2", "IDEMHOOK_STRIPE_SECRET_9=s9",
+	    "IDEMHOOK_GITHUB_SECRET=g", "IDEMHOOK_ASAAS_TOKEN=t",
+	    "IDEMHOOK_STRIPE_SECRETX=x", "IDEMHOOK_DB=/x.db", NULL };
+	struct config_vars v;
+
+	(void)state;
+	assert_int_equal(config_vars_from_env(&v, env), IH_OK);
+	config_vars_keep_secrets(&v, "IDEMHOOK_STRIPE_SECRET");
+	assert_int_equal(v.n, 3);
+	assert_string_equal(config_vars_get(&v, "IDEMHOOK_STRIPE_SECRET"),
+	    "s1");
+	assert_string_equal(config_vars_get(&v, "IDEMHOOK_STRIPE_SECRET_2"),
+	    "s2");
+	assert_null(config_vars_get(&v, "IDEMHOOK_STRIPE_SECRET_9"));
+	assert_null(config_vars_get(&v, "IDEMHOOK_GITHUB_SECRET"));
+	assert_null(config_vars_get(&v, "IDEMHOOK_ASAAS_TOKEN"));
+	assert_null(config_vars_get(&v, "IDEMHOOK_STRIPE_SECRETX"));
+	assert_string_equal(config_vars_get(&v, "IDEMHOOK_DB"), "/x.db");
+	config_vars_keep_secrets(&v, NULL);
+	assert_int_equal(v.n, 1);
+	config_vars_free(&v);
+}
+
+static void
 log_clean_neutralises(void **state)
 {
 	char out[LOG_CLEAN_SIZE];
@@ -338,6 +365,7 @@ main(void)
 		cmocka_unit_test(db_location_checked),
 		cmocka_unit_test(file_reread_when_changed),
 		cmocka_unit_test(request_named_file_must_be_protected),
+		cmocka_unit_test(other_providers_secrets_dropped),
 		cmocka_unit_test(log_clean_neutralises),
 	};
 
