@@ -31,6 +31,7 @@
 #include "cli_admin.h"
 #include "ih.h"
 #include "providers.h"
+#include "redact.h"
 #include "store.h"
 
 #define CHECK_MAX_DOCROOTS	8
@@ -214,20 +215,18 @@ static void
 check_docroot(struct check *ck, const char *db, const char **docroots,
     size_t ndocroots)
 {
-	char rdb[PATH_MAX], rdoc[PATH_MAX];
+	char rdb[PATH_MAX], rdoc[PATH_MAX], shown[REDACT_URI_MAX];
 	size_t i;
 	int bad = 0;
 
-	if (db[0] != '/') {
-		problem(ck, "IDEMHOOK_DB=%s is a relative path: each program "
-		    "resolves it against its own working directory; set an "
-		    "absolute path such as %s", db, IH_DEFAULT_DB);
-		return;
-	}
+	/* config_load() refuses anything but an absolute path. */
 	if (resolve(db, rdb, sizeof(rdb)) != 0) {
-		problem(ck, "cannot resolve the store path %s", db);
+		problem(ck, "cannot resolve the store path %s",
+		    ih_redact(db, shown, sizeof(shown)));
 		return;
 	}
+	/* Every line below shows the store's location redacted. */
+	ih_redact(rdb, shown, sizeof(shown));
 	for (i = 0; i < ndocroots; i++) {
 		if (realpath(docroots[i], rdoc) == NULL) {
 			problem(ck, "document root %s: %s: give the directory "
@@ -239,7 +238,7 @@ check_docroot(struct check *ck, const char *db, const char **docroots,
 		if (is_under(rdb, rdoc)) {
 			problem(ck, "the store %s is inside the document root "
 			    "%s, where the web server could serve it: move it "
-			    "(e.g. to %s) and set IDEMHOOK_DB", rdb, rdoc,
+			    "(e.g. to %s) and set IDEMHOOK_DB", shown, rdoc,
 			    IH_DEFAULT_DB);
 			bad = 1;
 		}
@@ -248,7 +247,7 @@ check_docroot(struct check *ck, const char *db, const char **docroots,
 		if (is_under(rdb, web_dirs[i])) {
 			problem(ck, "the store %s is under %s, a directory web "
 			    "servers serve by default: move it (e.g. to %s) "
-			    "and set IDEMHOOK_DB", rdb, web_dirs[i],
+			    "and set IDEMHOOK_DB", shown, web_dirs[i],
 			    IH_DEFAULT_DB);
 			bad = 1;
 		}
@@ -256,12 +255,12 @@ check_docroot(struct check *ck, const char *db, const char **docroots,
 		if (has_part(rdb, web_parts[i])) {
 			problem(ck, "the store %s is under a %s directory, "
 			    "which web servers serve: move it (e.g. to %s) "
-			    "and set IDEMHOOK_DB", rdb, web_parts[i],
+			    "and set IDEMHOOK_DB", shown, web_parts[i],
 			    IH_DEFAULT_DB);
 			bad = 1;
 		}
 	if (!bad)
-		ok(ck, "store %s is outside the document root%s", rdb,
+		ok(ck, "store %s is outside the document root%s", shown,
 		    ndocroots > 0 ? "" : " (no --docroot or DOCUMENT_ROOT "
 		    "given; well-known web directories checked)");
 }
@@ -447,6 +446,7 @@ cli_check(struct cli *c, int argc, char **argv)
 	const char *docroots[CHECK_MAX_DOCROOTS], *only[CLI_MAX_PROVIDERS];
 	const char *v, *conf, *db;
 	char path[PATH_MAX], mode[32], err[STORE_ERR_MAX];
+	char shown[REDACT_URI_MAX];
 	struct store *st;
 	size_t ndoc = 0, nonly = 0, j;
 	int a, r, i, want, before;
@@ -545,7 +545,8 @@ cli_check(struct cli *c, int argc, char **argv)
 		goto out;
 	}
 	if (cli_store(c, &st) != IH_OK) {
-		problem(&ck, "cannot open the store %s (see above)", db);
+		problem(&ck, "cannot open the store %s (see above)",
+		    ih_redact(db, shown, sizeof(shown)));
 		goto out;
 	}
 	if (store_journal_mode(st, mode, sizeof(mode), err, sizeof(err)) !=

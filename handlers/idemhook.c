@@ -21,9 +21,11 @@
 
 #include "config.h"
 #include "dispatch.h"
+#include "harden.h"
 #include "ih.h"
 #include "log.h"
 #include "providers.h"
+#include "redact.h"
 #include "store.h"
 
 #include "cli.h"
@@ -67,6 +69,8 @@ cli_init(struct cli *c, const char *config_path, const char *db_path)
 	rc = config_vars_from_env(&c->env, environ);
 	if (rc != IH_OK)
 		return rc;
+	/* Actions and children get no secret from the original block. */
+	harden_scrub_environ(environ);
 	path = config_path != NULL ? config_path :
 	    config_vars_get(&c->env, "IDEMHOOK_CONFIG");
 	if (path != NULL && *path != '\0') {
@@ -80,31 +84,37 @@ cli_init(struct cli *c, const char *config_path, const char *db_path)
 	return IH_OK;
 }
 
+/* The --db option, as a settings source in front of the others. */
+static const char *
+db_option(void *arg, const char *name)
+{
+	const struct cli *c = arg;
+
+	return strcmp(name, "IDEMHOOK_DB") == 0 ? c->db_override : NULL;
+}
+
 int
 cli_config(struct cli *c, size_t i, const struct config **out)
 {
-	struct config_source src[2];
+	struct config_source src[3];
 	char err[512];
 	int rc;
 
 	if (i >= CLI_MAX_PROVIDERS)
 		return IH_EINVAL;
 	if (!c->loaded[i]) {
-		src[0].get = config_vars_get;
-		src[0].arg = &c->env;
+		/* --db goes through the same checks as IDEMHOOK_DB. */
+		src[0].get = db_option;
+		src[0].arg = c;
 		src[1].get = config_vars_get;
-		src[1].arg = &c->file;
+		src[1].arg = &c->env;
+		src[2].get = config_vars_get;
+		src[2].arg = &c->file;
 		rc = config_load(&c->cfg[i], providers_all[i]->name,
-		    providers_all[i]->secret_var, src, 2, err, sizeof(err));
+		    providers_all[i]->secret_var, src, 3, err, sizeof(err));
 		if (rc != IH_OK) {
 			cli_errorf("%s: %s", providers_all[i]->name, err);
 			return IH_ECONFIG;
-		}
-		if (c->db_override != NULL) {
-			free(c->cfg[i].db_path);
-			c->cfg[i].db_path = strdup(c->db_override);
-			if (c->cfg[i].db_path == NULL)
-				return IH_ENOMEM;
 		}
 		c->loaded[i] = 1;
 	}
@@ -144,6 +154,8 @@ static int
 cmd_init(struct cli *c, int argc, char **argv)
 {
 	struct store *st;
+	char shown[REDACT_URI_MAX];
+	int rc;
 
 	if (argc > 1 && strcmp(argv[1], "--help") == 0) {
 		printf("usage: idemhook init\n\n"
@@ -152,10 +164,11 @@ cmd_init(struct cli *c, int argc, char **argv)
 		    "Running it again changes nothing.\n", IH_DEFAULT_DB);
 		return 0;
 	}
-	if (cli_store(c, &st) != IH_OK)
-		return 1;
-	printf("store %s ready (schema version %d, WAL)\n", c->db_path,
-	    STORE_SCHEMA_VERSION);
+	rc = cli_store(c, &st);
+	if (rc != IH_OK)
+		return rc == IH_ECONFIG ? 2 : 1;
+	printf("store %s ready (schema version %d, WAL)\n",
+	    ih_redact(c->db_path, shown, sizeof(shown)), STORE_SCHEMA_VERSION);
 	return 0;
 }
 
@@ -284,9 +297,14 @@ main(int argc, char **argv)
 {
 	struct cli c;
 	const char *config = NULL, *db = NULL;
+	char err[256];
 	size_t i;
 	int a = 1, rc = 2;
 
+	/* Before any secret is read: no core file, no ptrace. */
+	if (harden_process(err, sizeof(err)) != IH_OK)
+		fprintf(stderr, "idemhook: cannot disable core dumps: %s\n",
+		    err);
 	while (a < argc && argv[a][0] == '-') {
 		if (strcmp(argv[a], "--config") == 0 && a + 1 < argc) {
 			config = argv[a + 1];

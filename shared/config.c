@@ -1,12 +1,23 @@
 /* config.c -- layered settings: request, process environment, file. */
+#include <sys/stat.h>
+
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
 
 #include "config.h"
 #include "ih.h"
+#include "redact.h"
+
+/* A file changed this recently may change again unseen in the same tick. */
+#define CONFIG_RACY_NS	(2LL * 1000000000LL)
 
 static int
 vars_add(struct config_vars *v, const char *name, size_t nlen,
@@ -47,12 +58,55 @@ config_vars_free(struct config_vars *v)
 	for (i = 0; i < v->n; i++) {
 		free(v->names[i]);
 		/* Values may be secrets; do not leave them in freed memory. */
-		explicit_bzero(v->values[i], strlen(v->values[i]));
+		OPENSSL_cleanse(v->values[i], strlen(v->values[i]));
 		free(v->values[i]);
 	}
 	free(v->names);
 	free(v->values);
 	memset(v, 0, sizeof(*v));
+}
+
+int
+config_is_secret(const char *name)
+{
+	return strncmp(name, "IDEMHOOK_", 9) == 0 &&
+	    (strstr(name + 9, "_SECRET") != NULL ||
+	    strstr(name + 9, "_TOKEN") != NULL);
+}
+
+int
+config_is_secret_of(const char *name, const char *secret_var)
+{
+	size_t n;
+
+	if (secret_var == NULL)
+		return 0;
+	n = strlen(secret_var);
+	if (strncmp(name, secret_var, n) != 0)
+		return 0;
+	name += n;
+	return *name == '\0' || (name[0] == '_' && name[1] >= '2' &&
+	    name[1] <= '0' + CONFIG_MAX_SECRETS && name[2] == '\0');
+}
+
+void
+config_vars_keep_secrets(struct config_vars *v, const char *secret_var)
+{
+	size_t i, j = 0;
+
+	for (i = 0; i < v->n; i++) {
+		if (config_is_secret(v->names[i]) &&
+		    !config_is_secret_of(v->names[i], secret_var)) {
+			OPENSSL_cleanse(v->values[i], strlen(v->values[i]));
+			free(v->values[i]);
+			free(v->names[i]);
+			continue;
+		}
+		v->names[j] = v->names[i];
+		v->values[j] = v->values[i];
+		j++;
+	}
+	v->n = j;
 }
 
 int
@@ -89,33 +143,38 @@ trim(const char **s, const char **e)
 		(*e)--;
 }
 
-int
-config_vars_from_file(struct config_vars *v, const char *path, char *err,
+/*
+ * Parses the file open on fd (named path in messages) into v; the read
+ * buffer is wiped before it is freed, since the lines hold secrets.
+ */
+static int
+vars_from_fd(struct config_vars *v, int fd, const char *path, char *err,
     size_t errlen)
 {
-	FILE *f = NULL;
 	char *buf = NULL;
 	size_t len = 0, lineno = 0;
+	ssize_t n;
 	const char *p, *end, *nl, *eq, *ns, *ne, *vs, *ve;
 	int rc = IH_EIO;
 
 	memset(v, 0, sizeof(*v));
-	f = fopen(path, "r");
-	if (f == NULL) {
-		rc = errno == ENOENT ? IH_ENOTFOUND : IH_EIO;
-		snprintf(err, errlen, "cannot open config %s: %s", path,
-		    strerror(errno));
-		goto out;
-	}
 	buf = malloc(CONFIG_FILE_MAX + 1);
 	if (buf == NULL) {
 		rc = IH_ENOMEM;
 		goto out;
 	}
-	len = fread(buf, 1, CONFIG_FILE_MAX + 1, f);
-	if (ferror(f)) {
-		snprintf(err, errlen, "cannot read config %s", path);
-		goto out;
+	while (len < CONFIG_FILE_MAX + 1) {
+		n = read(fd, buf + len, CONFIG_FILE_MAX + 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(err, errlen, "cannot read config %s: %s",
+			    path, strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
 	}
 	if (len > CONFIG_FILE_MAX) {
 		rc = IH_ETOOBIG;
@@ -160,15 +219,219 @@ config_vars_from_file(struct config_vars *v, const char *path, char *err,
 	rc = IH_OK;
 out:
 	if (buf != NULL) {
-		explicit_bzero(buf, len < CONFIG_FILE_MAX ? len :
-		    CONFIG_FILE_MAX);
+		OPENSSL_cleanse(buf, CONFIG_FILE_MAX + 1);
 		free(buf);
 	}
-	if (f != NULL)
-		fclose(f);
 	if (rc != IH_OK)
 		config_vars_free(v);
 	return rc;
+}
+
+/* Opens path for reading, reporting failure in err. */
+static int
+open_config(const char *path, int *fd, char *err, size_t errlen)
+{
+	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (*fd < 0) {
+		snprintf(err, errlen, "cannot open config %s: %s", path,
+		    strerror(errno));
+		return errno == ENOENT ? IH_ENOTFOUND : IH_EIO;
+	}
+	return IH_OK;
+}
+
+int
+config_vars_from_file(struct config_vars *v, const char *path, char *err,
+    size_t errlen)
+{
+	int fd = -1, rc;
+
+	memset(v, 0, sizeof(*v));
+	rc = open_config(path, &fd, err, errlen);
+	if (rc == IH_OK)
+		rc = vars_from_fd(v, fd, path, err, errlen);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+static void
+stamp_of(const struct stat *sb, struct config_stamp *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->dev = sb->st_dev;
+	st->ino = sb->st_ino;
+	st->size = sb->st_size;
+	st->mtim = sb->st_mtim;
+	st->ctim = sb->st_ctim;
+}
+
+static int
+stamp_equal(const struct config_stamp *a, const struct config_stamp *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	    a->mtim.tv_sec == b->mtim.tv_sec &&
+	    a->mtim.tv_nsec == b->mtim.tv_nsec &&
+	    a->ctim.tv_sec == b->ctim.tv_sec &&
+	    a->ctim.tv_nsec == b->ctim.tv_nsec;
+}
+
+/*
+ * Was the file changed so recently that a later edit could keep every
+ * field of the stamp?  File times advance in clock ticks (or seconds on
+ * some file systems), so a same-size rewrite within one tick is
+ * invisible; such a stamp is not trusted and the file is read again.
+ */
+static int
+stamp_racy(const struct config_stamp *st)
+{
+	struct timespec now;
+	long long t, m, c;
+
+	if (clock_gettime(CLOCK_REALTIME, &now) != 0)
+		return 1;
+	t = (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+	m = (long long)st->mtim.tv_sec * 1000000000LL + st->mtim.tv_nsec;
+	c = (long long)st->ctim.tv_sec * 1000000000LL + st->ctim.tv_nsec;
+	return t - m < CONFIG_RACY_NS || t - c < CONFIG_RACY_NS;
+}
+
+/* The owner of the running program file, or (uid_t)-1. */
+static uid_t
+program_owner(void)
+{
+	struct stat sb;
+
+	if (stat("/proc/self/exe", &sb) != 0)
+		return (uid_t)-1;
+	return sb.st_uid;
+}
+
+/* CONFIG_FILE_REQUEST's rule: see config.h. */
+static int
+check_owner(const struct stat *sb, const char *path, char *err,
+    size_t errlen)
+{
+	if (S_ISREG(sb->st_mode) && (sb->st_mode & 022) == 0 &&
+	    (sb->st_uid == 0 || sb->st_uid == geteuid() ||
+	    sb->st_uid == program_owner()))
+		return IH_OK;
+	snprintf(err, errlen, "a config named by a request parameter must be "
+	    "a file writable only by its owner (root, this program's user or "
+	    "its owner): %s", path);
+	return IH_EAUTH;
+}
+
+void
+config_file_free(struct config_file *cf)
+{
+	config_vars_free(&cf->vars);
+	free(cf->path);
+	memset(cf, 0, sizeof(*cf));
+}
+
+int
+config_file_refresh(struct config_file *cf, const char *path, int flags,
+    int *reloaded, char *err, size_t errlen)
+{
+	struct config_stamp now;
+	struct config_vars fresh;
+	struct stat sb;
+	char *copy = NULL;
+	int fd = -1, rc;
+
+	if (reloaded != NULL)
+		*reloaded = 0;
+	if (path == NULL || *path == '\0') {
+		config_file_free(cf);
+		return IH_OK;
+	}
+	if (cf->path != NULL && strcmp(cf->path, path) == 0 &&
+	    cf->flags == flags && !cf->racy) {
+		if (stat(path, &sb) != 0) {
+			rc = errno == ENOENT ? IH_ENOTFOUND : IH_EIO;
+			snprintf(err, errlen, "cannot open config %s: %s",
+			    path, strerror(errno));
+			goto out;
+		}
+		stamp_of(&sb, &now);
+		if (stamp_equal(&now, &cf->stamp))
+			return IH_OK;
+	}
+	/* The stamp comes from the descriptor that is read, before reading. */
+	rc = open_config(path, &fd, err, errlen);
+	if (rc != IH_OK)
+		goto out;
+	if (fstat(fd, &sb) != 0) {
+		rc = IH_EIO;
+		snprintf(err, errlen, "cannot stat config %s: %s", path,
+		    strerror(errno));
+		goto out;
+	}
+	if ((flags & CONFIG_FILE_REQUEST) != 0) {
+		rc = check_owner(&sb, path, err, errlen);
+		if (rc != IH_OK)
+			goto out;
+	}
+	copy = strdup(path);
+	if (copy == NULL) {
+		rc = IH_ENOMEM;
+		goto out;
+	}
+	rc = vars_from_fd(&fresh, fd, path, err, errlen);
+	if (rc != IH_OK)
+		goto out;
+	config_file_free(cf);
+	cf->vars = fresh;
+	cf->path = copy;
+	copy = NULL;
+	cf->flags = flags;
+	stamp_of(&sb, &cf->stamp);
+	cf->racy = stamp_racy(&cf->stamp);
+	if (reloaded != NULL)
+		*reloaded = 1;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(copy);
+	/* Fail closed: old lines and their secrets do not outlive the file. */
+	if (rc != IH_OK)
+		config_file_free(cf);
+	return rc;
+}
+
+int
+config_db_check(const char *db, char *err, size_t errlen)
+{
+	char shown[REDACT_URI_MAX];
+	size_t n = 0;
+
+	if (db != NULL && db[0] == '/')
+		return IH_OK;
+	ih_redact(db, shown, sizeof(shown));
+	if (db != NULL && isalpha((unsigned char)db[0])) {
+		n = 1;
+		while (isalnum((unsigned char)db[n]) || db[n] == '+' ||
+		    db[n] == '-' || db[n] == '.')
+			n++;
+		if (db[n] != ':')
+			n = 0;
+	}
+	if (n > 0 && ((n == 10 && strncasecmp(db, "postgresql", n) == 0) ||
+	    (n == 8 && strncasecmp(db, "postgres", n) == 0)))
+		snprintf(err, errlen, "IDEMHOOK_DB=%s: PostgreSQL is not "
+		    "supported by this build yet; set an absolute path to a "
+		    "SQLite file such as %s", shown, IH_DEFAULT_DB);
+	else if (n > 0)
+		snprintf(err, errlen, "IDEMHOOK_DB=%s: unknown scheme "
+		    "\"%.*s\": set an absolute path to a SQLite file such as "
+		    "%s", shown, (int)(n < 32 ? n : 32), db, IH_DEFAULT_DB);
+	else
+		snprintf(err, errlen, "IDEMHOOK_DB=%s is a relative path: each "
+		    "program would resolve it against its own working "
+		    "directory; set an absolute path such as %s", shown,
+		    IH_DEFAULT_DB);
+	return IH_ECONFIG;
 }
 
 const char *
@@ -370,6 +633,8 @@ config_load(struct config *cfg, const char *provider, const char *secret_var,
 	v = config_lookup(src, nsrc, "IDEMHOOK_DB");
 	if (v == NULL || *v == '\0')
 		v = IH_DEFAULT_DB;
+	if (config_db_check(v, err, errlen) != IH_OK)
+		goto out;
 	cfg->db_path = strdup(v);
 	if (cfg->db_path == NULL) {
 		rc = IH_ENOMEM;
@@ -413,7 +678,7 @@ config_free(struct config *cfg)
 	size_t i;
 
 	for (i = 0; i < cfg->nsecrets; i++) {
-		explicit_bzero(cfg->secrets[i], cfg->secret_len[i]);
+		OPENSSL_cleanse(cfg->secrets[i], cfg->secret_len[i]);
 		free(cfg->secrets[i]);
 	}
 	for (i = 0; i < cfg->nactions; i++) {

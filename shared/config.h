@@ -4,10 +4,11 @@
  * A setting is looked up by its environment name (IDEMHOOK_DB,
  * IDEMHOOK_STRIPE_SECRET, ...) in an ordered list of sources; the first
  * source that has it wins.  The programs use three: the request's own
- * parameters (Apache SetEnv, nginx fastcgi_param), the process environment
- * captured before the first FastCGI accept (lighttpd bin-environment,
- * FcgidInitialEnv), and the file named by IDEMHOOK_CONFIG, whose lines
- * read NAME=value with '#' comments.
+ * parameters (Apache SetEnv, nginx fastcgi_param; serve.c lets through
+ * only IDEMHOOK_CONFIG and, where nothing was set at start-up, secrets),
+ * the process environment captured before the first FastCGI accept
+ * (lighttpd bin-environment, FcgidInitialEnv), and the file named by
+ * IDEMHOOK_CONFIG, whose lines read NAME=value with '#' comments.
  *
  * Per-provider settings are looked up as IDEMHOOK_<PROVIDER>_<KEY> first,
  * then as IDEMHOOK_<KEY>, so one file can serve every endpoint.
@@ -20,13 +21,17 @@
  * Secrets: the provider's secret variable (IDEMHOOK_STRIPE_SECRET) and
  * the same name suffixed _2, _3 and _4, for rotation.  Values are used
  * byte for byte; in the file, surrounding blanks are trimmed.  A struct
- * config owns copies of every string it holds; config_free() wipes the
- * secrets before freeing them.
+ * config owns copies of every string it holds; config_free() and
+ * config_vars_free() wipe every value (OPENSSL_cleanse) before freeing,
+ * and the file's read buffer is wiped as soon as it is parsed.
  */
 #ifndef IH_CONFIG_H
 #define IH_CONFIG_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
+#include <time.h>
 
 #define CONFIG_MAX_SECRETS	4
 #define CONFIG_VALUE_MAX	4096	/* longest accepted value */
@@ -105,13 +110,91 @@ const char *config_vars_get(void *v, const char *name);
 
 void	config_vars_free(struct config_vars *v);
 
+/* Is name a secret's: IDEMHOOK_ then a name holding _SECRET or _TOKEN? */
+int	config_is_secret(const char *name);
+
+/* Is name secret_var (NULL: none), or secret_var_2 to _4? */
+int	config_is_secret_of(const char *name, const char *secret_var);
+
+/*
+ * Wipes and drops from v every secret (a name with _SECRET or _TOKEN
+ * after IDEMHOOK_) other than secret_var and secret_var_2 to _4, so that
+ * a program holds no other provider's secret.  With secret_var NULL,
+ * every secret goes.
+ */
+void	config_vars_keep_secrets(struct config_vars *v,
+	    const char *secret_var);
+
+/*
+ * What identifies one version of a file: any edit or replacement changes
+ * at least one field, including a same-size rewrite in the same second
+ * (nanosecond mtime and ctime).
+ */
+struct config_stamp {
+	dev_t		 dev;
+	ino_t		 ino;
+	off_t		 size;
+	struct timespec	 mtim;
+	struct timespec	 ctim;
+};
+
+/*
+ * The IDEMHOOK_CONFIG file as a long-running program holds it: its lines,
+ * and the stamp of the version they came from.  config_file_refresh()
+ * costs one stat(2) when nothing changed, so the programs call it for
+ * every request and a rotated or removed secret takes effect at the next
+ * one, without a restart.
+ */
+struct config_file {
+	struct config_vars	 vars;
+	char			*path;	/* NULL: no file loaded */
+	struct config_stamp	 stamp;
+	int			 flags;	/* CONFIG_FILE_* it was loaded with */
+	int			 racy;	/* stamp too recent to be trusted */
+};
+
+/*
+ * The file was named by a FastCGI request parameter, not by the operator
+ * at start-up: it must be a regular file owned by root, by the user this
+ * program runs as, or by the owner of the program file, and writable by
+ * no one else, so that whoever can reach the socket cannot name a file of
+ * their own.
+ */
+#define CONFIG_FILE_REQUEST	0x1
+
+/*
+ * Makes cf hold the lines of the file at path (no file when path is NULL
+ * or empty), reading it again only when its name, flags or stamp changed,
+ * or when the last read was too close to the file's last change to tell a
+ * later same-size edit apart.  Sets *reloaded (when not NULL) to 1 when
+ * the file was read.  Returns IH_OK, or the error of
+ * config_vars_from_file() (or IH_EAUTH when CONFIG_FILE_REQUEST's rule
+ * fails) with the cause in err; on failure cf holds no lines at all, so
+ * that a broken or removed file never leaves old secrets in force.
+ */
+int	config_file_refresh(struct config_file *cf, const char *path,
+	    int flags, int *reloaded, char *err, size_t errlen);
+
+/* Wipes and frees what cf holds; cf is then empty and reusable. */
+void	config_file_free(struct config_file *cf);
+
+/*
+ * Checks a store location (IDEMHOOK_DB, --db).  Returns IH_OK for an
+ * absolute file path; IH_ECONFIG with the reason in err for a relative
+ * path, an unknown scheme ("name:...") or a PostgreSQL URI, which this
+ * build cannot use yet.  err shows the value only through
+ * ih_redact_uri(), never with its password.
+ */
+int	config_db_check(const char *db, char *err, size_t errlen);
+
 /*
  * Fills cfg for the provider named provider (lowercase, "stripe") whose
  * secret variable is secret_var, from the sources in order.  Missing
  * settings take the defaults above.  Returns IH_OK, IH_ENOMEM, or
- * IH_ECONFIG with the cause in err, e.g. a tolerance of 0 or a number
- * that does not parse.  No secret is ever copied into err.  A config with
- * no secret is valid here; the caller decides whether it may serve.
+ * IH_ECONFIG with the cause in err, e.g. a tolerance of 0, a number
+ * that does not parse or an IDEMHOOK_DB refused by config_db_check().
+ * No secret is ever copied into err.  A config with no secret is valid
+ * here; the caller decides whether it may serve.
  */
 int	config_load(struct config *cfg, const char *provider,
 	    const char *secret_var, const struct config_source *src,

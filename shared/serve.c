@@ -13,6 +13,7 @@
 #include "config.h"
 #include "dispatch.h"
 #include "fault.h"
+#include "harden.h"
 #include "ih.h"
 #include "json.h"
 #include "log.h"
@@ -36,8 +37,8 @@ extern char **environ;
 struct serve {
 	const struct provider	*p;
 	struct config_vars	 env;		/* IDEMHOOK_* at start-up */
-	struct config_vars	 file;		/* IDEMHOOK_CONFIG's lines */
-	char			*file_path;	/* which file is loaded */
+	int			 startup_settings; /* any IDEMHOOK_* given */
+	struct config_file	 file;		/* IDEMHOOK_CONFIG's lines */
 	struct store		*store;
 	char			*store_path;
 	int			 store_sync;
@@ -159,59 +160,117 @@ cgi_finish(void)
 	}
 }
 
-/* Does this request carry settings of its own (Apache SetEnv)? */
+/*
+ * Which settings a FastCGI request parameter may give.  Whoever can reach
+ * the socket can send parameters, so none of them may choose a command,
+ * a mode, the store or a limit: only IDEMHOOK_CONFIG, which names the
+ * file of real settings (and config_file_refresh() checks who owns it),
+ * and the provider's secrets, but only when the program was given no
+ * IDEMHOOK_* setting at start-up: that is Apache mod_fcgid on shared
+ * hosting, where SetEnv is the only way to pass anything and the socket
+ * is Apache's own.  A secret lets a sender sign events, never run one.
+ */
 static int
-request_has_settings(const struct serve *sv)
+param_allowed(const struct serve *sv, const char *name)
 {
-	char **e;
+	if (strcmp(name, "IDEMHOOK_CONFIG") == 0)
+		return 1;
+	return !sv->startup_settings &&
+	    config_is_secret_of(name, sv->p->secret_var);
+}
 
-	if (sv->fx == NULL)
-		return 0;
-	for (e = sv->fx->envp; e != NULL && *e != NULL; e++)
-		if (strncmp(*e, "IDEMHOOK_", 9) == 0)
-			return 1;
-	return 0;
+/* A source reading only the request parameters param_allowed() admits. */
+static const char *
+param_setting(void *arg, const char *name)
+{
+	const struct serve *sv = arg;
+
+	if (sv->fx == NULL || !param_allowed(sv, name))
+		return NULL;
+	return FCGX_GetParam(name, sv->fx->envp);
 }
 
 /*
- * Builds the settings for this request: its own parameters, then the
- * start-up environment, then the config file, which is read again only
- * when its name changes.
+ * Logs, in one line, the names of the IDEMHOOK_* request parameters that
+ * were set and are not taken, so that a SetEnv or fastcgi_param that no
+ * longer works, or a probe of the socket, is seen.  Values are never
+ * logged.  Other providers' secrets in a shared .htaccess are expected
+ * and not reported while secrets are taken from requests at all.
+ */
+static void
+log_ignored_params(const struct serve *sv, const struct log_sink *sink)
+{
+	char names[LOG_LINE_MAX / 2], clean[LOG_CLEAN_SIZE];
+	const char *eq;
+	char **e;
+	size_t len = 0, nlen;
+	int n, count = 0;
+
+	if (sv->fx == NULL)
+		return;
+	names[0] = '\0';
+	for (e = sv->fx->envp; e != NULL && *e != NULL; e++) {
+		if (strncmp(*e, "IDEMHOOK_", 9) != 0)
+			continue;
+		eq = strchr(*e, '=');
+		if (eq == NULL || eq[1] == '\0')
+			continue;
+		nlen = (size_t)(eq - *e);
+		log_clean(clean, *e, nlen);
+		if (strlen(clean) == nlen && param_allowed(sv, clean))
+			continue;
+		if (strlen(clean) == nlen && !sv->startup_settings &&
+		    config_is_secret(clean))
+			continue;
+		count++;
+		n = snprintf(names + len, sizeof(names) - len, "%s%s",
+		    len > 0 ? "," : "", clean);
+		if (n < 0 || (size_t)n >= sizeof(names) - len)
+			break;
+		len += (size_t)n;
+	}
+	if (count > 0)
+		log_emit(sink, "provider=%s ignored_request_settings=%s "
+		    "(request parameters may set only IDEMHOOK_CONFIG%s; put "
+		    "the rest in the IDEMHOOK_CONFIG file)", sv->p->name, names,
+		    sv->startup_settings ? "" : " and secrets");
+}
+
+/*
+ * Builds the settings for this request: the parameters param_allowed()
+ * admits, then the start-up environment, then the config file, which is
+ * read again whenever it changes (one stat(2) per request otherwise).
  */
 static int
-load_config(struct serve *sv, struct config *cfg, char *err, size_t errlen)
+load_config(struct serve *sv, const struct log_sink *sink,
+    struct config *cfg, char *err, size_t errlen)
 {
 	struct config_source src[3];
 	const char *path;
 	size_t n = 0;
-	int rc;
+	int flags = 0, reloaded, rc;
 
-	if (request_has_settings(sv)) {
-		src[n].get = param_fcgi;
-		src[n++].arg = sv->fx;
-	}
+	log_ignored_params(sv, sink);
+	src[n].get = param_setting;
+	src[n++].arg = sv;
+	path = config_lookup(src, n, "IDEMHOOK_CONFIG");
+	if (path != NULL)
+		flags = CONFIG_FILE_REQUEST;
 	src[n].get = config_vars_get;
 	src[n++].arg = &sv->env;
-	path = config_lookup(src, n, "IDEMHOOK_CONFIG");
-	if (path != NULL && *path == '\0')
-		path = NULL;
-	if (path == NULL ? sv->file_path != NULL :
-	    sv->file_path == NULL || strcmp(path, sv->file_path) != 0) {
-		config_vars_free(&sv->file);
-		free(sv->file_path);
-		sv->file_path = NULL;
-		if (path != NULL) {
-			rc = config_vars_from_file(&sv->file, path, err,
-			    errlen);
-			if (rc != IH_OK)
-				return IH_ECONFIG;
-			sv->file_path = strdup(path);
-			if (sv->file_path == NULL)
-				return IH_ENOMEM;
-		}
-	}
+	if (path == NULL)
+		path = config_lookup(src, n, "IDEMHOOK_CONFIG");
+	rc = config_file_refresh(&sv->file, path, flags, &reloaded, err,
+	    errlen);
+	if (rc == IH_ENOMEM)
+		return rc;
+	if (rc != IH_OK)
+		return IH_ECONFIG;
+	/* Other providers' secrets in a shared file are not kept here. */
+	if (reloaded)
+		config_vars_keep_secrets(&sv->file.vars, sv->p->secret_var);
 	src[n].get = config_vars_get;
-	src[n++].arg = &sv->file;
+	src[n++].arg = &sv->file.vars;
 	return config_load(cfg, sv->p->name, sv->p->secret_var, src, n, err,
 	    errlen);
 }
@@ -398,8 +457,8 @@ record(struct serve *sv, const struct config *cfg,
 
 /* Handles one request up to its answer; returns whether to process. */
 static int
-handle(struct serve *sv, struct config *cfg, struct outcome *o,
-    struct ident *id, struct store_job *job)
+handle(struct serve *sv, const struct log_sink *sink, struct config *cfg,
+    struct outcome *o, struct ident *id, struct store_job *job)
 {
 	struct provider_req pr;
 	struct store_event ev;
@@ -410,7 +469,7 @@ handle(struct serve *sv, struct config *cfg, struct outcome *o,
 	int rc;
 
 	err[0] = '\0';
-	rc = load_config(sv, cfg, err, sizeof(err));
+	rc = load_config(sv, sink, cfg, err, sizeof(err));
 	if (rc != IH_OK) {
 		set_outcome(o, 500, "bad_config", err);
 		return 0;
@@ -548,7 +607,7 @@ serve_one(struct serve *sv)
 		rio.arg = NULL;
 	}
 	request_begin(&sv->req, &io);
-	later = handle(sv, &cfg, &o, &id, &job);
+	later = handle(sv, &sink, &cfg, &o, &id, &job);
 	if (respond_send(&rio, &o.rsp) != IH_OK && o.rsp.status == 200)
 		o.name = "answer_lost";
 	if (sv->fx == NULL) {
@@ -583,8 +642,13 @@ serve_main(const struct provider *p)
 {
 	struct serve sv;
 	FCGX_Request fx;
+	char err[256];
 	int rc = 1;
 
+	/* Before any secret is in memory: no core file, no ptrace. */
+	if (harden_process(err, sizeof(err)) != IH_OK)
+		log_emit(NULL, "provider=%s cannot disable core dumps: %s",
+		    p->name, err);
 	memset(&sv, 0, sizeof(sv));
 	sv.p = p;
 	dispatch_owner(sv.owner, sizeof(sv.owner));
@@ -595,6 +659,13 @@ serve_main(const struct provider *p)
 		    p->name);
 		goto out;
 	}
+	/*
+	 * The copy above is the one in use, and holds this provider's
+	 * secrets only; the original block need not hold any.
+	 */
+	sv.startup_settings = sv.env.n > 0;
+	config_vars_keep_secrets(&sv.env, p->secret_var);
+	harden_scrub_environ(environ);
 	if (FCGX_IsCGI()) {
 		serve_one(&sv);
 		rc = 0;
@@ -614,7 +685,6 @@ out:
 	json_close(sv.json);
 	request_free(&sv.req);
 	config_vars_free(&sv.env);
-	config_vars_free(&sv.file);
-	free(sv.file_path);
+	config_file_free(&sv.file);
 	return rc;
 }

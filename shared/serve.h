@@ -6,6 +6,13 @@
  * the store's connection and statements open between requests, or as a
  * plain CGI program, answering one request and returning.
  *
+ * Settings, for each request: the start-up environment, then the
+ * IDEMHOOK_CONFIG file, read again whenever it changes.  A FastCGI
+ * request parameter may set only IDEMHOOK_CONFIG, and the provider's
+ * secrets when the process got no IDEMHOOK_* setting at start-up; any
+ * other IDEMHOOK_* parameter is ignored and named in one log line.
+ * Before anything else, core dumps are disabled (harden.h).
+ *
  * For each request: read (request.c), verify (the provider), record
  * (store.c), answer (respond.c), log one line (log.c), then process the
  * event (dispatch.c) according to the configured mode.

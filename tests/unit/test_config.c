@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -165,6 +167,175 @@ secret_never_in_error(void **state)
 }
 
 static void
+db_location_checked(void **state)
+{
+	static const char *const bad[] = {
+		"IDEMHOOK_DB=events.db", "IDEMHOOK_DB=./data/events.db",
+		"IDEMHOOK_DB=:memory:", "IDEMHOOK_DB=file:events.db",
+		"IDEMHOOK_DB=mysql://u:secretpw@h/db",
+		"IDEMHOOK_DB=postgresql://u:secretpw@h/db",
+		"IDEMHOOK_DB=postgres://h/db?password=secretpw",
+		"IDEMHOOK_DB=POSTGRESQL://u:secretpw@h/db",
+	};
+	char *env[2];
+	struct config cfg;
+	char err[512];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		env[0] = (char *)bad[i];
+		env[1] = NULL;
+		err[0] = '\0';
+		assert_int_equal(load(env, NULL, &cfg, err, sizeof(err)),
+		    IH_ECONFIG);
+		assert_non_null(strstr(err, "IDEMHOOK_DB="));
+		assert_null(strstr(err, "secretpw"));
+		if (strncasecmp(bad[i] + 12, "postgres", 8) == 0)
+			assert_non_null(strstr(err, "not supported by this "
+			    "build yet"));
+		else if (bad[i][12] != ':' && strchr(bad[i], ':') != NULL)
+			assert_non_null(strstr(err, "unknown scheme"));
+		else
+			assert_non_null(strstr(err, "relative path"));
+	}
+	assert_int_equal(config_db_check("/abs/events.db", err, sizeof(err)),
+	    IH_OK);
+}
+
+/* Rewrites path in place: same inode, and with equal lengths same size. */
+static void
+rewrite(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
+	assert_int_equal(fclose(f), 0);
+}
+
+static void
+file_reread_when_changed(void **state)
+{
+	char path[] = "/tmp/ih-config-XXXXXX";
+	struct config_file cf;
+	char err[256];
+	int fd, reloaded;
+	struct stat sb0, sb1;
+
+	(void)state;
+	memset(&cf, 0, sizeof(cf));
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	rewrite(path, "IDEMHOOK_STRIPE_SECRET=aaaa\n");
+	assert_int_equal(config_file_refresh(&cf, path, 0, &reloaded, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(reloaded, 1);
+	assert_string_equal(config_vars_get(&cf.vars,
+	    "IDEMHOOK_STRIPE_SECRET"), "aaaa");
+
+	/* Same size, same inode, within the same second: still seen. */
+	assert_int_equal(stat(path, &sb0), 0);
+	rewrite(path, "IDEMHOOK_STRIPE_SECRET=bbbb\n");
+	assert_int_equal(stat(path, &sb1), 0);
+	assert_int_equal(sb0.st_ino, sb1.st_ino);
+	assert_int_equal(sb0.st_size, sb1.st_size);
+	assert_int_equal(config_file_refresh(&cf, path, 0, &reloaded, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(reloaded, 1);
+	assert_string_equal(config_vars_get(&cf.vars,
+	    "IDEMHOOK_STRIPE_SECRET"), "bbbb");
+
+	/* An old, unchanged file is not read again. */
+	cf.racy = 0;
+	assert_int_equal(config_file_refresh(&cf, path, 0, &reloaded, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(reloaded, 0);
+
+	/* A broken file leaves no old secret in force. */
+	rewrite(path, "IDEMHOOK_STRIPE_SECRET=cccc\nbroken line\n");
+	assert_int_equal(config_file_refresh(&cf, path, 0, &reloaded, err,
+	    sizeof(err)), IH_EINVAL);
+	assert_null(config_vars_get(&cf.vars, "IDEMHOOK_STRIPE_SECRET"));
+	assert_null(cf.path);
+
+	/* Nor does a removed one. */
+	rewrite(path, "IDEMHOOK_STRIPE_SECRET=dddd\n");
+	assert_int_equal(config_file_refresh(&cf, path, 0, &reloaded, err,
+	    sizeof(err)), IH_OK);
+	cf.racy = 0;
+	unlink(path);
+	assert_int_equal(config_file_refresh(&cf, path, 0, &reloaded, err,
+	    sizeof(err)), IH_ENOTFOUND);
+	assert_null(config_vars_get(&cf.vars, "IDEMHOOK_STRIPE_SECRET"));
+
+	/* No file named: nothing held. */
+	assert_int_equal(config_file_refresh(&cf, NULL, 0, &reloaded, err,
+	    sizeof(err)), IH_OK);
+	config_file_free(&cf);
+}
+
+static void
+request_named_file_must_be_protected(void **state)
+{
+	char path[] = "/tmp/ih-config-XXXXXX";
+	struct config_file cf;
+	char err[256];
+	int fd;
+
+	(void)state;
+	memset(&cf, 0, sizeof(cf));
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	rewrite(path, "IDEMHOOK_STRIPE_ACTION=* touch /tmp/x\n");
+	assert_int_equal(chmod(path, 0622), 0);
+	assert_int_equal(config_file_refresh(&cf, path, CONFIG_FILE_REQUEST,
+	    NULL, err, sizeof(err)), IH_EAUTH);
+	assert_non_null(strstr(err, "writable only by its owner"));
+	assert_null(config_vars_get(&cf.vars, "IDEMHOOK_STRIPE_ACTION"));
+	/* The operator's own start-up setting is not held to this rule. */
+	assert_int_equal(config_file_refresh(&cf, path, 0, NULL, err,
+	    sizeof(err)), IH_OK);
+	/* Named later by a request, the same file is checked again. */
+	assert_int_equal(config_file_refresh(&cf, path, CONFIG_FILE_REQUEST,
+	    NULL, err, sizeof(err)), IH_EAUTH);
+	assert_int_equal(chmod(path, 0600), 0);
+	assert_int_equal(config_file_refresh(&cf, path, CONFIG_FILE_REQUEST,
+	    NULL, err, sizeof(err)), IH_OK);
+	unlink(path);
+	config_file_free(&cf);
+}
+
+static void
+other_providers_secrets_dropped(void **state)
+{
+	char *env[] = { "IDEMHOOK_STRIPE_SECRET=s1",
+	    "IDEMHOOK_STRIPE_SECRET_2=s2", "IDEMHOOK_STRIPE_SECRET_9=s9",
+	    "IDEMHOOK_GITHUB_SECRET=g", "IDEMHOOK_ASAAS_TOKEN=t",
+	    "IDEMHOOK_STRIPE_SECRETX=x", "IDEMHOOK_DB=/x.db", NULL };
+	struct config_vars v;
+
+	(void)state;
+	assert_int_equal(config_vars_from_env(&v, env), IH_OK);
+	config_vars_keep_secrets(&v, "IDEMHOOK_STRIPE_SECRET");
+	assert_int_equal(v.n, 3);
+	assert_string_equal(config_vars_get(&v, "IDEMHOOK_STRIPE_SECRET"),
+	    "s1");
+	assert_string_equal(config_vars_get(&v, "IDEMHOOK_STRIPE_SECRET_2"),
+	    "s2");
+	assert_null(config_vars_get(&v, "IDEMHOOK_STRIPE_SECRET_9"));
+	assert_null(config_vars_get(&v, "IDEMHOOK_GITHUB_SECRET"));
+	assert_null(config_vars_get(&v, "IDEMHOOK_ASAAS_TOKEN"));
+	assert_null(config_vars_get(&v, "IDEMHOOK_STRIPE_SECRETX"));
+	assert_string_equal(config_vars_get(&v, "IDEMHOOK_DB"), "/x.db");
+	config_vars_keep_secrets(&v, NULL);
+	assert_int_equal(v.n, 1);
+	config_vars_free(&v);
+}
+
+static void
 log_clean_neutralises(void **state)
 {
 	char out[LOG_CLEAN_SIZE];
@@ -191,6 +362,10 @@ main(void)
 		cmocka_unit_test(bad_values_refused),
 		cmocka_unit_test(bad_file_refused),
 		cmocka_unit_test(secret_never_in_error),
+		cmocka_unit_test(db_location_checked),
+		cmocka_unit_test(file_reread_when_changed),
+		cmocka_unit_test(request_named_file_must_be_protected),
+		cmocka_unit_test(other_providers_secrets_dropped),
 		cmocka_unit_test(log_clean_neutralises),
 	};
 
