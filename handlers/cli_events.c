@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "cli_admin.h"
@@ -169,6 +170,8 @@ cli_list(struct cli *c, int argc, char **argv)
 struct show_state {
 	struct store	*st;
 	int		 raw;
+	int		 signatures;	/* print the signature header's value */
+	const struct provider *p;	/* or NULL */
 	int		 rc;
 	char		 err[STORE_ERR_MAX];
 };
@@ -225,6 +228,35 @@ show_payload(const unsigned char *p, int64_t len)
 		putchar('\n');
 }
 
+/*
+ * Writes the stored headers.  The signature (or token) header's value is
+ * masked unless asked for: with the payload next to it, it would be
+ * everything a replay needs.
+ */
+static void
+show_headers(const struct show_state *ss, const char *h)
+{
+	const char *end, *colon;
+	size_t n;
+
+	for (; *h != '\0'; h = *end != '\0' ? end + 1 : end) {
+		end = strchr(h, '\n');
+		if (end == NULL)
+			end = h + strlen(h);
+		colon = memchr(h, ':', (size_t)(end - h));
+		n = colon != NULL ? (size_t)(colon - h) : 0;
+		if (!ss->signatures && ss->p != NULL &&
+		    ss->p->sig_header != NULL && colon != NULL &&
+		    n == strlen(ss->p->sig_header) &&
+		    strncasecmp(h, ss->p->sig_header, n) == 0) {
+			printf("%s: (masked; show --signatures prints it)\n",
+			    ss->p->sig_header);
+			continue;
+		}
+		show_payload((const unsigned char *)h, (int64_t)(end - h));
+	}
+}
+
 static int
 show_row(void *arg, const struct store_row *row)
 {
@@ -267,8 +299,7 @@ show_row(void *arg, const struct store_row *row)
 	if (*row->headers == '\0')
 		printf("  (none stored)\n");
 	else
-		show_payload((const unsigned char *)row->headers,
-		    (int64_t)strlen(row->headers));
+		show_headers(ss, row->headers);
 	if (row->payload == NULL)
 		printf("\npayload: purged\n");
 	else {
@@ -282,10 +313,14 @@ show_row(void *arg, const struct store_row *row)
 static void
 show_usage(FILE *f)
 {
-	fprintf(f, "usage: idemhook show [--raw] PROVIDER EVENT_ID\n\n"
+	fprintf(f, "usage: idemhook show [--raw] [--signatures] PROVIDER "
+	    "EVENT_ID\n\n"
 	    "Prints the event's metadata, its processing attempts, the last "
 	    "error,\nthe headers stored to re-verify it, and its payload.\n"
-	    "  --raw  write the payload's bytes exactly and nothing else\n");
+	    "  --raw         write the payload's bytes exactly and nothing "
+	    "else\n"
+	    "  --signatures  print the signature or token header's value, "
+	    "masked\n                by default\n");
 }
 
 /*
@@ -327,13 +362,28 @@ cli_show(struct cli *c, int argc, char **argv)
 {
 	struct show_state ss;
 	const char *provider = NULL, *event_id = NULL;
-	int rc;
+	char **args = NULL;
+	int a, n = 0, rc;
 
 	memset(&ss, 0, sizeof(ss));
-	rc = event_args(argc, argv, "--raw", &ss.raw, &provider, &event_id,
+	/* --signatures is taken out here; event_args() knows one flag. */
+	args = calloc((size_t)argc + 1, sizeof(*args));
+	if (args == NULL) {
+		fprintf(stderr, "idemhook: show: out of memory\n");
+		return CLI_EXIT_FAIL;
+	}
+	for (a = 0; a < argc; a++) {
+		if (a > 0 && strcmp(argv[a], "--signatures") == 0)
+			ss.signatures = 1;
+		else
+			args[n++] = argv[a];
+	}
+	rc = event_args(n, args, "--raw", &ss.raw, &provider, &event_id,
 	    show_usage);
+	free(args);
 	if (rc >= 0)
 		return rc;
+	ss.p = providers_find(provider);
 	if (cli_store(c, &ss.st) != IH_OK)
 		return CLI_EXIT_FAIL;
 	rc = store_show(ss.st, provider, event_id, show_row, &ss, ss.err,

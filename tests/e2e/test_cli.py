@@ -215,16 +215,23 @@ def case_show(ctx):
     out = ctx.out("show", p, e)
     row = ctx.row("dead")
     payload = bytes(row["payload"])
-    for want in (e, "charge.refunded", "dead", "Stripe-Signature: t=", "attempts:",
+    for want in (e, "charge.refunded", "dead", "Stripe-Signature: (masked", "attempts:",
                  "payload (%d bytes):" % len(payload), payload.decode("utf-8").splitlines()[1]):
         check(want in out, "show lacks %r:\n%s" % (want, out))
+    # The signature next to its payload is all a replay needs: masked by
+    # default, printed with --signatures.
+    check("t=" not in out and "v1=" not in out, "show prints the signature:\n" + out)
+    check("Stripe-Signature: t=" in ctx.out("show", "--signatures", p, e),
+          "show --signatures lacks the signature")
     check(row["last_error"], "the dead event has no last_error")
     check("last_error    " + row["last_error"] in out, "show lacks the last error %r" % row["last_error"])
     check("#1 " in out and " dead " in out, "show lacks the dead attempt:\n" + out)
     rc, raw, _ = ctx.run("show", "--raw", p, e, want=0)
     check_eq(raw, payload, "show --raw bytes")
     g = ctx.out("show", *ctx.ids["g1"])
-    check("X-GitHub-Event: push" in g and "X-Hub-Signature-256: sha256=" in g, "github headers: %s" % g)
+    check("X-GitHub-Event: push" in g and "sha256=" not in g, "github headers: %s" % g)
+    g = ctx.out("show", ctx.ids["g1"][0], "--signatures", ctx.ids["g1"][1])
+    check("X-Hub-Signature-256: sha256=" in g, "github headers with --signatures: %s" % g)
     ctx.run("show", "stripe", "evt_does_not_exist", want=1)
     ctx.run("show", "stripe", want=2)
 
@@ -528,7 +535,8 @@ def main():
         t("init twice is harmless", case_init_twice, ctx)
         t("list: table, filters, limit, since/until, bad values", case_list, ctx)
         t("list --json parses and matches the store", case_list_json, ctx)
-        t("show: metadata, attempts, error, headers, payload; --raw", case_show, ctx)
+        t("show: metadata, attempts, error, headers (signature masked unless "
+          "--signatures), payload; --raw", case_show, ctx)
         t("verify: 0 for real events, 1 after tampering or another secret, Asaas cannot", case_verify, ctx)
         t("replay: dry-run, filter, then work --once processes it; by id", case_replay, ctx)
         t("stats --json and --prometheus match the store", case_stats, ctx)

@@ -386,7 +386,7 @@ def main():
         ("two hooks sharing one X-GitHub-Delivery -> both accepted, 2 rows", shared_guid),
         ("ping answered 200, recorded, processed by its case", ping),
         ("probe: captured ping body replayed as push/release under new deliveries -> "
-         "200 replayed, nothing recorded or processed, logged", replay_probe),
+         "400, nothing recorded or processed, logged", replay_probe),
         ("known body under a new delivery and another type (JSON, form) -> replayed",
          replay_non_ping),
         ("legitimate repeats: second hook, redelivery, same type -> accepted/duplicate",
