@@ -36,6 +36,7 @@
 #define IH_DEFAULT_DB		"/var/lib/idemhook/idemhook.db"
 #endif
 
+/* For a provider config_default_max_body() does not know. */
 #define CONFIG_DEFAULT_MAX_BODY		(32L * 1024 * 1024)
 #define CONFIG_DEFAULT_TOLERANCE	300
 #define CONFIG_DEFAULT_BUSY_MS		5000
@@ -104,6 +105,14 @@ int	config_vars_from_file(struct config_vars *v, const char *path,
 const char *config_vars_get(void *v, const char *name);
 
 void	config_vars_free(struct config_vars *v);
+
+/*
+ * The body limit when IDEMHOOK_<PROVIDER>_MAX_BODY and IDEMHOOK_MAX_BODY
+ * are unset, in bytes: stripe 4 MiB, github 25 MiB (GitHub's cap),
+ * shopify 8 MiB, asaas 1 MiB, standard 4 MiB, any other
+ * CONFIG_DEFAULT_MAX_BODY.
+ */
+long	config_default_max_body(const char *provider);
 
 /*
  * Fills cfg for the provider named provider (lowercase, "stripe") whose
