@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "allow.h"
 #include "config.h"
 #include "ih.h"
 
@@ -375,6 +376,20 @@ config_load(struct config *cfg, const char *provider, const char *secret_var,
 		}
 	}
 
+	/* Checked whole here, so that a typo fails loudly at once. */
+	v = lookup2(src, nsrc, provider, "ALLOW_FROM");
+	if (v != NULL && *v != '\0') {
+		int allowed;
+
+		if (allow_check(v, NULL, &allowed, err, errlen) != IH_OK)
+			goto out;
+		cfg->allow_from = strdup(v);
+		if (cfg->allow_from == NULL) {
+			rc = IH_ENOMEM;
+			goto out;
+		}
+	}
+
 	cfg->mode = CONFIG_MODE_AFTER_RESPONSE;
 	v = lookup2(src, nsrc, provider, "MODE");
 	if (v != NULL) {
@@ -450,5 +465,6 @@ config_free(struct config *cfg)
 		free(cfg->action_command[i]);
 	}
 	free(cfg->db_path);
+	free(cfg->allow_from);
 	memset(cfg, 0, sizeof(*cfg));
 }

@@ -10,6 +10,7 @@
 
 #include <fcgiapp.h>
 
+#include "allow.h"
 #include "config.h"
 #include "dispatch.h"
 #include "fault.h"
@@ -470,8 +471,8 @@ handle(struct serve *sv, struct config *cfg, struct outcome *o,
 	char headers[KEPT_HEADERS_MAX];
 	char err[STORE_ERR_MAX], detail[STORE_ERR_MAX + 64];
 	char fingerprint[VERIFY_SHA256_HEX];
-	const char *why = "", *quarantine = NULL;
-	int rc, replay = 0;
+	const char *why = "", *quarantine = NULL, *v;
+	int rc, replay = 0, allowed;
 
 	err[0] = '\0';
 	rc = load_config(sv, cfg, err, sizeof(err));
@@ -482,6 +483,21 @@ handle(struct serve *sv, struct config *cfg, struct outcome *o,
 	if (strcmp(sv->req.method, "POST") != 0) {
 		set_outcome(o, 405, "method_not_allowed", sv->req.method);
 		return 0;
+	}
+	if (cfg->allow_from != NULL) {
+		v = sv->fx != NULL ? param_fcgi(sv->fx, "REMOTE_ADDR") :
+		    param_cgi(NULL, "REMOTE_ADDR");
+		if (allow_check(cfg->allow_from, v, &allowed, err,
+		    sizeof(err)) != IH_OK) {
+			set_outcome(o, 500, "bad_config", err);
+			return 0;
+		}
+		if (!allowed) {
+			snprintf(err, sizeof(err), "REMOTE_ADDR %s is outside "
+			    "IDEMHOOK_ALLOW_FROM", v != NULL ? v : "(none)");
+			set_outcome(o, 403, "forbidden_source", err);
+			return 0;
+		}
 	}
 	if (cfg->nsecrets == 0) {
 		snprintf(err, sizeof(err), "no secret configured: set %s",

@@ -493,6 +493,32 @@ def run_memory(tap, bindir, servers):
             "github", "after-response", 3.5)
 
 
+# ------------------------------------------------------------ allow-list
+
+def allow_cases(srv):
+    """IDEMHOOK_<PROVIDER>_ALLOW_FROM against REMOTE_ADDR (127.0.0.1 here):
+    outside the list -> 403 before the body is read, nothing stored;
+    inside -> accepted; a malformed list -> 500 bad_config."""
+    bad = []
+    for p, want in (("github", (403, "forbidden_source")), ("shopify", (200, "accepted")),
+                    ("stripe", (500, "bad_config"))):
+        eid = R.new_eid(p, "allow")
+        body = R.body_for(p, eid)
+        rows = R.count_rows(srv.db)
+        r = srv.post("/hooks/" + p, body, R.sign(srv, p, eid, body))
+        j = r.json() or {}
+        got = (r.status, j.get("error") or j.get("status"))
+        if got != want:
+            bad.append("%s: expected %r, got %r" % (p, want, got))
+        stored = R.count_rows(srv.db) - rows
+        if stored != (1 if want[0] == 200 else 0):
+            bad.append("%s: %d rows stored" % (p, stored))
+    lines = [l for l in srv.log_lines("github") if "outcome=forbidden_source" in l]
+    if len(lines) != 1 or "127.0.0.1" not in lines[0]:
+        bad.append("github: log lines %r" % lines)
+    check(not bad, "; ".join(bad))
+
+
 def main():
     tap = Tap()
     try:
@@ -518,6 +544,16 @@ def main():
             not srv.sanitizer_reports(), "%r" % srv.sanitizer_reports()))
         tap.diag("hostile: %d inputs tried across %d providers" % (len(rows), len(PROVIDERS)))
         run_memory(tap, bindir, servers)
+        allow = servers.add(Server(bindir, name="allow", providers=["github", "shopify", "stripe"],
+                                   provider_env={
+                                       "github": {"IDEMHOOK_GITHUB_ALLOW_FROM":
+                                                  "192.0.2.0/24 2001:db8::/32"},
+                                       "shopify": {"IDEMHOOK_SHOPIFY_ALLOW_FROM":
+                                                   "140.82.112.0/20, 127.0.0.0/8"},
+                                       "stripe": {"IDEMHOOK_STRIPE_ALLOW_FROM": "127.0.0.1/33"}}))
+        if tap.run("allow-list: lighttpd starts", allow.start):
+            tap.run("allow-list: outside -> 403 unread, inside -> accepted, malformed -> 500",
+                    allow_cases, allow)
     return tap.finish()
 
 
