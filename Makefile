@@ -79,13 +79,28 @@ $(BUILD)/obj/shared/%.o: shared/%.c $(HEADERS)
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
 # The schema is compiled in, so a program never reads db/ at run time.
-$(BUILD)/schema_sql.c: db/schema.sql
+# db/migrations/<N>.sql becomes store_migrations[N]: version N-1 to N.
+MIGRATIONS = $(wildcard db/migrations/*.sql)
+SQL_TO_C = sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/'
+$(BUILD)/schema_sql.c: db/schema.sql $(MIGRATIONS)
 	@mkdir -p $(@D)
-	$(Q){ echo '/* Generated from db/schema.sql; do not edit. */'; \
+	$(Q){ echo '/* Generated from db/; do not edit. */'; \
+	  echo '#include <stddef.h>'; \
 	  echo 'extern const char store_schema_sql[];'; \
 	  echo 'const char store_schema_sql[] ='; \
-	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; \
-	  echo ';'; } > $@
+	  $(SQL_TO_C) db/schema.sql; \
+	  echo ';'; \
+	  echo 'extern const char *const store_migrations[];'; \
+	  echo 'extern const size_t store_nmigrations;'; \
+	  echo 'const char *const store_migrations[] = {'; \
+	  echo '[0] = NULL,'; \
+	  for f in $(MIGRATIONS); do \
+	    n=$$(basename $$f .sql); echo "[$$n] ="; $(SQL_TO_C) $$f; echo ','; \
+	  done; \
+	  echo '};'; \
+	  echo 'const size_t store_nmigrations ='; \
+	  echo '    sizeof(store_migrations) / sizeof(store_migrations[0]);'; \
+	  } > $@
 
 $(BUILD)/obj/schema_sql.o: $(BUILD)/schema_sql.c
 	@mkdir -p $(@D)

@@ -1,8 +1,10 @@
 -- idemhook store schema.  Applied on every open of a store whose
--- user_version is older than the one this build knows; every statement
--- is idempotent, so applying it twice changes nothing.  A version that
--- changes the schema raises STORE_SCHEMA_VERSION (shared/store.h), and
--- migrate() in shared/store.c brings an older store up to it.
+-- user_version is 0 (a new file); every statement is idempotent, so
+-- applying it twice changes nothing.  It is always the whole current
+-- schema.  A store written by an older version is brought up to date by
+-- db/migrations/<N>.sql instead, each taking version N-1 to N (migrate()
+-- in shared/store.c applies them); a change here needs its migration and
+-- a raised STORE_SCHEMA_VERSION (shared/store.h).
 --
 -- Times are Unix milliseconds.  One row is one event, whatever the number
 -- of deliveries: UNIQUE(provider, event_id) is what makes a second
@@ -34,6 +36,9 @@ CREATE TABLE IF NOT EXISTS events (
 	last_error	TEXT,
 	done_at		INTEGER,
 	purged_at	INTEGER,
+	-- The lowercase hex SHA-256 of the payload as received (version 2):
+	-- the same signed bytes under another identity are a replay.
+	fingerprint	TEXT,
 	UNIQUE (provider, event_id)
 );
 
@@ -43,6 +48,8 @@ CREATE INDEX IF NOT EXISTS events_due ON events (status, next_attempt_at)
 CREATE INDEX IF NOT EXISTS events_received ON events (received_at);
 CREATE INDEX IF NOT EXISTS events_order ON events (provider, order_key)
     WHERE order_key IS NOT NULL;
+CREATE INDEX IF NOT EXISTS events_fingerprint ON events (provider, fingerprint)
+    WHERE fingerprint IS NOT NULL;
 
 -- The local effects of an event's switch, written in the same
 -- transaction that marks the event done: one row per event and kind,

@@ -204,6 +204,7 @@ const struct provider asaas_provider = {
 	.name = "asaas",
 	.secret_var = "IDEMHOOK_ASAAS_TOKEN",
 	.kept_headers = asaas_kept,
+	.sig_header = "asaas-access-token",
 	.verify = asaas_verify,
 	.identify = asaas_identify,
 	.handle = asaas_handle,

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "cli_admin.h"
@@ -218,14 +219,15 @@ cli_list(struct cli *c, int argc, char **argv)
 /* ---------------------------------------------------------------- show */
 
 /* show's flags, in event_args() order. */
-enum { SHOW_RAW, SHOW_JSON, SHOW_NFLAGS };
+enum { SHOW_RAW, SHOW_JSON, SHOW_SIGNATURES, SHOW_NFLAGS };
 
 static const char *const show_flags[SHOW_NFLAGS + 1] = { "--raw", "--json",
-    NULL };
+    "--signatures", NULL };
 
 struct show_state {
 	struct store	*st;
 	int		 flag[SHOW_NFLAGS];
+	const struct provider *p;	/* or NULL */
 	int		 rc;
 	long		 n;	/* attempts written, for JSON commas */
 	char		 err[STORE_ERR_MAX];
@@ -275,6 +277,42 @@ show_text(const void *p, size_t len)
 		putchar('\n');
 }
 
+/* Whether the n-byte header name at h is the provider's signature header. */
+static int
+is_sig_header(const struct show_state *ss, const char *h, size_t n)
+{
+	return ss->p != NULL && ss->p->sig_header != NULL &&
+	    n == strlen(ss->p->sig_header) &&
+	    strncasecmp(h, ss->p->sig_header, n) == 0;
+}
+
+/*
+ * Writes the stored headers.  The signature (or token) header's value is
+ * masked unless asked for: with the payload next to it, it would be
+ * everything a replay needs.
+ */
+static void
+show_headers(const struct show_state *ss, const char *h)
+{
+	const char *end, *colon;
+	size_t n;
+
+	for (; *h != '\0'; h = *end != '\0' ? end + 1 : end) {
+		end = strchr(h, '\n');
+		if (end == NULL)
+			end = h + strlen(h);
+		colon = memchr(h, ':', (size_t)(end - h));
+		n = colon != NULL ? (size_t)(colon - h) : 0;
+		if (!ss->flag[SHOW_SIGNATURES] && is_sig_header(ss, h, n) &&
+		    colon != NULL) {
+			printf("%s: (masked; show --signatures prints it)\n",
+			    ss->p->sig_header);
+			continue;
+		}
+		show_text(h, (size_t)(end - h) + (*end == '\n'));
+	}
+}
+
 static int
 show_json_attempt(void *arg, const struct store_attempt *at)
 {
@@ -298,7 +336,7 @@ show_json_attempt(void *arg, const struct store_attempt *at)
  * an empty value.
  */
 static void
-show_json_headers(const char *headers)
+show_json_headers(const struct show_state *ss, const char *headers)
 {
 	const char *line = headers, *nl, *colon;
 	size_t len;
@@ -316,8 +354,13 @@ show_json_headers(const char *headers)
 				cli_json_text(stdout, line,
 				    (size_t)(colon - line));
 				fputs(", \"value\": ", stdout);
-				cli_json_text(stdout, colon + 2,
-				    len - (size_t)(colon - line) - 2);
+				if (!ss->flag[SHOW_SIGNATURES] &&
+				    is_sig_header(ss, line,
+				    (size_t)(colon - line)))
+					fputs("\"(masked)\"", stdout);
+				else
+					cli_json_text(stdout, colon + 2,
+					    len - (size_t)(colon - line) - 2);
 			} else {
 				printf("%s\n    {\"name\": ", n++ > 0 ? "," : "");
 				cli_json_text(stdout, line, len);
@@ -354,7 +397,7 @@ show_json(struct show_state *ss, const struct store_row *row)
 		return rc;
 	}
 	printf("%s],\n  \"headers\": ", ss->n > 0 ? "\n  " : "");
-	show_json_headers(row->headers);
+	show_json_headers(ss, row->headers);
 	if (row->payload == NULL)
 		fputs(",\n  \"payload_encoding\": null, \"payload\": null}\n",
 		    stdout);
@@ -417,7 +460,7 @@ show_row(void *arg, const struct store_row *row)
 	if (*row->headers == '\0')
 		printf("  (none stored)\n");
 	else
-		show_text(row->headers, strlen(row->headers));
+		show_headers(ss, row->headers);
 	if (row->payload == NULL)
 		printf("\npayload: purged\n");
 	else {
@@ -431,18 +474,21 @@ show_row(void *arg, const struct store_row *row)
 static void
 show_usage(FILE *f)
 {
-	fprintf(f, "usage: idemhook show [--raw | --json] [--] PROVIDER "
-	    "EVENT_ID\n\n"
+	fprintf(f, "usage: idemhook show [--raw | --json] [--signatures] [--] "
+	    "PROVIDER EVENT_ID\n\n"
 	    "Prints the event's metadata, its processing attempts, the last "
 	    "error,\nthe headers stored to re-verify it, and its payload, "
 	    "with control\ncharacters and bytes that are not UTF-8 shown as "
 	    "\\xNN.\n"
-	    "  --raw   write the payload's bytes exactly and nothing else\n"
-	    "  --json  one JSON object: event, attempts, headers, payload "
-	    "(text, or\n          base64 when it is not UTF-8: see "
+	    "  --raw         write the payload's bytes exactly and nothing "
+	    "else\n"
+	    "  --json        one JSON object: event, attempts, headers, payload "
+	    "(text,\n                or base64 when it is not UTF-8: see "
 	    "payload_encoding)\n"
-	    "  --      what follows is PROVIDER EVENT_ID, even if it starts "
-	    "with -\n");
+	    "  --signatures  print the signature or token header's value, "
+	    "masked\n                by default\n"
+	    "  --            what follows is PROVIDER EVENT_ID, even if it "
+	    "starts with -\n");
 }
 
 /*
@@ -510,6 +556,7 @@ cli_show(struct cli *c, int argc, char **argv)
 		cli_errorf("show: --raw or --json, not both");
 		return CLI_EXIT_USAGE;
 	}
+	ss.p = providers_find(provider);
 	if (cli_store(c, &ss.st) != IH_OK)
 		return CLI_EXIT_FAIL;
 	rc = store_show(ss.st, provider, event_id, show_row, &ss, ss.err,

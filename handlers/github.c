@@ -16,6 +16,12 @@
  * the event id is "<X-GitHub-Hook-ID>:<X-GitHub-Delivery>", with "-" for
  * a missing hook id.  A "ping" is recorded and answered 200 like any
  * other event.
+ *
+ * The signature covers the body only: X-GitHub-Event and
+ * X-GitHub-Delivery are not signed.  Where the body names its own type
+ * (a ping carries "zen" and "hook_id"), the header must agree; and the
+ * shared pipeline refuses a body already recorded under another type
+ * (provider.h, type_unsigned).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -108,14 +114,36 @@ github_verify(const struct provider_req *pr, const char **why)
 	    pr->cfg->secrets, pr->cfg->secret_len, pr->cfg->nsecrets, why);
 }
 
+int
+github_check_type(const char *event, const char *zen, const char *hook_id,
+    const char *header_hook_id, const char **why)
+{
+	int is_ping = strcmp(event, "ping") == 0;
+
+	if (!is_ping && zen != NULL && hook_id != NULL) {
+		*why = "X-GitHub-Event contradicts the body, which is a ping";
+		return IH_EBODY;
+	}
+	if (is_ping && zen == NULL) {
+		*why = "X-GitHub-Event is ping but the body has no zen";
+		return IH_EBODY;
+	}
+	if (is_ping && hook_id != NULL && header_hook_id != NULL &&
+	    *header_hook_id != '\0' && strcmp(hook_id, header_hook_id) != 0) {
+		*why = "the ping's hook_id differs from X-GitHub-Hook-ID";
+		return IH_EBODY;
+	}
+	return IH_OK;
+}
+
 static int
 github_identify(const struct provider_req *pr, struct ident *id,
     const char **why)
 {
-	static const char *const keys[] = { "action" };
+	static const char *const keys[] = { "action", "zen", "hook_id" };
 	const char *event;
 	const void *doc;
-	char *form = NULL, *vals[1] = { NULL };
+	char *form = NULL, *vals[3] = { NULL, NULL, NULL };
 	size_t len;
 	int rc = IH_EBODY;
 
@@ -150,15 +178,23 @@ github_identify(const struct provider_req *pr, struct ident *id,
 		}
 		doc = form;
 	}
-	rc = json_fields(pr->json, doc, len, keys, 1, vals);
+	rc = json_fields(pr->json, doc, len, keys, 3, vals);
 	if (rc != IH_OK) {
 		*why = "payload is not a JSON object";
 		if (rc != IH_ENOMEM)
 			rc = IH_EBODY;
 		goto out;
 	}
+	rc = github_check_type(event, vals[1], vals[2],
+	    request_header(pr->req, "X-GitHub-Hook-ID"), why);
+	if (rc != IH_OK)
+		goto out;
 	id->subtype = vals[0];
+	vals[0] = NULL;
 out:
+	free(vals[0]);
+	free(vals[1]);
+	free(vals[2]);
 	free(form);
 	return rc;
 }
@@ -264,6 +300,8 @@ const struct provider github_provider = {
 	.name = "github",
 	.secret_var = "IDEMHOOK_GITHUB_SECRET",
 	.kept_headers = github_kept,
+	.sig_header = "X-Hub-Signature-256",
+	.type_unsigned = 1,
 	.verify = github_verify,
 	.identify = github_identify,
 	.handle = github_handle,

@@ -40,6 +40,16 @@ int	github_is_form(const char *ct);
  */
 int	github_event_id(const char *hook_id, const char *delivery, char **out);
 
+/*
+ * Checks the unsigned X-GitHub-Event (event) against what the signed
+ * body says of itself: its top-level "zen" and "hook_id" (NULL when
+ * absent) make it a ping, and a ping needs its zen, and its hook_id, when
+ * X-GitHub-Hook-ID (header_hook_id, or NULL) is sent, to match.  Returns
+ * IH_OK, or IH_EBODY with a static *why.
+ */
+int	github_check_type(const char *event, const char *zen,
+	    const char *hook_id, const char *header_hook_id, const char **why);
+
 extern const struct provider github_provider;
 
 #endif

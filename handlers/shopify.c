@@ -20,7 +20,19 @@
  * action reaches, is kept with the event for correlation.  The type is
  * X-Shopify-Topic ("orders/create"), and X-Shopify-Sub-Topic, when sent,
  * is the subtype.  The body must be a JSON object.
+ *
+ * The HMAC covers the body only: the topic and the ids are unsigned
+ * headers.  Shopify legitimately repeats a body under a new Webhook-Id
+ * for the same topic (one delivery per subscription), and one merchant
+ * action may reach several topics, all with its X-Shopify-Event-Id; so
+ * the shared pipeline refuses a known body only when it claims another
+ * topic under another Event-Id (provider.h, type_unsigned).  The three mandatory compliance topics,
+ * whose consequences are the gravest (erasing data), also need a body of
+ * their documented shape: top-level shop_id and shop_domain, with
+ * data_request.id for customers/data_request, customer.id and no
+ * data_request for customers/redact, and neither for shop/redact.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ih.h"
@@ -85,11 +97,58 @@ shopify_header(const struct provider_req *pr, const char *name,
 	return ident_set(dst, v, len);
 }
 
+int
+shopify_check_topic(const char *topic, int has_shop, int has_data_request,
+    int has_customer, const char **why)
+{
+	int ok;
+
+	if (strcmp(topic, "customers/data_request") == 0)
+		ok = has_shop && has_data_request;
+	else if (strcmp(topic, "customers/redact") == 0)
+		ok = has_shop && has_customer && !has_data_request;
+	else if (strcmp(topic, "shop/redact") == 0)
+		ok = has_shop && !has_customer && !has_data_request;
+	else
+		return IH_OK;
+	if (!ok) {
+		*why = "X-Shopify-Topic names a compliance topic the body "
+		    "does not match";
+		return IH_EBODY;
+	}
+	return IH_OK;
+}
+
+/* Is topic one of the three mandatory compliance topics? */
+static int
+shopify_is_compliance(const char *topic)
+{
+	return strcmp(topic, "customers/data_request") == 0 ||
+	    strcmp(topic, "customers/redact") == 0 ||
+	    strcmp(topic, "shop/redact") == 0;
+}
+
+/* Sets *has to whether the body has a string or number at path. */
+static int
+shopify_has(const struct provider_req *pr, const char *path, int *has)
+{
+	char *v = NULL;
+	int rc;
+
+	rc = json_path_text(pr->json, pr->req->body, pr->req->body_len, path,
+	    &v);
+	*has = v != NULL;
+	free(v);
+	return rc;
+}
+
 static int
 shopify_identify(const struct provider_req *pr, struct ident *id,
     const char **why)
 {
-	int rc;
+	static const char *const keys[] = { "shop_id", "shop_domain" };
+	char *vals[2] = { NULL, NULL };
+	int rc, has_dr = 0, has_cust = 0;
 
 	rc = shopify_header(pr, "X-Shopify-Webhook-Id", &id->event_id);
 	if (rc != IH_OK) {
@@ -105,15 +164,26 @@ shopify_identify(const struct provider_req *pr, struct ident *id,
 	rc = shopify_header(pr, "X-Shopify-Sub-Topic", &id->subtype);
 	if (rc == IH_ENOMEM)
 		goto out;
-	rc = json_fields(pr->json, pr->req->body, pr->req->body_len, NULL, 0,
-	    NULL);
+	rc = json_fields(pr->json, pr->req->body, pr->req->body_len, keys, 2,
+	    vals);
 	if (rc != IH_OK) {
 		*why = "body is not a JSON object";
 		if (rc != IH_ENOMEM)
 			rc = IH_EBODY;
 		goto out;
 	}
+	if (shopify_is_compliance(id->event_type)) {
+		rc = shopify_has(pr, "$.data_request.id", &has_dr);
+		if (rc == IH_OK)
+			rc = shopify_has(pr, "$.customer.id", &has_cust);
+		if (rc == IH_ENOMEM)
+			goto out;
+		rc = shopify_check_topic(id->event_type, vals[0] != NULL &&
+		    vals[1] != NULL, has_dr, has_cust, why);
+	}
 out:
+	free(vals[0]);
+	free(vals[1]);
 	return rc;
 }
 
@@ -210,6 +280,9 @@ const struct provider shopify_provider = {
 	.name = "shopify",
 	.secret_var = "IDEMHOOK_SHOPIFY_SECRET",
 	.kept_headers = shopify_kept,
+	.sig_header = "X-Shopify-Hmac-Sha256",
+	.type_unsigned = 1,
+	.same_action_header = "X-Shopify-Event-Id",
 	.verify = shopify_verify,
 	.identify = shopify_identify,
 	.handle = shopify_handle,

@@ -26,6 +26,15 @@ int	shopify_verify_header(const char *header, const void *body,
 	    size_t len, char *const *secrets, const size_t *secret_len,
 	    size_t nsecrets, const char **why);
 
+/*
+ * Checks the unsigned X-Shopify-Topic against the body's shape for the
+ * three compliance topics: has_shop (top-level shop_id and shop_domain),
+ * has_data_request (data_request.id) and has_customer (customer.id).
+ * Any other topic passes.  Returns IH_OK, or IH_EBODY with a static *why.
+ */
+int	shopify_check_topic(const char *topic, int has_shop,
+	    int has_data_request, int has_customer, const char **why);
+
 extern const struct provider shopify_provider;
 
 #endif

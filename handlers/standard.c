@@ -221,6 +221,7 @@ const struct provider standard_provider = {
 	.name = "standard",
 	.secret_var = "IDEMHOOK_STANDARD_SECRET",
 	.kept_headers = standard_kept,
+	.sig_header = "webhook-signature",
 	.verify = standard_verify,
 	.identify = standard_identify,
 	.handle = standard_handle,

@@ -219,6 +219,7 @@ const struct provider stripe_provider = {
 	.name = "stripe",
 	.secret_var = "IDEMHOOK_STRIPE_SECRET",
 	.kept_headers = stripe_kept,
+	.sig_header = "Stripe-Signature",
 	.verify = stripe_verify,
 	.identify = stripe_identify,
 	.handle = stripe_handle,

@@ -12,6 +12,7 @@
 
 #include <openssl/crypto.h>
 
+#include "allow.h"
 #include "config.h"
 #include "ih.h"
 #include "redact.h"
@@ -532,6 +533,34 @@ static const struct num_setting num_settings[] = {
 	    offsetof(struct config, retry_max_s) },
 };
 
+long
+config_default_max_body(const char *provider)
+{
+	/*
+	 * What each provider sends, with room: GitHub caps payloads at
+	 * 25 MB; Stripe and Shopify objects (invoices, orders with many
+	 * lines) reach a few MB; Asaas sends small payment events; Standard
+	 * Webhooks advises under 20 kB but senders vary.
+	 */
+	static const struct {
+		const char	*provider;
+		long		 max_body;
+	} defs[] = {
+		{ "stripe",	4L * 1024 * 1024 },
+		{ "github",	25L * 1024 * 1024 },
+		{ "shopify",	8L * 1024 * 1024 },
+		{ "asaas",	1L * 1024 * 1024 },
+		{ "standard",	4L * 1024 * 1024 },
+	};
+	size_t i;
+
+	for (i = 0; provider != NULL && i < sizeof(defs) / sizeof(defs[0]);
+	    i++)
+		if (strcmp(provider, defs[i].provider) == 0)
+			return defs[i].max_body;
+	return CONFIG_DEFAULT_MAX_BODY;
+}
+
 /* Reads the ACTION, ACTION_2 .. ACTION_8 settings as pattern + command. */
 static int
 load_actions(struct config *cfg, const char *provider,
@@ -587,7 +616,8 @@ config_load(struct config *cfg, const char *provider, const char *secret_var,
 		long *dst = (long *)(void *)((char *)cfg + s->off);
 
 		v = lookup2(src, nsrc, provider, s->key);
-		*dst = s->def;
+		*dst = s->off == offsetof(struct config, max_body) ?
+		    config_default_max_body(provider) : s->def;
 		if (v != NULL && parse_long(v, s->min, s->max, dst) != IH_OK) {
 			snprintf(err, errlen, "IDEMHOOK_%s must be a whole "
 			    "number from %ld to %ld", s->key, s->min, s->max);
@@ -605,6 +635,20 @@ config_load(struct config *cfg, const char *provider, const char *secret_var,
 		else {
 			snprintf(err, errlen, "IDEMHOOK_SYNCHRONOUS must be "
 			    "FULL or NORMAL");
+			goto out;
+		}
+	}
+
+	/* Checked whole here, so that a typo fails loudly at once. */
+	v = lookup2(src, nsrc, provider, "ALLOW_FROM");
+	if (v != NULL && *v != '\0') {
+		int allowed;
+
+		if (allow_check(v, NULL, &allowed, err, errlen) != IH_OK)
+			goto out;
+		cfg->allow_from = strdup(v);
+		if (cfg->allow_from == NULL) {
+			rc = IH_ENOMEM;
 			goto out;
 		}
 	}
@@ -686,5 +730,6 @@ config_free(struct config *cfg)
 		free(cfg->action_command[i]);
 	}
 	free(cfg->db_path);
+	free(cfg->allow_from);
 	memset(cfg, 0, sizeof(*cfg));
 }

@@ -41,6 +41,7 @@
 #define IH_DEFAULT_DB		"/var/lib/idemhook/idemhook.db"
 #endif
 
+/* For a provider config_default_max_body() does not know. */
 #define CONFIG_DEFAULT_MAX_BODY		(32L * 1024 * 1024)
 #define CONFIG_DEFAULT_TOLERANCE	300
 #define CONFIG_DEFAULT_BUSY_MS		5000
@@ -72,6 +73,7 @@ struct config {
 	size_t	 nactions;
 	char	*action_pattern[CONFIG_MAX_ACTIONS];
 	char	*action_command[CONFIG_MAX_ACTIONS];
+	char	*allow_from;		/* CIDR list (allow.h), or NULL */
 	size_t	 nsecrets;
 	char	*secrets[CONFIG_MAX_SECRETS];
 	size_t	 secret_len[CONFIG_MAX_SECRETS];
@@ -186,6 +188,14 @@ void	config_file_free(struct config_file *cf);
  * ih_redact_uri(), never with its password.
  */
 int	config_db_check(const char *db, char *err, size_t errlen);
+
+/*
+ * The body limit when IDEMHOOK_<PROVIDER>_MAX_BODY and IDEMHOOK_MAX_BODY
+ * are unset, in bytes: stripe 4 MiB, github 25 MiB (GitHub's cap),
+ * shopify 8 MiB, asaas 1 MiB, standard 4 MiB, any other
+ * CONFIG_DEFAULT_MAX_BODY.
+ */
+long	config_default_max_body(const char *provider);
 
 /*
  * Fills cfg for the provider named provider (lowercase, "stripe") whose

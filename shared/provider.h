@@ -53,6 +53,25 @@ struct provider {
 	const char	 *secret_var;	/* "IDEMHOOK_STRIPE_SECRET" */
 	/* Headers stored with the event so it can be re-verified. */
 	const char *const *kept_headers;	/* NULL-terminated */
+	/*
+	 * The header every authentic request carries (the signature or the
+	 * token).  A request without it is refused before its body is read.
+	 */
+	const char	 *sig_header;
+	/*
+	 * Set when the event's id and type come from headers the signature
+	 * does not cover (GitHub, Shopify): the body's fingerprint is then
+	 * checked against the store, so that a captured body cannot be
+	 * recorded again under a new id with another type.
+	 */
+	int		  type_unsigned;
+	/*
+	 * Or NULL: a header the provider repeats on every delivery one
+	 * action causes, whatever its type (Shopify's X-Shopify-Event-Id).
+	 * An earlier event with the same body and the same value of it is
+	 * that action's other delivery, not a replay.
+	 */
+	const char	 *same_action_header;
 
 	/*
 	 * Checks the signature or token over the raw body.  Returns IH_OK,

@@ -10,6 +10,7 @@
 
 #include <fcgiapp.h>
 
+#include "allow.h"
 #include "config.h"
 #include "dispatch.h"
 #include "fault.h"
@@ -364,19 +365,52 @@ process(struct serve *sv, const struct config *cfg, struct store_job *job)
 
 /* Names an unusable body by its digest, with the type "unusable". */
 static int
-quarantine_ident(const struct serve *sv, struct ident *id)
+quarantine_ident(const char *fingerprint, struct ident *id)
 {
-	char hex[VERIFY_SHA256_HEX], name[VERIFY_SHA256_HEX + 16];
+	char name[VERIFY_SHA256_HEX + 16];
 	int rc;
 
 	ident_free(id);
-	rc = verify_sha256_hex(sv->req.body, sv->req.body_len, hex);
-	if (rc != IH_OK)
-		return rc;
-	snprintf(name, sizeof(name), "unusable:%s", hex);
+	snprintf(name, sizeof(name), "unusable:%s", fingerprint);
 	rc = ident_set(&id->event_id, name, strlen(name));
 	if (rc == IH_OK)
 		rc = ident_set(&id->event_type, "unusable", 8);
+	return rc;
+}
+
+/*
+ * Inside the recording transaction: for a provider whose id and type are
+ * unsigned headers, is ev the body of an earlier event under a new id
+ * and another type?  Then *replay is set and detail names the earlier
+ * event.  Returns IH_OK or IH_ESTORE.
+ */
+static int
+replay_check(const struct serve *sv, const struct store_event *ev,
+    int *replay, char *detail, size_t dlen, char *err, size_t errlen)
+{
+	char other_id[160], other_type[96], line[REQUEST_HEADER_NAME_MAX + 1024];
+	const char *v = NULL;
+	int n, rc;
+
+	*replay = 0;
+	if (!sv->p->type_unsigned)
+		return IH_OK;
+	if (sv->p->same_action_header != NULL)
+		v = request_header(&sv->req, sv->p->same_action_header);
+	if (v != NULL && *v != '\0') {
+		/* As kept_headers() writes it into the headers column. */
+		n = snprintf(line, sizeof(line), "\n%s: %s\n",
+		    sv->p->same_action_header, v);
+		if (n < 0 || (size_t)n >= sizeof(line))
+			v = NULL;
+	} else
+		v = NULL;
+	rc = store_replay_of(sv->store, ev, v != NULL ? line : NULL, replay,
+	    other_id,
+	    sizeof(other_id), other_type, sizeof(other_type), err, errlen);
+	if (rc == IH_OK && *replay)
+		snprintf(detail, dlen, "body already recorded as %s event %s",
+		    other_type, other_id);
 	return rc;
 }
 
@@ -390,10 +424,18 @@ handle_inline(struct serve *sv, const struct config *cfg,
 {
 	struct store_result res;
 	struct dispatch d;
-	char err[STORE_ERR_MAX];
-	int rc;
+	char err[STORE_ERR_MAX], detail[STORE_ERR_MAX + 64];
+	int rc, replay = 0;
 
 	rc = store_begin(sv->store, 1, err, sizeof(err));
+	if (rc == IH_OK)
+		rc = replay_check(sv, ev, &replay, detail, sizeof(detail), err,
+		    sizeof(err));
+	if (rc == IH_OK && replay) {
+		store_rollback(sv->store);
+		set_outcome(o, 200, "replayed", detail);
+		return 0;
+	}
 	if (rc == IH_OK)
 		rc = store_record(sv->store, ev, store_now_ms(), &res, err,
 		    sizeof(err));
@@ -423,36 +465,58 @@ handle_inline(struct serve *sv, const struct config *cfg,
 }
 
 /*
- * Records the event durably.  When it is to be processed here after the
+ * Records the event durably, unless it is a replay (*replay set, detail
+ * filled, nothing written).  When it is to be processed here after the
  * answer, the same transaction claims it, so that a new event costs one
  * durable commit rather than two; a crash after the answer leaves the
- * lease to expire and the event to be taken again.
+ * lease to expire and the event to be taken again.  Without an order key
+ * the claim is part of the insert, and the job's payload is then the
+ * request's own buffer, handed over rather than read back and copied.
  */
 static int
 record(struct serve *sv, const struct config *cfg,
     const struct store_event *ev, int claim, struct store_result *res,
-    struct store_job *job, char *err, size_t errlen)
+    struct store_job *job, int *replay, char *detail, size_t dlen,
+    char *err, size_t errlen)
 {
+	int64_t lease_ms = (int64_t)cfg->lease_s * 1000;
 	int found, rc;
 
-	if (!claim)
-		return store_record(sv->store, ev, store_now_ms(), res, err,
-		    errlen);
 	rc = store_begin(sv->store, 1, err, errlen);
 	if (rc != IH_OK)
 		return rc;
-	rc = store_record(sv->store, ev, store_now_ms(), res, err, errlen);
-	if (rc == IH_OK && !res->duplicate)
-		rc = store_claim(sv->store, sv->p->name, res->rowid, sv->owner,
-		    store_now_ms(), (int64_t)cfg->lease_s * 1000, job, &found,
-		    err, errlen);
+	rc = replay_check(sv, ev, replay, detail, dlen, err, errlen);
+	if (rc != IH_OK || *replay) {
+		store_rollback(sv->store);
+		return rc;
+	}
+	if (claim && ev->order_key == NULL)
+		rc = store_record_claim(sv->store, ev, store_now_ms(),
+		    sv->owner, lease_ms, res, job, err, errlen);
+	else {
+		rc = store_record(sv->store, ev, store_now_ms(), res, err,
+		    errlen);
+		if (rc == IH_OK && claim && !res->duplicate)
+			rc = store_claim(sv->store, sv->p->name, res->rowid,
+			    sv->owner, store_now_ms(), lease_ms, job, &found,
+			    err, errlen);
+	}
 	if (rc == IH_OK)
 		rc = store_commit(sv->store, err, errlen);
 	else
 		store_rollback(sv->store);
-	if (rc != IH_OK)
+	if (rc != IH_OK) {
 		store_job_free(job);
-	return rc;
+		return rc;
+	}
+	if (job->rowid > 0 && job->payload == NULL) {
+		job->payload = sv->req.body;
+		job->payload_len = sv->req.body_len;
+		sv->req.body = NULL;
+		sv->req.body_cap = 0;
+		sv->req.body_len = 0;
+	}
+	return IH_OK;
 }
 
 /* Handles one request up to its answer; returns whether to process. */
@@ -464,9 +528,10 @@ handle(struct serve *sv, const struct log_sink *sink, struct config *cfg,
 	struct store_event ev;
 	struct store_result res;
 	char headers[KEPT_HEADERS_MAX];
-	char err[STORE_ERR_MAX];
-	const char *why = "", *quarantine = NULL;
-	int rc;
+	char err[STORE_ERR_MAX], detail[STORE_ERR_MAX + 64];
+	char fingerprint[VERIFY_SHA256_HEX];
+	const char *why = "", *quarantine = NULL, *v;
+	int rc, replay = 0, allowed;
 
 	err[0] = '\0';
 	rc = load_config(sv, sink, cfg, err, sizeof(err));
@@ -476,6 +541,38 @@ handle(struct serve *sv, const struct log_sink *sink, struct config *cfg,
 	}
 	if (strcmp(sv->req.method, "POST") != 0) {
 		set_outcome(o, 405, "method_not_allowed", sv->req.method);
+		return 0;
+	}
+	if (cfg->allow_from != NULL) {
+		v = sv->fx != NULL ? param_fcgi(sv->fx, "REMOTE_ADDR") :
+		    param_cgi(NULL, "REMOTE_ADDR");
+		if (allow_check(cfg->allow_from, v, &allowed, err,
+		    sizeof(err)) != IH_OK) {
+			set_outcome(o, 500, "bad_config", err);
+			return 0;
+		}
+		if (!allowed) {
+			snprintf(err, sizeof(err), "REMOTE_ADDR %s is outside "
+			    "IDEMHOOK_ALLOW_FROM", v != NULL ? v : "(none)");
+			set_outcome(o, 403, "forbidden_source", err);
+			return 0;
+		}
+	}
+	if (cfg->nsecrets == 0) {
+		snprintf(err, sizeof(err), "no secret configured: set %s",
+		    sv->p->secret_var);
+		set_outcome(o, 500, "not_configured", err);
+		return 0;
+	}
+	/*
+	 * Without its signature header a request cannot be authentic: refuse
+	 * it from the headers, before reading or hashing any of its body.
+	 */
+	if (sv->p->sig_header != NULL &&
+	    request_header(&sv->req, sv->p->sig_header) == NULL) {
+		snprintf(err, sizeof(err), "missing %s header",
+		    sv->p->sig_header);
+		set_outcome(o, 401, "bad_signature", err);
 		return 0;
 	}
 	rc = request_read_body(&sv->req, (size_t)cfg->max_body);
@@ -490,12 +587,6 @@ handle(struct serve *sv, const struct log_sink *sink, struct config *cfg,
 		    "body length differs from Content-Length");
 		return 0;
 	}
-	if (cfg->nsecrets == 0) {
-		snprintf(err, sizeof(err), "no secret configured: set %s",
-		    sv->p->secret_var);
-		set_outcome(o, 500, "not_configured", err);
-		return 0;
-	}
 
 	memset(&pr, 0, sizeof(pr));
 	pr.req = &sv->req;
@@ -507,6 +598,11 @@ handle(struct serve *sv, const struct log_sink *sink, struct config *cfg,
 	if (rc != IH_OK) {
 		set_outcome(o, 401, rc == IH_ESTALE ? "stale_timestamp" :
 		    "bad_signature", why);
+		return 0;
+	}
+	if (verify_sha256_hex(sv->req.body, sv->req.body_len, fingerprint) !=
+	    IH_OK) {
+		set_outcome(o, 503, "out_of_memory", "cannot hash the body");
 		return 0;
 	}
 	rc = sv->p->identify(&pr, id, &why);
@@ -524,7 +620,7 @@ handle(struct serve *sv, const struct log_sink *sink, struct config *cfg,
 		 * the same bytes is still a duplicate.
 		 */
 		quarantine = why;
-		rc = quarantine_ident(sv, id);
+		rc = quarantine_ident(fingerprint, id);
 		if (rc != IH_OK) {
 			set_outcome(o, 503, "out_of_memory", "");
 			return 0;
@@ -551,14 +647,24 @@ handle(struct serve *sv, const struct log_sink *sink, struct config *cfg,
 	ev.payload = sv->req.body;
 	ev.payload_len = sv->req.body_len;
 	ev.headers = headers;
+	ev.fingerprint = fingerprint;
 	if (cfg->mode == CONFIG_MODE_INLINE && quarantine == NULL)
 		return handle_inline(sv, cfg, &ev, o);
 	fault_point("before-commit");
 	rc = record(sv, cfg, &ev, quarantine == NULL &&
-	    cfg->mode == CONFIG_MODE_AFTER_RESPONSE, &res, job, err,
-	    sizeof(err));
+	    cfg->mode == CONFIG_MODE_AFTER_RESPONSE, &res, job, &replay,
+	    detail, sizeof(detail), err, sizeof(err));
 	if (rc != IH_OK) {
 		set_outcome(o, 503, "store_unavailable", err);
+		return 0;
+	}
+	if (replay) {
+		/*
+		 * 200, so that a provider never retries it: the bytes are
+		 * already durably stored under the earlier event, and nothing
+		 * runs for the type the unsigned headers claim.
+		 */
+		set_outcome(o, 200, "replayed", detail);
 		return 0;
 	}
 	fault_point("after-commit");

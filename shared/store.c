@@ -20,6 +20,9 @@
 
 /* db/schema.sql, turned into a C string at build time. */
 extern const char store_schema_sql[];
+/* db/migrations/<N>.sql as store_migrations[N]: version N-1 to N. */
+extern const char *const store_migrations[];
+extern const size_t store_nmigrations;
 
 struct store {
 	sqlite3		*db;
@@ -38,6 +41,7 @@ struct store {
 	sqlite3_stmt	*complete;
 	sqlite3_stmt	*failed;
 	sqlite3_stmt	*effect;
+	sqlite3_stmt	*replay;
 	int		 sync_durable;	/* the configured level: 2 or 1 */
 	int		 sync_now;	/* the connection's level now */
 };
@@ -72,9 +76,12 @@ static const struct {
 	{ offsetof(struct store, record),
 	    "INSERT INTO events (provider, event_id, event_type, order_key,"
 	    " payload, headers, received_at, last_seen_at, status,"
-	    " next_attempt_at, subtype)"
+	    " next_attempt_at, subtype, fingerprint, lease_owner, lease_until,"
+	    " attempts)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7,"
-	    " coalesce(?8, 'received'), ?7, ?9)"
+	    " CASE WHEN ?11 IS NOT NULL THEN 'processing'"
+	    " ELSE coalesce(?8, 'received') END, ?7, ?9, ?10, ?11, ?12,"
+	    " ?11 IS NOT NULL)"
 	    " ON CONFLICT (provider, event_id) DO UPDATE SET"
 	    " duplicates = duplicates + 1,"
 	    " last_seen_at = excluded.received_at"
@@ -113,6 +120,17 @@ static const struct {
 	{ offsetof(struct store, effect),
 	    "INSERT INTO effects (event, kind, created_at) VALUES (?1, ?2, ?3)"
 	    " ON CONFLICT DO NOTHING" },
+	/*
+	 * An earlier event of the provider with the same payload and another
+	 * type, when (provider, event_id) is new: see store_replay_of().
+	 */
+	{ offsetof(struct store, replay),
+	    "SELECT event_id, event_type FROM events"
+	    " WHERE provider = ?1 AND fingerprint = ?2 AND event_type <> ?4"
+	    " AND (?5 IS NULL OR instr(char(10) || headers, ?5) = 0)"
+	    " AND NOT EXISTS (SELECT 1 FROM events"
+	    "  WHERE provider = ?1 AND event_id = ?3)"
+	    " ORDER BY id LIMIT 1" },
 };
 #define STORE_NSQL	(sizeof(store_sql) / sizeof(store_sql[0]))
 
@@ -366,6 +384,36 @@ out:
 	return rc;
 }
 
+/*
+ * Brings a store at version (under the write lock) to this build's:
+ * a new file gets the whole schema, an older one each migration after
+ * its version in turn.
+ */
+static int
+apply_schema(struct store *st, int version, char *err, size_t errlen)
+{
+	char what[64];
+	int v, rc;
+
+	if (version == 0)
+		return exec(st, store_schema_sql, "cannot apply schema", err,
+		    errlen);
+	for (v = version + 1; v <= STORE_SCHEMA_VERSION; v++) {
+		if ((size_t)v >= store_nmigrations ||
+		    store_migrations[v] == NULL) {
+			snprintf(err, errlen, "no migration from schema "
+			    "version %d to %d", v - 1, v);
+			return IH_ESTORE;
+		}
+		snprintf(what, sizeof(what), "cannot migrate to schema "
+		    "version %d", v);
+		rc = exec(st, store_migrations[v], what, err, errlen);
+		if (rc != IH_OK)
+			return rc;
+	}
+	return IH_OK;
+}
+
 /* Applies the schema once, under the write lock, if it is older. */
 static int
 migrate(struct store *st, char *err, size_t errlen)
@@ -392,8 +440,7 @@ migrate(struct store *st, char *err, size_t errlen)
 		goto out;
 	}
 	if (version < STORE_SCHEMA_VERSION) {
-		rc = exec(st, store_schema_sql, "cannot apply schema", err,
-		    errlen);
+		rc = apply_schema(st, version, err, errlen);
 		if (rc != IH_OK)
 			goto out;
 		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
@@ -589,9 +636,15 @@ store_commit(struct store *st, char *err, size_t errlen)
 	return rc;
 }
 
-int
-store_record(struct store *st, const struct store_event *ev, int64_t now_ms,
-    struct store_result *res, char *err, size_t errlen)
+/*
+ * store_record(), and with owner set the claim of a new event in the
+ * same statement: inserting it as processing avoids an UPDATE, which
+ * would read the whole payload back and write it again.
+ */
+static int
+record_row(struct store *st, const struct store_event *ev, int64_t now_ms,
+    const char *owner, int64_t lease_until, struct store_result *res,
+    char *err, size_t errlen)
 {
 	sqlite3_stmt *s = st->record;
 	const char *status;
@@ -628,6 +681,17 @@ store_record(struct store *st, const struct store_event *ev, int64_t now_ms,
 		sqlite3_bind_text(s, 9, ev->subtype, -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(s, 9);
+	if (ev->fingerprint != NULL)
+		sqlite3_bind_text(s, 10, ev->fingerprint, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 10);
+	if (owner != NULL) {
+		sqlite3_bind_text(s, 11, owner, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 12, lease_until);
+	} else {
+		sqlite3_bind_null(s, 11);
+		sqlite3_bind_null(s, 12);
+	}
 
 	step = sqlite3_step(s);
 	if (step != SQLITE_ROW) {
@@ -655,6 +719,98 @@ out:
 		else
 			store_rollback(st);
 	}
+	return rc;
+}
+
+int
+store_record(struct store *st, const struct store_event *ev, int64_t now_ms,
+    struct store_result *res, char *err, size_t errlen)
+{
+	return record_row(st, ev, now_ms, NULL, 0, res, err, errlen);
+}
+
+int
+store_record_claim(struct store *st, const struct store_event *ev,
+    int64_t now_ms, const char *owner, int64_t lease_ms,
+    struct store_result *res, struct store_job *job, char *err,
+    size_t errlen)
+{
+	sqlite3_stmt *s = st->attempt_start;
+	int rc, step;
+
+	memset(job, 0, sizeof(*job));
+	if (sqlite3_get_autocommit(st->db) || owner == NULL) {
+		snprintf(err, errlen, "a claim on record needs a transaction");
+		return IH_EINVAL;
+	}
+	rc = record_row(st, ev, now_ms, owner, now_ms + lease_ms, res, err,
+	    errlen);
+	if (rc != IH_OK || res->duplicate)
+		return rc;
+	rc = IH_ENOMEM;
+	job->rowid = res->rowid;
+	job->attempt = 1;
+	job->received_at = now_ms;
+	job->provider = strdup(ev->provider);
+	job->event_id = strdup(ev->event_id);
+	job->event_type = strdup(ev->event_type);
+	if (ev->subtype != NULL)
+		job->subtype = strdup(ev->subtype);
+	if (job->provider == NULL || job->event_id == NULL ||
+	    job->event_type == NULL || (ev->subtype != NULL &&
+	    job->subtype == NULL))
+		goto out;
+	sqlite3_bind_int64(s, 1, job->rowid);
+	sqlite3_bind_int64(s, 2, now_ms);
+	step = sqlite3_step(s);
+	if (step == SQLITE_ROW) {
+		job->seq = sqlite3_column_int64(s, 0);
+		step = sqlite3_step(s);
+	}
+	sqlite3_reset(s);
+	if (step != SQLITE_DONE) {
+		rc = fail(st, step, "cannot record attempt", err, errlen);
+		goto out;
+	}
+	rc = IH_OK;
+out:
+	if (rc != IH_OK)
+		store_job_free(job);
+	return rc;
+}
+
+int
+store_replay_of(struct store *st, const struct store_event *ev,
+    const char *same_action, int *found, char *other_id, size_t idlen, char *other_type,
+    size_t typelen, char *err, size_t errlen)
+{
+	sqlite3_stmt *s = st->replay;
+	const char *v;
+	int rc = IH_OK, step;
+
+	*found = 0;
+	if (ev->fingerprint == NULL)
+		return IH_OK;
+	sqlite3_bind_text(s, 1, ev->provider, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, ev->fingerprint, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, ev->event_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, ev->event_type, -1, SQLITE_STATIC);
+	if (same_action != NULL)
+		sqlite3_bind_text(s, 5, same_action, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 5);
+	step = sqlite3_step(s);
+	if (step == SQLITE_ROW) {
+		*found = 1;
+		v = (const char *)sqlite3_column_text(s, 0);
+		snprintf(other_id, idlen, "%s", v != NULL ? v : "");
+		v = (const char *)sqlite3_column_text(s, 1);
+		snprintf(other_type, typelen, "%s", v != NULL ? v : "");
+	} else if (step != SQLITE_DONE)
+		rc = fail(st, step, "cannot look up the fingerprint", err,
+		    errlen);
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
 	return rc;
 }
 

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION	1
+#define STORE_SCHEMA_VERSION	2
 #define STORE_ERR_MAX		256
 
 struct store;
@@ -45,6 +45,7 @@ struct store_event {
 	size_t		 payload_len;
 	const char	*headers;	/* "name: value\n" lines, or "" */
 	const char	*status;	/* NULL for "received"; or "quarantined" */
+	const char	*fingerprint;	/* hex SHA-256 of the payload, or NULL */
 };
 
 struct store_result {
@@ -76,6 +77,23 @@ void	store_close(struct store *st);
 int	store_record(struct store *st, const struct store_event *ev,
 	    int64_t now_ms, struct store_result *res, char *err,
 	    size_t errlen);
+
+/*
+ * Sets *found to 1 when the provider already holds an event with ev's
+ * fingerprint and another type, while (provider, event_id) is new: the
+ * same signed bytes under a new identity claiming another type, which a
+ * provider that signs only the body cannot tell from a real event.  An
+ * earlier event whose headers hold the line same_action ("\nName: value\n",
+ * or NULL for none) does not count: the provider sends one action's body
+ * under several types with a shared header (Shopify's Event-Id).  The
+ * earlier event's id and type go to other_id and other_type (truncated
+ * to their sizes).  Call it inside the transaction that records ev, so
+ * that no other process records between the look-up and the insert.
+ * Returns IH_OK (*found 0 when ev has no fingerprint) or IH_ESTORE.
+ */
+int	store_replay_of(struct store *st, const struct store_event *ev,
+	    const char *same_action, int *found, char *other_id, size_t idlen, char *other_type,
+	    size_t typelen, char *err, size_t errlen);
 
 /*
  * Opens a write transaction (BEGIN IMMEDIATE).  A durable one commits at
@@ -168,6 +186,21 @@ int	store_fail(struct store *st, const struct store_job *job,
 	    int64_t now_ms, char *err, size_t errlen);
 
 void	store_job_free(struct store_job *job);
+
+/*
+ * Inside an open transaction: records ev as store_record() does and,
+ * when it is new, claims it for owner in the same insert (status
+ * processing, attempt 1, a lease of lease_ms, its attempt row started),
+ * filling *job except the payload, which stays NULL: the caller holds the
+ * bytes it just recorded, and reading them back would copy them again.
+ * A duplicate is not claimed (*job stays empty).  The order key is not
+ * consulted: use store_claim() for an event that has one.  Returns IH_OK,
+ * IH_EINVAL outside a transaction, IH_ENOMEM or IH_ESTORE.
+ */
+int	store_record_claim(struct store *st, const struct store_event *ev,
+	    int64_t now_ms, const char *owner, int64_t lease_ms,
+	    struct store_result *res, struct store_job *job, char *err,
+	    size_t errlen);
 
 /* Returns the current time in Unix milliseconds. */
 int64_t	store_now_ms(void);

@@ -215,16 +215,23 @@ def case_show(ctx):
     out = ctx.out("show", p, e)
     row = ctx.row("dead")
     payload = bytes(row["payload"])
-    for want in (e, "charge.refunded", "dead", "Stripe-Signature: t=", "attempts:",
+    for want in (e, "charge.refunded", "dead", "Stripe-Signature: (masked", "attempts:",
                  "payload (%d bytes):" % len(payload), payload.decode("utf-8").splitlines()[1]):
         check(want in out, "show lacks %r:\n%s" % (want, out))
+    # The signature next to its payload is all a replay needs: masked by
+    # default, printed with --signatures.
+    check("t=" not in out and "v1=" not in out, "show prints the signature:\n" + out)
+    check("Stripe-Signature: t=" in ctx.out("show", "--signatures", p, e),
+          "show --signatures lacks the signature")
     check(row["last_error"], "the dead event has no last_error")
     check("last_error    " + row["last_error"] in out, "show lacks the last error %r" % row["last_error"])
     check("#1 " in out and " dead " in out, "show lacks the dead attempt:\n" + out)
     rc, raw, _ = ctx.run("show", "--raw", p, e, want=0)
     check_eq(raw, payload, "show --raw bytes")
     g = ctx.out("show", *ctx.ids["g1"])
-    check("X-GitHub-Event: push" in g and "X-Hub-Signature-256: sha256=" in g, "github headers: %s" % g)
+    check("X-GitHub-Event: push" in g and "sha256=" not in g, "github headers: %s" % g)
+    g = ctx.out("show", ctx.ids["g1"][0], "--signatures", ctx.ids["g1"][1])
+    check("X-Hub-Signature-256: sha256=" in g, "github headers with --signatures: %s" % g)
     ctx.run("show", "stripe", "evt_does_not_exist", want=1)
     ctx.run("show", "stripe", want=2)
 
@@ -587,13 +594,17 @@ def case_show_json(ctx):
     names = [h["name"] for h in j["headers"]]
     check("X-Hub-Signature-256" in names and "X-GitHub-Event" in names, "headers: %r" % j["headers"])
     sig = [h["value"] for h in j["headers"] if h["name"] == "X-Hub-Signature-256"][0]
-    check(row["headers"].endswith("\n") and ("X-Hub-Signature-256: " + sig) in row["headers"],
+    check_eq(sig, "(masked)", "the signature header's value without --signatures")
+    j = json.loads(ctx.out("show", "--json", "--signatures", p, e))
+    sig = [h["value"] for h in j["headers"] if h["name"] == "X-Hub-Signature-256"][0]
+    check(row["headers"].endswith("\n") and ("X-Hub-Signature-256: " + sig) in row["headers"]
+          and sig.startswith("sha256="),
           "header value %r not from %r" % (sig, row["headers"]))
     check_eq(j["payload_encoding"], "utf-8", "payload_encoding of a UTF-8 payload")
     check_eq(j["payload"].encode("utf-8"), bytes(row["payload"]), "payload text")
     # Not UTF-8: base64 of the exact bytes.
     p, e = ctx.ids["hostile"]
-    rc, out, _ = ctx.run("show", "--json", p, e.encode("utf-8", "surrogateescape").decode(
+    rc, out, _ = ctx.run("show", "--json", "--signatures", p, e.encode("utf-8", "surrogateescape").decode(
         "utf-8", "surrogateescape"), want=0)
     terminal_safe("show --json", out)
     j = json.loads(out)
@@ -830,7 +841,8 @@ def main():
         t("init twice is harmless", case_init_twice, ctx)
         t("list: table, filters, limit, since/until, bad values", case_list, ctx)
         t("list --json parses and matches the store", case_list_json, ctx)
-        t("show: metadata, attempts, error, headers, payload; --raw", case_show, ctx)
+        t("show: metadata, attempts, error, headers (signature masked unless "
+          "--signatures), payload; --raw", case_show, ctx)
         t("verify: 0 for real events, 1 after tampering or another secret, Asaas cannot", case_verify, ctx)
         t("replay: dry-run, filter, then work --once processes it; by id", case_replay, ctx)
         t("stats --json and --prometheus match the store", case_stats, ctx)

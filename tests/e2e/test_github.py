@@ -8,8 +8,10 @@ The store keys a GitHub event on "<X-GitHub-Hook-ID>:<X-GitHub-Delivery>":
 one delivery GUID reaches every hook subscribed to the event.
 """
 
+import contextlib
 import os
 import sys
+import time
 import urllib.parse
 import uuid
 
@@ -49,7 +51,9 @@ class GithubSpec(cases.Spec):
             "sender": {"login": "octocat", "id": 1},
         }
         if action is not None:
-            obj = {"action": action, "issue": {"number": 1347, "title": "Found a bug"},
+            # Real bodies of distinct events differ (ids, timestamps).
+            obj = {"action": action, "issue": {"number": 1347, "title": "Found a bug",
+                                               "id": int.from_bytes(os.urandom(6), "big")},
                    "repository": obj["repository"], "sender": obj["sender"]}
         return dumps_pretty(obj)
 
@@ -160,6 +164,132 @@ def shared_guid(srv):
              "duplicates of hook 1002's event")
 
 
+def ping_body(zen="Design for failure.", hook_id=HOOK_ID):
+    return dumps_pretty({
+        "zen": zen, "hook_id": int(hook_id),
+        "hook": {"type": "Repository", "id": int(hook_id), "name": "web",
+                 "active": True, "events": ["push", "issues"],
+                 "config": {"content_type": "json", "insecure_ssl": "0",
+                            "url": "https://example.com/hooks/github"}},
+        "repository": {"id": 1296269, "full_name": "octocat/Hello-World"},
+        "sender": {"login": "octocat", "id": 1}})
+
+
+def total_effects(srv):
+    with contextlib.closing(srv.connect_ro()) as c:
+        return c.execute("SELECT count(*) FROM effects").fetchone()[0]
+
+
+def replay_probe(srv):
+    """The review's probe: a captured, signed ping body replayed with new
+    X-GitHub-Delivery values and X-GitHub-Event push or release is refused
+    (400: the body says it is a ping), recorded under no id, processed by
+    nothing, and logged once each."""
+    eid = SPEC.new_id("ping")
+    body = ping_body(zen="Keep it logically awesome. " + os.urandom(4).hex())
+    captured = SPEC.headers(srv, body, eid, "ping")
+    expect_accepted(post(srv, body, captured), "the original ping")
+    cases.wait_status(SPEC, srv, SPEC.db_event_id(eid))
+    before_rows, before_fx = srv.count("github"), total_effects(srv)
+    probes = []
+    for etype in ("push", "release", "push"):
+        new = SPEC.new_id("replay")
+        h = dict(captured)
+        h["X-GitHub-Delivery"] = new
+        h["X-GitHub-Event"] = etype
+        r = post(srv, body, h)
+        check_eq((r.status, (r.json() or {}).get("error")), (400, "bad_body"),
+                 "replay as %s" % etype)
+        probes.append(new)
+    # A second hook's delivery of the same ping under another type, too.
+    h = SPEC.headers(srv, body, eid, "push", hook_id="777")
+    r = post(srv, body, h)
+    check_eq((r.status, (r.json() or {}).get("error")), (400, "bad_body"),
+             "same GUID, another hook, another type")
+    time.sleep(0.3)
+    check_eq(srv.count("github"), before_rows, "rows after the replays")
+    for new in probes:
+        no_row(srv, SPEC, new)
+    check_eq(total_effects(srv), before_fx, "effects after the replays")
+    lines = [l for l in srv.log_lines("github")
+             if "outcome=bad_body" in l and "contradicts_the_body" in l]
+    check_eq(len(lines), 4, "log lines refusing the replays")
+    # The original is untouched: still one ping, done, no duplicates.
+    row = one_row(srv, SPEC, eid)
+    check_eq((row["event_type"], row["status"], row["duplicates"]),
+             ("ping", "done", 0), "the original ping")
+
+
+def replay_non_ping(srv):
+    """Any known body under a new delivery and another type is refused."""
+    eid = SPEC.new_id("orig")
+    body = SPEC.body(eid, "issues", action="opened")
+    captured = SPEC.headers(srv, body, eid, "issues")
+    expect_accepted(post(srv, body, captured))
+    new = SPEC.new_id("as-push")
+    h = dict(captured, **{"X-GitHub-Delivery": new, "X-GitHub-Event": "push"})
+    r = post(srv, body, h)
+    check_eq((r.status, (r.json() or {}).get("status")), (200, "replayed"), "issues as push")
+    no_row(srv, SPEC, new)
+    lines = [l for l in srv.log_lines("github") if "outcome=replayed" in l and new in l]
+    check(len(lines) == 1 and SPEC.db_event_id(eid) in lines[0],
+          "one log line naming the earlier event: %r" % lines)
+    # The form encoding of GitHub's REST API: the raw form is fingerprinted.
+    payload = SPEC.body(eid, "issues", action="closed").decode("utf-8")
+    fbody = urllib.parse.urlencode({"payload": payload}).encode("ascii")
+    fh = SPEC.headers(srv, fbody, SPEC.new_id("f"), "issues")
+    fh["Content-Type"] = FORM
+    expect_accepted(post(srv, fbody, fh), "form original")
+    new = SPEC.new_id("f-as-release")
+    fh = dict(fh, **{"X-GitHub-Delivery": new, "X-GitHub-Event": "release"})
+    r = post(srv, fbody, fh)
+    check_eq((r.status, (r.json() or {}).get("status")), (200, "replayed"), "form as release")
+    no_row(srv, SPEC, new)
+
+
+def legit_repeats(srv):
+    """What GitHub itself repeats keeps working: the same body and GUID to a
+    second hook (a new event), a redelivery (duplicate), and the same body
+    under a new delivery of the same type (accepted: the type, which
+    chooses the actions, is the one the body was first recorded with)."""
+    guid = SPEC.new_id("legit")
+    body = SPEC.body(guid, "push")
+    expect_accepted(post(srv, body, SPEC.headers(srv, body, guid, "push", hook_id="2001")))
+    expect_accepted(post(srv, body, SPEC.headers(srv, body, guid, "push", hook_id="2002")),
+                    "second hook")
+    expect_duplicate(post(srv, body, SPEC.headers(srv, body, guid, "push",
+                                                  hook_id="2002")), "redelivery")
+    # A redelivery claiming another type is still only a duplicate.
+    expect_duplicate(post(srv, body, SPEC.headers(srv, body, guid, "release",
+                                                  hook_id="2002")), "redelivery as release")
+    check_eq(srv.rows("github", "2002:" + guid)[0]["event_type"], "push", "stored type")
+    other = SPEC.new_id("legit2")
+    expect_accepted(post(srv, body, SPEC.headers(srv, body, other, "push", hook_id="2001")),
+                    "same body, same type, new delivery")
+
+
+def type_from_body(srv):
+    """The body's own type against the header: a ping body (zen, hook_id) is
+    refused under any other event, even when never seen before; a ping
+    without zen, or whose hook_id differs from X-GitHub-Hook-ID, too."""
+    bad = []
+    for what, body, etype, hook in (
+            ("fresh ping body as push", ping_body(zen="z " + os.urandom(4).hex()), "push",
+             HOOK_ID),
+            ("fresh ping body as release", ping_body(zen="r " + os.urandom(4).hex()),
+             "release", HOOK_ID),
+            ("push body as ping", SPEC.body("x", "push"), "ping", HOOK_ID),
+            ("ping of another hook", ping_body(zen="o " + os.urandom(4).hex(),
+                                               hook_id="99"), "ping", HOOK_ID)):
+        eid = SPEC.new_id("t")
+        r = post(srv, body, SPEC.headers(srv, body, eid, etype, hook_id=hook))
+        if r.status != 400:
+            bad.append("%s -> %d %r" % (what, r.status, r.body[:80]))
+        elif srv.rows("github", SPEC.db_event_id(eid, hook)):
+            bad.append("%s: row written" % what)
+    check(not bad, "; ".join(bad))
+
+
 def ping(srv):
     """ping, sent when a hook is created: 200, recorded, processed."""
     eid = SPEC.new_id("ping")
@@ -255,6 +385,14 @@ def main():
         ("signed form without payload field -> 400", form_without_payload),
         ("two hooks sharing one X-GitHub-Delivery -> both accepted, 2 rows", shared_guid),
         ("ping answered 200, recorded, processed by its case", ping),
+        ("probe: captured ping body replayed as push/release under new deliveries -> "
+         "400, nothing recorded or processed, logged", replay_probe),
+        ("known body under a new delivery and another type (JSON, form) -> replayed",
+         replay_non_ping),
+        ("legitimate repeats: second hook, redelivery, same type -> accepted/duplicate",
+         legit_repeats),
+        ("ping body under another event, push body as ping, other hook's ping -> 400",
+         type_from_body),
         ("delivery and hook headers kept in the headers column", kept_headers),
         ("missing Delivery/Event -> 400; sha1-only/empty/unprefixed -> 401",
          missing_headers),

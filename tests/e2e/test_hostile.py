@@ -22,8 +22,9 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (PROVIDERS, HarnessError, Server, Servers, Tap, bin_dir,  # noqa: E402
-                     check, install_signal_cleanup)
+from harness import (ASAAS_TOKEN_HEADER, PROVIDERS, HarnessError, Server,  # noqa: E402
+                     Servers, Tap, _children_of, bin_dir, check,
+                     install_signal_cleanup)
 import reliability as R  # noqa: E402
 
 BAD_BODY = {p: (400, "error") for p in PROVIDERS}
@@ -376,6 +377,158 @@ def run_row(srv, row):
                       "announced bytes %r" % (bytes(stored)[:80], want_body[:80]))
 
 
+# ------------------------------------------------------------ memory
+
+SIG_HEADER = {"stripe": "Stripe-Signature", "github": "X-Hub-Signature-256",
+              "shopify": "X-Shopify-Hmac-Sha256", "asaas": ASAAS_TOKEN_HEADER,
+              "standard": "webhook-signature"}
+MiB = 1 << 20
+
+
+def fcgi_pid(srv, p):
+    """The one FastCGI process of provider p (max_procs=1)."""
+    pids = []
+    for c in _children_of(srv.proc.pid):
+        try:
+            if os.readlink("/proc/%d/exe" % c).endswith("/%s.fcgi" % p):
+                pids.append(c)
+        except OSError:
+            pass
+    check(len(pids) == 1, "%s: expected one %s.fcgi process, found %r" % (p, p, pids))
+    return pids[0]
+
+
+def vm_hwm_kb(pid):
+    """The process's peak resident set size (VmHWM), in KiB."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmHWM for %d" % pid)
+
+
+def warm(srv, p):
+    """One small signed delivery, so that the store and the parser are open
+    before anything is measured."""
+    eid = R.new_eid(p, "warm")
+    body = R.body_for(p, eid)
+    st, bst, raw_body = http(srv, p, body, R.sign(srv, p, eid, body))
+    check(st == 200, "%s: warm-up delivery: %r %r" % (p, st, raw_body[:120]))
+
+
+def unsigned_not_read(srv, p, size=16 * MiB):
+    """A body without the signature header is refused (401) from the
+    headers: the receiver neither reads nor hashes it, so its peak memory
+    does not grow by the body's size."""
+    warm(srv, p)
+    pid = fcgi_pid(srv, p)
+    before = vm_hwm_kb(pid)
+    eid = R.new_eid(p, "nosig")
+    body = R.body_for(p, eid, extra={"pad": "u" * size})
+    h = R.sign(srv, p, eid, body)
+    del h[SIG_HEADER[p]]
+    rows = R.count_rows(srv.db)
+    t0 = time.monotonic()
+    st, bst, raw_body = http(srv, p, body, h)
+    took = time.monotonic() - t0
+    check(st == 401, "%s: unsigned %d MiB body: expected 401, got %r %r"
+          % (p, size // MiB, st, raw_body[:160]))
+    check(R.count_rows(srv.db) == rows, "%s: unsigned body stored" % p)
+    grew = vm_hwm_kb(pid) - before
+    check(grew < 4 * 1024, "%s: peak RSS grew by %d KiB for an unsigned %d MiB body "
+          "(read before refusing?)" % (p, grew, size // MiB))
+    line = [l for l in srv.log_lines(p) if "missing_%s_header" % SIG_HEADER[p] in l]
+    check(line, "%s: no log line naming the missing header" % p)
+    return took
+
+
+def signed_rss(srv, p, mode_note, bound, size=32 * MiB - 4096):
+    """A signed event of about 32 MiB: the receiver's peak RSS (VmHWM, read
+    after the request) grows by at most bound times the body."""
+    warm(srv, p)
+    pid = fcgi_pid(srv, p)
+    before = vm_hwm_kb(pid)
+    eid = R.new_eid(p, "big")
+    body = R.body_for(p, eid, extra={"pad": "b" * (size - 200)})
+    st, bst, raw_body = http(srv, p, body, R.sign(srv, p, eid, body))
+    check(st == 200, "%s: signed %d-byte event: %r %r" % (p, len(body), st, raw_body[:160]))
+    time.sleep(0.5)  # processing after the answer, when the mode has it
+    grew = (vm_hwm_kb(pid) - before) * 1024
+    ratio = grew / len(body)
+    print("# %s %s: peak RSS grew %.1f MiB for a %.1f MiB body (%.2fx; bound %.1fx)"
+          % (p, mode_note, grew / MiB, len(body) / MiB, ratio, bound), flush=True)
+    check(ratio <= bound, "%s %s: peak RSS grew %.2fx the body (%.1f MiB), over %.1fx"
+          % (p, mode_note, ratio, grew / MiB, bound))
+
+
+def run_memory(tap, bindir, servers):
+    """Each measuring server has one process per provider; under ASan the
+    allocator's quarantine, which keeps freed memory resident, is off."""
+    saved = os.environ.get("ASAN_OPTIONS")
+    os.environ["ASAN_OPTIONS"] = ((saved + ":") if saved else "") + "quarantine_size_mb=0"
+    try:
+        srv = servers.add(Server(bindir, name="memory", max_procs=1,
+                                 env={"IDEMHOOK_MODE": "worker"},
+                                 provider_env={"github": {"IDEMHOOK_MAX_BODY": "33554432"}}))
+        big = servers.add(Server(bindir, name="memory-big", max_procs=1,
+                                 providers=["github"],
+                                 provider_env={"github": {"IDEMHOOK_MAX_BODY": "33554432"}}))
+        started = tap.run("memory: lighttpd starts, one process per provider", lambda: (
+            srv.start(), big.start()))
+    finally:
+        if saved is None:
+            del os.environ["ASAN_OPTIONS"]
+        else:
+            os.environ["ASAN_OPTIONS"] = saved
+    if not started:
+        return
+    for p in PROVIDERS:
+        tap.run("memory: %s: 16 MiB body without the signature header -> 401 "
+                "from the headers, body not read (peak RSS grows < 4 MiB)" % p,
+                unsigned_not_read, srv, p)
+    rss_cases(tap, srv, big)
+
+
+def rss_cases(tap, srv, big):
+    """The peak RSS of a signed 32 MiB event.  The request path is bounded
+    at 2.5x (the body, plus SQLite's one copy of it as the record it
+    inserts); processing after the answer at 3.75x, because every status
+    UPDATE of the row makes SQLite read the payload and write it again.
+    Both fail while json.c's json_fields() holds up to five copies of
+    the body (SQLite's JSON1 caches and returns it)."""
+    tap.run("memory: github: signed 32 MiB event, recorded only (worker): "
+            "peak RSS grows <= 2.5x the body", signed_rss, srv, "github", "worker", 2.5)
+    tap.run("memory: github: signed 32 MiB event, recorded and processed "
+            "(after-response): peak RSS grows <= 3.75x the body", signed_rss, big,
+            "github", "after-response", 3.75)
+
+
+# ------------------------------------------------------------ allow-list
+
+def allow_cases(srv):
+    """IDEMHOOK_<PROVIDER>_ALLOW_FROM against REMOTE_ADDR (127.0.0.1 here):
+    outside the list -> 403 before the body is read, nothing stored;
+    inside -> accepted; a malformed list -> 500 bad_config."""
+    bad = []
+    for p, want in (("github", (403, "forbidden_source")), ("shopify", (200, "accepted")),
+                    ("stripe", (500, "bad_config"))):
+        eid = R.new_eid(p, "allow")
+        body = R.body_for(p, eid)
+        rows = R.count_rows(srv.db)
+        r = srv.post("/hooks/" + p, body, R.sign(srv, p, eid, body))
+        j = r.json() or {}
+        got = (r.status, j.get("error") or j.get("status"))
+        if got != want:
+            bad.append("%s: expected %r, got %r" % (p, want, got))
+        stored = R.count_rows(srv.db) - rows
+        if stored != (1 if want[0] == 200 else 0):
+            bad.append("%s: %d rows stored" % (p, stored))
+    lines = [l for l in srv.log_lines("github") if "outcome=forbidden_source" in l]
+    if len(lines) != 1 or "127.0.0.1" not in lines[0]:
+        bad.append("github: log lines %r" % lines)
+    check(not bad, "; ".join(bad))
+
+
 def main():
     tap = Tap()
     try:
@@ -400,6 +553,17 @@ def main():
         tap.run("hostile: no sanitizer reports", lambda: check(
             not srv.sanitizer_reports(), "%r" % srv.sanitizer_reports()))
         tap.diag("hostile: %d inputs tried across %d providers" % (len(rows), len(PROVIDERS)))
+        run_memory(tap, bindir, servers)
+        allow = servers.add(Server(bindir, name="allow", providers=["github", "shopify", "stripe"],
+                                   provider_env={
+                                       "github": {"IDEMHOOK_GITHUB_ALLOW_FROM":
+                                                  "192.0.2.0/24 2001:db8::/32"},
+                                       "shopify": {"IDEMHOOK_SHOPIFY_ALLOW_FROM":
+                                                   "140.82.112.0/20, 127.0.0.0/8"},
+                                       "stripe": {"IDEMHOOK_STRIPE_ALLOW_FROM": "127.0.0.1/33"}}))
+        if tap.run("allow-list: lighttpd starts", allow.start):
+            tap.run("allow-list: outside -> 403 unread, inside -> accepted, malformed -> 500",
+                    allow_cases, allow)
     return tap.finish()
 
 

@@ -56,7 +56,9 @@ class ShopifySpec(cases.Spec):
     def body(self, event_id, event_type, pad=0):
         if event_type in COMPLIANCE:
             return dumps_pretty(compliance_body(event_type))
-        obj = {"id": 820982911946154508, "email": "jon@example.com",
+        # Real bodies of distinct orders differ (id, timestamps).
+        oid = int(hashlib.sha256(event_id.encode()).hexdigest()[:15], 16)
+        obj = {"id": oid, "email": "jon@example.com",
                "name": "#9999", "currency": "USD", "total_price": "403.00",
                "note": "Caf\u00e9 \u2713" + ("x" * pad),
                "line_items": [{"id": 866550311766439020, "title": "IPod Nano - 8GB",
@@ -200,6 +202,80 @@ def tampered(srv):
     no_row(srv, SPEC, eid)
 
 
+def replay_probe(srv):
+    """A captured orders/create body replayed under a new Webhook-Id and
+    Event-Id as another topic: 200 "replayed" (Shopify would otherwise
+    retry it 8 times and delete the subscription), nothing recorded or
+    processed, one log line naming the earlier event."""
+    eid = SPEC.new_id("orig")
+    body = SPEC.body(eid, "orders/create")
+    captured = SPEC.headers(srv, body, eid, "orders/create")
+    expect_accepted(post(srv, body, captured))
+    cases.wait_status(SPEC, srv, eid)
+    before = srv.count("shopify")
+    probes = []
+    for topic in ("orders/paid", "app/uninstalled"):
+        new = SPEC.new_id("replay")
+        h = dict(captured, **{"X-Shopify-Webhook-Id": new, "X-Shopify-Topic": topic,
+                              "X-Shopify-Event-Id": str(uuid.uuid4())})
+        r = post(srv, body, h)
+        check_eq((r.status, (r.json() or {}).get("status")), (200, "replayed"),
+                 "replay as %s" % topic)
+        probes.append(new)
+    check_eq(srv.count("shopify"), before, "rows after the replays")
+    for new in probes:
+        no_row(srv, SPEC, new)
+        lines = [l for l in srv.log_lines("shopify") if "outcome=replayed" in l and new in l]
+        check(len(lines) == 1 and eid in lines[0],
+              "one log line naming the earlier event: %r" % lines)
+    row = one_row(srv, SPEC, eid)
+    check_eq((row["event_type"], row["duplicates"]), ("orders/create", 0), "the original")
+
+
+def compliance_shape(srv):
+    """The compliance topics need their documented body: an order body, or
+    another compliance topic's body, under customers/redact, shop/redact
+    or customers/data_request is refused (400), even never seen before."""
+    bad = []
+    for topic, body in (
+            ("customers/redact", SPEC.body(SPEC.new_id("o"), "orders/create")),
+            ("shop/redact", SPEC.body(SPEC.new_id("o"), "orders/create")),
+            ("customers/data_request", dumps_pretty(compliance_body("customers/redact"))),
+            ("customers/redact", dumps_pretty(compliance_body("customers/data_request"))),
+            ("shop/redact", dumps_pretty(compliance_body("customers/redact")))):
+        eid = SPEC.new_id("shape")
+        r = post(srv, body, SPEC.headers(srv, body, eid, topic))
+        if r.status != 400:
+            bad.append("%s with another body -> %d" % (topic, r.status))
+        elif srv.rows("shopify", eid):
+            bad.append("%s: row written" % topic)
+    check(not bad, "; ".join(bad))
+
+
+def legit_repeats(srv):
+    """What Shopify repeats keeps working: the same body under a new
+    Webhook-Id for the same topic (another subscription), a retry
+    (duplicate), and one merchant action's body under several topics
+    sharing its X-Shopify-Event-Id."""
+    ev = str(uuid.uuid4())
+    eid = SPEC.new_id("legit")
+    body = SPEC.body(eid, "orders/create")
+    expect_accepted(post(srv, body, SPEC.headers(srv, body, eid, "orders/create",
+                                                 event_uuid=ev)))
+    sub = SPEC.new_id("sub")
+    expect_accepted(post(srv, body, SPEC.headers(srv, body, sub, "orders/create",
+                                                 event_uuid=ev)),
+                    "another subscription, same topic")
+    expect_duplicate(post(srv, body, SPEC.headers(srv, body, eid, "orders/create",
+                                                  event_uuid=ev)), "retry")
+    for topic in ("orders/paid", "orders/updated"):
+        other = SPEC.new_id("fan")
+        expect_accepted(post(srv, body, SPEC.headers(srv, body, other, topic,
+                                                     event_uuid=ev)),
+                        "same action as %s (same Event-Id)" % topic)
+        check_eq(one_row(srv, SPEC, other)["event_type"], topic, "stored topic")
+
+
 def main():
     return cases.run_provider_suite(SPEC, [
         ("accepted event processed to status 'done'",
@@ -215,6 +291,11 @@ def main():
         ("missing Webhook-Id/Topic -> 400; hex HMAC -> 401", missing_headers),
         ("lower-case header names (HTTP/2) accepted", lowercase_headers),
         ("body altered after signing -> 401", tampered),
+        ("probe: captured body replayed as another topic under new ids -> 200 replayed, "
+         "nothing recorded or processed, logged", replay_probe),
+        ("compliance topics need their own body shape -> 400", compliance_shape),
+        ("legitimate repeats: other subscription, retry, one action's topics -> accepted",
+         legit_repeats),
         ("rotation: IDEMHOOK_SHOPIFY_SECRET and _2 both accepted",
          lambda srv: cases.case_rotation(SPEC, srv, "IDEMHOOK_SHOPIFY_SECRET",
                                          unknown=lambda: os.urandom(16).hex())),

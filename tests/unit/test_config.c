@@ -63,7 +63,12 @@ defaults(void **state)
 	assert_string_equal(cfg.db_path, IH_DEFAULT_DB);
 	assert_int_equal(cfg.tolerance_s, 300);
 	assert_int_equal(cfg.synchronous, 2);
-	assert_int_equal(cfg.max_body, 32L * 1024 * 1024);
+	/* Each provider has its own default body limit. */
+	assert_int_equal(cfg.max_body, 4L * 1024 * 1024);
+	assert_int_equal(config_default_max_body("github"), 25L * 1024 * 1024);
+	assert_int_equal(config_default_max_body("other"),
+	    CONFIG_DEFAULT_MAX_BODY);
+	assert_null(cfg.allow_from);
 	assert_int_equal(cfg.nsecrets, 0);
 	assert_int_equal(cfg.mode, CONFIG_MODE_AFTER_RESPONSE);
 	config_free(&cfg);

@@ -273,10 +273,64 @@ test_provider_missing(void **state)
 	    NULL, NULL);
 }
 
+/* The body's own type against X-GitHub-Event. */
+static void
+test_check_type(void **state)
+{
+	const char *why = NULL;
+
+	(void)state;
+	assert_int_equal(github_check_type("ping", "zen", "42", "42", &why),
+	    IH_OK);
+	assert_int_equal(github_check_type("ping", "zen", "42", NULL, &why),
+	    IH_OK);
+	assert_int_equal(github_check_type("ping", "zen", NULL, "42", &why),
+	    IH_OK);
+	assert_int_equal(github_check_type("push", NULL, NULL, "42", &why),
+	    IH_OK);
+	/* A body with only one of the two is not taken for a ping. */
+	assert_int_equal(github_check_type("push", "zen", NULL, "42", &why),
+	    IH_OK);
+	assert_int_equal(github_check_type("push", NULL, "7", "42", &why),
+	    IH_OK);
+	why = NULL;
+	assert_int_equal(github_check_type("push", "zen", "42", "42", &why),
+	    IH_EBODY);
+	assert_non_null(why);
+	assert_int_equal(github_check_type("release", "z", "1", NULL, &why),
+	    IH_EBODY);
+	assert_int_equal(github_check_type("ping", NULL, "42", "42", &why),
+	    IH_EBODY);
+	assert_int_equal(github_check_type("ping", "zen", "41", "42", &why),
+	    IH_EBODY);
+}
+
+static void
+test_provider_replay_body(void **state)
+{
+	(void)state;
+	/* The review's probe: a ping body under push or release. */
+	run("{\"zen\":\"Design for failure.\",\"hook_id\":42}",
+	    "application/json", "push", "guid-r", "42", IH_OK, IH_EBODY, NULL,
+	    NULL);
+	run("{\"zen\":\"Design for failure.\",\"hook_id\":42}",
+	    "application/json", "release", "guid-r", "42", IH_OK, IH_EBODY,
+	    NULL, NULL);
+	/* And in a form body. */
+	run("payload=%7B%22zen%22%3A%22z%22%2C%22hook_id%22%3A42%7D",
+	    "application/x-www-form-urlencoded", "push", "g", "42", IH_OK,
+	    IH_EBODY, NULL, NULL);
+	run("{\"action\":\"opened\"}", "application/json", "ping", "g",
+	    "42", IH_OK, IH_EBODY, NULL, NULL);
+}
+
 static void
 test_provider_struct(void **state)
 {
 	(void)state;
+	assert_string_equal(github_provider.sig_header, "X-Hub-Signature-256");
+	assert_int_equal(github_provider.type_unsigned, 1);
+	assert_null(github_provider.same_action_header);
 	assert_string_equal(github_provider.name, "github");
 	assert_string_equal(github_provider.secret_var,
 	    "IDEMHOOK_GITHUB_SECRET");
@@ -299,6 +353,8 @@ main(void)
 		cmocka_unit_test(test_provider_json),
 		cmocka_unit_test(test_provider_form),
 		cmocka_unit_test(test_provider_missing),
+		cmocka_unit_test(test_check_type),
+		cmocka_unit_test(test_provider_replay_body),
 		cmocka_unit_test(test_provider_struct),
 	};
 

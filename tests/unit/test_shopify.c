@@ -179,6 +179,52 @@ test_provider(void **state)
 	run("{}", "", "orders/create", NULL, IH_EBODY);
 	run("{}", "w-3", NULL, NULL, IH_EBODY);
 	run("not json", "w-4", "orders/create", NULL, IH_EBODY);
+	/* The compliance topics need their documented shapes. */
+	run("{\"shop_id\":1,\"shop_domain\":\"x\",\"customer\":{\"id\":2},"
+	    "\"orders_to_redact\":[3]}", "w-5", "customers/redact", NULL,
+	    IH_OK);
+	run("{\"shop_id\":1,\"shop_domain\":\"x\",\"customer\":{\"id\":2},"
+	    "\"orders_requested\":[3],\"data_request\":{\"id\":9}}", "w-6",
+	    "customers/data_request", NULL, IH_OK);
+	/* An order body, or another compliance body, under them: refused. */
+	run("{\"id\":820982911946154508,\"customer\":{\"id\":2}}", "w-7",
+	    "customers/redact", NULL, IH_EBODY);
+	run("{\"id\":820982911946154508}", "w-8", "shop/redact", NULL,
+	    IH_EBODY);
+	run("{\"shop_id\":1,\"shop_domain\":\"x\",\"customer\":{\"id\":2},"
+	    "\"orders_to_redact\":[3]}", "w-9", "shop/redact", NULL,
+	    IH_EBODY);
+	run("{\"shop_id\":1,\"shop_domain\":\"x\",\"customer\":{\"id\":2},"
+	    "\"orders_to_redact\":[3]}", "w-10", "customers/data_request",
+	    NULL, IH_EBODY);
+}
+
+static void
+test_check_topic(void **state)
+{
+	const char *why = NULL;
+
+	(void)state;
+	assert_int_equal(shopify_check_topic("orders/create", 0, 0, 0, &why),
+	    IH_OK);
+	assert_int_equal(shopify_check_topic("orders/create", 1, 1, 1, &why),
+	    IH_OK);
+	assert_int_equal(shopify_check_topic("shop/redact", 1, 0, 0, &why),
+	    IH_OK);
+	assert_int_equal(shopify_check_topic("customers/redact", 1, 0, 1,
+	    &why), IH_OK);
+	assert_int_equal(shopify_check_topic("customers/data_request", 1, 1,
+	    1, &why), IH_OK);
+	why = NULL;
+	assert_int_equal(shopify_check_topic("shop/redact", 0, 0, 0, &why),
+	    IH_EBODY);
+	assert_non_null(why);
+	assert_int_equal(shopify_check_topic("shop/redact", 1, 0, 1, &why),
+	    IH_EBODY);
+	assert_int_equal(shopify_check_topic("customers/redact", 1, 1, 1,
+	    &why), IH_EBODY);
+	assert_int_equal(shopify_check_topic("customers/data_request", 1, 0,
+	    1, &why), IH_EBODY);
 }
 
 static void
@@ -193,6 +239,11 @@ test_provider_struct(void **state)
 	size_t i;
 
 	(void)state;
+	assert_string_equal(shopify_provider.sig_header,
+	    "X-Shopify-Hmac-Sha256");
+	assert_int_equal(shopify_provider.type_unsigned, 1);
+	assert_string_equal(shopify_provider.same_action_header,
+	    "X-Shopify-Event-Id");
 	assert_string_equal(shopify_provider.name, "shopify");
 	assert_string_equal(shopify_provider.secret_var,
 	    "IDEMHOOK_SHOPIFY_SECRET");
@@ -211,6 +262,7 @@ main(void)
 		cmocka_unit_test(test_secrets),
 		cmocka_unit_test(test_empty_body),
 		cmocka_unit_test(test_provider),
+		cmocka_unit_test(test_check_topic),
 		cmocka_unit_test(test_provider_struct),
 	};
 

@@ -332,6 +332,202 @@ order_key_waits(void **state)
 	store_job_free(&j);
 }
 
+/* db/schema.sql as of schema version 1, comments dropped. */
+static const char schema_v1[] =
+    "CREATE TABLE IF NOT EXISTS events (\n"
+    "\tid\t\tINTEGER PRIMARY KEY,\n"
+    "\tprovider\tTEXT\tNOT NULL,\n"
+    "\tevent_id\tTEXT\tNOT NULL,\n"
+    "\tevent_type\tTEXT\tNOT NULL,\n"
+    "\tsubtype\t\tTEXT,\n"
+    "\torder_key\tTEXT,\n"
+    "\tpayload\t\tBLOB,\n"
+    "\theaders\t\tTEXT\tNOT NULL DEFAULT '',\n"
+    "\treceived_at\tINTEGER\tNOT NULL,\n"
+    "\tlast_seen_at\tINTEGER\tNOT NULL,\n"
+    "\tduplicates\tINTEGER\tNOT NULL DEFAULT 0,\n"
+    "\tstatus\t\tTEXT\tNOT NULL DEFAULT 'received'\n"
+    "\t    CHECK (status IN ('received', 'processing', 'done', 'failed',\n"
+    "\t    'dead', 'quarantined')),\n"
+    "\tattempts\tINTEGER\tNOT NULL DEFAULT 0,\n"
+    "\tnext_attempt_at\tINTEGER\tNOT NULL DEFAULT 0,\n"
+    "\tlease_until\tINTEGER,\n"
+    "\tlease_owner\tTEXT,\n"
+    "\tlast_error\tTEXT,\n"
+    "\tdone_at\t\tINTEGER,\n"
+    "\tpurged_at\tINTEGER,\n"
+    "\tUNIQUE (provider, event_id)\n"
+    ");\n"
+    "CREATE INDEX IF NOT EXISTS events_due ON events "
+    "(status, next_attempt_at)\n"
+    "    WHERE status IN ('received', 'processing', 'failed');\n"
+    "CREATE INDEX IF NOT EXISTS events_received ON events (received_at);\n"
+    "CREATE INDEX IF NOT EXISTS events_order ON events (provider, order_key)\n"
+    "    WHERE order_key IS NOT NULL;\n"
+    "CREATE TABLE IF NOT EXISTS effects (\n"
+    "\tevent\t\tINTEGER\tNOT NULL REFERENCES events (id)\n"
+    "\t    ON DELETE CASCADE,\n"
+    "\tkind\t\tTEXT\tNOT NULL,\n"
+    "\tcreated_at\tINTEGER\tNOT NULL,\n"
+    "\tPRIMARY KEY (event, kind)\n"
+    ");\n"
+    "CREATE TABLE IF NOT EXISTS attempts (\n"
+    "\tevent\t\tINTEGER\tNOT NULL REFERENCES events (id)\n"
+    "\t    ON DELETE CASCADE,\n"
+    "\tattempt\t\tINTEGER\tNOT NULL,\n"
+    "\tstarted_at\tINTEGER\tNOT NULL,\n"
+    "\tfinished_at\tINTEGER,\n"
+    "\toutcome\t\tTEXT,\n"
+    "\terror\t\tTEXT,\n"
+    "\tPRIMARY KEY (event, attempt)\n"
+    ");\n"
+    ;
+
+/* A store written by schema version 1 is migrated on open, its rows kept. */
+static void
+migrates_from_v1(void **state)
+{
+	struct store_opts o = { NULL, 2, 200 };
+	struct store *st = NULL;
+	char dir[64], path[128], err[STORE_ERR_MAX], cmd[128];
+	sqlite3 *db = NULL;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/ih-store-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/v1.db", dir);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, schema_v1, NULL, NULL, NULL),
+	    SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 1;"
+	    "INSERT INTO events (provider, event_id, event_type, payload,"
+	    " received_at, last_seen_at) VALUES ('github', '1:old', 'push',"
+	    " x'7b7d', 1, 1)", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	o.path = path;
+	if (store_open(&o, &st, err, sizeof(err)) != IH_OK)
+		fail_msg("%s", err);
+	store_close(st);
+	assert_int_equal(count_rows(path, "PRAGMA user_version"),
+	    STORE_SCHEMA_VERSION);
+	assert_int_equal(count_rows(path, "SELECT count(*) FROM events WHERE"
+	    " event_id = '1:old' AND fingerprint IS NULL"), 1);
+	assert_int_equal(count_rows(path, "SELECT count(*) FROM sqlite_master"
+	    " WHERE name = 'events_fingerprint'"), 1);
+	/* A second open finds it current and changes nothing. */
+	assert_int_equal(store_open(&o, &st, err, sizeof(err)), IH_OK);
+	store_close(st);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* The same body under a new id and another type; what is exempt. */
+static void
+replay_of(void **state)
+{
+	struct fixture *f = *state;
+	struct store_event ev = event("evt_fp1"), probe;
+	struct store_result res;
+	char id[64], type[64], err[STORE_ERR_MAX];
+	int found = -1;
+
+	ev.provider = "shopify";
+	ev.event_type = "orders/create";
+	ev.fingerprint = "aa11";
+	ev.headers = "X-Shopify-Topic: orders/create\n"
+	    "X-Shopify-Event-Id: act-1\n";
+	assert_int_equal(store_record(f->st, &ev, 1000, &res, err,
+	    sizeof(err)), IH_OK);
+	probe = ev;
+	probe.event_id = "evt_fp2";
+	probe.event_type = "orders/paid";
+	assert_int_equal(store_replay_of(f->st, &probe, NULL, &found, id,
+	    sizeof(id), type, sizeof(type), err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 1);
+	assert_string_equal(id, "evt_fp1");
+	assert_string_equal(type, "orders/create");
+	/* One action's other topic, under its shared header: not a replay. */
+	assert_int_equal(store_replay_of(f->st, &probe,
+	    "\nX-Shopify-Event-Id: act-1\n", &found, id, sizeof(id), type,
+	    sizeof(type), err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 0);
+	assert_int_equal(store_replay_of(f->st, &probe,
+	    "\nX-Shopify-Event-Id: act-2\n", &found, id, sizeof(id), type,
+	    sizeof(type), err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 1);
+	/* Same type (another subscription), known id, other body, no body. */
+	probe.event_type = "orders/create";
+	assert_int_equal(store_replay_of(f->st, &probe, NULL, &found, id,
+	    sizeof(id), type, sizeof(type), err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 0);
+	probe.event_type = "orders/paid";
+	probe.event_id = "evt_fp1";
+	assert_int_equal(store_replay_of(f->st, &probe, NULL, &found, id,
+	    sizeof(id), type, sizeof(type), err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 0);
+	probe.event_id = "evt_fp2";
+	probe.fingerprint = "bb22";
+	assert_int_equal(store_replay_of(f->st, &probe, NULL, &found, id,
+	    sizeof(id), type, sizeof(type), err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 0);
+	probe.fingerprint = NULL;
+	assert_int_equal(store_replay_of(f->st, &probe, NULL, &found, id,
+	    sizeof(id), type, sizeof(type), err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 0);
+	/* Another provider's identical body is not this one's. */
+	probe.fingerprint = "aa11";
+	probe.provider = "github";
+	assert_int_equal(store_replay_of(f->st, &probe, NULL, &found, id,
+	    sizeof(id), type, sizeof(type), err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 0);
+	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM events"
+	    " WHERE fingerprint = 'aa11'"), 1);
+}
+
+/* A new event claimed in its insert: no UPDATE, no payload read back. */
+static void
+record_claim(void **state)
+{
+	struct fixture *f = *state;
+	struct store_event ev = event("evt_rc1");
+	struct store_result res;
+	struct store_job job;
+	char err[STORE_ERR_MAX];
+
+	assert_int_equal(store_record_claim(f->st, &ev, 1000, "me", 5000,
+	    &res, &job, err, sizeof(err)), IH_EINVAL);
+	assert_int_equal(store_begin(f->st, 1, err, sizeof(err)), IH_OK);
+	assert_int_equal(store_record_claim(f->st, &ev, 1000, "me", 5000,
+	    &res, &job, err, sizeof(err)), IH_OK);
+	assert_int_equal(store_commit(f->st, err, sizeof(err)), IH_OK);
+	assert_int_equal(res.duplicate, 0);
+	assert_int_equal(job.rowid, res.rowid);
+	assert_int_equal(job.attempt, 1);
+	assert_true(job.seq >= 1);
+	assert_null(job.payload);
+	assert_string_equal(job.event_id, "evt_rc1");
+	assert_string_equal(job.event_type, "invoice.paid");
+	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM events"
+	    " WHERE event_id = 'evt_rc1' AND status = 'processing' AND"
+	    " attempts = 1 AND lease_owner = 'me' AND lease_until = 6000"),
+	    1);
+	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM attempts"),
+	    1);
+	/* The lease is real: the owner completes it. */
+	assert_int_equal(store_complete(f->st, &job, "me", 2000, err,
+	    sizeof(err)), IH_OK);
+	store_job_free(&job);
+	/* A duplicate is not claimed again. */
+	assert_int_equal(store_begin(f->st, 1, err, sizeof(err)), IH_OK);
+	assert_int_equal(store_record_claim(f->st, &ev, 3000, "you", 5000,
+	    &res, &job, err, sizeof(err)), IH_OK);
+	assert_int_equal(store_commit(f->st, err, sizeof(err)), IH_OK);
+	assert_int_equal(res.duplicate, 1);
+	assert_int_equal(job.rowid, 0);
+	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM events"
+	    " WHERE event_id = 'evt_rc1' AND status = 'done'"), 1);
+}
+
 int
 main(void)
 {
@@ -353,6 +549,9 @@ main(void)
 		cmocka_unit_test(unwritable_path_fails),
 		cmocka_unit_test_setup_teardown(claim_lease_and_moves, setup,
 		    teardown),
+		cmocka_unit_test(migrates_from_v1),
+		cmocka_unit_test_setup_teardown(replay_of, setup, teardown),
+		cmocka_unit_test_setup_teardown(record_claim, setup, teardown),
 		cmocka_unit_test_setup_teardown(order_key_waits, setup,
 		    teardown),
 	};
