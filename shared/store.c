@@ -263,13 +263,21 @@ make_parents(const char *path, char *err, size_t errlen)
 	return IH_OK;
 }
 
-/* Creates the file owner-only before SQLite opens it with its umask. */
+/*
+ * Creates the file owner-only before SQLite opens it with its umask.  An
+ * existing file is never opened here: closing any descriptor of it would
+ * drop every POSIX lock this process holds on it, those of another open
+ * connection too (a receiver's processing thread has its own), and then
+ * another process may take the WAL for unused and delete it.
+ */
 static int
 make_file(const char *path, char *err, size_t errlen)
 {
 	int fd;
 
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST)
+		return IH_OK;
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot create store %s: %s", path,
 		    strerror(errno));
