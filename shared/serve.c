@@ -47,7 +47,7 @@ struct serve_worker {
 	pthread_t		 thread;
 	int			 started;	/* the thread exists */
 	int			 busy;		/* a batch is handed or runs */
-	int			 more;		/* events came while busy */
+	long			 more;		/* events recorded while busy */
 	int			 stop;
 	const struct provider	*p;
 	struct config		 cfg;		/* the handed batch's, owned */
@@ -309,18 +309,19 @@ dispatch_init(struct serve *sv, const struct config *cfg, struct dispatch *d)
  * After the answer: processes the event just recorded (when claimed),
  * then a few other due events of this provider (retries whose time has
  * come, leases left by a crashed process), so that retries need no cron
- * job to happen.  Whatever is left stays due for the next request or
- * idemhook work.
+ * job to happen: at most drain of them.  Whatever is left stays due
+ * for the next request or idemhook work.
  */
 static void
-process(const struct dispatch *d, struct store_job *job)
+process(const struct dispatch *d, struct store_job *job, long drain)
 {
 	char err[STORE_ERR_MAX] = "";
-	int found, i, rc = IH_OK;
+	long i;
+	int found, rc = IH_OK;
 
 	if (job->rowid > 0)
 		rc = dispatch_job(d, job, err, sizeof(err));
-	for (i = 0; rc == IH_OK && i < SERVE_DRAIN_MAX; i++) {
+	for (i = 0; rc == IH_OK && i < drain; i++) {
 		rc = dispatch_one(d, 0, &found, err, sizeof(err));
 		if (!found)
 			break;
@@ -359,14 +360,17 @@ worker_store(struct serve_worker *w, const struct config *cfg, char *err,
 	return IH_OK;
 }
 
-/* One batch in the thread: the handed job, then drains while asked. */
+/*
+ * One batch in the thread: the handed job and a few due events, then, as
+ * long as events were recorded meanwhile, as many more.
+ */
 static void
 worker_batch(struct serve_worker *w, const struct config *cfg,
     struct store_job *job, const char *owner)
 {
 	struct dispatch d;
 	char err[STORE_ERR_MAX];
-	int more;
+	long more = 0;
 
 	if (worker_store(w, cfg, err, sizeof(err)) != IH_OK) {
 		/* A claimed job waits for its lease to expire. */
@@ -381,12 +385,12 @@ worker_batch(struct serve_worker *w, const struct config *cfg,
 	d.owner = owner;
 	d.log = &log_stderr;
 	do {
-		process(&d, job);
+		process(&d, job, SERVE_DRAIN_MAX + more);
 		pthread_mutex_lock(&w->mu);
-		more = w->more && !w->stop;
+		more = w->stop ? 0 : w->more;
 		w->more = 0;
 		pthread_mutex_unlock(&w->mu);
-	} while (more);
+	} while (more > 0);
 }
 
 static void *
@@ -453,7 +457,7 @@ worker_hand(struct serve *sv, struct config *cfg, struct store_job *job)
 		w->started = 1;
 	}
 	if (w->busy) {
-		w->more = 1;
+		w->more++;
 		store_job_free(job);
 	} else {
 		w->cfg = *cfg;
@@ -774,7 +778,7 @@ serve_one(struct serve *sv)
 			cgi_finish();
 		if (sv->fx == NULL || !worker_hand(sv, &cfg, &job)) {
 			dispatch_init(sv, &cfg, &d);
-			process(&d, &job);
+			process(&d, &job, SERVE_DRAIN_MAX);
 		}
 	}
 	store_job_free(&job);
