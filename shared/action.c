@@ -272,10 +272,14 @@ static void
 supervise(const char *command, char *const *env, int in, pid_t parent)
 {
 	struct sigaction sa;
+	sigset_t none;
 	pid_t pid, w;
 	long fd, max;
 	int status;
 
+	/* The command starts with no signal blocked, whatever thread forked. */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	setpgid(0, 0);
 #ifdef __linux__
 	/* So that ps(1) tells it from the receiver it was forked from. */

@@ -355,6 +355,8 @@ worker_store(struct serve_worker *w, const struct config *cfg, char *err,
 	rc = store_open(&opts, &w->store, err, errlen);
 	if (rc != IH_OK)
 		return rc;
+	/* The request loop's connection has the process's queue timer. */
+	store_no_queue(w->store);
 	w->store_sync = cfg->synchronous;
 	w->store_busy = cfg->busy_timeout_ms;
 	return IH_OK;
@@ -400,7 +402,12 @@ worker_main(void *arg)
 	struct config cfg;
 	struct store_job job;
 	char owner[sizeof(w->owner)];
+	sigset_t set;
 
+	/* The request loop's store waits with SIGALRM: let it go there. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGALRM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
 		while (!w->busy && !w->stop)

@@ -864,6 +864,17 @@ store_fail(struct store *st, const struct store_job *job, const char *owner,
 	return join_end(st, own, rc, err, errlen);
 }
 
+void
+store_no_queue(struct store *st)
+{
+	/* flock(2) locks belong to this descriptor only: closing it frees
+	 * nothing another connection holds. */
+	if (st->queuefd >= 0 && !st->queued) {
+		close(st->queuefd);
+		st->queuefd = -1;
+	}
+}
+
 /*
  * Lease upkeep and lost leases.  These statements run once per action or
  * per lost lease, not per request, so each is prepared per call.

@@ -67,6 +67,15 @@ int	store_open(const struct store_opts *opts, struct store **out,
 void	store_close(struct store *st);
 
 /*
+ * Makes st wait for the write lock in SQLite's busy handler only, without
+ * the <path>-lock queue.  The queue's bounded wait uses the process's one
+ * interval timer and SIGALRM, so only one thread of a process may use it:
+ * a second connection in another thread (a receiver's processing thread)
+ * must call this right after store_open().
+ */
+void	store_no_queue(struct store *st);
+
+/*
  * Records ev at time now_ms.  Outside a transaction it runs in its own
  * (BEGIN IMMEDIATE ... COMMIT) and returns only once that commit is
  * durable; inside store_begin() it joins the open transaction.  Returns
