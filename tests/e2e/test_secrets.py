@@ -336,6 +336,8 @@ def check_action_env(srv, col, dump_dir, pass_value, hidden_value, what):
     time.sleep(0.5)  # the retry's backoff (RETRY_BASE_MS=100) has passed
     probe = R.delivery(srv, "stripe", tag="probe")
     probe.headers[PROBE_HEADER] = "probe-" + os.urandom(8).hex()
+    # httpoxy: under CGI a client's Proxy header becomes HTTP_PROXY.
+    probe.headers["Proxy"] = "http://127.0.0.1:9/" + os.urandom(4).hex()
     r = col.post(srv, probe)
     check(r.status == 200, "%s: probe delivery: %d" % (what, r.status))
     want += ["env.stripe.%s.1" % probe.db_id, "env.stripe.%s.2" % retry.db_id]
@@ -359,7 +361,8 @@ def check_action_env(srv, col, dump_dir, pass_value, hidden_value, what):
                                                             env.get(PASS_NAME)))
         if any(hidden_value in v for v in env.values()):
             bad.append("%s: the value of %s, not listed, was passed" % (fn, HIDDEN_NAME))
-        if any(probe.headers[PROBE_HEADER] in v for v in env.values()):
+        if any(probe.headers[PROBE_HEADER] in v or probe.headers["Proxy"] in v
+               for v in env.values()):
             bad.append("%s: another request's header value" % fn)
         if not env.get("PATH"):
             bad.append("%s: no PATH" % fn)
