@@ -47,7 +47,7 @@ ifeq ($(FAULTS),1)
 CPPFLAGS += -DIH_FAULTS
 endif
 ALL_CFLAGS = -std=c99 $(WARN) $(CFLAGS) $(SANFLAGS) $(PKG_CFLAGS)
-ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
+ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pthread
 
 LIB_SRCS = $(wildcard shared/*.c)
 LIB_OBJS = $(LIB_SRCS:shared/%.c=$(BUILD)/obj/shared/%.o) \

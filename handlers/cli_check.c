@@ -422,7 +422,8 @@ check_usage(FILE *f)
 	    "[--docroot DIR]... [--user USER]\n\n"
 	    "Audits the configuration and prints one line per check:\n"
 	    "  - each provider's secret is set (every provider, or only "
-	    "those named\n    with --provider);\n"
+	    "those named\n    with --provider), and its lease is longer than "
+	    "its action timeout;\n"
 	    "  - the store is outside the web server's document root "
 	    "(--docroot,\n    $DOCUMENT_ROOT, and /var/www, /srv/www, "
 	    "public_html, ...);\n"
@@ -515,6 +516,12 @@ cli_check(struct cli *c, int argc, char **argv)
 		else
 			ok(&ck, "%s: %zu secret(s) set", providers_all[i]->name,
 			    cfg->nsecrets);
+		/* The settings loader refuses a shorter lease (see above). */
+		if (cfg->nactions > 0)
+			ok(&ck, "%s: IDEMHOOK_LEASE %ld s is longer than "
+			    "IDEMHOOK_ACTION_TIMEOUT %ld s",
+			    providers_all[i]->name, cfg->lease_s,
+			    cfg->action_timeout_s);
 	}
 
 	conf = c->config_path;

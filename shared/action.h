@@ -3,9 +3,15 @@
  *
  * The command runs under /bin/sh -c in its own process group, with the
  * raw payload on stdin, stdout joined to stderr (the web server's error
- * log), and these variables added to the environment:
- *   IDEMHOOK_PROVIDER, IDEMHOOK_EVENT_ID, IDEMHOOK_EVENT_TYPE,
- *   IDEMHOOK_ATTEMPT, IDEMHOOK_IDEMPOTENCY_KEY.
+ * log), and an environment built for it, never the receiver's own:
+ *   - PATH (a default when the receiver has none), HOME, LANG, LC_* and
+ *     TZ, from the receiver's environment;
+ *   - IDEMHOOK_PROVIDER, IDEMHOOK_EVENT_ID, IDEMHOOK_EVENT_TYPE,
+ *     IDEMHOOK_ATTEMPT, IDEMHOOK_IDEMPOTENCY_KEY;
+ *   - the variables the operator names in the pass-through setting
+ *     (IDEMHOOK_ACTION_PASSENV), from the receiver's environment.
+ * Nothing else: no secret or setting (IDEMHOOK_*), no request header
+ * (HTTP_*), no CGI variable, even when named for pass-through.
  * The idempotency key is stable for one event and one command, across
  * attempts and processes: pass it on to the APIs the command calls,
  * because a command's external effects are at-least-once.
@@ -32,13 +38,27 @@ struct action_event {
 	long		 attempt;
 };
 
+#define ACTION_PASSENV_MAX	32	/* names in a pass-through list */
+#define ACTION_NAME_MAX		64	/* longest pass-through name */
+
 /*
- * Runs command for ev and waits at most timeout_s seconds.  Returns IH_OK
- * when it exits 0; IH_EIO with the reason in err ("exit status 3",
- * "killed after the 60 s timeout") otherwise.
+ * Runs command for ev and waits at most timeout_s seconds.  passenv is
+ * the pass-through list (names separated by blanks or commas), or NULL.
+ * Returns IH_OK when it exits 0; IH_EIO with the reason in err ("exit
+ * status 3", "killed after the 60 s timeout") otherwise.  Safe to call
+ * from any one thread: everything the child needs is prepared before the
+ * fork, and the child only execs.
  */
 int	action_run(const char *command, const struct action_event *ev,
-	    long timeout_s, char *err, size_t errlen);
+	    const char *passenv, long timeout_s, char *err, size_t errlen);
+
+/*
+ * Checks a pass-through list: at most ACTION_PASSENV_MAX names of
+ * letters, digits and '_', none of them a secret or setting, a request
+ * header or a CGI variable.  Returns IH_OK, or IH_ECONFIG with the cause
+ * in err.
+ */
+int	action_passenv_check(const char *passenv, char *err, size_t errlen);
 
 /* Writes the idempotency key of (provider, event_id, command) to out. */
 int	action_key(const char *provider, const char *event_id,

@@ -12,6 +12,7 @@
 
 #include <openssl/crypto.h>
 
+#include "action.h"
 #include "allow.h"
 #include "config.h"
 #include "ih.h"
@@ -601,6 +602,37 @@ load_actions(struct config *cfg, const char *provider,
 	return IH_OK;
 }
 
+/*
+ * The pass-through list, and the lease against the action timeout: the
+ * lease is renewed before each action, so one action must end within it,
+ * or two processes could run the event's actions at once.
+ */
+static int
+load_action_env(struct config *cfg, const char *provider,
+    const struct config_source *src, size_t nsrc, char *err, size_t errlen)
+{
+	const char *v;
+	int rc;
+
+	v = lookup2(src, nsrc, provider, "ACTION_PASSENV");
+	if (v != NULL) {
+		rc = action_passenv_check(v, err, errlen);
+		if (rc != IH_OK)
+			return rc;
+		cfg->action_passenv = strdup(v);
+		if (cfg->action_passenv == NULL)
+			return IH_ENOMEM;
+	}
+	if (cfg->nactions > 0 && cfg->lease_s <= cfg->action_timeout_s) {
+		snprintf(err, errlen, "IDEMHOOK_LEASE (%ld s) must be longer "
+		    "than IDEMHOOK_ACTION_TIMEOUT (%ld s): the lease is renewed "
+		    "before each action, and one action must end within it",
+		    cfg->lease_s, cfg->action_timeout_s);
+		return IH_ECONFIG;
+	}
+	return IH_OK;
+}
+
 int
 config_load(struct config *cfg, const char *provider, const char *secret_var,
     const struct config_source *src, size_t nsrc, char *err, size_t errlen)
@@ -672,6 +704,9 @@ config_load(struct config *cfg, const char *provider, const char *secret_var,
 	rc = load_actions(cfg, provider, src, nsrc, err, errlen);
 	if (rc != IH_OK)
 		goto out;
+	rc = load_action_env(cfg, provider, src, nsrc, err, errlen);
+	if (rc != IH_OK)
+		goto out;
 	rc = IH_ECONFIG;
 
 	v = config_lookup(src, nsrc, "IDEMHOOK_DB");
@@ -729,6 +764,7 @@ config_free(struct config *cfg)
 		free(cfg->action_pattern[i]);
 		free(cfg->action_command[i]);
 	}
+	free(cfg->action_passenv);
 	free(cfg->db_path);
 	free(cfg->allow_from);
 	memset(cfg, 0, sizeof(*cfg));

@@ -17,6 +17,10 @@
  * each "<type pattern> <shell command>", the pattern an fnmatch(3) glob
  * on the event type ("*", "payment_intent.*").  IDEMHOOK_ACTION* without
  * a provider applies to every provider that has none of its own.
+ * IDEMHOOK_ACTION_PASSENV names the variables of the program's environment
+ * that actions also get (action.h); IDEMHOOK_LEASE must be longer than
+ * IDEMHOOK_ACTION_TIMEOUT when there are actions, because the lease is
+ * renewed before each action and one action must end within it.
  *
  * Secrets: the provider's secret variable (IDEMHOOK_STRIPE_SECRET) and
  * the same name suffixed _2, _3 and _4, for rotation.  Values are used
@@ -71,6 +75,7 @@ struct config {
 	long	 retry_base_ms;		/* first backoff step */
 	long	 retry_max_s;		/* longest backoff step */
 	size_t	 nactions;
+	char	*action_passenv;	/* names passed to actions, or NULL */
 	char	*action_pattern[CONFIG_MAX_ACTIONS];
 	char	*action_command[CONFIG_MAX_ACTIONS];
 	char	*allow_from;		/* CIDR list (allow.h), or NULL */

@@ -78,7 +78,13 @@ dispatch_owner(char *owner, size_t len)
 	    arc4random());
 }
 
-/* Runs every configured action whose pattern matches the type. */
+/*
+ * Runs every configured action whose pattern matches the type, renewing
+ * the lease before each one, so that actions which together outlast one
+ * lease still run in one process only.  Returns IH_OK; IH_EIO when an
+ * action failed; IH_ENOTFOUND when the lease was lost (the run must
+ * stop); IH_ESTORE when it could not be renewed.  The reason is in err.
+ */
 static int
 run_actions(const struct dispatch *d, const struct store_job *job,
     char *err, size_t errlen)
@@ -97,10 +103,15 @@ run_actions(const struct dispatch *d, const struct store_job *job,
 	for (i = 0; i < d->cfg->nactions; i++) {
 		if (fnmatch(d->cfg->action_pattern[i], job->event_type, 0) != 0)
 			continue;
-		rc = action_run(d->cfg->action_command[i], &ev,
-		    d->cfg->action_timeout_s, err, errlen);
+		rc = store_renew(d->st, job, d->owner,
+		    (int64_t)d->cfg->lease_s * 1000, err, errlen);
 		if (rc != IH_OK)
 			return rc;
+		rc = action_run(d->cfg->action_command[i], &ev,
+		    d->cfg->action_passenv, d->cfg->action_timeout_s, err,
+		    errlen);
+		if (rc != IH_OK)
+			return IH_EIO;
 	}
 	return IH_OK;
 }
@@ -144,6 +155,21 @@ log_job(const struct dispatch *d, const struct store_job *job,
 	    detail != NULL ? cdetail : "");
 }
 
+/*
+ * Another process took the event over: log it and close this attempt's
+ * row, which the taker may have closed already.
+ */
+static void
+lost(const struct dispatch *d, const struct store_job *job, const char *why)
+{
+	char err[STORE_ERR_MAX];
+
+	log_job(d, job, "lease_lost", why);
+	if (store_attempt_lost(d->st, job, store_now_ms(), err, sizeof(err))
+	    != IH_OK)
+		log_job(d, job, "lease_lost", err);
+}
+
 /* Ends a failed attempt: failed with a backoff, or dead at the limit. */
 static int
 give_up(const struct dispatch *d, const struct store_job *job,
@@ -156,7 +182,7 @@ give_up(const struct dispatch *d, const struct store_job *job,
 	rc = store_fail(d->st, job, d->owner, why, next, dead, now, err,
 	    errlen);
 	if (rc == IH_ENOTFOUND) {
-		log_job(d, job, "lease_lost", err);
+		lost(d, job, err);
 		return IH_OK;
 	}
 	if (rc == IH_OK)
@@ -201,7 +227,15 @@ dispatch_job(const struct dispatch *d, struct store_job *job, char *err,
 	}
 	why[0] = '\0';
 	rc = run_actions(d, job, why, sizeof(why));
-	if (rc != IH_OK) {
+	if (rc == IH_ENOTFOUND) {
+		lost(d, job, why);
+		rc = IH_OK;
+		goto out;
+	} else if (rc == IH_ESTORE) {
+		/* The lease stays until it expires; the event is due then. */
+		snprintf(err, errlen, "%s", why);
+		goto out;
+	} else if (rc != IH_OK) {
 		rc = give_up(d, job, why, err, errlen);
 		goto out;
 	}
@@ -223,7 +257,7 @@ dispatch_job(const struct dispatch *d, struct store_job *job, char *err,
 		store_rollback(d->st);
 	if (rc == IH_ENOTFOUND) {
 		/* Someone else holds it now; our effects were rolled back. */
-		log_job(d, job, "lease_lost", err);
+		lost(d, job, err);
 		rc = IH_OK;
 	} else if (rc == IH_OK)
 		log_job(d, job, "done", NULL);
@@ -233,29 +267,51 @@ out:
 }
 
 int
-dispatch_inline(const struct dispatch *d, int64_t rowid, char *err,
+dispatch_inline(const struct dispatch *d, struct store_job *job, char *err,
     size_t errlen)
 {
-	struct store_job job;
-	int found, rc;
+	char why[STORE_ERR_MAX], ferr[STORE_ERR_MAX];
+	int rc, frc;
 
-	rc = store_claim(d->st, d->p->name, rowid, d->owner, store_now_ms(),
-	    (int64_t)d->cfg->lease_s * 1000, &job, &found, err, errlen);
-	if (rc != IH_OK)
-		return rc;
-	if (!found) {
-		snprintf(err, errlen, "event %lld is not due",
-		    (long long)rowid);
-		return IH_ENOTFOUND;
+	why[0] = '\0';
+	rc = run_actions(d, job, why, sizeof(why));
+	if (rc == IH_OK) {
+		/* Durable: in this mode the answer says "processed". */
+		rc = store_begin(d->st, 1, why, sizeof(why));
+		if (rc == IH_OK && run_switch(d, job, why, sizeof(why)) !=
+		    IH_OK) {
+			store_rollback(d->st);
+			rc = IH_EIO;
+		} else if (rc == IH_OK) {
+			fault_point("processing");
+			rc = store_complete(d->st, job, d->owner,
+			    store_now_ms(), why, sizeof(why));
+			if (rc == IH_OK)
+				rc = store_commit(d->st, why, sizeof(why));
+			else
+				store_rollback(d->st);
+		}
 	}
-	rc = run_actions(d, &job, err, errlen);
-	if (rc == IH_OK)
-		rc = run_switch(d, &job, err, errlen);
-	if (rc == IH_OK)
-		rc = store_complete(d->st, &job, d->owner, store_now_ms(), err,
-		    errlen);
-	if (rc == IH_OK)
-		log_job(d, &job, "done", NULL);
-	store_job_free(&job);
+	if (rc == IH_OK) {
+		log_job(d, job, "done", NULL);
+	} else if (rc == IH_ENOTFOUND) {
+		lost(d, job, why);
+	} else if (rc == IH_EIO) {
+		/* No record is left: the provider's retry starts afresh. */
+		frc = store_forget(d->st, job, d->owner, ferr, sizeof(ferr));
+		if (frc == IH_OK) {
+			log_job(d, job, "failed", why);
+		} else if (frc == IH_ENOTFOUND) {
+			lost(d, job, ferr);
+			rc = IH_ENOTFOUND;
+		} else {
+			log_job(d, job, "failed", ferr);
+			snprintf(why, sizeof(why), "%s", ferr);
+			rc = IH_ESTORE;
+		}
+	}
+	if (rc != IH_OK)
+		snprintf(err, errlen, "%s", why);
+	store_job_free(job);
 	return rc;
 }

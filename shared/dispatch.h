@@ -4,7 +4,9 @@
  * mark it done in the same transaction as the switch's local effects.
  *
  * Guarantees, given the store's atomic moves:
- *   - an event is claimed by one process at a time (lease);
+ *   - an event is claimed by one process at a time (lease), and the
+ *     lease is renewed before each action, with a check that it is still
+ *     held: a process that lost it stops before its next action;
  *   - the switch's local effects (dispatch_effect) and the move to done
  *     commit together or not at all, so they happen exactly once;
  *   - a failed attempt is retried with exponential backoff and jitter,
@@ -106,13 +108,17 @@ int	dispatch_job(const struct dispatch *d, struct store_job *job,
 	    char *err, size_t errlen);
 
 /*
- * Inline mode: inside the caller's open transaction, which has just
- * recorded the event at rowid, claims it, runs the actions and the switch
- * and marks it done.  Returns IH_OK, or an error after which the caller
- * rolls the whole transaction back.
+ * Inline mode: processes a job the caller has just recorded and claimed
+ * (and committed), before the answer, and frees it.  No transaction is
+ * open while the actions run, so other deliveries can record meanwhile.
+ * Returns IH_OK once the event is durably done; IH_EIO when an action or
+ * the switch failed, after which the event is deleted with its attempts,
+ * so that the provider's retry is a new delivery; IH_ENOTFOUND when the
+ * lease was lost; IH_ESTORE when the store failed (the event stays
+ * claimed until its lease expires).  The reason is in err.
  */
-int	dispatch_inline(const struct dispatch *d, int64_t rowid, char *err,
-	    size_t errlen);
+int	dispatch_inline(const struct dispatch *d, struct store_job *job,
+	    char *err, size_t errlen);
 
 /*
  * The backoff before attempt+1: base * 2^(attempt-1), capped, with

@@ -1,6 +1,7 @@
 /* serve.c -- request, verify, record, respond, log, then process. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,32 @@ extern char **environ;
 /* Other due events processed after each answer. */
 #define SERVE_DRAIN_MAX		4
 
+/*
+ * The processing thread of a FastCGI program: the request loop hands it
+ * the event it has just recorded and claimed, and goes on to the next
+ * request while the actions run.  It has its own store connection.  One
+ * batch at a time: while it is busy, new events are recorded unclaimed
+ * and it drains them when the batch ends.
+ */
+struct serve_worker {
+	pthread_mutex_t		 mu;
+	pthread_cond_t		 cv;
+	pthread_t		 thread;
+	int			 started;	/* the thread exists */
+	int			 busy;		/* a batch is handed or runs */
+	long			 more;		/* events recorded while busy */
+	int			 stop;
+	const struct provider	*p;
+	struct config		 cfg;		/* the handed batch's, owned */
+	struct store_job	 job;		/* claimed, or rowid 0 */
+	char			 owner[128];	/* job's lease holder */
+	/* Used by the thread only. */
+	struct store		*store;
+	char			*store_path;
+	int			 store_sync;
+	long			 store_busy;
+};
+
 struct serve {
 	const struct provider	*p;
 	struct config_vars	 env;		/* IDEMHOOK_* at start-up */
@@ -47,7 +74,8 @@ struct serve {
 	struct json		*json;
 	struct request		 req;
 	FCGX_Request		*fx;		/* NULL under plain CGI */
-	char			 owner[128];	/* lease holder name */
+	char			 owner[128];	/* lease holder, per request */
+	struct serve_worker	 wk;		/* FastCGI only */
 };
 
 /* What one request came to, for its answer and its log line. */
@@ -338,29 +366,195 @@ dispatch_init(struct serve *sv, const struct config *cfg, struct dispatch *d)
 }
 
 /*
- * After the answer: processes the event just recorded, then a few other
- * due events of this provider (retries whose time has come, leases left
- * by a crashed process), so that retries need no cron job to happen.
- * Whatever is left stays due for the next request or idemhook work.
+ * After the answer: processes the event just recorded (when claimed),
+ * then a few other due events of this provider (retries whose time has
+ * come, leases left by a crashed process), so that retries need no cron
+ * job to happen: at most drain of them.  Whatever is left stays due
+ * for the next request or idemhook work.
  */
 static void
-process(struct serve *sv, const struct config *cfg, struct store_job *job)
+process(const struct dispatch *d, struct store_job *job, long drain)
 {
-	struct dispatch d;
 	char err[STORE_ERR_MAX] = "";
-	int found, i, rc = IH_OK;
+	long i;
+	int found, rc = IH_OK;
 
-	dispatch_init(sv, cfg, &d);
 	if (job->rowid > 0)
-		rc = dispatch_job(&d, job, err, sizeof(err));
-	for (i = 0; rc == IH_OK && i < SERVE_DRAIN_MAX; i++) {
-		rc = dispatch_one(&d, 0, &found, err, sizeof(err));
+		rc = dispatch_job(d, job, err, sizeof(err));
+	for (i = 0; rc == IH_OK && i < drain; i++) {
+		rc = dispatch_one(d, 0, &found, err, sizeof(err));
 		if (!found)
 			break;
 	}
 	if (rc != IH_OK)
 		log_emit(NULL, "provider=%s processing stopped: %s",
-		    sv->p->name, err);
+		    d->p->name, err);
+}
+
+/* Opens the thread's own store for cfg, reusing it when it matches. */
+static int
+worker_store(struct serve_worker *w, const struct config *cfg, char *err,
+    size_t errlen)
+{
+	struct store_opts opts;
+	int rc;
+
+	if (w->store != NULL && strcmp(w->store_path, cfg->db_path) == 0 &&
+	    w->store_sync == cfg->synchronous &&
+	    w->store_busy == cfg->busy_timeout_ms)
+		return IH_OK;
+	store_close(w->store);
+	w->store = NULL;
+	free(w->store_path);
+	w->store_path = strdup(cfg->db_path);
+	if (w->store_path == NULL)
+		return IH_ENOMEM;
+	opts.path = cfg->db_path;
+	opts.synchronous = cfg->synchronous;
+	opts.busy_timeout_ms = cfg->busy_timeout_ms;
+	rc = store_open(&opts, &w->store, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	/* The request loop's connection has the process's queue timer. */
+	store_no_queue(w->store);
+	w->store_sync = cfg->synchronous;
+	w->store_busy = cfg->busy_timeout_ms;
+	return IH_OK;
+}
+
+/*
+ * One batch in the thread: the handed job and a few due events, then, as
+ * long as events were recorded meanwhile, as many more.
+ */
+static void
+worker_batch(struct serve_worker *w, const struct config *cfg,
+    struct store_job *job, const char *owner)
+{
+	struct dispatch d;
+	char err[STORE_ERR_MAX];
+	long more = 0;
+
+	if (worker_store(w, cfg, err, sizeof(err)) != IH_OK) {
+		/* A claimed job waits for its lease to expire. */
+		log_emit(NULL, "provider=%s processing stopped: %s",
+		    w->p->name, err);
+		store_job_free(job);
+		return;
+	}
+	d.st = w->store;
+	d.p = w->p;
+	d.cfg = cfg;
+	d.owner = owner;
+	d.log = &log_stderr;
+	do {
+		process(&d, job, SERVE_DRAIN_MAX + more);
+		pthread_mutex_lock(&w->mu);
+		more = w->stop ? 0 : w->more;
+		w->more = 0;
+		pthread_mutex_unlock(&w->mu);
+	} while (more > 0);
+}
+
+static void *
+worker_main(void *arg)
+{
+	struct serve_worker *w = arg;
+	struct config cfg;
+	struct store_job job;
+	char owner[sizeof(w->owner)];
+	sigset_t set;
+
+	/* The request loop's store waits with SIGALRM: let it go there. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGALRM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (!w->busy && !w->stop)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (!w->busy)
+			break;
+		cfg = w->cfg;
+		memset(&w->cfg, 0, sizeof(w->cfg));
+		job = w->job;
+		memset(&w->job, 0, sizeof(w->job));
+		memcpy(owner, w->owner, sizeof(owner));
+		pthread_mutex_unlock(&w->mu);
+		worker_batch(w, &cfg, &job, owner);
+		config_free(&cfg);
+		pthread_mutex_lock(&w->mu);
+		w->busy = 0;
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/* Is the thread free to take a batch now?  Only the loop makes it busy. */
+static int
+worker_idle(struct serve *sv)
+{
+	int idle;
+
+	pthread_mutex_lock(&sv->wk.mu);
+	idle = !sv->wk.busy;
+	pthread_mutex_unlock(&sv->wk.mu);
+	return idle;
+}
+
+/*
+ * Hands the processing after an answer to the thread: the claimed job
+ * with its settings (both moved), or, when the thread is busy (the event
+ * was then recorded unclaimed), a note to drain again.  Returns 0 when
+ * the thread cannot be started; the caller then processes here.
+ */
+static int
+worker_hand(struct serve *sv, struct config *cfg, struct store_job *job)
+{
+	struct serve_worker *w = &sv->wk;
+
+	pthread_mutex_lock(&w->mu);
+	if (!w->started) {
+		w->p = sv->p;
+		if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+			pthread_mutex_unlock(&w->mu);
+			log_emit(NULL, "provider=%s no processing thread: "
+			    "processing in the request loop", sv->p->name);
+			return 0;
+		}
+		w->started = 1;
+	}
+	if (w->busy) {
+		w->more++;
+		store_job_free(job);
+	} else {
+		w->cfg = *cfg;
+		memset(cfg, 0, sizeof(*cfg));
+		w->job = *job;
+		memset(job, 0, sizeof(*job));
+		memcpy(w->owner, sv->owner, sizeof(w->owner));
+		w->busy = 1;
+		pthread_cond_signal(&w->cv);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return 1;
+}
+
+/* Lets the thread end its batch, then stops it. */
+static void
+worker_end(struct serve_worker *w)
+{
+	pthread_mutex_lock(&w->mu);
+	w->stop = 1;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	if (w->started)
+		pthread_join(w->thread, NULL);
+	config_free(&w->cfg);
+	store_job_free(&w->job);
+	store_close(w->store);
+	free(w->store_path);
+	pthread_cond_destroy(&w->cv);
+	pthread_mutex_destroy(&w->mu);
 }
 
 /* Names an unusable body by its digest, with the type "unusable". */
@@ -412,56 +606,6 @@ replay_check(const struct serve *sv, const struct store_event *ev,
 		snprintf(detail, dlen, "body already recorded as %s event %s",
 		    other_type, other_id);
 	return rc;
-}
-
-/*
- * Inline mode: record and process in one transaction, so that a failing
- * switch leaves no record and the provider's retry starts afresh.
- */
-static int
-handle_inline(struct serve *sv, const struct config *cfg,
-    const struct store_event *ev, struct outcome *o)
-{
-	struct store_result res;
-	struct dispatch d;
-	char err[STORE_ERR_MAX], detail[STORE_ERR_MAX + 64];
-	int rc, replay = 0;
-
-	rc = store_begin(sv->store, 1, err, sizeof(err));
-	if (rc == IH_OK)
-		rc = replay_check(sv, ev, &replay, detail, sizeof(detail), err,
-		    sizeof(err));
-	if (rc == IH_OK && replay) {
-		store_rollback(sv->store);
-		set_outcome(o, 200, "replayed", detail);
-		return 0;
-	}
-	if (rc == IH_OK)
-		rc = store_record(sv->store, ev, store_now_ms(), &res, err,
-		    sizeof(err));
-	if (rc != IH_OK) {
-		store_rollback(sv->store);
-		set_outcome(o, 503, "store_unavailable", err);
-		return 0;
-	}
-	if (!res.duplicate) {
-		dispatch_init(sv, cfg, &d);
-		rc = dispatch_inline(&d, res.rowid, err, sizeof(err));
-		if (rc != IH_OK) {
-			store_rollback(sv->store);
-			set_outcome(o, rc == IH_ESTORE ? 503 : 500, rc ==
-			    IH_ESTORE ? "store_unavailable" :
-			    "processing_failed", err);
-			return 0;
-		}
-	}
-	rc = store_commit(sv->store, err, sizeof(err));
-	if (rc != IH_OK) {
-		set_outcome(o, 503, "store_unavailable", err);
-		return 0;
-	}
-	set_outcome(o, 200, res.duplicate ? "duplicate" : "accepted", "");
-	return 0;
 }
 
 /*
@@ -517,6 +661,62 @@ record(struct serve *sv, const struct config *cfg,
 		sv->req.body_len = 0;
 	}
 	return IH_OK;
+}
+
+/*
+ * Inline mode: record and claim in one durable commit, then run the
+ * actions and the switch before answering, with no transaction open
+ * while the actions run.  A failure deletes the record and answers 500,
+ * so the provider's retry starts afresh; a redelivery while the event is
+ * being processed is answered 503, never 200 before it is done.
+ */
+static int
+handle_inline(struct serve *sv, const struct config *cfg,
+    const struct store_event *ev, struct outcome *o)
+{
+	struct store_result res;
+	struct store_job job;
+	struct dispatch d;
+	char err[STORE_ERR_MAX], detail[STORE_ERR_MAX + 64];
+	int found = 1, replay = 0, rc;
+
+	memset(&job, 0, sizeof(job));
+	rc = record(sv, cfg, ev, 1, &res, &job, &replay, detail,
+	    sizeof(detail), err, sizeof(err));
+	if (rc == IH_OK && replay) {
+		set_outcome(o, 200, "replayed", detail);
+		return 0;
+	}
+	if (rc == IH_OK && res.duplicate &&
+	    strcmp(res.status, "processing") == 0)
+		/* Taken over only when its holder died (lease expired). */
+		rc = store_claim(sv->store, sv->p->name, res.rowid, sv->owner,
+		    store_now_ms(), (int64_t)cfg->lease_s * 1000, &job,
+		    &found, err, sizeof(err));
+	else if (rc == IH_OK && res.duplicate) {
+		set_outcome(o, 200, "duplicate", "");
+		return 0;
+	}
+	if (rc != IH_OK) {
+		set_outcome(o, 503, "store_unavailable", err);
+		return 0;
+	}
+	if (!found) {
+		set_outcome(o, 503, "in_progress", "being processed");
+		return 0;
+	}
+	dispatch_init(sv, cfg, &d);
+	rc = dispatch_inline(&d, &job, err, sizeof(err));
+	if (rc == IH_OK)
+		set_outcome(o, 200, res.duplicate ? "duplicate" : "accepted",
+		    "");
+	else if (rc == IH_ENOTFOUND)
+		set_outcome(o, 503, "in_progress", err);
+	else if (rc == IH_ESTORE)
+		set_outcome(o, 503, "store_unavailable", err);
+	else
+		set_outcome(o, 500, "processing_failed", err);
+	return 0;
 }
 
 /* Handles one request up to its answer; returns whether to process. */
@@ -651,8 +851,10 @@ handle(struct serve *sv, const struct log_sink *sink, struct config *cfg,
 	if (cfg->mode == CONFIG_MODE_INLINE && quarantine == NULL)
 		return handle_inline(sv, cfg, &ev, o);
 	fault_point("before-commit");
+	/* Claimed now only if it can be processed as soon as answered. */
 	rc = record(sv, cfg, &ev, quarantine == NULL &&
-	    cfg->mode == CONFIG_MODE_AFTER_RESPONSE, &res, job, &replay,
+	    cfg->mode == CONFIG_MODE_AFTER_RESPONSE &&
+	    (sv->fx == NULL || worker_idle(sv)), &res, job, &replay,
 	    detail, sizeof(detail), err, sizeof(err));
 	if (rc != IH_OK) {
 		set_outcome(o, 503, "store_unavailable", err);
@@ -690,6 +892,7 @@ serve_one(struct serve *sv)
 	char cid[LOG_CLEAN_SIZE], ctype[LOG_CLEAN_SIZE];
 	char cdetail[LOG_CLEAN_SIZE];
 	struct store_job job;
+	struct dispatch d;
 	int later;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -713,6 +916,8 @@ serve_one(struct serve *sv)
 		rio.arg = NULL;
 	}
 	request_begin(&sv->req, &io);
+	/* A lease holder of its own: a batch never mistakes another's. */
+	dispatch_owner(sv->owner, sizeof(sv->owner));
 	later = handle(sv, &sink, &cfg, &o, &id, &job);
 	if (respond_send(&rio, &o.rsp) != IH_OK && o.rsp.status == 200)
 		o.name = "answer_lost";
@@ -730,13 +935,22 @@ serve_one(struct serve *sv)
 	    o.detail[0] ? cdetail : "");
 
 	if (later) {
-		/* Let the provider have its answer before processing. */
+		/*
+		 * Let the provider have its answer before processing.  Under
+		 * FastCGI the processing thread runs it, so that the next
+		 * request is answered meanwhile; a CGI process serves one
+		 * request and processes it itself.
+		 */
 		if (sv->fx != NULL)
 			FCGX_Finish_r(sv->fx);
 		else
 			cgi_finish();
-		process(sv, &cfg, &job);
+		if (sv->fx == NULL || !worker_hand(sv, &cfg, &job)) {
+			dispatch_init(sv, &cfg, &d);
+			process(&d, &job, SERVE_DRAIN_MAX);
+		}
 	}
+	store_job_free(&job);
 	if (sv->req.body_cap > BODY_KEEP_MAX)
 		request_free(&sv->req);
 	ident_free(&id);
@@ -757,6 +971,8 @@ serve_main(const struct provider *p)
 		    p->name, err);
 	memset(&sv, 0, sizeof(sv));
 	sv.p = p;
+	pthread_mutex_init(&sv.wk.mu, NULL);
+	pthread_cond_init(&sv.wk.cv, NULL);
 	dispatch_owner(sv.owner, sizeof(sv.owner));
 	signal(SIGPIPE, SIG_IGN);
 	if (config_vars_from_env(&sv.env, environ) != IH_OK ||
@@ -786,6 +1002,7 @@ serve_main(const struct provider *p)
 		serve_one(&sv);
 	rc = 0;
 out:
+	worker_end(&sv.wk);
 	store_close(sv.store);
 	free(sv.store_path);
 	json_close(sv.json);

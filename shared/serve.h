@@ -15,7 +15,12 @@
  *
  * For each request: read (request.c), verify (the provider), record
  * (store.c), answer (respond.c), log one line (log.c), then process the
- * event (dispatch.c) according to the configured mode.
+ * event (dispatch.c) according to the configured mode.  A FastCGI program
+ * processes after the answer in a thread of its own, with its own store
+ * connection, so that a slow action never delays the next request's
+ * answer; a plain CGI program processes after its answer, then exits.
+ * Inline mode processes before the answer, holding no transaction while
+ * the actions run.
  */
 #ifndef IH_SERVE_H
 #define IH_SERVE_H

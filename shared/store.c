@@ -285,7 +285,11 @@ make_parents(const char *path, char *err, size_t errlen)
  * Creates the file owner-only before SQLite opens it with its umask, and
  * refuses a store, -wal, -shm or -lock file that is a symbolic link.
  * (SQLite itself opens -wal and -shm with O_NOFOLLOW but would follow a
- * link at the store's own path.)
+ * link at the store's own path.)  An existing file is never opened here:
+ * closing any descriptor of it would drop every POSIX lock this process
+ * holds on it, those of another open connection too (a receiver's
+ * processing thread has its own), and then another process may take the
+ * WAL for unused and delete it.
  */
 static int
 make_file(const char *path, char *err, size_t errlen)
@@ -296,15 +300,22 @@ make_file(const char *path, char *err, size_t errlen)
 	size_t i;
 	int fd, n;
 
-	/* Whoever can plant a link here could aim writes anywhere. */
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0) {
+	/* O_EXCL never follows a link: whoever plants one cannot aim writes. */
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST) {
+		if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode))
+			errno = ELOOP;
+		else
+			fd = -2;
+	}
+	if (fd == -1) {
 		snprintf(err, errlen, "cannot create store %s: %s%s", path,
 		    strerror(errno), errno == ELOOP ? " (a symbolic link is "
 		    "refused)" : "");
 		return IH_ESTORE;
 	}
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	for (i = 0; i < sizeof(sides) / sizeof(sides[0]); i++) {
 		n = snprintf(side, sizeof(side), "%s%s", path, sides[i]);
 		if (n < 0 || (size_t)n >= sizeof(side) ||
@@ -861,6 +872,9 @@ copy_text(sqlite3_stmt *s, int col, char **out)
 	return *out == NULL ? IH_ENOMEM : IH_OK;
 }
 
+static int	close_stale_attempts(struct store *, int64_t, int64_t, char *,
+		    size_t);
+
 int
 store_claim(struct store *st, const char *provider, int64_t rowid,
     const char *owner, int64_t now_ms, int64_t lease_ms,
@@ -917,6 +931,11 @@ store_claim(struct store *st, const char *provider, int64_t rowid,
 		goto out;
 	}
 	sqlite3_reset(s);
+	if (job->attempt > 1) {
+		rc = close_stale_attempts(st, job->rowid, now_ms, err, errlen);
+		if (rc != IH_OK)
+			goto out;
+	}
 	sqlite3_bind_int64(st->attempt_start, 1, job->rowid);
 	sqlite3_bind_int64(st->attempt_start, 2, now_ms);
 	step = sqlite3_step(st->attempt_start);
@@ -1022,6 +1041,137 @@ store_fail(struct store *st, const struct store_job *job, const char *owner,
 	if (rc == IH_OK)
 		rc = attempt_end(st, job, now_ms, dead ? "dead" : "failed",
 		    error, err, errlen);
+	return join_end(st, own, rc, err, errlen);
+}
+
+void
+store_no_queue(struct store *st)
+{
+	/* flock(2) locks belong to this descriptor only: closing it frees
+	 * nothing another connection holds. */
+	if (st->queuefd >= 0 && !st->queued) {
+		close(st->queuefd);
+		st->queuefd = -1;
+	}
+}
+
+/*
+ * Lease upkeep and lost leases.  These statements run once per action or
+ * per lost lease, not per request, so each is prepared per call.
+ */
+
+/*
+ * Runs sql with ?1 rowid, ?2 text, ?3 and ?4 numbers (a parameter the
+ * statement does not use is simply not bound); *changes gets the count.
+ */
+static int
+run_job_sql(struct store *st, const char *sql, int64_t rowid,
+    const char *text, int64_t num, int64_t num2, int *changes,
+    const char *what, char *err, size_t errlen)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	*changes = 0;
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	if (rc != SQLITE_OK) {
+		rc = fail(st, rc, what, err, errlen);
+		goto out;
+	}
+	sqlite3_bind_int64(s, 1, rowid);
+	if (text != NULL)
+		sqlite3_bind_text(s, 2, text, -1, SQLITE_STATIC);
+	if (sqlite3_bind_parameter_count(s) >= 3)
+		sqlite3_bind_int64(s, 3, num);
+	if (sqlite3_bind_parameter_count(s) >= 4)
+		sqlite3_bind_int64(s, 4, num2);
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_DONE) {
+		rc = fail(st, rc, what, err, errlen);
+		goto out;
+	}
+	*changes = sqlite3_changes(st->db);
+	rc = IH_OK;
+out:
+	sqlite3_finalize(s);
+	return rc;
+}
+
+/*
+ * A claim that takes over an expired lease closes the attempt rows its
+ * earlier holders left open, so that none stays "running" for ever.
+ */
+static int
+close_stale_attempts(struct store *st, int64_t rowid, int64_t now_ms,
+    char *err, size_t errlen)
+{
+	int n;
+
+	return run_job_sql(st, "UPDATE attempts SET finished_at = ?3,"
+	    " outcome = 'lease_expired', error = ?2"
+	    " WHERE event = ?1 AND finished_at IS NULL", rowid,
+	    "the lease expired before the attempt ended", now_ms, 0, &n,
+	    "cannot close stale attempts", err, errlen);
+}
+
+int
+store_renew(struct store *st, const struct store_job *job,
+    const char *owner, int64_t lease_ms, char *err, size_t errlen)
+{
+	int own, n = 0, rc;
+
+	rc = join_begin(st, &own, 0, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	/* The new lease runs from now, once the write lock is held. */
+	rc = run_job_sql(st, "UPDATE events SET lease_until = ?3"
+	    " WHERE id = ?1 AND lease_owner = ?2 AND status = 'processing'",
+	    job->rowid, owner, store_now_ms() + lease_ms, 0, &n,
+	    "cannot renew lease", err, errlen);
+	if (rc == IH_OK && n != 1) {
+		snprintf(err, errlen, "lease on event %lld was lost",
+		    (long long)job->rowid);
+		rc = IH_ENOTFOUND;
+	}
+	return join_end(st, own, rc, err, errlen);
+}
+
+int
+store_attempt_lost(struct store *st, const struct store_job *job,
+    int64_t now_ms, char *err, size_t errlen)
+{
+	int own, n, rc;
+
+	rc = join_begin(st, &own, 0, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	rc = run_job_sql(st, "UPDATE attempts SET finished_at = ?3,"
+	    " outcome = 'lease_lost', error = ?2"
+	    " WHERE event = ?1 AND attempt = ?4 AND finished_at IS NULL",
+	    job->rowid, "another process took the event over", now_ms,
+	    job->seq, &n,
+	    "cannot close attempt", err, errlen);
+	return join_end(st, own, rc, err, errlen);
+}
+
+int
+store_forget(struct store *st, const struct store_job *job,
+    const char *owner, char *err, size_t errlen)
+{
+	int own, n = 0, rc;
+
+	rc = join_begin(st, &own, 0, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	/* Its attempts and effects go with it (ON DELETE CASCADE). */
+	rc = run_job_sql(st, "DELETE FROM events WHERE id = ?1"
+	    " AND lease_owner = ?2 AND status = 'processing'",
+	    job->rowid, owner, 0, 0, &n, "cannot forget event", err, errlen);
+	if (rc == IH_OK && n != 1) {
+		snprintf(err, errlen, "lease on event %lld was lost",
+		    (long long)job->rowid);
+		rc = IH_ENOTFOUND;
+	}
 	return join_end(st, own, rc, err, errlen);
 }
 

@@ -68,6 +68,15 @@ int	store_open(const struct store_opts *opts, struct store **out,
 void	store_close(struct store *st);
 
 /*
+ * Makes st wait for the write lock in SQLite's busy handler only, without
+ * the <path>-lock queue.  The queue's bounded wait uses the process's one
+ * interval timer and SIGALRM, so only one thread of a process may use it:
+ * a second connection in another thread (a receiver's processing thread)
+ * must call this right after store_open().
+ */
+void	store_no_queue(struct store *st);
+
+/*
  * Records ev at time now_ms.  Outside a transaction it runs in its own
  * (BEGIN IMMEDIATE ... COMMIT) and returns only once that commit is
  * durable; inside store_begin() it joins the open transaction.  Returns
@@ -145,7 +154,8 @@ struct store_job {
  * with the same order key is neither done, dead nor quarantined.  Sets
  * *found to 0 when nothing is due.  Runs in its own relaxed transaction,
  * or joins the open one (a receiver claims the event it is recording).
- * Returns IH_OK or IH_ESTORE.
+ * Taking over an expired lease closes the attempt rows left open by the
+ * earlier holders ("lease_expired").  Returns IH_OK or IH_ESTORE.
  */
 int	store_claim(struct store *st, const char *provider, int64_t rowid,
 	    const char *owner, int64_t now_ms, int64_t lease_ms,
@@ -184,6 +194,33 @@ int	store_complete(struct store *st, const struct store_job *job,
 int	store_fail(struct store *st, const struct store_job *job,
 	    const char *owner, const char *error, int64_t next_ms, int dead,
 	    int64_t now_ms, char *err, size_t errlen);
+
+/*
+ * Renews the job's lease: it runs lease_ms from the moment the write lock
+ * is held.  Called before each action, so that an event whose actions
+ * together outlast one lease stays with its holder.  Returns IH_OK,
+ * IH_ENOTFOUND when owner no longer holds the lease (nothing changes:
+ * the caller must stop), or IH_ESTORE.  Joins an open transaction.
+ */
+int	store_renew(struct store *st, const struct store_job *job,
+	    const char *owner, int64_t lease_ms, char *err, size_t errlen);
+
+/*
+ * Closes the job's attempt row as "lease_lost", when the holder finds
+ * that another process took the event over; a row already closed (by
+ * the claim that took it over) is left as it is.  IH_OK or IH_ESTORE.
+ */
+int	store_attempt_lost(struct store *st, const struct store_job *job,
+	    int64_t now_ms, char *err, size_t errlen);
+
+/*
+ * Inline mode: deletes the claimed job's event, with its attempts and
+ * effects, after a failed attempt, so that the provider's retry is
+ * recorded afresh.  Returns IH_OK, IH_ENOTFOUND when owner no longer
+ * holds the lease, or IH_ESTORE.
+ */
+int	store_forget(struct store *st, const struct store_job *job,
+	    const char *owner, char *err, size_t errlen);
 
 void	store_job_free(struct store_job *job);
 

@@ -403,7 +403,8 @@ def crash(bindir, servers, tap, point):
     fired = os.path.join(tmp, "fired-" + point)
     actions = os.path.join(tmp, "actions-" + point)
     env = {"IDEMHOOK_FAULT": point, "IDEMHOOK_FAULT_ONCE": fired,
-           "IDEMHOOK_LEASE": "1", "IDEMHOOK_RETRY_BASE_MS": "100"}
+           "IDEMHOOK_LEASE": "2", "IDEMHOOK_ACTION_TIMEOUT": "1",
+           "IDEMHOOK_RETRY_BASE_MS": "100"}
     env.update(R.action_env(actions))
     srv = servers.add(Server(bindir, providers=["stripe", "asaas", "shopify"],
                              name="crash-" + point, env=env))
@@ -435,7 +436,7 @@ def crash(bindir, servers, tap, point):
     want = "accepted" if point == "before-commit" else "duplicate"
     r = post_until_recorded(srv, victim, "retry")
     expect_status(r, 200, want, "provider's retry after a crash at %s" % point)
-    time.sleep(1.3)  # the dead process's lease (IDEMHOOK_LEASE=1) expires
+    time.sleep(2.3)  # the dead process's lease (IDEMHOOK_LEASE=2) expires
     R.work_once(bindir, srv)
     events = [victim] + others
     for d in events:

@@ -9,10 +9,17 @@ Prints 'ok - ...' / 'not ok - ...: reason' lines; exits 1 if any failed.
 Servers (each its own lighttpd, store and temporary folder):
   after   after-response mode; actions by event type: an appender, one that
           fails twice then succeeds, one that always fails
-  crash   after-response, IDEMHOOK_LEASE=2, an action that sleeps 3 s; the
+  crash   after-response, IDEMHOOK_LEASE=5, an action that sleeps 3 s; the
           receiver running it is killed with SIGKILL
   worker  IDEMHOOK_MODE=worker, Stripe and Asaas; `idemhook work` processes
   inline  IDEMHOOK_MODE=inline, an action gated by a flag file
+  slow1   one FastCGI process, an action that sleeps 3 s: the next
+          deliveries are answered at once (issue 14, item 5)
+  inline-lock  inline Stripe with a `sleep 3` action and GitHub on one
+          store, 1 s busy timeout: no 503 while the action runs (item 3)
+The worker server also runs the lease probes (item 4): two `idemhook work`
+with a 3 s lease and three 1.5 s actions, and a worker stopped past its
+lease; a lease not longer than the action timeout is refused.
 """
 
 import contextlib
@@ -497,8 +504,8 @@ def crash_server(bindir):
     d = {"dir": srv.tmp}
     slow = write_script(srv, "slow.sh", SLOW_SH % d)
     srv.env.update({
-        "IDEMHOOK_LEASE": "2",
-        "IDEMHOOK_ACTION_TIMEOUT": "30",
+        "IDEMHOOK_LEASE": "5",
+        "IDEMHOOK_ACTION_TIMEOUT": "4",
         "IDEMHOOK_MAX_ATTEMPTS": "5",
         "IDEMHOOK_RETRY_BASE_MS": "300",
         "IDEMHOOK_STRIPE_ACTION": "payment_intent.succeeded " + SLOW_CMD % d,
@@ -571,7 +578,7 @@ def case_crash(srv, work, event_type):
         check_eq(row["attempts"], 2, "attempts of %s" % eid)
         att = attempt_rows(srv, "stripe", eid)
         check_eq([(a["attempt"], a["outcome"]) for a in att],
-                 [(1, None), (2, "done")], "attempts rows of %s" % eid)
+                 [(1, "lease_expired"), (2, "done")], "attempts rows of %s" % eid)
         check(att[1]["started_at"] >= lease_until[eid],
               "%s was taken again at %d, before its lease ran out at %d"
               % (eid, att[1]["started_at"], lease_until[eid]))
@@ -807,6 +814,256 @@ def case_inline(srv):
              "action output after a redelivery")
 
 
+# ---------------------------------------------------------------- slow actions
+
+SLOW_ACTION_S = 3
+# What "a fraction of a second" means for the next delivery's answer.
+ANSWER_BOUND_S = 0.5
+
+
+def slow_server(bindir):
+    """One FastCGI process (max_procs=1), after-response, an action that
+    sleeps for test.slow events."""
+    srv = Server(bindir, providers=["stripe"], name="slow1", max_procs=1)
+    srv.env.update({
+        "IDEMHOOK_STRIPE_ACTION": "test.slow sleep %d" % SLOW_ACTION_S,
+    })
+    return srv
+
+
+def case_slow_blocks_nobody(srv, tap):
+    """One process, a `sleep 3` action: the next delivery's answer comes
+    within a fraction of a second, and both events end up done."""
+    slow = new_id("slow")
+    deliver(srv, slow, "test.slow")
+    time.sleep(0.1)  # the action has started
+    nxt = new_id("next")
+    t0 = time.monotonic()
+    deliver(srv, nxt, "payment_intent.created")
+    took = time.monotonic() - t0
+    tap.diag("next delivery's answer with a %d s action running in the only "
+             "process: %.3f s" % (SLOW_ACTION_S, took))
+    check(took < ANSWER_BOUND_S, "the next delivery waited %.2f s for the %d s "
+          "action of another event" % (took, SLOW_ACTION_S))
+    for eid in (slow, nxt):
+        row = wait_status(srv, "stripe", eid, ("done", "failed", "dead"),
+                          SLOW_ACTION_S + 15)
+        check_eq(row["status"], "done", "status of %s (last_error %r)"
+                 % (eid, row["last_error"]))
+    # Several more during another slow action: every answer quick.
+    slow2 = new_id("slow2")
+    deliver(srv, slow2, "test.slow")
+    time.sleep(0.1)
+    worst = 0.0
+    more = [new_id("more%d" % i) for i in range(5)]
+    for eid in more:
+        t0 = time.monotonic()
+        deliver(srv, eid, "payment_intent.created")
+        worst = max(worst, time.monotonic() - t0)
+    check(worst < ANSWER_BOUND_S, "a delivery waited %.2f s behind a slow action" % worst)
+    for eid in [slow2] + more:
+        row = wait_status(srv, "stripe", eid, ("done", "failed", "dead"),
+                          SLOW_ACTION_S + 15)
+        check_eq(row["status"], "done", "status of %s" % eid)
+        check_eq([(a["attempt"], a["outcome"]) for a in attempt_rows(srv, "stripe", eid)],
+                 [(1, "done")], "attempts rows of %s" % eid)
+
+
+# ---------------------------------------------------------------- leases
+
+LEASE_SH = """\
+# Three steps of one event's actions, each logging its start and end.
+echo "start $IDEMHOOK_EVENT_ID $1 $(date +%%s.%%N)" >> "%(dir)s/lease.out"
+sleep %(nap)s
+echo "end $IDEMHOOK_EVENT_ID $1 $(date +%%s.%%N)" >> "%(dir)s/lease.out"
+"""
+
+
+def lease_settings(srv, nap, lease, timeout):
+    script = write_script(srv, "lease.sh", LEASE_SH % {"dir": srv.tmp, "nap": nap})
+    return {"IDEMHOOK_LEASE": str(lease), "IDEMHOOK_ACTION_TIMEOUT": str(timeout),
+            "IDEMHOOK_RETRY_BASE_MS": "200", "IDEMHOOK_MAX_ATTEMPTS": "5",
+            "IDEMHOOK_STRIPE_ACTION": "test.lease /bin/sh %s 1" % script,
+            "IDEMHOOK_STRIPE_ACTION_2": "test.lease /bin/sh %s 2" % script,
+            "IDEMHOOK_STRIPE_ACTION_3": "test.lease /bin/sh %s 3" % script}
+
+
+def lease_runs(srv, eid):
+    """[(step, start, end)] of eid's action runs, from lease.out."""
+    starts, runs = {}, []
+    for line in read_lines(os.path.join(srv.tmp, "lease.out")):
+        f = line.split()
+        if len(f) != 4 or f[1] != eid:
+            continue
+        if f[0] == "start":
+            starts.setdefault(f[2], []).append(float(f[3]))
+        elif starts.get(f[2]):
+            runs.append((f[2], starts[f[2]].pop(0), float(f[3])))
+    return sorted(runs, key=lambda r: r[1])
+
+
+def case_lease_refused(srv, bindir):
+    """A lease not longer than one action's timeout is refused by `idemhook
+    check`, `idemhook work` and the receivers (500 bad_config)."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "IDEMHOOK_DB": srv.db,
+           "IDEMHOOK_STRIPE_SECRET": srv.secrets["stripe"],
+           "IDEMHOOK_LEASE": "2", "IDEMHOOK_ACTION_TIMEOUT": "30",
+           "IDEMHOOK_STRIPE_ACTION": "* true"}
+    for k in SANITIZER_ENV:
+        if k in os.environ:
+            env[k] = os.environ[k]
+    r = subprocess.run([os.path.join(bindir, "idemhook"), "check", "--provider", "stripe"],
+                       env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+    out = r.stdout.decode(errors="replace")
+    check(r.returncode == 1, "idemhook check with LEASE=2 < ACTION_TIMEOUT=30 exited %d: %s"
+          % (r.returncode, out))
+    check("IDEMHOOK_LEASE" in out and "IDEMHOOK_ACTION_TIMEOUT" in out,
+          "idemhook check does not name the lease and the timeout: %s" % out)
+    r = subprocess.run([os.path.join(bindir, "idemhook"), "work", "--once"], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+    out = r.stdout.decode(errors="replace")
+    check(r.returncode != 0 and "IDEMHOOK_LEASE" in out,
+          "idemhook work with LEASE=2 < ACTION_TIMEOUT=30 exited %d: %s" % (r.returncode, out))
+    env["IDEMHOOK_LEASE"] = "31"
+    r = subprocess.run([os.path.join(bindir, "idemhook"), "check", "--provider", "stripe"],
+                       env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+    out = r.stdout.decode(errors="replace")
+    check("IDEMHOOK_LEASE" not in out or "problem" not in out.split("IDEMHOOK_LEASE")[0][-200:],
+          "LEASE=31 > ACTION_TIMEOUT=30 still reported: %s" % out)
+
+
+def case_lease_refused_receiver(bindir, servers):
+    srv = servers.add(Server(bindir, providers=["stripe"], name="badlease", env={
+        "IDEMHOOK_LEASE": "2", "IDEMHOOK_ACTION_TIMEOUT": "30",
+        "IDEMHOOK_STRIPE_ACTION": "* true"}))
+    srv.start()
+    try:
+        r = post_stripe(srv, stripe_body(new_id("badlease"), "charge.created"))
+        cases.expect_error(r, 500, "delivery with LEASE=2 < ACTION_TIMEOUT=30")
+        check_eq((r.json() or {}).get("error"), "bad_config", "error code")
+    finally:
+        srv.cleanup()
+
+
+def case_no_overlap(srv, bindir):
+    """The probe: a short lease (3 s), three actions of 1.5 s each (4.5 s
+    in all, each under its 2 s timeout), two `idemhook work` loops.  The
+    lease is renewed before each action, so the second worker never takes
+    the event over: no two runs overlap, each step runs once, and every
+    attempt row is closed."""
+    settings = dict(lease_settings(srv, "1.5", 3, 2), IDEMHOOK_MODE="worker")
+    w = Work(bindir, srv.db, settings)
+    ids = [new_id("lease%d" % i) for i in range(2)]
+    for eid in ids:
+        deliver(srv, eid, "test.lease")
+    a = w.start("--interval", "0.05", "--provider", "stripe")
+    time.sleep(0.3)
+    b = w.start("--interval", "0.05", "--provider", "stripe")
+    try:
+        for eid in ids:
+            row = wait_status(srv, "stripe", eid, ("done", "dead"), 40)
+            check_eq(row["status"], "done", "status of %s" % eid)
+    finally:
+        for p in (a, b):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in (a, b):
+            Work.finish(p, "idemhook work --interval 0.05", 30)
+    for eid in ids:
+        runs = lease_runs(srv, eid)
+        check_eq(sorted(r[0] for r in runs), ["1", "2", "3"],
+                 "steps run for %s (runs %r)" % (eid, runs))
+        for prev, cur in zip(runs, runs[1:]):
+            check(cur[1] >= prev[2], "%s: step %s started at %.3f while step %s ran "
+                  "until %.3f" % (eid, cur[0], cur[1], prev[0], prev[2]))
+        att = attempt_rows(srv, "stripe", eid)
+        check_eq([(x["attempt"], x["outcome"]) for x in att], [(1, "done")],
+                 "attempts rows of %s" % eid)
+        check(all(x["finished_at"] for x in att), "open attempt rows: %r" % att)
+
+
+def case_lease_lost(srv, bindir):
+    """A worker that loses its lease (stopped past it) stops at its next
+    action: the worker that took the event over runs every step once, the
+    first one runs none after the loss, and both attempt rows are closed."""
+    settings = dict(lease_settings(srv, "0.5", 3, 2), IDEMHOOK_MODE="worker")
+    w = Work(bindir, srv.db, settings)
+    eid = new_id("lost")
+    deliver(srv, eid, "test.lease")
+    a = w.start("--once", "--provider", "stripe")
+    try:
+        wait_for("the first step of %s" % eid,
+                 lambda: any(r[0] == "1" for r in lease_runs(srv, eid)) or
+                 any(l.startswith("start %s 1" % eid)
+                     for l in read_lines(os.path.join(srv.tmp, "lease.out"))), 10)
+        os.kill(a.pid, signal.SIGSTOP)
+        try:
+            time.sleep(3.5)  # past the 3 s lease
+            n = w.once("--provider", "stripe")
+            check_eq(n, 1, "events the second worker processed")
+        finally:
+            os.kill(a.pid, signal.SIGCONT)
+        Work.finish(a, "the stopped worker")
+    finally:
+        if a.poll() is None:
+            a.kill()
+            a.wait()
+    row = event_row(srv, "stripe", eid)
+    check_eq(row["status"], "done", "status")
+    runs = lease_runs(srv, eid)
+    steps = [r[0] for r in runs]
+    check_eq(sorted(steps), ["1", "1", "2", "3"],
+             "steps run (the first worker's step 1, then the second's three)")
+    att = attempt_rows(srv, "stripe", eid)
+    check_eq(len(att), 2, "attempts rows: %r" % att)
+    check(all(x["finished_at"] for x in att), "open attempt rows: %r" % att)
+    check_eq(att[1]["outcome"], "done", "the second attempt's outcome")
+    check(att[0]["outcome"] in ("lease_lost", "lease_expired"),
+          "the first attempt's outcome: %r" % att[0]["outcome"])
+
+
+# ---------------------------------------------------------------- inline and the lock
+
+def inline_lock_server(bindir):
+    srv = Server(bindir, providers=["stripe", "github"], name="inline-lock")
+    srv.env.update({"IDEMHOOK_MODE": "inline", "IDEMHOOK_BUSY_TIMEOUT_MS": "1000",
+                    "IDEMHOOK_STRIPE_ACTION": "test.slow sleep %d" % SLOW_ACTION_S})
+    return srv
+
+
+def case_inline_no_lock(srv):
+    """Inline mode, a Stripe action `sleep 3`, 1 s busy timeout: a GitHub
+    delivery meanwhile is answered at once (no 503), and a redelivery of
+    the Stripe event meanwhile is 503 in_progress, never 200."""
+    import reliability as R
+    eid = new_id("inlk")
+    body = stripe_body(eid, "test.slow")
+    res = {}
+
+    def slow():
+        res["stripe"] = post_stripe(srv, body)
+    th = threading.Thread(target=slow)
+    t0 = time.monotonic()
+    th.start()
+    time.sleep(0.5)
+    d = R.delivery(srv, "github", tag="inlk")
+    t1 = time.monotonic()
+    r = d.post(srv)
+    took = time.monotonic() - t1
+    cases.expect_accepted(r, "GitHub delivery during the Stripe inline action")
+    check(took < 0.9, "the GitHub delivery waited %.2f s" % took)
+    r = post_stripe(srv, body)
+    cases.expect_error(r, 503, "redelivery while the event is processed inline")
+    check_eq((r.json() or {}).get("error"), "in_progress", "error code")
+    th.join(30)
+    check("stripe" in res, "the slow Stripe delivery got no answer")
+    cases.expect_accepted(res["stripe"], "the slow Stripe delivery")
+    check(time.monotonic() - t0 >= SLOW_ACTION_S, "answered before its action ended")
+    row = event_row(srv, "stripe", eid)
+    check_eq((row["status"], row["attempts"]), ("done", 1), "status and attempts")
+    cases.expect_duplicate(post_stripe(srv, body), "redelivery once done")
+
+
 # ---------------------------------------------------------------- main
 
 def main():
@@ -857,7 +1114,7 @@ def run_all(tap, bindir):
             srv.stop()
 
         srv = servers.add(crash_server(bindir))
-        if t("processing: lighttpd starts (IDEMHOOK_LEASE=2, slow action)", srv.start):
+        if t("processing: lighttpd starts (IDEMHOOK_LEASE=5, slow action)", srv.start):
             work = Work(bindir, srv.db, dict(srv.env, IDEMHOOK_LEASE="60"))
             t("processing: kill -9 of the receiver during its action (sleep 3; echo) "
               "-> processing until the lease expires, then idemhook work runs it; "
@@ -879,7 +1136,33 @@ def run_all(tap, bindir):
               "after the 1 s timeout'", case_timeout, srv, bindir)
             t("processing: asaas events of one payment processed in the order "
               "received", case_order, srv, bindir)
+            t("processing: LEASE=2 with ACTION_TIMEOUT=30 refused by idemhook check "
+              "and idemhook work", case_lease_refused, srv, bindir)
+            t("processing: two idemhook work, lease 3 s, three 1.5 s actions -> lease "
+              "renewed, no overlapping runs, attempt rows closed", case_no_overlap,
+              srv, bindir)
+            t("processing: a worker stopped past its lease runs no further action; "
+              "both attempt rows closed", case_lease_lost, srv, bindir)
             t("processing: worker server: no sanitizer reports", cases.case_sanitizers, srv)
+            srv.stop()
+        t("processing: LEASE=2 with ACTION_TIMEOUT=30 -> receiver answers 500 bad_config",
+          case_lease_refused_receiver, bindir, servers)
+
+        srv = servers.add(slow_server(bindir))
+        if t("processing: lighttpd starts (one process, a sleep 3 action)", srv.start):
+            t("processing: a sleep 3 action in the only process -> the next deliveries "
+              "answered within 0.5 s; all done", case_slow_blocks_nobody, srv, tap)
+            t("processing: slow server: no sanitizer reports", cases.case_sanitizers, srv)
+            srv.stop()
+
+        srv = servers.add(inline_lock_server(bindir))
+        if t("processing: lighttpd starts (inline, a sleep 3 action, busy timeout 1 s)",
+             srv.start):
+            t("processing: inline action running -> a GitHub delivery is not blocked "
+              "(no 503); the same event meanwhile -> 503 in_progress", case_inline_no_lock,
+              srv)
+            t("processing: inline-lock server: no sanitizer reports", cases.case_sanitizers,
+              srv)
             srv.stop()
 
         srv = servers.add(inline_server(bindir))

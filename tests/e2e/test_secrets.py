@@ -12,7 +12,14 @@ Usage: test_secrets.py BINDIR   (or IH_BIN=BINDIR test_secrets.py)
    command's output, as is each secret's hex and base64 forms.
 2. Under umask 000 the receivers and 'idemhook init' still create the
    store directory 0700 and the store, -wal, -shm and -lock 0600.
-3. Source check: in the providers' handlers and shared/verify.c, every
+3. Actions' environment, under lighttpd (FastCGI) and under Apache
+   mod_cgid (plain CGI): every provider's action dumps its environment;
+   the dump holds only PATH, HOME, LANG, LC_*, TZ, the IDEMHOOK_* event
+   variables and the names in IDEMHOOK_ACTION_PASSENV (and what the shell
+   adds: PWD), never a secret, a signature, an HTTP_* header or a CGI
+   variable, also for a retry drained by another request that carries a
+   header of its own.
+4. Source check: in the providers' handlers and shared/verify.c, every
    memcmp/strcmp/strncmp/bcmp has a fixed public operand (a literal or a
    macro); MACs and tokens go through verify_equal(), which is
    CRYPTO_memcmp().
@@ -29,9 +36,9 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (PROVIDERS, REPO, HarnessError, Server, Servers, Tap,  # noqa: E402
-                     bin_dir, check, default_secret, install_signal_cleanup,
-                     sign_stripe, standard_secret)
+from harness import (PROVIDERS, REPO, ApacheServer, HarnessError, Server,  # noqa: E402
+                     Servers, Tap, bin_dir, check, default_secret,
+                     install_signal_cleanup, sign_stripe, standard_secret)
 import reliability as R  # noqa: E402
 
 AUTH_HEADERS = ("stripe-signature", "x-hub-signature-256", "x-shopify-hmac-sha256",
@@ -260,6 +267,156 @@ def run_modes(bindir, servers, tap):
         os.umask(old)
 
 
+# ------------------------------------------------------------ actions' environment
+
+# What an action may see: the event's variables, the locale, time zone,
+# PATH and HOME, the pass-through names, and what /bin/sh itself sets.
+EVENT_VARS = {"IDEMHOOK_PROVIDER", "IDEMHOOK_EVENT_ID", "IDEMHOOK_EVENT_TYPE",
+              "IDEMHOOK_ATTEMPT", "IDEMHOOK_IDEMPOTENCY_KEY"}
+BASE_VARS = {"PATH", "HOME", "LANG", "TZ", "PWD", "OLDPWD", "SHLVL", "_"}
+PASS_NAME = "IH_ACTION_PASS"
+HIDDEN_NAME = "IH_ACTION_HIDDEN"
+PROBE_HEADER = "X-Probe-Header"
+
+# Dumps its environment (NUL-separated), and fails the first attempt of a
+# test.retry event, so that a later request drains its retry.
+DUMP_CMD = ('* env -0 > "%(dir)s/env.$IDEMHOOK_PROVIDER.$IDEMHOOK_EVENT_ID.'
+            '$IDEMHOOK_ATTEMPT"; [ "$IDEMHOOK_EVENT_TYPE" != test.retry ] || '
+            '[ "$IDEMHOOK_ATTEMPT" -ge 2 ]')
+
+
+def action_settings(dump_dir):
+    return {"IDEMHOOK_ACTION": DUMP_CMD % {"dir": dump_dir},
+            "IDEMHOOK_ACTION_PASSENV": "%s, LC_ALL" % PASS_NAME,
+            "IDEMHOOK_RETRY_BASE_MS": "100"}
+
+
+def read_dumps(dump_dir):
+    """{file name: {name: value}} of the actions' environment dumps."""
+    out = {}
+    for fn in os.listdir(dump_dir):
+        if not fn.startswith("env."):
+            continue
+        with open(os.path.join(dump_dir, fn), "rb") as f:
+            data = f.read()
+        env = {}
+        for item in data.split(b"\0"):
+            k, sep, v = item.partition(b"=")
+            if sep:
+                env[k.decode(errors="replace")] = v.decode(errors="replace")
+        out[fn] = env
+    return out
+
+
+def wait_dumps(dump_dir, names, timeout=20):
+    deadline = time.monotonic() + timeout
+    while True:
+        have = set(os.listdir(dump_dir))
+        missing = [n for n in names if n not in have]
+        if not missing or time.monotonic() > deadline:
+            return missing
+        time.sleep(0.1)
+
+
+def check_action_env(srv, col, dump_dir, pass_value, hidden_value, what):
+    """Delivers to every provider, then a test.retry Stripe event whose
+    first attempt fails; another delivery carrying PROBE_HEADER drains the
+    retry.  Checks every dump."""
+    want = []
+    for p in srv.providers:
+        d = R.delivery(srv, p, tag="env")
+        r = col.post(srv, d)
+        check(r.status == 200, "%s: %s delivery: %d" % (what, p, r.status))
+        want.append("env.%s.%s.1" % (p, d.db_id))
+    retry = R.delivery(srv, "stripe", etype="test.retry", tag="retry")
+    r = col.post(srv, retry)
+    check(r.status == 200, "%s: test.retry delivery: %d" % (what, r.status))
+    missing = wait_dumps(dump_dir, want + ["env.stripe.%s.1" % retry.db_id])
+    check(not missing, "%s: no action ran for %r" % (what, missing))
+    time.sleep(0.5)  # the retry's backoff (RETRY_BASE_MS=100) has passed
+    probe = R.delivery(srv, "stripe", tag="probe")
+    probe.headers[PROBE_HEADER] = "probe-" + os.urandom(8).hex()
+    # httpoxy: under CGI a client's Proxy header becomes HTTP_PROXY.
+    probe.headers["Proxy"] = "http://127.0.0.1:9/" + os.urandom(4).hex()
+    r = col.post(srv, probe)
+    check(r.status == 200, "%s: probe delivery: %d" % (what, r.status))
+    want += ["env.stripe.%s.1" % probe.db_id, "env.stripe.%s.2" % retry.db_id]
+    missing = wait_dumps(dump_dir, want)
+    check(not missing, "%s: no action ran for %r (the retry is drained by the "
+          "probe's request)" % (what, missing))
+    dumps = read_dumps(dump_dir)
+    bad = []
+    for fn, env in sorted(dumps.items()):
+        col.texts.append(("%s action environment %s" % (what, fn),
+                          "\n".join("%s=%s" % kv for kv in env.items())))
+        extra = sorted(k for k in env if k not in EVENT_VARS | BASE_VARS | {PASS_NAME}
+                       and not k.startswith("LC_"))
+        if extra:
+            bad.append("%s: %s" % (fn, ", ".join(extra)))
+        if set(env) & EVENT_VARS != EVENT_VARS:
+            bad.append("%s: event variables missing: %s"
+                       % (fn, sorted(EVENT_VARS - set(env))))
+        if env.get(PASS_NAME) != pass_value:
+            bad.append("%s: %s not passed through (%r)" % (fn, PASS_NAME,
+                                                            env.get(PASS_NAME)))
+        if any(hidden_value in v for v in env.values()):
+            bad.append("%s: the value of %s, not listed, was passed" % (fn, HIDDEN_NAME))
+        if any(probe.headers[PROBE_HEADER] in v or probe.headers["Proxy"] in v
+               for v in env.values()):
+            bad.append("%s: another request's header value" % fn)
+        if not env.get("PATH"):
+            bad.append("%s: no PATH" % fn)
+    check(not bad, "%s: variables an action must not get: %s" % (what, "; ".join(bad[:6])))
+
+
+def run_action_env(bindir, servers, col, tap):
+    pass_value = "pass-" + os.urandom(6).hex()
+    hidden = "hidden-" + os.urandom(6).hex()
+    # lighttpd: the receivers' environment holds every secret.
+    srv = servers.add(Server(bindir, name="secrets-actions"))
+    dump_dir = os.path.join(srv.tmp, "dumps")
+    os.makedirs(dump_dir)
+    srv.env.update(action_settings(dump_dir))
+    srv.env.update({PASS_NAME: pass_value, HIDDEN_NAME: hidden})
+    for p in srv.providers:
+        col.secret(srv.secrets[p])
+    srv.start()
+    check_action_env(srv, col, dump_dir, pass_value, hidden, "lighttpd")
+    col.server_output(srv)
+    srv.cleanup()
+    # Plain CGI: the environment also holds the request's headers and the
+    # CGI variables, and a secret given by SetEnv.
+    s3 = col.secret("whsec_" + os.urandom(16).hex())
+    cgi = servers.add(ApacheServer(bindir, mode="cgi", providers=["stripe", "github"],
+                                   name="secrets-actions-cgi",
+                                   setenv={"IDEMHOOK_STRIPE_SECRET_3": s3,
+                                           PASS_NAME: pass_value, HIDDEN_NAME: hidden}))
+    dump_dir = cgi.store_dir
+    cgi.env.update(action_settings(dump_dir))
+    for p in cgi.providers:
+        col.secret(cgi.secrets[p])
+    cgi.start()
+    check_action_env(cgi, col, dump_dir, pass_value, hidden, "cgi")
+    col.server_output(cgi)
+    cgi.cleanup()
+    no_leaks(col)
+
+
+def passenv_refused(bindir):
+    """A pass-through list naming a secret, a header or a CGI variable is
+    a configuration error."""
+    for bad in ("IDEMHOOK_STRIPE_SECRET", "HTTP_PROXY", "HTTP_AUTHORIZATION",
+                "REQUEST_METHOD", "CONTENT_LENGTH", "bad-name"):
+        env = {"PATH": os.environ.get("PATH", ""), "IDEMHOOK_DB": "/nonexistent/x.db",
+               "IDEMHOOK_STRIPE_SECRET": "whsec_x", "IDEMHOOK_ACTION_PASSENV": "LANG " + bad}
+        r = subprocess.run([os.path.join(bindir, "idemhook"), "check", "--provider", "stripe"],
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=60)
+        out = r.stdout.decode(errors="replace")
+        check(r.returncode != 0 and "IDEMHOOK_ACTION_PASSENV" in out,
+              "IDEMHOOK_ACTION_PASSENV naming %s accepted: %s" % (bad, out))
+
+
 # ------------------------------------------------------------ source
 
 CMP = re.compile(r"\b(memcmp|strcmp|strncmp|bcmp|strcasecmp|strncasecmp)\s*\(([^;]*)")
@@ -310,6 +467,12 @@ def main():
                 "(valid, forged, stale, misconfigured)", run_logs, bindir, servers, col, tap)
         tap.run("secrets: under umask 000, store dir 0700 and store, -wal, -shm, -lock 0600 "
                 "(receivers and idemhook init)", run_modes, bindir, servers, tap)
+        tap.run("secrets: actions get only PATH, HOME, LANG, LC_*, TZ, IDEMHOOK_* event "
+                "variables and IDEMHOOK_ACTION_PASSENV names; no secret, HTTP_* or CGI "
+                "variable (lighttpd and plain CGI, also a drained retry)",
+                run_action_env, bindir, servers, Collector(), tap)
+        tap.run("secrets: IDEMHOOK_ACTION_PASSENV naming a secret, a header or a CGI "
+                "variable refused", passenv_refused, bindir)
         tap.run("secrets: MACs and tokens compared only through verify_equal "
                 "(CRYPTO_memcmp)", constant_time_source)
     return tap.finish()

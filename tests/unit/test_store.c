@@ -292,10 +292,62 @@ claim_lease_and_moves(void **state)
 	assert_int_equal(a.seq, 3);
 	assert_int_equal(store_complete(f->st, &a, "C", 5100, err,
 	    sizeof(err)), IH_OK);
+	/* B's take-over closed A's attempt row: none is left open. */
 	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM attempts "
-	    "WHERE outcome IS NOT NULL"), 2);
+	    "WHERE outcome IS NOT NULL AND finished_at IS NOT NULL"), 3);
+	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM attempts "
+	    "WHERE attempt = 1 AND outcome = 'lease_expired'"), 1);
 	assert_int_equal(count_rows(f->path, "SELECT status = 'done' FROM "
 	    "events"), 1);
+	store_job_free(&a);
+	store_job_free(&b);
+}
+
+static void
+renew_lost_and_forget(void **state)
+{
+	struct fixture *f = *state;
+	struct store_event ev = event("evt_renew");
+	struct store_result r;
+	struct store_job a, b;
+	char err[STORE_ERR_MAX];
+	int found;
+
+	assert_int_equal(store_record(f->st, &ev, 1000, &r, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_claim(f->st, NULL, 0, "A", 2000, 100, &a,
+	    &found, err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 1);
+	/* Renewed from now: the lease outlasts the claim's 2100. */
+	assert_int_equal(store_renew(f->st, &a, "A", 60000, err, sizeof(err)),
+	    IH_OK);
+	assert_int_equal(count_rows(f->path, "SELECT lease_until > 2100 FROM "
+	    "events"), 1);
+	assert_int_equal(store_claim(f->st, NULL, 0, "B", 2200, 100, &b,
+	    &found, err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 0);
+	/* Another holder's renewal changes nothing. */
+	assert_int_equal(store_renew(f->st, &a, "B", 100, err, sizeof(err)),
+	    IH_ENOTFOUND);
+	/* A's lease is taken over: A's renewal fails, its row is closed. */
+	assert_int_equal(store_claim(f->st, NULL, 0, "B", store_now_ms() +
+	    120000, 100, &b, &found, err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 1);
+	assert_int_equal(store_renew(f->st, &a, "A", 60000, err, sizeof(err)),
+	    IH_ENOTFOUND);
+	assert_int_equal(store_attempt_lost(f->st, &a, 3000, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM attempts "
+	    "WHERE finished_at IS NULL"), 1);
+	/* Only the holder may forget it; then nothing of it is left. */
+	assert_int_equal(store_forget(f->st, &a, "A", err, sizeof(err)),
+	    IH_ENOTFOUND);
+	assert_int_equal(store_forget(f->st, &b, "B", err, sizeof(err)),
+	    IH_OK);
+	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM events"),
+	    0);
+	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM attempts"),
+	    0);
 	store_job_free(&a);
 	store_job_free(&b);
 }
@@ -553,6 +605,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(replay_of, setup, teardown),
 		cmocka_unit_test_setup_teardown(record_claim, setup, teardown),
 		cmocka_unit_test_setup_teardown(order_key_waits, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(renew_lost_and_forget, setup,
 		    teardown),
 	};
 
