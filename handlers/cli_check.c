@@ -13,6 +13,8 @@
  */
 #include <sys/stat.h>
 
+#include <pwd.h>
+
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -22,6 +24,7 @@
 #include <unistd.h>
 
 #include "cli_admin.h"
+#include "config_find.h"
 #include "ih.h"
 #include "providers.h"
 #include "store.h"
@@ -231,6 +234,37 @@ check_dir(struct check *ck, const char *db)
 		    (unsigned)(sb.st_mode & 07777), dir);
 }
 
+/*
+ * Says what the settings were read from, and as whom: the file (and how
+ * it was chosen), and the names (never the values) of the IDEMHOOK_*
+ * variables in the environment.  Root reads files that the programs'
+ * user may not, so a check run as root is flagged.
+ */
+static void
+check_sources(const struct cli *c)
+{
+	struct passwd *pw = getpwuid(geteuid());
+	size_t i;
+
+	printf("settings: read as user %s (uid %u)\n", pw != NULL ?
+	    pw->pw_name : "?", (unsigned)geteuid());
+	if (c->config_path != NULL)
+		printf("settings: file %s (%s)\n", c->config_path,
+		    c->config_from != NULL ? c->config_from : "?");
+	else
+		printf("settings: no file (IDEMHOOK_CONFIG unset; none at "
+		    "%s/%s or %s)\n", pw != NULL ? pw->pw_dir : "~",
+		    CONFIG_FIND_USER, CONFIG_FIND_SYSTEM);
+	printf("settings: environment:");
+	for (i = 0; i < c->env.n; i++)
+		printf(" %s", c->env.names[i]);
+	printf("%s\n", c->env.n == 0 ? " no IDEMHOOK_* variable" : "");
+	if (geteuid() == 0)
+		printf("note: run as root, which can read what the programs' "
+		    "user may not: run check as that user too (runuser -u "
+		    "www-data -- idemhook check)\n");
+}
+
 static void
 check_usage(FILE *f)
 {
@@ -294,6 +328,8 @@ cli_check(struct cli *c, int argc, char **argv)
 	v = getenv("DOCUMENT_ROOT");
 	if (v != NULL && *v != '\0')
 		docroots[ndoc++] = v;
+
+	check_sources(c);
 
 	for (i = 0; providers_all[i] != NULL; i++) {
 		want = nonly == 0;

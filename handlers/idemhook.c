@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "config_find.h"
 #include "dispatch.h"
 #include "ih.h"
 #include "log.h"
@@ -68,6 +69,18 @@ cli_init(struct cli *c, const char *config_path, const char *db_path)
 		return rc;
 	path = config_path != NULL ? config_path :
 	    config_vars_get(&c->env, "IDEMHOOK_CONFIG");
+	c->config_from = config_path != NULL ? "--config" : "IDEMHOOK_CONFIG";
+	if (path == NULL || *path == '\0') {
+		/* As the receivers do under suEXEC: the fixed places. */
+		rc = config_find(c->config_found, sizeof(c->config_found),
+		    err, sizeof(err));
+		if (rc == IH_ECONFIG) {
+			fprintf(stderr, "idemhook: %s\n", err);
+			return IH_ECONFIG;
+		}
+		path = rc == IH_OK ? c->config_found : NULL;
+		c->config_from = "found in its fixed place";
+	}
 	if (path != NULL && *path != '\0') {
 		c->config_path = path;
 		rc = config_vars_from_file(&c->file, path, err, sizeof(err));

@@ -11,6 +11,7 @@
 #include <fcgiapp.h>
 
 #include "config.h"
+#include "config_find.h"
 #include "dispatch.h"
 #include "fault.h"
 #include "ih.h"
@@ -183,6 +184,7 @@ load_config(struct serve *sv, struct config *cfg, char *err, size_t errlen)
 {
 	struct config_source src[3];
 	const char *path;
+	char found[4096];
 	size_t n = 0;
 	int rc;
 
@@ -195,6 +197,13 @@ load_config(struct serve *sv, struct config *cfg, char *err, size_t errlen)
 	path = config_lookup(src, n, "IDEMHOOK_CONFIG");
 	if (path != NULL && *path == '\0')
 		path = NULL;
+	/* suEXEC drops SetEnv: then the file's fixed places (config_find.h). */
+	if (path == NULL && (rc = config_find(found, sizeof(found), err,
+	    errlen)) != IH_ENOTFOUND) {
+		if (rc != IH_OK)
+			return IH_ECONFIG;
+		path = found;
+	}
 	if (path == NULL ? sv->file_path != NULL :
 	    sv->file_path == NULL || strcmp(path, sv->file_path) != 0) {
 		config_vars_free(&sv->file);
