@@ -186,6 +186,39 @@ check_docroot(struct check *ck, const char *db, const char **docroots,
 		    "given; well-known web directories checked)");
 }
 
+/*
+ * The settings file, like the store, must not lie under a document root:
+ * the receivers refuse to serve when it does (serve.c).
+ */
+static void
+check_config_docroot(struct check *ck, const char *conf,
+    const char **docroots, size_t ndocroots)
+{
+	char rconf[PATH_MAX], rdoc[PATH_MAX];
+	size_t i;
+
+	if (resolve(conf, rconf, sizeof(rconf)) != 0)
+		return;
+	for (i = 0; i < ndocroots; i++)
+		if (realpath(docroots[i], rdoc) != NULL &&
+		    is_under(rconf, rdoc)) {
+			problem(ck, "the settings file %s is inside the "
+			    "document root %s, where the web server could "
+			    "serve it, and the receivers refuse to run: move "
+			    "it (e.g. to ~/idemhook/idemhook.env)", rconf,
+			    rdoc);
+			return;
+		}
+	for (i = 0; web_parts[i] != NULL; i++)
+		if (has_part(rconf, web_parts[i])) {
+			problem(ck, "the settings file %s is under a %s "
+			    "directory, which web servers serve: move it (e.g. "
+			    "to ~/idemhook/idemhook.env)", rconf,
+			    web_parts[i]);
+			return;
+		}
+}
+
 /* Checks that path (when it exists, or must) is owner-only. */
 static int
 check_mode(struct check *ck, const char *what, const char *path,
@@ -356,8 +389,10 @@ cli_check(struct cli *c, int argc, char **argv)
 	}
 
 	conf = c->config_path;
-	if (conf != NULL && *conf != '\0')
+	if (conf != NULL && *conf != '\0') {
 		check_mode(&ck, "config file", conf, 1);
+		check_config_docroot(&ck, conf, docroots, ndoc);
+	}
 
 	if (cli_config(c, 0, &cfg) != IH_OK) {
 		problem(&ck, "cannot read the store path: fix the settings "

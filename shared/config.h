@@ -67,6 +67,7 @@ struct config {
 	size_t	 nactions;
 	char	*action_pattern[CONFIG_MAX_ACTIONS];
 	char	*action_command[CONFIG_MAX_ACTIONS];
+	char	*log;			/* IDEMHOOK_LOG, or NULL */
 	size_t	 nsecrets;
 	char	*secrets[CONFIG_MAX_SECRETS];
 	size_t	 secret_len[CONFIG_MAX_SECRETS];

@@ -1,6 +1,7 @@
 /* serve.c -- request, verify, record, respond, log, then process. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,7 @@ struct serve {
 	struct request		 req;
 	FCGX_Request		*fx;		/* NULL under plain CGI */
 	char			 owner[128];	/* lease holder name */
+	struct log_dest		 logd;		/* IDEMHOOK_LOG */
 };
 
 /* What one request came to, for its answer and its log line. */
@@ -225,6 +227,73 @@ load_config(struct serve *sv, struct config *cfg, char *err, size_t errlen)
 	    errlen);
 }
 
+/* Resolves path as far as it exists: the file, else its directory. */
+static int
+resolve_path(const char *path, char *out, size_t len)
+{
+	char dir[PATH_MAX], real[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	size_t n;
+
+	if (realpath(path, real) != NULL)
+		return snprintf(out, len, "%s", real) < (int)len ? 0 : -1;
+	if (slash == NULL || (n = (size_t)(slash - path)) >= sizeof(dir))
+		return -1;
+	if (n == 0)
+		n = 1;
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	/* A store whose directory is not made yet: compare it as written. */
+	if (realpath(dir, real) == NULL)
+		return snprintf(out, len, "%s", path) < (int)len ? 0 : -1;
+	return snprintf(out, len, "%s%s", strcmp(real, "/") == 0 ? "" : real,
+	    slash) < (int)len ? 0 : -1;
+}
+
+/*
+ * Refuses to serve when the store or the settings file lies under the
+ * request's document root (DOCUMENT_ROOT, and CONTEXT_DOCUMENT_ROOT for
+ * ~user/ sites), where one server misconfiguration lets anyone download
+ * it.  There is no exception, not even the hooks folder whose .htaccess
+ * denies those names: that only works under Apache with overrides on.
+ * Returns 1 with the cause in err.
+ */
+static int
+under_docroot(const struct serve *sv, const struct config *cfg, char *err,
+    size_t errlen)
+{
+	static const char *const roots[] = { "DOCUMENT_ROOT",
+	    "CONTEXT_DOCUMENT_ROOT", NULL };
+	const char *files[2], *what[2] = { "store", "settings file" }, *dr;
+	char rroot[PATH_MAX], rfile[PATH_MAX];
+	size_t i, j, len;
+
+	files[0] = cfg->db_path;
+	files[1] = sv->file_path;
+	for (i = 0; roots[i] != NULL; i++) {
+		dr = sv->fx != NULL ? FCGX_GetParam(roots[i], sv->fx->envp) :
+		    getenv(roots[i]);
+		if (dr == NULL || *dr != '/' || realpath(dr, rroot) == NULL ||
+		    strcmp(rroot, "/") == 0)
+			continue;
+		len = strlen(rroot);
+		for (j = 0; j < 2; j++) {
+			if (files[j] == NULL ||
+			    resolve_path(files[j], rfile, sizeof(rfile)) != 0)
+				continue;
+			if (strncmp(rfile, rroot, len) == 0 &&
+			    (rfile[len] == '/' || rfile[len] == '\0')) {
+				snprintf(err, errlen, "the %s %.80s is under "
+				    "the document root %.60s, where the web "
+				    "server could serve it: move it outside",
+				    what[j], rfile, rroot);
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
 /* Opens the store named by cfg, reusing the open one when it matches. */
 static int
 ensure_store(struct serve *sv, const struct config *cfg, char *err,
@@ -283,7 +352,7 @@ dispatch_init(struct serve *sv, const struct config *cfg, struct dispatch *d)
 	d->p = sv->p;
 	d->cfg = cfg;
 	d->owner = sv->owner;
-	d->log = &log_stderr;
+	d->log = log_dest_sink(&sv->logd, &log_stderr);
 }
 
 /*
@@ -308,7 +377,8 @@ process(struct serve *sv, const struct config *cfg, struct store_job *job)
 			break;
 	}
 	if (rc != IH_OK)
-		log_emit(NULL, "provider=%s processing stopped: %s",
+		log_emit(log_dest_sink(&sv->logd, NULL),
+		    "provider=%s processing stopped: %s",
 		    sv->p->name, err);
 }
 
@@ -424,6 +494,10 @@ handle(struct serve *sv, struct config *cfg, struct outcome *o,
 		set_outcome(o, 500, "bad_config", err);
 		return 0;
 	}
+	if (under_docroot(sv, cfg, err, sizeof(err))) {
+		set_outcome(o, 500, "under_document_root", err);
+		return 0;
+	}
 	if (strcmp(sv->req.method, "POST") != 0) {
 		set_outcome(o, 405, "method_not_allowed", sv->req.method);
 		return 0;
@@ -532,7 +606,7 @@ serve_one(struct serve *sv)
 	struct timespec t0;
 	struct log_sink sink = log_stderr;
 	char cid[LOG_CLEAN_SIZE], ctype[LOG_CLEAN_SIZE];
-	char cdetail[LOG_CLEAN_SIZE];
+	char cdetail[LOG_CLEAN_SIZE], lerr[256];
 	struct store_job job;
 	int later;
 
@@ -565,10 +639,14 @@ serve_one(struct serve *sv)
 		request_drain(&sv->req, CGI_DRAIN_MAX);
 	}
 
+	/* Settings that loaded say where the lines go (IDEMHOOK_LOG). */
+	if (cfg.db_path != NULL &&
+	    log_dest_set(&sv->logd, cfg.log, lerr, sizeof(lerr)) != IH_OK)
+		log_emit(&sink, "provider=%s %s", sv->p->name, lerr);
 	log_clean(cid, id.event_id, (size_t)-1);
 	log_clean(ctype, id.event_type, (size_t)-1);
 	log_clean(cdetail, o.detail, (size_t)-1);
-	log_emit(&sink, "provider=%s event=%s type=%s outcome=%s status=%d "
+	log_emit(log_dest_sink(&sv->logd, &sink), "provider=%s event=%s type=%s outcome=%s status=%d "
 	    "ms=%.2f%s%s", sv->p->name, cid, ctype, o.name, o.rsp.status,
 	    elapsed_ms(&t0), o.detail[0] ? " detail=" : "",
 	    o.detail[0] ? cdetail : "");
@@ -596,6 +674,7 @@ serve_main(const struct provider *p)
 
 	memset(&sv, 0, sizeof(sv));
 	sv.p = p;
+	log_dest_init(&sv.logd);
 	dispatch_owner(sv.owner, sizeof(sv.owner));
 	signal(SIGPIPE, SIG_IGN);
 	if (config_vars_from_env(&sv.env, environ) != IH_OK ||
@@ -625,5 +704,6 @@ out:
 	config_vars_free(&sv.env);
 	config_vars_free(&sv.file);
 	free(sv.file_path);
+	log_dest_close(&sv.logd);
 	return rc;
 }
