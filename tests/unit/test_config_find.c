@@ -20,7 +20,7 @@ make_file(char *path, mode_t mode)
 {
 	int fd;
 
-	strcpy(path, "/tmp/ih-find-XXXXXX");
+	snprintf(path, 64, "%s", "/tmp/ih-find-XXXXXX");
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
 	close(fd);
