@@ -283,10 +283,8 @@ under_docroot(const struct serve *sv, const struct config *cfg, char *err,
 				continue;
 			if (strncmp(rfile, rroot, len) == 0 &&
 			    (rfile[len] == '/' || rfile[len] == '\0')) {
-				snprintf(err, errlen, "the %s %.80s is under "
-				    "the document root %.60s, where the web "
-				    "server could serve it: move it outside",
-				    what[j], rfile, rroot);
+				snprintf(err, errlen, "%s under document root:"
+				    " %.200s", what[j], rfile);
 				return 1;
 			}
 		}
