@@ -107,12 +107,12 @@ class Namespace:
     by a sleeping process; run() enters it with nsenter; every process
     left in it is killed at close()."""
 
-    def __init__(self, name):
+    def __init__(self, name, extra=()):
         self.tmp = tempfile.mkdtemp(prefix="ih-recipe-%s-" % name)
         os.chmod(self.tmp, 0o755)
         self.log = []
         script = ["set -e"]
-        for i, d in enumerate(OVERLAID):
+        for i, d in enumerate(OVERLAID + tuple(extra)):
             up, wk = os.path.join(self.tmp, "u%d" % i), os.path.join(self.tmp, "w%d" % i)
             os.makedirs(up)
             os.makedirs(wk)
@@ -344,6 +344,43 @@ def server_recipe(bindir, name, url_path="/"):
         ns.close()
 
 
+def syslog_lines(bindir):
+    """IDEMHOOK_LOG=syslog: the request line and the processing line go
+    to /dev/log (here a socket of the test's, in a namespace whose /dev
+    is an overlay), tagged idemhook with the pid, at LOG_USER|LOG_INFO."""
+    import socket
+    ns = Namespace("syslog", extra=("/dev",))
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    try:
+        sock.bind(ns.path("/dev/log"))
+        os.chmod(ns.path("/dev/log"), 0o666)
+        sock.settimeout(5)
+        secret = "whsec_" + os.urandom(8).hex()
+        eid = "evt_syslog_" + os.urandom(4).hex()
+        body = json.dumps({"id": eid, "object": "event", "type": "x.y"}).encode()
+        tmp = tempfile.mkdtemp(prefix="ih-e2e-syslog-", dir=ns.tmp)
+        env = {"GATEWAY_INTERFACE": "CGI/1.1", "REQUEST_METHOD": "POST",
+               "CONTENT_LENGTH": str(len(body)), "SCRIPT_NAME": "/hooks/stripe",
+               "HTTP_STRIPE_SIGNATURE": sign_stripe(secret, body),
+               "IDEMHOOK_STRIPE_SECRET": secret, "IDEMHOOK_LOG": "syslog",
+               "IDEMHOOK_DB": os.path.join(tmp, "x.db")}
+        r = subprocess.run(["nsenter", "-t", str(ns.holder.pid), "-m", "--",
+                            os.path.join(os.path.abspath(bindir), "stripe.fcgi")],
+                           input=body, env=env, capture_output=True, timeout=30)
+        check(b"accepted" in r.stdout, "CGI request: %r %r" % (r.stdout[:200], r.stderr[-200:]))
+        check(b"provider=" not in r.stderr, "lines went to stderr too: %r" % r.stderr[-300:])
+        got = []
+        while len(got) < 8 and not (got and "processing=" in got[-1]):
+            got.append(sock.recv(4096).decode(errors="replace"))
+        check(re.match(r"<14>.*idemhook\[\d+\]: provider=stripe event=%s .*outcome=accepted"
+                       % eid, got[0]), "request line in syslog: %r" % got)
+        check(re.match(r"<14>.*idemhook\[\d+\]: provider=stripe event=%s .*processing=done"
+                       % eid, got[-1]), "processing line in syslog: %r" % got)
+    finally:
+        sock.close()
+        ns.close()
+
+
 def blocks_parse():
     """Every recipe the README names is there, with the commands the
     tests rely on."""
@@ -365,6 +402,8 @@ def main():
         return tap.finish()
     tap.run("the README marks every recipe; cron lines use full paths", blocks_parse)
     why = "a mount namespace with overlays on /etc, /var, /run, /usr/local"
+    tap.run_as_root("IDEMHOOK_LOG=syslog: request and processing lines reach /dev/log",
+                    why, syslog_lines, bindir)
     tap.run_as_root("lighttpd recipe as written: accepted, duplicate, 401, check clean, "
                     "lines in IDEMHOOK_LOG, cron", why, server_recipe, bindir, "lighttpd")
     tap.run_as_root("Apache vhost recipe as written: accepted, duplicate, 401, check clean, "
