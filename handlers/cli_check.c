@@ -13,8 +13,6 @@
  */
 #include <sys/stat.h>
 
-#include <pwd.h>
-
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -276,18 +274,20 @@ check_dir(struct check *ck, const char *db)
 static void
 check_sources(const struct cli *c)
 {
-	struct passwd *pw = getpwuid(geteuid());
+	char name[256] = "?", home[PATH_MAX] = "~";
 	size_t i;
 
-	printf("settings: read as user %s (uid %u)\n", pw != NULL ?
-	    pw->pw_name : "?", (unsigned)geteuid());
+	config_find_user((unsigned)geteuid(), name, sizeof(name), home,
+	    sizeof(home));
+	printf("settings: read as user %s (uid %u)\n", name,
+	    (unsigned)geteuid());
 	if (c->config_path != NULL)
 		printf("settings: file %s (%s)\n", c->config_path,
 		    c->config_from != NULL ? c->config_from : "?");
 	else
 		printf("settings: no file (IDEMHOOK_CONFIG unset; none at "
-		    "%s/%s or %s)\n", pw != NULL ? pw->pw_dir : "~",
-		    CONFIG_FIND_USER, CONFIG_FIND_SYSTEM);
+		    "%s/%s or %s)\n", home, CONFIG_FIND_USER,
+		    CONFIG_FIND_SYSTEM);
 	printf("settings: environment:");
 	for (i = 0; i < c->env.n; i++)
 		printf(" %s", c->env.names[i]);

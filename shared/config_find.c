@@ -43,18 +43,44 @@ config_find_safe(const char *path, unsigned uid, char *err, size_t errlen)
 }
 
 int
+config_find_user(unsigned uid, char *name, size_t namelen, char *home,
+    size_t homelen)
+{
+	struct passwd *pw = NULL;
+	FILE *f;
+	int rc = IH_ENOTFOUND;
+
+	f = fopen("/etc/passwd", "re");
+	if (f != NULL) {
+		while ((pw = fgetpwent(f)) != NULL && pw->pw_uid != (uid_t)uid)
+			;
+		if (pw != NULL) {
+			snprintf(name, namelen, "%s", pw->pw_name);
+			snprintf(home, homelen, "%s", pw->pw_dir);
+			rc = IH_OK;
+		}
+		fclose(f);
+	}
+	if (rc != IH_OK && (pw = getpwuid((uid_t)uid)) != NULL) {
+		snprintf(name, namelen, "%s", pw->pw_name);
+		snprintf(home, homelen, "%s", pw->pw_dir);
+		rc = IH_OK;
+	}
+	return rc;
+}
+
+int
 config_find(char *out, size_t outlen, char *err, size_t errlen)
 {
-	struct passwd *pw;
-	char path[4096];
+	char path[4096], name[256], home[4096];
 	uid_t uid = geteuid();
 	int n, rc;
 
 	/* The password database, not $HOME: suEXEC and cron may drop it. */
-	pw = getpwuid(uid);
-	if (pw != NULL && pw->pw_dir != NULL && pw->pw_dir[0] == '/') {
-		n = snprintf(path, sizeof(path), "%s%s%s", pw->pw_dir,
-		    pw->pw_dir[strlen(pw->pw_dir) - 1] == '/' ? "" : "/",
+	if (config_find_user((unsigned)uid, name, sizeof(name), home,
+	    sizeof(home)) == IH_OK && home[0] == '/') {
+		n = snprintf(path, sizeof(path), "%s%s%s", home,
+		    home[strlen(home) - 1] == '/' ? "" : "/",
 		    CONFIG_FIND_USER);
 		if (n > 0 && (size_t)n < sizeof(path)) {
 			rc = config_find_safe(path, (unsigned)uid, err,

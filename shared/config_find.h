@@ -31,6 +31,14 @@
 int	config_find(char *out, size_t outlen, char *err, size_t errlen);
 
 /*
+ * The name and home of the user uid: /etc/passwd first (fgetpwent, which
+ * needs no NSS module, so a static build works on any host), then
+ * getpwuid(3).  Returns IH_OK or IH_ENOTFOUND.
+ */
+int	config_find_user(unsigned uid, char *name, size_t namelen, char *home,
+	    size_t homelen);
+
+/*
  * Checks that path is a regular file owned by uid or root and not
  * writable by group or others.  Returns IH_OK, IH_ENOTFOUND, or
  * IH_ECONFIG with the cause in err.

@@ -90,6 +90,20 @@ missing_and_directory(void **state)
 	    IH_ECONFIG);
 }
 
+static void
+user_from_passwd(void **state)
+{
+	char name[64], home[256];
+
+	(void)state;
+	assert_int_equal(config_find_user(0, name, sizeof(name), home,
+	    sizeof(home)), IH_OK);
+	assert_string_equal(name, "root");
+	assert_true(home[0] == '/');
+	assert_int_equal(config_find_user(4294967294u, name, sizeof(name),
+	    home, sizeof(home)), IH_ENOTFOUND);
+}
+
 int
 main(void)
 {
@@ -98,6 +112,7 @@ main(void)
 		cmocka_unit_test(writable_by_others_is_refused),
 		cmocka_unit_test(other_owner_is_refused),
 		cmocka_unit_test(missing_and_directory),
+		cmocka_unit_test(user_from_passwd),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
