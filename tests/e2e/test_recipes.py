@@ -25,6 +25,7 @@ environment (env -i, PATH=/usr/bin:/bin, as the programs' user).
 Usage: test_recipes.py BINDIR   (or IH_BIN=BINDIR ...)
 """
 
+import atexit
 import json
 import os
 import re
@@ -101,6 +102,24 @@ def cron_commands(text):
     return out
 
 
+_LIVE = []
+
+
+def _close_all(*_):
+    for ns in list(_LIVE):
+        ns.close()
+
+
+def _on_signal(signum, _frame):
+    _close_all()
+    sys.exit(128 + signum)
+
+
+atexit.register(_close_all)
+for _sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    signal.signal(_sig, _on_signal)
+
+
 class Namespace:
     """A private mount namespace whose OVERLAID folders are overlays on
     this machine's: writes land in a temporary folder and vanish.  Held
@@ -118,7 +137,8 @@ class Namespace:
             os.makedirs(wk)
             script.append("mount -t overlay overlay -o lowerdir=%s,upperdir=%s,workdir=%s %s"
                           % (d, up, wk, d))
-        script += ["echo ready", "exec sleep 3600"]
+        # The holder outlives nothing by much, whatever happens to us.
+        script += ["echo ready", "exec sleep 900"]
         self.holder = subprocess.Popen(
             ["unshare", "--mount", "--propagation", "private", "sh", "-c",
              "\n".join(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -129,6 +149,7 @@ class Namespace:
             self.close()
             raise HarnessError("cannot make the namespace: %s" % err.strip()[-300:])
         self.ns = os.readlink("/proc/%d/ns/mnt" % self.holder.pid)
+        _LIVE.append(self)
 
     def path(self, p):
         """p as the namespace sees it, from outside."""
@@ -171,6 +192,8 @@ class Namespace:
         return out
 
     def close(self):
+        if self in _LIVE:
+            _LIVE.remove(self)
         if getattr(self, "ns", None):
             for sig in (signal.SIGTERM, signal.SIGKILL):
                 pids = self.members()

@@ -39,6 +39,12 @@ from test_recipes import deliveries, fill_secrets, post, recipe, wait_http  # no
 
 
 def shared_hosting(bindir, mode):
+    # fcgid: the static build the README uploads, when make static made it
+    # (make check does); cgi: the programs under test, with sanitizers.
+    static = os.path.join(bindir, "static")
+    if mode == "fcgid" and os.path.exists(os.path.join(static, "stripe.fcgi")):
+        bindir = static
+    print("# suexec %s: programs from %s" % (mode, bindir), flush=True)
     site = SuexecSite(bindir, mode)
     ns = site.ns
     ok = False
