@@ -28,6 +28,7 @@ Usage: test_recipes.py BINDIR   (or IH_BIN=BINDIR ...)
 import atexit
 import json
 import os
+import pwd
 import re
 import shlex
 import shutil
@@ -353,6 +354,18 @@ def server_recipe(bindir, name, url_path="/"):
         wait_http(base + url_path)
         ids = deliveries(base, secrets, name)
         audit_and_cron(ns, "/var/lib/idemhook/idemhook.log", ids)
+        if name == "lighttpd":
+            # A reboot empties /run; boot runs systemd-tmpfiles --create
+            # over every tmpfiles.d file, then starts lighttpd.
+            ns.run("/etc/init.d/lighttpd stop && rm -rf /run/idemhook")
+            check(not os.path.exists(ns.path("/run/idemhook")), "/run/idemhook still there")
+            ns.run("systemd-tmpfiles --create --prefix=/run/idemhook")
+            st = os.stat(ns.path("/run/idemhook"))
+            check(st.st_uid == pwd.getpwnam("www-data").pw_uid and st.st_mode & 0o7777 == 0o750,
+                  "/run/idemhook after boot: uid %d mode %04o" % (st.st_uid, st.st_mode & 0o7777))
+            ns.run("/etc/init.d/lighttpd start")
+            wait_http(base + url_path)
+            deliveries(base, secrets, name + "-reboot")
         if name == "nginx":
             # nginx files whatever a program writes to FastCGI stderr
             # under [error]: with IDEMHOOK_LOG nothing goes there.
@@ -428,7 +441,7 @@ def main():
     tap.run_as_root("IDEMHOOK_LOG=syslog: request and processing lines reach /dev/log",
                     why, syslog_lines, bindir)
     tap.run_as_root("lighttpd recipe as written: accepted, duplicate, 401, check clean, "
-                    "lines in IDEMHOOK_LOG, cron", why, server_recipe, bindir, "lighttpd")
+                    "lines in IDEMHOOK_LOG, cron; /run/idemhook again after a reboot", why, server_recipe, bindir, "lighttpd")
     tap.run_as_root("Apache vhost recipe as written: accepted, duplicate, 401, check clean, "
                     "lines in IDEMHOOK_LOG, cron", why, server_recipe, bindir, "vhost")
     tap.run_as_root("nginx recipe as written: accepted, duplicate, 401, check clean, "
