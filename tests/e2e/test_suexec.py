@@ -168,6 +168,37 @@ def cgi_refuses_under_docroot(bindir):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def check_says_what_it_read(bindir):
+    """idemhook check names the settings file and how it was chosen, the
+    IDEMHOOK_* variables it saw (names, never values) and the user; it
+    reports a settings file under the document root."""
+    import pwd
+    tmp = tempfile.mkdtemp(prefix="ih-e2e-checkread-")
+    try:
+        docroot = os.path.join(tmp, "www")
+        os.makedirs(docroot)
+        secret = "whsec_" + os.urandom(8).hex()
+        settings = os.path.join(docroot, "idemhook.env")
+        with open(settings, "w") as f:
+            f.write("IDEMHOOK_DB=%s\n" % os.path.join(tmp, "store", "x.db"))
+        os.chmod(settings, 0o600)
+        env = {"PATH": "/usr/bin:/bin", "IDEMHOOK_CONFIG": settings,
+               "IDEMHOOK_STRIPE_SECRET": secret, "IDEMHOOK_TOLERANCE": "300"}
+        r = subprocess.run([os.path.join(bindir, "idemhook"), "check", "--provider", "stripe",
+                            "--docroot", docroot], env=env, capture_output=True, text=True,
+                           timeout=30)
+        me = pwd.getpwuid(os.geteuid()).pw_name
+        for want in ("settings: read as user %s (uid %d)" % (me, os.geteuid()),
+                     "settings: file %s (IDEMHOOK_CONFIG)" % settings,
+                     "IDEMHOOK_STRIPE_SECRET", "IDEMHOOK_TOLERANCE",
+                     "PROBLEM: the settings file %s is inside the document root" % settings):
+            check(want in r.stdout, "check output lacks %r: %s" % (want, r.stdout[-800:]))
+        check(secret not in r.stdout + r.stderr, "check printed the secret")
+        check(r.returncode == 1, "check exit %d with a problem" % r.returncode)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def readme_allow_override(bindir, mode):
     """The shipped .htaccess under exactly the README's AllowOverride
     line: served (accepted, duplicate), settings files denied (403).
@@ -206,6 +237,8 @@ def main():
         return tap.finish()
     tap.run("CGI: settings file or store under the document root -> 500 "
             "under_document_root, one line saying why", cgi_refuses_under_docroot, bindir)
+    tap.run("check says which file and variables it read, as whom; settings file under "
+            "the document root reported", check_says_what_it_read, bindir)
     for mode in ("fcgid", "cgi"):
         tap.run("%s.htaccess under the README's AllowOverride line: served, settings "
                 "denied; the old line fails" % mode, readme_allow_override, bindir, mode)
