@@ -49,6 +49,7 @@ struct serve {
 	FCGX_Request		*fx;		/* NULL under plain CGI */
 	char			 owner[128];	/* lease holder name */
 	struct log_dest		 logd;		/* IDEMHOOK_LOG */
+	char			 logd_err[256];	/* why it cannot be used */
 };
 
 /* What one request came to, for its answer and its log line. */
@@ -492,6 +493,11 @@ handle(struct serve *sv, struct config *cfg, struct outcome *o,
 		set_outcome(o, 500, "bad_config", err);
 		return 0;
 	}
+	/* Before any line of this request: inline mode logs effects. */
+	if (log_dest_set(&sv->logd, cfg->log, sv->logd_err,
+	    sizeof(sv->logd_err)) != IH_OK && sv->logd_err[0] == '\0')
+		snprintf(sv->logd_err, sizeof(sv->logd_err), "IDEMHOOK_LOG "
+		    "unusable");
 	if (under_docroot(sv, cfg, err, sizeof(err))) {
 		set_outcome(o, 500, "under_document_root", err);
 		return 0;
@@ -604,7 +610,7 @@ serve_one(struct serve *sv)
 	struct timespec t0;
 	struct log_sink sink = log_stderr;
 	char cid[LOG_CLEAN_SIZE], ctype[LOG_CLEAN_SIZE];
-	char cdetail[LOG_CLEAN_SIZE], lerr[256];
+	char cdetail[LOG_CLEAN_SIZE];
 	struct store_job job;
 	int later;
 
@@ -637,14 +643,16 @@ serve_one(struct serve *sv)
 		request_drain(&sv->req, CGI_DRAIN_MAX);
 	}
 
-	/* Settings that loaded say where the lines go (IDEMHOOK_LOG). */
-	if (cfg.db_path != NULL &&
-	    log_dest_set(&sv->logd, cfg.log, lerr, sizeof(lerr)) != IH_OK)
-		log_emit(&sink, "provider=%s %s", sv->p->name, lerr);
+	/* An IDEMHOOK_LOG that cannot be used is said where it is seen. */
+	if (sv->logd_err[0] != '\0') {
+		log_emit(&sink, "provider=%s %s", sv->p->name, sv->logd_err);
+		sv->logd_err[0] = '\0';
+	}
 	log_clean(cid, id.event_id, (size_t)-1);
 	log_clean(ctype, id.event_type, (size_t)-1);
 	log_clean(cdetail, o.detail, (size_t)-1);
-	log_emit(log_dest_sink(&sv->logd, &sink), "provider=%s event=%s type=%s outcome=%s status=%d "
+	log_emit(log_dest_sink(&sv->logd, &sink), "provider=%s event=%s "
+	    "type=%s outcome=%s status=%d "
 	    "ms=%.2f%s%s", sv->p->name, cid, ctype, o.name, o.rsp.status,
 	    elapsed_ms(&t0), o.detail[0] ? " detail=" : "",
 	    o.detail[0] ? cdetail : "");

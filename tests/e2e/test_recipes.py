@@ -417,6 +417,28 @@ def syslog_lines(bindir):
         ns.close()
 
 
+def unusable_log_said(bindir):
+    """An IDEMHOOK_LOG that cannot be opened is said on the server's
+    error stream, and the request is served and logged there instead."""
+    tmp = tempfile.mkdtemp(prefix="ih-e2e-badlog-")
+    try:
+        secret = "whsec_" + os.urandom(8).hex()
+        body = b'{"id":"evt_badlog_%s","object":"event","type":"x"}' % os.urandom(4).hex().encode()
+        env = {"PATH": "/usr/bin:/bin", "GATEWAY_INTERFACE": "CGI/1.1",
+               "REQUEST_METHOD": "POST", "CONTENT_LENGTH": str(len(body)),
+               "SCRIPT_NAME": "/hooks/stripe", "HTTP_STRIPE_SIGNATURE": sign_stripe(secret, body),
+               "IDEMHOOK_STRIPE_SECRET": secret, "IDEMHOOK_DB": os.path.join(tmp, "x.db"),
+               "IDEMHOOK_LOG": os.path.join(tmp, "no", "such", "dir", "idemhook.log")}
+        r = subprocess.run([os.path.join(bindir, "stripe.fcgi")], input=body, env=env,
+                           capture_output=True, timeout=30)
+        err = r.stderr.decode(errors="replace")
+        check(b"accepted" in r.stdout, "request: %r" % r.stdout[:200])
+        check(err.count("cannot open IDEMHOOK_LOG") == 1 and "outcome=accepted" in err,
+              "stderr: %r" % err[-500:])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def blocks_parse():
     """Every recipe the README names is there, with the commands the
     tests rely on."""
@@ -437,6 +459,8 @@ def main():
         tap.not_ok("setup", e)
         return tap.finish()
     tap.run("the README marks every recipe; cron lines use full paths", blocks_parse)
+    tap.run("IDEMHOOK_LOG that cannot be opened: said once, lines on stderr instead",
+            unusable_log_said, bindir)
     why = "a mount namespace with overlays on /etc, /var, /run, /usr/local"
     tap.run_as_root("IDEMHOOK_LOG=syslog: request and processing lines reach /dev/log",
                     why, syslog_lines, bindir)
