@@ -23,6 +23,7 @@ Usage: test_suexec.py BINDIR   (or IH_BIN=BINDIR ...)
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -35,7 +36,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (ApacheServer, HarnessError, Tap, bin_dir, check,  # noqa: E402
                      sign_stripe)
 from suexec import SuexecSite  # noqa: E402
-from test_recipes import deliveries, fill_secrets, post, recipe, wait_http  # noqa: E402
+from test_recipes import (cron_commands, deliveries, fill_secrets, post, recipe,  # noqa: E402
+                          wait_http)
 
 
 def shared_hosting(bindir, mode):
@@ -82,6 +84,15 @@ def shared_hosting(bindir, mode):
                              "github --docroot ~/public_html", check_rc=False)
         check(r.returncode == 0 and "settings: read as user ihsite" in r.stdout,
               "check as the account: %s" % (r.stdout + r.stderr)[-600:])
+        # The README's cron lines, in the account's crontab: cron's
+        # environment (no HOME either), the account's own program.
+        for _, text in recipe("cron"):
+            for cmd in cron_commands(text):
+                cmd = cmd.replace("/usr/local/bin/idemhook", site.home + "/idemhook-build/idemhook")
+                r = ns.run("/usr/sbin/runuser -u %s -- env -i PATH=/usr/bin:/bin SHELL=/bin/sh "
+                           "sh -c %s" % (site.user, shlex.quote(cmd)), check_rc=False, cwd="/")
+                check(r.returncode == 0, "cron line %r as the account: %s"
+                      % (cmd, (r.stdout + r.stderr)[-400:]))
 
         if mode == "cgi":
             # The store under the document root: refused, and said why.
@@ -247,10 +258,10 @@ def main():
         tap.not_ok("apache2-suexec-custom", "not installed: run make deps")
         return tap.finish()
     tap.run_as_root("mod_fcgid + suEXEC + userdir, README recipe as the account, no SetEnv: "
-                    "accepted, duplicate, 401, store owned by the account, log, check",
+                    "accepted, duplicate, 401, store owned by the account, log, check, cron",
                     why, shared_hosting, bindir, "fcgid")
     tap.run_as_root("mod_cgi + suEXEC + userdir, README recipe as the account, no SetEnv: "
-                    "accepted, duplicate, 401, log, check; store under public_html -> 500",
+                    "accepted, duplicate, 401, log, check, cron; store under public_html -> 500",
                     why, shared_hosting, bindir, "cgi")
     return tap.finish()
 
