@@ -366,6 +366,18 @@ def server_recipe(bindir, name, url_path="/"):
             ns.run("/etc/init.d/lighttpd start")
             wait_http(base + url_path)
             deliveries(base, secrets, name + "-reboot")
+            # Without systemd: the README's var.idemhook_run line, and a
+            # boot that empties /run and makes nothing but what the init
+            # script makes.
+            conf = "/etc/lighttpd/conf-enabled/50-idemhook.conf"
+            text, n = re.subn(r'(?m)^#(var\.idemhook_run := "/run/lighttpd")', r"\1",
+                              ns.read(conf))
+            check(n == 1, "the README's lighttpd file lacks the no-systemd line")
+            ns.write(conf, text)
+            ns.run("/etc/init.d/lighttpd stop && rm -rf /run/idemhook /run/lighttpd")
+            ns.run("/etc/init.d/lighttpd start")
+            wait_http(base + url_path)
+            deliveries(base, secrets, name + "-nosystemd")
         if name == "nginx":
             # nginx files whatever a program writes to FastCGI stderr
             # under [error]: with IDEMHOOK_LOG nothing goes there.
@@ -465,7 +477,8 @@ def main():
     tap.run_as_root("IDEMHOOK_LOG=syslog: request and processing lines reach /dev/log",
                     why, syslog_lines, bindir)
     tap.run_as_root("lighttpd recipe as written: accepted, duplicate, 401, check clean, "
-                    "lines in IDEMHOOK_LOG, cron; /run/idemhook again after a reboot", why, server_recipe, bindir, "lighttpd")
+                    "lines in IDEMHOOK_LOG, cron; sockets again after a reboot, with and without "
+                    "systemd-tmpfiles", why, server_recipe, bindir, "lighttpd")
     tap.run_as_root("Apache vhost recipe as written: accepted, duplicate, 401, check clean, "
                     "lines in IDEMHOOK_LOG, cron", why, server_recipe, bindir, "vhost")
     tap.run_as_root("nginx recipe as written: accepted, duplicate, 401, check clean, "
