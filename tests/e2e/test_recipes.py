@@ -335,6 +335,13 @@ def audit_and_cron(ns, logfile, ids, user="www-data", audit="audit", cron="cron"
 
 def server_recipe(bindir, name, url_path="/"):
     """The common server set-up, then recipe name, then the checks."""
+    # The recipe's "make deps" must find everything installed: apt-get in
+    # the namespace would write /usr for real but its records in /var's
+    # overlay.  deps.sh as another user only reports what is missing.
+    r = subprocess.run(["/usr/sbin/runuser", "-u", "nobody", "--", "sh",
+                        os.path.join(REPO, "scripts", "deps.sh")], capture_output=True,
+                       text=True, timeout=60)
+    check(r.returncode == 0, "packages missing, run make deps first: %s" % r.stderr.strip())
     ns = Namespace(name)
     ok = False
     try:
