@@ -48,6 +48,12 @@ from harness import (REPO, HarnessError, Tap, bin_dir, check, free_port,  # noqa
 README = os.path.join(REPO, "README.md")
 MARK = re.compile(r"^<!-- recipe: ([\w-]+)(?: file=(\S+))? -->\s*$")
 OVERLAID = ("/etc", "/var", "/run", "/usr/local", "/home")
+FRESH = ("/var/lib/idemhook", "/etc/idemhook", "/run/idemhook", "/run/lighttpd",
+         "/usr/local/libexec/idemhook", "/usr/local/share/idemhook", "/usr/local/bin/idemhook",
+         "/usr/local/share/man/man1/idemhook.1", "/etc/lighttpd/idemhook",
+         "/etc/lighttpd/conf-enabled/50-idemhook.conf", "/etc/apache2/conf-available/idemhook.conf",
+         "/etc/apache2/conf-enabled/idemhook.conf", "/etc/nginx/idemhook",
+         "/etc/tmpfiles.d/idemhook.conf", "/var/www/idemhook", "/root/idemhook")
 CRON_ENV = ["env", "-i", "PATH=/usr/bin:/bin", "SHELL=/bin/sh"]
 
 
@@ -139,6 +145,9 @@ class Namespace:
             script.append("mount -t overlay overlay -o lowerdir=%s,upperdir=%s,workdir=%s %s"
                           % (d, up, wk, d))
         # The holder outlives nothing by much, whatever happens to us.
+        # A fresh machine: whatever an earlier installation, make demo or
+        # recipe left is removed in the overlay (whiteouts), not on the host.
+        script.append("rm -rf " + " ".join(FRESH))
         script += ["echo ready", "exec sleep 900"]
         self.holder = subprocess.Popen(
             ["unshare", "--mount", "--propagation", "private", "sh", "-c",
