@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "cli_admin.h"
+#include "config_find.h"
 #include "ih.h"
 #include "providers.h"
 #include "redact.h"
@@ -266,6 +267,39 @@ check_docroot(struct check *ck, const char *db, const char **docroots,
 }
 
 /*
+ * The settings file, like the store, must not lie under a document root:
+ * the receivers refuse to serve when it does (serve.c).
+ */
+static void
+check_config_docroot(struct check *ck, const char *conf,
+    const char **docroots, size_t ndocroots)
+{
+	char rconf[PATH_MAX], rdoc[PATH_MAX];
+	size_t i;
+
+	if (resolve(conf, rconf, sizeof(rconf)) != 0)
+		return;
+	for (i = 0; i < ndocroots; i++)
+		if (realpath(docroots[i], rdoc) != NULL &&
+		    is_under(rconf, rdoc)) {
+			problem(ck, "the settings file %s is inside the "
+			    "document root %s, where the web server could "
+			    "serve it, and the receivers refuse to run: move "
+			    "it (e.g. to ~/idemhook/idemhook.env)", rconf,
+			    rdoc);
+			return;
+		}
+	for (i = 0; web_parts[i] != NULL; i++)
+		if (has_part(rconf, web_parts[i])) {
+			problem(ck, "the settings file %s is under a %s "
+			    "directory, which web servers serve: move it (e.g. "
+			    "to ~/idemhook/idemhook.env)", rconf,
+			    web_parts[i]);
+			return;
+		}
+}
+
+/*
  * Checks the store file at path (when it exists, or must): a regular
  * file, not a symbolic link, owner-only, owned by the invoking user or
  * --user.  Returns 0, or -1 when there is a problem (printed).
@@ -415,6 +449,39 @@ check_dir(struct check *ck, const char *db)
 		    "owner %s", dir, user_name(sb.st_uid, who, sizeof(who)));
 }
 
+/*
+ * Says what the settings were read from, and as whom: the file (and how
+ * it was chosen), and the names (never the values) of the IDEMHOOK_*
+ * variables in the environment.  Root reads files that the programs'
+ * user may not, so a check run as root is flagged.
+ */
+static void
+check_sources(const struct cli *c)
+{
+	char name[256] = "?", home[PATH_MAX] = "~";
+	size_t i;
+
+	config_find_user((unsigned)geteuid(), name, sizeof(name), home,
+	    sizeof(home));
+	printf("settings: read as user %s (uid %u)\n", name,
+	    (unsigned)geteuid());
+	if (c->config_path != NULL)
+		printf("settings: file %s (%s)\n", c->config_path,
+		    c->config_from != NULL ? c->config_from : "?");
+	else
+		printf("settings: no file (IDEMHOOK_CONFIG unset; none at "
+		    "%s/%s or %s)\n", home, CONFIG_FIND_USER,
+		    CONFIG_FIND_SYSTEM);
+	printf("settings: environment:");
+	for (i = 0; i < c->env.n; i++)
+		printf(" %s", c->env.names[i]);
+	printf("%s\n", c->env.n == 0 ? " no IDEMHOOK_* variable" : "");
+	if (geteuid() == 0)
+		printf("note: run as root, which can read what the programs' "
+		    "user may not: run check as that user too (runuser -u "
+		    "www-data -- idemhook check)\n");
+}
+
 static void
 check_usage(FILE *f)
 {
@@ -494,6 +561,8 @@ cli_check(struct cli *c, int argc, char **argv)
 	if (v != NULL && *v != '\0')
 		docroots[ndoc++] = v;
 
+	check_sources(c);
+
 	for (i = 0; providers_all[i] != NULL; i++) {
 		want = nonly == 0;
 		for (j = 0; j < nonly; j++)
@@ -525,8 +594,10 @@ cli_check(struct cli *c, int argc, char **argv)
 	}
 
 	conf = c->config_path;
-	if (conf != NULL && *conf != '\0')
+	if (conf != NULL && *conf != '\0') {
 		check_config(&ck, conf);
+		check_config_docroot(&ck, conf, docroots, ndoc);
+	}
 
 	if (cli_config(c, 0, &cfg) != IH_OK) {
 		problem(&ck, "cannot read the store path: fix the settings "

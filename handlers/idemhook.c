@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "config_find.h"
 #include "dispatch.h"
 #include "harden.h"
 #include "ih.h"
@@ -73,6 +74,18 @@ cli_init(struct cli *c, const char *config_path, const char *db_path)
 	harden_scrub_environ(environ);
 	path = config_path != NULL ? config_path :
 	    config_vars_get(&c->env, "IDEMHOOK_CONFIG");
+	c->config_from = config_path != NULL ? "--config" : "IDEMHOOK_CONFIG";
+	if (path == NULL || *path == '\0') {
+		/* As the receivers do under suEXEC: the fixed places. */
+		rc = config_find(c->config_found, sizeof(c->config_found),
+		    err, sizeof(err));
+		if (rc == IH_ECONFIG) {
+			fprintf(stderr, "idemhook: %s\n", err);
+			return IH_ECONFIG;
+		}
+		path = rc == IH_OK ? c->config_found : NULL;
+		c->config_from = "found in its fixed place";
+	}
 	if (path != NULL && *path != '\0') {
 		c->config_path = path;
 		rc = config_vars_from_file(&c->file, path, err, sizeof(err));
@@ -198,7 +211,8 @@ cmd_work(struct cli *c, int argc, char **argv)
 	double interval = 1.0;
 	long done = 0;
 	size_t i;
-	int once = 0, found, any, rc, a;
+	struct log_dest ld;
+	int once = 0, found, any, rc, a, ret = 0;
 
 	for (a = 1; a < argc; a++) {
 		if (strcmp(argv[a], "--once") == 0)
@@ -228,6 +242,11 @@ cmd_work(struct cli *c, int argc, char **argv)
 	}
 	if (cli_store(c, &st) != IH_OK)
 		return 1;
+	/* The processing lines go where the receivers send theirs. */
+	log_dest_init(&ld);
+	if (cli_config(c, 0, &cfg) == IH_OK &&
+	    log_dest_set(&ld, cfg->log, err, sizeof(err)) != IH_OK)
+		fprintf(stderr, "idemhook: %s\n", err);
 	dispatch_owner(owner, sizeof(owner));
 	signal(SIGINT, on_stop);
 	signal(SIGTERM, on_stop);
@@ -238,19 +257,22 @@ cmd_work(struct cli *c, int argc, char **argv)
 			if (only != NULL &&
 			    strcmp(providers_all[i]->name, only) != 0)
 				continue;
-			if (cli_config(c, i, &cfg) != IH_OK)
-				return 2;
+			if (cli_config(c, i, &cfg) != IH_OK) {
+				ret = 2;
+				goto out;
+			}
 			d.st = st;
 			d.p = providers_all[i];
 			d.cfg = cfg;
 			d.owner = owner;
-			d.log = &log_stderr;
+			d.log = log_dest_sink(&ld, &log_stderr);
 			do {
 				rc = dispatch_one(&d, 0, &found, err,
 				    sizeof(err));
 				if (rc != IH_OK) {
 					cli_errorf("work: %s", err);
-					return 1;
+					ret = 1;
+					goto out;
 				}
 				any += found;
 				done += found;
@@ -267,7 +289,9 @@ cmd_work(struct cli *c, int argc, char **argv)
 	}
 	if (once)
 		printf("processed %ld event(s)\n", done);
-	return 0;
+out:
+	log_dest_close(&ld);
+	return ret;
 }
 
 static const struct cli_cmd builtin[] = {

@@ -47,7 +47,7 @@ install-files:
 	$(INSTALL) -m 0644 www-config/apache/*.htaccess \
 	    www-config/apache/*.conf $(SHAREDIR_I)/www-config/apache/
 	$(INSTALL) -m 0644 www-config/lighttpd/*.conf \
-	    www-config/lighttpd/*.example $(SHAREDIR_I)/www-config/lighttpd/
+	    www-config/lighttpd/*.example www-config/lighttpd/*.tmpfiles $(SHAREDIR_I)/www-config/lighttpd/
 	$(INSTALL) -m 0644 www-config/nginx/*.conf www-config/nginx/*.service \
 	    $(SHAREDIR_I)/www-config/nginx/
 	$(INSTALL) -m 0755 www-config/nginx/*.sh $(SHAREDIR_I)/www-config/nginx/

@@ -720,6 +720,12 @@ config_load(struct config *cfg, const char *provider, const char *secret_var,
 		goto out;
 	}
 
+	v = config_lookup(src, nsrc, "IDEMHOOK_LOG");
+	if (v != NULL && (cfg->log = strdup(v)) == NULL) {
+		rc = IH_ENOMEM;
+		goto out;
+	}
+
 	for (i = 0; secret_var != NULL && i < CONFIG_MAX_SECRETS; i++) {
 		if (i == 0)
 			n = snprintf(name, sizeof(name), "%s", secret_var);
@@ -767,5 +773,6 @@ config_free(struct config *cfg)
 	free(cfg->action_passenv);
 	free(cfg->db_path);
 	free(cfg->allow_from);
+	free(cfg->log);
 	memset(cfg, 0, sizeof(*cfg));
 }

@@ -79,6 +79,7 @@ struct config {
 	char	*action_pattern[CONFIG_MAX_ACTIONS];
 	char	*action_command[CONFIG_MAX_ACTIONS];
 	char	*allow_from;		/* CIDR list (allow.h), or NULL */
+	char	*log;			/* IDEMHOOK_LOG, or NULL */
 	size_t	 nsecrets;
 	char	*secrets[CONFIG_MAX_SECRETS];
 	size_t	 secret_len[CONFIG_MAX_SECRETS];

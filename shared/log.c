@@ -1,7 +1,12 @@
 /* log.c -- bounded, single-write log records. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -72,4 +77,107 @@ log_clean(char out[LOG_CLEAN_SIZE], const char *v, size_t len)
 		n += 3;
 	}
 	out[n] = '\0';
+}
+
+/* One write(2) per line on an O_APPEND file: lines never interleave. */
+static void
+file_write(void *arg, const char *line, size_t len)
+{
+	const struct log_dest *d = arg;
+	char buf[LOG_LINE_MAX + 64];
+	struct tm tm;
+	time_t now = time(NULL);
+	size_t n;
+	ssize_t w;
+
+	if (gmtime_r(&now, &tm) == NULL)
+		return;
+	n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ ", &tm);
+	n += (size_t)snprintf(buf + n, sizeof(buf) - n, "[%ld] ",
+	    (long)getpid());
+	if (len > sizeof(buf) - n)
+		len = sizeof(buf) - n;
+	memcpy(buf + n, line, len);
+	w = write(d->fd, buf, n + len);
+	(void)w;
+}
+
+static void
+syslog_write(void *arg, const char *line, size_t len)
+{
+	const size_t pre = sizeof("idemhook: ") - 1;
+
+	(void)arg;
+	/* syslog adds its own tag and line end. */
+	if (len > pre && memcmp(line, "idemhook: ", pre) == 0) {
+		line += pre;
+		len -= pre;
+	}
+	if (len > 0 && line[len - 1] == '\n')
+		len--;
+	syslog(LOG_INFO, "%.*s", (int)len, line);
+}
+
+void
+log_dest_init(struct log_dest *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->fd = -1;
+}
+
+void
+log_dest_close(struct log_dest *d)
+{
+	if (d->fd >= 0)
+		close(d->fd);
+	if (d->syslog)
+		closelog();
+	free(d->spec);
+	log_dest_init(d);
+}
+
+int
+log_dest_set(struct log_dest *d, const char *spec, char *err, size_t errlen)
+{
+	if (spec != NULL && *spec == '\0')
+		spec = NULL;
+	if (spec == NULL ? d->spec == NULL :
+	    d->spec != NULL && strcmp(spec, d->spec) == 0)
+		return IH_OK;
+	log_dest_close(d);
+	if (spec == NULL)
+		return IH_OK;
+	d->spec = strdup(spec);
+	if (d->spec == NULL)
+		return IH_ENOMEM;
+	if (strcmp(spec, "syslog") == 0) {
+		openlog("idemhook", LOG_PID | LOG_NDELAY, LOG_USER);
+		d->syslog = 1;
+		d->sink.write = syslog_write;
+		d->sink.arg = d;
+		return IH_OK;
+	}
+	if (spec[0] != '/') {
+		snprintf(err, errlen, "IDEMHOOK_LOG=%s: give \"syslog\" or an "
+		    "absolute file path", spec);
+		return IH_EINVAL;
+	}
+	d->fd = open(spec, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
+	    O_NOFOLLOW | O_NOCTTY, 0600);
+	if (d->fd < 0) {
+		snprintf(err, errlen, "cannot open IDEMHOOK_LOG %s: %s", spec,
+		    strerror(errno));
+		return IH_EIO;
+	}
+	d->sink.write = file_write;
+	d->sink.arg = d;
+	return IH_OK;
+}
+
+const struct log_sink *
+log_dest_sink(const struct log_dest *d, const struct log_sink *fallback)
+{
+	if (d->fd >= 0 || d->syslog)
+		return &d->sink;
+	return fallback;
 }

@@ -29,6 +29,39 @@ struct log_sink {
 extern const struct log_sink log_stderr;
 
 /*
+ * Where IDEMHOOK_LOG sends the records: "syslog" (facility user, tag
+ * idemhook, level info), or an absolute file path, opened for appending
+ * (created mode 0600, never through a symbolic link) with each line
+ * prefixed by the UTC time and the process id.  Unset, the records go to
+ * the web server's error log as before.  The destination is reopened only
+ * when the setting changes; a file that cannot be opened is reported once
+ * and the records go to the fallback sink.
+ */
+struct log_dest {
+	char		*spec;		/* the setting in force, or NULL */
+	int		 fd;		/* the file, or -1 */
+	int		 syslog;	/* 1 when spec is "syslog" */
+	struct log_sink	 sink;		/* writes to fd or syslog */
+};
+
+void	log_dest_init(struct log_dest *d);
+
+/*
+ * Makes spec (NULL or empty: none) the destination.  Returns IH_OK, or
+ * IH_EIO / IH_EINVAL with the cause in err when it cannot be used (then
+ * log_dest_sink() gives the fallback until the setting changes), or
+ * IH_ENOMEM.
+ */
+int	log_dest_set(struct log_dest *d, const char *spec, char *err,
+	    size_t errlen);
+
+/* The sink for d's destination, or fallback when there is none. */
+const struct log_sink *log_dest_sink(const struct log_dest *d,
+	    const struct log_sink *fallback);
+
+void	log_dest_close(struct log_dest *d);
+
+/*
  * Formats one record, prefixed "idemhook: " and ending in a newline, and
  * writes it to sink (log_stderr when sink is NULL).  Longer records are
  * cut at LOG_LINE_MAX and marked with "...".

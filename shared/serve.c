@@ -1,6 +1,7 @@
 /* serve.c -- request, verify, record, respond, log, then process. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 #include "allow.h"
 #include "config.h"
+#include "config_find.h"
 #include "dispatch.h"
 #include "fault.h"
 #include "harden.h"
@@ -60,6 +62,7 @@ struct serve_worker {
 	char			*store_path;
 	int			 store_sync;
 	long			 store_busy;
+	struct log_dest		 logd;		/* IDEMHOOK_LOG */
 };
 
 struct serve {
@@ -76,6 +79,8 @@ struct serve {
 	FCGX_Request		*fx;		/* NULL under plain CGI */
 	char			 owner[128];	/* lease holder, per request */
 	struct serve_worker	 wk;		/* FastCGI only */
+	struct log_dest		 logd;		/* IDEMHOOK_LOG */
+	char			 logd_err[256];	/* why it cannot be used */
 };
 
 /* What one request came to, for its answer and its log line. */
@@ -276,6 +281,7 @@ load_config(struct serve *sv, const struct log_sink *sink,
 {
 	struct config_source src[3];
 	const char *path;
+	char found[4096];
 	size_t n = 0;
 	int flags = 0, reloaded, rc;
 
@@ -289,6 +295,15 @@ load_config(struct serve *sv, const struct log_sink *sink,
 	src[n++].arg = &sv->env;
 	if (path == NULL)
 		path = config_lookup(src, n, "IDEMHOOK_CONFIG");
+	if (path != NULL && *path == '\0')
+		path = NULL;
+	/* suEXEC drops SetEnv: then the file's fixed places (config_find.h). */
+	if (path == NULL && (rc = config_find(found, sizeof(found), err,
+	    errlen)) != IH_ENOTFOUND) {
+		if (rc != IH_OK)
+			return IH_ECONFIG;
+		path = found;
+	}
 	rc = config_file_refresh(&sv->file, path, flags, &reloaded, err,
 	    errlen);
 	if (rc == IH_ENOMEM)
@@ -302,6 +317,71 @@ load_config(struct serve *sv, const struct log_sink *sink,
 	src[n++].arg = &sv->file.vars;
 	return config_load(cfg, sv->p->name, sv->p->secret_var, src, n, err,
 	    errlen);
+}
+
+/* Resolves path as far as it exists: the file, else its directory. */
+static int
+resolve_path(const char *path, char *out, size_t len)
+{
+	char dir[PATH_MAX], real[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	size_t n;
+
+	if (realpath(path, real) != NULL)
+		return snprintf(out, len, "%s", real) < (int)len ? 0 : -1;
+	if (slash == NULL || (n = (size_t)(slash - path)) >= sizeof(dir))
+		return -1;
+	if (n == 0)
+		n = 1;
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	/* A store whose directory is not made yet: compare it as written. */
+	if (realpath(dir, real) == NULL)
+		return snprintf(out, len, "%s", path) < (int)len ? 0 : -1;
+	return snprintf(out, len, "%s%s", strcmp(real, "/") == 0 ? "" : real,
+	    slash) < (int)len ? 0 : -1;
+}
+
+/*
+ * Refuses to serve when the store or the settings file lies under the
+ * request's document root (DOCUMENT_ROOT, and CONTEXT_DOCUMENT_ROOT for
+ * ~user/ sites), where one server misconfiguration lets anyone download
+ * it.  There is no exception, not even the hooks folder whose .htaccess
+ * denies those names: that only works under Apache with overrides on.
+ * Returns 1 with the cause in err.
+ */
+static int
+under_docroot(const struct serve *sv, const struct config *cfg, char *err,
+    size_t errlen)
+{
+	static const char *const roots[] = { "DOCUMENT_ROOT",
+	    "CONTEXT_DOCUMENT_ROOT", NULL };
+	const char *files[2], *what[2] = { "store", "settings file" }, *dr;
+	char rroot[PATH_MAX], rfile[PATH_MAX];
+	size_t i, j, len;
+
+	files[0] = cfg->db_path;
+	files[1] = sv->file.path;
+	for (i = 0; roots[i] != NULL; i++) {
+		dr = sv->fx != NULL ? FCGX_GetParam(roots[i], sv->fx->envp) :
+		    getenv(roots[i]);
+		if (dr == NULL || *dr != '/' || realpath(dr, rroot) == NULL ||
+		    strcmp(rroot, "/") == 0)
+			continue;
+		len = strlen(rroot);
+		for (j = 0; j < 2; j++) {
+			if (files[j] == NULL ||
+			    resolve_path(files[j], rfile, sizeof(rfile)) != 0)
+				continue;
+			if (strncmp(rfile, rroot, len) == 0 &&
+			    (rfile[len] == '/' || rfile[len] == '\0')) {
+				snprintf(err, errlen, "%s under document root:"
+				    " %.200s", what[j], rfile);
+				return 1;
+			}
+		}
+	}
+	return 0;
 }
 
 /* Opens the store named by cfg, reusing the open one when it matches. */
@@ -362,7 +442,7 @@ dispatch_init(struct serve *sv, const struct config *cfg, struct dispatch *d)
 	d->p = sv->p;
 	d->cfg = cfg;
 	d->owner = sv->owner;
-	d->log = &log_stderr;
+	d->log = log_dest_sink(&sv->logd, &log_stderr);
 }
 
 /*
@@ -387,7 +467,7 @@ process(const struct dispatch *d, struct store_job *job, long drain)
 			break;
 	}
 	if (rc != IH_OK)
-		log_emit(NULL, "provider=%s processing stopped: %s",
+		log_emit(d->log, "provider=%s processing stopped: %s",
 		    d->p->name, err);
 }
 
@@ -434,10 +514,12 @@ worker_batch(struct serve_worker *w, const struct config *cfg,
 	char err[STORE_ERR_MAX];
 	long more = 0;
 
+	/* The thread's own copy of IDEMHOOK_LOG; the loop reports a bad one. */
+	(void)log_dest_set(&w->logd, cfg->log, err, sizeof(err));
 	if (worker_store(w, cfg, err, sizeof(err)) != IH_OK) {
 		/* A claimed job waits for its lease to expire. */
-		log_emit(NULL, "provider=%s processing stopped: %s",
-		    w->p->name, err);
+		log_emit(log_dest_sink(&w->logd, NULL),
+		    "provider=%s processing stopped: %s", w->p->name, err);
 		store_job_free(job);
 		return;
 	}
@@ -445,7 +527,7 @@ worker_batch(struct serve_worker *w, const struct config *cfg,
 	d.p = w->p;
 	d.cfg = cfg;
 	d.owner = owner;
-	d.log = &log_stderr;
+	d.log = log_dest_sink(&w->logd, &log_stderr);
 	do {
 		process(&d, job, SERVE_DRAIN_MAX + more);
 		pthread_mutex_lock(&w->mu);
@@ -553,6 +635,7 @@ worker_end(struct serve_worker *w)
 	store_job_free(&w->job);
 	store_close(w->store);
 	free(w->store_path);
+	log_dest_close(&w->logd);
 	pthread_cond_destroy(&w->cv);
 	pthread_mutex_destroy(&w->mu);
 }
@@ -737,6 +820,15 @@ handle(struct serve *sv, const struct log_sink *sink, struct config *cfg,
 	rc = load_config(sv, sink, cfg, err, sizeof(err));
 	if (rc != IH_OK) {
 		set_outcome(o, 500, "bad_config", err);
+		return 0;
+	}
+	/* Before any line of this request: inline mode logs effects. */
+	if (log_dest_set(&sv->logd, cfg->log, sv->logd_err,
+	    sizeof(sv->logd_err)) != IH_OK && sv->logd_err[0] == '\0')
+		snprintf(sv->logd_err, sizeof(sv->logd_err), "IDEMHOOK_LOG "
+		    "unusable");
+	if (under_docroot(sv, cfg, err, sizeof(err))) {
+		set_outcome(o, 500, "under_document_root", err);
 		return 0;
 	}
 	if (strcmp(sv->req.method, "POST") != 0) {
@@ -926,10 +1018,16 @@ serve_one(struct serve *sv)
 		request_drain(&sv->req, CGI_DRAIN_MAX);
 	}
 
+	/* An IDEMHOOK_LOG that cannot be used is said where it is seen. */
+	if (sv->logd_err[0] != '\0') {
+		log_emit(&sink, "provider=%s %s", sv->p->name, sv->logd_err);
+		sv->logd_err[0] = '\0';
+	}
 	log_clean(cid, id.event_id, (size_t)-1);
 	log_clean(ctype, id.event_type, (size_t)-1);
 	log_clean(cdetail, o.detail, (size_t)-1);
-	log_emit(&sink, "provider=%s event=%s type=%s outcome=%s status=%d "
+	log_emit(log_dest_sink(&sv->logd, &sink), "provider=%s event=%s "
+	    "type=%s outcome=%s status=%d "
 	    "ms=%.2f%s%s", sv->p->name, cid, ctype, o.name, o.rsp.status,
 	    elapsed_ms(&t0), o.detail[0] ? " detail=" : "",
 	    o.detail[0] ? cdetail : "");
@@ -973,6 +1071,8 @@ serve_main(const struct provider *p)
 	sv.p = p;
 	pthread_mutex_init(&sv.wk.mu, NULL);
 	pthread_cond_init(&sv.wk.cv, NULL);
+	log_dest_init(&sv.wk.logd);
+	log_dest_init(&sv.logd);
 	dispatch_owner(sv.owner, sizeof(sv.owner));
 	signal(SIGPIPE, SIG_IGN);
 	if (config_vars_from_env(&sv.env, environ) != IH_OK ||
@@ -1009,5 +1109,6 @@ out:
 	request_free(&sv.req);
 	config_vars_free(&sv.env);
 	config_file_free(&sv.file);
+	log_dest_close(&sv.logd);
 	return rc;
 }

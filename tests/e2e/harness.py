@@ -894,6 +894,8 @@ class ApacheServer(Server):
     max_request_len: the host's FcgidMaxRequestLen for "fcgid" (it is not
     allowed in .htaccess); None leaves mod_fcgid's default of 131072
     bytes. Not used for "vhost", whose vhost.conf sets it.
+    allow_override: the document root's AllowOverride arguments (default
+    All), e.g. the exact line the README asks a host for.
     setenv: {NAME: value} extra SetEnv lines (request parameters under
     FastCGI, environment under CGI) in the docroot .htaccess ("fcgid",
     "cgi") or in the <Directory> of the programs ("vhost").
@@ -906,12 +908,13 @@ class ApacheServer(Server):
     USER = server_user()
 
     def __init__(self, bin, mode="fcgid", setenv=None, max_request_len=33554432,
-                 **kw):
+                 allow_override="All", **kw):
         if mode not in ("fcgid", "cgi", "vhost"):
             raise HarnessError("unknown Apache mode %r" % mode)
         self.mode = mode
         self.setenv = dict(setenv or {})
         self.max_request_len = max_request_len
+        self.allow_override = allow_override
         kw.setdefault("name", "apache-" + mode)
         db = kw.pop("db", None)
         Server.__init__(self, staged_programs(bin), **kw)
@@ -1005,7 +1008,7 @@ class ApacheServer(Server):
             "  Require all denied",
             "</Directory>",
             "<Directory %s>" % apache_quote(self.docroot),
-            "  AllowOverride All",
+            "  AllowOverride %s" % self.allow_override,
             "  Options None",
             "  Require all granted",
             "</Directory>",

@@ -1,0 +1,100 @@
+"""Shared hosting as it really is: Debian's Apache with mod_userdir and
+apache2-suexec-custom, a real account whose ~/public_html holds the
+shipped .htaccess and the programs, which Apache runs as that account.
+
+SuexecSite(bindir, mode) prepares, in a private mount namespace (see
+test_recipes.Namespace: overlays on /etc, /var, /run, /usr/local and
+/home, so the account, its home and Apache's state vanish afterwards):
+
+  the host's part   a2enmod userdir suexec and fcgid (mode "fcgid") or
+                    cgi (mode "cgi"; cgid under the threaded MPM), the
+                    README's AllowOverride line for ~/public_html in
+                    userdir.conf, suEXEC allowing programs in public_html,
+                    Listen on a free loopback port, a new account (useradd);
+  the upload        the programs and www-config/ in ~/idemhook-build, as
+                    the README's shared-hosting recipe expects them.
+
+run_as_user() then runs the README's own commands as the account.
+Needs root (useradd, mount); the caller uses tap.run_as_root.
+"""
+
+import os
+import re
+import shutil
+
+from harness import REPO, check, free_port
+from test_recipes import Namespace, recipe, shell_commands
+
+
+class SuexecSite:
+    def __init__(self, bindir, mode):
+        if mode not in ("fcgid", "cgi"):
+            raise ValueError("mode is fcgid or cgi")
+        self.mode = mode
+        self.bindir = bindir
+        self.user = "ihsite"
+        self.home = "/home/" + self.user
+        self.ns = Namespace("suexec-" + mode)
+        self.port = free_port()
+        self.base = "http://127.0.0.1:%d/~%s" % (self.port, self.user)
+
+    # -- the host's part, as root
+
+    def host_setup(self):
+        ns = self.ns
+        p = "/etc/apache2/ports.conf"
+        ns.write(p, re.sub(r"(?m)^Listen 80$", "Listen 127.0.0.1:%d" % self.port, ns.read(p)))
+        ns.run("a2enmod -q userdir suexec rewrite %s" % ("fcgid" if self.mode == "fcgid" else "cgi"))
+        if self.mode == "cgi":
+            ns.run("a2dismod -q fcgid || true")
+        # The README's AllowOverride line, exactly, for every public_html.
+        (_, line), = recipe("allowoverride")
+        p = "/etc/apache2/mods-available/userdir.conf"
+        text, n = re.subn(r"(?m)^\s*AllowOverride .*$", "\t" + line.strip(), ns.read(p))
+        check(n == 1, "userdir.conf has no AllowOverride line")
+        ns.write(p, text)
+        # suEXEC: programs anywhere in public_html (Debian's default is cgi-bin).
+        p = "/etc/apache2/suexec/www-data"
+        lines = ns.read(p).split("\n")
+        ns.write(p, "\n".join([lines[0], "public_html"] + lines[2:]))
+        ns.run("useradd -m -d %s -s /bin/sh %s" % (self.home, self.user))
+        ns.run("chmod 0711 %s" % self.home)
+        # The upload: make static's programs and www-config/ (here: the
+        # programs under test, which this machine's libraries can run).
+        build = ns.path(self.home + "/idemhook-build")
+        os.makedirs(build)
+        for fn in os.listdir(self.bindir):
+            src = os.path.join(self.bindir, fn)
+            if (fn.endswith(".fcgi") or fn == "idemhook") and os.path.isfile(src):
+                shutil.copy(src, os.path.join(build, fn))
+        shutil.copytree(os.path.join(REPO, "www-config"), os.path.join(build, "www-config"))
+        ns.run("chown -R %s: %s/idemhook-build" % (self.user, self.home))
+
+    def start(self):
+        self.ns.run("apachectl configtest && apachectl start")
+
+    # -- the account's part
+
+    def run_as_user(self, cmd, check_rc=True):
+        return self.ns.run("/usr/sbin/runuser -u %s -- env -i HOME=%s PATH=/usr/bin:/bin "
+                           "SHELL=/bin/sh sh -c %s" % (self.user, self.home,
+                                                       _q("cd && " + cmd)),
+                           check_rc=check_rc, cwd="/")
+
+    def recipe_as_user(self, name):
+        for _, text in recipe(name):
+            for cmd in shell_commands(text):
+                if self.mode == "cgi":
+                    # The README: "cgi.htaccess without mod_fcgid".
+                    cmd = cmd.replace("fcgid.htaccess", "cgi.htaccess")
+                self.run_as_user(cmd)
+
+    def uid(self):
+        return os.stat(self.ns.path(self.home)).st_uid
+
+    def close(self):
+        self.ns.close()
+
+
+def _q(s):
+    return "'" + s.replace("'", "'\\''") + "'"

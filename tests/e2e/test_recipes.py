@@ -1,0 +1,506 @@
+#!/usr/bin/env python3
+"""Every deployment recipe of the README, run as written.
+
+The README marks the blocks a recipe consists of with an HTML comment
+just above the fenced block:
+
+    <!-- recipe: NAME -->                a shell block: run as root, line by line
+    <!-- recipe: NAME file=PATH -->      a file: written to PATH as it stands
+
+so that when the README changes, this test changes with it.  Each recipe
+runs on a fresh copy of this Debian machine's configuration: a private
+mount namespace (unshare -m) with an overlay on /etc, /var, /run,
+/usr/local and /home, so that `make install`, /etc/idemhook,
+/var/lib/idemhook, a2enconf and the servers' pid files and logs are real
+and vanish afterwards.  The only change made to what the README says is
+the port: Debian's files and the recipe's "listen 80" become a free
+loopback port, since this machine's port 80 is not ours.
+
+Each recipe is then checked as a new user would: signed deliveries are
+accepted, a redelivery is a duplicate, a forged one 401; the request and
+processing lines are in the IDEMHOOK_LOG file; `idemhook check` (the
+README's audit line) finds no problem; the cron lines succeed in cron's
+environment (env -i, PATH=/usr/bin:/bin, as the programs' user).
+
+Usage: test_recipes.py BINDIR   (or IH_BIN=BINDIR ...)
+"""
+
+import atexit
+import json
+import os
+import pwd
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import (REPO, HarnessError, Tap, bin_dir, check, free_port,  # noqa: E402
+                     sign_github, sign_stripe)
+
+README = os.path.join(REPO, "README.md")
+MARK = re.compile(r"^<!-- recipe: ([\w-]+)(?: file=(\S+))? -->\s*$")
+OVERLAID = ("/etc", "/var", "/run", "/usr/local", "/home")
+FRESH = ("/var/lib/idemhook", "/etc/idemhook", "/run/idemhook", "/run/lighttpd",
+         "/usr/local/libexec/idemhook", "/usr/local/share/idemhook", "/usr/local/bin/idemhook",
+         "/usr/local/share/man/man1/idemhook.1", "/etc/lighttpd/idemhook",
+         "/etc/lighttpd/conf-enabled/50-idemhook.conf", "/etc/apache2/conf-available/idemhook.conf",
+         "/etc/apache2/conf-enabled/idemhook.conf", "/etc/nginx/idemhook",
+         "/etc/tmpfiles.d/idemhook.conf", "/var/www/idemhook", "/root/idemhook")
+CRON_ENV = ["env", "-i", "PATH=/usr/bin:/bin", "SHELL=/bin/sh"]
+
+
+def readme_blocks(path=README):
+    """[(recipe, file or None, text)] in README order."""
+    out = []
+    lines = open(path).read().split("\n")
+    i = 0
+    while i < len(lines):
+        m = MARK.match(lines[i])
+        i += 1
+        if not m:
+            continue
+        if i >= len(lines) or not lines[i].startswith("```"):
+            raise HarnessError("README: no code block after %r" % lines[i - 1])
+        j = i + 1
+        while j < len(lines) and not lines[j].startswith("```"):
+            j += 1
+        out.append((m.group(1), m.group(2), "\n".join(lines[i + 1:j]) + "\n"))
+        i = j + 1
+    return out
+
+
+def recipe(name, path=README):
+    blocks = [(f, t) for r, f, t in readme_blocks(path) if r == name]
+    if not blocks:
+        raise HarnessError("README has no block marked <!-- recipe: %s -->" % name)
+    return blocks
+
+
+def shell_commands(text):
+    """The commands of a shell block: continuation lines joined, blank
+    lines and whole-line comments dropped (trailing comments are the
+    shell's business)."""
+    cmds, cur = [], ""
+    for line in text.split("\n"):
+        if line.rstrip().endswith("\\"):
+            cur += line.rstrip()[:-1] + " "
+            continue
+        cur += line
+        if cur.strip() and not cur.strip().startswith("#"):
+            cmds.append(cur.strip())
+        cur = ""
+    return cmds
+
+
+def cron_commands(text):
+    """The commands of crontab lines (the five time fields dropped)."""
+    out = []
+    for line in text.split("\n"):
+        if line.strip() and not line.lstrip().startswith("#"):
+            out.append(line.split(None, 5)[5])
+    return out
+
+
+_LIVE = []
+
+
+def _close_all(*_):
+    for ns in list(_LIVE):
+        ns.close()
+
+
+def _on_signal(signum, _frame):
+    _close_all()
+    sys.exit(128 + signum)
+
+
+atexit.register(_close_all)
+for _sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    signal.signal(_sig, _on_signal)
+
+
+class Namespace:
+    """A private mount namespace whose OVERLAID folders are overlays on
+    this machine's: writes land in a temporary folder and vanish.  Held
+    by a sleeping process; run() enters it with nsenter; every process
+    left in it is killed at close()."""
+
+    def __init__(self, name, extra=()):
+        self.tmp = tempfile.mkdtemp(prefix="ih-recipe-%s-" % name)
+        os.chmod(self.tmp, 0o755)
+        self.log = []
+        script = ["set -e"]
+        for i, d in enumerate(OVERLAID + tuple(extra)):
+            up, wk = os.path.join(self.tmp, "u%d" % i), os.path.join(self.tmp, "w%d" % i)
+            os.makedirs(up)
+            os.makedirs(wk)
+            script.append("mount -t overlay overlay -o lowerdir=%s,upperdir=%s,workdir=%s %s"
+                          % (d, up, wk, d))
+        # The holder outlives nothing by much, whatever happens to us.
+        # A fresh machine: whatever an earlier installation, make demo or
+        # recipe left is removed in the overlay (whiteouts), not on the host.
+        script.append("rm -rf " + " ".join(FRESH))
+        script += ["echo ready", "exec sleep 900"]
+        self.holder = subprocess.Popen(
+            ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+             "\n".join(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            start_new_session=True)
+        line = self.holder.stdout.readline()
+        if line.strip() != b"ready":
+            err = self.holder.stderr.read().decode(errors="replace")
+            self.close()
+            raise HarnessError("cannot make the namespace: %s" % err.strip()[-300:])
+        self.ns = os.readlink("/proc/%d/ns/mnt" % self.holder.pid)
+        _LIVE.append(self)
+
+    def path(self, p):
+        """p as the namespace sees it, from outside."""
+        return "/proc/%d/root%s" % (self.holder.pid, p)
+
+    def run(self, cmd, env=None, cwd=REPO, timeout=120, check_rc=True):
+        """Runs the shell command cmd as root inside the namespace."""
+        full = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                "HOME": "/root", "LANG": "C"}
+        full.update(env or {})
+        r = subprocess.run(["nsenter", "-t", str(self.holder.pid), "-m", "--",
+                            "sh", "-c", "cd %s && %s" % (shlex.quote(cwd), cmd)],
+                           env=full, capture_output=True, text=True, timeout=timeout,
+                           stdin=subprocess.DEVNULL)
+        self.log.append("$ %s\n%s%s(exit %d)" % (cmd, r.stdout[-1500:], r.stderr[-1500:],
+                                                 r.returncode))
+        if check_rc and r.returncode != 0:
+            raise AssertionError("%r exited %d: %s" % (cmd, r.returncode,
+                                                       (r.stdout + r.stderr).strip()[-600:]))
+        return r
+
+    def read(self, p):
+        with open(self.path(p)) as f:
+            return f.read()
+
+    def write(self, p, text):
+        os.makedirs(os.path.dirname(self.path(p)), exist_ok=True)
+        with open(self.path(p), "w") as f:
+            f.write(text)
+
+    def members(self):
+        out = []
+        for d in os.listdir("/proc"):
+            if d.isdigit() and int(d) != self.holder.pid:
+                try:
+                    if os.readlink("/proc/%s/ns/mnt" % d) == self.ns:
+                        out.append(int(d))
+                except OSError:
+                    pass
+        return out
+
+    def close(self):
+        if self in _LIVE:
+            _LIVE.remove(self)
+        if getattr(self, "ns", None):
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                pids = self.members()
+                for pid in pids:
+                    try:
+                        os.kill(pid, sig)
+                    except OSError:
+                        pass
+                deadline = time.time() + 3
+                while pids and time.time() < deadline and self.members():
+                    time.sleep(0.05)
+        try:
+            os.killpg(self.holder.pid, signal.SIGKILL)
+        except (OSError, AttributeError):
+            pass
+        if getattr(self, "holder", None):
+            self.holder.wait(timeout=10)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def make_env(bindir):
+    """`make` in a recipe uses the build under test: BUILD (a ?=
+    variable) from the environment, so that nothing is rebuilt."""
+    env = {"BUILD": os.path.relpath(os.path.abspath(bindir), REPO)}
+    if os.path.exists(os.path.join(bindir, "obj", "shared")) and "san" in bindir:
+        env["SANITIZE"] = "1"
+    return env
+
+
+def local_port(ns, port):
+    """Debian's own files listen on 127.0.0.1:port instead of :80."""
+    p = "/etc/apache2/ports.conf"
+    ns.write(p, re.sub(r"(?m)^Listen 80$", "Listen 127.0.0.1:%d" % port, ns.read(p)))
+    p = "/etc/lighttpd/lighttpd.conf"
+    text = re.sub(r"(?m)^server\.port\s*=\s*80$", "server.port = %d\nserver.bind = "
+                  '"127.0.0.1"' % port, ns.read(p))
+    ns.write(p, text.replace('include_shell "/usr/share/lighttpd/use-ipv6.pl " + '
+                             'server.port', ""))
+
+
+def run_block(ns, text, env, port, fname=None):
+    if fname:
+        ns.write(fname, re.sub(r"listen 80;", "listen 127.0.0.1:%d;" % port, text))
+        return
+    for cmd in shell_commands(text):
+        ns.run(cmd, env=env)
+
+
+def fill_secrets(ns, secrets, path="/etc/idemhook/idemhook.env"):
+    """The README's manual step: the secrets of the providers used."""
+    text = ns.read(path)
+    for var, value in secrets.items():
+        text, n = re.subn(r"(?m)^%s=.*$" % var, "%s=%s" % (var, value), text)
+        check(n == 1, "%s has no %s= line" % (path, var))
+    st = os.stat(ns.path(path))
+    ns.write(path, text)
+    os.chown(ns.path(path), st.st_uid, st.st_gid)
+    os.chmod(ns.path(path), st.st_mode & 0o7777)
+
+
+def post(url, body, headers):
+    req = urllib.request.Request(url, data=body, method="POST", headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=15) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def wait_http(url, deadline=10.0):
+    end = time.time() + deadline
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return
+        except urllib.error.HTTPError:
+            return
+        except OSError:
+            if time.time() > end:
+                raise AssertionError("nothing answers at %s" % url)
+            time.sleep(0.1)
+
+
+def deliveries(base, secrets, tag):
+    """Stripe and GitHub: accepted, duplicate, 401; returns the event ids."""
+    ids = []
+    for p in ("stripe", "github"):
+        eid = "evt_%s_%s_%s" % (tag, p, os.urandom(4).hex())
+        if p == "stripe":
+            body = json.dumps({"id": eid, "object": "event", "type": "invoice.paid"}).encode()
+            good = {"Stripe-Signature": sign_stripe(secrets[p], body),
+                    "Content-Type": "application/json"}
+            bad = {"Stripe-Signature": sign_stripe("whsec_wrong", body)}
+        else:
+            body = json.dumps({"action": "opened", "zen": eid}).encode()
+            good = {"X-Hub-Signature-256": sign_github(secrets[p], body),
+                    "X-GitHub-Event": "issues", "X-GitHub-Delivery": eid,
+                    "X-GitHub-Hook-ID": "1",
+                    "Content-Type": "application/json"}
+            bad = dict(good, **{"X-Hub-Signature-256": sign_github("wrong", body)})
+        url = base + "/hooks/" + p
+        for want_status, want, hdr in ((200, "accepted", good), (200, "duplicate", good),
+                                       (401, None, bad)):
+            status, out = post(url, body, hdr)
+            check(status == want_status and (want is None or want.encode() in out),
+                  "%s: expected %d %s, got %d %r" % (url, want_status, want or "", status,
+                                                     out[:200]))
+        ids.append((p, eid))
+    return ids
+
+
+def audit_and_cron(ns, logfile, ids, user="www-data", audit="audit", cron="cron"):
+    for _, text in recipe(audit):
+        for cmd in shell_commands(text):
+            r = ns.run(cmd, check_rc=False)
+            check(r.returncode == 0 and "no problems found" in r.stdout,
+                  "%r: exit %d: %s" % (cmd, r.returncode, (r.stdout + r.stderr).strip()[-900:]))
+            check("settings: read as user %s" % user in r.stdout,
+                  "check does not say it read the settings as %s: %s" % (user, r.stdout[:400]))
+    time.sleep(0.5)
+    log = ns.read(logfile)
+    for p, eid in ids:
+        check(re.search(r"provider=%s event=\S*%s .*outcome=accepted" % (p, eid), log),
+              "no accepted request line for %s %s in %s: %s" % (p, eid, logfile, log[-600:]))
+        check(re.search(r"provider=%s event=\S*%s .*processing=done" % (p, eid), log),
+              "no processing line for %s %s in %s: %s" % (p, eid, logfile, log[-600:]))
+    check("outcome=duplicate" in log and "outcome=bad_signature" in log,
+          "duplicate or 401 not logged in %s" % logfile)
+    st = os.stat(ns.path(logfile))
+    check(st.st_mode & 0o077 == 0, "%s has mode %04o" % (logfile, st.st_mode & 0o7777))
+    for _, text in recipe(cron):
+        for cmd in cron_commands(text):
+            r = ns.run(" ".join(["/usr/sbin/runuser", "-u", user, "--"] + CRON_ENV +
+                                ["sh", "-c", shlex.quote(cmd)]), check_rc=False, cwd="/")
+            check(r.returncode == 0, "cron line %r in cron's environment: exit %d: %s"
+                  % (cmd, r.returncode, (r.stdout + r.stderr).strip()[-400:]))
+
+
+def server_recipe(bindir, name, url_path="/"):
+    """The common server set-up, then recipe name, then the checks."""
+    # The recipe's "make deps" must find everything installed: apt-get in
+    # the namespace would write /usr for real but its records in /var's
+    # overlay.  deps.sh as another user only reports what is missing.
+    r = subprocess.run(["/usr/sbin/runuser", "-u", "nobody", "--", "sh",
+                        os.path.join(REPO, "scripts", "deps.sh")], capture_output=True,
+                       text=True, timeout=60)
+    check(r.returncode == 0, "packages missing, run make deps first: %s" % r.stderr.strip())
+    ns = Namespace(name)
+    ok = False
+    try:
+        env = make_env(bindir)
+        port = free_port()
+        local_port(ns, port)
+        secrets = {"stripe": "whsec_" + os.urandom(12).hex(), "github": os.urandom(12).hex()}
+        for f, t in recipe("server"):
+            run_block(ns, t, env, port, f)
+        fill_secrets(ns, {"IDEMHOOK_STRIPE_SECRET": secrets["stripe"],
+                          "IDEMHOOK_GITHUB_SECRET": secrets["github"]})
+        for f, t in recipe("server-after"):
+            run_block(ns, t, env, port, f)
+        for f, t in recipe(name):
+            run_block(ns, t, env, port, f)
+        base = "http://127.0.0.1:%d" % port
+        wait_http(base + url_path)
+        ids = deliveries(base, secrets, name)
+        audit_and_cron(ns, "/var/lib/idemhook/idemhook.log", ids)
+        if name == "lighttpd":
+            # A reboot empties /run; boot runs systemd-tmpfiles --create
+            # over every tmpfiles.d file, then starts lighttpd.
+            ns.run("/etc/init.d/lighttpd stop && rm -rf /run/idemhook")
+            check(not os.path.exists(ns.path("/run/idemhook")), "/run/idemhook still there")
+            ns.run("systemd-tmpfiles --create --prefix=/run/idemhook")
+            st = os.stat(ns.path("/run/idemhook"))
+            check(st.st_uid == pwd.getpwnam("www-data").pw_uid and st.st_mode & 0o7777 == 0o750,
+                  "/run/idemhook after boot: uid %d mode %04o" % (st.st_uid, st.st_mode & 0o7777))
+            ns.run("/etc/init.d/lighttpd start")
+            wait_http(base + url_path)
+            deliveries(base, secrets, name + "-reboot")
+            # Without systemd: the README's var.idemhook_run line, and a
+            # boot that empties /run and makes nothing but what the init
+            # script makes.
+            conf = "/etc/lighttpd/conf-enabled/50-idemhook.conf"
+            text, n = re.subn(r'(?m)^#(var\.idemhook_run := "/run/lighttpd")', r"\1",
+                              ns.read(conf))
+            check(n == 1, "the README's lighttpd file lacks the no-systemd line")
+            ns.write(conf, text)
+            ns.run("/etc/init.d/lighttpd stop && rm -rf /run/idemhook /run/lighttpd")
+            ns.run("/etc/init.d/lighttpd start")
+            wait_http(base + url_path)
+            deliveries(base, secrets, name + "-nosystemd")
+        if name == "nginx":
+            # nginx files whatever a program writes to FastCGI stderr
+            # under [error]: with IDEMHOOK_LOG nothing goes there.
+            err = ns.read("/var/log/nginx/error.log")
+            check("provider=" not in err, "request lines in nginx's error.log: %s"
+                  % err[-400:])
+        ok = True
+    finally:
+        if not ok or os.environ.get("IH_RECIPES_VERBOSE"):
+            sys.stdout.write("".join("# " + l + "\n" for l in
+                                     "\n".join(ns.log).splitlines()[-400:]))
+        ns.close()
+
+
+def syslog_lines(bindir):
+    """IDEMHOOK_LOG=syslog: the request line and the processing line go
+    to /dev/log (here a socket of the test's, in a namespace whose /dev
+    is an overlay), tagged idemhook with the pid, at LOG_USER|LOG_INFO."""
+    import socket
+    ns = Namespace("syslog", extra=("/dev",))
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    try:
+        sock.bind(ns.path("/dev/log"))
+        os.chmod(ns.path("/dev/log"), 0o666)
+        sock.settimeout(5)
+        secret = "whsec_" + os.urandom(8).hex()
+        eid = "evt_syslog_" + os.urandom(4).hex()
+        body = json.dumps({"id": eid, "object": "event", "type": "x.y"}).encode()
+        tmp = tempfile.mkdtemp(prefix="ih-e2e-syslog-", dir=ns.tmp)
+        env = {"GATEWAY_INTERFACE": "CGI/1.1", "REQUEST_METHOD": "POST",
+               "CONTENT_LENGTH": str(len(body)), "SCRIPT_NAME": "/hooks/stripe",
+               "HTTP_STRIPE_SIGNATURE": sign_stripe(secret, body),
+               "IDEMHOOK_STRIPE_SECRET": secret, "IDEMHOOK_LOG": "syslog",
+               "IDEMHOOK_DB": os.path.join(tmp, "x.db")}
+        r = subprocess.run(["nsenter", "-t", str(ns.holder.pid), "-m", "--",
+                            os.path.join(os.path.abspath(bindir), "stripe.fcgi")],
+                           input=body, env=env, capture_output=True, timeout=30)
+        check(b"accepted" in r.stdout, "CGI request: %r %r" % (r.stdout[:200], r.stderr[-200:]))
+        check(b"provider=" not in r.stderr, "lines went to stderr too: %r" % r.stderr[-300:])
+        got = []
+        while len(got) < 8 and not (got and "processing=" in got[-1]):
+            got.append(sock.recv(4096).decode(errors="replace"))
+        check(re.match(r"<14>.*idemhook\[\d+\]: provider=stripe event=%s .*outcome=accepted"
+                       % eid, got[0]), "request line in syslog: %r" % got)
+        check(re.match(r"<14>.*idemhook\[\d+\]: provider=stripe event=%s .*processing=done"
+                       % eid, got[-1]), "processing line in syslog: %r" % got)
+    finally:
+        sock.close()
+        ns.close()
+
+
+def unusable_log_said(bindir):
+    """An IDEMHOOK_LOG that cannot be opened is said on the server's
+    error stream, and the request is served and logged there instead."""
+    tmp = tempfile.mkdtemp(prefix="ih-e2e-badlog-")
+    try:
+        secret = "whsec_" + os.urandom(8).hex()
+        body = b'{"id":"evt_badlog_%s","object":"event","type":"x"}' % os.urandom(4).hex().encode()
+        env = {"PATH": "/usr/bin:/bin", "GATEWAY_INTERFACE": "CGI/1.1",
+               "REQUEST_METHOD": "POST", "CONTENT_LENGTH": str(len(body)),
+               "SCRIPT_NAME": "/hooks/stripe", "HTTP_STRIPE_SIGNATURE": sign_stripe(secret, body),
+               "IDEMHOOK_STRIPE_SECRET": secret, "IDEMHOOK_DB": os.path.join(tmp, "x.db"),
+               "IDEMHOOK_LOG": os.path.join(tmp, "no", "such", "dir", "idemhook.log")}
+        r = subprocess.run([os.path.join(bindir, "stripe.fcgi")], input=body, env=env,
+                           capture_output=True, timeout=30)
+        err = r.stderr.decode(errors="replace")
+        check(b"accepted" in r.stdout, "request: %r" % r.stdout[:200])
+        check(err.count("cannot open IDEMHOOK_LOG") == 1 and "outcome=accepted" in err,
+              "stderr: %r" % err[-500:])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def blocks_parse():
+    """Every recipe the README names is there, with the commands the
+    tests rely on."""
+    names = {r for r, _, _ in readme_blocks()}
+    for want in ("server", "server-after", "audit", "lighttpd", "vhost", "nginx", "shared",
+                 "shared-after", "cron"):
+        check(want in names, "README lacks <!-- recipe: %s -->" % want)
+    for _, text in recipe("cron"):
+        for cmd in cron_commands(text):
+            check(cmd.startswith("/"), "cron line without a full path: %r" % cmd)
+
+
+def main():
+    tap = Tap("recipes: ")
+    try:
+        bindir = bin_dir()
+    except HarnessError as e:
+        tap.not_ok("setup", e)
+        return tap.finish()
+    tap.run("the README marks every recipe; cron lines use full paths", blocks_parse)
+    tap.run("IDEMHOOK_LOG that cannot be opened: said once, lines on stderr instead",
+            unusable_log_said, bindir)
+    why = "a mount namespace with overlays on /etc, /var, /run, /usr/local"
+    tap.run_as_root("IDEMHOOK_LOG=syslog: request and processing lines reach /dev/log",
+                    why, syslog_lines, bindir)
+    tap.run_as_root("lighttpd recipe as written: accepted, duplicate, 401, check clean, "
+                    "lines in IDEMHOOK_LOG, cron; sockets again after a reboot, with and without "
+                    "systemd-tmpfiles", why, server_recipe, bindir, "lighttpd")
+    tap.run_as_root("Apache vhost recipe as written: accepted, duplicate, 401, check clean, "
+                    "lines in IDEMHOOK_LOG, cron", why, server_recipe, bindir, "vhost")
+    tap.run_as_root("nginx recipe as written: accepted, duplicate, 401, check clean, "
+                    "lines in IDEMHOOK_LOG, cron", why, server_recipe, bindir, "nginx")
+    return tap.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
