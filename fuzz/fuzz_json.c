@@ -1,7 +1,8 @@
 /*
  * fuzz_json.c -- event id and type extraction from untrusted JSON: the
- * top-level members every provider reads, a nested path as Asaas's order
- * key, and the UTF-8 check.
+ * top-level members every provider reads, nested paths (Asaas's order
+ * key, Stripe's data.object members, an array element), and the UTF-8
+ * check.  Any document accepted by one call must be accepted by all.
  * Input: the body.
  */
 #include "fuzz.h"
@@ -14,9 +15,12 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const keys[] = { "id", "type", "event", "action" };
+	static const char *const paths[] = { "$.payment.id",
+	    "$.data.object.id", "$.data.object.lines[0].id", "$.a[1][0].b" };
 	char *vals[4], *val = NULL;
 	unsigned char *doc;
 	size_t i;
+	int rc;
 
 	if (js == NULL && json_open(&js) != IH_OK)
 		return 0;
@@ -26,16 +30,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(doc, data, size);
 	doc[size] = '\0';
 	(void)json_utf8_ok(doc, size);
-	if (json_fields(js, doc, size, keys, 4, vals) == IH_OK)
+	rc = json_fields(js, doc, size, keys, 4, vals);
+	if (rc == IH_OK)
 		for (i = 0; i < 4; i++)
 			free(vals[i]);
-	if (json_fields(js, doc, size, keys, 2, vals) == IH_OK)
+	if (json_fields(js, doc, size, keys, 2, vals) == IH_OK) {
 		for (i = 0; i < 2; i++)
 			free(vals[i]);
-	if (json_path_text(js, doc, size, "$.payment.id", &val) == IH_OK)
-		free(val);
-	if (json_path_text(js, doc, size, "$.data.object.id", &val) == IH_OK)
-		free(val);
+	} else if (rc == IH_OK)
+		abort();
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		if (json_path_text(js, doc, size, paths[i], &val) == IH_OK)
+			free(val);
+		else if (rc == IH_OK)
+			abort();
+	}
 	free(doc);
 	return 0;
 }

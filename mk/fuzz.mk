@@ -1,7 +1,8 @@
 # fuzz.mk -- libFuzzer harnesses for every parser of untrusted input.
 #
 #   make fuzz                  build, then run each harness FUZZ_SECONDS
-#                              (default 60) from its seed corpus
+#                              (default 60) from its seed corpus, and
+#                              list each one's number of executions
 #   make fuzz FUZZ_SECONDS=600 FUZZ_ONLY=fuzz_stripe
 #   make fuzz-build            only build $(BUILD)/fuzz/fuzz_*
 #
@@ -57,9 +58,12 @@ $(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/obj/fuzz/fuzz_%.o $(FUZZ_NOMAIN) \
     $(FUZZ_LIB_OBJS)
 	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(PKG_LIBS)
 
-# Each harness runs FUZZ_SECONDS; the figures are libFuzzer's final stats.
+# Each harness runs FUZZ_SECONDS, whatever another one did; then each
+# one's executions (libFuzzer's final stats) are listed, and the target
+# fails if any harness stopped early (a crash, a leak, a timeout).
 fuzz: fuzz-build
-	@for h in $(FUZZ_RUN); do \
+	@failed=""; summary=""; \
+	for h in $(FUZZ_RUN); do \
 		mkdir -p $(FUZZ_DIR)/corpus/$$h; \
 		echo "fuzz: $$h for $(FUZZ_SECONDS) s"; \
 		$(FUZZ_DIR)/$$h -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
@@ -67,8 +71,24 @@ fuzz: fuzz-build
 		    -artifact_prefix=$(FUZZ_DIR)/crash-$$h- \
 		    $(FUZZ_DIR)/corpus/$$h fuzz/corpus/$$h \
 		    > $(FUZZ_DIR)/$$h.log 2>&1; rc=$$?; \
-		grep -E '^stat::(number_of_executed_units|new_units_added|peak_rss_mb)' \
-		    $(FUZZ_DIR)/$$h.log | sed "s/^/  $$h: /"; \
-		if [ $$rc -ne 0 ]; then tail -40 $(FUZZ_DIR)/$$h.log; \
-		    echo "fuzz: $$h FAILED (log: $(FUZZ_DIR)/$$h.log)"; exit 1; fi; \
-	done
+		execs=$$(sed -n 's/^stat::number_of_executed_units: *//p' \
+		    $(FUZZ_DIR)/$$h.log); \
+		secs=$$(sed -n 's/^stat::average_exec_per_sec: *//p' \
+		    $(FUZZ_DIR)/$$h.log); \
+		new=$$(sed -n 's/^stat::new_units_added: *//p' \
+		    $(FUZZ_DIR)/$$h.log); \
+		rss=$$(sed -n 's/^stat::peak_rss_mb: *//p' $(FUZZ_DIR)/$$h.log); \
+		if [ $$rc -ne 0 ] || [ -z "$$execs" ]; then \
+		    tail -40 $(FUZZ_DIR)/$$h.log; \
+		    line="$$h: FAILED (exit $$rc) after $${execs:-?} executions," \
+		    line="$$line log $(FUZZ_DIR)/$$h.log"; \
+		    failed="$$failed $$h"; \
+		else \
+		    line="$$h: $$execs executions ($$secs/s), $$new new" \
+		    line="$$line inputs, peak RSS $$rss MB"; \
+		fi; \
+		echo "  $$line"; summary="$$summary$$line\n"; \
+	done; \
+	printf "fuzz: %s s per harness\n$$summary" "$(FUZZ_SECONDS)" | \
+	    sed '2,$$s/^/  /'; \
+	if [ -n "$$failed" ]; then echo "fuzz: FAILED:$$failed"; exit 1; fi

@@ -1,31 +1,29 @@
-/* json.c -- field extraction with SQLite's JSON functions. */
+/* json.c -- field extraction with jansson, a strict RFC 8259 parser. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <sqlite3.h>
+#include <jansson.h>
 
 #include "ih.h"
 #include "json.h"
 
+/*
+ * Duplicate keys anywhere are refused, so that no reader of the stored
+ * body can see another value than the one recorded.  NUL escapes are
+ * decoded with their length kept, so a value holding one is seen whole
+ * and dropped, never cut short.
+ */
+#define JSON_FLAGS	(JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL)
+#define JSON_PATH_MAX	128	/* longest path json_path_text() reads */
+
 struct json {
-	sqlite3		*db;
-	sqlite3_stmt	*type;	/* type of the whole document */
-	sqlite3_stmt	*each;	/* every top-level member */
-	sqlite3_stmt	*path;	/* one member anywhere, by JSON path */
-	sqlite3_stmt	*raw;	/* one member's JSON text, escapes kept */
+	size_t	max_depth;	/* deepest nesting a document may have */
 };
 
 void
 json_close(struct json *js)
 {
-	if (js == NULL)
-		return;
-	sqlite3_finalize(js->type);
-	sqlite3_finalize(js->each);
-	sqlite3_finalize(js->path);
-	sqlite3_finalize(js->raw);
-	sqlite3_close(js->db);
 	free(js);
 }
 
@@ -33,32 +31,14 @@ int
 json_open(struct json **out)
 {
 	struct json *js;
-	int rc = IH_ENOMEM;
 
 	*out = NULL;
 	js = calloc(1, sizeof(*js));
 	if (js == NULL)
-		goto out;
-	if (sqlite3_open_v2(":memory:", &js->db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_MEMORY, NULL) != SQLITE_OK)
-		goto out;
-	if (sqlite3_prepare_v2(js->db, "SELECT json_type(?1)", -1,
-	    &js->type, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(js->db,
-	    "SELECT key, type, atom FROM json_each(?1)", -1, &js->each,
-	    NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(js->db,
-	    "SELECT json_type(?1), json_type(?1, ?2), json_extract(?1, ?2)",
-	    -1, &js->path, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(js->db, "SELECT ?1 -> ?2", -1, &js->raw,
-	    NULL) != SQLITE_OK)
-		goto out;
+		return IH_ENOMEM;
+	js->max_depth = JSON_MAX_DEPTH;
 	*out = js;
-	js = NULL;
-	rc = IH_OK;
-out:
-	json_close(js);
-	return rc;
+	return IH_OK;
 }
 
 int
@@ -102,120 +82,125 @@ json_utf8_ok(const void *p, size_t len)
 }
 
 /*
- * Finds a real \u0000 escape: one preceded by an even number of
- * backslashes.  SQLite's JSON functions cut strings at such a NUL, which
- * would make "a\u0000b" and "a\u0000c" the same event id.
+ * Is v nested no deeper than left levels of arrays and objects, counting
+ * v itself?  Jansson stops at 2,048 levels on its own; this is tighter.
  */
 static int
-has_nul_escape(const char *s, size_t len)
+depth_ok(const json_t *v, size_t left)
 {
-	size_t i, j, run;
+	const char *key;
+	json_t *m;
+	size_t i;
 
-	for (i = 0; i + 6 <= len; i++) {
-		if (s[i] != '\\' || (s[i + 1] != 'u' && s[i + 1] != 'U'))
-			continue;
-		if (memcmp(s + i + 2, "0000", 4) != 0)
-			continue;
-		for (run = 0, j = i; j > 0 && s[j - 1] == '\\'; j--)
-			run++;
-		if (run % 2 == 0)
-			return 1;
+	if (!json_is_object(v) && !json_is_array(v))
+		return 1;
+	if (left == 0)
+		return 0;
+	if (json_is_array(v)) {
+		for (i = 0; i < json_array_size(v); i++)
+			if (!depth_ok(json_array_get(v, i), left - 1))
+				return 0;
+		return 1;
 	}
-	return 0;
+	json_object_foreach((json_t *)v, key, m)
+		if (!depth_ok(m, left - 1))
+			return 0;
+	return 1;
 }
 
-/* Does the JSON text of the member at path hold a \u0000 escape? */
+/*
+ * Parses doc into *root, which must be a JSON object.  A number past 64
+ * bits is valid JSON: such a document is read again with every number
+ * as a real, rather than refused, so only integer members are lost.
+ * Returns IH_OK, IH_EBODY or IH_ENOMEM.
+ */
 static int
-member_has_nul(struct json *js, const void *doc, size_t len, const char *path)
+parse(struct json *js, const void *doc, size_t len, json_t **root)
 {
-	const char *raw;
-	int found = 1;
+	json_error_t err;
+	json_t *v;
+	int rc = IH_EBODY;
 
-	sqlite3_bind_text(js->raw, 1, doc, (int)len, SQLITE_STATIC);
-	sqlite3_bind_text(js->raw, 2, path, -1, SQLITE_STATIC);
-	if (sqlite3_step(js->raw) == SQLITE_ROW) {
-		raw = (const char *)sqlite3_column_text(js->raw, 0);
-		found = raw == NULL || has_nul_escape(raw, (size_t)
-		    sqlite3_column_bytes(js->raw, 0));
+	*root = NULL;
+	if (!json_utf8_ok(doc, len))
+		goto out;
+	v = json_loadb(doc, len, JSON_FLAGS, &err);
+	if (v == NULL &&
+	    json_error_code(&err) == json_error_numeric_overflow)
+		v = json_loadb(doc, len, JSON_FLAGS | JSON_DECODE_INT_AS_REAL,
+		    &err);
+	if (v == NULL) {
+		if (json_error_code(&err) == json_error_out_of_memory)
+			rc = IH_ENOMEM;
+		goto out;
 	}
-	sqlite3_reset(js->raw);
-	sqlite3_clear_bindings(js->raw);
-	return found;
+	if (!json_is_object(v) || !depth_ok(v, js->max_depth)) {
+		json_decref(v);
+		goto out;
+	}
+	*root = v;
+	rc = IH_OK;
+out:
+	return rc;
+}
+
+/*
+ * Copies a string or integer member into *val, or leaves *val NULL when
+ * v is absent, of another type, too long, or holds a NUL (which would
+ * make "a\u0000b" and "a\u0000c" the same id).  Returns IH_OK or
+ * IH_ENOMEM.
+ */
+static int
+scalar_text(const json_t *v, char **val)
+{
+	char num[32];
+	const char *s;
+	size_t len;
+	int n;
+
+	*val = NULL;
+	if (json_is_integer(v)) {
+		n = snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
+		    json_integer_value(v));
+		if (n < 0 || (size_t)n >= sizeof(num))
+			return IH_OK;
+		s = num;
+		len = (size_t)n;
+	} else if (json_is_string(v)) {
+		s = json_string_value(v);
+		len = json_string_length(v);
+	} else
+		return IH_OK;
+	if (len > JSON_VALUE_MAX || memchr(s, '\0', len) != NULL)
+		return IH_OK;
+	*val = strdup(s);
+	return *val == NULL ? IH_ENOMEM : IH_OK;
 }
 
 int
 json_fields(struct json *js, const void *doc, size_t len,
     const char *const *keys, size_t n, char **vals)
 {
-	const char *key, *type, *text;
-	size_t i, tlen;
-	int rc = IH_EBODY, step;
-	char path[128];
-	unsigned seen = 0;
-	int nul, pn;
+	json_t *root = NULL;
+	size_t i;
+	int rc;
 
 	for (i = 0; i < n && i < JSON_MAX_FIELDS; i++)
 		vals[i] = NULL;
-	if (n > JSON_MAX_FIELDS || len > 0x7fffffff) {
+	if (n > JSON_MAX_FIELDS) {
 		rc = IH_EINVAL;
 		goto out;
 	}
-	if (!json_utf8_ok(doc, len))
+	rc = parse(js, doc, len, &root);
+	if (rc != IH_OK)
 		goto out;
-	nul = has_nul_escape(doc, len);
-
-	/* Malformed JSON makes the statement fail rather than answer. */
-	sqlite3_bind_text(js->type, 1, doc, (int)len, SQLITE_STATIC);
-	if (sqlite3_step(js->type) != SQLITE_ROW)
-		goto out;
-	type = (const char *)sqlite3_column_text(js->type, 0);
-	if (type == NULL || strcmp(type, "object") != 0)
-		goto out;
-
-	sqlite3_bind_text(js->each, 1, doc, (int)len, SQLITE_STATIC);
-	while ((step = sqlite3_step(js->each)) == SQLITE_ROW) {
-		key = (const char *)sqlite3_column_text(js->each, 0);
-		if (key == NULL)
-			continue;
-		for (i = 0; i < n; i++)
-			if (strcmp(key, keys[i]) == 0)
-				break;
-		if (i == n)
-			continue;
-		if (seen & (1u << i))
+	for (i = 0; i < n; i++) {
+		rc = scalar_text(json_object_get(root, keys[i]), &vals[i]);
+		if (rc != IH_OK)
 			goto out;
-		seen |= 1u << i;
-		type = (const char *)sqlite3_column_text(js->each, 1);
-		if (type == NULL || (strcmp(type, "text") != 0 &&
-		    strcmp(type, "integer") != 0))
-			continue;
-		text = (const char *)sqlite3_column_text(js->each, 2);
-		tlen = (size_t)sqlite3_column_bytes(js->each, 2);
-		/* An embedded NUL ("\u0000") would make two ids equal. */
-		if (text == NULL || tlen > JSON_VALUE_MAX ||
-		    strlen(text) != tlen)
-			continue;
-		if (nul) {
-			pn = snprintf(path, sizeof(path), "$.\"%s\"",
-			    keys[i]);
-			if (pn < 0 || (size_t)pn >= sizeof(path) ||
-			    member_has_nul(js, doc, len, path))
-				continue;
-		}
-		vals[i] = strdup(text);
-		if (vals[i] == NULL) {
-			rc = IH_ENOMEM;
-			goto out;
-		}
 	}
-	if (step != SQLITE_DONE)
-		goto out;
-	rc = IH_OK;
 out:
-	sqlite3_reset(js->type);
-	sqlite3_reset(js->each);
-	sqlite3_clear_bindings(js->type);
-	sqlite3_clear_bindings(js->each);
+	json_decref(root);
 	if (rc != IH_OK)
 		for (i = 0; i < n && i < JSON_MAX_FIELDS; i++) {
 			free(vals[i]);
@@ -224,47 +209,69 @@ out:
 	return rc;
 }
 
+/*
+ * Follows path (after its "$") from root: ".name" steps into an object
+ * member, "[N]" into an array element.  *at becomes the value, or NULL
+ * when a step finds nothing.  Returns IH_OK, or IH_EINVAL for a path in
+ * another syntax (a quoted name, a name holding '"', an empty name).
+ */
+static int
+walk(const json_t *root, const char *path, const json_t **at)
+{
+	char name[JSON_PATH_MAX];
+	const json_t *v = root;
+	const char *p = path;
+	unsigned long idx;
+	/* A missing member makes v NULL; the rest of the path is still
+	 * checked, and jansson's getters answer NULL for a NULL parent. */
+	size_t n;
+	char *end;
+
+	*at = NULL;
+	while (*p != '\0') {
+		if (*p == '.') {
+			n = strcspn(p + 1, ".[\"");
+			if (n == 0 || n >= sizeof(name) || p[1 + n] == '"')
+				return IH_EINVAL;
+			memcpy(name, p + 1, n);
+			name[n] = '\0';
+			v = json_object_get(v, name);
+			p += 1 + n;
+		} else if (*p == '[') {
+			if (p[1] < '0' || p[1] > '9')
+				return IH_EINVAL;
+			idx = strtoul(p + 1, &end, 10);
+			if (*end != ']')
+				return IH_EINVAL;
+			v = json_array_get(v, idx);
+			p = end + 1;
+		} else
+			return IH_EINVAL;
+	}
+	*at = v;
+	return IH_OK;
+}
+
 int
 json_path_text(struct json *js, const void *doc, size_t len,
     const char *path, char **val)
 {
-	const char *type, *text;
-	size_t tlen;
-	int rc = IH_EBODY;
+	const json_t *at;
+	json_t *root = NULL;
+	int rc = IH_EINVAL;
 
 	*val = NULL;
-	if (len > 0x7fffffff || path == NULL || strncmp(path, "$.", 2) != 0) {
-		rc = IH_EINVAL;
+	if (path == NULL || strncmp(path, "$.", 2) != 0 ||
+	    strlen(path) >= JSON_PATH_MAX)
 		goto out;
-	}
-	if (!json_utf8_ok(doc, len))
+	rc = parse(js, doc, len, &root);
+	if (rc != IH_OK)
 		goto out;
-
-	/* Malformed JSON makes the statement fail rather than answer. */
-	sqlite3_bind_text(js->path, 1, doc, (int)len, SQLITE_STATIC);
-	sqlite3_bind_text(js->path, 2, path, -1, SQLITE_STATIC);
-	if (sqlite3_step(js->path) != SQLITE_ROW)
+	rc = walk(root, path + 1, &at);
+	if (rc != IH_OK)
 		goto out;
-	type = (const char *)sqlite3_column_text(js->path, 0);
-	if (type == NULL || strcmp(type, "object") != 0)
-		goto out;
-	rc = IH_OK;
-	type = (const char *)sqlite3_column_text(js->path, 1);
-	if (type == NULL || (strcmp(type, "text") != 0 &&
-	    strcmp(type, "integer") != 0))
-		goto out;
-	text = (const char *)sqlite3_column_text(js->path, 2);
-	tlen = (size_t)sqlite3_column_bytes(js->path, 2);
-	/* An embedded NUL ("\u0000") would make two values equal. */
-	if (text == NULL || tlen > JSON_VALUE_MAX || strlen(text) != tlen)
-		goto out;
-	if (has_nul_escape(doc, len) && member_has_nul(js, doc, len, path))
-		goto out;
-	*val = strdup(text);
-	if (*val == NULL)
-		rc = IH_ENOMEM;
+	rc = scalar_text(at, val);
 out:
-	sqlite3_reset(js->path);
-	sqlite3_clear_bindings(js->path);
+	json_decref(root);
 	return rc;
 }

@@ -1,15 +1,17 @@
 /*
  * json.h -- reading a few fields out of an untrusted JSON body.
  *
- * The parsing is SQLite's built-in JSON1 (json_valid, json_extract) run
- * on a private in-memory connection, so no JSON parser is written here.
- * The body must be valid UTF-8 without raw NUL bytes.  SQLite's JSON
- * functions cut strings at an escaped \u0000, so a requested member whose
- * value holds one is treated as absent rather than truncated.  SQLite's
- * parser limits
- * nesting depth, so a deeply nested bomb is simply invalid.  A top-level
- * key that occurs twice is refused when it is one the caller asked for,
- * because which copy counts would otherwise be up to the parser.
+ * The parsing is jansson's, a strict RFC 8259 parser, so no JSON parser
+ * is written here, and no body ever reaches SQLite's JSON functions
+ * (SQLite 3.40 accepts some malformed text and then crashes on it).
+ * A body is accepted only when it is valid UTF-8 without raw NUL bytes,
+ * a JSON object, nested at most JSON_MAX_DEPTH deep, and repeats no key
+ * in any of its objects: which copy of a repeated key counts would
+ * otherwise be up to each reader.  An escaped \u0000 inside a string is
+ * valid JSON and accepted, but a requested member whose value holds one
+ * is treated as absent rather than truncated; one inside a key is
+ * refused, as is an escaped lone UTF-16 surrogate.  A number too large
+ * for 64 bits is accepted as a real.
  */
 #ifndef IH_JSON_H
 #define IH_JSON_H
@@ -18,6 +20,7 @@
 
 #define JSON_MAX_FIELDS	4
 #define JSON_VALUE_MAX	1024	/* longest field value returned */
+#define JSON_MAX_DEPTH	128	/* deepest nesting of arrays and objects */
 
 struct json;
 
@@ -30,24 +33,24 @@ void	json_close(struct json *js);
  * top-level string or integer members named keys[0..n), at most
  * JSON_MAX_FIELDS.  vals[i] becomes a malloc'd NUL-terminated string, or
  * NULL when the member is absent, of another type, or longer than
- * JSON_VALUE_MAX.  Returns IH_OK, IH_EBODY when doc is not a valid JSON
- * object (or repeats a requested key), IH_ENOMEM or IH_EINVAL.  On
+ * JSON_VALUE_MAX.  Returns IH_OK, IH_EBODY when doc is not an acceptable
+ * JSON object (see above), IH_ENOMEM or IH_EINVAL.  On
  * failure every vals[i] is NULL.
  */
 int	json_fields(struct json *js, const void *doc, size_t len,
 	    const char *const *keys, size_t n, char **vals);
 
 /*
- * Checks that doc (len bytes) is a JSON object and extracts the string
- * or integer member at path, a SQLite JSON path starting "$." (such as
- * "$.payment.id"), so nested members can be read.  *val becomes a
- * malloc'd NUL-terminated string, or NULL when the member is absent, of
- * another type, or longer than JSON_VALUE_MAX.  Unlike json_fields(),
- * a repeated key along the path is not refused: SQLite's first copy
- * counts, so use this only for values that are not identities.
- * Returns IH_OK, IH_EBODY when doc is not a valid JSON object (or the
- * path is one SQLite refuses), IH_EINVAL for a path not starting "$.",
- * or IH_ENOMEM.  On failure *val is NULL.
+ * Checks that doc (len bytes) is a JSON object as json_fields() does, and
+ * extracts the string or integer member at path: "$" followed by
+ * ".name" steps into object members and "[N]" steps into array elements
+ * (such as "$.payment.id" or "$.data.object.lines[0].id").  *val becomes
+ * a malloc'd NUL-terminated string, or NULL when the member is absent,
+ * of another type, or longer than JSON_VALUE_MAX.  No key repeats, so
+ * the value is the only one any reader can see.  Returns IH_OK,
+ * IH_EBODY when doc is not an acceptable JSON object, IH_EINVAL for a
+ * path in another syntax (quoted names are not read) or longer than 127
+ * bytes, or IH_ENOMEM.  On failure *val is NULL.
  */
 int	json_path_text(struct json *js, const void *doc, size_t len,
 	    const char *path, char **val);

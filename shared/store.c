@@ -343,19 +343,27 @@ exec(struct store *st, const char *sql, const char *what, char *err,
 /*
  * Switches to WAL and checks that it took: a filesystem without shared
  * memory support leaves the file in rollback mode, where readers block
- * writers and the durability trade-offs differ.
+ * writers and the durability trade-offs differ.  Switching needs the
+ * exclusive lock, and SQLite answers SQLITE_BUSY at once, without its
+ * busy handler, while another connection reads the file; so the switch
+ * is retried until the busy timeout.
  */
 static int
 set_wal(struct store *st, char *err, size_t errlen)
 {
 	sqlite3_stmt *stmt = NULL;
 	const unsigned char *mode;
-	int rc;
+	int rc, count;
 
 	rc = sqlite3_prepare_v2(st->db, "PRAGMA journal_mode = WAL", -1,
 	    &stmt, NULL);
-	if (rc == SQLITE_OK)
+	for (count = 0; rc == SQLITE_OK || (rc & 0xff) == SQLITE_BUSY;
+	    count++) {
 		rc = sqlite3_step(stmt);
+		if ((rc & 0xff) != SQLITE_BUSY || !busy_wait(st, count))
+			break;
+		sqlite3_reset(stmt);
+	}
 	if (rc != SQLITE_ROW) {
 		rc = fail(st, rc, "cannot set WAL mode", err, errlen);
 		goto out;
@@ -467,6 +475,62 @@ out:
 	return rc;
 }
 
+/*
+ * Is the store already in WAL mode with this build's schema?  Two plain
+ * reads, which wait in the busy handler like any read.  Sets *ready.
+ */
+static int
+is_ready(struct store *st, int *ready, char *err, size_t errlen)
+{
+	sqlite3_stmt *stmt = NULL;
+	const unsigned char *mode;
+	int version, rc;
+
+	*ready = 0;
+	rc = user_version(st, &version, err, errlen);
+	if (rc != IH_OK || version != STORE_SCHEMA_VERSION)
+		return rc;
+	rc = sqlite3_prepare_v2(st->db, "PRAGMA journal_mode", -1, &stmt,
+	    NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(stmt);
+	if (rc != SQLITE_ROW) {
+		rc = fail(st, rc, "cannot read journal mode", err, errlen);
+		goto out;
+	}
+	mode = sqlite3_column_text(stmt, 0);
+	*ready = mode != NULL && strcmp((const char *)mode, "wal") == 0;
+	rc = IH_OK;
+out:
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
+/*
+ * Switches the store to WAL and applies the schema.  Every process that
+ * opens a new store at once would race to do both, and the losers of
+ * the switch to WAL would fail at once (above), so a store that is not
+ * ready is set up by one process at a time, in the writers' queue.  A
+ * store that is ready costs two reads and no queue.
+ */
+static int
+set_up(struct store *st, char *err, size_t errlen)
+{
+	int ready, rc;
+
+	rc = is_ready(st, &ready, err, errlen);
+	if (rc != IH_OK || ready)
+		return rc;
+	rc = queue_enter(st, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	rc = set_wal(st, err, errlen);
+	if (rc == IH_OK)
+		rc = migrate(st, err, errlen);
+	queue_leave(st);
+	return rc;
+}
+
 static int
 prepare(struct store *st, const char *sql, sqlite3_stmt **stmt, char *err,
     size_t errlen)
@@ -519,9 +583,6 @@ store_open(const struct store_opts *opts, struct store **out, char *err,
 	 */
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 	sqlite3_busy_handler(st->db, busy_wait, st);
-	rc = set_wal(st, err, errlen);
-	if (rc != IH_OK)
-		goto out;
 	st->sync_durable = opts->synchronous == 1 ? 1 : 2;
 	st->sync_now = st->sync_durable;
 	snprintf(sql, sizeof(sql), "PRAGMA synchronous = %s",
@@ -533,7 +594,7 @@ store_open(const struct store_opts *opts, struct store **out, char *err,
 	    err, errlen);
 	if (rc != IH_OK)
 		goto out;
-	rc = migrate(st, err, errlen);
+	rc = set_up(st, err, errlen);
 	if (rc != IH_OK)
 		goto out;
 	for (i = 0; i < STORE_NSQL; i++) {

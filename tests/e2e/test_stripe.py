@@ -227,6 +227,24 @@ def array_json(srv):
              "JSON array", eid)
 
 
+def object_as_key(srv):
+    """Malformed JSON that SQLite 3.40's JSON functions take as valid (an
+    object used as a key), then crash on at $.data.object.id: 400, no row,
+    and the receiver keeps answering."""
+    eid = SPEC.new_id("objkey")
+    bad_body(srv, b'{"a":1,{"":"x","payment":{"id":"72"}}:"b"}', "object as a key")
+    body = ('{"id":"%s","object":"event","type":"charge.created",' % eid).encode() + \
+        b'{"":"x","data":{"object":{"id":"ch_1"}}}:"b"}'
+    bad_body(srv, body, "object as a key after id and type", eid)
+    eid = SPEC.new_id("dupdeep")
+    body = ('{"id":"%s","object":"event","type":"charge.created",' % eid).encode() + \
+        b'"data":{"object":{"id":"ch_1","id":"ch_2"}}}'
+    bad_body(srv, body, "a key repeated in data.object", eid)
+    eid = SPEC.new_id("afterbad")
+    body = SPEC.body(eid, "charge.created")
+    expect_accepted(post_signed(srv, body, sign_stripe(srv.secrets["stripe"], body)))
+
+
 def empty_body(srv):
     bad_body(srv, b"", "empty body")
 
@@ -374,6 +392,7 @@ def main():
             t("stripe: missing type -> 400", missing_type, srv)
             t("stripe: truncated JSON -> 400", truncated_json, srv)
             t("stripe: JSON array -> 400", array_json, srv)
+            t("stripe: object as a key, a repeated nested key -> 400", object_as_key, srv)
             t("stripe: top-level id/type used, not data.object's", top_level_fields, srv)
             t("stripe: JSON-escaped id stored decoded", escaped_id, srv)
             t("stripe: JSON followed by trailing bytes -> 400", trailing_garbage, srv)

@@ -52,6 +52,31 @@ table(void **state)
 		{ "{\"id\":\"\xc0\xaf\"}", IH_EBODY, NULL, NULL },
 		{ "{\"id\":\"\xed\xa0\x80\"}", IH_EBODY, NULL, NULL },
 		{ "{\"id\":\"caf\xc3\xa9\"}", IH_OK, "caf\xc3\xa9", NULL },
+		/* An object used as a key: SQLite 3.40 took it, then crashed. */
+		{ "{\"a\":1,{\"\":\"x\",\"payment\":{\"id\":\"72\"}}:\"b\"}",
+		    IH_EBODY, NULL, NULL },
+		{ "{\"id\":\"x\",{}:1}", IH_EBODY, NULL, NULL },
+		/* A repeated key anywhere, not only among those asked for. */
+		{ "{\"id\":\"x\",\"d\":{\"a\":1,\"a\":2}}", IH_EBODY, NULL,
+		    NULL },
+		{ "{\"id\":\"x\",\"a\":[{\"b\":1,\"b\":1}]}", IH_EBODY, NULL,
+		    NULL },
+		{ "{\"a\\u0000\":1,\"id\":\"x\"}", IH_EBODY, NULL, NULL },
+		{ "{\"id\":\"\\ud800\"}", IH_EBODY, NULL, NULL },
+		{ "{\"id\":\"\\ud83d\\ude00\"}", IH_OK, "\xf0\x9f\x98\x80", NULL },
+		{ "{\"id\":-7,\"type\":1.5}", IH_OK, "-7", NULL },
+		{ "{\"id\":\"x\",\"n\":123456789012345678901234}", IH_OK, "x",
+		    NULL },
+		{ "{\"id\":123456789012345678901234,\"type\":\"t\"}", IH_OK,
+		    NULL, "t" },
+		{ "{\"id\":1e999}", IH_EBODY, NULL, NULL },
+		{ " \r\n\t{\"id\":\"x\"} \n", IH_OK, "x", NULL },
+		{ "{\"id\":\"x\"} {}", IH_EBODY, NULL, NULL },
+		{ "{\"id\":\"x\",}", IH_EBODY, NULL, NULL },
+		{ "{'id':'x'}", IH_EBODY, NULL, NULL },
+		{ "{\"id\":01}", IH_EBODY, NULL, NULL },
+		{ "{\"id\":NaN}", IH_EBODY, NULL, NULL },
+		{ "{\"id\":\"a\tb\"}", IH_EBODY, NULL, NULL },
 	};
 	char *vals[2];
 	size_t i;
@@ -99,6 +124,124 @@ deep_nesting_refused(void **state)
 	free(doc);
 }
 
+/* Builds {"x":[[...]]} with depth levels of nesting in all. */
+static char *
+nested(size_t depth)
+{
+	size_t inner = depth - 1, i;
+	char *doc = malloc(2 * inner + 8);
+
+	memcpy(doc, "{\"x\":", 5);
+	for (i = 0; i < inner; i++) {
+		doc[5 + i] = '[';
+		doc[5 + inner + i] = ']';
+	}
+	memcpy(doc + 5 + 2 * inner, "}", 2);
+	return doc;
+}
+
+static void
+depth_bound(void **state)
+{
+	char *doc, *vals[2];
+
+	(void)state;
+	doc = nested(JSON_MAX_DEPTH);
+	assert_int_equal(fields(doc, strlen(doc), vals), IH_OK);
+	free(doc);
+	doc = nested(JSON_MAX_DEPTH + 1);
+	assert_int_equal(fields(doc, strlen(doc), vals), IH_EBODY);
+	free(doc);
+	/* Past jansson's own bound of 2,048, and with no closing. */
+	doc = nested(3000);
+	assert_int_equal(fields(doc, strlen(doc), vals), IH_EBODY);
+	doc[strlen(doc) - 1500] = '\0';
+	assert_int_equal(fields(doc, strlen(doc), vals), IH_EBODY);
+	free(doc);
+}
+
+static int
+path(const char *doc, const char *p, char **val)
+{
+	struct json *js;
+	int rc;
+
+	assert_int_equal(json_open(&js), IH_OK);
+	rc = json_path_text(js, doc, strlen(doc), p, val);
+	json_close(js);
+	return rc;
+}
+
+static void
+path_table(void **state)
+{
+	static const char stripe[] = "{\"id\":\"evt_1\",\"data\":{\"object\":"
+	    "{\"id\":\"ch_1\",\"amount\":2000,\"lines\":[{\"id\":\"l0\"},"
+	    "{\"id\":\"l1\"}],\"x.y\":\"dot\",\"n\":null}}}";
+	static const struct {
+		const char	*doc, *path;
+		int		 rc;
+		const char	*val;
+	} t[] = {
+		{ stripe, "$.data.object.id", IH_OK, "ch_1" },
+		{ stripe, "$.data.object.amount", IH_OK, "2000" },
+		{ stripe, "$.data.object.lines[1].id", IH_OK, "l1" },
+		{ stripe, "$.data.object.lines[2].id", IH_OK, NULL },
+		{ stripe, "$.data.object.lines", IH_OK, NULL },
+		{ stripe, "$.data.object.n", IH_OK, NULL },
+		{ stripe, "$.data.missing.id", IH_OK, NULL },
+		{ stripe, "$.id", IH_OK, "evt_1" },
+		{ stripe, "$.id.more", IH_OK, NULL },
+		{ stripe, "$.data.object.\"x.y\"", IH_EINVAL, NULL },
+		{ stripe, "$..id", IH_EINVAL, NULL },
+		{ stripe, "$.data.", IH_EINVAL, NULL },
+		{ stripe, "$.lines[x]", IH_EINVAL, NULL },
+		{ stripe, "$.lines[-1]", IH_EINVAL, NULL },
+		{ stripe, "$.lines[1", IH_EINVAL, NULL },
+		{ stripe, "$", IH_EINVAL, NULL },
+		{ stripe, "id", IH_EINVAL, NULL },
+		{ "{\"payment\":{\"id\":\"pay_1\"}}", "$.payment.id", IH_OK,
+		    "pay_1" },
+		{ "{\"payment\":{\"id\":\"a\\u0000b\"}}", "$.payment.id", IH_OK,
+		    NULL },
+		{ "{\"payment\":{\"id\":\"1\",\"id\":\"2\"}}", "$.payment.id",
+		    IH_EBODY, NULL },
+		{ "{\"a\":1,{\"\":\"x\",\"payment\":{\"id\":\"72\"}}:\"b\"}",
+		    "$.data.object.id", IH_EBODY, NULL },
+		{ "{\"a\":1,{\"\":\"x\",\"payment\":{\"id\":\"72\"}}:\"b\"}",
+		    "$.payment.id", IH_EBODY, NULL },
+		{ "[{\"id\":1}]", "$.id", IH_EBODY, NULL },
+		{ "not json", "$.id", IH_EBODY, NULL },
+	};
+	char *val;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		val = (char *)"unset";
+		assert_int_equal(path(t[i].doc, t[i].path, &val), t[i].rc);
+		if (t[i].val != NULL)
+			assert_string_equal(val, t[i].val);
+		else
+			assert_null(val);
+		free(val);
+	}
+}
+
+static void
+no_fields_validates(void **state)
+{
+	struct json *js;
+
+	(void)state;
+	assert_int_equal(json_open(&js), IH_OK);
+	assert_int_equal(json_fields(js, "{\"a\":[1,2]}", 11, NULL, 0, NULL),
+	    IH_OK);
+	assert_int_equal(json_fields(js, "{\"a\":[1,2]", 10, NULL, 0, NULL),
+	    IH_EBODY);
+	json_close(js);
+}
+
 static void
 long_value_dropped(void **state)
 {
@@ -124,6 +267,9 @@ main(void)
 		cmocka_unit_test(nul_byte_refused),
 		cmocka_unit_test(deep_nesting_refused),
 		cmocka_unit_test(long_value_dropped),
+		cmocka_unit_test(depth_bound),
+		cmocka_unit_test(path_table),
+		cmocka_unit_test(no_fields_validates),
 	};
 
 	return cmocka_run_group_tests_name("json", tests, NULL, NULL);
