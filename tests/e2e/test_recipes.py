@@ -347,9 +347,12 @@ def server_recipe(bindir, name, url_path="/"):
     # The recipe's "make deps" must find everything installed: apt-get in
     # the namespace would write /usr for real but its records in /var's
     # overlay.  deps.sh as another user only reports what is missing.
-    r = subprocess.run(["/usr/sbin/runuser", "-u", "nobody", "--", "sh",
-                        os.path.join(REPO, "scripts", "deps.sh")], capture_output=True,
-                       text=True, timeout=60)
+    # The script goes on stdin: nobody may not reach the checkout.
+    with open(os.path.join(REPO, "scripts", "deps.sh")) as f:
+        script = f.read()
+    r = subprocess.run(["/usr/sbin/runuser", "-u", "nobody", "--", "sh", "-s"],
+                       input=script, capture_output=True, text=True, timeout=60,
+                       cwd="/")
     check(r.returncode == 0, "packages missing, run make deps first: %s" % r.stderr.strip())
     ns = Namespace(name)
     ok = False

@@ -39,7 +39,8 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (HarnessError, Server, Servers, Tap, _children_of,  # noqa: E402
-                     bin_dir, check, check_eq, install_signal_cleanup, sign_stripe)
+                     bin_dir, check, check_eq, install_signal_cleanup, sign_stripe,
+                     staged_programs)
 from cases import expect_accepted, expect_error, expect_status, one_row  # noqa: E402
 import test_stripe as ts  # noqa: E402
 
@@ -461,10 +462,12 @@ def main():
           command_redacts_good_db, bindir)
         t("settings: receivers under lighttpd: core limit 0/0, secret not in /proc/pid/environ",
           receivers_no_core, bindir, servers)
-        t("settings: stripe.fcgi as nobody: not dumpable (/proc/pid owned by root), core 0",
-          fastcgi_not_dumpable, bindir)
-        t("settings: idemhook work as nobody: not dumpable, core 0, no secret in environ",
-          command_not_dumpable, bindir)
+        tap.run_as_root("settings: stripe.fcgi as nobody: not dumpable (/proc/pid owned by "
+                        "root), core 0", "runs a program as another user (nobody)",
+                        fastcgi_not_dumpable, staged_programs(bindir))
+        tap.run_as_root("settings: idemhook work as nobody: not dumpable, core 0, no secret "
+                        "in environ", "runs a program as another user (nobody)",
+                        command_not_dumpable, staged_programs(bindir))
     return tap.finish()
 
 
