@@ -348,6 +348,17 @@ def _children_of(pid):
     return out
 
 
+def program_of(pid):
+    """The path a process was started with (argv[0]), or "".  Read from
+    /proc/PID/cmdline, which stays readable when the program has made
+    itself non-dumpable (its exe link then does not, except for root)."""
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return f.read().split(b"\0", 1)[0].decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
 def daemon_env(keep, **fixed):
     """A server's environment: PATH, fixed, and of the caller's the
     sanitizer settings and the names in keep."""

@@ -155,12 +155,15 @@ def main():
     servers = Servers()
     install_signal_cleanup(servers)
     with servers:
+        # The programs make themselves non-dumpable (no core, no ptrace by
+        # their own user), so only root's strace can read what they write.
+        why = "strace reads the memory of programs that made themselves non-dumpable"
         for mode in ("after-response", "worker"):
-            tap.run("durability: FastCGI, %s mode: each of %d accepted answers "
-                    "follows an fdatasync of the WAL" % (mode, N),
-                    through_lighttpd(bindir, servers, mode))
-        tap.run("durability: plain CGI: the accepted answer follows an fdatasync "
-                "of the WAL", as_cgi(bindir))
+            tap.run_as_root("durability: FastCGI, %s mode: each of %d accepted answers "
+                            "follows an fdatasync of the WAL" % (mode, N), why,
+                            through_lighttpd(bindir, servers, mode))
+        tap.run_as_root("durability: plain CGI: the accepted answer follows an fdatasync "
+                        "of the WAL", why, as_cgi(bindir))
     return tap.finish()
 
 

@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (ASAAS_TOKEN_HEADER, PROVIDERS, HarnessError, Server,  # noqa: E402
                      Servers, Tap, _children_of, bin_dir, check,
-                     install_signal_cleanup)
+                     install_signal_cleanup, program_of)
 import reliability as R  # noqa: E402
 
 BAD_BODY = {p: (400, "error") for p in PROVIDERS}
@@ -396,11 +396,8 @@ def fcgi_pid(srv, p):
     """The one FastCGI process of provider p (max_procs=1)."""
     pids = []
     for c in _children_of(srv.proc.pid):
-        try:
-            if os.readlink("/proc/%d/exe" % c).endswith("/%s.fcgi" % p):
-                pids.append(c)
-        except OSError:
-            pass
+        if program_of(c).endswith("/%s.fcgi" % p):
+            pids.append(c)
     check(len(pids) == 1, "%s: expected one %s.fcgi process, found %r" % (p, p, pids))
     return pids[0]
 
