@@ -58,8 +58,8 @@ commit(FILE *f, int i, int long_msg)
 	int k;
 
 	fprintf(f, "{\"id\":\"%040x\",\"tree_id\":\"%040x\",\"distinct\":true,"
-	    "\"message\":\"Fix the parser's handling of case %d\\n\\n", i, i + 1,
-	    i);
+	    "\"message\":\"Fix the parser's handling of case %d\\n\\n",
+	    i, i + 1, i);
 	for (k = 0; k < (long_msg ? 90 : 4); k++)
 		fprintf(f, "Line %d of the explanation, with a \\\"quote\\\"."
 		    "\\n", k);
@@ -90,7 +90,8 @@ push(int n, int long_msg, size_t *len)
 	    "\"MDEwOlJlcG9zaXRvcnkxMjk2MjY5\",\"name\":\"hello\",\"full_name\":"
 	    "\"octo/hello\",\"private\":false,\"owner\":{\"name\":\"octo\","
 	    "\"email\":null,\"login\":\"octo\",\"id\":583231,\"type\":\"User\","
-	    "\"site_admin\":false},\"html_url\":\"https://github.com/octo/hello\","
+	    "\"site_admin\":false},"
+	    "\"html_url\":\"https://github.com/octo/hello\","
 	    "\"description\":\"My first repository\",\"fork\":false,"
 	    "\"created_at\":1296068472,\"pushed_at\":1700000000,\"size\":108,"
 	    "\"stargazers_count\":80,\"language\":\"C\",\"topics\":[\"json\","
