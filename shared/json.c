@@ -230,7 +230,7 @@ number_finite(const char *t, size_t n)
 {
 	char buf[JSON_NUM_DIGITS + 32];
 	size_t i = 0, nd = 0;
-	long e10 = 0, x = 0;
+	long long e10 = 0, x = 0;
 	int seen = 0, neg = 0;
 
 	if (i < n && t[i] == '-')
@@ -261,7 +261,7 @@ number_finite(const char *t, size_t n)
 		if (i < n && (t[i] == '+' || t[i] == '-'))
 			neg = t[i++] == '-';
 		for (; i < n && t[i] >= '0' && t[i] <= '9'; i++)
-			if (x < 100000000L)
+			if (x < 1000000000000LL)	/* > any length */
 				x = x * 10 + (t[i] - '0');
 	}
 	if (nd == 0)
@@ -272,7 +272,7 @@ number_finite(const char *t, size_t n)
 		return 0;
 	if (e10 < -1000)
 		return 1;
-	snprintf(buf + nd, sizeof(buf) - nd, "e%ld", e10);
+	snprintf(buf + nd, sizeof(buf) - nd, "e%lld", e10);
 	return isfinite(strtod(buf, NULL));
 }
 

@@ -416,6 +416,61 @@ many_objects(void **state)
 	json_close(js);
 }
 
+/* Builds {"id":"x","n":<pre><n copies of c><post>}. */
+static char *
+number_doc(const char *pre, size_t n, char c, const char *post)
+{
+	size_t size = n + 64;
+	char *doc = malloc(size);
+	int k;
+
+	k = snprintf(doc, size, "{\"id\":\"x\",\"n\":%s", pre);
+	memset(doc + k, c, n);
+	snprintf(doc + k + n, size - (size_t)k - n, "%s}", post);
+	return doc;
+}
+
+/* Numbers longer than any buffer: judged by value, as strtod() would. */
+static void
+long_numbers(void **state)
+{
+	static const struct {
+		const char	*pre;
+		size_t		 n;
+		char		 c;
+		const char	*post;
+		int		 rc;
+	} t[] = {
+		{ "", 308, '9', "", IH_OK },
+		{ "", 309, '9', "", IH_EBODY },
+		{ "-", 309, '9', "", IH_EBODY },
+		{ "1", 5000, '1', "e-99999999999", IH_OK },
+		{ "1", 5000, '1', "e-4700", IH_OK },
+		{ "1", 5000, '1', "e-4600", IH_EBODY },
+		{ "0.", 5000, '0', "1e5300", IH_OK },
+		{ "0.", 5000, '0', "1e5310", IH_EBODY },
+		{ "1.", 5000, '0', "", IH_OK },
+		{ "0.", 5000, '0', "", IH_OK },
+		{ "0e", 5000, '9', "", IH_OK },
+		{ "1e", 5000, '0', "", IH_OK },
+		{ "1e", 5000, '0', "400", IH_EBODY },
+	};
+	char *doc, *vals[2];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		doc = number_doc(t[i].pre, t[i].n, t[i].c, t[i].post);
+		assert_int_equal(fields(doc, strlen(doc), vals), t[i].rc);
+		if (t[i].rc == IH_OK) {
+			assert_string_equal(vals[0], "x");
+			assert_null(vals[1]);
+			free(vals[0]);
+		}
+		free(doc);
+	}
+}
+
 static void
 long_value_dropped(void **state)
 {
@@ -446,6 +501,7 @@ main(void)
 		cmocka_unit_test(no_fields_validates),
 		cmocka_unit_test(many_keys_checked),
 		cmocka_unit_test(many_objects),
+		cmocka_unit_test(long_numbers),
 	};
 
 	return cmocka_run_group_tests_name("json", tests, NULL, NULL);
