@@ -2,7 +2,8 @@
  * json.c -- field extraction with yajl, a strict streaming JSON parser.
  *
  * yajl lexes and validates the body in one pass and calls back for each
- * token; nothing here reads JSON syntax.  The callbacks keep only the
+ * token; nothing here lexes JSON (escapes_ok() only looks again at the
+ * escapes of a string yajl has validated).  The callbacks keep only the
  * state the contract needs: the nesting depth, where each requested
  * path stands, and the keys of the objects still open, so that a
  * repeated key is found.  yajl builds no tree and hands strings without
@@ -10,11 +11,11 @@
  * into one buffer of its own that each such string reuses.
  *
  * Memory, beyond the body: 4 bytes per key of the objects open at once
- * (every key takes at least 5 bytes of body: two quotes, a colon, a
- * value and a separator), each escaped one of those keys decoded (its
- * decoded text is shorter than its escaped text), and yajl's buffer for
- * the longest escaped string, decoded.  Objects closed give their keys
- * back, so a million small objects cost no more than one.
+ * (in an array that doubles as it grows; every key takes at least 4
+ * bytes of body: two quotes, a colon and a value), each escaped one of
+ * those keys decoded (shorter than its escaped text), and yajl's buffer
+ * for the longest escaped string, decoded.  Objects closed give their
+ * keys back, so a million small objects cost no more than one.
  */
 #include <errno.h>
 #include <math.h>
