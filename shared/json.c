@@ -564,9 +564,10 @@ close_container(struct json *js)
 	struct json_level *lv = &js->level[js->depth];
 	size_t i;
 
+	/* With fewer than 2 keys, keys[] may not even exist (NULL). */
 	if (!lv->is_array) {
-		if (keys_repeat(js, js->keys + lv->key_base,
-		    js->nkeys - lv->key_base))
+		if (js->nkeys - lv->key_base > 1 && keys_repeat(js,
+		    js->keys + lv->key_base, js->nkeys - lv->key_base))
 			return stop(js, IH_EBODY);
 		js->nkeys = lv->key_base;
 		js->alen = lv->arena_base;
