@@ -23,10 +23,10 @@ SANITIZE ?= 0
 # The providers: one handlers/<name>.c each, built as <name>.fcgi.
 PROVIDERS = stripe github shopify asaas standard
 
-PKGS      = sqlite3 libcrypto fcgi jansson
+PKGS      = sqlite3 libcrypto fcgi yajl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || \
-	echo -lsqlite3 -lcrypto -lfcgi -ljansson)
+	echo -lsqlite3 -lcrypto -lfcgi -lyajl)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
 WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \

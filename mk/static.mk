@@ -16,7 +16,8 @@
 # tests/e2e/test_static.py looks for them next to the binaries it tests.
 
 STATIC_DIR  ?= $(BUILD)/static
-STATIC_LIBS  = -lfcgi -lsqlite3 -ljansson -lcrypto -lm -lpthread -ldl
+# Debian ships static yajl as libyajl_s.a, so it is named by file.
+STATIC_LIBS  = -lfcgi -lsqlite3 -l:libyajl_s.a -lcrypto -lm -lpthread -ldl
 # Stripped (about 6 MB each instead of 7); the objects keep -g.
 STATIC_LDFLAGS ?= -s
 STATIC_PROGRAMS = $(PROVIDERS:%=$(STATIC_DIR)/%.fcgi) $(STATIC_DIR)/idemhook

@@ -1,17 +1,19 @@
 /*
  * json.h -- reading a few fields out of an untrusted JSON body.
  *
- * The parsing is jansson's, a strict RFC 8259 parser, so no JSON parser
- * is written here, and no body ever reaches SQLite's JSON functions
- * (SQLite 3.40 accepts some malformed text and then crashes on it).
- * A body is accepted only when it is valid UTF-8 without raw NUL bytes,
- * a JSON object, nested at most JSON_MAX_DEPTH deep, and repeats no key
- * in any of its objects: which copy of a repeated key counts would
- * otherwise be up to each reader.  An escaped \u0000 inside a string is
- * valid JSON and accepted, but a requested member whose value holds one
- * is treated as absent rather than truncated; one inside a key is
- * refused, as is an escaped lone UTF-16 surrogate.  A number too large
- * for 64 bits is accepted as a real.
+ * The parsing is yajl's, a strict streaming RFC 8259 parser, so no
+ * JSON parser is written here, no tree of the body is built, and no body
+ * ever reaches SQLite's JSON functions (SQLite 3.40 accepts some
+ * malformed text and then crashes on it).  A body is accepted only when
+ * it is valid UTF-8 without raw NUL bytes, a JSON object, nested at most
+ * JSON_MAX_DEPTH deep, under 2 GiB, and repeats no key in any of its
+ * objects: which copy of a repeated key counts would otherwise be up to
+ * each reader.  An escaped \u0000 inside a string is valid JSON and
+ * accepted, but a requested member whose value holds one is treated as
+ * absent rather than truncated; one inside a key is refused, as is an
+ * escaped lone UTF-16 surrogate.  A number too large for 64 bits is
+ * accepted (and is not an integer); one too large for a double is
+ * refused.  Memory beyond the body is bounded in json.c's header.
  */
 #ifndef IH_JSON_H
 #define IH_JSON_H

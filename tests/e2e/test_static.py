@@ -35,7 +35,7 @@ from harness import (PROVIDERS, REPO, HarnessError, Server, Servers, Tap,  # noq
 import cases  # noqa: E402
 import test_stripe as ts  # noqa: E402
 
-LIBS = ("libfcgi", "libsqlite3", "libjansson", "libssl", "libcrypto")
+LIBS = ("libfcgi", "libsqlite3", "libyajl", "libssl", "libcrypto")
 PROGRAMS = [p + ".fcgi" for p in PROVIDERS] + ["idemhook"]
 
 
@@ -77,7 +77,7 @@ def control_ldd(bindir):
     """The control binary is dynamic and does need the libraries."""
     r = subprocess.run(["ldd", os.path.join(bindir, "stripe.fcgi")],
                        capture_output=True, text=True, timeout=30)
-    for lib in ("libfcgi", "libsqlite3", "libjansson", "libcrypto"):
+    for lib in ("libfcgi", "libsqlite3", "libyajl", "libcrypto"):
         check(lib in r.stdout, "ldd %s/stripe.fcgi does not list %s: %r"
               % (bindir, lib, r.stdout[:300]))
 
@@ -246,7 +246,7 @@ def main():
     install_signal_cleanup(servers)
     with servers:
         tap.run("ldd: no shared library in any static program", no_shared_libs, sdir)
-        tap.run("control: ldd lists libfcgi, libsqlite3, libjansson, libcrypto for BINDIR/stripe.fcgi",
+        tap.run("control: ldd lists libfcgi, libsqlite3, libyajl, libcrypto for BINDIR/stripe.fcgi",
                 control_ldd, bindir)
         tap.run_as_root("control: the dynamic stripe.fcgi cannot run in the library-less chroot",
                         "chroot(2)", chroot_dynamic_fails, bindir)

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +78,62 @@ table(void **state)
 		{ "{\"id\":01}", IH_EBODY, NULL, NULL },
 		{ "{\"id\":NaN}", IH_EBODY, NULL, NULL },
 		{ "{\"id\":\"a\tb\"}", IH_EBODY, NULL, NULL },
+		/* Rows since the parser became yajl's: escapes are checked
+		 * where they stand in the body, wherever the string is. */
+		{ "{\"id\":\"\\udc00\"}", IH_EBODY, NULL, NULL },
+		{ "{\"id\":\"\\ud800\\u0041\"}", IH_EBODY, NULL, NULL },
+		{ "{\"id\":\"x\\ud800\"}", IH_EBODY, NULL, NULL },
+		{ "{\"id\":\"x\",\"a\":[1, \"\\ud800\"]}", IH_EBODY, NULL, NULL },
+		{ "{\"\\udc00\":1,\"id\":\"x\"}", IH_EBODY, NULL, NULL },
+		{ "{ \"id\" : \"\\ud83d\\ude00\" , \"type\" : \"\\u0000\" }",
+		    IH_OK, "\xf0\x9f\x98\x80", NULL },
+		{ "{\"id\":\"\\u0041\\\\u0000\"}", IH_OK, "A\\u0000", NULL },
+		{ "{\"id\":\"\\\\\\ud800\"}", IH_EBODY, NULL, NULL },
+		{ "{\"id\":\"\\\\\\\\ud800\"}", IH_OK, "\\\\ud800", NULL },
+		/* Escaped keys: matched and checked for repeats decoded. */
+		{ "{\"\\u0069d\":\"x\",\"t\\u0079pe\":\"t\"}", IH_OK, "x", "t" },
+		{ "{\"a\":1,\"\\u0061\":2,\"id\":\"x\"}", IH_EBODY, NULL, NULL },
+		{ "{\"\\u0061\":1,\"\\u0061\":2}", IH_EBODY, NULL, NULL },
+		{ "{\"a\":{\"b\":1},\"a\":2}", IH_EBODY, NULL, NULL },
+		{ "{\"a\":{\"k\":1},\"b\":{\"k\":1},\"k\":2,\"id\":\"x\"}", IH_OK,
+		    "x", NULL },
+		{ "{\"ab\":1,\"a\":1,\"b\":1,\"\":1,\"id\":\"x\"}", IH_OK, "x",
+		    NULL },
+		/* Numbers: integers in 64 bits as %lld prints them, whatever
+		 * else the body holds; a number past a double is refused. */
+		{ "{\"id\":42,\"n\":123456789012345678901234}", IH_OK, "42",
+		    NULL },
+		{ "{\"id\":-0,\"type\":1E2}", IH_OK, "0", NULL },
+		{ "{\"id\":9223372036854775807}", IH_OK, "9223372036854775807",
+		    NULL },
+		{ "{\"id\":-9223372036854775808}", IH_OK,
+		    "-9223372036854775808", NULL },
+		{ "{\"id\":9223372036854775808}", IH_OK, NULL, NULL },
+		{ "{\"id\":\"x\",\"n\":1.7976931348623157e308}", IH_OK, "x",
+		    NULL },
+		{ "{\"id\":\"x\",\"n\":1.8e308}", IH_EBODY, NULL, NULL },
+		{ "{\"id\":\"x\",\"n\":-1e999}", IH_EBODY, NULL, NULL },
+		{ "{\"id\":\"x\",\"n\":0.0001e-99999999999}", IH_OK, "x", NULL },
+		{ "{\"id\":\"x\",\"n\":0e99999}", IH_OK, "x", NULL },
+		{ "{\"id\":\"x\",\"n\":0.00017976931348623157e312}", IH_OK, "x",
+		    NULL },
+		{ "{\"id\":1.0}", IH_OK, NULL, NULL },
+		{ "{\"id\":-}", IH_EBODY, NULL, NULL },
+		{ "{\"id\":1.}", IH_EBODY, NULL, NULL },
+		{ "{\"id\":+1}", IH_EBODY, NULL, NULL },
+		/* yajl's options, each off. */
+		{ "{\"id\":\"x\"/*c*/}", IH_EBODY, NULL, NULL },
+		{ "{\"id\":\"x\"} // c", IH_EBODY, NULL, NULL },
+		{ "{\"id\":\"x\"}{\"id\":\"y\"}", IH_EBODY, NULL, NULL },
+		{ "{\"id\":\"x\"", IH_EBODY, NULL, NULL },
+		{ "{\"id\":\"x", IH_EBODY, NULL, NULL },
+		{ "{\"id\":12", IH_EBODY, NULL, NULL },
+		{ "{\"id\":\"x\"}]", IH_EBODY, NULL, NULL },
+		{ "{\"id\":[\"x\"]]}", IH_EBODY, NULL, NULL },
+		{ "{\"id\":\"\\x41\"}", IH_EBODY, NULL, NULL },
+		{ "{\"id\":\"\\u00g1\"}", IH_EBODY, NULL, NULL },
+		{ "{\"id\":tru}", IH_EBODY, NULL, NULL },
+		{ "{}", IH_OK, NULL, NULL },
 	};
 	char *vals[2];
 	size_t i;
@@ -212,6 +269,31 @@ path_table(void **state)
 		    "$.payment.id", IH_EBODY, NULL },
 		{ "[{\"id\":1}]", "$.id", IH_EBODY, NULL },
 		{ "not json", "$.id", IH_EBODY, NULL },
+		/* The path is followed as the body streams past: members
+		 * before, after and inside the one asked for. */
+		{ "{\"l\":[{\"x\":[1,2,{\"id\":\"no\"}]},{\"id\":\"yes\"}]}",
+		    "$.l[1].id", IH_OK, "yes" },
+		{ "{\"l\":[{\"x\":[1,2,{\"id\":\"no\"}]},{\"id\":\"yes\"}]}",
+		    "$.l[0].x[2].id", IH_OK, "no" },
+		{ "{\"a\":[[1],[2,{\"b\":\"B\"}]]}", "$.a[1][1].b", IH_OK, "B" },
+		{ "{\"a\":[[1],[2,{\"b\":\"B\"}]]}", "$.a[1][0].b", IH_OK, NULL },
+		{ "{\"a\":{\"0\":{\"b\":\"B\"}}}", "$.a[0].b", IH_OK, NULL },
+		{ "{\"a\":[{\"b\":\"B\"}]}", "$.a.b", IH_OK, NULL },
+		{ "{\"data\":{\"x\":{\"object\":1},\"object\":{\"id\":\"ok\"}}}",
+		    "$.data.object.id", IH_OK, "ok" },
+		{ "{\"data\":{\"object\":{\"q\":{\"id\":\"in\"}},\"id\":\"out\"}}",
+		    "$.data.object.id", IH_OK, NULL },
+		{ "{\"id\":{\"id\":\"inner\"},\"x\":{\"id\":\"x\"}}", "$.id.id",
+		    IH_OK, "inner" },
+		{ "{\"data\":{\"\\u006fbject\":{\"id\":\"z\"}}}",
+		    "$.data.object.id", IH_OK, "z" },
+		{ "{\"data\":{\"object\":{\"id\":\"z\",\"\\u0069d\":\"y\"}}}",
+		    "$.data.object.id", IH_EBODY, NULL },
+		{ "{\"payment\":{\"id\":7}}", "$.payment.id", IH_OK, "7" },
+		{ "{\"payment\":{\"id\":\"1\"},\"payment\":{}}", "$.payment.id",
+		    IH_EBODY, NULL },
+		{ "not json", "$..id", IH_EBODY, NULL },
+		{ stripe, "$.a[99999999999999999999999]", IH_OK, NULL },
 	};
 	char *val;
 	size_t i;
@@ -242,6 +324,153 @@ no_fields_validates(void **state)
 	json_close(js);
 }
 
+/*
+ * Builds {"id":"x","a":{"k0":0,"k1":1,...}} with n keys in "a", the
+ * last one a repeat of the first when dup.
+ */
+static char *
+many_keys(size_t n, int dup, size_t *len)
+{
+	size_t size = n * 24 + 64;
+	char *doc = malloc(size), *p = doc;
+	size_t i;
+
+	p += snprintf(p, size - (size_t)(p - doc), "{\"id\":\"x\",\"a\":{");
+	for (i = 0; i < n; i++)
+		p += snprintf(p, size - (size_t)(p - doc), "%s\"k%zu\":%zu",
+		    i > 0 ? "," : "",
+		    dup && i == n - 1 ? (size_t)0 : i, i);
+	p += snprintf(p, size - (size_t)(p - doc), "}}");
+	*len = (size_t)(p - doc);
+	return doc;
+}
+
+static void
+many_keys_checked(void **state)
+{
+	struct json *js;
+	char *doc, *vals[2];
+	size_t len;
+
+	(void)state;
+	assert_int_equal(json_open(&js), IH_OK);
+	/* One parser for every document, as a receiver has: large key
+	 * sets do not stay with it, small documents still work after. */
+	doc = many_keys(200000, 0, &len);
+	assert_int_equal(json_fields(js, doc, len, keys, 2, vals), IH_OK);
+	assert_string_equal(vals[0], "x");
+	free(vals[0]);
+	free(doc);
+	doc = many_keys(200000, 1, &len);
+	assert_int_equal(json_fields(js, doc, len, keys, 2, vals), IH_EBODY);
+	free(doc);
+	doc = many_keys(3, 1, &len);
+	assert_int_equal(json_fields(js, doc, len, keys, 2, vals), IH_EBODY);
+	free(doc);
+	doc = many_keys(3, 0, &len);
+	assert_int_equal(json_fields(js, doc, len, keys, 2, vals), IH_OK);
+	assert_string_equal(vals[0], "x");
+	free(vals[0]);
+	free(doc);
+	json_close(js);
+}
+
+/* {"l":[{"a":1,"b":2},...],"id":"x"} with n objects, the last one
+ * {"a":1,"a":2} when dup. */
+static char *
+many_objects_doc(size_t n, int dup, size_t *len)
+{
+	size_t size = n * 24 + 64;
+	char *doc = malloc(size), *p = doc;
+	size_t i;
+
+	p += snprintf(p, size - (size_t)(p - doc), "{\"l\":[");
+	for (i = 0; i < n; i++)
+		p += snprintf(p, size - (size_t)(p - doc),
+		    "%s{\"a\":1,\"%s\":2}", i > 0 ? "," : "",
+		    dup && i == n - 1 ? "a" : "b");
+	p += snprintf(p, size - (size_t)(p - doc), "],\"id\":\"x\"}");
+	*len = (size_t)(p - doc);
+	return doc;
+}
+
+/* A million small objects, each closed before the next: their keys are
+ * not kept once each closes, and a repeat inside the last is found. */
+static void
+many_objects(void **state)
+{
+	struct json *js;
+	char *doc, *vals[2];
+	size_t len;
+
+	(void)state;
+	assert_int_equal(json_open(&js), IH_OK);
+	doc = many_objects_doc(1000000, 0, &len);
+	assert_int_equal(json_fields(js, doc, len, keys, 2, vals), IH_OK);
+	assert_string_equal(vals[0], "x");
+	free(vals[0]);
+	free(doc);
+	doc = many_objects_doc(1000000, 1, &len);
+	assert_int_equal(json_fields(js, doc, len, keys, 2, vals), IH_EBODY);
+	free(doc);
+	json_close(js);
+}
+
+/* Builds {"id":"x","n":<pre><n copies of c><post>}. */
+static char *
+number_doc(const char *pre, size_t n, char c, const char *post)
+{
+	size_t size = n + 64;
+	char *doc = malloc(size);
+	int k;
+
+	k = snprintf(doc, size, "{\"id\":\"x\",\"n\":%s", pre);
+	memset(doc + k, c, n);
+	snprintf(doc + k + n, size - (size_t)k - n, "%s}", post);
+	return doc;
+}
+
+/* Numbers longer than any buffer: judged by value, as strtod() would. */
+static void
+long_numbers(void **state)
+{
+	static const struct {
+		const char	*pre;
+		size_t		 n;
+		char		 c;
+		const char	*post;
+		int		 rc;
+	} t[] = {
+		{ "", 308, '9', "", IH_OK },
+		{ "", 309, '9', "", IH_EBODY },
+		{ "-", 309, '9', "", IH_EBODY },
+		{ "1", 5000, '1', "e-99999999999", IH_OK },
+		{ "1", 5000, '1', "e-4700", IH_OK },
+		{ "1", 5000, '1', "e-4600", IH_EBODY },
+		{ "0.", 5000, '0', "1e5300", IH_OK },
+		{ "0.", 5000, '0', "1e5310", IH_EBODY },
+		{ "1.", 5000, '0', "", IH_OK },
+		{ "0.", 5000, '0', "", IH_OK },
+		{ "0e", 5000, '9', "", IH_OK },
+		{ "1e", 5000, '0', "", IH_OK },
+		{ "1e", 5000, '0', "400", IH_EBODY },
+	};
+	char *doc, *vals[2];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		doc = number_doc(t[i].pre, t[i].n, t[i].c, t[i].post);
+		assert_int_equal(fields(doc, strlen(doc), vals), t[i].rc);
+		if (t[i].rc == IH_OK) {
+			assert_string_equal(vals[0], "x");
+			assert_null(vals[1]);
+			free(vals[0]);
+		}
+		free(doc);
+	}
+}
+
 static void
 long_value_dropped(void **state)
 {
@@ -270,6 +499,9 @@ main(void)
 		cmocka_unit_test(depth_bound),
 		cmocka_unit_test(path_table),
 		cmocka_unit_test(no_fields_validates),
+		cmocka_unit_test(many_keys_checked),
+		cmocka_unit_test(many_objects),
+		cmocka_unit_test(long_numbers),
 	};
 
 	return cmocka_run_group_tests_name("json", tests, NULL, NULL);
