@@ -1629,7 +1629,10 @@ route(struct page *pg)
 		error_page(pg, 405, "method_not_allowed", "GET or POST");
 		return;
 	}
-	if (*p == '\0' || strcmp(p, "/") == 0)
+	if (strcmp(p, "/replay") == 0 || strcmp(p, "/bulk") == 0)
+		error_page(pg, 405, "method_not_allowed", "a replay needs the "
+		    "form's POST");
+	else if (*p == '\0' || strcmp(p, "/") == 0)
 		page_overview(pg);
 	else if (strcmp(p, "/events") == 0 || strcmp(p, "/events/") == 0)
 		page_events(pg);
