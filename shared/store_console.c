@@ -27,6 +27,20 @@ static const char SQL_LATENCY[] =
     "FROM events WHERE received_at >= ?1 AND received_at < ?2 "
     "AND done_at IS NOT NULL ORDER BY received_at LIMIT ?3";
 
+static const char SQL_LAST[] =
+    "SELECT max(coalesce(a, 0), coalesce(b, 0), coalesce(c, 0), "
+    "coalesce(d, 0), coalesce(e, 0)) FROM "
+    "(SELECT max(received_at) AS a FROM events WHERE provider = ?1 "
+    "AND status = 'received'), "
+    "(SELECT max(received_at) AS b FROM events WHERE provider = ?1 "
+    "AND status = 'processing'), "
+    "(SELECT max(received_at) AS c FROM events WHERE provider = ?1 "
+    "AND status = 'done'), "
+    "(SELECT max(received_at) AS d FROM events WHERE provider = ?1 "
+    "AND status = 'failed'), "
+    "(SELECT max(received_at) AS e FROM events WHERE provider = ?1 "
+    "AND status = 'dead')";
+
 static const char SQL_BOUNDS[] = "SELECT MIN(id), MAX(id) FROM events";
 
 static const char SQL_LIST[] =
@@ -319,6 +333,26 @@ out:
 	return rc;
 }
 
+int
+store_console_last_received(struct store *st, const char *provider,
+    int64_t *ms, char *err, size_t errlen)
+{
+	sqlite3 *db = store_sqlite(st);
+	sqlite3_stmt *stmt;
+	int rc;
+
+	*ms = 0;
+	if ((rc = prepare(db, SQL_LAST, &stmt, err, errlen)) != IH_OK)
+		return rc;
+	sqlite3_bind_text(stmt, 1, provider, -1, SQLITE_STATIC);
+	if (sqlite3_step(stmt) == SQLITE_ROW)
+		*ms = sqlite3_column_int64(stmt, 0);
+	else
+		rc = fail(db, "last delivery", err, errlen);
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
 static int
 explain_one(sqlite3 *db, const char *name, const char *sql, char *buf,
     size_t len, size_t *used, char *err, size_t errlen)
@@ -354,7 +388,7 @@ store_console_explain(struct store *st, char *buf, size_t len, char *err,
 	} q[] = {
 		{ "counts", SQL_COUNTS }, { "hours", SQL_HOURS },
 		{ "latency", SQL_LATENCY }, { "bounds", SQL_BOUNDS },
-		{ "list", SQL_LIST },
+		{ "list", SQL_LIST }, { "last", SQL_LAST },
 	};
 	size_t i, used = 0;
 	int rc;

@@ -103,6 +103,14 @@ int	store_console_list(struct store *st,
 	    int64_t *next_before, char *err, size_t errlen);
 
 /*
+ * Sets *ms to the latest received_at of provider's events other than
+ * quarantined ones (0 when it has none): its last accepted delivery, for
+ * the silence alert.  One index look-up per status.  IH_OK or IH_ESTORE.
+ */
+int	store_console_last_received(struct store *st, const char *provider,
+	    int64_t *ms, char *err, size_t errlen);
+
+/*
  * Writes SQLite's query plan of each console statement into buf, one
  * "statement: plan" line per step, for the unit test that checks every
  * read uses an index.  Returns IH_OK or IH_ESTORE.

@@ -260,6 +260,19 @@ def python_checks(tap, srv, settings, hsh, password):
     tap.run("console: one log line per request", request_log)
 
 
+_TMP = []
+
+
+def servers_tmp():
+    """A folder for this run's files, removed at exit."""
+    if not _TMP:
+        import atexit
+        import tempfile
+        _TMP.append(tempfile.mkdtemp(prefix="ih-console-"))
+        atexit.register(shutil.rmtree, _TMP[0], True)
+    return _TMP[0]
+
+
 def main():
     tap = Tap()
     bin = bin_dir()
@@ -274,8 +287,13 @@ def main():
     servers = Servers()
     install_signal_cleanup(servers)
     with servers:
+        alerts = os.path.join(servers_tmp(), "alerts")
+        os.makedirs(alerts)
+        alert_cmd = ('cat > %s/"$IDEMHOOK_ALERT_REASON-$IDEMHOOK_PROVIDER-$IDEMHOOK_EVENT_ID"'
+                     % alerts)
         srv = Server(bin, providers=["stripe", "github"], name="console",
-                     env={"IDEMHOOK_MAX_ATTEMPTS": "1", "IDEMHOOK_RETRY_BASE_MS": "100"},
+                     env={"IDEMHOOK_MAX_ATTEMPTS": "1", "IDEMHOOK_RETRY_BASE_MS": "100",
+                          "IDEMHOOK_ALERT_ACTION": alert_cmd},
                      provider_env={
                          "stripe": {"IDEMHOOK_STRIPE_ACTION":
                                     "payment_intent.payment_failed /bin/false"},
@@ -318,6 +336,40 @@ def main():
             srv.rows("github", "4242:gh-dead")[0]["status"], "dead", "status"))
 
         python_checks(tap, srv, settings, hsh, password)
+
+        def dead_alerts():
+            names = sorted(os.listdir(alerts))
+            for want in ("dead-stripe-evt_fail_1", "dead-stripe-evt_fail_2",
+                         "dead-github-4242:gh-dead"):
+                check(want in names, "no alert %s: %r" % (want, names))
+            with open(os.path.join(alerts, "dead-stripe-evt_fail_1"), "rb") as f:
+                check(b'"evt_fail_1"' in f.read(), "the event is not on the alert's stdin")
+        tap.run("alerts: IDEMHOOK_ALERT_ACTION runs with the event on stdin when one goes dead",
+                dead_alerts)
+
+        def silence_alerts():
+            env = dict(os.environ, IDEMHOOK_DB=srv.db, IDEMHOOK_ALERT_ACTION=alert_cmd,
+                       IDEMHOOK_SILENCE_ALERT="3600")
+            env.pop("IDEMHOOK_CONFIG", None)
+            run = lambda: subprocess.run([os.path.join(bin, "idemhook"), "work", "--once"],
+                                         env=env, stdout=subprocess.PIPE,
+                                         stderr=subprocess.STDOUT, timeout=60)
+            p = run()
+            check(p.returncode == 0, "work: %r" % p.stdout[-500:])
+            check(not any(n.startswith("silent-") for n in os.listdir(alerts)),
+                  "a silence alert before IDEMHOOK_SILENCE_ALERT passed")
+            time.sleep(1.1)
+            env["IDEMHOOK_SILENCE_ALERT"] = "1"
+            p = run()
+            check(p.returncode == 0, "work: %r" % p.stdout[-500:])
+            names = os.listdir(alerts)
+            for want in ("silent-stripe--", "silent-github--"):
+                check(want in names, "no alert %s: %r" % (want, names))
+            with open(os.path.join(alerts, "silent-stripe--"), "rb") as f:
+                check(b"stripe has received nothing" in f.read(), "silence text")
+            check(b"alert=silent outcome=sent" in p.stdout, "not logged: %r" % p.stdout[-500:])
+        tap.run("alerts: idemhook work runs the alert when a provider is silent longer than "
+                "IDEMHOOK_SILENCE_ALERT", silence_alerts)
         srv.stop()
 
         # Apache with its own authentication (IDEMHOOK_CONSOLE_AUTH=server).
