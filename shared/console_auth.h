@@ -25,7 +25,7 @@
 #define CONSOLE_TOKEN_LEN	64	/* hex characters */
 #define CONSOLE_KEY_LEN		32
 /* Most scrypt cost a hash string may ask for (2^ln, r, p). */
-#define CONSOLE_SCRYPT_LN_MAX	20
+#define CONSOLE_SCRYPT_LN_MAX	18
 #define CONSOLE_SCRYPT_LN	15
 
 /*

@@ -253,6 +253,27 @@ def python_checks(tap, srv, settings, hsh, password):
     tap.run("console: repeated wrong passwords are slowed down and logged without the password",
             slowed_and_logged)
 
+    def check_reports():
+        def run_check(**kv):
+            write_settings(settings, **kv)
+            env = dict(os.environ, IDEMHOOK_CONFIG=settings)
+            p = subprocess.run([os.path.join(srv.bin, "idemhook"), "--db", srv.db, "check"],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               timeout=60)
+            return p.stdout.decode("utf-8", "replace")
+        out = run_check(IDEMHOOK_CONSOLE_USER=USER, IDEMHOOK_CONSOLE_PASSWORD_HASH=hsh)
+        check("ok: console: HTTP Basic sign-in for user admin, password hash set" in out, out)
+        check(hsh not in out and "$scrypt$" not in out, "check printed the hash")
+        out = run_check(IDEMHOOK_CONSOLE_USER=USER, IDEMHOOK_CONSOLE_PASSWORD_HASH="hunter2")
+        check("PROBLEM: console: IDEMHOOK_CONSOLE_PASSWORD_HASH is not a hash" in out, out)
+        check("hunter2" not in out, "check printed the setting's value")
+        out = run_check(IDEMHOOK_CONSOLE_AUTH="server")
+        check("PROBLEM: console: IDEMHOOK_CONSOLE_AUTH=server needs IDEMHOOK_CONSOLE_KEY" in out, out)
+        out = run_check()
+        check("note: console: not configured" in out, out)
+        write_settings(settings, IDEMHOOK_CONSOLE_USER=USER, IDEMHOOK_CONSOLE_PASSWORD_HASH=hsh)
+    tap.run("idemhook check reports the console's settings, never the hash", check_reports)
+
     def request_log():
         lines = [l for l in srv.errorlog().splitlines() if "idemhook: console user=" in l]
         check(any("user=admin method=GET path=/ outcome=overview status=200" in l
