@@ -55,14 +55,16 @@ LIB_OBJS = $(LIB_SRCS:shared/%.c=$(BUILD)/obj/shared/%.o) \
 LIB      = $(BUILD)/libidemhook.a
 HEADERS  = $(wildcard shared/*.h handlers/*.h)
 
-PROGRAMS = $(PROVIDERS:%=$(BUILD)/%.fcgi) $(BUILD)/idemhook
+# The operator's web console (handlers/console.c), on the same library.
+PROGRAMS = $(PROVIDERS:%=$(BUILD)/%.fcgi) $(BUILD)/console.fcgi \
+	$(BUILD)/idemhook
 # Handler objects without main(), for the command, unit tests and fuzzers.
 NOMAIN_OBJS = $(PROVIDERS:%=$(BUILD)/obj/handlers/%.nomain.o) \
 	$(BUILD)/obj/handlers/providers.nomain.o
 CLI_OBJS = $(BUILD)/obj/handlers/idemhook.o \
 	$(BUILD)/obj/handlers/cli_admin.o $(BUILD)/obj/handlers/cli_events.o \
 	$(BUILD)/obj/handlers/cli_maint.o $(BUILD)/obj/handlers/cli_check.o \
-	$(BUILD)/obj/handlers/cli_text.o
+	$(BUILD)/obj/handlers/cli_text.o $(BUILD)/obj/handlers/cli_console.o
 
 UNIT_SRCS  = $(wildcard tests/unit/test_*.c)
 UNIT_TESTS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)

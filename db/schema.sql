@@ -50,6 +50,9 @@ CREATE INDEX IF NOT EXISTS events_order ON events (provider, order_key)
     WHERE order_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS events_fingerprint ON events (provider, fingerprint)
     WHERE fingerprint IS NOT NULL;
+-- The console's counts and last deliveries (version 3).
+CREATE INDEX IF NOT EXISTS events_provider_status
+    ON events (provider, status, received_at);
 
 -- The local effects of an event's switch, written in the same
 -- transaction that marks the event done: one row per event and kind,

@@ -24,6 +24,8 @@ const struct cli_cmd cli_admin_cmds[] = {
 	{ "replay", cli_replay, "re-queue one event or a filtered set" },
 	{ "purge", cli_purge, "apply retention: payloads, then tombstones" },
 	{ "stats", cli_stats, "per-provider figures (--json, --prometheus)" },
+	{ "console-password", cli_console_password,
+	    "hash the console's password (read on stdin)" },
 	{ NULL, NULL, NULL }
 };
 

@@ -69,5 +69,7 @@ int	cli_replay(struct cli *c, int argc, char **argv);
 int	cli_purge(struct cli *c, int argc, char **argv);
 int	cli_stats(struct cli *c, int argc, char **argv);
 int	cli_check(struct cli *c, int argc, char **argv);
+/* idemhook console-password (cli_console.c). */
+int	cli_console_password(struct cli *c, int argc, char **argv);
 
 #endif

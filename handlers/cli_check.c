@@ -30,6 +30,7 @@
 
 #include "cli_admin.h"
 #include "config_find.h"
+#include "console_auth.h"
 #include "ih.h"
 #include "providers.h"
 #include "redact.h"
@@ -506,6 +507,71 @@ check_usage(FILE *f)
 	    "usage.\n");
 }
 
+/* A console setting from the environment, then the settings file. */
+static const char *
+console_setting(const struct cli *c, const char *name)
+{
+	const char *v = config_vars_get((void *)&c->env, name);
+
+	if (v == NULL || *v == '\0')
+		v = config_vars_get((void *)&c->file, name);
+	return v != NULL && *v != '\0' ? v : NULL;
+}
+
+/*
+ * Reports the console's settings as the secrets' are: which sign-in is
+ * set up, never the hash or the key.  A console that is not set up is
+ * not a problem (it serves nothing); a half or broken setup is.
+ */
+static void
+check_console(struct check *ck, const struct cli *c)
+{
+	const char *mode = console_setting(c, "IDEMHOOK_CONSOLE_AUTH");
+	const char *user = console_setting(c, "IDEMHOOK_CONSOLE_USER");
+	const char *hash = console_setting(c,
+	    "IDEMHOOK_CONSOLE_PASSWORD_HASH");
+	const char *key = console_setting(c, "IDEMHOOK_CONSOLE_KEY");
+	const char *ro = console_setting(c, "IDEMHOOK_CONSOLE_READONLY");
+	int readonly = ro != NULL && strcmp(ro, "0") != 0;
+
+	if (mode != NULL && strcmp(mode, "server") == 0) {
+		if (key == NULL || strlen(key) < 32)
+			problem(ck, "console: IDEMHOOK_CONSOLE_AUTH=server needs "
+			    "IDEMHOOK_CONSOLE_KEY (32 or more random "
+			    "characters: openssl rand -hex 32) for its CSRF "
+			    "tokens");
+		else
+			ok(ck, "console: sign-in by the web server "
+			    "(REMOTE_USER)%s", readonly ? ", read-only" : "");
+		return;
+	}
+	if (mode != NULL && strcmp(mode, "basic") != 0) {
+		problem(ck, "console: IDEMHOOK_CONSOLE_AUTH must be basic or "
+		    "server");
+		return;
+	}
+	if (user == NULL && hash == NULL) {
+		printf("note: console: not configured (console.fcgi answers "
+		    "500 not_configured): set IDEMHOOK_CONSOLE_USER and "
+		    "IDEMHOOK_CONSOLE_PASSWORD_HASH (idemhook "
+		    "console-password) to use it\n");
+		return;
+	}
+	if (user == NULL || hash == NULL) {
+		problem(ck, "console: set both IDEMHOOK_CONSOLE_USER and "
+		    "IDEMHOOK_CONSOLE_PASSWORD_HASH (idemhook "
+		    "console-password prints the hash line)");
+		return;
+	}
+	if (console_verify_password(hash, "-", 1) == IH_ECONFIG) {
+		problem(ck, "console: IDEMHOOK_CONSOLE_PASSWORD_HASH is not a "
+		    "hash from idemhook console-password");
+		return;
+	}
+	ok(ck, "console: HTTP Basic sign-in for user %s, password hash set "
+	    "(scrypt)%s", user, readonly ? ", read-only" : "");
+}
+
 int
 cli_check(struct cli *c, int argc, char **argv)
 {
@@ -562,6 +628,7 @@ cli_check(struct cli *c, int argc, char **argv)
 		docroots[ndoc++] = v;
 
 	check_sources(c);
+	check_console(&ck, c);
 
 	for (i = 0; providers_all[i] != NULL; i++) {
 		want = nonly == 0;

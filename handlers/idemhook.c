@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alert.h"
 #include "config.h"
 #include "config_find.h"
 #include "dispatch.h"
@@ -212,6 +213,7 @@ cmd_work(struct cli *c, int argc, char **argv)
 	long done = 0;
 	size_t i;
 	struct log_dest ld;
+	struct alert_silence silence;
 	int once = 0, found, any, rc, a, ret = 0;
 
 	for (a = 1; a < argc; a++) {
@@ -248,6 +250,7 @@ cmd_work(struct cli *c, int argc, char **argv)
 	    log_dest_set(&ld, cfg->log, err, sizeof(err)) != IH_OK)
 		fprintf(stderr, "idemhook: %s\n", err);
 	dispatch_owner(owner, sizeof(owner));
+	memset(&silence, 0, sizeof(silence));
 	signal(SIGINT, on_stop);
 	signal(SIGTERM, on_stop);
 	signal(SIGPIPE, SIG_IGN);
@@ -266,6 +269,11 @@ cmd_work(struct cli *c, int argc, char **argv)
 			d.cfg = cfg;
 			d.owner = owner;
 			d.log = log_dest_sink(&ld, &log_stderr);
+			/* IDEMHOOK_SILENCE_ALERT: one alert per silence. */
+			if (alert_silence_check(&silence, i, cfg,
+			    providers_all[i]->name, st, store_now_ms(), d.log,
+			    err, sizeof(err)) != IH_OK)
+				cli_errorf("work: silence check: %s", err);
 			do {
 				rc = dispatch_one(&d, 0, &found, err,
 				    sizeof(err));

@@ -40,7 +40,8 @@ install-files:
 	    $(SHAREDIR_I)/www-config/apache $(SHAREDIR_I)/www-config/lighttpd \
 	    $(SHAREDIR_I)/www-config/nginx
 	$(INSTALL) -m 0755 $(INSTALL_FROM)/idemhook $(BINDIR_I)/idemhook
-	$(INSTALL) -m 0755 $(PROVIDERS:%=$(INSTALL_FROM)/%.fcgi) $(LIBEXECDIR_I)/
+	$(INSTALL) -m 0755 $(PROVIDERS:%=$(INSTALL_FROM)/%.fcgi) \
+	    $(INSTALL_FROM)/console.fcgi $(LIBEXECDIR_I)/
 	$(INSTALL) -m 0644 db/schema.sql $(SHAREDIR_I)/schema.sql
 	$(INSTALL) -m 0644 www-config/idemhook.env.example \
 	    $(SHAREDIR_I)/idemhook.env.example
@@ -60,6 +61,7 @@ install-files:
 
 uninstall:
 	rm -f $(BINDIR_I)/idemhook $(PROVIDERS:%=$(LIBEXECDIR_I)/%.fcgi) \
+	    $(LIBEXECDIR_I)/console.fcgi \
 	    $(MAN1DIR_I)/idemhook.1
 	rm -rf $(SHAREDIR_I)
 	-rmdir $(LIBEXECDIR_I)

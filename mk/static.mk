@@ -20,7 +20,8 @@ STATIC_DIR  ?= $(BUILD)/static
 STATIC_LIBS  = -lfcgi -lsqlite3 -l:libyajl_s.a -lcrypto -lm -lpthread -ldl
 # Stripped (about 6 MB each instead of 7); the objects keep -g.
 STATIC_LDFLAGS ?= -s
-STATIC_PROGRAMS = $(PROVIDERS:%=$(STATIC_DIR)/%.fcgi) $(STATIC_DIR)/idemhook
+STATIC_PROGRAMS = $(PROVIDERS:%=$(STATIC_DIR)/%.fcgi) $(STATIC_DIR)/console.fcgi \
+	$(STATIC_DIR)/idemhook
 
 .PHONY: static static-programs static-check
 

@@ -7,7 +7,8 @@ set -eu
 PKGS="build-essential pkg-config libfcgi-dev libsqlite3-dev sqlite3 \
 libssl-dev openssl libyajl-dev libcmocka-dev lighttpd apache2 \
 libapache2-mod-fcgid curl python3 wrk clang nginx spawn-fcgi \
-libclang-rt-14-dev valgrind strace apache2-suexec-custom"
+libclang-rt-14-dev valgrind strace apache2-suexec-custom \
+chromium nodejs"
 
 missing=""
 for p in $PKGS; do
@@ -15,7 +16,22 @@ for p in $PKGS; do
 		missing="$missing $p"
 	fi
 done
-[ -z "$missing" ] && exit 0
+# The console's browser tests drive chromium with playwright-core, pinned
+# in tests/browser/package-lock.json and installed there (no browser
+# download: the tests use Debian's /usr/bin/chromium).
+browser_deps() {
+	dir=$(dirname "$0")/../tests/browser
+	[ -d "$dir/node_modules/playwright-core" ] && return 0
+	command -v npm >/dev/null 2>&1 || return 0
+	echo "deps: npm ci in tests/browser"
+	(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) ||
+	    echo "deps: npm ci failed: the browser tests will be skipped" >&2
+}
+
+if [ -z "$missing" ]; then
+	browser_deps
+	exit 0
+fi
 
 if [ "$(id -u)" -eq 0 ]; then
 	echo "deps: installing:$missing"
@@ -25,6 +41,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null
 	# Debian starts apache2 and lighttpd as services on install; the
 	# project runs its own instances on loopback ports instead.
+	browser_deps
 	exit 0
 fi
 echo "deps: missing packages:$missing" >&2

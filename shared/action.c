@@ -40,7 +40,7 @@ action_key(const char *provider, const char *event_id, const char *command,
 extern char **environ;
 
 #define ACTION_DEFAULT_PATH	"/usr/local/bin:/usr/bin:/bin"
-#define ACTION_EVENT_VARS	5	/* the IDEMHOOK_* variables set */
+#define ACTION_EVENT_VARS	6	/* the IDEMHOOK_* variables set */
 
 /*
  * Names an action never gets, even when the operator lists them: the
@@ -229,6 +229,9 @@ env_build(const char *command, const struct action_event *ev,
 	    env_add(env, &n, "IDEMHOOK_EVENT_TYPE", ev->event_type) != IH_OK ||
 	    env_add(env, &n, "IDEMHOOK_ATTEMPT", attempt) != IH_OK ||
 	    env_add(env, &n, "IDEMHOOK_IDEMPOTENCY_KEY", key) != IH_OK)
+		goto out;
+	if (ev->alert_reason != NULL && env_add(env, &n,
+	    "IDEMHOOK_ALERT_REASON", ev->alert_reason) != IH_OK)
 		goto out;
 	*out = env;
 	env = NULL;

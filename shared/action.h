@@ -36,6 +36,8 @@ struct action_event {
 	const void	*payload;
 	size_t		 payload_len;
 	long		 attempt;
+	/* An alert's reason ("dead", "silent"), as IDEMHOOK_ALERT_REASON. */
+	const char	*alert_reason;	/* NULL for an action */
 };
 
 #define ACTION_PASSENV_MAX	32	/* names in a pass-through list */

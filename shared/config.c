@@ -532,6 +532,8 @@ static const struct num_setting num_settings[] = {
 	    offsetof(struct config, retry_base_ms) },
 	{ "RETRY_MAX", 1, 7 * 86400, CONFIG_DEFAULT_RETRY_MAX_S,
 	    offsetof(struct config, retry_max_s) },
+	{ "SILENCE_ALERT", 0, 365L * 86400, 0,
+	    offsetof(struct config, silence_alert_s) },
 };
 
 long
@@ -726,6 +728,12 @@ config_load(struct config *cfg, const char *provider, const char *secret_var,
 		goto out;
 	}
 
+	v = lookup2(src, nsrc, provider, "ALERT_ACTION");
+	if (v != NULL && (cfg->alert_action = strdup(v)) == NULL) {
+		rc = IH_ENOMEM;
+		goto out;
+	}
+
 	for (i = 0; secret_var != NULL && i < CONFIG_MAX_SECRETS; i++) {
 		if (i == 0)
 			n = snprintf(name, sizeof(name), "%s", secret_var);
@@ -774,5 +782,6 @@ config_free(struct config *cfg)
 	free(cfg->db_path);
 	free(cfg->allow_from);
 	free(cfg->log);
+	free(cfg->alert_action);
 	memset(cfg, 0, sizeof(*cfg));
 }

@@ -22,6 +22,11 @@
  * IDEMHOOK_ACTION_TIMEOUT when there are actions, because the lease is
  * renewed before each action and one action must end within it.
  *
+ * Alerts: IDEMHOOK_<PROVIDER>_ALERT_ACTION or IDEMHOOK_ALERT_ACTION, a
+ * shell command run like an action (alert.h) when an event goes dead or
+ * the provider has been silent longer than IDEMHOOK_SILENCE_ALERT seconds
+ * (0, the default: never), which idemhook work checks.
+ *
  * Secrets: the provider's secret variable (IDEMHOOK_STRIPE_SECRET) and
  * the same name suffixed _2, _3 and _4, for rotation.  Values are used
  * byte for byte; in the file, surrounding blanks are trimmed.  A struct
@@ -80,6 +85,8 @@ struct config {
 	char	*action_command[CONFIG_MAX_ACTIONS];
 	char	*allow_from;		/* CIDR list (allow.h), or NULL */
 	char	*log;			/* IDEMHOOK_LOG, or NULL */
+	char	*alert_action;		/* IDEMHOOK_ALERT_ACTION, or NULL */
+	long	 silence_alert_s;	/* IDEMHOOK_SILENCE_ALERT; 0 off */
 	size_t	 nsecrets;
 	char	*secrets[CONFIG_MAX_SECRETS];
 	size_t	 secret_len[CONFIG_MAX_SECRETS];

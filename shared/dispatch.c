@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "action.h"
+#include "alert.h"
 #include "config.h"
 #include "dispatch.h"
 #include "fault.h"
@@ -100,6 +101,7 @@ run_actions(const struct dispatch *d, const struct store_job *job,
 	    (const unsigned char *)"";
 	ev.payload_len = job->payload_len;
 	ev.attempt = job->attempt;
+	ev.alert_reason = NULL;
 	for (i = 0; i < d->cfg->nactions; i++) {
 		if (fnmatch(d->cfg->action_pattern[i], job->event_type, 0) != 0)
 			continue;
@@ -187,6 +189,8 @@ give_up(const struct dispatch *d, const struct store_job *job,
 	}
 	if (rc == IH_OK)
 		log_job(d, job, dead ? "dead" : "failed", why);
+	if (rc == IH_OK && dead)
+		alert_dead(d->cfg, job, why, d->log);
 	return rc;
 }
 

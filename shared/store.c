@@ -1793,3 +1793,13 @@ store_due(struct store *st, const char *provider, int64_t now_ms, int *due,
 		    errlen);
 	return IH_OK;
 }
+
+/*
+ * The console's accessor (store_console.c): its read-only queries run on
+ * this connection.  Nothing else may use it.
+ */
+sqlite3 *
+store_sqlite(struct store *st)
+{
+	return st->db;
+}

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION	2
+#define STORE_SCHEMA_VERSION	3
 #define STORE_ERR_MAX		256
 
 struct store;
@@ -387,5 +387,12 @@ int	store_stats(struct store *st, const char *provider, int64_t since_ms,
 /* Writes the connection's journal mode ("wal") into mode. */
 int	store_journal_mode(struct store *st, char *mode, size_t len,
 	    char *err, size_t errlen);
+
+/*
+ * The console's accessor: the store's SQLite connection, for the
+ * read-only queries of store_console.c and nothing else.
+ */
+struct sqlite3;
+struct sqlite3	*store_sqlite(struct store *st);
 
 #endif

@@ -1,0 +1,89 @@
+/* alert.c -- the alert command, on dead events and silent providers. */
+#include <stdio.h>
+#include <string.h>
+
+#include "action.h"
+#include "alert.h"
+#include "config.h"
+#include "ih.h"
+#include "log.h"
+#include "store.h"
+#include "store_console.h"
+
+#define SILENCE_CHECK_MS	60000
+
+static void
+run(const struct config *cfg, const struct action_event *ev,
+    const struct log_sink *log)
+{
+	char err[256], cid[LOG_CLEAN_SIZE], cerr[LOG_CLEAN_SIZE];
+	int rc;
+
+	rc = action_run(cfg->alert_action, ev, cfg->action_passenv,
+	    cfg->action_timeout_s, err, sizeof(err));
+	log_clean(cid, ev->event_id, (size_t)-1);
+	log_clean(cerr, rc == IH_OK ? "" : err, (size_t)-1);
+	log_emit(log, "provider=%s event=%s alert=%s outcome=%s%s%s",
+	    ev->provider, cid, ev->alert_reason, rc == IH_OK ? "sent" :
+	    "failed", rc == IH_OK ? "" : " detail=", rc == IH_OK ? "" : cerr);
+}
+
+void
+alert_dead(const struct config *cfg, const struct store_job *job,
+    const char *why, const struct log_sink *log)
+{
+	struct action_event ev;
+
+	(void)why;
+	if (cfg->alert_action == NULL || *cfg->alert_action == '\0')
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.provider = job->provider;
+	ev.event_id = job->event_id;
+	ev.event_type = job->event_type;
+	ev.payload = job->payload != NULL ? (const void *)job->payload : "";
+	ev.payload_len = job->payload != NULL ? job->payload_len : 0;
+	ev.attempt = job->attempt;
+	ev.alert_reason = "dead";
+	run(cfg, &ev, log);
+}
+
+int
+alert_silence_check(struct alert_silence *as, size_t i,
+    const struct config *cfg, const char *provider, struct store *st,
+    int64_t now_ms, const struct log_sink *log, char *err, size_t errlen)
+{
+	struct action_event ev;
+	char line[256];
+	int64_t last = 0;
+	int rc, n;
+
+	if (i >= ALERT_MAX_PROVIDERS || cfg->alert_action == NULL ||
+	    *cfg->alert_action == '\0' || cfg->silence_alert_s <= 0)
+		return IH_OK;
+	if (as->checked_at[i] != 0 && now_ms - as->checked_at[i] <
+	    SILENCE_CHECK_MS)
+		return IH_OK;
+	as->checked_at[i] = now_ms;
+	rc = store_console_last_received(st, provider, &last, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	if (last == 0 || now_ms - last <= cfg->silence_alert_s * 1000 ||
+	    as->alerted_for[i] == last)
+		return IH_OK;
+	as->alerted_for[i] = last;
+	n = snprintf(line, sizeof(line), "idemhook: %s has received nothing "
+	    "for %lld s (IDEMHOOK_SILENCE_ALERT=%ld); last delivery at %lld "
+	    "(Unix ms)\n", provider, (long long)((now_ms - last) / 1000),
+	    cfg->silence_alert_s, (long long)last);
+	memset(&ev, 0, sizeof(ev));
+	ev.provider = provider;
+	ev.event_id = "-";
+	ev.event_type = "-";
+	ev.payload = line;
+	ev.payload_len = n > 0 && (size_t)n < sizeof(line) ? (size_t)n : 0;
+	ev.attempt = 0;
+	ev.alert_reason = "silent";
+	run(cfg, &ev, log);
+	return IH_OK;
+}

@@ -1,0 +1,54 @@
+/*
+ * alert.h -- telling the operator when something goes wrong.
+ *
+ * IDEMHOOK_ALERT_ACTION (or IDEMHOOK_<PROVIDER>_ALERT_ACTION) is a shell
+ * command run exactly like an action (action.h: the same supervisor, the
+ * same IDEMHOOK_ACTION_TIMEOUT, the same environment rules), with
+ * IDEMHOOK_ALERT_REASON set to why:
+ *   - "dead": an event has just gone dead; its payload is on stdin and
+ *     IDEMHOOK_EVENT_* name it;
+ *   - "silent": the provider has received nothing for longer than
+ *     IDEMHOOK_SILENCE_ALERT seconds (checked by idemhook work); one line
+ *     saying so is on stdin.
+ * A failing alert is logged and changes nothing else.
+ */
+#ifndef IH_ALERT_H
+#define IH_ALERT_H
+
+#include <stdint.h>
+
+#include "log.h"
+
+struct config;
+struct store;
+struct store_job;
+
+/* Runs the alert for a job that has just gone dead (why: its error). */
+void	alert_dead(const struct config *cfg, const struct store_job *job,
+	    const char *why, const struct log_sink *log);
+
+/*
+ * What one idemhook work process remembers per provider: the last
+ * delivery it has already alerted about, so that one silence gives one
+ * alert, and a new delivery re-arms it.
+ */
+#define ALERT_MAX_PROVIDERS	16
+struct alert_silence {
+	int64_t	alerted_for[ALERT_MAX_PROVIDERS];	/* last_ms alerted */
+	int64_t	checked_at[ALERT_MAX_PROVIDERS];
+};
+
+/*
+ * For provider (index i of the caller's list): when cfg sets both an
+ * alert and IDEMHOOK_SILENCE_ALERT, and the provider's last delivery is
+ * older than that, runs the alert once for that delivery.  A provider
+ * with no delivery ever is not silent, only unused.  Looks at the store
+ * at most once a minute.  Returns IH_OK, or IH_ESTORE when the store
+ * cannot be read (the caller logs err).
+ */
+int	alert_silence_check(struct alert_silence *as, size_t i,
+	    const struct config *cfg, const char *provider, struct store *st,
+	    int64_t now_ms, const struct log_sink *log, char *err,
+	    size_t errlen);
+
+#endif

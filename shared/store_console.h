@@ -1,0 +1,121 @@
+/*
+ * store_console.h -- the console's read-only queries on the store.
+ *
+ * Every function here reads; replay goes through store_requeue() like
+ * `idemhook replay`.  Each statement runs on its own (autocommit), so a
+ * read holds SQLite's WAL snapshot for one short statement only and never
+ * takes the write lock: a receiver's write never waits for the console.
+ * Each query is bounded: counts read one covering index
+ * (events_provider_status, db/migrations/3.sql), the hourly series read
+ * the last 24 hours through events_received, and a page of events scans
+ * at most STORE_CONSOLE_SCAN_MAX rows by row id, whatever its filters.
+ */
+#ifndef IH_STORE_CONSOLE_H
+#define IH_STORE_CONSOLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+#define STORE_CONSOLE_HOURS	24
+/* Rows of one id window, and most rows one page may scan. */
+#define STORE_CONSOLE_WINDOW	2000
+#define STORE_CONSOLE_SCAN_MAX	20000
+/* Most done events measured for the answer-time percentiles. */
+#define STORE_CONSOLE_LATENCY_MAX	100000
+#define STORE_CONSOLE_PAGE_MAX	200
+
+/* Called per (provider, status): its count and latest received_at. */
+typedef int (*store_console_count_fn)(void *arg, const char *provider,
+    const char *status, int64_t n, int64_t last_received_ms);
+
+/*
+ * Calls fn for each (provider, status) pair present, by provider then
+ * status.  Returns IH_OK, IH_ESTORE with the cause in err, or what fn
+ * returned.
+ */
+int	store_console_counts(struct store *st, store_console_count_fn fn,
+	    void *arg, char *err, size_t errlen);
+
+/*
+ * One hour of the last 24, by the hour each event was first received:
+ * events first received, their later duplicate deliveries, those now
+ * failed or dead, and the time from receipt to done (done_at minus
+ * received_at) of the done ones, as p50 and p99 (-1 when none).
+ */
+struct store_console_hour {
+	int64_t	start_ms;
+	int64_t	accepted;
+	int64_t	duplicates;
+	int64_t	failed;
+	int64_t	latency_n;
+	int64_t	p50_ms;
+	int64_t	p99_ms;
+};
+
+struct store_console_series {
+	struct store_console_hour hour[STORE_CONSOLE_HOURS];	/* oldest first */
+	int64_t	accepted;	/* totals over the 24 hours */
+	int64_t	duplicates;
+	int64_t	failed;
+	int64_t	latency_n;
+	int64_t	p50_ms;
+	int64_t	p99_ms;
+};
+
+/*
+ * Fills *s for the 24 whole-or-current hours ending at now_ms.  At most
+ * STORE_CONSOLE_LATENCY_MAX done events are measured (the oldest first).
+ * Returns IH_OK, IH_ENOMEM or IH_ESTORE.
+ */
+int	store_console_series(struct store *st, int64_t now_ms,
+	    struct store_console_series *s, char *err, size_t errlen);
+
+/* Sets *bytes to the store's size (pages in use times page size). */
+int	store_console_size(struct store *st, int64_t *bytes, char *err,
+	    size_t errlen);
+
+/* A page of the events list, newest first; unset fields match all. */
+struct store_console_query {
+	const char	*provider;	/* or NULL: exact */
+	const char	*status;	/* or NULL: exact */
+	const char	*type_glob;	/* or NULL: SQL GLOB on the type */
+	const char	*text;		/* or NULL: part of the id or type */
+	int64_t		 since_ms;	/* received_at >= this, when > 0 */
+	int64_t		 until_ms;	/* received_at < this, when > 0 */
+	int64_t		 before_id;	/* rows below this id; 0: newest */
+	long		 page;		/* rows wanted, 1..PAGE_MAX */
+};
+
+/*
+ * Calls fn for up to q->page matching events, newest first, with the
+ * list's fields of struct store_row (no headers, payload or JSON).  Scans
+ * whole id windows down from q->before_id until the page is full, the
+ * oldest row is passed, or STORE_CONSOLE_SCAN_MAX rows were scanned.
+ * *next_before is where the next page starts (0 when nothing older is
+ * left); a partial page with *next_before > 0 means the scan stopped at
+ * its bound and older rows may still match.  Returns IH_OK, IH_EINVAL
+ * for a bad page size, IH_ESTORE, or what fn returned.
+ */
+int	store_console_list(struct store *st,
+	    const struct store_console_query *q, store_row_fn fn, void *arg,
+	    int64_t *next_before, char *err, size_t errlen);
+
+/*
+ * Sets *ms to the latest received_at of provider's events other than
+ * quarantined ones (0 when it has none): its last accepted delivery, for
+ * the silence alert.  One index look-up per status.  IH_OK or IH_ESTORE.
+ */
+int	store_console_last_received(struct store *st, const char *provider,
+	    int64_t *ms, char *err, size_t errlen);
+
+/*
+ * Writes SQLite's query plan of each console statement into buf, one
+ * "statement: plan" line per step, for the unit test that checks every
+ * read uses an index.  Returns IH_OK or IH_ESTORE.
+ */
+int	store_console_explain(struct store *st, char *buf, size_t len,
+	    char *err, size_t errlen);
+
+#endif
