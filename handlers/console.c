@@ -32,7 +32,6 @@
 #include <unistd.h>
 
 #include <fcgiapp.h>
-#include <jansson.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
@@ -42,6 +41,7 @@
 #include "form.h"
 #include "harden.h"
 #include "html.h"
+#include "json.h"
 #include "ih.h"
 #include "log.h"
 #include "request.h"
@@ -1039,16 +1039,14 @@ put_headers(struct html *h, const char *hd)
 static void
 put_payload(struct html *h, const unsigned char *p, size_t len)
 {
-	json_error_t jerr;
-	json_t *doc;
+	struct json *js = NULL;
 	char *pretty = NULL;
-	size_t shown = len;
+	size_t shown = len, plen;
 
-	if (len <= (size_t)PAYLOAD_SHOWN_MAX &&
-	    (doc = json_loadb((const char *)p, len, JSON_REJECT_DUPLICATES,
-	    &jerr)) != NULL) {
-		pretty = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		json_decref(doc);
+	if (len <= (size_t)PAYLOAD_SHOWN_MAX && json_open(&js) == IH_OK) {
+		if (json_indent(js, p, len, &pretty, &plen) != IH_OK)
+			pretty = NULL;
+		json_close(js);
 	}
 	html_raw(h, "<pre id=\"payload\">");
 	if (pretty != NULL) {

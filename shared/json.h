@@ -58,6 +58,16 @@ int	json_path_text(struct json *js, const void *doc, size_t len,
 	    const char *path, char **val);
 
 /*
+ * json_indent.c: when doc (len bytes) passes json_fields()'s checks,
+ * *out becomes a malloc'd NUL-terminated copy printed with two-space
+ * indentation (*outlen bytes), for display; keys keep their order and
+ * numbers their text.  Returns IH_OK, IH_EBODY or IH_ENOMEM; on failure
+ * *out is NULL.
+ */
+int	json_indent(struct json *js, const void *doc, size_t len, char **out,
+	    size_t *outlen);
+
+/*
  * Returns 1 when the len bytes at p are well-formed UTF-8 (no overlongs,
  * surrogates or code points past U+10FFFF) and hold no NUL byte, else 0.
  */
