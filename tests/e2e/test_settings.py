@@ -399,6 +399,19 @@ def check_not_dumpable(p, env, what):
               "%s keeps the secret in its environment block" % what)
 
 
+def stop(p):
+    """SIGTERM to a program started by run_as_nobody (or None), then
+    SIGKILL if it has not exited within 10 s."""
+    if p is None:
+        return
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
+
 def fastcgi_not_dumpable(bindir):
     """stripe.fcgi as a FastCGI program (a listening socket on fd 0), run
     as nobody as a web server would: its /proc files turn root's."""
@@ -414,13 +427,7 @@ def fastcgi_not_dumpable(bindir):
         check(p.poll() is None, "stripe.fcgi exited: %r" % open(os.path.join(tmp, "out.txt")).read())
         check_not_dumpable(p, env, "stripe.fcgi")
     finally:
-        if p is not None:
-            p.send_signal(signal.SIGTERM)
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        stop(p)
         sock.close()
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -436,13 +443,7 @@ def command_not_dumpable(bindir):
         check(p.poll() is None, "idemhook work exited: %r" % open(os.path.join(tmp, "out.txt")).read())
         check_not_dumpable(p, env, "idemhook work")
     finally:
-        if p is not None:
-            p.send_signal(signal.SIGTERM)
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        stop(p)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
