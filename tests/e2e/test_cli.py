@@ -752,7 +752,8 @@ def case_check_hardening(ctx, tap):
         check(b"symbolic link" in out, "check of a symlinked store: %r" % out)
         os.unlink(link)
         ctx.run("check", *only, env=env, want=0)
-        # The settings file: 0640 is what the README installs.
+        # The settings file: 0600 (what the README installs) or 0640 with the
+        # programs' group, never readable by others or writable by the group.
         cfg = os.path.join(tmp, "idemhook.env")
         with open(cfg, "w") as f:
             f.write("IDEMHOOK_TOLERANCE=300\n")
