@@ -645,7 +645,9 @@ cli_check(struct cli *c, int argc, char **argv)
 		}
 		if (cfg->nsecrets == 0)
 			problem(&ck, "%s: no secret: set %s (environment or "
-			    "IDEMHOOK_CONFIG file)%s", providers_all[i]->name,
+			    "IDEMHOOK_CONFIG file; one set only in the web "
+			    "server's configuration is not visible here)%s",
+			    providers_all[i]->name,
 			    providers_all[i]->secret_var, nonly == 0 ?
 			    ", or name only the providers you serve with "
 			    "--provider" : "");

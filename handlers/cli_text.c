@@ -106,49 +106,47 @@ cli_clean_width(const char *s)
 	return s != NULL ? cli_put_text(NULL, s, strlen(s), 0) : 0;
 }
 
-/* Formats fmt into buf (of CLI_TEXT_LINE_MAX), marking a cut with "...". */
-static size_t
-format(char *buf, const char *fmt, va_list ap)
+/*
+ * Formats fmt into one record of at most CLI_TEXT_LINE_MAX bytes, marking
+ * a cut with "...", and writes it through cli_put_text().
+ */
+static void
+put_formatted(FILE *f, const char *fmt, va_list ap)
 {
+	char buf[CLI_TEXT_LINE_MAX];
+	size_t len;
 	int n;
 
-	n = vsnprintf(buf, CLI_TEXT_LINE_MAX, fmt, ap);
-	if (n < 0) {
-		buf[0] = '\0';
-		return 0;
-	}
-	if ((size_t)n >= CLI_TEXT_LINE_MAX) {
-		memcpy(buf + CLI_TEXT_LINE_MAX - 4, "...", 4);
-		return CLI_TEXT_LINE_MAX - 1;
-	}
-	return (size_t)n;
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (n < 0)
+		len = 0;
+	else if ((size_t)n >= sizeof(buf)) {
+		memcpy(buf + sizeof(buf) - 4, "...", 4);
+		len = sizeof(buf) - 1;
+	} else
+		len = (size_t)n;
+	cli_put_text(f, buf, len, CLI_TEXT_LINES);
 }
 
 void
 cli_printf(FILE *f, const char *fmt, ...)
 {
-	char buf[CLI_TEXT_LINE_MAX];
 	va_list ap;
-	size_t n;
 
 	va_start(ap, fmt);
-	n = format(buf, fmt, ap);
+	put_formatted(f, fmt, ap);
 	va_end(ap);
-	cli_put_text(f, buf, n, CLI_TEXT_LINES);
 }
 
 void
 cli_errorf(const char *fmt, ...)
 {
-	char buf[CLI_TEXT_LINE_MAX];
 	va_list ap;
-	size_t n;
 
-	va_start(ap, fmt);
-	n = format(buf, fmt, ap);
-	va_end(ap);
 	fputs("idemhook: ", stderr);
-	cli_put_text(stderr, buf, n, CLI_TEXT_LINES);
+	va_start(ap, fmt);
+	put_formatted(stderr, fmt, ap);
+	va_end(ap);
 	fputc('\n', stderr);
 }
 

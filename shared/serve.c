@@ -384,33 +384,45 @@ under_docroot(const struct serve *sv, const struct config *cfg, char *err,
 	return 0;
 }
 
+/*
+ * Opens the store named by cfg into *st, unless the one open there (at
+ * *path, with *sync and *busy) matches cfg; the request loop and the
+ * processing thread each keep their own.
+ */
+static int
+open_store(struct store **st, char **path, int *sync, long *busy,
+    const struct config *cfg, char *err, size_t errlen)
+{
+	struct store_opts opts;
+	int rc;
+
+	if (*st != NULL && strcmp(*path, cfg->db_path) == 0 &&
+	    *sync == cfg->synchronous && *busy == cfg->busy_timeout_ms)
+		return IH_OK;
+	store_close(*st);
+	*st = NULL;
+	free(*path);
+	*path = strdup(cfg->db_path);
+	if (*path == NULL)
+		return IH_ENOMEM;
+	opts.path = cfg->db_path;
+	opts.synchronous = cfg->synchronous;
+	opts.busy_timeout_ms = cfg->busy_timeout_ms;
+	rc = store_open(&opts, st, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	*sync = cfg->synchronous;
+	*busy = cfg->busy_timeout_ms;
+	return IH_OK;
+}
+
 /* Opens the store named by cfg, reusing the open one when it matches. */
 static int
 ensure_store(struct serve *sv, const struct config *cfg, char *err,
     size_t errlen)
 {
-	struct store_opts opts;
-	int rc;
-
-	if (sv->store != NULL && strcmp(sv->store_path, cfg->db_path) == 0 &&
-	    sv->store_sync == cfg->synchronous &&
-	    sv->store_busy == cfg->busy_timeout_ms)
-		return IH_OK;
-	store_close(sv->store);
-	sv->store = NULL;
-	free(sv->store_path);
-	sv->store_path = strdup(cfg->db_path);
-	if (sv->store_path == NULL)
-		return IH_ENOMEM;
-	opts.path = cfg->db_path;
-	opts.synchronous = cfg->synchronous;
-	opts.busy_timeout_ms = cfg->busy_timeout_ms;
-	rc = store_open(&opts, &sv->store, err, errlen);
-	if (rc != IH_OK)
-		return rc;
-	sv->store_sync = cfg->synchronous;
-	sv->store_busy = cfg->busy_timeout_ms;
-	return IH_OK;
+	return open_store(&sv->store, &sv->store_path, &sv->store_sync,
+	    &sv->store_busy, cfg, err, errlen);
 }
 
 /* Collects the provider's kept headers as "name: value\n" lines. */
@@ -476,29 +488,15 @@ static int
 worker_store(struct serve_worker *w, const struct config *cfg, char *err,
     size_t errlen)
 {
-	struct store_opts opts;
 	int rc;
 
-	if (w->store != NULL && strcmp(w->store_path, cfg->db_path) == 0 &&
-	    w->store_sync == cfg->synchronous &&
-	    w->store_busy == cfg->busy_timeout_ms)
-		return IH_OK;
-	store_close(w->store);
-	w->store = NULL;
-	free(w->store_path);
-	w->store_path = strdup(cfg->db_path);
-	if (w->store_path == NULL)
-		return IH_ENOMEM;
-	opts.path = cfg->db_path;
-	opts.synchronous = cfg->synchronous;
-	opts.busy_timeout_ms = cfg->busy_timeout_ms;
-	rc = store_open(&opts, &w->store, err, errlen);
+	rc = open_store(&w->store, &w->store_path, &w->store_sync,
+	    &w->store_busy, cfg, err, errlen);
 	if (rc != IH_OK)
 		return rc;
-	/* The request loop's connection has the process's queue timer. */
+	/* The request loop's connection has the process's queue timer (a
+	 * no-op on a connection already without it). */
 	store_no_queue(w->store);
-	w->store_sync = cfg->synchronous;
-	w->store_busy = cfg->busy_timeout_ms;
 	return IH_OK;
 }
 

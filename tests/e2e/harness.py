@@ -377,6 +377,14 @@ def server_user():
     return "www-data" if IS_ROOT else pwd.getpwuid(os.geteuid()).pw_name
 
 
+def server_group():
+    """The group of server_user(): www-data under root, else the group of
+    the user running the tests, which need not have the user's name
+    (nobody's is nogroup)."""
+    import grp
+    return "www-data" if IS_ROOT else grp.getgrgid(os.getegid()).gr_name
+
+
 _STAGED = {}
 
 
@@ -1005,7 +1013,7 @@ class ApacheServer(Server):
             "Listen 127.0.0.1:%d" % port,
             "ServerName 127.0.0.1",
             "User %s" % self.USER,
-            "Group %s" % self.USER,
+            "Group %s" % server_group(),
             "PidFile %s" % apache_quote(os.path.join(t, "run", "httpd.pid")),
             "ErrorLog %s" % apache_quote(self.errorlog_path),
             "LogLevel warn",

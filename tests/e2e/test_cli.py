@@ -472,6 +472,10 @@ def case_check(ctx):
     check(b"WAL mode" in out and b"no problems" in out, "check: %r" % out)
     rc, out, _ = ctx.run("check", want=1)   # shopify, asaas, standard lack secrets
     check(b"IDEMHOOK_SHOPIFY_SECRET" in out and b"IDEMHOOK_ASAAS_TOKEN" in out, "secrets: %r" % out)
+    # A secret kept only in lighttpd's or Apache's configuration is one
+    # check cannot see: it says so rather than only "no secret".
+    check(b"web server's configuration is not visible here" in out,
+          "no word on secrets only in the web server's configuration: %r" % out)
     rc, out, _ = ctx.run("check", *only, "--docroot", ctx.srv.tmp, want=1)
     check(b"document root" in out, "--docroot: %r" % out)
     rc, out, _ = ctx.run("check", *only, env={"DOCUMENT_ROOT": os.path.dirname(ctx.srv.db)}, want=1)
@@ -752,7 +756,8 @@ def case_check_hardening(ctx, tap):
         check(b"symbolic link" in out, "check of a symlinked store: %r" % out)
         os.unlink(link)
         ctx.run("check", *only, env=env, want=0)
-        # The settings file: 0640 is what the README installs.
+        # The settings file: 0600 (what the README installs) or 0640 with the
+        # programs' group, never readable by others or writable by the group.
         cfg = os.path.join(tmp, "idemhook.env")
         with open(cfg, "w") as f:
             f.write("IDEMHOOK_TOLERANCE=300\n")

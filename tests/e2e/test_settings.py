@@ -22,7 +22,10 @@ Usage: test_settings.py BINDIR   (or IH_BIN=BINDIR test_settings.py)
 4. Core dumps: the receivers under lighttpd and 'idemhook work' run with
    a core size limit of 0 (soft and hard), not dumpable (their /proc
    files belong to root although they run as another user), and without
-   the secrets in their original environment block (item 12).
+   the secrets in their original environment block (item 12).  A Stripe
+   receiver holds no other provider's secret, from its start-up
+   environment or its settings file, anywhere in its memory (as root,
+   which can read it).
 """
 
 import os
@@ -42,6 +45,7 @@ from harness import (HarnessError, Server, Servers, Tap, _children_of,  # noqa: 
                      bin_dir, check, check_eq, install_signal_cleanup, sign_stripe,
                      program_of, staged_programs)
 from cases import expect_accepted, expect_error, expect_status, one_row  # noqa: E402
+import test_static as ts_static  # noqa: E402
 import test_stripe as ts  # noqa: E402
 
 STRIPE = ts.SPEC
@@ -356,6 +360,79 @@ def receivers_no_core(bindir, servers):
         srv.stop()
 
 
+def memory_holds(pid, needles):
+    """The needles (bytes) found anywhere in pid's readable memory: every
+    readable mapping up to 256 MiB (ASan's shadow and reserved ranges are
+    larger, and hold no heap data)."""
+    found = set()
+    with open("/proc/%d/maps" % pid) as maps, open("/proc/%d/mem" % pid, "rb", 0) as mem:
+        for line in maps:
+            parts = line.split()
+            lo, hi = (int(x, 16) for x in parts[0].split("-"))
+            if "r" not in parts[1] or hi - lo > 256 << 20 or parts[-1] in ("[vvar]", "[vsyscall]"):
+                continue
+            try:
+                mem.seek(lo)
+                data = mem.read(hi - lo)
+            except (OSError, ValueError, OverflowError):
+                continue
+            found.update(n for n in needles if n in data)
+    return found
+
+
+def own_secrets_scan(bin, servers, env_too):
+    """Starts Stripe receivers from bin given the GitHub secret in their
+    start-up environment and the Shopify secret in their settings file,
+    delivers, and checks that no receiver holds either secret anywhere in
+    its memory (only the Shopify one unless env_too), while each holds its
+    own (the control that the memory was read)."""
+    tmp = tempfile.mkdtemp(prefix="ih-settings-own-")
+    github = ("gh-other-" + os.urandom(12).hex()).encode()
+    shopify = ("shpss_other-" + os.urandom(12).hex()).encode()
+    try:
+        os.chmod(tmp, 0o755)
+        cfg = os.path.join(tmp, "idemhook.env")
+        with open(cfg, "w") as f:
+            f.write("IDEMHOOK_SHOPIFY_SECRET=%s\n" % shopify.decode())
+        os.chmod(cfg, 0o600)
+        srv = servers.add(Server(bin, providers=["stripe"], name="own-secrets",
+                                 env={"IDEMHOOK_CONFIG": cfg,
+                                      "IDEMHOOK_GITHUB_SECRET": github.decode()}))
+        try:
+            srv.start()
+            for _ in range(ROUNDS):
+                r, _ = deliver(srv, srv.secrets["stripe"])
+                expect_accepted(r)
+            own = srv.secrets["stripe"].encode()
+            pids = fcgi_pids(srv)
+            check(pids, "no receiver found")
+            seen = {pid: memory_holds(pid, (own, github, shopify)) for pid in pids}
+            check(all(own in f for f in seen.values()),
+                  "the control failed: the Stripe secret not found in the memory of %r"
+                  % [pid for pid, f in seen.items() if own not in f])
+            leaks = ["%d: %s" % (pid, "GitHub (start-up environment)" if n == github
+                                 else "Shopify (settings file)")
+                     for pid, f in seen.items() for n in f
+                     if n == shopify or (n == github and env_too)]
+            check(not leaks, "%s: other providers' secrets in a Stripe receiver's memory: %s"
+                  % (bin, "; ".join(leaks)))
+        finally:
+            srv.stop()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def own_secrets_only(bindir, servers):
+    """A receiver keeps only its own provider's secrets (item 12).  The
+    sanitizers' runtime keeps a copy of the start-up environment of its
+    own (read from /proc/self/environ for its options), which no program
+    can wipe: the start-up environment is checked on the static build
+    (no sanitizer, BINDIR/static, which make check builds), the settings
+    file on both."""
+    own_secrets_scan(bindir, servers, env_too=False)
+    own_secrets_scan(ts_static.static_dir(bindir), servers, env_too=True)
+
+
 def wait_root_owned(pid, timeout=10.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -399,6 +476,19 @@ def check_not_dumpable(p, env, what):
               "%s keeps the secret in its environment block" % what)
 
 
+def stop(p):
+    """SIGTERM to a program started by run_as_nobody (or None), then
+    SIGKILL if it has not exited within 10 s."""
+    if p is None:
+        return
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
+
 def fastcgi_not_dumpable(bindir):
     """stripe.fcgi as a FastCGI program (a listening socket on fd 0), run
     as nobody as a web server would: its /proc files turn root's."""
@@ -414,13 +504,7 @@ def fastcgi_not_dumpable(bindir):
         check(p.poll() is None, "stripe.fcgi exited: %r" % open(os.path.join(tmp, "out.txt")).read())
         check_not_dumpable(p, env, "stripe.fcgi")
     finally:
-        if p is not None:
-            p.send_signal(signal.SIGTERM)
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        stop(p)
         sock.close()
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -436,13 +520,7 @@ def command_not_dumpable(bindir):
         check(p.poll() is None, "idemhook work exited: %r" % open(os.path.join(tmp, "out.txt")).read())
         check_not_dumpable(p, env, "idemhook work")
     finally:
-        if p is not None:
-            p.send_signal(signal.SIGTERM)
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        stop(p)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -473,6 +551,10 @@ def main():
           command_redacts_good_db, bindir)
         t("settings: receivers under lighttpd: core limit 0/0, secret not in /proc/pid/environ",
           receivers_no_core, bindir, servers)
+        tap.run_as_root("settings: a Stripe receiver keeps no other provider's secret "
+                        "(start-up environment, settings file) anywhere in its memory",
+                        "reads the memory of programs that made themselves non-dumpable",
+                        own_secrets_only, bindir, servers)
         tap.run_as_root("settings: stripe.fcgi as nobody: not dumpable (/proc/pid owned by "
                         "root), core 0", "runs a program as another user (nobody)",
                         fastcgi_not_dumpable, staged_programs(bindir))
