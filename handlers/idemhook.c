@@ -148,13 +148,18 @@ cli_store(struct cli *c, struct store **out)
 		if (rc != IH_OK)
 			return rc;
 		o.path = cfg->db_path;
-		o.synchronous = cfg->synchronous;
+		o.durable_as = cfg->synchronous == 1 ? STORE_RELAXED :
+		    STORE_DURABLE;
 		o.busy_timeout_ms = cfg->busy_timeout_ms;
 		rc = store_open(&o, &c->st, err, sizeof(err));
 		if (rc != IH_OK) {
 			fprintf(stderr, "idemhook: %s\n", err);
 			fprintf(stderr, "idemhook: check IDEMHOOK_DB (or --db) "
-			    "names a file this user can create and write\n");
+			    "names %s\n", store_is_postgres(cfg->db_path) ?
+			    "a PostgreSQL server and database this user can "
+			    "reach (the password in PGPASSFILE or the "
+			    "IDEMHOOK_CONFIG file)" :
+			    "a file this user can create and write");
 			return rc;
 		}
 		c->db_path = cfg->db_path;
