@@ -184,10 +184,18 @@ pg_fail(struct pgs *st, PGresult *res, const char *what, char *err,
     size_t errlen)
 {
 	const char *msg = res != NULL ? PQresultErrorMessage(res) : NULL;
+	const char *state = res != NULL ?
+	    PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 
 	if ((msg == NULL || *msg == '\0') && st->conn != NULL)
 		msg = PQerrorMessage(st->conn);
-	pg_message(msg, what, err, errlen);
+	if (state != NULL && strcmp(state, "55P03") == 0)
+		/* lock_timeout: say it as SQLite's busy timeout says it. */
+		snprintf(err, errlen, "%s: the store is locked: other "
+		    "transactions held it past the busy timeout (%ld ms)",
+		    what, st->busy_timeout_ms);
+	else
+		pg_message(msg, what, err, errlen);
 	PQclear(res);
 	/* A broken connection is reopened by the next call. */
 	if (st->conn != NULL && PQstatus(st->conn) != CONNECTION_OK)
@@ -311,6 +319,7 @@ out:
 static int
 connect_db(struct pgs *st, int set_up, char *err, size_t errlen)
 {
+	char sql[96];
 	PGresult *res;
 	int rc;
 
@@ -328,8 +337,15 @@ connect_db(struct pgs *st, int set_up, char *err, size_t errlen)
 		    "cannot connect to the store", err, errlen);
 		return IH_ESTORE;
 	}
-	/* Notices (e.g. "relation already exists") are not for the log. */
-	res = PQexec(st->conn, "SET client_min_messages = warning");
+	/*
+	 * Notices (e.g. "relation already exists") are not for the log.  A
+	 * lock held past the busy timeout (an operator's LOCK TABLE, a stuck
+	 * migration) fails the statement, answered 503, as in SQLite.
+	 */
+	snprintf(sql, sizeof(sql), "SET client_min_messages = warning;"
+	    " SET lock_timeout = %ld", st->busy_timeout_ms > 0 ?
+	    st->busy_timeout_ms : 5000);
+	res = PQexec(st->conn, sql);
 	PQclear(res);
 	if (set_up) {
 		rc = migrate(st, err, errlen);
@@ -436,6 +452,7 @@ store_pg_open(const struct store_opts *opts, struct store **out, char *err,
 		return IH_ENOMEM;
 	st->base.ops = &pg_ops;
 	st->durable_as = opts->durable_as;
+	st->busy_timeout_ms = opts->busy_timeout_ms;
 	st->uri = strdup(opts->path);
 	if (st->uri == NULL) {
 		pg_close(&st->base);

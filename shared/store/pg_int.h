@@ -34,6 +34,7 @@ struct pgs {
 	PGconn			*conn;
 	char			*uri;
 	enum store_durability	 durable_as;
+	long			 busy_timeout_ms;	/* lock_timeout */
 	int			 ready;	/* connected, statements prepared */
 };
 
