@@ -5,6 +5,8 @@
 #                                   its socket in DIR, prints the libpq URI
 #                                   of its "postgres" database
 #   tests/pg_cluster.sh stop DIR    stops it at once and removes DIR
+#   tests/pg_cluster.sh pause DIR   stops the server, keeping its data
+#   tests/pg_cluster.sh resume DIR  starts it again on the same socket
 #
 # initdb refuses to run as root: as root the cluster belongs to the
 # postgres user (runuser), otherwise to the user running the tests.  The
@@ -15,7 +17,7 @@
 set -eu
 
 usage() {
-	echo "usage: $0 start|stop DIR" >&2
+	echo "usage: $0 start|stop|pause|resume DIR" >&2
 	exit 2
 }
 [ $# -eq 2 ] || usage
@@ -35,6 +37,16 @@ as_owner() {
 	fi
 }
 
+server_start() {
+	as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
+	    -t 60 -o "-k $dir -c listen_addresses='' -p 5432 \
+	    -c max_connections=300 -c shared_buffers=32MB ${IH_PG_OPTS:-}" \
+	    start >/dev/null || {
+		cat "$dir/server.log" >&2
+		exit 1
+	}
+}
+
 case $cmd in
 start)
 	mkdir -p "$dir"
@@ -45,14 +57,14 @@ start)
 		cat "$dir/initdb.log" >&2
 		exit 1
 	}
-	as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
-	    -t 60 -o "-k $dir -c listen_addresses='' -p 5432 \
-	    -c max_connections=300 -c shared_buffers=32MB ${IH_PG_OPTS:-}" \
-	    start >/dev/null || {
-		cat "$dir/server.log" >&2
-		exit 1
-	}
+	server_start
 	echo "postgresql:///postgres?host=$dir&port=5432&user=ih"
+	;;
+pause)
+	as_owner "$bindir/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
+	;;
+resume)
+	server_start
 	;;
 stop)
 	if [ -f "$dir/data/postmaster.pid" ]; then
