@@ -71,7 +71,7 @@ NOMAIN_OBJS = $(PROVIDERS:%=$(BUILD)/obj/handlers/%.nomain.o) \
 CLI_OBJS = $(BUILD)/obj/handlers/idemhook.o \
 	$(BUILD)/obj/handlers/cli_admin.o $(BUILD)/obj/handlers/cli_events.o \
 	$(BUILD)/obj/handlers/cli_maint.o $(BUILD)/obj/handlers/cli_check.o \
-	$(BUILD)/obj/handlers/cli_text.o
+	$(BUILD)/obj/handlers/cli_text.o $(BUILD)/obj/handlers/cli_copy.o
 
 UNIT_SRCS  = $(wildcard tests/unit/test_*.c)
 UNIT_TESTS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)

@@ -24,6 +24,7 @@ const struct cli_cmd cli_admin_cmds[] = {
 	{ "replay", cli_replay, "re-queue one event or a filtered set" },
 	{ "purge", cli_purge, "apply retention: payloads, then tombstones" },
 	{ "stats", cli_stats, "per-provider figures (--json, --prometheus)" },
+	{ "copy", cli_copy, "copy the store into PostgreSQL (--to URI)" },
 	{ NULL, NULL, NULL }
 };
 

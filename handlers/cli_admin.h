@@ -69,5 +69,6 @@ int	cli_replay(struct cli *c, int argc, char **argv);
 int	cli_purge(struct cli *c, int argc, char **argv);
 int	cli_stats(struct cli *c, int argc, char **argv);
 int	cli_check(struct cli *c, int argc, char **argv);
+int	cli_copy(struct cli *c, int argc, char **argv);
 
 #endif

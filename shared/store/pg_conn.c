@@ -633,4 +633,7 @@ static const struct store_ops pg_ops = {
 	.purge = pg_purge,
 	.stats = pg_stats,
 	.audit = pg_audit,
+	.copy_put = pg_copy_put,
+	.copy_attempt = pg_copy_attempt,
+	.copy_effect = pg_copy_effect,
 };

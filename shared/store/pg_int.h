@@ -38,7 +38,7 @@ struct pgs {
 	int			 ready;	/* connected, statements prepared */
 };
 
-#define PG_MAXP	16
+#define PG_MAXP	24
 
 /* A statement's parameters, in text form except bytea. */
 struct pg_params {
@@ -111,5 +111,11 @@ int	pg_purge(struct store *, struct store_purge *, char *, size_t);
 int	pg_stats(struct store *, const char *, int64_t, int64_t,
 	    int (*)(void *, const struct store_stats *), void *, char *,
 	    size_t);
+int	pg_copy_put(struct store *, const struct store_row *, int64_t *,
+	    int *, char *, size_t);
+int	pg_copy_attempt(struct store *, int64_t, const struct store_attempt *,
+	    int *, char *, size_t);
+int	pg_copy_effect(struct store *, int64_t, const char *, int64_t, int *,
+	    char *, size_t);
 
 #endif

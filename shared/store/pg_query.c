@@ -452,3 +452,123 @@ out:
 		PQclear(PQexec(st->conn, "COMMIT"));
 	return rc;
 }
+
+/*
+ * Copying in (idemhook copy): every column as the source has it; an
+ * event already here stays as it is unless the source finished it and
+ * this copy did not (see store_copy_put()).
+ */
+int
+pg_copy_put(struct store *base, const struct store_row *row, int64_t *rowid,
+    int *added, char *err, size_t errlen)
+{
+	struct pgs *st = pg_of(base);
+	struct pg_params p;
+	PGresult *r;
+
+	memset(&p, 0, sizeof(p));
+	pg_text(&p, row->provider);
+	pg_text(&p, row->event_id);
+	pg_text(&p, row->event_type);
+	pg_text(&p, row->subtype);
+	pg_text(&p, row->order_key);
+	if (row->payload != NULL)
+		pg_bytes(&p, row->payload, (size_t)row->payload_len);
+	else
+		pg_text(&p, NULL);
+	pg_text(&p, row->headers != NULL ? row->headers : "");
+	pg_int(&p, row->received_at);
+	pg_int(&p, row->last_seen_at);
+	pg_int(&p, row->duplicates);
+	pg_text(&p, row->status);
+	pg_int(&p, row->attempts);
+	pg_int(&p, row->next_attempt_at);
+	pg_int(&p, row->lease_until);
+	pg_text(&p, row->lease_owner);
+	pg_text(&p, row->last_error);
+	pg_int(&p, row->done_at);
+	pg_int(&p, row->purged_at);
+	pg_text(&p, row->fingerprint);
+	r = pg_exec_sql(st, "WITH ins AS (INSERT INTO events (provider,"
+	    " event_id, event_type, subtype, order_key, payload, headers,"
+	    " received_at, last_seen_at, duplicates, status, attempts,"
+	    " next_attempt_at, lease_until, lease_owner, last_error, done_at,"
+	    " purged_at, fingerprint)"
+	    " SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,"
+	    " nullif($14, 0), $15, $16, nullif($17, 0), nullif($18, 0),"
+	    " $19"
+	    " ON CONFLICT (provider, event_id) DO NOTHING RETURNING id),"
+	    " fin AS (UPDATE events SET status = $11, attempts = $12,"
+	    " next_attempt_at = $13, lease_until = NULL, lease_owner = NULL,"
+	    " last_error = $16, done_at = nullif($17, 0),"
+	    " duplicates = greatest(duplicates, $10),"
+	    " last_seen_at = greatest(last_seen_at, $9)"
+	    " WHERE provider = $1 AND event_id = $2"
+	    " AND NOT EXISTS (SELECT 1 FROM ins)"
+	    " AND $11 IN ('done', 'dead', 'quarantined')"
+	    " AND status NOT IN ('done', 'dead', 'quarantined') RETURNING id)"
+	    " SELECT id, 1 FROM ins UNION ALL SELECT id, 0 FROM fin"
+	    " UNION ALL SELECT id, 0 FROM events WHERE provider = $1"
+	    " AND event_id = $2 AND NOT EXISTS (SELECT 1 FROM ins)"
+	    " AND NOT EXISTS (SELECT 1 FROM fin)",
+	    "tttttbtiiitiiittiit", &p, PGRES_TUPLES_OK, "cannot copy event",
+	    err, errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	if (PQntuples(r) < 1) {
+		PQclear(r);
+		snprintf(err, errlen, "cannot copy event: no row");
+		return IH_ESTORE;
+	}
+	*rowid = pg_getint(r, 0, 0);
+	*added = (int)pg_getint(r, 0, 1);
+	PQclear(r);
+	return IH_OK;
+}
+
+int
+pg_copy_attempt(struct store *base, int64_t rowid,
+    const struct store_attempt *a, int *added, char *err, size_t errlen)
+{
+	struct pg_params p;
+	PGresult *r;
+
+	memset(&p, 0, sizeof(p));
+	pg_int(&p, rowid);
+	pg_int(&p, a->attempt);
+	pg_int(&p, a->started_at);
+	pg_int(&p, a->finished_at);
+	pg_text(&p, a->outcome);
+	pg_text(&p, a->error);
+	r = pg_exec_sql(pg_of(base), "INSERT INTO attempts (event, attempt,"
+	    " started_at, finished_at, outcome, error)"
+	    " VALUES ($1, $2, $3, nullif($4, 0), $5, $6)"
+	    " ON CONFLICT DO NOTHING", "iiiitt", &p, PGRES_COMMAND_OK,
+	    "cannot copy attempt", err, errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	*added = pg_changes(r) > 0;
+	PQclear(r);
+	return IH_OK;
+}
+
+int
+pg_copy_effect(struct store *base, int64_t rowid, const char *kind,
+    int64_t created_at, int *added, char *err, size_t errlen)
+{
+	struct pg_params p;
+	PGresult *r;
+
+	memset(&p, 0, sizeof(p));
+	pg_int(&p, rowid);
+	pg_text(&p, kind);
+	pg_int(&p, created_at);
+	r = pg_exec_sql(pg_of(base), "INSERT INTO effects (event, kind,"
+	    " created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", "iti",
+	    &p, PGRES_COMMAND_OK, "cannot copy effect", err, errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	*added = pg_changes(r) > 0;
+	PQclear(r);
+	return IH_OK;
+}

@@ -774,4 +774,7 @@ static const struct store_ops sq_ops = {
 	.purge = sq_purge,
 	.stats = sq_stats,
 	.audit = sq_audit,
+	.copy_count = sq_copy_count,
+	.copy_read = sq_copy_read,
+	.effects = sq_effects,
 };

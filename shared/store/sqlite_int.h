@@ -85,5 +85,10 @@ int	sq_purge(struct store *, struct store_purge *, char *, size_t);
 int	sq_stats(struct store *, const char *, int64_t, int64_t,
 	    int (*)(void *, const struct store_stats *), void *, char *,
 	    size_t);
+int	sq_copy_count(struct store *, int64_t *, char *, size_t);
+int	sq_copy_read(struct store *, int64_t, long, store_row_fn, void *,
+	    char *, size_t);
+int	sq_effects(struct store *, int64_t,
+	    int (*)(void *, const char *, int64_t), void *, char *, size_t);
 
 #endif

@@ -529,3 +529,102 @@ out:
 	return rc;
 }
 
+
+/*
+ * Copying out (idemhook copy).  Reads run outside any transaction: in WAL
+ * mode they never wait for the receivers, nor make them wait.
+ */
+int
+sq_copy_count(struct store *base, int64_t *events, char *err, size_t errlen)
+{
+	struct sq *st = sq_of(base);
+	sqlite3_stmt *s = NULL;
+	long n = 0;
+	int rc;
+
+	rc = sq_prepare(st, "SELECT count(*) FROM events", &s, err, errlen);
+	if (rc == IH_OK)
+		rc = step_count(st, s, &n, "cannot count events", err, errlen);
+	*events = n;
+	sqlite3_finalize(s);
+	return rc;
+}
+
+int
+sq_copy_read(struct store *base, int64_t after, long limit, store_row_fn fn,
+    void *arg, char *err, size_t errlen)
+{
+	struct sq *st = sq_of(base);
+	sqlite3_stmt *s = NULL;
+	struct store_row row;
+	int rc, step;
+
+	rc = sq_prepare(st, "SELECT " STORE_ROW_COLS ", headers, payload,"
+	    " fingerprint FROM events WHERE id > ?1 ORDER BY id LIMIT ?2", &s,
+	    err, errlen);
+	if (rc != IH_OK)
+		goto out;
+	sqlite3_bind_int64(s, 1, after);
+	sqlite3_bind_int64(s, 2, limit);
+	for (;;) {
+		step = sqlite3_step(s);
+		if (step == SQLITE_DONE)
+			break;
+		if (step != SQLITE_ROW) {
+			rc = sq_fail(st, step, "cannot read events", err, errlen);
+			goto out;
+		}
+		fill_row(s, &row);
+		row.headers = col_text(s, 20);
+		if (row.headers == NULL)
+			row.headers = "";
+		row.payload = sqlite3_column_blob(s, 21);
+		row.payload_len = sqlite3_column_bytes(s, 21);
+		if (row.payload == NULL && row.has_payload)
+			row.payload = (const unsigned char *)"";
+		row.fingerprint = col_text(s, 22);
+		rc = fn(arg, &row);
+		if (rc != IH_OK)
+			goto out;
+	}
+	rc = IH_OK;
+out:
+	sqlite3_finalize(s);
+	return rc;
+}
+
+int
+sq_effects(struct store *base, int64_t rowid,
+    int (*fn)(void *, const char *, int64_t), void *arg, char *err,
+    size_t errlen)
+{
+	struct sq *st = sq_of(base);
+	sqlite3_stmt *s = NULL;
+	const char *kind;
+	int rc, step;
+
+	rc = sq_prepare(st, "SELECT kind, created_at FROM effects"
+	    " WHERE event = ?1 ORDER BY kind", &s, err, errlen);
+	if (rc != IH_OK)
+		goto out;
+	sqlite3_bind_int64(s, 1, rowid);
+	for (;;) {
+		step = sqlite3_step(s);
+		if (step == SQLITE_DONE)
+			break;
+		if (step != SQLITE_ROW) {
+			rc = sq_fail(st, step, "cannot read effects", err,
+			    errlen);
+			goto out;
+		}
+		kind = col_text(s, 0);
+		rc = fn(arg, kind != NULL ? kind : "",
+		    sqlite3_column_int64(s, 1));
+		if (rc != IH_OK)
+			goto out;
+	}
+	rc = IH_OK;
+out:
+	sqlite3_finalize(s);
+	return rc;
+}

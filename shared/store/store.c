@@ -460,3 +460,99 @@ store_audit(struct store *st,
 {
 	return st->ops->audit(st, fn, arg, err, errlen);
 }
+
+/* Says that the backend does not take this side of a copy. */
+static int
+no_copy(const struct store *st, const char *what, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "a %s store cannot be %s by idemhook copy",
+	    st->ops->name, what);
+	return IH_EINVAL;
+}
+
+int
+store_copy_count(struct store *st, int64_t *events, char *err,
+    size_t errlen)
+{
+	*events = 0;
+	if (st->ops->copy_count == NULL)
+		return no_copy(st, "copied from", err, errlen);
+	return st->ops->copy_count(st, events, err, errlen);
+}
+
+int
+store_copy_read(struct store *st, int64_t after, long limit, store_row_fn fn,
+    void *arg, char *err, size_t errlen)
+{
+	if (st->ops->copy_read == NULL)
+		return no_copy(st, "copied from", err, errlen);
+	return st->ops->copy_read(st, after, limit, fn, arg, err, errlen);
+}
+
+int
+store_effects(struct store *st, int64_t rowid,
+    int (*fn)(void *arg, const char *kind, int64_t created_at), void *arg,
+    char *err, size_t errlen)
+{
+	if (st->ops->effects == NULL)
+		return no_copy(st, "copied from", err, errlen);
+	return st->ops->effects(st, rowid, fn, arg, err, errlen);
+}
+
+/* A copy's writes need their transaction. */
+static int
+copy_tx(struct store *st, struct store_txn *tx, int has_op, char *err,
+    size_t errlen)
+{
+	if (!has_op)
+		return no_copy(st, "copied into", err, errlen);
+	if (tx == NULL || !tx->open || tx->st != st) {
+		snprintf(err, errlen, "a copy writes inside a transaction");
+		return IH_EINVAL;
+	}
+	return IH_OK;
+}
+
+int
+store_copy_put(struct store *st, struct store_txn *tx,
+    const struct store_row *row, int64_t *rowid, int *added, char *err,
+    size_t errlen)
+{
+	int rc;
+
+	*added = 0;
+	*rowid = 0;
+	rc = copy_tx(st, tx, st->ops->copy_put != NULL, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	return st->ops->copy_put(st, row, rowid, added, err, errlen);
+}
+
+int
+store_copy_attempt(struct store *st, struct store_txn *tx, int64_t rowid,
+    const struct store_attempt *a, int *added, char *err, size_t errlen)
+{
+	int rc;
+
+	*added = 0;
+	rc = copy_tx(st, tx, st->ops->copy_attempt != NULL, err,
+	    errlen);
+	if (rc != IH_OK)
+		return rc;
+	return st->ops->copy_attempt(st, rowid, a, added, err, errlen);
+}
+
+int
+store_copy_effect(struct store *st, struct store_txn *tx, int64_t rowid,
+    const char *kind, int64_t created_at, int *added, char *err,
+    size_t errlen)
+{
+	int rc;
+
+	*added = 0;
+	rc = copy_tx(st, tx, st->ops->copy_effect != NULL, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	return st->ops->copy_effect(st, rowid, kind, created_at, added, err,
+	    errlen);
+}

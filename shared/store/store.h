@@ -327,6 +327,7 @@ struct store_row {
 	const char		*json;		/* the metadata as JSON */
 	const char		*headers;	/* "name: value\n" lines */
 	const unsigned char	*payload;	/* or NULL once purged */
+	const char		*fingerprint;	/* store_copy_read() only */
 };
 
 /* Called once per row; a return other than IH_OK stops the walk. */
@@ -438,6 +439,49 @@ struct store_audit {
 
 int	store_audit(struct store *st,
 	    int (*fn)(void *arg, const struct store_audit *a), void *arg,
+	    char *err, size_t errlen);
+
+/*
+ * Copying one store into another (idemhook copy), a batch at a time, so
+ * that the source's receivers keep writing meanwhile.  Reading is done by
+ * the SQLite backend, writing by the PostgreSQL backend; the other
+ * combinations answer IH_EINVAL.
+ */
+
+/* Sets *events to the number of events in st. */
+int	store_copy_count(struct store *st, int64_t *events, char *err,
+	    size_t errlen);
+
+/*
+ * Calls fn for at most limit events with rowid > after, by rowid, with
+ * their headers, payload and fingerprint.  Returns IH_OK, IH_ESTORE or
+ * what fn returned.
+ */
+int	store_copy_read(struct store *st, int64_t after, long limit,
+	    store_row_fn fn, void *arg, char *err, size_t errlen);
+
+/* Calls fn for each effect (kind, created_at) of the event at rowid. */
+int	store_effects(struct store *st, int64_t rowid,
+	    int (*fn)(void *arg, const char *kind, int64_t created_at),
+	    void *arg, char *err, size_t errlen);
+
+/*
+ * Inside tx: inserts row (all its columns) unless (provider, event_id) is
+ * already there; *added says which.  An event already there is left as it
+ * is, except that a finished source (done, dead, quarantined) finishes an
+ * unfinished copy, so an event processed by the source after an earlier
+ * copy is not processed again.  *rowid is the event's row in st.
+ */
+int	store_copy_put(struct store *st, struct store_txn *tx,
+	    const struct store_row *row, int64_t *rowid, int *added, char *err,
+	    size_t errlen);
+
+/* Inside tx: the attempt or effect, unless already there (*added). */
+int	store_copy_attempt(struct store *st, struct store_txn *tx,
+	    int64_t rowid, const struct store_attempt *a, int *added,
+	    char *err, size_t errlen);
+int	store_copy_effect(struct store *st, struct store_txn *tx,
+	    int64_t rowid, const char *kind, int64_t created_at, int *added,
 	    char *err, size_t errlen);
 
 /* The backend's name: "sqlite" or "postgresql". */

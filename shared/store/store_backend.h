@@ -71,6 +71,19 @@ struct store_ops {
 	int	(*audit)(struct store *,
 		    int (*)(void *, const struct store_audit *), void *,
 		    char *, size_t);
+	/* Copying (NULL where the backend does not take that side). */
+	int	(*copy_count)(struct store *, int64_t *, char *, size_t);
+	int	(*copy_read)(struct store *, int64_t, long, store_row_fn,
+		    void *, char *, size_t);
+	int	(*effects)(struct store *, int64_t,
+		    int (*)(void *, const char *, int64_t), void *, char *,
+		    size_t);
+	int	(*copy_put)(struct store *, const struct store_row *,
+		    int64_t *, int *, char *, size_t);
+	int	(*copy_attempt)(struct store *, int64_t,
+		    const struct store_attempt *, int *, char *, size_t);
+	int	(*copy_effect)(struct store *, int64_t, const char *, int64_t,
+		    int *, char *, size_t);
 };
 
 /* The part of every backend's store that store.c reads. */
