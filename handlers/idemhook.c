@@ -185,8 +185,9 @@ cmd_init(struct cli *c, int argc, char **argv)
 	rc = cli_store(c, &st);
 	if (rc != IH_OK)
 		return rc == IH_ECONFIG ? 2 : 1;
-	printf("store %s ready (schema version %d, WAL)\n",
-	    ih_redact(c->db_path, shown, sizeof(shown)), STORE_SCHEMA_VERSION);
+	printf("store %s ready (schema version %d, %s)\n",
+	    ih_redact(c->db_path, shown, sizeof(shown)), STORE_SCHEMA_VERSION,
+	    strcmp(store_backend(st), "sqlite") == 0 ? "WAL" : "PostgreSQL");
 	return 0;
 }
 
