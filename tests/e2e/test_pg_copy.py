@@ -16,6 +16,9 @@ import subprocess
 import sys
 import threading
 
+FIRST = 150     # delivered and processed before the copy
+LATE = 80       # delivered while the first copy runs
+
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -47,17 +50,17 @@ def copy_case(bindir, servers, tmp):
                              env=dict(R.action_env(log, ["stripe"]),
                                       IDEMHOOK_MODE="worker")))
     srv.start()
-    first = [R.new_eid("stripe", "c%d" % i) for i in range(300)]
+    first = [R.new_eid("stripe", "c%d" % i) for i in range(FIRST)]
     for e in first:
         r = R.delivery(srv, "stripe", eid=e).post(srv)
         check_eq(r.status, 200, "delivery")
     # Half are processed by the source's worker before the move.
     out = idemhook(bindir, srv, srv.db, "work", "--once")
-    check("processed 300 event(s)" in out, "work on the source: %r" % out[-200:])
+    check("processed %d event(s)" % FIRST in out, "work on the source: %r" % out[-200:])
     late = []
 
     def keep_delivering():
-        for i in range(150):
+        for i in range(LATE):
             e = R.new_eid("stripe", "late%d" % i)
             r = R.delivery(srv, "stripe", eid=e).post(srv)
             if r.status == 200:
@@ -71,10 +74,10 @@ def copy_case(bindir, servers, tmp):
     t.join(120)
     check("***" in s1["to"], "summary location not redacted: %r" % s1["to"])
     check_eq(s1["events"]["copied"], s1["events"]["read"], "first run: every event read copied")
-    check(s1["events"]["read"] >= 300, "first run read %d" % s1["events"]["read"])
-    check_eq(s1["attempts"]["copied"], 300, "attempts copied")
-    check_eq(s1["effects"]["copied"], 300, "effects copied")
-    total = 300 + len(late)
+    check(s1["events"]["read"] >= FIRST, "first run read %d" % s1["events"]["read"])
+    check_eq(s1["attempts"]["copied"], FIRST, "attempts copied")
+    check_eq(s1["effects"]["copied"], FIRST, "effects copied")
+    total = FIRST + len(late)
     s2 = json.loads(idemhook(bindir, srv, srv.db, "copy", "--to", dst, "--json"))
     check_eq(s2["events"]["read"], total, "second run: events read")
     check_eq(s1["events"]["copied"] + s2["events"]["copied"], total,
@@ -86,7 +89,7 @@ def copy_case(bindir, servers, tmp):
           "third run: %r" % text)
     rows = R.query(dst, "SELECT status, count(*) FROM events GROUP BY status")
     by = dict((s, n) for s, n in rows)
-    check_eq(by.get("done"), 300, "done events in PostgreSQL")
+    check_eq(by.get("done"), FIRST, "done events in PostgreSQL")
     check_eq(by.get("received"), len(late), "pending events in PostgreSQL")
     # Switched: the PostgreSQL store's worker takes exactly what was left.
     out = idemhook(bindir, srv, dst, "work", "--once")
