@@ -1,5 +1,7 @@
-/* sqlite_conn.c -- SQLite: the connection, the writers' queue, the
- * schema and its migrations, transactions and the audit. */
+/*
+ * sqlite_conn.c -- SQLite: the connection, the writers' queue, the schema
+ * and its migrations, transactions and the audit.
+ */
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/time.h>
