@@ -23,16 +23,17 @@ SANITIZE ?= 0
 # The providers: one handlers/<name>.c each, built as <name>.fcgi.
 PROVIDERS = stripe github shopify asaas standard
 
-PKGS      = sqlite3 libcrypto fcgi yajl
+PKGS      = sqlite3 libcrypto fcgi yajl $(if $(filter 1,$(NO_PG)),,libpq)
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || \
-	echo -lsqlite3 -lcrypto -lfcgi -lyajl)
+	echo -lsqlite3 -lcrypto -lfcgi -lyajl -lpq)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
 WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wmissing-declarations -Wpointer-arith \
 	-Wsign-compare -Wformat=2 -Wno-format-nonliteral
-CPPFLAGS += -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Ishared -Ihandlers
+CPPFLAGS += -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Ishared -Ishared/store \
+	-Ihandlers
 ifdef IH_DEFAULT_DB
 CPPFLAGS += -DIH_DEFAULT_DB='"$(IH_DEFAULT_DB)"'
 endif
@@ -49,11 +50,19 @@ endif
 ALL_CFLAGS = -std=c99 $(WARN) $(CFLAGS) $(SANFLAGS) $(PKG_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pthread
 
-LIB_SRCS = $(wildcard shared/*.c)
+# NO_PG=1 builds without libpq: the PostgreSQL backend is a stub
+# (shared/store/pg_none.c) that refuses postgresql:// locations.
+ifeq ($(NO_PG),1)
+PG_OUT = shared/store/pg_conn.c shared/store/pg_record.c \
+	shared/store/pg_query.c
+else
+PG_OUT = shared/store/pg_none.c
+endif
+LIB_SRCS = $(filter-out $(PG_OUT),$(wildcard shared/*.c shared/store/*.c))
 LIB_OBJS = $(LIB_SRCS:shared/%.c=$(BUILD)/obj/shared/%.o) \
 	$(BUILD)/obj/schema_sql.o
 LIB      = $(BUILD)/libidemhook.a
-HEADERS  = $(wildcard shared/*.h handlers/*.h)
+HEADERS  = $(wildcard shared/*.h shared/store/*.h handlers/*.h)
 
 # The operator's web console (handlers/console.c), on the same library.
 PROGRAMS = $(PROVIDERS:%=$(BUILD)/%.fcgi) $(BUILD)/console.fcgi \
@@ -64,7 +73,8 @@ NOMAIN_OBJS = $(PROVIDERS:%=$(BUILD)/obj/handlers/%.nomain.o) \
 CLI_OBJS = $(BUILD)/obj/handlers/idemhook.o \
 	$(BUILD)/obj/handlers/cli_admin.o $(BUILD)/obj/handlers/cli_events.o \
 	$(BUILD)/obj/handlers/cli_maint.o $(BUILD)/obj/handlers/cli_check.o \
-	$(BUILD)/obj/handlers/cli_text.o $(BUILD)/obj/handlers/cli_console.o
+	$(BUILD)/obj/handlers/cli_text.o $(BUILD)/obj/handlers/cli_console.o \
+	$(BUILD)/obj/handlers/cli_copy.o
 
 UNIT_SRCS  = $(wildcard tests/unit/test_*.c)
 UNIT_TESTS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
@@ -80,28 +90,32 @@ $(BUILD)/obj/shared/%.o: shared/%.c $(HEADERS)
 	@[ "$(V)" = 1 ] || echo "  CC      $<"
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
-# The schema is compiled in, so a program never reads db/ at run time.
-# db/migrations/<N>.sql becomes store_migrations[N]: version N-1 to N.
-MIGRATIONS = $(wildcard db/migrations/*.sql)
+# The schemas are compiled in, so a program never reads db/ at run time.
+# For each backend B (sqlite, postgres): db/B/schema.sql becomes
+# store_B_schema_sql, and db/B/migrations/<N>.sql store_B_migrations[N]:
+# version N-1 to N.
+SCHEMA_SRCS = $(wildcard db/*/schema.sql db/*/migrations/*.sql)
 SQL_TO_C = sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/'
-$(BUILD)/schema_sql.c: db/schema.sql $(MIGRATIONS)
+$(BUILD)/schema_sql.c: $(SCHEMA_SRCS)
 	@mkdir -p $(@D)
 	$(Q){ echo '/* Generated from db/; do not edit. */'; \
 	  echo '#include <stddef.h>'; \
-	  echo 'extern const char store_schema_sql[];'; \
-	  echo 'const char store_schema_sql[] ='; \
-	  $(SQL_TO_C) db/schema.sql; \
+	  for b in sqlite postgres; do \
+	  echo "extern const char store_$${b}_schema_sql[];"; \
+	  echo "const char store_$${b}_schema_sql[] ="; \
+	  $(SQL_TO_C) db/$$b/schema.sql; \
 	  echo ';'; \
-	  echo 'extern const char *const store_migrations[];'; \
-	  echo 'extern const size_t store_nmigrations;'; \
-	  echo 'const char *const store_migrations[] = {'; \
+	  echo "extern const char *const store_$${b}_migrations[];"; \
+	  echo "extern const size_t store_$${b}_nmigrations;"; \
+	  echo "const char *const store_$${b}_migrations[] = {"; \
 	  echo '[0] = NULL,'; \
-	  for f in $(MIGRATIONS); do \
+	  for f in $$(ls db/$$b/migrations/*.sql 2>/dev/null); do \
 	    n=$$(basename $$f .sql); echo "[$$n] ="; $(SQL_TO_C) $$f; echo ','; \
 	  done; \
 	  echo '};'; \
-	  echo 'const size_t store_nmigrations ='; \
-	  echo '    sizeof(store_migrations) / sizeof(store_migrations[0]);'; \
+	  echo "const size_t store_$${b}_nmigrations ="; \
+	  echo "    sizeof(store_$${b}_migrations) / sizeof(store_$${b}_migrations[0]);"; \
+	  done; \
 	  } > $@
 
 $(BUILD)/obj/schema_sql.o: $(BUILD)/schema_sql.c

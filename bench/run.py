@@ -13,6 +13,12 @@ Measured in one run, on this machine, so that ratios are comparable:
                    connections; then stripe under plain CGI (mod_cgi, the
                    same binary), with synchronous=NORMAL, and in worker
                    mode (no processing after the answer).
+  PostgreSQL       on a throwaway cluster on the same disk
+                   (tests/pg_cluster.sh, fsync on, a Unix socket): its own
+                   storage ceiling (store_record() loop, synchronous_commit
+                   on, the same payload) and stripe through lighttpd
+                   against it at 1, 16 and 64 connections, with the same
+                   ratios (--no-pg leaves them out).
 
 Every run gets a fresh store and a fresh lighttpd.  Accepted events/s is
 the number of rows in the store after the run divided by wrk's duration.
@@ -227,7 +233,7 @@ class Lighttpd:
     """One lighttpd with one endpoint at /hooks/<name>: a receiver or the
     null program, as FastCGI (the shipped hooks-<p>.conf) or plain CGI."""
 
-    def __init__(self, tmp, bin_dir, tools, name, secret, cgi, env):
+    def __init__(self, tmp, bin_dir, tools, name, secret, cgi, env, db=None):
         self.tmp = tmp
         self.bin = bin_dir
         self.tools = tools
@@ -235,7 +241,7 @@ class Lighttpd:
         self.secret = secret
         self.cgi = cgi
         self.env = env
-        self.db = os.path.join(tmp, "data", "events.db")
+        self.db = db or os.path.join(tmp, "data", "events.db")
         self.proc = None
         self.port = None
         self.program = (os.path.join(tools, "null.fcgi") if name == "null"
@@ -407,9 +413,9 @@ def outcomes(errorlog):
 def db_counts(db, window_ms):
     """Rows recorded within window_ms of the first one (requests still in
     flight when wrk stops are not counted), rows done, effects."""
-    if not os.path.exists(db):
+    if not harness.db_exists(db):
         return 0, 0, 0
-    with sqlite3.connect("file:%s?mode=ro" % db, uri=True, timeout=10) as c:
+    with harness.db_connect(db, timeout=10, ro=True) as c:
         rows = c.execute("SELECT count(*) FROM events WHERE received_at <"
                          " (SELECT min(received_at) FROM events) + ?",
                          (int(window_ms),)).fetchone()[0]
@@ -438,9 +444,10 @@ class Bench:
         os.makedirs(os.path.join(d, "data"))
         return d
 
-    def store_ceiling(self, sync, procs=1):
+    def store_ceiling(self, sync, procs=1, pg=False):
         d = self.fresh("ceiling")
-        db = os.path.join(d, "data", "events.db")
+        db = (harness.pg_new_db("ih_bench") if pg
+              else os.path.join(d, "data", "events.db"))
         cmd = [os.path.join(self.a.tools, "store_ceiling"), "-s", sync,
                "-t", str(self.a.ceiling_seconds), "-P", str(procs), db]
         out = subprocess.run(cmd, stdout=subprocess.PIPE, check=True,
@@ -476,14 +483,14 @@ class Bench:
         return path
 
     def run(self, name, conns, cgi=False, sync="FULL", mode="after-response",
-            tag=None):
+            tag=None, pg=False):
         reqfile = self.requests_for(name)
         d = self.fresh("srv")
         env = {}
         if name != "null":
             env = {"IDEMHOOK_SYNCHRONOUS": sync, "IDEMHOOK_MODE": mode}
         srv = Lighttpd(d, self.a.bin, self.a.tools, name, self.secrets[name],
-                       cgi, env)
+                       cgi, env, db=harness.pg_new_db("ih_bench") if pg else None)
         if name != "null":
             # The schema exists before the first request, as in production.
             subprocess.run([os.path.join(self.a.tools, "store_ceiling"),
@@ -508,6 +515,7 @@ class Bench:
         reqs = res["requests"]
         r = {
             "name": name, "server": "CGI" if cgi else "FastCGI",
+            "store": "postgresql" if pg else "sqlite",
             "sync": sync if name != "null" else "-",
             "mode": mode if name != "null" else "-",
             "conns": conns, "tag": tag or name,
@@ -584,6 +592,8 @@ class Bench:
             for c in CONNS:
                 self.run("stripe", c, mode="worker")
             self.run("stripe", 16, sync="NORMAL", mode="worker")
+        if not a.no_pg and "stripe" in provs:
+            self.postgres()
         log("storage ceiling again, after the runs")
         self.ceil["FULL_after"] = self.store_ceiling("FULL")
         self.ceil["NORMAL_after"] = self.store_ceiling("NORMAL")
@@ -596,6 +606,31 @@ class Bench:
         self.load1 = os.getloadavg()
         shutil.rmtree(self.tmp, ignore_errors=True)
         self.report()
+
+    def postgres(self):
+        """The PostgreSQL rows: its own ceiling (one durable commit per
+        event, the same payload) and stripe through lighttpd against it,
+        on a cluster of its own on this disk (fsync on, a Unix socket)."""
+        d = os.path.join(self.tmp, "pg")
+        shutil.rmtree(d, ignore_errors=True)
+        script = os.path.join(harness.REPO, "tests", "pg_cluster.sh")
+        p = subprocess.run([script, "start", d], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=120)
+        if p.returncode != 0:
+            log("PostgreSQL rows skipped: %s" % p.stderr.decode()[-300:])
+            return
+        os.environ["IH_PG_URI"] = p.stdout.decode().strip()
+        try:
+            log("PostgreSQL storage ceiling")
+            self.ceil["PG"] = self.store_ceiling("FULL", pg=True)
+            self.ceil["PG2"] = self.store_ceiling("FULL", procs=MAX_PROCS,
+                                                  pg=True)
+            log("PostgreSQL ceiling: %.0f events/s, %.0f with %d writers"
+                % (self.ceil["PG"], self.ceil["PG2"], MAX_PROCS))
+            for c in CONNS:
+                self.run("stripe", c, pg=True)
+        finally:
+            subprocess.run([script, "stop", d], timeout=120)
 
     # -------------------------------------------------------- report
 
@@ -614,6 +649,8 @@ class Bench:
 
     def ratios(self, r):
         ceil = self.ceil["NORMAL" if r["sync"] == "NORMAL" else "FULL"]
+        if r.get("store") == "postgresql":
+            ceil = self.ceil["PG"]
         st = self.stack(r["conns"], r["server"] == "CGI")
         return (r["accepted_s"] / ceil if r["accepted_s"] is not None
                 else None,
@@ -649,6 +686,12 @@ class Bench:
                  "(%.0f before, %.0f after) |" % (
                      self.ceil["NORMAL"], self.ceil["NORMAL_before"],
                      self.ceil["NORMAL_after"]))
+        if "PG" in self.ceil:
+            L.append("| storage: PostgreSQL, store_record() loop, "
+                     "synchronous_commit on (1 process) | %.0f events/s |"
+                     % self.ceil["PG"])
+            L.append("| storage: the same, %d processes at once | "
+                     "%.0f events/s |" % (MAX_PROCS, self.ceil["PG2"]))
         for c in CONNS:
             s = self.stack(c)
             if s:
@@ -671,7 +714,9 @@ class Bench:
             ra, rs = self.ratios(r)
             L.append("| %s | %s | %s | %s | %d | %.0f | %.0f | %.2f | %.2f | "
                      "%d | %s | %s | %s |" % (
-                         r["name"], r["server"], r["sync"], r["mode"],
+                         r["name"] + (" (PostgreSQL)" if r.get("store") ==
+                                      "postgresql" else ""),
+                         r["server"], r["sync"], r["mode"],
                          r["conns"], r["req_s"], r["accepted_s"], r["p50_ms"],
                          r["p99_ms"], r["errors"],
                          "%d / %d / %d" % (r["rss_kib"], r["hwm_kib"],
@@ -778,6 +823,8 @@ def main():
     ap.add_argument("--max-procs", type=int, default=MAX_PROCS,
                     help="FastCGI processes per endpoint (default %d, the "
                     "shipped value)" % MAX_PROCS)
+    ap.add_argument("--no-pg", action="store_true",
+                    help="no PostgreSQL rows (they need tests/pg_cluster.sh)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     MAX_PROCS = a.max_procs

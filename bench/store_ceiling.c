@@ -91,7 +91,7 @@ run(const char *path, int sync, double seconds, size_t body_len, int proc,
 
 	*count = 0;
 	opts.path = path;
-	opts.synchronous = sync;
+	opts.durable_as = sync == 1 ? STORE_RELAXED : STORE_DURABLE;
 	opts.busy_timeout_ms = 5000;
 	if (store_open(&opts, &st, err, sizeof(err)) != IH_OK) {
 		fprintf(stderr, "store_ceiling: %s\n", err);
@@ -112,7 +112,7 @@ run(const char *path, int sync, double seconds, size_t body_len, int proc,
 	do {
 		snprintf(id, sizeof(id), "evt_ceiling_%d_%ld", proc, n);
 		ev.payload_len = make_body(body, body_len, id);
-		if (store_record(st, &ev, store_now_ms(), &res, err,
+		if (store_record(st, NULL, &ev, store_now_ms(), &res, err,
 		    sizeof(err)) != IH_OK) {
 			fprintf(stderr, "store_ceiling: %s\n", err);
 			goto out;
@@ -181,7 +181,7 @@ main(int argc, char *argv[])
 
 	/* Create and migrate once, so that the timed loops only record. */
 	opts.path = argv[optind];
-	opts.synchronous = sync;
+	opts.durable_as = sync == 1 ? STORE_RELAXED : STORE_DURABLE;
 	opts.busy_timeout_ms = 5000;
 	if (store_open(&opts, &st, err, sizeof(err)) != IH_OK) {
 		fprintf(stderr, "store_ceiling: %s\n", err);

@@ -26,6 +26,7 @@ const struct cli_cmd cli_admin_cmds[] = {
 	{ "stats", cli_stats, "per-provider figures (--json, --prometheus)" },
 	{ "console-password", cli_console_password,
 	    "hash the console's password (read on stdin)" },
+	{ "copy", cli_copy, "copy the store into PostgreSQL (--to URI)" },
 	{ NULL, NULL, NULL }
 };
 

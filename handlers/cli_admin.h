@@ -72,4 +72,7 @@ int	cli_check(struct cli *c, int argc, char **argv);
 /* idemhook console-password (cli_console.c). */
 int	cli_console_password(struct cli *c, int argc, char **argv);
 
+/* idemhook copy (cli_copy.c). */
+int	cli_copy(struct cli *c, int argc, char **argv);
+
 #endif

@@ -572,6 +572,25 @@ check_console(struct check *ck, const struct cli *c)
 	    "(scrypt)%s", user, readonly ? ", read-only" : "");
 }
 
+/* One finding of the store's backend audit (store_audit()). */
+static int
+check_audit(void *arg, const struct store_audit *a)
+{
+	struct check *ck = arg;
+
+	if (strcmp(a->name, "journal_mode") == 0 && a->ok)
+		ok(ck, "store is in WAL mode");
+	else if (strcmp(a->name, "journal_mode") == 0)
+		problem(ck, "the store is in journal mode %s, not WAL: %s",
+		    a->value, a->advice);
+	else if (a->ok)
+		ok(ck, "store %s: %s", a->name, a->value);
+	else
+		problem(ck, "store %s is %s: %s", a->name, a->value,
+		    a->advice);
+	return IH_OK;
+}
+
 int
 cli_check(struct cli *c, int argc, char **argv)
 {
@@ -579,7 +598,7 @@ cli_check(struct cli *c, int argc, char **argv)
 	const struct config *cfg;
 	const char *docroots[CHECK_MAX_DOCROOTS], *only[CLI_MAX_PROVIDERS];
 	const char *v, *conf, *db;
-	char path[PATH_MAX], mode[32], err[STORE_ERR_MAX];
+	char path[PATH_MAX], err[STORE_ERR_MAX];
 	char shown[REDACT_URI_MAX];
 	struct store *st;
 	size_t ndoc = 0, nonly = 0, j;
@@ -674,6 +693,9 @@ cli_check(struct cli *c, int argc, char **argv)
 		goto out;
 	}
 	db = cfg->db_path;
+	if (store_is_postgres(db))
+		/* A server's store: no file here to check. */
+		goto open;
 	check_docroot(&ck, db, docroots, ndoc);
 	before = ck.problems;
 	check_dir(&ck, db);
@@ -691,20 +713,14 @@ cli_check(struct cli *c, int argc, char **argv)
 		    "above first");
 		goto out;
 	}
+open:
 	if (cli_store(c, &st) != IH_OK) {
 		problem(&ck, "cannot open the store %s (see above)",
 		    ih_redact(db, shown, sizeof(shown)));
 		goto out;
 	}
-	if (store_journal_mode(st, mode, sizeof(mode), err, sizeof(err)) !=
-	    IH_OK)
+	if (store_audit(st, check_audit, &ck, err, sizeof(err)) != IH_OK)
 		problem(&ck, "%s", err);
-	else if (strcmp(mode, "wal") != 0)
-		problem(&ck, "the store is in journal mode %s, not WAL: the "
-		    "file system may not support WAL (network file systems "
-		    "do not); keep the store on a local disk", mode);
-	else
-		ok(&ck, "store is in WAL mode");
 out:
 	if (ck.problems > 0) {
 		printf("%d problem(s) found\n", ck.problems);

@@ -244,11 +244,21 @@ ensure_store(struct console *c, const struct config *cfg, char *err,
 	if (c->store_path == NULL)
 		return IH_ENOMEM;
 	opts.path = cfg->db_path;
-	opts.synchronous = cfg->synchronous;
+	opts.durable_as = cfg->synchronous == 1 ? STORE_RELAXED :
+	    STORE_DURABLE;
 	opts.busy_timeout_ms = cfg->busy_timeout_ms;
 	rc = store_open(&opts, &c->store, err, errlen);
 	if (rc != IH_OK)
 		return rc;
+	/* Its queries are SQLite's (store_console.c); PostgreSQL waits. */
+	if (store_sqlite(c->store) == NULL) {
+		snprintf(err, errlen, "the console reads SQLite stores only; "
+		    "use idemhook list, show and replay on %s",
+		    store_backend(c->store));
+		store_close(c->store);
+		c->store = NULL;
+		return IH_ECONFIG;
+	}
 	/* A reader never queues for the write lock (replay waits briefly). */
 	store_no_queue(c->store);
 	c->store_sync = cfg->synchronous;
@@ -1606,6 +1616,12 @@ route(struct page *pg)
 	console_csrf_token(pg->key, pg->user, (time_t)(pg->now_ms / 1000),
 	    pg->token);
 	rc = ensure_store(pg->c, &pg->cfg, err, sizeof(err));
+	if (rc == IH_ECONFIG) {
+		log_emit(&pg->sink, "console store_error=%s", err);
+		error_page(pg, 500, "not_supported", "the console reads SQLite "
+		    "stores only; on PostgreSQL use the idemhook command");
+		return;
+	}
 	if (rc != IH_OK) {
 		log_emit(&pg->sink, "console store_error=%s", err);
 		error_page(pg, 503, "store_unavailable", "the store cannot be "

@@ -149,13 +149,18 @@ cli_store(struct cli *c, struct store **out)
 		if (rc != IH_OK)
 			return rc;
 		o.path = cfg->db_path;
-		o.synchronous = cfg->synchronous;
+		o.durable_as = cfg->synchronous == 1 ? STORE_RELAXED :
+		    STORE_DURABLE;
 		o.busy_timeout_ms = cfg->busy_timeout_ms;
 		rc = store_open(&o, &c->st, err, sizeof(err));
 		if (rc != IH_OK) {
 			fprintf(stderr, "idemhook: %s\n", err);
 			fprintf(stderr, "idemhook: check IDEMHOOK_DB (or --db) "
-			    "names a file this user can create and write\n");
+			    "names %s\n", store_is_postgres(cfg->db_path) ?
+			    "a PostgreSQL server and database this user can "
+			    "reach (the password in PGPASSFILE or the "
+			    "IDEMHOOK_CONFIG file)" :
+			    "a file this user can create and write");
 			return rc;
 		}
 		c->db_path = cfg->db_path;
@@ -181,8 +186,9 @@ cmd_init(struct cli *c, int argc, char **argv)
 	rc = cli_store(c, &st);
 	if (rc != IH_OK)
 		return rc == IH_ECONFIG ? 2 : 1;
-	printf("store %s ready (schema version %d, WAL)\n",
-	    ih_redact(c->db_path, shown, sizeof(shown)), STORE_SCHEMA_VERSION);
+	printf("store %s ready (schema version %d, %s)\n",
+	    ih_redact(c->db_path, shown, sizeof(shown)), STORE_SCHEMA_VERSION,
+	    strcmp(store_backend(st), "sqlite") == 0 ? "WAL" : "PostgreSQL");
 	return 0;
 }
 

@@ -23,7 +23,7 @@ FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS   = -std=c99 -g -O1 -fno-omit-frame-pointer \
 	$(filter-out -Werror,$(WARN)) -Wno-unused-function \
 	-fsanitize=fuzzer-no-link $(FUZZ_SAN) $(PKG_CFLAGS)
-FUZZ_CPPFLAGS = -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Ishared \
+FUZZ_CPPFLAGS = -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Ishared -Ishared/store \
 	-Ihandlers -Ifuzz
 FUZZ_SRCS     = $(wildcard fuzz/fuzz_*.c)
 FUZZ_NAMES    = $(FUZZ_SRCS:fuzz/%.c=%)

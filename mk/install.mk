@@ -9,8 +9,9 @@
 #   $(PREFIX)/bin/idemhook                        the operator's command
 #   $(PREFIX)/libexec/idemhook/<provider>.fcgi    the receivers
 #   $(PREFIX)/share/man/man1/idemhook.1           if docs/idemhook.1 exists
-#   $(PREFIX)/share/idemhook/schema.sql           for reference: the programs
-#                                                 carry it and migrate on open
+#   $(PREFIX)/share/idemhook/schema.sql           for reference (SQLite; and
+#   $(PREFIX)/share/idemhook/schema-postgres.sql  PostgreSQL): the programs
+#                                                 carry them and migrate on open
 #   $(PREFIX)/share/idemhook/idemhook.env.example settings (copy to
 #                                                 /etc/idemhook/idemhook.env)
 #   $(PREFIX)/share/idemhook/www-config/          the Apache, lighttpd and
@@ -42,7 +43,9 @@ install-files:
 	$(INSTALL) -m 0755 $(INSTALL_FROM)/idemhook $(BINDIR_I)/idemhook
 	$(INSTALL) -m 0755 $(PROVIDERS:%=$(INSTALL_FROM)/%.fcgi) \
 	    $(INSTALL_FROM)/console.fcgi $(LIBEXECDIR_I)/
-	$(INSTALL) -m 0644 db/schema.sql $(SHAREDIR_I)/schema.sql
+	$(INSTALL) -m 0644 db/sqlite/schema.sql $(SHAREDIR_I)/schema.sql
+	$(INSTALL) -m 0644 db/postgres/schema.sql \
+	    $(SHAREDIR_I)/schema-postgres.sql
 	$(INSTALL) -m 0644 www-config/idemhook.env.example \
 	    $(SHAREDIR_I)/idemhook.env.example
 	$(INSTALL) -m 0644 www-config/apache/*.htaccess \

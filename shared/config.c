@@ -17,6 +17,7 @@
 #include "config.h"
 #include "ih.h"
 #include "redact.h"
+#include "store.h"
 
 /* A file changed this recently may change again unseen in the same tick. */
 #define CONFIG_RACY_NS	(2LL * 1000000000LL)
@@ -419,15 +420,19 @@ config_db_check(const char *db, char *err, size_t errlen)
 		if (db[n] != ':')
 			n = 0;
 	}
+	if (store_is_postgres(db))
+		return IH_OK;
 	if (n > 0 && ((n == 10 && strncasecmp(db, "postgresql", n) == 0) ||
 	    (n == 8 && strncasecmp(db, "postgres", n) == 0)))
-		snprintf(err, errlen, "IDEMHOOK_DB=%s: PostgreSQL is not "
-		    "supported by this build yet; set an absolute path to a "
-		    "SQLite file such as %s", shown, IH_DEFAULT_DB);
+		snprintf(err, errlen, "IDEMHOOK_DB=%s: a PostgreSQL store is "
+		    "a URI starting with postgresql:// (such as "
+		    "postgresql://user@host/dbname?sslmode=verify-full)",
+		    shown);
 	else if (n > 0)
 		snprintf(err, errlen, "IDEMHOOK_DB=%s: unknown scheme "
 		    "\"%.*s\": set an absolute path to a SQLite file such as "
-		    "%s", shown, (int)(n < 32 ? n : 32), db, IH_DEFAULT_DB);
+		    "%s, or a postgresql:// URI", shown, (int)(n < 32 ? n : 32),
+		    db, IH_DEFAULT_DB);
 	else
 		snprintf(err, errlen, "IDEMHOOK_DB=%s is a relative path: each "
 		    "program would resolve it against its own working "

@@ -195,9 +195,9 @@ void	config_file_free(struct config_file *cf);
 
 /*
  * Checks a store location (IDEMHOOK_DB, --db).  Returns IH_OK for an
- * absolute file path; IH_ECONFIG with the reason in err for a relative
- * path, an unknown scheme ("name:...") or a PostgreSQL URI, which this
- * build cannot use yet.  err shows the value only through
+ * absolute file path (SQLite) or a postgresql:// or postgres:// URI
+ * (PostgreSQL); IH_ECONFIG with the reason in err for a relative path or
+ * an unknown scheme ("name:...").  err shows the value only through
  * ih_redact_uri(), never with its password.
  */
 int	config_db_check(const char *db, char *err, size_t errlen);

@@ -19,11 +19,11 @@ int
 dispatch_effect(struct dispatch_ctx *ctx, const char *kind, char *err,
     size_t errlen)
 {
-	if (ctx->st == NULL || ctx->job == NULL) {
+	if (ctx->st == NULL || ctx->tx == NULL || ctx->job == NULL) {
 		snprintf(err, errlen, "no transaction for effects");
 		return IH_EINVAL;
 	}
-	return store_effect(ctx->st, ctx->job, kind, store_now_ms(), err,
+	return store_effect(ctx->st, ctx->tx, ctx->job, kind, store_now_ms(), err,
 	    errlen);
 }
 
@@ -105,7 +105,7 @@ run_actions(const struct dispatch *d, const struct store_job *job,
 	for (i = 0; i < d->cfg->nactions; i++) {
 		if (fnmatch(d->cfg->action_pattern[i], job->event_type, 0) != 0)
 			continue;
-		rc = store_renew(d->st, job, d->owner,
+		rc = store_renew(d->st, NULL, job, d->owner,
 		    (int64_t)d->cfg->lease_s * 1000, err, errlen);
 		if (rc != IH_OK)
 			return rc;
@@ -120,8 +120,8 @@ run_actions(const struct dispatch *d, const struct store_job *job,
 
 /* Runs the switch with the job's effects joining the open transaction. */
 static int
-run_switch(const struct dispatch *d, const struct store_job *job,
-    char *err, size_t errlen)
+run_switch(const struct dispatch *d, struct store_txn *tx,
+    const struct store_job *job, char *err, size_t errlen)
 {
 	struct dispatch_event ev;
 	struct dispatch_ctx ctx;
@@ -137,6 +137,7 @@ run_switch(const struct dispatch *d, const struct store_job *job,
 	ev.attempt = job->attempt;
 	ctx.log = d->log;
 	ctx.st = d->st;
+	ctx.tx = tx;
 	ctx.job = job;
 	return d->p->handle(&ev, &ctx, err, errlen);
 }
@@ -167,7 +168,7 @@ lost(const struct dispatch *d, const struct store_job *job, const char *why)
 	char err[STORE_ERR_MAX];
 
 	log_job(d, job, "lease_lost", why);
-	if (store_attempt_lost(d->st, job, store_now_ms(), err, sizeof(err))
+	if (store_attempt_lost(d->st, NULL, job, store_now_ms(), err, sizeof(err))
 	    != IH_OK)
 		log_job(d, job, "lease_lost", err);
 }
@@ -181,7 +182,7 @@ give_up(const struct dispatch *d, const struct store_job *job,
 	int dead = job->attempt >= d->cfg->max_attempts, rc;
 
 	next = dead ? now : now + dispatch_backoff_ms(d->cfg, job->attempt);
-	rc = store_fail(d->st, job, d->owner, why, next, dead, now, err,
+	rc = store_fail(d->st, NULL, job, d->owner, why, next, dead, now, err,
 	    errlen);
 	if (rc == IH_ENOTFOUND) {
 		lost(d, job, err);
@@ -209,7 +210,7 @@ dispatch_one(const struct dispatch *d, int64_t rowid, int *found, char *err,
 			return rc;
 		}
 	}
-	rc = store_claim(d->st, d->p->name, rowid, d->owner, store_now_ms(),
+	rc = store_claim(d->st, NULL, d->p->name, rowid, d->owner, store_now_ms(),
 	    (int64_t)d->cfg->lease_s * 1000, &job, found, err, errlen);
 	if (rc != IH_OK || !*found)
 		return rc;
@@ -220,6 +221,7 @@ int
 dispatch_job(const struct dispatch *d, struct store_job *job, char *err,
     size_t errlen)
 {
+	struct store_txn *tx;
 	char why[256];
 	int rc;
 
@@ -243,22 +245,22 @@ dispatch_job(const struct dispatch *d, struct store_job *job, char *err,
 		rc = give_up(d, job, why, err, errlen);
 		goto out;
 	}
-	rc = store_begin(d->st, 0, err, errlen);
+	rc = store_begin(d->st, STORE_RELAXED, &tx, err, errlen);
 	if (rc != IH_OK)
 		goto out;
-	rc = run_switch(d, job, why, sizeof(why));
+	rc = run_switch(d, tx, job, why, sizeof(why));
 	if (rc != IH_OK) {
-		store_rollback(d->st);
+		store_rollback(tx);
 		rc = give_up(d, job, why, err, errlen);
 		goto out;
 	}
 	fault_point("processing");
-	rc = store_complete(d->st, job, d->owner, store_now_ms(), err,
+	rc = store_complete(d->st, tx, job, d->owner, store_now_ms(), err,
 	    errlen);
 	if (rc == IH_OK)
-		rc = store_commit(d->st, err, errlen);
+		rc = store_commit(tx, err, errlen);
 	else
-		store_rollback(d->st);
+		store_rollback(tx);
 	if (rc == IH_ENOTFOUND) {
 		/* Someone else holds it now; our effects were rolled back. */
 		lost(d, job, err);
@@ -275,25 +277,26 @@ dispatch_inline(const struct dispatch *d, struct store_job *job, char *err,
     size_t errlen)
 {
 	char why[STORE_ERR_MAX], ferr[STORE_ERR_MAX];
+	struct store_txn *tx = NULL;
 	int rc, frc;
 
 	why[0] = '\0';
 	rc = run_actions(d, job, why, sizeof(why));
 	if (rc == IH_OK) {
 		/* Durable: in this mode the answer says "processed". */
-		rc = store_begin(d->st, 1, why, sizeof(why));
-		if (rc == IH_OK && run_switch(d, job, why, sizeof(why)) !=
+		rc = store_begin(d->st, STORE_DURABLE, &tx, why, sizeof(why));
+		if (rc == IH_OK && run_switch(d, tx, job, why, sizeof(why)) !=
 		    IH_OK) {
-			store_rollback(d->st);
+			store_rollback(tx);
 			rc = IH_EIO;
 		} else if (rc == IH_OK) {
 			fault_point("processing");
-			rc = store_complete(d->st, job, d->owner,
+			rc = store_complete(d->st, tx, job, d->owner,
 			    store_now_ms(), why, sizeof(why));
 			if (rc == IH_OK)
-				rc = store_commit(d->st, why, sizeof(why));
+				rc = store_commit(tx, why, sizeof(why));
 			else
-				store_rollback(d->st);
+				store_rollback(tx);
 		}
 	}
 	if (rc == IH_OK) {
@@ -302,7 +305,7 @@ dispatch_inline(const struct dispatch *d, struct store_job *job, char *err,
 		lost(d, job, why);
 	} else if (rc == IH_EIO) {
 		/* No record is left: the provider's retry starts afresh. */
-		frc = store_forget(d->st, job, d->owner, ferr, sizeof(ferr));
+		frc = store_forget(d->st, NULL, job, d->owner, ferr, sizeof(ferr));
 		if (frc == IH_OK) {
 			log_job(d, job, "failed", why);
 		} else if (frc == IH_ENOTFOUND) {

@@ -26,6 +26,7 @@ struct config;
 struct provider;
 struct store;
 struct store_job;
+struct store_txn;
 
 /* The event as the switch sees it. */
 struct dispatch_event {
@@ -43,6 +44,7 @@ struct dispatch_event {
 struct dispatch_ctx {
 	const struct log_sink	*log;
 	struct store		*st;
+	struct store_txn	*tx;	/* the open transaction */
 	const struct store_job	*job;
 };
 

@@ -406,7 +406,8 @@ open_store(struct store **st, char **path, int *sync, long *busy,
 	if (*path == NULL)
 		return IH_ENOMEM;
 	opts.path = cfg->db_path;
-	opts.synchronous = cfg->synchronous;
+	opts.durable_as = cfg->synchronous == 1 ? STORE_RELAXED :
+	    STORE_DURABLE;
 	opts.busy_timeout_ms = cfg->busy_timeout_ms;
 	rc = store_open(&opts, st, err, errlen);
 	if (rc != IH_OK)
@@ -660,7 +661,8 @@ quarantine_ident(const char *fingerprint, struct ident *id)
  * event.  Returns IH_OK or IH_ESTORE.
  */
 static int
-replay_check(const struct serve *sv, const struct store_event *ev,
+replay_check(const struct serve *sv, struct store_txn *tx,
+    const struct store_event *ev,
     int *replay, char *detail, size_t dlen, char *err, size_t errlen)
 {
 	char other_id[160], other_type[96], line[REQUEST_HEADER_NAME_MAX + 1024];
@@ -680,9 +682,9 @@ replay_check(const struct serve *sv, const struct store_event *ev,
 			v = NULL;
 	} else
 		v = NULL;
-	rc = store_replay_of(sv->store, ev, v != NULL ? line : NULL, replay,
-	    other_id,
-	    sizeof(other_id), other_type, sizeof(other_type), err, errlen);
+	rc = store_replay_of(sv->store, tx, ev, v != NULL ? line : NULL,
+	    replay, other_id, sizeof(other_id), other_type,
+	    sizeof(other_type), err, errlen);
 	if (rc == IH_OK && *replay)
 		snprintf(detail, dlen, "body already recorded as %s event %s",
 		    other_type, other_id);
@@ -705,31 +707,32 @@ record(struct serve *sv, const struct config *cfg,
     char *err, size_t errlen)
 {
 	int64_t lease_ms = (int64_t)cfg->lease_s * 1000;
+	struct store_txn *tx;
 	int found, rc;
 
-	rc = store_begin(sv->store, 1, err, errlen);
+	rc = store_begin(sv->store, STORE_DURABLE, &tx, err, errlen);
 	if (rc != IH_OK)
 		return rc;
-	rc = replay_check(sv, ev, replay, detail, dlen, err, errlen);
+	rc = replay_check(sv, tx, ev, replay, detail, dlen, err, errlen);
 	if (rc != IH_OK || *replay) {
-		store_rollback(sv->store);
+		store_rollback(tx);
 		return rc;
 	}
 	if (claim && ev->order_key == NULL)
-		rc = store_record_claim(sv->store, ev, store_now_ms(),
+		rc = store_record_claim(sv->store, tx, ev, store_now_ms(),
 		    sv->owner, lease_ms, res, job, err, errlen);
 	else {
-		rc = store_record(sv->store, ev, store_now_ms(), res, err,
+		rc = store_record(sv->store, tx, ev, store_now_ms(), res, err,
 		    errlen);
 		if (rc == IH_OK && claim && !res->duplicate)
-			rc = store_claim(sv->store, sv->p->name, res->rowid,
-			    sv->owner, store_now_ms(), lease_ms, job, &found,
-			    err, errlen);
+			rc = store_claim(sv->store, tx, sv->p->name,
+			    res->rowid, sv->owner, store_now_ms(), lease_ms,
+			    job, &found, err, errlen);
 	}
 	if (rc == IH_OK)
-		rc = store_commit(sv->store, err, errlen);
+		rc = store_commit(tx, err, errlen);
 	else
-		store_rollback(sv->store);
+		store_rollback(tx);
 	if (rc != IH_OK) {
 		store_job_free(job);
 		return rc;
@@ -771,7 +774,8 @@ handle_inline(struct serve *sv, const struct config *cfg,
 	if (rc == IH_OK && res.duplicate &&
 	    strcmp(res.status, "processing") == 0)
 		/* Taken over only when its holder died (lease expired). */
-		rc = store_claim(sv->store, sv->p->name, res.rowid, sv->owner,
+		rc = store_claim(sv->store, NULL, sv->p->name, res.rowid,
+		    sv->owner,
 		    store_now_ms(), (int64_t)cfg->lease_s * 1000, &job,
 		    &found, err, sizeof(err));
 	else if (rc == IH_OK && res.duplicate) {

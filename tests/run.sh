@@ -6,7 +6,12 @@
 # - every executable BINDIR/tests/test_* (cmocka unit tests), with
 #   CMOCKA_MESSAGE_OUTPUT=TAP;
 # - every tests/e2e/test_*.py (end-to-end through lighttpd), with
-#   IH_BIN=BINDIR.
+#   IH_BIN=BINDIR;
+# - the suites in IH_PG_SUITES (default: stripe processing load faults
+#   cli) a second time with IH_DB_BACKEND=pg, on PostgreSQL.
+# A throwaway PostgreSQL cluster (tests/pg_cluster.sh) runs on a Unix
+# socket in a temporary folder for the whole run; IH_PG_URI names it for
+# every test.  It is stopped and removed at the end, on failure too.
 # Counts lines starting with "ok" and "not ok". A program that exits non-zero
 # without printing a "not ok" line (a crash, a timeout, a setup error), or
 # that prints no result at all, counts as one failure.
@@ -30,8 +35,10 @@ failed=0
 skipped=0
 out=$(mktemp "${TMPDIR:-/tmp}/ih-run.XXXXXX")
 skips=$(mktemp "${TMPDIR:-/tmp}/ih-skips.XXXXXX")
-trap 'rm -f "$out" "$skips"' EXIT
+pgdir=$(mktemp -d "${TMPDIR:-/tmp}/ih-pg.XXXXXX")
+trap 'rm -f "$out" "$skips"; "$HERE/pg_cluster.sh" stop "$pgdir"' EXIT
 trap 'exit 130' INT TERM
+PG_SUITES=${IH_PG_SUITES-stripe processing load faults cli}
 
 # run NAME TIMEOUT COMMAND...
 run() {
@@ -67,6 +74,18 @@ run() {
 	grep '^ok.*# SKIP' "$out" >>"$skips"
 }
 
+echo "# --- PostgreSQL"
+if IH_PG_URI=$("$HERE/pg_cluster.sh" start "$pgdir" 2>"$out"); then
+	export IH_PG_URI
+	echo "ok - PostgreSQL test cluster started in $pgdir"
+	passed=$((passed + 1))
+else
+	cat "$out"
+	echo "not ok - PostgreSQL test cluster did not start (make deps installs it)"
+	failed=$((failed + 1))
+	unset IH_PG_URI
+fi
+
 for t in "$BINDIR"/tests/test_*; do
 	[ -f "$t" ] && [ -x "$t" ] || continue
 	CMOCKA_MESSAGE_OUTPUT=TAP run "unit $(basename "$t")" "$UNIT_TIMEOUT" "$t"
@@ -75,6 +94,14 @@ done
 for t in "$HERE"/e2e/test_*.py; do
 	[ -f "$t" ] || continue
 	IH_BIN=$BINDIR run "e2e $(basename "$t")" "$E2E_TIMEOUT" python3 "$t" "$BINDIR"
+done
+
+# The same suites against PostgreSQL.
+for s in $PG_SUITES; do
+	t="$HERE/e2e/test_$s.py"
+	[ -f "$t" ] || continue
+	IH_BIN=$BINDIR IH_DB_BACKEND=pg run "e2e(pg) test_$s.py" "$E2E_TIMEOUT" \
+	    python3 "$t" "$BINDIR"
 done
 
 # Every skip again, with its reason, just above the closing line.

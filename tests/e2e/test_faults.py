@@ -35,6 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (HarnessError, Server, Servers, Tap, bin_dir, check,  # noqa: E402
                      check_eq, install_signal_cleanup)
 import reliability as R  # noqa: E402
+import harness  # noqa: E402
 
 NO_2XX = "a delivery the store could not record must never get a 2xx"
 
@@ -342,11 +343,16 @@ def corrupted(bindir, servers, tap):
 
 def newer_schema(bindir, servers, tap):
     import sqlite3
-    db = os.path.join(servers_tmp(servers), "newer", "events.db")
-    init_store(bindir, db)
-    c = sqlite3.connect(db)
-    c.execute("PRAGMA user_version = 9999")
-    c.close()
+    if harness.pg_backend():
+        db = harness.pg_new_db()
+        init_store(bindir, db)
+        harness.psql(db, "UPDATE idemhook_schema SET version = 9999")
+    else:
+        db = os.path.join(servers_tmp(servers), "newer", "events.db")
+        init_store(bindir, db)
+        c = sqlite3.connect(db)
+        c.execute("PRAGMA user_version = 9999")
+        c.close()
     srv = servers.add(Server(bindir, providers=["stripe"], name="newer", db=db))
     srv.start()
     r = R.delivery(srv, "stripe", tag="newer").post(srv)
@@ -360,16 +366,13 @@ def newer_schema(bindir, servers, tap):
 # ---------------------------------------------------------------- lock
 
 def locked(bindir, servers, tap, busy_ms=300):
-    import sqlite3
     srv = servers.add(Server(bindir, name="locked",
                              env={"IDEMHOOK_BUSY_TIMEOUT_MS": str(busy_ms)}))
     srv.start()
     for p in srv.providers:  # create the store, warm every receiver
         expect_status(R.delivery(srv, p).post(srv), 200, "accepted", "%s before the lock" % p)
     held = {}
-    c = sqlite3.connect(srv.db, timeout=10, isolation_level=None)
-    try:
-        c.execute("BEGIN IMMEDIATE")
+    with harness.store_locked(srv.db):
         t0 = time.monotonic()
         for p in srv.providers:
             d = R.delivery(srv, p, tag="lock")
@@ -380,9 +383,6 @@ def locked(bindir, servers, tap, busy_ms=300):
                   "%s: 503 took %.1f s with a %d ms busy timeout" % (p, took, busy_ms))
             held[p] = d
         check(time.monotonic() - t0 > busy_ms / 1000.0, "the lock was not held long enough")
-        c.execute("ROLLBACK")
-    finally:
-        c.close()
     cause_logged(srv, 503, ("locked", "busy"), "write lock held")
     for p, d in held.items():
         check_eq(len(R.rows_of(srv.db, p, d.db_id)), 0, "%s rows written while locked" % p)

@@ -15,10 +15,11 @@ Usage: test_settings.py BINDIR   (or IH_BIN=BINDIR test_settings.py)
    program had settings at start-up; each such request logs one line
    naming them (item 8).  A request may still name IDEMHOOK_CONFIG, but
    only a file nobody else can write.
-3. IDEMHOOK_DB: a PostgreSQL URI, an unknown scheme and a relative path
-   are refused with 500 by the receivers and with an error by
-   'idemhook init' and 'check'; nothing is created in any working
-   directory and the password is never shown (item 15).
+3. IDEMHOOK_DB: a malformed PostgreSQL location, an unknown scheme and a
+   relative path are refused with 500 by the receivers and with an error
+   by 'idemhook init' and 'check'; nothing is created in any working
+   directory and the password is never shown (item 15).  An unreachable
+   PostgreSQL server is 503 with Retry-After, its password never shown.
 4. Core dumps: the receivers under lighttpd and 'idemhook work' run with
    a core size limit of 0 (soft and hard), not dumpable (their /proc
    files belong to root although they run as another user), and without
@@ -238,8 +239,7 @@ def request_config_file(bindir, servers):
 # ---------------------------------------------------------------- item 15
 
 BAD_DBS = (
-    ("postgresql://u:secretpw@h/db", "not supported by this build yet"),
-    ("postgres://h/db?user=u&password=secretpw", "not supported by this build yet"),
+    ("postgresql:h/db", "a URI starting with postgresql://"),
     ("mysql://u:secretpw@h/db", "unknown scheme"),
     ("rel/events.db", "relative path"),
 )
@@ -307,6 +307,41 @@ def command_bad_db(bindir, db, why):
             check_eq(os.listdir(cwd), [], "files created by idemhook %s" % argv)
     finally:
         shutil.rmtree(cwd, ignore_errors=True)
+
+
+# A PostgreSQL store this build takes, on a server nobody can reach: the
+# password is in the URI and must never be printed.
+UNREACHABLE_PG = (
+    "postgresql://u:secretpw@h.invalid/db?connect_timeout=2",
+    "postgres://h.invalid/db?user=u&password=secretpw&connect_timeout=2",
+)
+
+
+def receiver_unreachable_pg(bindir, servers, db):
+    srv = servers.add(Server(bindir, providers=["stripe"], name="nopg", db=db))
+    try:
+        srv.start()
+        r, _ = deliver(srv, srv.secrets["stripe"])
+        check_eq(r.status, 503, "status while the server is unreachable")
+        check(r.header("Retry-After"), "503 without Retry-After")
+        check_eq(r.json().get("error"), "store_unavailable", "error")
+        text = srv.errorlog() + srv.stderr_text() + r.body.decode("utf-8", "replace")
+        check("secretpw" not in text, "the password reached the log or the body")
+    finally:
+        srv.stop()
+
+
+def command_unreachable_pg(bindir, db):
+    idemhook = os.path.join(bindir, "idemhook")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "IDEMHOOK_DB": db,
+           "IDEMHOOK_STRIPE_SECRET": new_secret()}
+    for argv in (["init"], ["list"], ["stats"], ["check", "--provider", "stripe"]):
+        p = subprocess.run([idemhook] + argv, env=env, capture_output=True, timeout=60)
+        out = (p.stdout + p.stderr).decode("utf-8", "replace")
+        check_eq(p.returncode, 1, "exit status of idemhook %s (%s)" % (argv, out.strip()))
+        check("cannot connect to the store" in out or "cannot open the store" in out,
+              "idemhook %s: no reason in %r" % (argv, out))
+        check("secretpw" not in out, "idemhook %s printed the password" % argv)
 
 
 def command_redacts_good_db(bindir):
@@ -546,6 +581,11 @@ def main():
               "no password" % (db, why), receiver_bad_db, bindir, servers, db, why)
             t("settings: idemhook init/--db/check with %s fail (%s), no password"
               % (db, why), command_bad_db, bindir, db, why)
+        for db in UNREACHABLE_PG:
+            t("settings: receiver with unreachable IDEMHOOK_DB=%s -> 503 + Retry-After, "
+              "no password" % db, receiver_unreachable_pg, bindir, servers, db)
+            t("settings: idemhook init/list/stats/check with unreachable %s fail, "
+              "no password" % db, command_unreachable_pg, bindir, db)
         t("settings: idemhook --db /abs init prints the path as it is (and wins over "
           "a relative IDEMHOOK_DB)",
           command_redacts_good_db, bindir)

@@ -204,6 +204,7 @@ def install_files(sdir):
               % (r.returncode, (r.stdout + r.stderr)[-800:]))
         root = os.path.join(dest, "usr", "local")
         want = ["bin/idemhook", "share/idemhook/schema.sql",
+                "share/idemhook/schema-postgres.sql",
                 "share/idemhook/idemhook.env.example",
                 "share/idemhook/www-config/apache/fcgid.htaccess",
                 "share/idemhook/www-config/apache/cgi.htaccess",

@@ -178,9 +178,8 @@ db_location_checked(void **state)
 		"IDEMHOOK_DB=events.db", "IDEMHOOK_DB=./data/events.db",
 		"IDEMHOOK_DB=:memory:", "IDEMHOOK_DB=file:events.db",
 		"IDEMHOOK_DB=mysql://u:secretpw@h/db",
-		"IDEMHOOK_DB=postgresql://u:secretpw@h/db",
-		"IDEMHOOK_DB=postgres://h/db?password=secretpw",
-		"IDEMHOOK_DB=POSTGRESQL://u:secretpw@h/db",
+		"IDEMHOOK_DB=postgresql:h/db?password=secretpw",
+		"IDEMHOOK_DB=postgres:u:secretpw@h/db",
 	};
 	char *env[2];
 	struct config cfg;
@@ -197,8 +196,8 @@ db_location_checked(void **state)
 		assert_non_null(strstr(err, "IDEMHOOK_DB="));
 		assert_null(strstr(err, "secretpw"));
 		if (strncasecmp(bad[i] + 12, "postgres", 8) == 0)
-			assert_non_null(strstr(err, "not supported by this "
-			    "build yet"));
+			assert_non_null(strstr(err, "a URI starting with "
+			    "postgresql://"));
 		else if (bad[i][12] != ':' && strchr(bad[i], ':') != NULL)
 			assert_non_null(strstr(err, "unknown scheme"));
 		else
@@ -206,6 +205,13 @@ db_location_checked(void **state)
 	}
 	assert_int_equal(config_db_check("/abs/events.db", err, sizeof(err)),
 	    IH_OK);
+	/* PostgreSQL: any libpq URI, either scheme, any case. */
+	assert_int_equal(config_db_check("postgresql://u:secretpw@h/db", err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(config_db_check("postgres://h/db?password=x", err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(config_db_check("POSTGRESQL://h/db", err,
+	    sizeof(err)), IH_OK);
 }
 
 /* Rewrites path in place: same inode, and with equal lengths same size. */

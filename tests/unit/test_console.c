@@ -210,7 +210,7 @@ record(struct store *st, const char *provider, const char *id,
 	ev.payload = "{}";
 	ev.payload_len = 2;
 	ev.headers = "";
-	assert_int_equal(store_record(st, &ev, at, &res, err, sizeof(err)),
+	assert_int_equal(store_record(st, NULL, &ev, at, &res, err, sizeof(err)),
 	    IH_OK);
 }
 

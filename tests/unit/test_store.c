@@ -26,7 +26,7 @@ static int
 setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	struct store_opts o = { NULL, 2, 200 };
+	struct store_opts o = { NULL, STORE_DURABLE, 200 };
 	char err[STORE_ERR_MAX];
 
 	snprintf(f->dir, sizeof(f->dir), "/tmp/ih-store-XXXXXX");
@@ -116,15 +116,15 @@ record_then_duplicate(void **state)
 	struct store_result r1, r2, r3;
 	char err[STORE_ERR_MAX];
 
-	assert_int_equal(store_record(f->st, &ev, 1000, &r1, err,
+	assert_int_equal(store_record(f->st, NULL, &ev, 1000, &r1, err,
 	    sizeof(err)), IH_OK);
 	assert_int_equal(r1.duplicate, 0);
 	assert_string_equal(r1.status, "received");
-	assert_int_equal(store_record(f->st, &ev, 2000, &r2, err,
+	assert_int_equal(store_record(f->st, NULL, &ev, 2000, &r2, err,
 	    sizeof(err)), IH_OK);
 	assert_int_equal(r2.duplicate, 1);
 	assert_int_equal(r2.rowid, r1.rowid);
-	assert_int_equal(store_record(f->st, &ev, 3000, &r3, err,
+	assert_int_equal(store_record(f->st, NULL, &ev, 3000, &r3, err,
 	    sizeof(err)), IH_OK);
 	assert_int_equal(r3.duplicates, 2);
 	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM events"),
@@ -136,7 +136,7 @@ record_then_duplicate(void **state)
 	    "events"), 3000);
 	/* The same id from another provider is another event. */
 	ev.provider = "github";
-	assert_int_equal(store_record(f->st, &ev, 4000, &r1, err,
+	assert_int_equal(store_record(f->st, NULL, &ev, 4000, &r1, err,
 	    sizeof(err)), IH_OK);
 	assert_int_equal(r1.duplicate, 0);
 }
@@ -144,15 +144,17 @@ record_then_duplicate(void **state)
 static void
 rollback_leaves_nothing(void **state)
 {
+	struct store_txn *tx = NULL;
 	struct fixture *f = *state;
 	struct store_event ev = event("evt_rb");
 	struct store_result r;
 	char err[STORE_ERR_MAX];
 
-	assert_int_equal(store_begin(f->st, 1, err, sizeof(err)), IH_OK);
-	assert_int_equal(store_record(f->st, &ev, 1000, &r, err,
+	assert_int_equal(store_begin(f->st, STORE_DURABLE, &tx, err,
 	    sizeof(err)), IH_OK);
-	store_rollback(f->st);
+	assert_int_equal(store_record(f->st, tx, &ev, 1000, &r, err,
+	    sizeof(err)), IH_OK);
+	store_rollback(tx);
 	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM events "
 	    "WHERE event_id = 'evt_rb'"), 0);
 }
@@ -169,20 +171,39 @@ busy_past_timeout_fails(void **state)
 	assert_int_equal(sqlite3_open(f->path, &other), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL,
 	    NULL), SQLITE_OK);
-	assert_int_equal(store_record(f->st, &ev, 1000, &r, err,
+	assert_int_equal(store_record(f->st, NULL, &ev, 1000, &r, err,
 	    sizeof(err)), IH_ESTORE);
 	assert_non_null(strstr(err, "lock"));
 	sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL);
 	sqlite3_close(other);
 	/* Once the lock is gone, the same event records. */
-	assert_int_equal(store_record(f->st, &ev, 1000, &r, err,
+	assert_int_equal(store_record(f->st, NULL, &ev, 1000, &r, err,
 	    sizeof(err)), IH_OK);
 	assert_int_equal(r.duplicate, 0);
+}
+
+static int
+sync_item(void *arg, const struct store_audit *a)
+{
+	if (strcmp(a->name, "synchronous") == 0)
+		*(int *)arg = (int)strtol(a->value, NULL, 10);
+	return IH_OK;
+}
+
+/* The connection's synchronous level now, read through the audit. */
+static int
+store_sync_level(struct store *st, int *level)
+{
+	char err[STORE_ERR_MAX];
+
+	*level = -1;
+	return store_audit(st, sync_item, level, err, sizeof(err));
 }
 
 static void
 commits_durable_or_relaxed(void **state)
 {
+	struct store_txn *tx = NULL;
 	struct fixture *f = *state;
 	struct store_event ev = event("evt_sync");
 	struct store_result r;
@@ -191,12 +212,13 @@ commits_durable_or_relaxed(void **state)
 
 	assert_int_equal(store_sync_level(f->st, &level), IH_OK);
 	assert_int_equal(level, 2);
-	assert_int_equal(store_begin(f->st, 0, err, sizeof(err)), IH_OK);
-	store_rollback(f->st);
+	assert_int_equal(store_begin(f->st, STORE_RELAXED, &tx, err,
+	    sizeof(err)), IH_OK);
+	store_rollback(tx);
 	assert_int_equal(store_sync_level(f->st, &level), IH_OK);
 	assert_int_equal(level, 1);
 	/* Recording always goes back to the configured, durable level. */
-	assert_int_equal(store_record(f->st, &ev, 1000, &r, err,
+	assert_int_equal(store_record(f->st, NULL, &ev, 1000, &r, err,
 	    sizeof(err)), IH_OK);
 	assert_int_equal(store_sync_level(f->st, &level), IH_OK);
 	assert_int_equal(level, 2);
@@ -206,7 +228,7 @@ static void
 reopen_is_harmless(void **state)
 {
 	struct fixture *f = *state;
-	struct store_opts o = { f->path, 1, 200 };
+	struct store_opts o = { f->path, STORE_RELAXED, 200 };
 	struct store *again = NULL;
 	char err[STORE_ERR_MAX];
 
@@ -218,7 +240,7 @@ static void
 newer_schema_refused(void **state)
 {
 	struct fixture *f = *state;
-	struct store_opts o = { f->path, 2, 200 };
+	struct store_opts o = { f->path, STORE_DURABLE, 200 };
 	struct store *again = NULL;
 	char err[STORE_ERR_MAX];
 	sqlite3 *db;
@@ -236,7 +258,8 @@ newer_schema_refused(void **state)
 static void
 unwritable_path_fails(void **state)
 {
-	struct store_opts o = { "/dev/null/x/events.db", 2, 200 };
+	struct store_opts o = { "/dev/null/x/events.db", STORE_DURABLE,
+	    200 };
 	struct store *st = NULL;
 	char err[STORE_ERR_MAX];
 
@@ -256,41 +279,41 @@ claim_lease_and_moves(void **state)
 	char err[STORE_ERR_MAX];
 	int found;
 
-	assert_int_equal(store_record(f->st, &ev, 1000, &r, err,
+	assert_int_equal(store_record(f->st, NULL, &ev, 1000, &r, err,
 	    sizeof(err)), IH_OK);
-	assert_int_equal(store_claim(f->st, "stripe", 0, "A", 2000, 100, &a,
+	assert_int_equal(store_claim(f->st, NULL, "stripe", 0, "A", 2000, 100, &a,
 	    &found, err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 1);
 	assert_int_equal(a.attempt, 1);
 	assert_int_equal(a.seq, 1);
 	assert_int_equal(a.payload_len, 10);
 	/* Held under a lease: nobody else gets it. */
-	assert_int_equal(store_claim(f->st, NULL, 0, "B", 2050, 100, &b,
+	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", 2050, 100, &b,
 	    &found, err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 0);
 	/* The lease expires: B takes it over, and A can no longer finish. */
-	assert_int_equal(store_claim(f->st, NULL, 0, "B", 2100, 100, &b,
+	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", 2100, 100, &b,
 	    &found, err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 1);
 	assert_int_equal(b.attempt, 2);
-	assert_int_equal(store_complete(f->st, &a, "A", 2150, err,
+	assert_int_equal(store_complete(f->st, NULL, &a, "A", 2150, err,
 	    sizeof(err)), IH_ENOTFOUND);
-	assert_int_equal(store_fail(f->st, &a, "A", "x", 0, 0, 2150, err,
+	assert_int_equal(store_fail(f->st, NULL, &a, "A", "x", 0, 0, 2150, err,
 	    sizeof(err)), IH_ENOTFOUND);
 	/* B fails it with a retry time; it is not due before then. */
-	assert_int_equal(store_fail(f->st, &b, "B", "boom", 5000, 0, 2200, err,
+	assert_int_equal(store_fail(f->st, NULL, &b, "B", "boom", 5000, 0, 2200, err,
 	    sizeof(err)), IH_OK);
 	store_job_free(&a);
-	assert_int_equal(store_claim(f->st, NULL, 0, "C", 4999, 100, &a,
+	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "C", 4999, 100, &a,
 	    &found, err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 0);
 	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM events "
 	    "WHERE status = 'failed' AND last_error = 'boom'"), 1);
-	assert_int_equal(store_claim(f->st, NULL, 0, "C", 5000, 100, &a,
+	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "C", 5000, 100, &a,
 	    &found, err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 1);
 	assert_int_equal(a.seq, 3);
-	assert_int_equal(store_complete(f->st, &a, "C", 5100, err,
+	assert_int_equal(store_complete(f->st, NULL, &a, "C", 5100, err,
 	    sizeof(err)), IH_OK);
 	/* B's take-over closed A's attempt row: none is left open. */
 	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM attempts "
@@ -313,36 +336,36 @@ renew_lost_and_forget(void **state)
 	char err[STORE_ERR_MAX];
 	int found;
 
-	assert_int_equal(store_record(f->st, &ev, 1000, &r, err,
+	assert_int_equal(store_record(f->st, NULL, &ev, 1000, &r, err,
 	    sizeof(err)), IH_OK);
-	assert_int_equal(store_claim(f->st, NULL, 0, "A", 2000, 100, &a,
+	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "A", 2000, 100, &a,
 	    &found, err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 1);
 	/* Renewed from now: the lease outlasts the claim's 2100. */
-	assert_int_equal(store_renew(f->st, &a, "A", 60000, err, sizeof(err)),
+	assert_int_equal(store_renew(f->st, NULL, &a, "A", 60000, err, sizeof(err)),
 	    IH_OK);
 	assert_int_equal(count_rows(f->path, "SELECT lease_until > 2100 FROM "
 	    "events"), 1);
-	assert_int_equal(store_claim(f->st, NULL, 0, "B", 2200, 100, &b,
+	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", 2200, 100, &b,
 	    &found, err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 0);
 	/* Another holder's renewal changes nothing. */
-	assert_int_equal(store_renew(f->st, &a, "B", 100, err, sizeof(err)),
+	assert_int_equal(store_renew(f->st, NULL, &a, "B", 100, err, sizeof(err)),
 	    IH_ENOTFOUND);
 	/* A's lease is taken over: A's renewal fails, its row is closed. */
-	assert_int_equal(store_claim(f->st, NULL, 0, "B", store_now_ms() +
+	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", store_now_ms() +
 	    120000, 100, &b, &found, err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 1);
-	assert_int_equal(store_renew(f->st, &a, "A", 60000, err, sizeof(err)),
+	assert_int_equal(store_renew(f->st, NULL, &a, "A", 60000, err, sizeof(err)),
 	    IH_ENOTFOUND);
-	assert_int_equal(store_attempt_lost(f->st, &a, 3000, err,
+	assert_int_equal(store_attempt_lost(f->st, NULL, &a, 3000, err,
 	    sizeof(err)), IH_OK);
 	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM attempts "
 	    "WHERE finished_at IS NULL"), 1);
 	/* Only the holder may forget it; then nothing of it is left. */
-	assert_int_equal(store_forget(f->st, &a, "A", err, sizeof(err)),
+	assert_int_equal(store_forget(f->st, NULL, &a, "A", err, sizeof(err)),
 	    IH_ENOTFOUND);
-	assert_int_equal(store_forget(f->st, &b, "B", err, sizeof(err)),
+	assert_int_equal(store_forget(f->st, NULL, &b, "B", err, sizeof(err)),
 	    IH_OK);
 	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM events"),
 	    0);
@@ -363,22 +386,22 @@ order_key_waits(void **state)
 	int found;
 
 	e1.order_key = e2.order_key = "pay_1";
-	assert_int_equal(store_record(f->st, &e1, 1000, &r, err,
+	assert_int_equal(store_record(f->st, NULL, &e1, 1000, &r, err,
 	    sizeof(err)), IH_OK);
-	assert_int_equal(store_record(f->st, &e2, 1001, &r, err,
+	assert_int_equal(store_record(f->st, NULL, &e2, 1001, &r, err,
 	    sizeof(err)), IH_OK);
 	/* The later event waits while the earlier one is not finished. */
-	assert_int_equal(store_claim(f->st, NULL, r.rowid, "A", 2000, 100, &j,
+	assert_int_equal(store_claim(f->st, NULL, NULL, r.rowid, "A", 2000, 100, &j,
 	    &found, err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 0);
-	assert_int_equal(store_claim(f->st, NULL, 0, "A", 2000, 100, &j,
+	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "A", 2000, 100, &j,
 	    &found, err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 1);
 	assert_string_equal(j.event_id, "evt_o1");
-	assert_int_equal(store_complete(f->st, &j, "A", 2001, err,
+	assert_int_equal(store_complete(f->st, NULL, &j, "A", 2001, err,
 	    sizeof(err)), IH_OK);
 	store_job_free(&j);
-	assert_int_equal(store_claim(f->st, NULL, r.rowid, "A", 2002, 100, &j,
+	assert_int_equal(store_claim(f->st, NULL, NULL, r.rowid, "A", 2002, 100, &j,
 	    &found, err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 1);
 	store_job_free(&j);
@@ -439,7 +462,7 @@ static const char schema_v1[] =
 static void
 migrates_from_v1(void **state)
 {
-	struct store_opts o = { NULL, 2, 200 };
+	struct store_opts o = { NULL, STORE_DURABLE, 200 };
 	struct store *st = NULL;
 	char dir[64], path[128], err[STORE_ERR_MAX], cmd[128];
 	sqlite3 *db = NULL;
@@ -488,48 +511,48 @@ replay_of(void **state)
 	ev.fingerprint = "aa11";
 	ev.headers = "X-Shopify-Topic: orders/create\n"
 	    "X-Shopify-Event-Id: act-1\n";
-	assert_int_equal(store_record(f->st, &ev, 1000, &res, err,
+	assert_int_equal(store_record(f->st, NULL, &ev, 1000, &res, err,
 	    sizeof(err)), IH_OK);
 	probe = ev;
 	probe.event_id = "evt_fp2";
 	probe.event_type = "orders/paid";
-	assert_int_equal(store_replay_of(f->st, &probe, NULL, &found, id,
+	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found, id,
 	    sizeof(id), type, sizeof(type), err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 1);
 	assert_string_equal(id, "evt_fp1");
 	assert_string_equal(type, "orders/create");
 	/* One action's other topic, under its shared header: not a replay. */
-	assert_int_equal(store_replay_of(f->st, &probe,
+	assert_int_equal(store_replay_of(f->st, NULL, &probe,
 	    "\nX-Shopify-Event-Id: act-1\n", &found, id, sizeof(id), type,
 	    sizeof(type), err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 0);
-	assert_int_equal(store_replay_of(f->st, &probe,
+	assert_int_equal(store_replay_of(f->st, NULL, &probe,
 	    "\nX-Shopify-Event-Id: act-2\n", &found, id, sizeof(id), type,
 	    sizeof(type), err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 1);
 	/* Same type (another subscription), known id, other body, no body. */
 	probe.event_type = "orders/create";
-	assert_int_equal(store_replay_of(f->st, &probe, NULL, &found, id,
+	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found, id,
 	    sizeof(id), type, sizeof(type), err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 0);
 	probe.event_type = "orders/paid";
 	probe.event_id = "evt_fp1";
-	assert_int_equal(store_replay_of(f->st, &probe, NULL, &found, id,
+	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found, id,
 	    sizeof(id), type, sizeof(type), err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 0);
 	probe.event_id = "evt_fp2";
 	probe.fingerprint = "bb22";
-	assert_int_equal(store_replay_of(f->st, &probe, NULL, &found, id,
+	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found, id,
 	    sizeof(id), type, sizeof(type), err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 0);
 	probe.fingerprint = NULL;
-	assert_int_equal(store_replay_of(f->st, &probe, NULL, &found, id,
+	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found, id,
 	    sizeof(id), type, sizeof(type), err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 0);
 	/* Another provider's identical body is not this one's. */
 	probe.fingerprint = "aa11";
 	probe.provider = "github";
-	assert_int_equal(store_replay_of(f->st, &probe, NULL, &found, id,
+	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found, id,
 	    sizeof(id), type, sizeof(type), err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 0);
 	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM events"
@@ -540,18 +563,20 @@ replay_of(void **state)
 static void
 record_claim(void **state)
 {
+	struct store_txn *tx = NULL;
 	struct fixture *f = *state;
 	struct store_event ev = event("evt_rc1");
 	struct store_result res;
 	struct store_job job;
 	char err[STORE_ERR_MAX];
 
-	assert_int_equal(store_record_claim(f->st, &ev, 1000, "me", 5000,
+	assert_int_equal(store_record_claim(f->st, tx, &ev, 1000, "me", 5000,
 	    &res, &job, err, sizeof(err)), IH_EINVAL);
-	assert_int_equal(store_begin(f->st, 1, err, sizeof(err)), IH_OK);
-	assert_int_equal(store_record_claim(f->st, &ev, 1000, "me", 5000,
+	assert_int_equal(store_begin(f->st, STORE_DURABLE, &tx, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_record_claim(f->st, tx, &ev, 1000, "me", 5000,
 	    &res, &job, err, sizeof(err)), IH_OK);
-	assert_int_equal(store_commit(f->st, err, sizeof(err)), IH_OK);
+	assert_int_equal(store_commit(tx, err, sizeof(err)), IH_OK);
 	assert_int_equal(res.duplicate, 0);
 	assert_int_equal(job.rowid, res.rowid);
 	assert_int_equal(job.attempt, 1);
@@ -566,14 +591,15 @@ record_claim(void **state)
 	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM attempts"),
 	    1);
 	/* The lease is real: the owner completes it. */
-	assert_int_equal(store_complete(f->st, &job, "me", 2000, err,
+	assert_int_equal(store_complete(f->st, NULL, &job, "me", 2000, err,
 	    sizeof(err)), IH_OK);
 	store_job_free(&job);
 	/* A duplicate is not claimed again. */
-	assert_int_equal(store_begin(f->st, 1, err, sizeof(err)), IH_OK);
-	assert_int_equal(store_record_claim(f->st, &ev, 3000, "you", 5000,
+	assert_int_equal(store_begin(f->st, STORE_DURABLE, &tx, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_record_claim(f->st, tx, &ev, 3000, "you", 5000,
 	    &res, &job, err, sizeof(err)), IH_OK);
-	assert_int_equal(store_commit(f->st, err, sizeof(err)), IH_OK);
+	assert_int_equal(store_commit(tx, err, sizeof(err)), IH_OK);
 	assert_int_equal(res.duplicate, 1);
 	assert_int_equal(job.rowid, 0);
 	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM events"

@@ -2,9 +2,10 @@
 -- user_version is 0 (a new file); every statement is idempotent, so
 -- applying it twice changes nothing.  It is always the whole current
 -- schema.  A store written by an older version is brought up to date by
--- db/migrations/<N>.sql instead, each taking version N-1 to N (migrate()
--- in shared/store.c applies them); a change here needs its migration and
--- a raised STORE_SCHEMA_VERSION (shared/store.h).
+-- db/sqlite/migrations/<N>.sql instead, each taking version N-1 to N
+-- (migrate() in shared/store/sqlite_conn.c applies them); a change here
+-- needs its migration, the same change in db/postgres/, and a raised
+-- STORE_SCHEMA_VERSION (shared/store/store.h).
 --
 -- Times are Unix milliseconds.  One row is one event, whatever the number
 -- of deliveries: UNIQUE(provider, event_id) is what makes a second

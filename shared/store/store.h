@@ -1,21 +1,27 @@
 /*
- * store.h -- the durable record of events: the only module that speaks
- * SQL about them.
+ * store.h -- the durable record of events: the backend-neutral contract.
+ * Nothing outside shared/store/ speaks SQL about events.
  *
- * Today the store is one SQLite file in WAL mode.  Its contract is what
- * a PostgreSQL store will keep:
+ * Two backends keep the same contract (see store_backend.h): SQLite, one
+ * file in WAL mode (IDEMHOOK_DB an absolute path), and PostgreSQL
+ * (IDEMHOOK_DB a postgresql:// or postgres:// libpq URI).
  *   - store_record() inserts (provider, event_id) under a unique
  *     constraint in one atomic statement; a second delivery of the same
  *     event is reported as a duplicate and never inserted twice.
- *   - IH_OK from store_record() or store_commit() means the commit is
- *     durable (synchronous=FULL by default: the WAL is fsynced).
+ *   - IH_OK from store_record() or store_commit() of a durable
+ *     transaction means the commit is durable.
  *   - Any failure to record durably (busy past the timeout, disk full,
- *     read-only file, I/O error, corruption) is IH_ESTORE, which the
+ *     read-only file, I/O error, lost connection) is IH_ESTORE, which the
  *     programs answer with 503 so that the provider retries.
+ *
+ * Transactions are explicit: store_begin() hands out a struct store_txn,
+ * and every call that may join a transaction takes one; NULL means the
+ * call runs in a transaction of its own.
  *
  * A store is used by one thread.  It owns its connection and prepared
  * statements, which stay open across requests.  Error text for the log
- * goes to the caller's buffer and never contains payload bytes.
+ * goes to the caller's buffer and never contains payload bytes or a
+ * password.
  */
 #ifndef IH_STORE_H
 #define IH_STORE_H
@@ -27,12 +33,30 @@
 #define STORE_ERR_MAX		256
 
 struct store;
+struct store_txn;
+
+/*
+ * How a commit is kept.  Durable: on disk before IH_OK (SQLite
+ * synchronous=FULL, PostgreSQL synchronous_commit=on).  Relaxed: it
+ * survives a crash of the program but maybe not of the machine, which is
+ * enough for processing moves (claim, done, failed), because losing one
+ * only makes the event due again.  The next durable commit makes every
+ * earlier relaxed one durable too.
+ */
+enum store_durability {
+	STORE_DURABLE,
+	STORE_RELAXED
+};
 
 struct store_opts {
-	const char	*path;
-	int		 synchronous;	/* 2 FULL, 1 NORMAL */
-	long		 busy_timeout_ms;
+	const char		*path;	/* absolute path, or a libpq URI */
+	/* What a durable transaction means here (settings: synchronous). */
+	enum store_durability	 durable_as;
+	long			 busy_timeout_ms;
 };
+
+/* Which backend a location names: 1 for PostgreSQL, 0 for SQLite. */
+int	store_is_postgres(const char *path);
 
 /* An event as received, borrowed from the request for the call. */
 struct store_event {
@@ -56,10 +80,10 @@ struct store_result {
 };
 
 /*
- * Opens (creating owner-only, with any missing directories 0700) the
- * store at opts->path, sets WAL mode, the synchronous level and the busy
- * timeout, and applies db/schema.sql when the file's schema version is
- * older.  Returns IH_OK; IH_ESTORE with the cause in err when the file
+ * Opens the store at opts->path with the backend it names, and creates
+ * or migrates its schema (db/sqlite/, db/postgres/) when it is older,
+ * safely when several processes or hosts open it at once.  SQLite creates
+ * the file owner-only, with any missing directories 0700.  Returns IH_OK; IH_ESTORE with the cause in err when the file
  * cannot be opened or migrated; IH_ECONFIG for a store written by a newer
  * version.  *out is NULL on failure.
  */
@@ -68,24 +92,36 @@ int	store_open(const struct store_opts *opts, struct store **out,
 void	store_close(struct store *st);
 
 /*
- * Makes st wait for the write lock in SQLite's busy handler only, without
+ * SQLite: makes st wait for the write lock in its busy handler only, without
  * the <path>-lock queue.  The queue's bounded wait uses the process's one
  * interval timer and SIGALRM, so only one thread of a process may use it:
  * a second connection in another thread (a receiver's processing thread)
- * must call this right after store_open().
+ * must call this right after store_open().  Other backends ignore it.
  */
 void	store_no_queue(struct store *st);
 
 /*
- * Records ev at time now_ms.  Outside a transaction it runs in its own
- * (BEGIN IMMEDIATE ... COMMIT) and returns only once that commit is
- * durable; inside store_begin() it joins the open transaction.  Returns
- * IH_OK with *res filled, IH_EINVAL for a missing field, or IH_ESTORE
- * with the cause in err; on failure nothing is recorded.
+ * Records ev at time now_ms.  With tx NULL it runs in a durable
+ * transaction of its own and returns only once that commit is durable;
+ * else it joins tx.  Returns IH_OK with *res filled, IH_EINVAL for a
+ * missing field, or IH_ESTORE with the cause in err; on failure nothing
+ * is recorded.
  */
-int	store_record(struct store *st, const struct store_event *ev,
-	    int64_t now_ms, struct store_result *res, char *err,
-	    size_t errlen);
+int	store_record(struct store *st, struct store_txn *tx,
+	    const struct store_event *ev, int64_t now_ms,
+	    struct store_result *res, char *err, size_t errlen);
+
+/*
+ * Records the n events of evs in one transaction (tx, or a durable one of
+ * its own when tx is NULL), so that one commit carries them all.  Each
+ * event's outcome goes to rcs[i] (IH_OK with res[i] filled, or IH_EINVAL
+ * for an event lacking a field, which is skipped).  A store failure fails
+ * the whole batch: nothing is recorded, every rcs[i] is IH_ESTORE and so
+ * is the return.  Returns IH_OK once the batch is committed (or joined).
+ */
+int	store_record_batch(struct store *st, struct store_txn *tx,
+	    const struct store_event *evs, size_t n, int64_t now_ms,
+	    struct store_result *res, int *rcs, char *err, size_t errlen);
 
 /*
  * Sets *found to 1 when the provider already holds an event with ev's
@@ -100,30 +136,24 @@ int	store_record(struct store *st, const struct store_event *ev,
  * that no other process records between the look-up and the insert.
  * Returns IH_OK (*found 0 when ev has no fingerprint) or IH_ESTORE.
  */
-int	store_replay_of(struct store *st, const struct store_event *ev,
-	    const char *same_action, int *found, char *other_id, size_t idlen, char *other_type,
-	    size_t typelen, char *err, size_t errlen);
+int	store_replay_of(struct store *st, struct store_txn *tx,
+	    const struct store_event *ev, const char *same_action, int *found,
+	    char *other_id, size_t idlen, char *other_type, size_t typelen,
+	    char *err, size_t errlen);
 
 /*
- * Opens a write transaction (BEGIN IMMEDIATE).  A durable one commits at
- * the configured synchronous level (FULL: fsynced before IH_OK).  A
- * relaxed one commits at NORMAL: it survives a crash of the program but
- * not of the machine, which is enough for processing moves (claim, done,
- * failed), because losing one only makes the event due again.  The next
- * durable commit makes every earlier relaxed one durable too.
- * Returns IH_OK or IH_ESTORE.
+ * Opens a write transaction kept as d says (a durable one as
+ * opts->durable_as says) and sets *tx to it; one transaction at a time
+ * per store.  SQLite takes the write lock at once (BEGIN IMMEDIATE).
+ * Returns IH_OK or IH_ESTORE (*tx NULL).
  */
-int	store_begin(struct store *st, int durable, char *err, size_t errlen);
-/*
- * Reads the connection's synchronous level now (2 FULL, 1 NORMAL), for
- * audits and tests.  IH_OK or IH_ESTORE.
- */
-int	store_sync_level(struct store *st, int *level);
+int	store_begin(struct store *st, enum store_durability d,
+	    struct store_txn **tx, char *err, size_t errlen);
 
-/* Commits durably.  On IH_ESTORE the transaction is rolled back. */
-int	store_commit(struct store *st, char *err, size_t errlen);
-/* Rolls back the open transaction, if any. */
-void	store_rollback(struct store *st);
+/* Commits tx.  On IH_ESTORE the transaction is rolled back. */
+int	store_commit(struct store_txn *tx, char *err, size_t errlen);
+/* Rolls back tx; NULL or an ended transaction is ignored. */
+void	store_rollback(struct store_txn *tx);
 
 /*
  * Processing.  An event moves received -> processing -> done; a failed
@@ -152,12 +182,13 @@ struct store_job {
  * provider when NULL).  Due means received, failed with its time come, or
  * processing with an expired lease; an event waits while an older event
  * with the same order key is neither done, dead nor quarantined.  Sets
- * *found to 0 when nothing is due.  Runs in its own relaxed transaction,
- * or joins the open one (a receiver claims the event it is recording).
+ * *found to 0 when nothing is due.  Runs in a relaxed transaction of its
+ * own, or joins tx (a receiver claims the event it is recording).
  * Taking over an expired lease closes the attempt rows left open by the
  * earlier holders ("lease_expired").  Returns IH_OK or IH_ESTORE.
  */
-int	store_claim(struct store *st, const char *provider, int64_t rowid,
+int	store_claim(struct store *st, struct store_txn *tx,
+	    const char *provider, int64_t rowid,
 	    const char *owner, int64_t now_ms, int64_t lease_ms,
 	    struct store_job *job, int *found, char *err, size_t errlen);
 
@@ -171,27 +202,31 @@ int	store_due(struct store *st, const char *provider, int64_t now_ms,
 	    int *due, char *err, size_t errlen);
 
 /*
- * Records a local effect of kind for the claimed job inside the open
- * transaction; a second identical effect is ignored.  Returns IH_OK,
- * IH_EINVAL outside a transaction, or IH_ESTORE.
+ * Records a local effect of kind for the claimed job inside tx; a second
+ * identical effect is ignored.  Returns IH_OK, IH_EINVAL without a
+ * transaction, or IH_ESTORE.
  */
-int	store_effect(struct store *st, const struct store_job *job,
+int	store_effect(struct store *st, struct store_txn *tx,
+	    const struct store_job *job,
 	    const char *kind, int64_t now_ms, char *err, size_t errlen);
 
 /*
- * Marks the job done.  Joins an open transaction (so that the switch's
- * effects and this move commit together) or runs in its own.  Returns
+ * Marks the job done.  Joins tx (so that the switch's effects and this
+ * move commit together) or, with tx NULL, runs in a relaxed one of its
+ * own.  Returns
  * IH_OK, IH_ENOTFOUND when owner no longer holds the lease (nothing is
  * changed), or IH_ESTORE.
  */
-int	store_complete(struct store *st, const struct store_job *job,
+int	store_complete(struct store *st, struct store_txn *tx,
+	    const struct store_job *job,
 	    const char *owner, int64_t now_ms, char *err, size_t errlen);
 
 /*
  * Marks the job failed with error, due again at next_ms, or dead when
  * dead is set.  Same transaction rules and returns as store_complete().
  */
-int	store_fail(struct store *st, const struct store_job *job,
+int	store_fail(struct store *st, struct store_txn *tx,
+	    const struct store_job *job,
 	    const char *owner, const char *error, int64_t next_ms, int dead,
 	    int64_t now_ms, char *err, size_t errlen);
 
@@ -202,7 +237,8 @@ int	store_fail(struct store *st, const struct store_job *job,
  * IH_ENOTFOUND when owner no longer holds the lease (nothing changes:
  * the caller must stop), or IH_ESTORE.  Joins an open transaction.
  */
-int	store_renew(struct store *st, const struct store_job *job,
+int	store_renew(struct store *st, struct store_txn *tx,
+	    const struct store_job *job,
 	    const char *owner, int64_t lease_ms, char *err, size_t errlen);
 
 /*
@@ -210,7 +246,8 @@ int	store_renew(struct store *st, const struct store_job *job,
  * that another process took the event over; a row already closed (by
  * the claim that took it over) is left as it is.  IH_OK or IH_ESTORE.
  */
-int	store_attempt_lost(struct store *st, const struct store_job *job,
+int	store_attempt_lost(struct store *st, struct store_txn *tx,
+	    const struct store_job *job,
 	    int64_t now_ms, char *err, size_t errlen);
 
 /*
@@ -219,22 +256,24 @@ int	store_attempt_lost(struct store *st, const struct store_job *job,
  * recorded afresh.  Returns IH_OK, IH_ENOTFOUND when owner no longer
  * holds the lease, or IH_ESTORE.
  */
-int	store_forget(struct store *st, const struct store_job *job,
+int	store_forget(struct store *st, struct store_txn *tx,
+	    const struct store_job *job,
 	    const char *owner, char *err, size_t errlen);
 
 void	store_job_free(struct store_job *job);
 
 /*
- * Inside an open transaction: records ev as store_record() does and,
+ * Inside tx: records ev as store_record() does and,
  * when it is new, claims it for owner in the same insert (status
  * processing, attempt 1, a lease of lease_ms, its attempt row started),
  * filling *job except the payload, which stays NULL: the caller holds the
  * bytes it just recorded, and reading them back would copy them again.
  * A duplicate is not claimed (*job stays empty).  The order key is not
  * consulted: use store_claim() for an event that has one.  Returns IH_OK,
- * IH_EINVAL outside a transaction, IH_ENOMEM or IH_ESTORE.
+ * IH_EINVAL without a transaction, IH_ENOMEM or IH_ESTORE.
  */
-int	store_record_claim(struct store *st, const struct store_event *ev,
+int	store_record_claim(struct store *st, struct store_txn *tx,
+	    const struct store_event *ev,
 	    int64_t now_ms, const char *owner, int64_t lease_ms,
 	    struct store_result *res, struct store_job *job, char *err,
 	    size_t errlen);
@@ -288,6 +327,7 @@ struct store_row {
 	const char		*json;		/* the metadata as JSON */
 	const char		*headers;	/* "name: value\n" lines */
 	const unsigned char	*payload;	/* or NULL once purged */
+	const char		*fingerprint;	/* store_copy_read() only */
 };
 
 /* Called once per row; a return other than IH_OK stops the walk. */
@@ -384,13 +424,73 @@ int	store_stats(struct store *st, const char *provider, int64_t since_ms,
 	    int64_t until_ms, int (*fn)(void *arg, const struct store_stats *s),
 	    void *arg, char *err, size_t errlen);
 
-/* Writes the connection's journal mode ("wal") into mode. */
-int	store_journal_mode(struct store *st, char *mode, size_t len,
+/*
+ * The backend's own health checks, for idemhook check: one call of fn per
+ * finding.  SQLite: the journal mode (WAL) and synchronous level;
+ * PostgreSQL: the server version, synchronous_commit and TLS.  Values
+ * never hold a password.  Returns IH_OK, IH_ESTORE or what fn returned.
+ */
+struct store_audit {
+	const char	*name;		/* "journal_mode", "synchronous", ... */
+	char		 value[128];	/* what was found */
+	int		 ok;		/* 0: a problem, with advice */
+	char		 advice[256];	/* "" when ok */
+};
+
+int	store_audit(struct store *st,
+	    int (*fn)(void *arg, const struct store_audit *a), void *arg,
 	    char *err, size_t errlen);
 
 /*
+ * Copying one store into another (idemhook copy), a batch at a time, so
+ * that the source's receivers keep writing meanwhile.  Reading is done by
+ * the SQLite backend, writing by the PostgreSQL backend; the other
+ * combinations answer IH_EINVAL.
+ */
+
+/* Sets *events to the number of events in st. */
+int	store_copy_count(struct store *st, int64_t *events, char *err,
+	    size_t errlen);
+
+/*
+ * Calls fn for at most limit events with rowid > after, by rowid, with
+ * their headers, payload and fingerprint.  Returns IH_OK, IH_ESTORE or
+ * what fn returned.
+ */
+int	store_copy_read(struct store *st, int64_t after, long limit,
+	    store_row_fn fn, void *arg, char *err, size_t errlen);
+
+/* Calls fn for each effect (kind, created_at) of the event at rowid. */
+int	store_effects(struct store *st, int64_t rowid,
+	    int (*fn)(void *arg, const char *kind, int64_t created_at),
+	    void *arg, char *err, size_t errlen);
+
+/*
+ * Inside tx: inserts row (all its columns) unless (provider, event_id) is
+ * already there; *added says which.  An event already there is left as it
+ * is, except that a finished source (done, dead, quarantined) finishes an
+ * unfinished copy, so an event processed by the source after an earlier
+ * copy is not processed again.  *rowid is the event's row in st.
+ */
+int	store_copy_put(struct store *st, struct store_txn *tx,
+	    const struct store_row *row, int64_t *rowid, int *added, char *err,
+	    size_t errlen);
+
+/* Inside tx: the attempt or effect, unless already there (*added). */
+int	store_copy_attempt(struct store *st, struct store_txn *tx,
+	    int64_t rowid, const struct store_attempt *a, int *added,
+	    char *err, size_t errlen);
+int	store_copy_effect(struct store *st, struct store_txn *tx,
+	    int64_t rowid, const char *kind, int64_t created_at, int *added,
+	    char *err, size_t errlen);
+
+/* The backend's name: "sqlite" or "postgresql". */
+const char *store_backend(const struct store *st);
+
+/*
  * The console's accessor: the store's SQLite connection, for the
- * read-only queries of store_console.c and nothing else.
+ * read-only queries of store_console.c and nothing else; NULL when the
+ * store is not SQLite.
  */
 struct sqlite3;
 struct sqlite3	*store_sqlite(struct store *st);

@@ -1,0 +1,639 @@
+/*
+ * pg_conn.c -- PostgreSQL: the connection and its reopening, the schema
+ * and its migrations, transactions, the statements prepared once per
+ * connection, and the audit.
+ *
+ * A lost connection (a server restart, a network cut) is noticed by the
+ * statement that fails, which answers IH_ESTORE (503 for a delivery); the
+ * next call reopens it and prepares the statements again, so a FastCGI
+ * process outlives a PostgreSQL restart.  Claims are row locks taken with
+ * FOR UPDATE SKIP LOCKED inside short transactions, plus a lease in the
+ * row: no session-level lock outlives a killed process.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "ih.h"
+#include "pg_int.h"
+#include "redact.h"
+
+/* db/postgres/schema.sql, turned into a C string at build time. */
+extern const char store_postgres_schema_sql[];
+/* db/postgres/migrations/<N>.sql as [N]: version N-1 to N. */
+extern const char *const store_postgres_migrations[];
+extern const size_t store_postgres_nmigrations;
+
+/* Taken inside the migration transaction; released by its end. */
+#define PG_MIGRATE_LOCK	"7125504931064461312"
+
+/*
+ * What is due, for a claim ($1 provider or NULL, $2 rowid or 0, $4 now),
+ * as in the SQLite backend: received, failed with its time come, or
+ * processing with an expired lease; and not behind an unfinished older
+ * event of its order key.
+ */
+#define PG_DUE_SQL \
+	" e.status IN ('received', 'processing', 'failed')" \
+	" AND ($1::text IS NULL OR e.provider = $1)" \
+	" AND ($2::bigint = 0 OR e.id = $2)" \
+	" AND (e.status = 'received'" \
+	"  OR (e.status = 'failed' AND e.next_attempt_at <= $4)" \
+	"  OR (e.status = 'processing' AND e.lease_until <= $4))" \
+	" AND (e.order_key IS NULL OR NOT EXISTS (SELECT 1 FROM events p" \
+	"  WHERE p.provider = e.provider AND p.order_key = e.order_key" \
+	"  AND p.id < e.id" \
+	"  AND p.status NOT IN ('done', 'dead', 'quarantined')))"
+
+static const struct {
+	const char	*name;
+	const char	*types;	/* one letter per parameter: see pg_types() */
+	const char	*sql;
+} pg_sql[PG_NSTMT] = {
+	/*
+	 * One statement inserts the event or counts the duplicate: under
+	 * UNIQUE (provider, event_id) a concurrent second insert waits for
+	 * the first and then takes the conflict branch.
+	 */
+	[PG_RECORD] = { "ih_record", "ttttbtitttti",
+	    "INSERT INTO events (provider, event_id, event_type, order_key,"
+	    " payload, headers, received_at, last_seen_at, status,"
+	    " next_attempt_at, subtype, fingerprint, lease_owner, lease_until,"
+	    " attempts)"
+	    " VALUES ($1, $2, $3, $4, $5, $6, $7, $7,"
+	    " CASE WHEN $11::text IS NOT NULL THEN 'processing'"
+	    " ELSE coalesce($8, 'received') END, $7, $9, $10, $11, $12,"
+	    " CASE WHEN $11::text IS NOT NULL THEN 1 ELSE 0 END)"
+	    " ON CONFLICT (provider, event_id) DO UPDATE SET"
+	    " duplicates = events.duplicates + 1,"
+	    " last_seen_at = excluded.received_at"
+	    " RETURNING id, duplicates, status" },
+	/* A row another claim holds is skipped, never waited for. */
+	[PG_CLAIM] = { "ih_claim", "titii",
+	    "UPDATE events SET status = 'processing', lease_owner = $3,"
+	    " lease_until = $5, attempts = attempts + 1"
+	    " WHERE id = (SELECT e.id FROM events e WHERE " PG_DUE_SQL
+	    "  ORDER BY e.id LIMIT 1 FOR UPDATE SKIP LOCKED)"
+	    " RETURNING id, provider, event_id, event_type, subtype, payload,"
+	    " attempts, received_at" },
+	[PG_DUE] = { "ih_due", "titi",
+	    "SELECT 1 FROM events e WHERE " PG_DUE_SQL " LIMIT 1" },
+	[PG_ATTEMPT_START] = { "ih_attempt_start", "ii",
+	    "INSERT INTO attempts (event, attempt, started_at)"
+	    " VALUES ($1, (SELECT coalesce(max(attempt), 0) + 1 FROM attempts"
+	    " WHERE event = $1), $2) RETURNING attempt" },
+	[PG_ATTEMPT_END] = { "ih_attempt_end", "iiitt",
+	    "UPDATE attempts SET finished_at = $3, outcome = $4, error = $5"
+	    " WHERE event = $1 AND attempt = $2" },
+	[PG_COMPLETE] = { "ih_complete", "iti",
+	    "UPDATE events SET status = 'done', done_at = $3,"
+	    " lease_owner = NULL, lease_until = NULL, last_error = NULL"
+	    " WHERE id = $1 AND lease_owner = $2 AND status = 'processing'" },
+	[PG_FAILED] = { "ih_failed", "ittii",
+	    "UPDATE events SET status = CASE WHEN $5 <> 0 THEN 'dead'"
+	    " ELSE 'failed' END, next_attempt_at = $4, last_error = $3,"
+	    " lease_owner = NULL, lease_until = NULL"
+	    " WHERE id = $1 AND lease_owner = $2 AND status = 'processing'" },
+	[PG_EFFECT] = { "ih_effect", "iti",
+	    "INSERT INTO effects (event, kind, created_at) VALUES ($1, $2, $3)"
+	    " ON CONFLICT DO NOTHING" },
+	[PG_REPLAY] = { "ih_replay", "ttttt",
+	    "SELECT event_id, event_type FROM events"
+	    " WHERE provider = $1 AND fingerprint = $2 AND event_type <> $4"
+	    " AND ($5::text IS NULL OR strpos(E'\\n' || headers, $5) = 0)"
+	    " AND NOT EXISTS (SELECT 1 FROM events"
+	    "  WHERE provider = $1 AND event_id = $3)"
+	    " ORDER BY id LIMIT 1" },
+	[PG_RENEW] = { "ih_renew", "iti",
+	    "UPDATE events SET lease_until = $3"
+	    " WHERE id = $1 AND lease_owner = $2 AND status = 'processing'" },
+	[PG_STALE] = { "ih_stale", "iti",
+	    "UPDATE attempts SET finished_at = $3,"
+	    " outcome = 'lease_expired', error = $2"
+	    " WHERE event = $1 AND finished_at IS NULL" },
+	[PG_LOST] = { "ih_lost", "itii",
+	    "UPDATE attempts SET finished_at = $3,"
+	    " outcome = 'lease_lost', error = $2"
+	    " WHERE event = $1 AND attempt = $4 AND finished_at IS NULL" },
+	/* Its attempts and effects go with it (ON DELETE CASCADE). */
+	[PG_FORGET] = { "ih_forget", "it",
+	    "DELETE FROM events WHERE id = $1"
+	    " AND lease_owner = $2 AND status = 'processing'" },
+};
+
+void
+pg_text(struct pg_params *p, const char *v)
+{
+	if (p->n >= PG_MAXP)
+		return;
+	p->v[p->n] = v;
+	p->len[p->n] = 0;
+	p->fmt[p->n] = 0;
+	p->n++;
+}
+
+void
+pg_int(struct pg_params *p, int64_t v)
+{
+	if (p->n >= PG_MAXP)
+		return;
+	snprintf(p->num[p->n], sizeof(p->num[p->n]), "%lld", (long long)v);
+	pg_text(p, p->num[p->n]);
+}
+
+void
+pg_bytes(struct pg_params *p, const void *v, size_t len)
+{
+	if (p->n >= PG_MAXP)
+		return;
+	p->v[p->n] = v != NULL ? v : "";
+	p->len[p->n] = (int)len;
+	p->fmt[p->n] = 1;
+	p->n++;
+}
+
+void
+pg_types(const char *spec, unsigned int *oids, int *n)
+{
+	int i;
+
+	for (i = 0; spec[i] != '\0' && i < PG_MAXP; i++)
+		oids[i] = spec[i] == 'i' ? 20 : spec[i] == 'b' ? 17 : 25;
+	*n = i;
+}
+
+/* Copies libpq's message into err on one line. */
+static void
+pg_message(const char *msg, const char *what, char *err, size_t errlen)
+{
+	size_t i;
+
+	snprintf(err, errlen, "%s: %s", what, msg != NULL && *msg != '\0' ?
+	    msg : "unknown error");
+	for (i = 0; err[i] != '\0'; i++)
+		if (err[i] == '\n' || err[i] == '\r')
+			err[i] = ' ';
+	while (i > 0 && err[i - 1] == ' ')
+		err[--i] = '\0';
+}
+
+int
+pg_fail(struct pgs *st, PGresult *res, const char *what, char *err,
+    size_t errlen)
+{
+	const char *msg = res != NULL ? PQresultErrorMessage(res) : NULL;
+	const char *state = res != NULL ?
+	    PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+
+	if ((msg == NULL || *msg == '\0') && st->conn != NULL)
+		msg = PQerrorMessage(st->conn);
+	if (state != NULL && strcmp(state, "55P03") == 0)
+		/* lock_timeout: say it as SQLite's busy timeout says it. */
+		snprintf(err, errlen, "%s: the store is locked: other "
+		    "transactions held it past the busy timeout (%ld ms)",
+		    what, st->busy_timeout_ms);
+	else
+		pg_message(msg, what, err, errlen);
+	PQclear(res);
+	/* A broken connection is reopened by the next call. */
+	if (st->conn != NULL && PQstatus(st->conn) != CONNECTION_OK)
+		st->ready = 0;
+	return IH_ESTORE;
+}
+
+static int
+pg_simple(struct pgs *st, const char *sql, const char *what, char *err,
+    size_t errlen)
+{
+	PGresult *res = PQexec(st->conn, sql);
+
+	if (PQresultStatus(res) != PGRES_COMMAND_OK &&
+	    PQresultStatus(res) != PGRES_TUPLES_OK)
+		return pg_fail(st, res, what, err, errlen);
+	PQclear(res);
+	return IH_OK;
+}
+
+/* Prepares every statement of pg_sql on the connection. */
+static int
+prepare_all(struct pgs *st, char *err, size_t errlen)
+{
+	unsigned int oids[PG_MAXP];
+	PGresult *res;
+	int i, n;
+
+	for (i = 0; i < PG_NSTMT; i++) {
+		pg_types(pg_sql[i].types, oids, &n);
+		res = PQprepare(st->conn, pg_sql[i].name, pg_sql[i].sql, n,
+		    oids);
+		if (PQresultStatus(res) != PGRES_COMMAND_OK)
+			return pg_fail(st, res, "cannot prepare statement",
+			    err, errlen);
+		PQclear(res);
+	}
+	return IH_OK;
+}
+
+/* Reads the schema version inside the migration transaction. */
+static int
+schema_version(struct pgs *st, int *version, char *err, size_t errlen)
+{
+	PGresult *res;
+
+	res = PQexec(st->conn, "SELECT coalesce(max(version), 0)"
+	    " FROM idemhook_schema");
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+		return pg_fail(st, res, "cannot read schema version", err,
+		    errlen);
+	*version = (int)strtol(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	return IH_OK;
+}
+
+/*
+ * Creates or migrates the schema in one transaction that first takes a
+ * transaction-scoped advisory lock: hosts that start at once apply it one
+ * after the other, and the later ones find it done.
+ */
+static int
+migrate(struct pgs *st, char *err, size_t errlen)
+{
+	char sql[128], what[64];
+	int version, v, rc;
+
+	rc = pg_simple(st, "BEGIN; SELECT pg_advisory_xact_lock("
+	    PG_MIGRATE_LOCK "); CREATE TABLE IF NOT EXISTS idemhook_schema"
+	    " (version INTEGER NOT NULL)", "cannot lock store to migrate",
+	    err, errlen);
+	if (rc != IH_OK)
+		goto out;
+	rc = schema_version(st, &version, err, errlen);
+	if (rc != IH_OK)
+		goto out;
+	if (version > STORE_SCHEMA_VERSION) {
+		snprintf(err, errlen, "store schema version %d is newer than "
+		    "this build's %d: upgrade idemhook", version,
+		    STORE_SCHEMA_VERSION);
+		rc = IH_ECONFIG;
+		goto out;
+	}
+	if (version == 0)
+		rc = pg_simple(st, store_postgres_schema_sql,
+		    "cannot apply schema", err, errlen);
+	for (v = version + 1; version > 0 && v <= STORE_SCHEMA_VERSION &&
+	    rc == IH_OK; v++) {
+		if ((size_t)v >= store_postgres_nmigrations ||
+		    store_postgres_migrations[v] == NULL) {
+			snprintf(err, errlen, "no migration from schema "
+			    "version %d to %d", v - 1, v);
+			rc = IH_ESTORE;
+			goto out;
+		}
+		snprintf(what, sizeof(what), "cannot migrate to schema "
+		    "version %d", v);
+		rc = pg_simple(st, store_postgres_migrations[v], what, err,
+		    errlen);
+	}
+	if (rc != IH_OK)
+		goto out;
+	if (version < STORE_SCHEMA_VERSION) {
+		snprintf(sql, sizeof(sql), "DELETE FROM idemhook_schema;"
+		    " INSERT INTO idemhook_schema VALUES (%d)",
+		    STORE_SCHEMA_VERSION);
+		rc = pg_simple(st, sql, "cannot set schema version", err,
+		    errlen);
+		if (rc != IH_OK)
+			goto out;
+	}
+	rc = pg_simple(st, "COMMIT", "cannot commit schema", err, errlen);
+out:
+	if (rc != IH_OK && st->conn != NULL &&
+	    PQtransactionStatus(st->conn) != PQTRANS_IDLE)
+		PQclear(PQexec(st->conn, "ROLLBACK"));
+	return rc;
+}
+
+/* Opens the connection anew and prepares the statements. */
+static int
+connect_db(struct pgs *st, int set_up, char *err, size_t errlen)
+{
+	char sql[96];
+	PGresult *res;
+	int rc;
+
+	st->ready = 0;
+	if (st->conn != NULL)
+		PQfinish(st->conn);
+	st->conn = PQconnectdb(st->uri);
+	if (st->conn == NULL) {
+		snprintf(err, errlen, "cannot connect to the store: out of "
+		    "memory");
+		return IH_ESTORE;
+	}
+	if (PQstatus(st->conn) != CONNECTION_OK) {
+		pg_message(PQerrorMessage(st->conn),
+		    "cannot connect to the store", err, errlen);
+		return IH_ESTORE;
+	}
+	/*
+	 * Notices (e.g. "relation already exists") are not for the log.  A
+	 * lock held past the busy timeout (an operator's LOCK TABLE, a stuck
+	 * migration) fails the statement, answered 503, as in SQLite.
+	 */
+	snprintf(sql, sizeof(sql), "SET client_min_messages = warning;"
+	    " SET lock_timeout = %ld", st->busy_timeout_ms > 0 ?
+	    st->busy_timeout_ms : 5000);
+	res = PQexec(st->conn, sql);
+	PQclear(res);
+	if (set_up) {
+		rc = migrate(st, err, errlen);
+		if (rc != IH_OK)
+			return rc;
+	}
+	rc = prepare_all(st, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	st->ready = 1;
+	return IH_OK;
+}
+
+int
+pg_ensure(struct pgs *st, char *err, size_t errlen)
+{
+	if (st->ready && PQstatus(st->conn) == CONNECTION_OK)
+		return IH_OK;
+	return connect_db(st, 0, err, errlen);
+}
+
+PGresult *
+pg_exec_stmt(struct pgs *st, enum pg_stmt i, const struct pg_params *p,
+    ExecStatusType want, const char *what, char *err, size_t errlen)
+{
+	PGresult *res;
+
+	res = PQexecPrepared(st->conn, pg_sql[i].name, p->n, p->v, p->len,
+	    p->fmt, 0);
+	if (PQresultStatus(res) != want) {
+		pg_fail(st, res, what, err, errlen);
+		return NULL;
+	}
+	return res;
+}
+
+PGresult *
+pg_exec_sql(struct pgs *st, const char *sql, const char *types,
+    const struct pg_params *p, ExecStatusType want, const char *what,
+    char *err, size_t errlen)
+{
+	unsigned int oids[PG_MAXP];
+	PGresult *res;
+	int n;
+
+	/* Inside a transaction a lost connection is an error, not reopened. */
+	if (!st->base.tx.open && pg_ensure(st, err, errlen) != IH_OK)
+		return NULL;
+	pg_types(types, oids, &n);
+	res = PQexecParams(st->conn, sql, p->n, oids, p->v, p->len, p->fmt,
+	    0);
+	if (PQresultStatus(res) != want) {
+		pg_fail(st, res, what, err, errlen);
+		return NULL;
+	}
+	return res;
+}
+
+int64_t
+pg_getint(const PGresult *res, int row, int col)
+{
+	if (PQgetisnull(res, row, col))
+		return 0;
+	return strtoll(PQgetvalue(res, row, col), NULL, 10);
+}
+
+const char *
+pg_gettext(const PGresult *res, int row, int col)
+{
+	if (PQgetisnull(res, row, col))
+		return NULL;
+	return PQgetvalue(res, row, col);
+}
+
+long
+pg_changes(const PGresult *res)
+{
+	return strtol(PQcmdTuples((PGresult *)(uintptr_t)res), NULL, 10);
+}
+
+static const struct store_ops pg_ops;
+
+static void
+pg_close(struct store *base)
+{
+	struct pgs *st = pg_of(base);
+
+	if (st->conn != NULL)
+		PQfinish(st->conn);
+	free(st->uri);
+	free(st);
+}
+
+int
+store_pg_open(const struct store_opts *opts, struct store **out, char *err,
+    size_t errlen)
+{
+	struct pgs *st;
+	int rc;
+
+	*out = NULL;
+	st = calloc(1, sizeof(*st));
+	if (st == NULL)
+		return IH_ENOMEM;
+	st->base.ops = &pg_ops;
+	st->durable_as = opts->durable_as;
+	st->busy_timeout_ms = opts->busy_timeout_ms;
+	st->uri = strdup(opts->path);
+	if (st->uri == NULL) {
+		pg_close(&st->base);
+		return IH_ENOMEM;
+	}
+	rc = connect_db(st, 1, err, errlen);
+	if (rc != IH_OK) {
+		pg_close(&st->base);
+		return rc;
+	}
+	*out = &st->base;
+	return IH_OK;
+}
+
+/*
+ * A durable transaction commits with synchronous_commit on (the WAL is
+ * flushed, and replicated as the server is configured, before COMMIT
+ * returns); a relaxed one with it off.  BEGIN on a connection found
+ * broken reopens it once, so the first request after a server restart
+ * already succeeds.
+ */
+static int
+pg_begin(struct store *base, enum store_durability d, char *err,
+    size_t errlen)
+{
+	struct pgs *st = pg_of(base);
+	const char *sql;
+	int rc, tries;
+
+	sql = d == STORE_DURABLE && st->durable_as == STORE_DURABLE ?
+	    "BEGIN; SET LOCAL synchronous_commit = on" :
+	    "BEGIN; SET LOCAL synchronous_commit = off";
+	for (tries = 0; tries < 2; tries++) {
+		rc = pg_ensure(st, err, errlen);
+		if (rc != IH_OK)
+			return rc;
+		rc = pg_simple(st, sql, "cannot begin transaction", err,
+		    errlen);
+		if (rc == IH_OK || st->ready)
+			break;
+	}
+	if (rc != IH_OK && st->conn != NULL &&
+	    PQtransactionStatus(st->conn) != PQTRANS_IDLE)
+		PQclear(PQexec(st->conn, "ROLLBACK"));
+	return rc;
+}
+
+static void
+pg_rollback(struct store *base)
+{
+	struct pgs *st = pg_of(base);
+
+	if (st->conn != NULL && PQstatus(st->conn) == CONNECTION_OK &&
+	    PQtransactionStatus(st->conn) != PQTRANS_IDLE)
+		PQclear(PQexec(st->conn, "ROLLBACK"));
+}
+
+static int
+pg_commit(struct store *base, char *err, size_t errlen)
+{
+	struct pgs *st = pg_of(base);
+	PGresult *res;
+
+	res = PQexec(st->conn, "COMMIT");
+	/* A failed transaction's COMMIT answers ROLLBACK: not committed. */
+	if (PQresultStatus(res) != PGRES_COMMAND_OK ||
+	    strcmp(PQcmdStatus(res), "COMMIT") != 0) {
+		if (PQresultStatus(res) == PGRES_COMMAND_OK) {
+			snprintf(err, errlen, "cannot commit: the transaction "
+			    "was rolled back");
+			PQclear(res);
+			pg_rollback(base);
+			return IH_ESTORE;
+		}
+		pg_fail(st, res, "cannot commit", err, errlen);
+		pg_rollback(base);
+		return IH_ESTORE;
+	}
+	PQclear(res);
+	return IH_OK;
+}
+
+/* Reads one setting with SHOW. */
+static int
+show(struct pgs *st, const char *sql, char *out, size_t len, char *err,
+    size_t errlen)
+{
+	PGresult *res;
+
+	if (pg_ensure(st, err, errlen) != IH_OK)
+		return IH_ESTORE;
+	res = PQexec(st->conn, sql);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+		return pg_fail(st, res, "cannot read a setting", err, errlen);
+	snprintf(out, len, "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return IH_OK;
+}
+
+/*
+ * The server version, synchronous_commit (what a durable commit relies
+ * on: "off" would answer 200 before the WAL is flushed), and TLS, which a
+ * connection over the network needs; a Unix socket stays on the host.
+ */
+static int
+pg_audit(struct store *base, int (*fn)(void *, const struct store_audit *),
+    void *arg, char *err, size_t errlen)
+{
+	struct pgs *st = pg_of(base);
+	struct store_audit a;
+	const char *host;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	a.name = "server_version";
+	rc = show(st, "SHOW server_version", a.value, sizeof(a.value), err,
+	    errlen);
+	if (rc != IH_OK)
+		return rc;
+	a.ok = PQserverVersion(st->conn) >= 110000;
+	if (!a.ok)
+		snprintf(a.advice, sizeof(a.advice), "PostgreSQL 11 or later "
+		    "is needed");
+	if ((rc = fn(arg, &a)) != IH_OK)
+		return rc;
+	memset(&a, 0, sizeof(a));
+	a.name = "synchronous_commit";
+	rc = show(st, "SHOW synchronous_commit", a.value, sizeof(a.value),
+	    err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	/* The store sets it per transaction; the default shows the server. */
+	a.ok = 1;
+	if ((rc = fn(arg, &a)) != IH_OK)
+		return rc;
+	memset(&a, 0, sizeof(a));
+	a.name = "TLS";
+	host = PQhost(st->conn);
+	if (PQsslInUse(st->conn)) {
+		snprintf(a.value, sizeof(a.value), "in use (%s)",
+		    PQsslAttribute(st->conn, "protocol") != NULL ?
+		    PQsslAttribute(st->conn, "protocol") : "?");
+		a.ok = 1;
+	} else if (host == NULL || *host == '\0' || *host == '/') {
+		snprintf(a.value, sizeof(a.value), "not needed (Unix socket)");
+		a.ok = 1;
+	} else {
+		snprintf(a.value, sizeof(a.value), "not in use");
+		snprintf(a.advice, sizeof(a.advice), "the connection to %s "
+		    "is not encrypted: add sslmode=verify-full (or require) "
+		    "to IDEMHOOK_DB", host);
+	}
+	return fn(arg, &a);
+}
+
+static const struct store_ops pg_ops = {
+	.name = "postgresql",
+	.close = pg_close,
+	.no_queue = NULL,
+	.begin = pg_begin,
+	.commit = pg_commit,
+	.rollback = pg_rollback,
+	.record = pg_record,
+	.attempt_start = pg_attempt_start,
+	.replay_of = pg_replay_of,
+	.claim = pg_claim,
+	.effect = pg_effect,
+	.complete = pg_complete,
+	.fail = pg_fail_job,
+	.renew = pg_renew,
+	.attempt_lost = pg_attempt_lost,
+	.forget = pg_forget,
+	.requeue = pg_requeue,
+	.due = pg_due,
+	.list = pg_list,
+	.show = pg_show,
+	.attempts = pg_attempts,
+	.purge = pg_purge,
+	.stats = pg_stats,
+	.audit = pg_audit,
+	.copy_put = pg_copy_put,
+	.copy_attempt = pg_copy_attempt,
+	.copy_effect = pg_copy_effect,
+};

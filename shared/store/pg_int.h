@@ -1,0 +1,121 @@
+/*
+ * pg_int.h -- the PostgreSQL backend's own parts, shared by its three
+ * files: pg_conn.c (connection, reconnection, schema, transactions,
+ * audit), pg_record.c (recording and processing) and pg_query.c (the
+ * operator's queries).
+ */
+#ifndef IH_PG_INT_H
+#define IH_PG_INT_H
+
+#include <libpq-fe.h>
+
+#include "store_backend.h"
+
+/* The statements prepared once per connection (pg_conn.c's table). */
+enum pg_stmt {
+	PG_RECORD,
+	PG_CLAIM,
+	PG_DUE,
+	PG_ATTEMPT_START,
+	PG_ATTEMPT_END,
+	PG_COMPLETE,
+	PG_FAILED,
+	PG_EFFECT,
+	PG_REPLAY,
+	PG_RENEW,
+	PG_STALE,
+	PG_LOST,
+	PG_FORGET,
+	PG_NSTMT
+};
+
+struct pgs {
+	struct store		 base;	/* first: the front's part */
+	PGconn			*conn;
+	char			*uri;
+	enum store_durability	 durable_as;
+	long			 busy_timeout_ms;	/* lock_timeout */
+	int			 ready;	/* connected, statements prepared */
+};
+
+#define PG_MAXP	24
+
+/* A statement's parameters, in text form except bytea. */
+struct pg_params {
+	const char	*v[PG_MAXP];
+	int		 len[PG_MAXP];
+	int		 fmt[PG_MAXP];
+	char		 num[PG_MAXP][24];
+	int		 n;
+};
+
+static inline struct pgs *
+pg_of(struct store *st)
+{
+	return (struct pgs *)(void *)st;
+}
+
+void	pg_text(struct pg_params *, const char *);
+void	pg_int(struct pg_params *, int64_t);
+void	pg_bytes(struct pg_params *, const void *, size_t);
+/* Converts "bcdt..." into PostgreSQL type oids (text, int8, bytea). */
+void	pg_types(const char *, unsigned int *, int *);
+
+int	pg_fail(struct pgs *, PGresult *, const char *, char *, size_t);
+int	pg_ensure(struct pgs *, char *, size_t);
+/* Runs a prepared statement; NULL result on failure (err filled). */
+PGresult *pg_exec_stmt(struct pgs *, enum pg_stmt, const struct pg_params *,
+	    ExecStatusType, const char *, char *, size_t);
+/* Runs sql with types (see pg_types) once, unprepared. */
+PGresult *pg_exec_sql(struct pgs *, const char *, const char *,
+	    const struct pg_params *, ExecStatusType, const char *, char *,
+	    size_t);
+int64_t	pg_getint(const PGresult *, int, int);
+const char *pg_gettext(const PGresult *, int, int);
+long	pg_changes(const PGresult *);
+
+/* pg_record.c */
+int	pg_record(struct store *, const struct store_event *, int64_t,
+	    const char *, int64_t, struct store_result *, char *, size_t);
+int	pg_attempt_start(struct store *, int64_t, int64_t, int64_t *, char *,
+	    size_t);
+int	pg_replay_of(struct store *, const struct store_event *, const char *,
+	    int *, char *, size_t, char *, size_t, char *, size_t);
+int	pg_claim(struct store *, const char *, int64_t, const char *, int64_t,
+	    int64_t, struct store_job *, int *, char *, size_t);
+int	pg_effect(struct store *, const struct store_job *, const char *,
+	    int64_t, char *, size_t);
+int	pg_complete(struct store *, const struct store_job *, const char *,
+	    int64_t, char *, size_t);
+int	pg_fail_job(struct store *, const struct store_job *, const char *,
+	    const char *, int64_t, int, int64_t, char *, size_t);
+int	pg_renew(struct store *, const struct store_job *, const char *,
+	    int64_t, char *, size_t);
+int	pg_attempt_lost(struct store *, const struct store_job *, int64_t,
+	    char *, size_t);
+int	pg_forget(struct store *, const struct store_job *, const char *,
+	    char *, size_t);
+int	pg_due(struct store *, const char *, int64_t, int *, char *, size_t);
+
+/* pg_query.c */
+int	pg_requeue(struct store *, const struct store_filter *, int, int64_t,
+	    store_row_fn, void *, long *, char *, size_t);
+int	pg_list(struct store *, const struct store_filter *, store_row_fn,
+	    void *, char *, size_t);
+int	pg_show(struct store *, const char *, const char *, store_row_fn,
+	    void *, char *, size_t);
+int	pg_attempts(struct store *, int64_t,
+	    int (*)(void *, const struct store_attempt *), void *, char *,
+	    size_t);
+int	pg_purge(struct store *, struct store_purge *, char *, size_t);
+int	pg_stats(struct store *, const char *, int64_t, int64_t,
+	    int (*)(void *, const struct store_stats *), void *, char *,
+	    size_t);
+int	pg_copy_put(struct store *, const struct store_row *, int64_t *,
+	    int *, char *, size_t);
+int	pg_copy_attempt(struct store *, int64_t, const struct store_attempt *,
+	    int *, char *, size_t);
+int	pg_copy_effect(struct store *, int64_t, const char *, int64_t, int *,
+	    char *, size_t);
+
+#endif

@@ -1,0 +1,370 @@
+/* pg_record.c -- PostgreSQL: recording and processing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "ih.h"
+#include "pg_int.h"
+
+/*
+ * Records ev, and with owner set claims the new event in the same insert
+ * (status processing, attempt 1, lease until lease_until).
+ */
+int
+pg_record(struct store *base, const struct store_event *ev, int64_t now_ms,
+    const char *owner, int64_t lease_until, struct store_result *res,
+    char *err, size_t errlen)
+{
+	struct pgs *st = pg_of(base);
+	struct pg_params p;
+	PGresult *r;
+
+	memset(res, 0, sizeof(*res));
+	memset(&p, 0, sizeof(p));
+	pg_text(&p, ev->provider);
+	pg_text(&p, ev->event_id);
+	pg_text(&p, ev->event_type);
+	pg_text(&p, ev->order_key);
+	pg_bytes(&p, ev->payload, ev->payload_len);
+	pg_text(&p, ev->headers != NULL ? ev->headers : "");
+	pg_int(&p, now_ms);
+	pg_text(&p, ev->status);
+	pg_text(&p, ev->subtype);
+	pg_text(&p, ev->fingerprint);
+	pg_text(&p, owner);
+	if (owner != NULL)
+		pg_int(&p, lease_until);
+	else
+		pg_text(&p, NULL);
+	r = pg_exec_stmt(st, PG_RECORD, &p, PGRES_TUPLES_OK,
+	    "cannot record event", err, errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	if (PQntuples(r) != 1) {
+		PQclear(r);
+		snprintf(err, errlen, "cannot record event: no row returned");
+		return IH_ESTORE;
+	}
+	res->rowid = pg_getint(r, 0, 0);
+	res->duplicates = pg_getint(r, 0, 1);
+	res->duplicate = res->duplicates > 0;
+	snprintf(res->status, sizeof(res->status), "%s", PQgetvalue(r, 0, 2));
+	PQclear(r);
+	return IH_OK;
+}
+
+int
+pg_attempt_start(struct store *base, int64_t rowid, int64_t now_ms,
+    int64_t *seq, char *err, size_t errlen)
+{
+	struct pgs *st = pg_of(base);
+	struct pg_params p;
+	PGresult *r;
+
+	memset(&p, 0, sizeof(p));
+	pg_int(&p, rowid);
+	pg_int(&p, now_ms);
+	r = pg_exec_stmt(st, PG_ATTEMPT_START, &p, PGRES_TUPLES_OK,
+	    "cannot record attempt", err, errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	*seq = PQntuples(r) == 1 ? pg_getint(r, 0, 0) : 0;
+	PQclear(r);
+	return IH_OK;
+}
+
+int
+pg_replay_of(struct store *base, const struct store_event *ev,
+    const char *same_action, int *found, char *other_id, size_t idlen,
+    char *other_type, size_t typelen, char *err, size_t errlen)
+{
+	struct pgs *st = pg_of(base);
+	struct pg_params p;
+	PGresult *r;
+
+	*found = 0;
+	memset(&p, 0, sizeof(p));
+	pg_text(&p, ev->provider);
+	pg_text(&p, ev->fingerprint);
+	pg_text(&p, ev->event_id);
+	pg_text(&p, ev->event_type);
+	pg_text(&p, same_action);
+	r = pg_exec_stmt(st, PG_REPLAY, &p, PGRES_TUPLES_OK,
+	    "cannot look up the fingerprint", err, errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	if (PQntuples(r) == 1) {
+		*found = 1;
+		snprintf(other_id, idlen, "%s", PQgetvalue(r, 0, 0));
+		snprintf(other_type, typelen, "%s", PQgetvalue(r, 0, 1));
+	}
+	PQclear(r);
+	return IH_OK;
+}
+
+static int
+copy_text(const PGresult *r, int col, char **out)
+{
+	const char *t = pg_gettext(r, 0, col);
+
+	*out = NULL;
+	if (t == NULL)
+		return IH_OK;
+	*out = strdup(t);
+	return *out == NULL ? IH_ENOMEM : IH_OK;
+}
+
+/* Runs a job move with the parameters given; *n is the rows changed. */
+static int
+job_move(struct pgs *st, enum pg_stmt i, const struct pg_params *p, long *n,
+    const char *what, char *err, size_t errlen)
+{
+	PGresult *r;
+
+	*n = 0;
+	r = pg_exec_stmt(st, i, p, PGRES_COMMAND_OK, what, err, errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	*n = pg_changes(r);
+	PQclear(r);
+	return IH_OK;
+}
+
+static int
+lease_lost(int rc, long n, const struct store_job *job, char *err,
+    size_t errlen)
+{
+	if (rc == IH_OK && n != 1) {
+		snprintf(err, errlen, "lease on event %lld was lost",
+		    (long long)job->rowid);
+		return IH_ENOTFOUND;
+	}
+	return rc;
+}
+
+int
+pg_claim(struct store *base, const char *provider, int64_t rowid,
+    const char *owner, int64_t now_ms, int64_t lease_ms,
+    struct store_job *job, int *found, char *err, size_t errlen)
+{
+	struct pgs *st = pg_of(base);
+	struct pg_params p;
+	PGresult *r;
+	unsigned char *bytes;
+	size_t len;
+	long n;
+	int rc;
+
+	memset(&p, 0, sizeof(p));
+	pg_text(&p, provider);
+	pg_int(&p, rowid);
+	pg_text(&p, owner);
+	pg_int(&p, now_ms);
+	pg_int(&p, now_ms + lease_ms);
+	r = pg_exec_stmt(st, PG_CLAIM, &p, PGRES_TUPLES_OK,
+	    "cannot claim event", err, errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	if (PQntuples(r) == 0) {
+		PQclear(r);
+		return IH_OK;
+	}
+	job->rowid = pg_getint(r, 0, 0);
+	job->attempt = (long)pg_getint(r, 0, 6);
+	job->received_at = pg_getint(r, 0, 7);
+	if ((rc = copy_text(r, 1, &job->provider)) != IH_OK ||
+	    (rc = copy_text(r, 2, &job->event_id)) != IH_OK ||
+	    (rc = copy_text(r, 3, &job->event_type)) != IH_OK ||
+	    (rc = copy_text(r, 4, &job->subtype)) != IH_OK)
+		goto out;
+	if (!PQgetisnull(r, 0, 5)) {
+		bytes = PQunescapeBytea((const unsigned char *)
+		    PQgetvalue(r, 0, 5), &len);
+		job->payload = bytes != NULL ? malloc(len + 1) : NULL;
+		if (job->payload == NULL) {
+			PQfreemem(bytes);
+			rc = IH_ENOMEM;
+			goto out;
+		}
+		memcpy(job->payload, bytes, len);
+		job->payload[len] = '\0';
+		job->payload_len = len;
+		PQfreemem(bytes);
+	}
+	PQclear(r);
+	r = NULL;
+	if (job->attempt > 1) {
+		/* The earlier holders' attempts end as "lease_expired". */
+		memset(&p, 0, sizeof(p));
+		pg_int(&p, job->rowid);
+		pg_text(&p, "the lease expired before the attempt ended");
+		pg_int(&p, now_ms);
+		rc = job_move(st, PG_STALE, &p, &n,
+		    "cannot close stale attempts", err, errlen);
+		if (rc != IH_OK)
+			goto out;
+	}
+	rc = pg_attempt_start(base, job->rowid, now_ms, &job->seq, err,
+	    errlen);
+	if (rc == IH_OK)
+		*found = 1;
+out:
+	PQclear(r);
+	return rc;
+}
+
+int
+pg_effect(struct store *base, const struct store_job *job, const char *kind,
+    int64_t now_ms, char *err, size_t errlen)
+{
+	struct pg_params p;
+	long n;
+
+	memset(&p, 0, sizeof(p));
+	pg_int(&p, job->rowid);
+	pg_text(&p, kind);
+	pg_int(&p, now_ms);
+	return job_move(pg_of(base), PG_EFFECT, &p, &n,
+	    "cannot record effect", err, errlen);
+}
+
+/* Closes the job's attempt row with its outcome. */
+static int
+attempt_end(struct pgs *st, const struct store_job *job, int64_t now_ms,
+    const char *outcome, const char *error, char *err, size_t errlen)
+{
+	struct pg_params p;
+	long n;
+
+	memset(&p, 0, sizeof(p));
+	pg_int(&p, job->rowid);
+	pg_int(&p, job->seq);
+	pg_int(&p, now_ms);
+	pg_text(&p, outcome);
+	pg_text(&p, error);
+	return job_move(st, PG_ATTEMPT_END, &p, &n, "cannot record attempt",
+	    err, errlen);
+}
+
+int
+pg_complete(struct store *base, const struct store_job *job,
+    const char *owner, int64_t now_ms, char *err, size_t errlen)
+{
+	struct pgs *st = pg_of(base);
+	struct pg_params p;
+	long n;
+	int rc;
+
+	memset(&p, 0, sizeof(p));
+	pg_int(&p, job->rowid);
+	pg_text(&p, owner);
+	pg_int(&p, now_ms);
+	rc = job_move(st, PG_COMPLETE, &p, &n, "cannot complete event", err,
+	    errlen);
+	rc = lease_lost(rc, n, job, err, errlen);
+	if (rc == IH_OK)
+		rc = attempt_end(st, job, now_ms, "done", NULL, err, errlen);
+	return rc;
+}
+
+int
+pg_fail_job(struct store *base, const struct store_job *job,
+    const char *owner, const char *error, int64_t next_ms, int dead,
+    int64_t now_ms, char *err, size_t errlen)
+{
+	struct pgs *st = pg_of(base);
+	struct pg_params p;
+	long n;
+	int rc;
+
+	memset(&p, 0, sizeof(p));
+	pg_int(&p, job->rowid);
+	pg_text(&p, owner);
+	pg_text(&p, error);
+	pg_int(&p, next_ms);
+	pg_int(&p, dead != 0);
+	rc = job_move(st, PG_FAILED, &p, &n, "cannot mark event failed", err,
+	    errlen);
+	rc = lease_lost(rc, n, job, err, errlen);
+	if (rc == IH_OK)
+		rc = attempt_end(st, job, now_ms, dead ? "dead" : "failed",
+		    error, err, errlen);
+	return rc;
+}
+
+int
+pg_renew(struct store *base, const struct store_job *job, const char *owner,
+    int64_t lease_ms, char *err, size_t errlen)
+{
+	struct pg_params p;
+	long n;
+	int rc;
+
+	memset(&p, 0, sizeof(p));
+	pg_int(&p, job->rowid);
+	pg_text(&p, owner);
+	/* The new lease runs from now, once the transaction is open. */
+	pg_int(&p, store_now_ms() + lease_ms);
+	rc = job_move(pg_of(base), PG_RENEW, &p, &n, "cannot renew lease",
+	    err, errlen);
+	return lease_lost(rc, n, job, err, errlen);
+}
+
+int
+pg_attempt_lost(struct store *base, const struct store_job *job,
+    int64_t now_ms, char *err, size_t errlen)
+{
+	struct pg_params p;
+	long n;
+
+	memset(&p, 0, sizeof(p));
+	pg_int(&p, job->rowid);
+	pg_text(&p, "another process took the event over");
+	pg_int(&p, now_ms);
+	pg_int(&p, job->seq);
+	return job_move(pg_of(base), PG_LOST, &p, &n, "cannot close attempt",
+	    err, errlen);
+}
+
+int
+pg_forget(struct store *base, const struct store_job *job, const char *owner,
+    char *err, size_t errlen)
+{
+	struct pg_params p;
+	long n;
+	int rc;
+
+	memset(&p, 0, sizeof(p));
+	pg_int(&p, job->rowid);
+	pg_text(&p, owner);
+	rc = job_move(pg_of(base), PG_FORGET, &p, &n, "cannot forget event",
+	    err, errlen);
+	return lease_lost(rc, n, job, err, errlen);
+}
+
+int
+pg_due(struct store *base, const char *provider, int64_t now_ms, int *due,
+    char *err, size_t errlen)
+{
+	struct pgs *st = pg_of(base);
+	struct pg_params p;
+	PGresult *r;
+
+	*due = 0;
+	if (pg_ensure(st, err, errlen) != IH_OK)
+		return IH_ESTORE;
+	memset(&p, 0, sizeof(p));
+	pg_text(&p, provider);
+	pg_int(&p, 0);
+	pg_text(&p, NULL);
+	pg_int(&p, now_ms);
+	r = pg_exec_stmt(st, PG_DUE, &p, PGRES_TUPLES_OK,
+	    "cannot look for due events", err, errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	*due = PQntuples(r) > 0;
+	PQclear(r);
+	return IH_OK;
+}

@@ -1,0 +1,94 @@
+/*
+ * sqlite_int.h -- the SQLite backend's own parts, shared by its three
+ * files: sqlite_conn.c (connection, writers' queue, schema, transactions,
+ * audit), sqlite_record.c (recording and processing) and sqlite_query.c
+ * (the operator's queries).
+ */
+#ifndef IH_SQLITE_INT_H
+#define IH_SQLITE_INT_H
+
+#include <sqlite3.h>
+#include <time.h>
+
+#include "store_backend.h"
+
+struct sq {
+	struct store	 base;	/* first: the front's part */
+	sqlite3		*db;
+	int		 queuefd;	/* <path>-lock: writers queue on it */
+	int		 queued;	/* this store holds the queue lock */
+	long		 busy_timeout_ms;
+	struct timespec	 busy_start;
+	sqlite3_stmt	*record;
+	sqlite3_stmt	*begin;
+	sqlite3_stmt	*commit;
+	sqlite3_stmt	*rollback;
+	sqlite3_stmt	*claim;
+	sqlite3_stmt	*due;
+	sqlite3_stmt	*attempt_start;
+	sqlite3_stmt	*attempt_end;
+	sqlite3_stmt	*complete;
+	sqlite3_stmt	*failed;
+	sqlite3_stmt	*effect;
+	sqlite3_stmt	*replay;
+	int		 sync_durable;	/* the configured level: 2 or 1 */
+	int		 sync_now;	/* the connection's level now */
+};
+
+static inline struct sq *
+sq_of(struct store *st)
+{
+	return (struct sq *)(void *)st;
+}
+
+int	sq_fail(struct sq *, int, const char *, char *, size_t);
+int	sq_exec(struct sq *, const char *, const char *, char *, size_t);
+int	sq_prepare(struct sq *, const char *, sqlite3_stmt **, char *,
+	    size_t);
+int	sq_step_done(struct sq *, sqlite3_stmt *, const char *, char *,
+	    size_t);
+
+/* sqlite_record.c */
+int	sq_record(struct store *, const struct store_event *, int64_t,
+	    const char *, int64_t, struct store_result *, char *, size_t);
+int	sq_attempt_start(struct store *, int64_t, int64_t, int64_t *, char *,
+	    size_t);
+int	sq_replay_of(struct store *, const struct store_event *, const char *,
+	    int *, char *, size_t, char *, size_t, char *, size_t);
+int	sq_claim(struct store *, const char *, int64_t, const char *, int64_t,
+	    int64_t, struct store_job *, int *, char *, size_t);
+int	sq_effect(struct store *, const struct store_job *, const char *,
+	    int64_t, char *, size_t);
+int	sq_complete(struct store *, const struct store_job *, const char *,
+	    int64_t, char *, size_t);
+int	sq_fail_job(struct store *, const struct store_job *, const char *,
+	    const char *, int64_t, int, int64_t, char *, size_t);
+int	sq_renew(struct store *, const struct store_job *, const char *,
+	    int64_t, char *, size_t);
+int	sq_attempt_lost(struct store *, const struct store_job *, int64_t,
+	    char *, size_t);
+int	sq_forget(struct store *, const struct store_job *, const char *,
+	    char *, size_t);
+int	sq_due(struct store *, const char *, int64_t, int *, char *, size_t);
+
+/* sqlite_query.c */
+int	sq_requeue(struct store *, const struct store_filter *, int, int64_t,
+	    store_row_fn, void *, long *, char *, size_t);
+int	sq_list(struct store *, const struct store_filter *, store_row_fn,
+	    void *, char *, size_t);
+int	sq_show(struct store *, const char *, const char *, store_row_fn,
+	    void *, char *, size_t);
+int	sq_attempts(struct store *, int64_t,
+	    int (*)(void *, const struct store_attempt *), void *, char *,
+	    size_t);
+int	sq_purge(struct store *, struct store_purge *, char *, size_t);
+int	sq_stats(struct store *, const char *, int64_t, int64_t,
+	    int (*)(void *, const struct store_stats *), void *, char *,
+	    size_t);
+int	sq_copy_count(struct store *, int64_t *, char *, size_t);
+int	sq_copy_read(struct store *, int64_t, long, store_row_fn, void *,
+	    char *, size_t);
+int	sq_effects(struct store *, int64_t,
+	    int (*)(void *, const char *, int64_t), void *, char *, size_t);
+
+#endif

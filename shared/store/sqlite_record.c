@@ -1,0 +1,446 @@
+/* sqlite_record.c -- SQLite: recording and processing. */
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+
+#include <errno.h>
+#include <stddef.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "ih.h"
+#include "sqlite_int.h"
+
+/*
+ * Records ev (store_record()), and with owner set the claim of a new event in the
+ * same statement: inserting it as processing avoids an UPDATE, which
+ * would read the whole payload back and write it again.
+ */
+int
+sq_record(struct store *base, const struct store_event *ev, int64_t now_ms,
+    const char *owner, int64_t lease_until, struct store_result *res,
+    char *err, size_t errlen)
+{
+	struct sq *st = sq_of(base);
+	sqlite3_stmt *s = st->record;
+	const char *status;
+	int rc, step;
+
+	memset(res, 0, sizeof(*res));
+	sqlite3_bind_text(s, 1, ev->provider, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, ev->event_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, ev->event_type, -1, SQLITE_STATIC);
+	if (ev->order_key != NULL)
+		sqlite3_bind_text(s, 4, ev->order_key, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 4);
+	sqlite3_bind_blob(s, 5, ev->payload_len ? ev->payload : "",
+	    (int)ev->payload_len, SQLITE_STATIC);
+	sqlite3_bind_text(s, 6, ev->headers ? ev->headers : "", -1,
+	    SQLITE_STATIC);
+	sqlite3_bind_int64(s, 7, now_ms);
+	if (ev->status != NULL)
+		sqlite3_bind_text(s, 8, ev->status, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 8);
+	if (ev->subtype != NULL)
+		sqlite3_bind_text(s, 9, ev->subtype, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 9);
+	if (ev->fingerprint != NULL)
+		sqlite3_bind_text(s, 10, ev->fingerprint, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 10);
+	if (owner != NULL) {
+		sqlite3_bind_text(s, 11, owner, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 12, lease_until);
+	} else {
+		sqlite3_bind_null(s, 11);
+		sqlite3_bind_null(s, 12);
+	}
+
+	step = sqlite3_step(s);
+	if (step != SQLITE_ROW) {
+		rc = sq_fail(st, step, "cannot record event", err, errlen);
+		goto out;
+	}
+	res->rowid = sqlite3_column_int64(s, 0);
+	res->duplicates = sqlite3_column_int64(s, 1);
+	res->duplicate = res->duplicates > 0;
+	status = (const char *)sqlite3_column_text(s, 2);
+	snprintf(res->status, sizeof(res->status), "%s",
+	    status ? status : "");
+	step = sqlite3_step(s);
+	if (step != SQLITE_DONE) {
+		rc = sq_fail(st, step, "cannot record event", err, errlen);
+		goto out;
+	}
+	rc = IH_OK;
+out:
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	return rc;
+}
+
+/* Opens the attempt row of a claim; *seq is its number. */
+int
+sq_attempt_start(struct store *base, int64_t rowid, int64_t now_ms,
+    int64_t *seq, char *err, size_t errlen)
+{
+	struct sq *st = sq_of(base);
+	sqlite3_stmt *s = st->attempt_start;
+	int step;
+
+	sqlite3_bind_int64(s, 1, rowid);
+	sqlite3_bind_int64(s, 2, now_ms);
+	step = sqlite3_step(s);
+	if (step == SQLITE_ROW) {
+		*seq = sqlite3_column_int64(s, 0);
+		step = sqlite3_step(s);
+	}
+	sqlite3_reset(s);
+	if (step != SQLITE_DONE)
+		return sq_fail(st, step, "cannot record attempt", err, errlen);
+	return IH_OK;
+}
+
+int
+sq_replay_of(struct store *base, const struct store_event *ev,
+    const char *same_action, int *found, char *other_id, size_t idlen,
+    char *other_type, size_t typelen, char *err, size_t errlen)
+{
+	struct sq *st = sq_of(base);
+	sqlite3_stmt *s = st->replay;
+	const char *v;
+	int rc = IH_OK, step;
+
+	*found = 0;
+	sqlite3_bind_text(s, 1, ev->provider, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, ev->fingerprint, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, ev->event_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, ev->event_type, -1, SQLITE_STATIC);
+	if (same_action != NULL)
+		sqlite3_bind_text(s, 5, same_action, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 5);
+	step = sqlite3_step(s);
+	if (step == SQLITE_ROW) {
+		*found = 1;
+		v = (const char *)sqlite3_column_text(s, 0);
+		snprintf(other_id, idlen, "%s", v != NULL ? v : "");
+		v = (const char *)sqlite3_column_text(s, 1);
+		snprintf(other_type, typelen, "%s", v != NULL ? v : "");
+	} else if (step != SQLITE_DONE)
+		rc = sq_fail(st, step, "cannot look up the fingerprint", err,
+		    errlen);
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	return rc;
+}
+
+static int
+copy_text(sqlite3_stmt *s, int col, char **out)
+{
+	const unsigned char *t = sqlite3_column_text(s, col);
+
+	*out = NULL;
+	if (t == NULL)
+		return IH_OK;
+	*out = strdup((const char *)t);
+	return *out == NULL ? IH_ENOMEM : IH_OK;
+}
+
+static int	close_stale_attempts(struct sq *, int64_t, int64_t, char *,
+		    size_t);
+
+int
+sq_claim(struct store *base, const char *provider, int64_t rowid,
+    const char *owner, int64_t now_ms, int64_t lease_ms,
+    struct store_job *job, int *found, char *err, size_t errlen)
+{
+	struct sq *st = sq_of(base);
+	sqlite3_stmt *s = st->claim;
+	const void *blob;
+	int rc, step;
+
+	if (provider != NULL)
+		sqlite3_bind_text(s, 1, provider, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 1);
+	sqlite3_bind_int64(s, 2, rowid);
+	sqlite3_bind_text(s, 3, owner, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 4, now_ms);
+	sqlite3_bind_int64(s, 5, now_ms + lease_ms);
+	step = sqlite3_step(s);
+	if (step == SQLITE_DONE) {
+		rc = IH_OK;
+		goto out;
+	}
+	if (step != SQLITE_ROW) {
+		rc = sq_fail(st, step, "cannot claim event", err, errlen);
+		goto out;
+	}
+	job->rowid = sqlite3_column_int64(s, 0);
+	job->attempt = (long)sqlite3_column_int64(s, 6);
+	job->received_at = sqlite3_column_int64(s, 7);
+	if ((rc = copy_text(s, 1, &job->provider)) != IH_OK ||
+	    (rc = copy_text(s, 2, &job->event_id)) != IH_OK ||
+	    (rc = copy_text(s, 3, &job->event_type)) != IH_OK ||
+	    (rc = copy_text(s, 4, &job->subtype)) != IH_OK)
+		goto out;
+	blob = sqlite3_column_blob(s, 5);
+	job->payload_len = (size_t)sqlite3_column_bytes(s, 5);
+	if (blob != NULL) {
+		job->payload = malloc(job->payload_len + 1);
+		if (job->payload == NULL) {
+			rc = IH_ENOMEM;
+			goto out;
+		}
+		memcpy(job->payload, blob, job->payload_len);
+		job->payload[job->payload_len] = '\0';
+	}
+	step = sqlite3_step(s);
+	if (step != SQLITE_DONE) {
+		rc = sq_fail(st, step, "cannot claim event", err, errlen);
+		goto out;
+	}
+	sqlite3_reset(s);
+	if (job->attempt > 1) {
+		rc = close_stale_attempts(st, job->rowid, now_ms, err, errlen);
+		if (rc != IH_OK)
+			goto out;
+	}
+	rc = sq_attempt_start(base, job->rowid, now_ms, &job->seq, err,
+	    errlen);
+	if (rc != IH_OK)
+		goto out;
+	*found = 1;
+out:
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	return rc;
+}
+
+int
+sq_effect(struct store *base, const struct store_job *job, const char *kind,
+    int64_t now_ms, char *err, size_t errlen)
+{
+	struct sq *st = sq_of(base);
+
+	sqlite3_bind_int64(st->effect, 1, job->rowid);
+	sqlite3_bind_text(st->effect, 2, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st->effect, 3, now_ms);
+	return sq_step_done(st, st->effect, "cannot record effect", err, errlen);
+}
+
+/* Closes the job's attempt row with its outcome. */
+static int
+attempt_end(struct sq *st, const struct store_job *job, int64_t now_ms,
+    const char *outcome, const char *error, char *err, size_t errlen)
+{
+	sqlite3_stmt *s = st->attempt_end;
+
+	sqlite3_bind_int64(s, 1, job->rowid);
+	sqlite3_bind_int64(s, 2, job->seq);
+	sqlite3_bind_int64(s, 3, now_ms);
+	sqlite3_bind_text(s, 4, outcome, -1, SQLITE_STATIC);
+	if (error != NULL)
+		sqlite3_bind_text(s, 5, error, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 5);
+	return sq_step_done(st, s, "cannot record attempt", err, errlen);
+}
+
+int
+sq_complete(struct store *base, const struct store_job *job,
+    const char *owner, int64_t now_ms, char *err, size_t errlen)
+{
+	struct sq *st = sq_of(base);
+	sqlite3_stmt *s = st->complete;
+	int rc;
+
+	sqlite3_bind_int64(s, 1, job->rowid);
+	sqlite3_bind_text(s, 2, owner, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, now_ms);
+	rc = sq_step_done(st, s, "cannot complete event", err, errlen);
+	if (rc == IH_OK && sqlite3_changes(st->db) != 1) {
+		snprintf(err, errlen, "lease on event %lld was lost",
+		    (long long)job->rowid);
+		rc = IH_ENOTFOUND;
+	}
+	if (rc == IH_OK)
+		rc = attempt_end(st, job, now_ms, "done", NULL, err, errlen);
+	return rc;
+}
+
+int
+sq_fail_job(struct store *base, const struct store_job *job,
+    const char *owner, const char *error, int64_t next_ms, int dead,
+    int64_t now_ms, char *err, size_t errlen)
+{
+	struct sq *st = sq_of(base);
+	sqlite3_stmt *s = st->failed;
+	int rc;
+
+	sqlite3_bind_int64(s, 1, job->rowid);
+	sqlite3_bind_text(s, 2, owner, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, error, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 4, next_ms);
+	sqlite3_bind_int(s, 5, dead != 0);
+	rc = sq_step_done(st, s, "cannot mark event failed", err, errlen);
+	if (rc == IH_OK && sqlite3_changes(st->db) != 1) {
+		snprintf(err, errlen, "lease on event %lld was lost",
+		    (long long)job->rowid);
+		rc = IH_ENOTFOUND;
+	}
+	if (rc == IH_OK)
+		rc = attempt_end(st, job, now_ms, dead ? "dead" : "failed",
+		    error, err, errlen);
+	return rc;
+}
+
+/*
+ * Lease upkeep and lost leases.  These statements run once per action or
+ * per lost lease, not per request, so each is prepared per call.
+ */
+
+/*
+ * Runs sql with ?1 rowid, ?2 text, ?3 and ?4 numbers (a parameter the
+ * statement does not use is simply not bound); *changes gets the count.
+ */
+static int
+run_job_sql(struct sq *st, const char *sql, int64_t rowid,
+    const char *text, int64_t num, int64_t num2, int *changes,
+    const char *what, char *err, size_t errlen)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	*changes = 0;
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	if (rc != SQLITE_OK) {
+		rc = sq_fail(st, rc, what, err, errlen);
+		goto out;
+	}
+	sqlite3_bind_int64(s, 1, rowid);
+	if (text != NULL)
+		sqlite3_bind_text(s, 2, text, -1, SQLITE_STATIC);
+	if (sqlite3_bind_parameter_count(s) >= 3)
+		sqlite3_bind_int64(s, 3, num);
+	if (sqlite3_bind_parameter_count(s) >= 4)
+		sqlite3_bind_int64(s, 4, num2);
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_DONE) {
+		rc = sq_fail(st, rc, what, err, errlen);
+		goto out;
+	}
+	*changes = sqlite3_changes(st->db);
+	rc = IH_OK;
+out:
+	sqlite3_finalize(s);
+	return rc;
+}
+
+/*
+ * A claim that takes over an expired lease closes the attempt rows its
+ * earlier holders left open, so that none stays "running" for ever.
+ */
+static int
+close_stale_attempts(struct sq *st, int64_t rowid, int64_t now_ms,
+    char *err, size_t errlen)
+{
+	int n;
+
+	return run_job_sql(st, "UPDATE attempts SET finished_at = ?3,"
+	    " outcome = 'lease_expired', error = ?2"
+	    " WHERE event = ?1 AND finished_at IS NULL", rowid,
+	    "the lease expired before the attempt ended", now_ms, 0, &n,
+	    "cannot close stale attempts", err, errlen);
+}
+
+int
+sq_renew(struct store *base, const struct store_job *job,
+    const char *owner, int64_t lease_ms, char *err, size_t errlen)
+{
+	struct sq *st = sq_of(base);
+	int n = 0, rc;
+
+	/* The new lease runs from now, once the write lock is held. */
+	rc = run_job_sql(st, "UPDATE events SET lease_until = ?3"
+	    " WHERE id = ?1 AND lease_owner = ?2 AND status = 'processing'",
+	    job->rowid, owner, store_now_ms() + lease_ms, 0, &n,
+	    "cannot renew lease", err, errlen);
+	if (rc == IH_OK && n != 1) {
+		snprintf(err, errlen, "lease on event %lld was lost",
+		    (long long)job->rowid);
+		rc = IH_ENOTFOUND;
+	}
+	return rc;
+}
+
+int
+sq_attempt_lost(struct store *base, const struct store_job *job,
+    int64_t now_ms, char *err, size_t errlen)
+{
+	struct sq *st = sq_of(base);
+	int n, rc;
+
+	rc = run_job_sql(st, "UPDATE attempts SET finished_at = ?3,"
+	    " outcome = 'lease_lost', error = ?2"
+	    " WHERE event = ?1 AND attempt = ?4 AND finished_at IS NULL",
+	    job->rowid, "another process took the event over", now_ms,
+	    job->seq, &n,
+	    "cannot close attempt", err, errlen);
+	return rc;
+}
+
+int
+sq_forget(struct store *base, const struct store_job *job,
+    const char *owner, char *err, size_t errlen)
+{
+	struct sq *st = sq_of(base);
+	int n = 0, rc;
+
+	/* Its attempts and effects go with it (ON DELETE CASCADE). */
+	rc = run_job_sql(st, "DELETE FROM events WHERE id = ?1"
+	    " AND lease_owner = ?2 AND status = 'processing'",
+	    job->rowid, owner, 0, 0, &n, "cannot forget event", err, errlen);
+	if (rc == IH_OK && n != 1) {
+		snprintf(err, errlen, "lease on event %lld was lost",
+		    (long long)job->rowid);
+		rc = IH_ENOTFOUND;
+	}
+	return rc;
+}
+
+int
+sq_due(struct store *base, const char *provider, int64_t now_ms, int *due,
+    char *err, size_t errlen)
+{
+	struct sq *st = sq_of(base);
+	sqlite3_stmt *s = st->due;
+	int step;
+
+	if (provider != NULL)
+		sqlite3_bind_text(s, 1, provider, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 1);
+	sqlite3_bind_int64(s, 2, 0);
+	sqlite3_bind_int64(s, 4, now_ms);
+	step = sqlite3_step(s);
+	*due = step == SQLITE_ROW;
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (step != SQLITE_ROW && step != SQLITE_DONE)
+		return sq_fail(st, step, "cannot look for due events", err,
+		    errlen);
+	return IH_OK;
+}
+

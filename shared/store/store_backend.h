@@ -1,0 +1,100 @@
+/*
+ * store_backend.h -- what a store backend provides (shared/store/ only).
+ *
+ * store.c owns transactions: a call given no transaction gets one of its
+ * own there, so every write operation below runs inside an open
+ * transaction of its backend.  Read-only operations (due, list, show,
+ * attempts, stats, audit) and purge, which works in short batches of its
+ * own, run outside one.  A backend's struct starts with struct store.
+ * A new read-only query is one more member here and one function per
+ * backend.
+ */
+#ifndef IH_STORE_BACKEND_H
+#define IH_STORE_BACKEND_H
+
+#include "store.h"
+
+struct store_txn {
+	struct store		*st;
+	int			 open;
+	enum store_durability	 d;
+};
+
+struct store_ops {
+	const char	*name;
+	void	(*close)(struct store *);
+	void	(*no_queue)(struct store *);
+	int	(*begin)(struct store *, enum store_durability, char *, size_t);
+	int	(*commit)(struct store *, char *, size_t);
+	void	(*rollback)(struct store *);
+	/* Writes, inside the open transaction. */
+	int	(*record)(struct store *, const struct store_event *, int64_t,
+		    const char *owner, int64_t lease_until,
+		    struct store_result *, char *, size_t);
+	int	(*attempt_start)(struct store *, int64_t rowid, int64_t now,
+		    int64_t *seq, char *, size_t);
+	int	(*replay_of)(struct store *, const struct store_event *,
+		    const char *, int *, char *, size_t, char *, size_t,
+		    char *, size_t);
+	int	(*claim)(struct store *, const char *, int64_t, const char *,
+		    int64_t, int64_t, struct store_job *, int *, char *,
+		    size_t);
+	int	(*effect)(struct store *, const struct store_job *,
+		    const char *, int64_t, char *, size_t);
+	int	(*complete)(struct store *, const struct store_job *,
+		    const char *, int64_t, char *, size_t);
+	int	(*fail)(struct store *, const struct store_job *, const char *,
+		    const char *, int64_t, int, int64_t, char *, size_t);
+	int	(*renew)(struct store *, const struct store_job *,
+		    const char *, int64_t, char *, size_t);
+	int	(*attempt_lost)(struct store *, const struct store_job *,
+		    int64_t, char *, size_t);
+	int	(*forget)(struct store *, const struct store_job *,
+		    const char *, char *, size_t);
+	/* Requeue: inside the transaction unless dry_run. */
+	int	(*requeue)(struct store *, const struct store_filter *, int,
+		    int64_t, store_row_fn, void *, long *, char *, size_t);
+	/* Reads and purge, outside a transaction. */
+	int	(*due)(struct store *, const char *, int64_t, int *, char *,
+		    size_t);
+	int	(*list)(struct store *, const struct store_filter *,
+		    store_row_fn, void *, char *, size_t);
+	int	(*show)(struct store *, const char *, const char *,
+		    store_row_fn, void *, char *, size_t);
+	int	(*attempts)(struct store *, int64_t,
+		    int (*)(void *, const struct store_attempt *), void *,
+		    char *, size_t);
+	int	(*purge)(struct store *, struct store_purge *, char *, size_t);
+	int	(*stats)(struct store *, const char *, int64_t, int64_t,
+		    int (*)(void *, const struct store_stats *), void *,
+		    char *, size_t);
+	int	(*audit)(struct store *,
+		    int (*)(void *, const struct store_audit *), void *,
+		    char *, size_t);
+	/* Copying (NULL where the backend does not take that side). */
+	int	(*copy_count)(struct store *, int64_t *, char *, size_t);
+	int	(*copy_read)(struct store *, int64_t, long, store_row_fn,
+		    void *, char *, size_t);
+	int	(*effects)(struct store *, int64_t,
+		    int (*)(void *, const char *, int64_t), void *, char *,
+		    size_t);
+	int	(*copy_put)(struct store *, const struct store_row *,
+		    int64_t *, int *, char *, size_t);
+	int	(*copy_attempt)(struct store *, int64_t,
+		    const struct store_attempt *, int *, char *, size_t);
+	int	(*copy_effect)(struct store *, int64_t, const char *, int64_t,
+		    int *, char *, size_t);
+};
+
+/* The part of every backend's store that store.c reads. */
+struct store {
+	const struct store_ops	*ops;
+	struct store_txn	 tx;
+};
+
+int	store_sqlite_open(const struct store_opts *, struct store **, char *,
+	    size_t);
+int	store_pg_open(const struct store_opts *, struct store **, char *,
+	    size_t);
+
+#endif

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Two hosts on one PostgreSQL: two lighttpd instances, each with its own
+programs' working folder, share one database (issue 16).
+
+  1. 50 concurrent deliveries of one event, split across both hosts:
+     exactly 1 accepted, 49 duplicate, 1 row.
+  2. 1,000 deliveries with 20% duplicates across both (16 connections):
+     rows = distinct events, every one done, one action run per event.
+  3. A receiver on host A killed with SIGKILL while its action runs: the
+     event stays processing under A's lease; `idemhook work` on host B
+     leaves it alone while the lease holds and processes it once after.
+
+Needs IH_PG_URI (tests/run.sh starts a server).  Usage: test_pg_hosts.py BINDIR
+"""
+
+import os
+import random
+import signal
+import sys
+import threading
+import time
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import harness  # noqa: E402
+from harness import (Server, Servers, Tap, bin_dir, check, check_eq,  # noqa: E402
+                     install_signal_cleanup, parallel)
+import reliability as R  # noqa: E402
+import test_processing as P  # noqa: E402
+
+LEASE_S = 3
+SLOW = 'sleep 1.5; echo "$IDEMHOOK_EVENT_ID" >> "%s"'
+
+
+def status_of(r):
+    try:
+        return r.json().get("status")
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def hosts(bindir, servers, tmp):
+    db = harness.pg_new_db("ih_hosts")
+    env = R.action_env(os.path.join(tmp, "actions.log"), ["stripe"])
+    # Only payment_intent.* runs the counting action; test.slow the slow one.
+    env["IDEMHOOK_STRIPE_ACTION"] = "payment_intent.* " + env["IDEMHOOK_STRIPE_ACTION"][2:]
+    env.update({"IDEMHOOK_LEASE": str(LEASE_S), "IDEMHOOK_ACTION_TIMEOUT": "2",
+                "IDEMHOOK_RETRY_BASE_MS": "200",
+                "IDEMHOOK_STRIPE_ACTION_2": "test.slow " + SLOW % os.path.join(tmp, "slow.out")})
+    secret = harness.default_secret("stripe")
+    a = servers.add(Server(bindir, providers=["stripe"], name="hostA", db=db,
+                           secrets={"stripe": secret}, env=dict(env)))
+    b = servers.add(Server(bindir, providers=["stripe"], name="hostB", db=db,
+                           secrets={"stripe": secret}, env=dict(env)))
+    a.start()
+    b.start()
+    check(a.tmp != b.tmp, "the hosts share a working folder")
+    return a, b
+
+
+def one_event_50(a, b):
+    eid = R.new_eid("stripe", "fifty")
+    body = R.body_for("stripe", eid)
+
+    def send(i):
+        srv = (a, b)[i % 2]
+        return R.delivery(srv, "stripe", eid=eid, body=body).post(srv)
+
+    results = parallel(50, send, timeout=120)
+    errors = [r for r in results if not isinstance(r, harness.Response)]
+    check(not errors, "deliveries failed: %r" % errors[:3])
+    codes = sorted({r.status for r in results})
+    check_eq(codes, [200], "status codes")
+    st = [status_of(r) for r in results]
+    check_eq(st.count("accepted"), 1, "accepted answers")
+    check_eq(st.count("duplicate"), 49, "duplicate answers")
+    rows = a.rows("stripe", eid)
+    check_eq(len(rows), 1, "rows")
+    check_eq(rows[0]["duplicates"], 49, "duplicates counted")
+
+
+def thousand(bindir, a, b, tmp, n=1000):
+    rng = random.Random(16)
+    distinct = int(n * 0.8)
+    events = [R.new_eid("stripe", "k%d" % i) for i in range(distinct)]
+    bodies = {e: R.body_for("stripe", e) for e in events}
+    order = list(events)
+    for _ in range(n - distinct):
+        e = rng.choice(events)
+        order.insert(rng.randint(order.index(e) + 1, len(order)), e)
+    work = list(enumerate(order))
+    lock = threading.Lock()
+    answers = []
+
+    def worker():
+        while True:
+            with lock:
+                if not work:
+                    return
+                i, e = work.pop(0)
+            srv = (a, b)[i % 2]
+            r = R.delivery(srv, "stripe", eid=e, body=bodies[e]).post(srv)
+            with lock:
+                answers.append((e, r.status, status_of(r)))
+
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(16)]
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    took = time.monotonic() - t0
+    print("# %d deliveries over two hosts in %.1f s (%.0f/s)" % (n, took, n / took))
+    check_eq(len(answers), n, "answers")
+    bad = [x for x in answers if x[1] != 200]
+    check(not bad, "non-200 answers: %r" % bad[:5])
+    acc = {}
+    for e, _s, st in answers:
+        if st == "accepted":
+            acc[e] = acc.get(e, 0) + 1
+    check_eq(len(acc), distinct, "events accepted")
+    check(all(v == 1 for v in acc.values()), "an event accepted twice")
+    R.work_once(bindir, b)
+    R.wait_for(lambda: not R.query(a.db, "SELECT 1 FROM events WHERE status <> 'done'"
+                                   " AND event_id LIKE 'evt_k%'"), timeout=60)
+    rows = R.query(a.db, "SELECT event_id, status, duplicates FROM events"
+                         " WHERE event_id LIKE 'evt_k%'")
+    check_eq(len(rows), distinct, "rows == distinct events")
+    check_eq(sum(r[2] for r in rows), n - distinct, "duplicates counted")
+    check(all(r[1] == "done" for r in rows), "events not done: %r"
+          % [r for r in rows if r[1] != "done"][:3])
+    runs = R.action_runs(os.path.join(tmp, "actions.log"))
+    mine = {k: v for k, v in runs.items() if k[1].startswith("evt_k")}
+    check_eq(len(mine), distinct, "events whose action ran")
+    check(all(v == 1 for v in mine.values()), "an action ran twice: %r"
+          % [k for k, v in mine.items() if v != 1][:3])
+
+
+def killed_on_a(bindir, a, b, tmp):
+    out = os.path.join(tmp, "slow.out")
+    eid = R.new_eid("stripe", "slow")
+    body = R.body_for("stripe", eid, etype="test.slow")
+    r = R.delivery(a, "stripe", eid=eid, body=body).post(a)
+    check_eq(r.status, 200, "delivery to host A")
+    pid = P.wait_for("host A's stripe.fcgi running the action",
+                     lambda: P.receiver_running_action(eid, "stripe.fcgi"), 10)
+    os.kill(pid, signal.SIGKILL)
+    P.wait_for("the killed receiver to go", lambda: not P.alive(pid), 10)
+    row = a.rows("stripe", eid)[0]
+    check_eq(row["status"], "processing", "status after the kill")
+    owner = row["lease_owner"]
+    check(owner and (":%d:" % pid) in owner, "lease owner %r is not the killed %d"
+          % (owner, pid))
+    # Host B's worker leaves it alone while A's lease holds.
+    if time.time() * 1000 < row["lease_until"] - 500:
+        R.work_once(bindir, b, {"IDEMHOOK_LEASE": str(LEASE_S)})
+        row2 = a.rows("stripe", eid)[0]
+        if time.time() * 1000 < row["lease_until"]:
+            check_eq(row2["lease_owner"], owner, "owner while the lease holds")
+    R.wait_for(lambda: time.time() * 1000 > row["lease_until"] + 50, timeout=10)
+    R.work_once(bindir, b)
+    row = a.rows("stripe", eid)[0]
+    check_eq(row["status"], "done", "status after host B's worker")
+    check_eq(row["attempts"], 2, "attempts")
+    lines = [l for l in open(out).read().split() if l == eid] if os.path.exists(out) else []
+    check_eq(len(lines), 1, "runs of the slow action to its end")
+
+
+def main():
+    tap = Tap("pg hosts: ")
+    bindir = bin_dir()
+    servers = Servers()
+    install_signal_cleanup(servers)
+    with servers:
+        tmp = harness.tempfile.mkdtemp(prefix="ih-hosts-")
+        box = {}
+
+        def setup():
+            box["ab"] = hosts(bindir, servers, tmp)
+
+        if not tap.run("two lighttpd hosts on one PostgreSQL database", setup):
+            return tap.finish()
+        a, b = box["ab"]
+        tap.run("50 concurrent deliveries of one event across both: 1 accepted, "
+                "49 duplicate, 1 row", one_event_50, a, b)
+        tap.run("1,000 deliveries, 20% duplicates, across both: rows = distinct, "
+                "all done, one action run each", thousand, bindir, a, b, tmp)
+        tap.run("SIGKILL mid-processing on A: B's worker waits for the lease, then "
+                "processes it once", killed_on_a, bindir, a, b, tmp)
+        tap.run("no sanitizer reports on either host",
+                lambda: check(not (a.sanitizer_reports() or b.sanitizer_reports()),
+                              a.errorlog()[-1500:] + b.errorlog()[-1500:]))
+        harness.shutil.rmtree(tmp, ignore_errors=True)
+    return tap.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
