@@ -141,7 +141,7 @@ list_usage(FILE *f)
 	    "[--status STATUS]\n"
 	    "                     [--since WHEN] [--until WHEN] "
 	    "[--limit N] [--json]\n\n"
-	    "Lists events, oldest first, as an aligned table or a JSON "
+	    "Lists events, newest first, as an aligned table or a JSON "
 	    "array.\n"
 	    "  --status  received, processing, done, failed, dead or "
 	    "quarantined\n"

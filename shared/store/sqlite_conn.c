@@ -544,8 +544,9 @@ store_sqlite_open(const struct store_opts *opts, struct store **out,
 	rc = make_file(opts->path, err, errlen);
 	if (rc != IH_OK)
 		goto out;
+	/* NOFOLLOW: make_file()'s lstat check must hold at the open too. */
 	rc = sqlite3_open_v2(opts->path, &st->db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_NOMUTEX, NULL);
+	    SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL);
 	if (rc != SQLITE_OK) {
 		rc = sq_fail(st, rc, "cannot open store", err, errlen);
 		goto out;

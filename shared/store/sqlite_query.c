@@ -148,8 +148,9 @@ sq_list(struct store *base, const struct store_filter *f, store_row_fn fn,
 	sqlite3_stmt *s = NULL;
 	int rc;
 
+	/* Newest first, as git log lists: the recent events are the asked. */
 	rc = sq_prepare(st, "SELECT " STORE_ROW_COLS " FROM events WHERE"
-	    STORE_FILTER_SQL " ORDER BY id LIMIT ?7", &s, err, errlen);
+	    STORE_FILTER_SQL " ORDER BY id DESC LIMIT ?7", &s, err, errlen);
 	if (rc != IH_OK)
 		goto out;
 	bind_filter(s, f);

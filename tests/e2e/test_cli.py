@@ -188,6 +188,13 @@ def case_list(ctx):
     typ = ctx.out("list", "--type=invoice.paid")
     check_eq(len(typ.splitlines()), 2, "--type invoice.paid rows (with header)")
     check_eq(len(ctx.out("list", "--limit", "2").splitlines()), 3, "--limit 2 lines")
+    # Newest first, as git log lists: the JSON's received_at never rises,
+    # and --limit keeps the newest.
+    got = [r["received_at"] for r in json.loads(ctx.out("list", "--json"))]
+    check(len(got) > 2 and got == sorted(got, reverse=True) and got[0] > got[-1],
+          "list --json not newest first: %r" % got)
+    newest = json.loads(ctx.out("list", "--json", "--limit", "1"))[0]["received_at"]
+    check_eq(newest, got[0], "--limit 1 keeps the newest")
     tomorrow = time.strftime("%Y-%m-%d", time.gmtime(time.time() + 86400))
     check_eq(len(ctx.out("list", "--since", tomorrow).splitlines()), 1, "--since tomorrow lines")
     check_eq(len(ctx.out("list", "--until", "1000000000").splitlines()), 1, "--until 2001 lines")
