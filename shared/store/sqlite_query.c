@@ -115,6 +115,23 @@ fill_row(sqlite3_stmt *s, struct store_row *row)
 		row->json = "{}";
 }
 
+/*
+ * Fills row from STORE_ROW_COLS followed by headers and payload (columns
+ * 20 and 21); an event that kept an empty payload reads as "", not NULL.
+ */
+static void
+fill_row_body(sqlite3_stmt *s, struct store_row *row)
+{
+	fill_row(s, row);
+	row->headers = col_text(s, 20);
+	if (row->headers == NULL)
+		row->headers = "";
+	row->payload = sqlite3_column_blob(s, 21);
+	row->payload_len = sqlite3_column_bytes(s, 21);
+	if (row->payload == NULL && row->has_payload)
+		row->payload = (const unsigned char *)"";
+}
+
 /* Steps s to the end, calling fn per row; rc of the walk. */
 static int
 walk_rows(struct sq *st, sqlite3_stmt *s, store_row_fn fn, void *arg,
@@ -188,14 +205,7 @@ sq_show(struct store *base, const char *provider, const char *event_id,
 		rc = sq_fail(st, step, "cannot read event", err, errlen);
 		goto out;
 	}
-	fill_row(s, &row);
-	row.headers = col_text(s, 20);
-	if (row.headers == NULL)
-		row.headers = "";
-	row.payload = sqlite3_column_blob(s, 21);
-	row.payload_len = sqlite3_column_bytes(s, 21);
-	if (row.payload == NULL && row.has_payload)
-		row.payload = (const unsigned char *)"";
+	fill_row_body(s, &row);
 	rc = fn(arg, &row);
 out:
 	sqlite3_finalize(s);
@@ -575,14 +585,7 @@ sq_copy_read(struct store *base, int64_t after, long limit, store_row_fn fn,
 			rc = sq_fail(st, step, "cannot read events", err, errlen);
 			goto out;
 		}
-		fill_row(s, &row);
-		row.headers = col_text(s, 20);
-		if (row.headers == NULL)
-			row.headers = "";
-		row.payload = sqlite3_column_blob(s, 21);
-		row.payload_len = sqlite3_column_bytes(s, 21);
-		if (row.payload == NULL && row.has_payload)
-			row.payload = (const unsigned char *)"";
+		fill_row_body(s, &row);
 		row.fingerprint = col_text(s, 22);
 		rc = fn(arg, &row);
 		if (rc != IH_OK)
