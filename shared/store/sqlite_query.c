@@ -103,16 +103,7 @@ fill_row(sqlite3_stmt *s, struct store_row *row)
 	row->has_payload = sqlite3_column_int(s, 17);
 	row->payload_len = sqlite3_column_int64(s, 18);
 	row->json = col_text(s, 19);
-	if (row->provider == NULL)
-		row->provider = "";
-	if (row->event_id == NULL)
-		row->event_id = "";
-	if (row->event_type == NULL)
-		row->event_type = "";
-	if (row->status == NULL)
-		row->status = "";
-	if (row->json == NULL)
-		row->json = "{}";
+	store_row_defaults(row);
 }
 
 /*
