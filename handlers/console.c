@@ -36,7 +36,6 @@
 #include <openssl/evp.h>
 
 #include "config.h"
-#include "config_find.h"
 #include "console_auth.h"
 #include "form.h"
 #include "harden.h"
@@ -191,39 +190,16 @@ load_settings(struct page *pg, struct config_source *src, size_t *nsrc,
     char *err, size_t errlen)
 {
 	struct console *c = pg->c;
-	const char *path;
-	char found[4096];
-	size_t n = 0;
-	int flags = 0, reloaded, rc;
+	struct config_source param = { param_setting, c };
+	int rc;
 
-	src[n].get = param_setting;
-	src[n++].arg = c;
-	path = config_lookup(src, n, "IDEMHOOK_CONFIG");
-	if (path != NULL)
-		flags = CONFIG_FILE_REQUEST;
-	src[n].get = config_vars_get;
-	src[n++].arg = &c->env;
-	if (path == NULL)
-		path = config_lookup(src, n, "IDEMHOOK_CONFIG");
-	if (path == NULL && (rc = config_find(found, sizeof(found), err,
-	    errlen)) != IH_ENOTFOUND) {
-		if (rc != IH_OK)
-			return IH_ECONFIG;
-		path = found;
-	}
-	rc = config_file_refresh(&c->file, path, flags, &reloaded, err,
-	    errlen);
-	if (rc == IH_ENOMEM)
-		return rc;
-	if (rc != IH_OK)
-		return IH_ECONFIG;
 	/* The console needs no provider's secret: none is kept. */
-	if (reloaded)
-		config_vars_keep_secrets(&c->file.vars, NULL);
-	src[n].get = config_vars_get;
-	src[n++].arg = &c->file.vars;
-	*nsrc = n;
-	return config_load(&pg->cfg, "console", NULL, src, n, err, errlen);
+	rc = config_sources_refresh(&c->file, &param, &c->env, NULL, src,
+	    nsrc, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	return config_load(&pg->cfg, "console", NULL, src, *nsrc, err,
+	    errlen);
 }
 
 static int

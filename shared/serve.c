@@ -14,7 +14,6 @@
 
 #include "allow.h"
 #include "config.h"
-#include "config_find.h"
 #include "dispatch.h"
 #include "fault.h"
 #include "harden.h"
@@ -280,41 +279,16 @@ load_config(struct serve *sv, const struct log_sink *sink,
     struct config *cfg, char *err, size_t errlen)
 {
 	struct config_source src[3];
-	const char *path;
-	char found[4096];
+	struct config_source param = { param_setting, sv };
 	size_t n = 0;
-	int flags = 0, reloaded, rc;
+	int rc;
 
 	log_ignored_params(sv, sink);
-	src[n].get = param_setting;
-	src[n++].arg = sv;
-	path = config_lookup(src, n, "IDEMHOOK_CONFIG");
-	if (path != NULL)
-		flags = CONFIG_FILE_REQUEST;
-	src[n].get = config_vars_get;
-	src[n++].arg = &sv->env;
-	if (path == NULL)
-		path = config_lookup(src, n, "IDEMHOOK_CONFIG");
-	if (path != NULL && *path == '\0')
-		path = NULL;
-	/* suEXEC drops SetEnv: then the file's fixed places (config_find.h). */
-	if (path == NULL && (rc = config_find(found, sizeof(found), err,
-	    errlen)) != IH_ENOTFOUND) {
-		if (rc != IH_OK)
-			return IH_ECONFIG;
-		path = found;
-	}
-	rc = config_file_refresh(&sv->file, path, flags, &reloaded, err,
-	    errlen);
-	if (rc == IH_ENOMEM)
-		return rc;
-	if (rc != IH_OK)
-		return IH_ECONFIG;
 	/* Other providers' secrets in a shared file are not kept here. */
-	if (reloaded)
-		config_vars_keep_secrets(&sv->file.vars, sv->p->secret_var);
-	src[n].get = config_vars_get;
-	src[n++].arg = &sv->file.vars;
+	rc = config_sources_refresh(&sv->file, &param, &sv->env,
+	    sv->p->secret_var, src, &n, err, errlen);
+	if (rc != IH_OK)
+		return rc;
 	return config_load(cfg, sv->p->name, sv->p->secret_var, src, n, err,
 	    errlen);
 }
