@@ -163,15 +163,6 @@ write_io(void *arg, const void *p, size_t len)
 	return n > 0 ? (size_t)n : 0;
 }
 
-static void
-log_io(void *arg, const char *line, size_t len)
-{
-	FCGX_Request *fx = arg;
-
-	FCGX_PutStr(line, (int)len, fx->err);
-	FCGX_FFlush(fx->err);
-}
-
 /* ---- settings and store -------------------------------------------- */
 
 /* Only IDEMHOOK_CONFIG may come from a request parameter. */
@@ -1632,16 +1623,6 @@ route(struct page *pg)
 		error_page(pg, 404, "not_found", "no such page");
 }
 
-static double
-elapsed_ms(const struct timespec *t0)
-{
-	struct timespec t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 +
-	    (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
-}
-
 static void
 console_one(struct console *c)
 {
@@ -1658,7 +1639,7 @@ console_one(struct console *c)
 	pg.rio.write = write_io;
 	pg.rio.arg = c->fx;
 	if (c->fx != NULL) {
-		pg.sink.write = log_io;
+		pg.sink.write = log_fcgi_write;
 		pg.sink.arg = c->fx;
 	}
 	io.param = param_io;
@@ -1693,7 +1674,7 @@ console_one(struct console *c)
 	log_emit(log_dest_sink(&c->logd, &pg.sink), "console user=%s "
 	    "method=%s path=%s outcome=%s status=%d ms=%.2f", cuser, cmeth,
 	    cpath, pg.outcome != NULL ? pg.outcome : "-", pg.status,
-	    elapsed_ms(&t0));
+	    log_elapsed_ms(&t0));
 	OPENSSL_cleanse(pg.key, sizeof(pg.key));
 	config_free(&pg.cfg);
 }

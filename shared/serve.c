@@ -140,29 +140,6 @@ write_cgi(void *arg, const void *p, size_t len)
 	return fwrite(p, 1, len, stdout);
 }
 
-/*
- * The request's own stderr stream: lighttpd and mod_fcgid copy it into
- * the server's error log, whereas the process's fd 2 may be /dev/null.
- */
-static void
-log_fcgi(void *arg, const char *line, size_t len)
-{
-	FCGX_Request *fx = arg;
-
-	FCGX_PutStr(line, (int)len, fx->err);
-	FCGX_FFlush(fx->err);
-}
-
-static double
-elapsed_ms(const struct timespec *t0)
-{
-	struct timespec t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 +
-	    (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
-}
-
 static void
 set_outcome(struct outcome *o, int status, const char *name,
     const char *detail)
@@ -974,7 +951,7 @@ serve_one(struct serve *sv)
 		io.arg = sv->fx;
 		rio.write = write_fcgi;
 		rio.arg = sv->fx;
-		sink.write = log_fcgi;
+		sink.write = log_fcgi_write;
 		sink.arg = sv->fx;
 	} else {
 		io.param = param_cgi;
@@ -1005,7 +982,7 @@ serve_one(struct serve *sv)
 	log_emit(log_dest_sink(&sv->logd, &sink), "provider=%s event=%s "
 	    "type=%s outcome=%s status=%d "
 	    "ms=%.2f%s%s", sv->p->name, cid, ctype, o.name, o.rsp.status,
-	    elapsed_ms(&t0), o.detail[0] ? " detail=" : "",
+	    log_elapsed_ms(&t0), o.detail[0] ? " detail=" : "",
 	    o.detail[0] ? cdetail : "");
 
 	if (later) {
