@@ -36,7 +36,6 @@
 #include <openssl/evp.h>
 
 #include "config.h"
-#include "config_find.h"
 #include "console_auth.h"
 #include "form.h"
 #include "harden.h"
@@ -164,15 +163,6 @@ write_io(void *arg, const void *p, size_t len)
 	return n > 0 ? (size_t)n : 0;
 }
 
-static void
-log_io(void *arg, const char *line, size_t len)
-{
-	FCGX_Request *fx = arg;
-
-	FCGX_PutStr(line, (int)len, fx->err);
-	FCGX_FFlush(fx->err);
-}
-
 /* ---- settings and store -------------------------------------------- */
 
 /* Only IDEMHOOK_CONFIG may come from a request parameter. */
@@ -191,39 +181,16 @@ load_settings(struct page *pg, struct config_source *src, size_t *nsrc,
     char *err, size_t errlen)
 {
 	struct console *c = pg->c;
-	const char *path;
-	char found[4096];
-	size_t n = 0;
-	int flags = 0, reloaded, rc;
+	struct config_source param = { param_setting, c };
+	int rc;
 
-	src[n].get = param_setting;
-	src[n++].arg = c;
-	path = config_lookup(src, n, "IDEMHOOK_CONFIG");
-	if (path != NULL)
-		flags = CONFIG_FILE_REQUEST;
-	src[n].get = config_vars_get;
-	src[n++].arg = &c->env;
-	if (path == NULL)
-		path = config_lookup(src, n, "IDEMHOOK_CONFIG");
-	if (path == NULL && (rc = config_find(found, sizeof(found), err,
-	    errlen)) != IH_ENOTFOUND) {
-		if (rc != IH_OK)
-			return IH_ECONFIG;
-		path = found;
-	}
-	rc = config_file_refresh(&c->file, path, flags, &reloaded, err,
-	    errlen);
-	if (rc == IH_ENOMEM)
-		return rc;
-	if (rc != IH_OK)
-		return IH_ECONFIG;
 	/* The console needs no provider's secret: none is kept. */
-	if (reloaded)
-		config_vars_keep_secrets(&c->file.vars, NULL);
-	src[n].get = config_vars_get;
-	src[n++].arg = &c->file.vars;
-	*nsrc = n;
-	return config_load(&pg->cfg, "console", NULL, src, n, err, errlen);
+	rc = config_sources_refresh(&c->file, &param, &c->env, NULL, src,
+	    nsrc, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	return config_load(&pg->cfg, "console", NULL, src, *nsrc, err,
+	    errlen);
 }
 
 static int
@@ -1656,16 +1623,6 @@ route(struct page *pg)
 		error_page(pg, 404, "not_found", "no such page");
 }
 
-static double
-elapsed_ms(const struct timespec *t0)
-{
-	struct timespec t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 +
-	    (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
-}
-
 static void
 console_one(struct console *c)
 {
@@ -1682,7 +1639,7 @@ console_one(struct console *c)
 	pg.rio.write = write_io;
 	pg.rio.arg = c->fx;
 	if (c->fx != NULL) {
-		pg.sink.write = log_io;
+		pg.sink.write = log_fcgi_write;
 		pg.sink.arg = c->fx;
 	}
 	io.param = param_io;
@@ -1717,7 +1674,7 @@ console_one(struct console *c)
 	log_emit(log_dest_sink(&c->logd, &pg.sink), "console user=%s "
 	    "method=%s path=%s outcome=%s status=%d ms=%.2f", cuser, cmeth,
 	    cpath, pg.outcome != NULL ? pg.outcome : "-", pg.status,
-	    elapsed_ms(&t0));
+	    log_elapsed_ms(&t0));
 	OPENSSL_cleanse(pg.key, sizeof(pg.key));
 	config_free(&pg.cfg);
 }

@@ -15,6 +15,7 @@
 #include "action.h"
 #include "allow.h"
 #include "config.h"
+#include "config_find.h"
 #include "ih.h"
 #include "redact.h"
 #include "store.h"
@@ -452,6 +453,46 @@ config_vars_get(void *arg, const char *name)
 		if (strcmp(v->names[i - 1], name) == 0)
 			return v->values[i - 1];
 	return NULL;
+}
+
+int
+config_sources_refresh(struct config_file *cf,
+    const struct config_source *param, struct config_vars *env,
+    const char *secret_var, struct config_source src[3], size_t *nsrc,
+    char *err, size_t errlen)
+{
+	const char *path;
+	char found[4096];
+	size_t n = 0;
+	int flags = 0, reloaded, rc;
+
+	src[n++] = *param;
+	path = config_lookup(src, n, "IDEMHOOK_CONFIG");
+	if (path != NULL)
+		flags = CONFIG_FILE_REQUEST;
+	src[n].get = config_vars_get;
+	src[n++].arg = env;
+	if (path == NULL)
+		path = config_lookup(src, n, "IDEMHOOK_CONFIG");
+	/* suEXEC drops SetEnv: then the file's fixed places (config_find.h). */
+	if (path == NULL && (rc = config_find(found, sizeof(found), err,
+	    errlen)) != IH_ENOTFOUND) {
+		if (rc != IH_OK)
+			return IH_ECONFIG;
+		path = found;
+	}
+	rc = config_file_refresh(cf, path, flags, &reloaded, err, errlen);
+	if (rc == IH_ENOMEM)
+		return rc;
+	if (rc != IH_OK)
+		return IH_ECONFIG;
+	/* Secrets of other programs in a shared file are not kept. */
+	if (reloaded)
+		config_vars_keep_secrets(&cf->vars, secret_var);
+	src[n].get = config_vars_get;
+	src[n++].arg = &cf->vars;
+	*nsrc = n;
+	return IH_OK;
 }
 
 const char *

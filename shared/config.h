@@ -230,6 +230,21 @@ int	config_load(struct config *cfg, const char *provider,
 const char *config_lookup(const struct config_source *src, size_t nsrc,
 	    const char *name);
 
+/*
+ * Fills src[0..2] with a program's settings sources, in order: param (a
+ * request's parameters), env (the start-up environment), then cf's lines.
+ * IDEMHOOK_CONFIG names cf's file: from param (the file is then
+ * CONFIG_FILE_REQUEST), else from env, else config_find()'s fixed places
+ * (suEXEC drops SetEnv); cf is refreshed from it, and when it was read
+ * again only secret_var's secret is kept (NULL: none).  Sets *nsrc to 3
+ * on success.  Returns IH_OK, IH_ENOMEM, or IH_ECONFIG with the cause in
+ * err.
+ */
+int	config_sources_refresh(struct config_file *cf,
+	    const struct config_source *param, struct config_vars *env,
+	    const char *secret_var, struct config_source src[3], size_t *nsrc,
+	    char *err, size_t errlen);
+
 void	config_free(struct config *cfg);
 
 #endif

@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <fcgiapp.h>
+
 #include "log.h"
 
 static void
@@ -180,4 +182,23 @@ log_dest_sink(const struct log_dest *d, const struct log_sink *fallback)
 	if (d->fd >= 0 || d->syslog)
 		return &d->sink;
 	return fallback;
+}
+
+void
+log_fcgi_write(void *arg, const char *line, size_t len)
+{
+	FCGX_Request *fx = arg;
+
+	FCGX_PutStr(line, (int)len, fx->err);
+	FCGX_FFlush(fx->err);
+}
+
+double
+log_elapsed_ms(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 +
+	    (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
 }

@@ -12,6 +12,7 @@
 #ifndef IH_LOG_H
 #define IH_LOG_H
 
+#include <time.h>
 #include <stddef.h>
 
 #include "ih.h"
@@ -68,6 +69,16 @@ void	log_dest_close(struct log_dest *d);
  */
 void	log_emit(const struct log_sink *sink, const char *fmt, ...)
 	    IH_PRINTF(2, 3);
+
+/*
+ * A sink's write for a FastCGI request's own stderr stream (arg is its
+ * FCGX_Request): lighttpd and mod_fcgid copy it into the server's error
+ * log, whereas the process's fd 2 may be /dev/null.
+ */
+void	log_fcgi_write(void *arg, const char *line, size_t len);
+
+/* Milliseconds since t0 on CLOCK_MONOTONIC: a request's ms= field. */
+double	log_elapsed_ms(const struct timespec *t0);
 
 /*
  * Copies at most LOG_VALUE_MAX bytes of the untrusted value v (of length

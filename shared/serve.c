@@ -14,7 +14,6 @@
 
 #include "allow.h"
 #include "config.h"
-#include "config_find.h"
 #include "dispatch.h"
 #include "fault.h"
 #include "harden.h"
@@ -141,29 +140,6 @@ write_cgi(void *arg, const void *p, size_t len)
 	return fwrite(p, 1, len, stdout);
 }
 
-/*
- * The request's own stderr stream: lighttpd and mod_fcgid copy it into
- * the server's error log, whereas the process's fd 2 may be /dev/null.
- */
-static void
-log_fcgi(void *arg, const char *line, size_t len)
-{
-	FCGX_Request *fx = arg;
-
-	FCGX_PutStr(line, (int)len, fx->err);
-	FCGX_FFlush(fx->err);
-}
-
-static double
-elapsed_ms(const struct timespec *t0)
-{
-	struct timespec t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 +
-	    (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
-}
-
 static void
 set_outcome(struct outcome *o, int status, const char *name,
     const char *detail)
@@ -280,41 +256,16 @@ load_config(struct serve *sv, const struct log_sink *sink,
     struct config *cfg, char *err, size_t errlen)
 {
 	struct config_source src[3];
-	const char *path;
-	char found[4096];
+	struct config_source param = { param_setting, sv };
 	size_t n = 0;
-	int flags = 0, reloaded, rc;
+	int rc;
 
 	log_ignored_params(sv, sink);
-	src[n].get = param_setting;
-	src[n++].arg = sv;
-	path = config_lookup(src, n, "IDEMHOOK_CONFIG");
-	if (path != NULL)
-		flags = CONFIG_FILE_REQUEST;
-	src[n].get = config_vars_get;
-	src[n++].arg = &sv->env;
-	if (path == NULL)
-		path = config_lookup(src, n, "IDEMHOOK_CONFIG");
-	if (path != NULL && *path == '\0')
-		path = NULL;
-	/* suEXEC drops SetEnv: then the file's fixed places (config_find.h). */
-	if (path == NULL && (rc = config_find(found, sizeof(found), err,
-	    errlen)) != IH_ENOTFOUND) {
-		if (rc != IH_OK)
-			return IH_ECONFIG;
-		path = found;
-	}
-	rc = config_file_refresh(&sv->file, path, flags, &reloaded, err,
-	    errlen);
-	if (rc == IH_ENOMEM)
-		return rc;
-	if (rc != IH_OK)
-		return IH_ECONFIG;
 	/* Other providers' secrets in a shared file are not kept here. */
-	if (reloaded)
-		config_vars_keep_secrets(&sv->file.vars, sv->p->secret_var);
-	src[n].get = config_vars_get;
-	src[n++].arg = &sv->file.vars;
+	rc = config_sources_refresh(&sv->file, &param, &sv->env,
+	    sv->p->secret_var, src, &n, err, errlen);
+	if (rc != IH_OK)
+		return rc;
 	return config_load(cfg, sv->p->name, sv->p->secret_var, src, n, err,
 	    errlen);
 }
@@ -1000,7 +951,7 @@ serve_one(struct serve *sv)
 		io.arg = sv->fx;
 		rio.write = write_fcgi;
 		rio.arg = sv->fx;
-		sink.write = log_fcgi;
+		sink.write = log_fcgi_write;
 		sink.arg = sv->fx;
 	} else {
 		io.param = param_cgi;
@@ -1031,7 +982,7 @@ serve_one(struct serve *sv)
 	log_emit(log_dest_sink(&sv->logd, &sink), "provider=%s event=%s "
 	    "type=%s outcome=%s status=%d "
 	    "ms=%.2f%s%s", sv->p->name, cid, ctype, o.name, o.rsp.status,
-	    elapsed_ms(&t0), o.detail[0] ? " detail=" : "",
+	    log_elapsed_ms(&t0), o.detail[0] ? " detail=" : "",
 	    o.detail[0] ? cdetail : "");
 
 	if (later) {

@@ -82,16 +82,7 @@ fill_row(const PGresult *r, int i, struct store_row *row)
 	row->has_payload = (int)pg_getint(r, i, 17);
 	row->payload_len = pg_getint(r, i, 18);
 	row->json = pg_gettext(r, i, 19);
-	if (row->provider == NULL)
-		row->provider = "";
-	if (row->event_id == NULL)
-		row->event_id = "";
-	if (row->event_type == NULL)
-		row->event_type = "";
-	if (row->status == NULL)
-		row->status = "";
-	if (row->json == NULL)
-		row->json = "{}";
+	store_row_defaults(row);
 }
 
 static int

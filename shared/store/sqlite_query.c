@@ -103,16 +103,24 @@ fill_row(sqlite3_stmt *s, struct store_row *row)
 	row->has_payload = sqlite3_column_int(s, 17);
 	row->payload_len = sqlite3_column_int64(s, 18);
 	row->json = col_text(s, 19);
-	if (row->provider == NULL)
-		row->provider = "";
-	if (row->event_id == NULL)
-		row->event_id = "";
-	if (row->event_type == NULL)
-		row->event_type = "";
-	if (row->status == NULL)
-		row->status = "";
-	if (row->json == NULL)
-		row->json = "{}";
+	store_row_defaults(row);
+}
+
+/*
+ * Fills row from STORE_ROW_COLS followed by headers and payload (columns
+ * 20 and 21); an event that kept an empty payload reads as "", not NULL.
+ */
+static void
+fill_row_body(sqlite3_stmt *s, struct store_row *row)
+{
+	fill_row(s, row);
+	row->headers = col_text(s, 20);
+	if (row->headers == NULL)
+		row->headers = "";
+	row->payload = sqlite3_column_blob(s, 21);
+	row->payload_len = sqlite3_column_bytes(s, 21);
+	if (row->payload == NULL && row->has_payload)
+		row->payload = (const unsigned char *)"";
 }
 
 /* Steps s to the end, calling fn per row; rc of the walk. */
@@ -188,14 +196,7 @@ sq_show(struct store *base, const char *provider, const char *event_id,
 		rc = sq_fail(st, step, "cannot read event", err, errlen);
 		goto out;
 	}
-	fill_row(s, &row);
-	row.headers = col_text(s, 20);
-	if (row.headers == NULL)
-		row.headers = "";
-	row.payload = sqlite3_column_blob(s, 21);
-	row.payload_len = sqlite3_column_bytes(s, 21);
-	if (row.payload == NULL && row.has_payload)
-		row.payload = (const unsigned char *)"";
+	fill_row_body(s, &row);
 	rc = fn(arg, &row);
 out:
 	sqlite3_finalize(s);
@@ -575,14 +576,7 @@ sq_copy_read(struct store *base, int64_t after, long limit, store_row_fn fn,
 			rc = sq_fail(st, step, "cannot read events", err, errlen);
 			goto out;
 		}
-		fill_row(s, &row);
-		row.headers = col_text(s, 20);
-		if (row.headers == NULL)
-			row.headers = "";
-		row.payload = sqlite3_column_blob(s, 21);
-		row.payload_len = sqlite3_column_bytes(s, 21);
-		if (row.payload == NULL && row.has_payload)
-			row.payload = (const unsigned char *)"";
+		fill_row_body(s, &row);
 		row.fingerprint = col_text(s, 22);
 		rc = fn(arg, &row);
 		if (rc != IH_OK)

@@ -258,6 +258,22 @@ attempt_end(struct sq *st, const struct store_job *job, int64_t now_ms,
 	return sq_step_done(st, s, "cannot record attempt", err, errlen);
 }
 
+/*
+ * A statement on a leased event that changed no row means the lease was
+ * lost (it ran out and another process took the event over): IH_ENOTFOUND
+ * with that in err; IH_OK when it changed the one row.
+ */
+static int
+lease_held(int changes, const struct store_job *job, char *err,
+    size_t errlen)
+{
+	if (changes == 1)
+		return IH_OK;
+	snprintf(err, errlen, "lease on event %lld was lost",
+	    (long long)job->rowid);
+	return IH_ENOTFOUND;
+}
+
 int
 sq_complete(struct store *base, const struct store_job *job,
     const char *owner, int64_t now_ms, char *err, size_t errlen)
@@ -270,11 +286,8 @@ sq_complete(struct store *base, const struct store_job *job,
 	sqlite3_bind_text(s, 2, owner, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, now_ms);
 	rc = sq_step_done(st, s, "cannot complete event", err, errlen);
-	if (rc == IH_OK && sqlite3_changes(st->db) != 1) {
-		snprintf(err, errlen, "lease on event %lld was lost",
-		    (long long)job->rowid);
-		rc = IH_ENOTFOUND;
-	}
+	if (rc == IH_OK)
+		rc = lease_held(sqlite3_changes(st->db), job, err, errlen);
 	if (rc == IH_OK)
 		rc = attempt_end(st, job, now_ms, "done", NULL, err, errlen);
 	return rc;
@@ -295,11 +308,8 @@ sq_fail_job(struct store *base, const struct store_job *job,
 	sqlite3_bind_int64(s, 4, next_ms);
 	sqlite3_bind_int(s, 5, dead != 0);
 	rc = sq_step_done(st, s, "cannot mark event failed", err, errlen);
-	if (rc == IH_OK && sqlite3_changes(st->db) != 1) {
-		snprintf(err, errlen, "lease on event %lld was lost",
-		    (long long)job->rowid);
-		rc = IH_ENOTFOUND;
-	}
+	if (rc == IH_OK)
+		rc = lease_held(sqlite3_changes(st->db), job, err, errlen);
 	if (rc == IH_OK)
 		rc = attempt_end(st, job, now_ms, dead ? "dead" : "failed",
 		    error, err, errlen);
@@ -377,11 +387,8 @@ sq_renew(struct store *base, const struct store_job *job,
 	    " WHERE id = ?1 AND lease_owner = ?2 AND status = 'processing'",
 	    job->rowid, owner, store_now_ms() + lease_ms, 0, &n,
 	    "cannot renew lease", err, errlen);
-	if (rc == IH_OK && n != 1) {
-		snprintf(err, errlen, "lease on event %lld was lost",
-		    (long long)job->rowid);
-		rc = IH_ENOTFOUND;
-	}
+	if (rc == IH_OK)
+		rc = lease_held(n, job, err, errlen);
 	return rc;
 }
 
@@ -412,11 +419,8 @@ sq_forget(struct store *base, const struct store_job *job,
 	rc = run_job_sql(st, "DELETE FROM events WHERE id = ?1"
 	    " AND lease_owner = ?2 AND status = 'processing'",
 	    job->rowid, owner, 0, 0, &n, "cannot forget event", err, errlen);
-	if (rc == IH_OK && n != 1) {
-		snprintf(err, errlen, "lease on event %lld was lost",
-		    (long long)job->rowid);
-		rc = IH_ENOTFOUND;
-	}
+	if (rc == IH_OK)
+		rc = lease_held(n, job, err, errlen);
 	return rc;
 }
 

@@ -21,6 +21,21 @@ store_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+void
+store_row_defaults(struct store_row *row)
+{
+	if (row->provider == NULL)
+		row->provider = "";
+	if (row->event_id == NULL)
+		row->event_id = "";
+	if (row->event_type == NULL)
+		row->event_type = "";
+	if (row->status == NULL)
+		row->status = "";
+	if (row->json == NULL)
+		row->json = "{}";
+}
+
 int
 store_is_postgres(const char *path)
 {

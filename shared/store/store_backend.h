@@ -92,6 +92,13 @@ struct store {
 	struct store_txn	 tx;
 };
 
+/*
+ * Gives the text columns a backend read as NULL their defaults: "" for
+ * provider, event_id, event_type and status, "{}" for json.  Every
+ * backend's row decoding ends with it, so callers never see NULL there.
+ */
+void	store_row_defaults(struct store_row *row);
+
 int	store_sqlite_open(const struct store_opts *, struct store **, char *,
 	    size_t);
 int	store_pg_open(const struct store_opts *, struct store **, char *,

@@ -15,6 +15,7 @@
 
 #include "ih.h"
 #include "store.h"
+#include "store_unit.h"
 
 struct fixture {
 	char		 dir[64];
@@ -57,21 +58,6 @@ teardown(void **state)
 	return 0;
 }
 
-static struct store_event
-event(const char *id)
-{
-	struct store_event ev;
-
-	memset(&ev, 0, sizeof(ev));
-	ev.provider = "stripe";
-	ev.event_id = id;
-	ev.event_type = "invoice.paid";
-	ev.payload = "{\"a\":\"\0b\"}";
-	ev.payload_len = 10;
-	ev.headers = "Stripe-Signature: t=1,v1=00\n";
-	return ev;
-}
-
 static int64_t
 count_rows(const char *path, const char *sql)
 {
@@ -112,7 +98,7 @@ static void
 record_then_duplicate(void **state)
 {
 	struct fixture *f = *state;
-	struct store_event ev = event("evt_1");
+	struct store_event ev = unit_event("evt_1");
 	struct store_result r1, r2, r3;
 	char err[STORE_ERR_MAX];
 
@@ -146,7 +132,7 @@ rollback_leaves_nothing(void **state)
 {
 	struct store_txn *tx = NULL;
 	struct fixture *f = *state;
-	struct store_event ev = event("evt_rb");
+	struct store_event ev = unit_event("evt_rb");
 	struct store_result r;
 	char err[STORE_ERR_MAX];
 
@@ -163,7 +149,7 @@ static void
 busy_past_timeout_fails(void **state)
 {
 	struct fixture *f = *state;
-	struct store_event ev = event("evt_busy");
+	struct store_event ev = unit_event("evt_busy");
 	struct store_result r;
 	char err[STORE_ERR_MAX];
 	sqlite3 *other;
@@ -205,7 +191,7 @@ commits_durable_or_relaxed(void **state)
 {
 	struct store_txn *tx = NULL;
 	struct fixture *f = *state;
-	struct store_event ev = event("evt_sync");
+	struct store_event ev = unit_event("evt_sync");
 	struct store_result r;
 	char err[STORE_ERR_MAX];
 	int level;
@@ -273,7 +259,7 @@ static void
 claim_lease_and_moves(void **state)
 {
 	struct fixture *f = *state;
-	struct store_event ev = event("evt_claim");
+	struct store_event ev = unit_event("evt_claim");
 	struct store_result r;
 	struct store_job a, b;
 	char err[STORE_ERR_MAX];
@@ -330,7 +316,7 @@ static void
 renew_lost_and_forget(void **state)
 {
 	struct fixture *f = *state;
-	struct store_event ev = event("evt_renew");
+	struct store_event ev = unit_event("evt_renew");
 	struct store_result r;
 	struct store_job a, b;
 	char err[STORE_ERR_MAX];
@@ -379,7 +365,7 @@ static void
 order_key_waits(void **state)
 {
 	struct fixture *f = *state;
-	struct store_event e1 = event("evt_o1"), e2 = event("evt_o2");
+	struct store_event e1 = unit_event("evt_o1"), e2 = unit_event("evt_o2");
 	struct store_result r;
 	struct store_job j;
 	char err[STORE_ERR_MAX];
@@ -501,7 +487,7 @@ static void
 replay_of(void **state)
 {
 	struct fixture *f = *state;
-	struct store_event ev = event("evt_fp1"), probe;
+	struct store_event ev = unit_event("evt_fp1"), probe;
 	struct store_result res;
 	char id[64], type[64], err[STORE_ERR_MAX];
 	int found = -1;
@@ -565,7 +551,7 @@ record_claim(void **state)
 {
 	struct store_txn *tx = NULL;
 	struct fixture *f = *state;
-	struct store_event ev = event("evt_rc1");
+	struct store_event ev = unit_event("evt_rc1");
 	struct store_result res;
 	struct store_job job;
 	char err[STORE_ERR_MAX];

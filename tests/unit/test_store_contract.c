@@ -19,6 +19,7 @@
 
 #include "ih.h"
 #include "store.h"
+#include "store_unit.h"
 
 struct fixture {
 	int		 pg;
@@ -118,21 +119,6 @@ teardown(void **state)
 	return 0;
 }
 
-static struct store_event
-event(const char *id)
-{
-	struct store_event ev;
-
-	memset(&ev, 0, sizeof(ev));
-	ev.provider = "stripe";
-	ev.event_id = id;
-	ev.event_type = "invoice.paid";
-	ev.payload = "{\"a\":\"\0b\"}";
-	ev.payload_len = 10;
-	ev.headers = "Stripe-Signature: t=1,v1=00\n";
-	return ev;
-}
-
 struct seen {
 	long		 n;
 	char		 status[16];
@@ -189,7 +175,7 @@ static void
 record_and_duplicate(void **state)
 {
 	struct fixture *f = *state;
-	struct store_event ev = event("evt_1");
+	struct store_event ev = unit_event("evt_1");
 	struct store_result r1, r2, r3;
 	struct seen s;
 	char err[STORE_ERR_MAX];
@@ -220,7 +206,7 @@ static void
 rollback_leaves_nothing(void **state)
 {
 	struct fixture *f = *state;
-	struct store_event ev = event("evt_rb");
+	struct store_event ev = unit_event("evt_rb");
 	struct store_result r;
 	struct store_txn *tx;
 	char err[STORE_ERR_MAX];
@@ -245,10 +231,10 @@ batch_reports_each(void **state)
 	int rcs[4];
 	char err[STORE_ERR_MAX];
 
-	evs[0] = event("evt_b1");
-	evs[1] = event("evt_b2");
-	evs[2] = event("evt_b1");	/* a duplicate inside the batch */
-	evs[3] = event("evt_b3");
+	evs[0] = unit_event("evt_b1");
+	evs[1] = unit_event("evt_b2");
+	evs[2] = unit_event("evt_b1");	/* a duplicate inside the batch */
+	evs[3] = unit_event("evt_b3");
 	evs[3].event_id = NULL;		/* invalid: skipped, reported */
 	assert_int_equal(store_record_batch(f->st, NULL, evs, 4, 1000, res,
 	    rcs, err, sizeof(err)), IH_OK);
@@ -267,7 +253,7 @@ static void
 claim_lease_and_takeover(void **state)
 {
 	struct fixture *f = *state;
-	struct store_event ev = event("evt_c");
+	struct store_event ev = unit_event("evt_c");
 	struct store_result r;
 	struct store_job a, b, c;
 	char err[STORE_ERR_MAX];
@@ -320,7 +306,7 @@ static void
 complete_with_effects(void **state)
 {
 	struct fixture *f = *state;
-	struct store_event ev = event("evt_e");
+	struct store_event ev = unit_event("evt_e");
 	struct store_result r;
 	struct store_job job;
 	struct store_txn *tx;
@@ -357,7 +343,7 @@ static void
 order_key_waits(void **state)
 {
 	struct fixture *f = *state;
-	struct store_event e1 = event("evt_o1"), e2 = event("evt_o2");
+	struct store_event e1 = unit_event("evt_o1"), e2 = unit_event("evt_o2");
 	struct store_result r;
 	struct store_job a, b;
 	char err[STORE_ERR_MAX];
@@ -398,7 +384,7 @@ static void
 requeue_and_purge(void **state)
 {
 	struct fixture *f = *state;
-	struct store_event ev = event("evt_r"), dead = event("evt_dead");
+	struct store_event ev = unit_event("evt_r"), dead = unit_event("evt_dead");
 	struct store_result r;
 	struct store_filter flt;
 	struct store_purge p;
@@ -473,7 +459,7 @@ static void
 stats_counts(void **state)
 {
 	struct fixture *f = *state;
-	struct store_event a = event("evt_s1"), b = event("evt_s2");
+	struct store_event a = unit_event("evt_s1"), b = unit_event("evt_s2");
 	struct store_result r;
 	struct store_stats x;
 	struct store_job job;
@@ -509,7 +495,7 @@ static void
 replay_of_fingerprint(void **state)
 {
 	struct fixture *f = *state;
-	struct store_event a = event("evt_f1"), b = event("evt_f2");
+	struct store_event a = unit_event("evt_f1"), b = unit_event("evt_f2");
 	struct store_result r;
 	struct store_txn *tx;
 	char err[STORE_ERR_MAX], id[64], type[64];
