@@ -261,7 +261,7 @@ static int
 migrate(struct pgs *st, char *err, size_t errlen)
 {
 	char sql[128], what[64];
-	int version, v, rc;
+	int version = 0, v, rc;
 
 	rc = pg_simple(st, "BEGIN; SELECT pg_advisory_xact_lock("
 	    PG_MIGRATE_LOCK "); CREATE TABLE IF NOT EXISTS idemhook_schema"
