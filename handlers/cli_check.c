@@ -31,6 +31,7 @@
 #include "cli_admin.h"
 #include "config_find.h"
 #include "console_auth.h"
+#include "docroot.h"
 #include "ih.h"
 #include "providers.h"
 #include "redact.h"
@@ -153,19 +154,6 @@ check_user(struct check *ck, const char *name)
 	return 0;
 }
 
-/* Whether path is dir or below it (both absolute, resolved). */
-static int
-is_under(const char *path, const char *dir)
-{
-	size_t len = strlen(dir);
-
-	while (len > 1 && dir[len - 1] == '/')
-		len--;
-	if (strncmp(path, dir, len) != 0)
-		return 0;
-	return path[len] == '/' || path[len] == '\0' || len == 1;
-}
-
 /* Whether one of path's components is part. */
 static int
 has_part(const char *path, const char *part)
@@ -184,35 +172,6 @@ has_part(const char *path, const char *part)
 	}
 }
 
-/*
- * Resolves path as far as it exists: the real path of the file, else of
- * its directory with the name appended.  Returns 0 or -1.
- */
-static int
-resolve(const char *path, char *out, size_t len)
-{
-	char dir[PATH_MAX], real[PATH_MAX];
-	const char *slash;
-	size_t n;
-
-	if (realpath(path, real) != NULL)
-		return snprintf(out, len, "%s", real) < (int)len ? 0 : -1;
-	slash = strrchr(path, '/');
-	if (slash == NULL)
-		return -1;
-	n = (size_t)(slash - path);
-	if (n == 0)
-		n = 1;
-	if (n >= sizeof(dir))
-		return -1;
-	memcpy(dir, path, n);
-	dir[n] = '\0';
-	if (realpath(dir, real) == NULL)
-		return snprintf(out, len, "%s", path) < (int)len ? 0 : -1;
-	return snprintf(out, len, "%s/%s", strcmp(real, "/") == 0 ? "" : real,
-	    slash + 1) < (int)len ? 0 : -1;
-}
-
 static void
 check_docroot(struct check *ck, const char *db, const char **docroots,
     size_t ndocroots)
@@ -222,7 +181,7 @@ check_docroot(struct check *ck, const char *db, const char **docroots,
 	int bad = 0;
 
 	/* config_load() refuses anything but an absolute path. */
-	if (resolve(db, rdb, sizeof(rdb)) != 0) {
+	if (docroot_resolve(db, rdb, sizeof(rdb)) != 0) {
 		problem(ck, "cannot resolve the store path %s",
 		    ih_redact(db, shown, sizeof(shown)));
 		return;
@@ -237,7 +196,7 @@ check_docroot(struct check *ck, const char *db, const char **docroots,
 			bad = 1;
 			continue;
 		}
-		if (is_under(rdb, rdoc)) {
+		if (docroot_contains(rdoc, rdb)) {
 			problem(ck, "the store %s is inside the document root "
 			    "%s, where the web server could serve it: move it "
 			    "(e.g. to %s) and set IDEMHOOK_DB", shown, rdoc,
@@ -246,7 +205,7 @@ check_docroot(struct check *ck, const char *db, const char **docroots,
 		}
 	}
 	for (i = 0; web_dirs[i] != NULL; i++)
-		if (is_under(rdb, web_dirs[i])) {
+		if (docroot_contains(web_dirs[i], rdb)) {
 			problem(ck, "the store %s is under %s, a directory web "
 			    "servers serve by default: move it (e.g. to %s) "
 			    "and set IDEMHOOK_DB", shown, web_dirs[i],
@@ -278,11 +237,11 @@ check_config_docroot(struct check *ck, const char *conf,
 	char rconf[PATH_MAX], rdoc[PATH_MAX];
 	size_t i;
 
-	if (resolve(conf, rconf, sizeof(rconf)) != 0)
+	if (docroot_resolve(conf, rconf, sizeof(rconf)) != 0)
 		return;
 	for (i = 0; i < ndocroots; i++)
 		if (realpath(docroots[i], rdoc) != NULL &&
-		    is_under(rconf, rdoc)) {
+		    docroot_contains(rdoc, rconf)) {
 			problem(ck, "the settings file %s is inside the "
 			    "document root %s, where the web server could "
 			    "serve it, and the receivers refuse to run: move "

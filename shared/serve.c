@@ -15,6 +15,7 @@
 #include "allow.h"
 #include "config.h"
 #include "dispatch.h"
+#include "docroot.h"
 #include "fault.h"
 #include "harden.h"
 #include "ih.h"
@@ -270,29 +271,6 @@ load_config(struct serve *sv, const struct log_sink *sink,
 	    errlen);
 }
 
-/* Resolves path as far as it exists: the file, else its directory. */
-static int
-resolve_path(const char *path, char *out, size_t len)
-{
-	char dir[PATH_MAX], real[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	size_t n;
-
-	if (realpath(path, real) != NULL)
-		return snprintf(out, len, "%s", real) < (int)len ? 0 : -1;
-	if (slash == NULL || (n = (size_t)(slash - path)) >= sizeof(dir))
-		return -1;
-	if (n == 0)
-		n = 1;
-	memcpy(dir, path, n);
-	dir[n] = '\0';
-	/* A store whose directory is not made yet: compare it as written. */
-	if (realpath(dir, real) == NULL)
-		return snprintf(out, len, "%s", path) < (int)len ? 0 : -1;
-	return snprintf(out, len, "%s%s", strcmp(real, "/") == 0 ? "" : real,
-	    slash) < (int)len ? 0 : -1;
-}
-
 /*
  * Refuses to serve when the store or the settings file lies under the
  * request's document root (DOCUMENT_ROOT, and CONTEXT_DOCUMENT_ROOT for
@@ -309,7 +287,7 @@ under_docroot(const struct serve *sv, const struct config *cfg, char *err,
 	    "CONTEXT_DOCUMENT_ROOT", NULL };
 	const char *files[2], *what[2] = { "store", "settings file" }, *dr;
 	char rroot[PATH_MAX], rfile[PATH_MAX];
-	size_t i, j, len;
+	size_t i, j;
 
 	files[0] = cfg->db_path;
 	files[1] = sv->file.path;
@@ -319,13 +297,11 @@ under_docroot(const struct serve *sv, const struct config *cfg, char *err,
 		if (dr == NULL || *dr != '/' || realpath(dr, rroot) == NULL ||
 		    strcmp(rroot, "/") == 0)
 			continue;
-		len = strlen(rroot);
 		for (j = 0; j < 2; j++) {
 			if (files[j] == NULL ||
-			    resolve_path(files[j], rfile, sizeof(rfile)) != 0)
+			    docroot_resolve(files[j], rfile, sizeof(rfile)) != 0)
 				continue;
-			if (strncmp(rfile, rroot, len) == 0 &&
-			    (rfile[len] == '/' || rfile[len] == '\0')) {
+			if (docroot_contains(rroot, rfile)) {
 				snprintf(err, errlen, "%s under document root:"
 				    " %.200s", what[j], rfile);
 				return 1;
