@@ -33,7 +33,7 @@ WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wmissing-declarations -Wpointer-arith \
 	-Wsign-compare -Wformat=2 -Wno-format-nonliteral
 CPPFLAGS += -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Ishared -Ishared/store \
-	-Ihandlers
+	-Ihandlers -Ihandlers/cli
 ifdef IH_DEFAULT_DB
 CPPFLAGS += -DIH_DEFAULT_DB='"$(IH_DEFAULT_DB)"'
 endif
@@ -62,7 +62,7 @@ LIB_SRCS = $(filter-out $(PG_OUT),$(wildcard shared/*.c shared/store/*.c))
 LIB_OBJS = $(LIB_SRCS:shared/%.c=$(BUILD)/obj/shared/%.o) \
 	$(BUILD)/obj/schema_sql.o
 LIB      = $(BUILD)/libidemhook.a
-HEADERS  = $(wildcard shared/*.h shared/store/*.h handlers/*.h)
+HEADERS  = $(wildcard shared/*.h shared/store/*.h handlers/*.h handlers/cli/*.h)
 
 # The operator's web console (handlers/console.c), on the same library.
 PROGRAMS = $(PROVIDERS:%=$(BUILD)/%.fcgi) $(BUILD)/console.fcgi \
@@ -70,11 +70,11 @@ PROGRAMS = $(PROVIDERS:%=$(BUILD)/%.fcgi) $(BUILD)/console.fcgi \
 # Handler objects without main(), for the command, unit tests and fuzzers.
 NOMAIN_OBJS = $(PROVIDERS:%=$(BUILD)/obj/handlers/%.nomain.o) \
 	$(BUILD)/obj/handlers/providers.nomain.o
-CLI_OBJS = $(BUILD)/obj/handlers/idemhook.o \
-	$(BUILD)/obj/handlers/cli_admin.o $(BUILD)/obj/handlers/cli_events.o \
-	$(BUILD)/obj/handlers/cli_maint.o $(BUILD)/obj/handlers/cli_check.o \
-	$(BUILD)/obj/handlers/cli_text.o $(BUILD)/obj/handlers/cli_console.o \
-	$(BUILD)/obj/handlers/cli_copy.o
+CLI_OBJS = $(BUILD)/obj/handlers/cli/idemhook.o \
+	$(BUILD)/obj/handlers/cli/cli_admin.o $(BUILD)/obj/handlers/cli/cli_events.o \
+	$(BUILD)/obj/handlers/cli/cli_maint.o $(BUILD)/obj/handlers/cli/cli_check.o \
+	$(BUILD)/obj/handlers/cli/cli_text.o $(BUILD)/obj/handlers/cli/cli_console.o \
+	$(BUILD)/obj/handlers/cli/cli_copy.o
 
 UNIT_SRCS  = $(wildcard tests/unit/test_*.c)
 UNIT_TESTS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
@@ -155,7 +155,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(NOMAIN_OBJS) $(LIB) $(HEADERS) $(wildcard tes
 tests: all $(UNIT_TESTS)
 
 deps:
-	@scripts/deps.sh
+	@tests/deps.sh
 
 # Everything a test needs is installed first, then built with sanitizers.
 check: deps lint
@@ -163,15 +163,16 @@ check: deps lint
 	tests/run.sh $(BUILD)/san
 
 demo: deps all
-	scripts/demo.sh $(BUILD)
+	www-config/demo.sh $(BUILD)
 
 # Banned functions, in the manner of curl's checksrc.
 lint:
 	@! grep -nE '\<(strcpy|strcat|sprintf|vsprintf|gets|strtok|atoi|atol|sscanf)\(' \
-	    shared/*.c handlers/*.c || { echo "lint: banned function"; exit 1; }
+	    shared/*.c shared/store/*.c handlers/*.c handlers/cli/*.c || { echo "lint: banned function"; exit 1; }
 
 clean:
 	rm -rf $(BUILD)
 
-# Larger targets (bench, install, static, fuzz) live in their own files.
--include mk/*.mk
+# Larger targets live beside what they build or run.
+-include handlers/static.mk www-config/install.mk tests/bench/bench.mk \
+	tests/fuzz/fuzz.mk tests/reliability.mk

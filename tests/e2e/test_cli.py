@@ -833,7 +833,7 @@ def case_check_hardening(ctx, tap):
 
 
 def case_man(ctx):
-    path = os.path.join(REPO, "docs", "idemhook.1")
+    path = os.path.join(REPO, "handlers", "cli", "idemhook.1")
     with open(path) as f:
         text = f.read()
     missing = [c for c in COMMANDS if not any(l.startswith((".It Cm " + c, ".Ss " + c))

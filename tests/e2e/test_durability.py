@@ -150,7 +150,7 @@ def main():
         tap.not_ok("durability: setup", e)
         return tap.finish()
     if shutil.which("strace") is None:
-        tap.not_ok("durability: setup", "strace is not installed (scripts/deps.sh installs it)")
+        tap.not_ok("durability: setup", "strace is not installed (tests/deps.sh installs it)")
         return tap.finish()
     servers = Servers()
     install_signal_cleanup(servers)

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""A short fuzzing run of every libFuzzer harness in fuzz/, in make check.
+"""A short fuzzing run of every libFuzzer harness in tests/fuzz/, in make check.
 
 Usage: test_fuzz.py BINDIR   (or IH_BIN=BINDIR test_fuzz.py)
        IH_FUZZ_SECONDS=N (default 2) per harness
 
-Builds the harnesses with 'make BUILD=<BINDIR> fuzz-build' (mk/fuzz.mk:
+Builds the harnesses with 'make BUILD=<BINDIR> fuzz-build' (tests/fuzz/fuzz.mk:
 clang, -fsanitize=fuzzer,address,undefined, into BINDIR/fuzz), then runs
-each for a few seconds from its seed corpus fuzz/corpus/<harness>/, which
+each for a few seconds from its seed corpus tests/fuzz/corpus/<harness>/, which
 also holds the inputs of every crash found so far: libFuzzer replays them
 all before fuzzing, so each is a regression test.  New inputs go to a
 temporary directory; the repository is not written to.  Prints
@@ -36,9 +36,9 @@ def main():
         return tap.finish()
     seconds = int(os.environ.get("IH_FUZZ_SECONDS", "2"))
     names = sorted(os.path.basename(p)[:-2]
-                   for p in glob.glob(os.path.join(REPO, "fuzz", "fuzz_*.c")))
+                   for p in glob.glob(os.path.join(REPO, "tests", "fuzz", "fuzz_*.c")))
     if not names:
-        tap.not_ok("fuzz: harnesses", "no fuzz/fuzz_*.c")
+        tap.not_ok("fuzz: harnesses", "no tests/fuzz/fuzz_*.c")
         return tap.finish()
     r = subprocess.run(["make", "-C", REPO, "-j2", "BUILD=" + bindir, "fuzz-build"],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=900)
@@ -51,9 +51,9 @@ def main():
     try:
         for name in names:
             exe = os.path.join(bindir, "fuzz", name)
-            seeds = os.path.join(REPO, "fuzz", "corpus", name)
+            seeds = os.path.join(REPO, "tests", "fuzz", "corpus", name)
             if not os.path.isdir(seeds) or not os.listdir(seeds):
-                tap.not_ok("fuzz %s" % name, "no seed corpus in fuzz/corpus/%s" % name)
+                tap.not_ok("fuzz %s" % name, "no seed corpus in tests/fuzz/corpus/%s" % name)
                 continue
             out_dir = os.path.join(work, name)
             os.makedirs(out_dir)

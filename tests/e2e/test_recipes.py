@@ -348,7 +348,7 @@ def server_recipe(bindir, name, url_path="/"):
     # the namespace would write /usr for real but its records in /var's
     # overlay.  deps.sh as another user only reports what is missing.
     # The script goes on stdin: nobody may not reach the checkout.
-    with open(os.path.join(REPO, "scripts", "deps.sh")) as f:
+    with open(os.path.join(REPO, "tests", "deps.sh")) as f:
         script = f.read()
     r = subprocess.run(["/usr/sbin/runuser", "-u", "nobody", "--", "sh", "-s"],
                        input=script, capture_output=True, text=True, timeout=60,

@@ -213,7 +213,7 @@ def install_files(sdir):
                 "share/idemhook/www-config/lighttpd/hooks-stripe.conf",
                 "share/idemhook/www-config/nginx/idemhook.conf"]
         want += ["libexec/idemhook/%s.fcgi" % p for p in PROVIDERS]
-        if os.path.exists(os.path.join(REPO, "docs", "idemhook.1")):
+        if os.path.exists(os.path.join(REPO, "handlers", "cli", "idemhook.1")):
             want.append("share/man/man1/idemhook.1")
         missing = [w for w in want if not os.path.isfile(os.path.join(root, w))]
         check(not missing, "not installed: %s" % missing)

@@ -1,6 +1,6 @@
 /*
  * test_cli_text.c -- the idemhook command's masked terminal output and
- * JSON strings (handlers/cli_text.c, compiled in here: the unit tests
+ * JSON strings (handlers/cli/cli_text.c, compiled in here: the unit tests
  * link the library and the providers, not the command).
  */
 #include <setjmp.h>
@@ -14,7 +14,7 @@
 #include <cmocka.h>
 #include <openssl/evp.h>
 
-#include "../../handlers/cli_text.c"
+#include "../../handlers/cli/cli_text.c"
 
 /* Runs cli_put_text() into a string; returns it (free it), cols out. */
 static char *

@@ -1,7 +1,7 @@
 -- post.lua -- wrk script for make bench: sends pre-signed webhook
--- deliveries, each request once, from files written by bench/run.py.
+-- deliveries, each request once, from files written by tests/bench/run.py.
 --
---   wrk -t T -c C -d S --latency -s bench/post.lua URL -- PREFIX
+--   wrk -t T -c C -d S --latency -s tests/bench/post.lua URL -- PREFIX
 --
 -- Thread k reads PREFIX.k, records "<header bytes> <body bytes>\n"
 -- followed by that many bytes of header lines ("Name: value\r\n") and
@@ -15,7 +15,7 @@
 -- URL, so one file serves FastCGI and CGI paths alike.
 --
 -- done() prints one line "BENCH {json}" with the totals and latency
--- percentiles in microseconds, which bench/run.py reads.
+-- percentiles in microseconds, which tests/bench/run.py reads.
 
 local threads = {}
 local counter = 0

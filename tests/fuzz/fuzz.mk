@@ -6,13 +6,13 @@
 #   make fuzz FUZZ_SECONDS=600 FUZZ_ONLY=fuzz_stripe
 #   make fuzz-build            only build $(BUILD)/fuzz/fuzz_*
 #
-# The harnesses (fuzz/fuzz_*.c) are built with clang and
+# The harnesses (tests/fuzz/fuzz_*.c) are built with clang and
 # -fsanitize=fuzzer,address,undefined, together with their own copy of
 # shared/*.c and the handlers' objects without main(), in $(BUILD)/fuzz.
-# Seeds are in fuzz/corpus/<harness>/, which is never written to: new
+# Seeds are in tests/fuzz/corpus/<harness>/, which is never written to: new
 # inputs go to $(BUILD)/fuzz/corpus/<harness>/, crashes to
 # $(BUILD)/fuzz/crash-<harness>-*.  A crash, once fixed, is copied into
-# fuzz/corpus/<harness>/, where every run (and tests/e2e/test_fuzz.py in
+# tests/fuzz/corpus/<harness>/, where every run (and tests/e2e/test_fuzz.py in
 # make check) replays it.
 
 FUZZ_CC      ?= clang
@@ -24,9 +24,9 @@ FUZZ_CFLAGS   = -std=c99 -g -O1 -fno-omit-frame-pointer \
 	$(filter-out -Werror,$(WARN)) -Wno-unused-function \
 	-fsanitize=fuzzer-no-link $(FUZZ_SAN) $(PKG_CFLAGS)
 FUZZ_CPPFLAGS = -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Ishared -Ishared/store \
-	-Ihandlers -Ifuzz
-FUZZ_SRCS     = $(wildcard fuzz/fuzz_*.c)
-FUZZ_NAMES    = $(FUZZ_SRCS:fuzz/%.c=%)
+	-Ihandlers -Ihandlers/cli -Itests/fuzz
+FUZZ_SRCS     = $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_NAMES    = $(FUZZ_SRCS:tests/fuzz/%.c=%)
 FUZZ_BINS     = $(FUZZ_NAMES:%=$(FUZZ_DIR)/%)
 FUZZ_LIB_OBJS = $(LIB_SRCS:shared/%.c=$(FUZZ_DIR)/obj/shared/%.o) \
 	$(FUZZ_DIR)/obj/schema_sql.o
@@ -50,7 +50,7 @@ $(FUZZ_DIR)/obj/handlers/%.nomain.o: handlers/%.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CPPFLAGS) -DIH_NO_MAIN $(FUZZ_CFLAGS) -c -o $@ $<
 
-$(FUZZ_DIR)/obj/fuzz/%.o: fuzz/%.c fuzz/fuzz.h $(HEADERS)
+$(FUZZ_DIR)/obj/fuzz/%.o: tests/fuzz/%.c tests/fuzz/fuzz.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
 
@@ -69,7 +69,7 @@ fuzz: fuzz-build
 		$(FUZZ_DIR)/$$h -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
 		    -rss_limit_mb=2048 -print_final_stats=1 \
 		    -artifact_prefix=$(FUZZ_DIR)/crash-$$h- \
-		    $(FUZZ_DIR)/corpus/$$h fuzz/corpus/$$h \
+		    $(FUZZ_DIR)/corpus/$$h tests/fuzz/corpus/$$h \
 		    > $(FUZZ_DIR)/$$h.log 2>&1; rc=$$?; \
 		execs=$$(sed -n 's/^stat::number_of_executed_units: *//p' \
 		    $(FUZZ_DIR)/$$h.log); \

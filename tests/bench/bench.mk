@@ -1,4 +1,4 @@
-# mk/bench.mk -- make bench: throughput, latency and memory of the
+# tests/bench/bench.mk -- make bench: throughput, latency and memory of the
 # receivers against the machine's own ceilings (issue 6).  A benchmark,
 # not a test: make check never runs it.
 #
@@ -20,7 +20,7 @@ BENCH_OPTS    ?=
 .PHONY: bench bench-build bench-tools bench-readme
 
 bench: deps bench-build
-	python3 bench/run.py --bin $(BUILD)/bench \
+	python3 tests/bench/run.py --bin $(BUILD)/bench \
 	    --tools $(BUILD)/bench/tools --seconds $(BENCH_SECONDS) \
 	    $(if $(BENCH_ONLY),--only $(BENCH_ONLY)) $(BENCH_OPTS) \
 	    --out $(BUILD)/bench/results.md
@@ -34,15 +34,15 @@ bench-build:
 bench-tools: $(LIB) $(PROVIDERS:%=$(BUILD)/%.fcgi) \
 	$(BUILD)/tools/store_ceiling $(BUILD)/tools/null.fcgi
 
-$(BUILD)/tools/store_ceiling: bench/store_ceiling.c $(LIB) $(HEADERS)
+$(BUILD)/tools/store_ceiling: tests/bench/store_ceiling.c $(LIB) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) \
 	    $(PKG_LIBS)
 
-$(BUILD)/tools/null.fcgi: bench/null.c
+$(BUILD)/tools/null.fcgi: tests/bench/null.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(PKG_LIBS)
 
 bench-readme:
-	python3 bench/readme.py $(BUILD)/bench/results.md README.md \
-	    bench/notes.md
+	python3 tests/bench/readme.py $(BUILD)/bench/results.md README.md \
+	    tests/bench/notes.md

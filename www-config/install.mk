@@ -1,4 +1,4 @@
-# mk/install.mk -- make install: the programs, man page, schema and an
+# www-config/install.mk -- make install: the programs, man page, schema and an
 # example configuration, under $(DESTDIR)$(PREFIX).
 #
 #   make install                           into /usr/local
@@ -8,7 +8,7 @@
 #
 #   $(PREFIX)/bin/idemhook                        the operator's command
 #   $(PREFIX)/libexec/idemhook/<provider>.fcgi    the receivers
-#   $(PREFIX)/share/man/man1/idemhook.1           if docs/idemhook.1 exists
+#   $(PREFIX)/share/man/man1/idemhook.1           if handlers/cli/idemhook.1 exists
 #   $(PREFIX)/share/idemhook/schema.sql           for reference (SQLite; and
 #   $(PREFIX)/share/idemhook/schema-postgres.sql  PostgreSQL): the programs
 #                                                 carry them and migrate on open
@@ -55,12 +55,12 @@ install-files:
 	$(INSTALL) -m 0644 www-config/nginx/*.conf www-config/nginx/*.service \
 	    $(SHAREDIR_I)/www-config/nginx/
 	$(INSTALL) -m 0755 www-config/nginx/*.sh $(SHAREDIR_I)/www-config/nginx/
-	@if [ -f docs/idemhook.1 ]; then \
+	@if [ -f handlers/cli/idemhook.1 ]; then \
 	    echo "$(INSTALL) -d -m 0755 $(MAN1DIR_I)"; \
 	    $(INSTALL) -d -m 0755 $(MAN1DIR_I) && \
-	    echo "$(INSTALL) -m 0644 docs/idemhook.1 $(MAN1DIR_I)/idemhook.1" && \
-	    $(INSTALL) -m 0644 docs/idemhook.1 $(MAN1DIR_I)/idemhook.1; \
-	else echo "install: no docs/idemhook.1, no man page installed"; fi
+	    echo "$(INSTALL) -m 0644 handlers/cli/idemhook.1 $(MAN1DIR_I)/idemhook.1" && \
+	    $(INSTALL) -m 0644 handlers/cli/idemhook.1 $(MAN1DIR_I)/idemhook.1; \
+	else echo "install: no handlers/cli/idemhook.1, no man page installed"; fi
 
 uninstall:
 	rm -f $(BINDIR_I)/idemhook $(PROVIDERS:%=$(LIBEXECDIR_I)/%.fcgi) \

@@ -5,7 +5,7 @@
  * bodies: a 1.5 KB Stripe event, a 7 KB GitHub push and a 1.3 MB push
  * of 200 commits; otherwise each file named.  Not part of any build:
  *
- *   cc -O2 -Ishared -o /tmp/json_cpu bench/json_cpu.c shared/json.c \
+ *   cc -O2 -Ishared -o /tmp/json_cpu tests/bench/json_cpu.c shared/json.c \
  *       $(pkg-config --cflags --libs yajl)
  *   /tmp/json_cpu [body.json...]
  */

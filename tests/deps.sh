@@ -20,7 +20,7 @@ done
 # in tests/browser/package-lock.json and installed there (no browser
 # download: the tests use Debian's /usr/bin/chromium).
 browser_deps() {
-	dir=$(dirname "$0")/../tests/browser
+	dir=$(dirname "$0")/browser
 	[ -d "$dir/node_modules/playwright-core" ] && return 0
 	command -v npm >/dev/null 2>&1 || return 0
 	echo "deps: npm ci in tests/browser"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Builds README.md's Performance section from make bench's results.md.
 
-    python3 bench/readme.py BUILD/bench/results.md README.md
+    python3 tests/bench/readme.py BUILD/bench/results.md README.md
 
 The section replaces the line "<!-- performance -->", or what lies between
 "<!-- performance: begin -->" and "<!-- performance: end -->" from an
@@ -22,14 +22,14 @@ machine's own limits, and writes `$(BUILD)/bench/results.md`; `make
 bench-readme` copies its tables here. It builds without sanitizers at -O2
 into `$(BUILD)/bench` and measures:
 
-- **the storage ceiling**: `bench/store_ceiling.c` calls the library's own
+- **the storage ceiling**: `tests/bench/store_ceiling.c` calls the library's own
   `store_record()` in a tight loop, one durable transaction per event, same
   schema, WAL mode, synchronous level and ~2 KB payload;
-- **the stack ceiling**: `bench/null.c`, a FastCGI program that reads the
+- **the stack ceiling**: `tests/bench/null.c`, a FastCGI program that reads the
   body and answers 200, under the same lighttpd with the same `max-procs`
   (2);
 - **each receiver** through lighttpd, started from the shipped
-  `www-config/lighttpd/*.conf`, driven by wrk with `bench/post.lua`:
+  `www-config/lighttpd/*.conf`, driven by wrk with `tests/bench/post.lua`:
   distinct, correctly signed ~2 KB events, 10% of them redeliveries, at 1,
   16 and 64 connections; then stripe under plain CGI (mod_cgi, the same
   binary), with `IDEMHOOK_SYNCHRONOUS=NORMAL`, and with

@@ -1,4 +1,4 @@
-# mk/static.mk -- make static: self-contained programs for hosts where you
+# handlers/static.mk -- make static: self-contained programs for hosts where you
 # cannot install libfcgi, SQLite or OpenSSL (shared hosting, old systems).
 #
 #   make static                 $(BUILD)/static/<provider>.fcgi and idemhook
