@@ -67,9 +67,10 @@ HEADERS  = $(wildcard shared/*.h shared/store/*.h handlers/*.h handlers/cli/*.h)
 # The operator's web console (handlers/console.c), on the same library.
 PROGRAMS = $(PROVIDERS:%=$(BUILD)/%.fcgi) $(BUILD)/console.fcgi \
 	$(BUILD)/idemhook
-# Handler objects without main(), for the command, unit tests and fuzzers.
-NOMAIN_OBJS = $(PROVIDERS:%=$(BUILD)/obj/handlers/%.nomain.o) \
-	$(BUILD)/obj/handlers/providers.nomain.o
+# The provider objects (no main()), each compiled once and shared by its
+# program, the command, the unit tests and the fuzzers.
+HANDLER_OBJS = $(PROVIDERS:%=$(BUILD)/obj/handlers/%.o) \
+	$(BUILD)/obj/handlers/providers.o
 CLI_OBJS = $(BUILD)/obj/handlers/cli/idemhook.o \
 	$(BUILD)/obj/handlers/cli/cli_admin.o $(BUILD)/obj/handlers/cli/cli_events.o \
 	$(BUILD)/obj/handlers/cli/cli_maint.o $(BUILD)/obj/handlers/cli/cli_check.o \
@@ -133,24 +134,33 @@ $(BUILD)/obj/handlers/%.o: handlers/%.c $(HEADERS)
 	@[ "$(V)" = 1 ] || echo "  CC      $<"
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
-$(BUILD)/obj/handlers/%.nomain.o: handlers/%.c $(HEADERS)
+# One receiver main() per provider (handlers/receiver.c), naming its
+# struct provider.
+$(BUILD)/obj/handlers/receiver-%.o: handlers/receiver.c $(HEADERS)
 	@mkdir -p $(@D)
-	@[ "$(V)" = 1 ] || echo "  CC      $< (no main)"
-	$(Q)$(CC) $(CPPFLAGS) -DIH_NO_MAIN $(ALL_CFLAGS) -c -o $@ $<
+	@[ "$(V)" = 1 ] || echo "  CC      $< ($*)"
+	$(Q)$(CC) $(CPPFLAGS) -DIH_PROVIDER=$*_provider $(ALL_CFLAGS) -c -o $@ $<
 
-$(BUILD)/%.fcgi: $(BUILD)/obj/handlers/%.o $(LIB)
+RECEIVER_OBJS = $(BUILD)/obj/handlers/receiver-%.o $(BUILD)/obj/handlers/%.o
+
+$(PROVIDERS:%=$(BUILD)/%.fcgi): $(BUILD)/%.fcgi: $(RECEIVER_OBJS) $(LIB)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(BUILD)/idemhook: $(CLI_OBJS) $(NOMAIN_OBJS) $(LIB)
+$(BUILD)/console.fcgi: $(BUILD)/obj/handlers/console.o $(LIB)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(NOMAIN_OBJS) $(LIB) $(HEADERS) $(wildcard tests/unit/*.h)
+$(BUILD)/idemhook: $(CLI_OBJS) $(HANDLER_OBJS) $(LIB)
+	@[ "$(V)" = 1 ] || echo "  LD      $@"
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(HANDLER_OBJS) $(LIB) $(HEADERS) \
+    $(wildcard tests/unit/*.h)
 	@mkdir -p $(@D)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
-	    $(NOMAIN_OBJS) $(LIB) $(PKG_LIBS) $(CMOCKA_LIBS)
+	    $(HANDLER_OBJS) $(LIB) $(PKG_LIBS) $(CMOCKA_LIBS)
 
 tests: all $(UNIT_TESTS)
 

@@ -210,11 +210,3 @@ const struct provider asaas_provider = {
 	.handle = asaas_handle,
 	.keep_unusable = 1,
 };
-
-#ifndef IH_NO_MAIN
-int
-main(void)
-{
-	return serve_main(&asaas_provider);
-}
-#endif

@@ -1679,7 +1679,6 @@ console_one(struct console *c)
 	config_free(&pg.cfg);
 }
 
-#ifndef IH_NO_MAIN
 int
 main(void)
 {
@@ -1726,4 +1725,3 @@ out:
 	log_dest_close(&c.logd);
 	return rc;
 }
-#endif

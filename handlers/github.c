@@ -307,11 +307,3 @@ const struct provider github_provider = {
 	.handle = github_handle,
 	.keep_unusable = 0,
 };
-
-#ifndef IH_NO_MAIN
-int
-main(void)
-{
-	return serve_main(&github_provider);
-}
-#endif

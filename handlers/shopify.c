@@ -288,11 +288,3 @@ const struct provider shopify_provider = {
 	.handle = shopify_handle,
 	.keep_unusable = 0,
 };
-
-#ifndef IH_NO_MAIN
-int
-main(void)
-{
-	return serve_main(&shopify_provider);
-}
-#endif

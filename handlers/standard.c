@@ -227,11 +227,3 @@ const struct provider standard_provider = {
 	.handle = standard_handle,
 	.keep_unusable = 0,
 };
-
-#ifndef IH_NO_MAIN
-int
-main(void)
-{
-	return serve_main(&standard_provider);
-}
-#endif

@@ -45,12 +45,17 @@ STATIC_LINK = $(CC) -static $(STATIC_LDFLAGS) $(LDFLAGS) -o $@ $^ \
 	grep -v -e 'in statically linked applications requires' \
 	    -e ': in function' $@.ld >&2; rm -f $@.ld; test -s $@
 
-$(STATIC_DIR)/%.fcgi: $(BUILD)/obj/handlers/%.o $(LIB)
+$(PROVIDERS:%=$(STATIC_DIR)/%.fcgi): $(STATIC_DIR)/%.fcgi: $(RECEIVER_OBJS) $(LIB)
 	@mkdir -p $(@D)
 	@echo "  STATIC  $@"
 	@$(STATIC_LINK)
 
-$(STATIC_DIR)/idemhook: $(CLI_OBJS) $(NOMAIN_OBJS) $(LIB)
+$(STATIC_DIR)/console.fcgi: $(BUILD)/obj/handlers/console.o $(LIB)
+	@mkdir -p $(@D)
+	@echo "  STATIC  $@"
+	@$(STATIC_LINK)
+
+$(STATIC_DIR)/idemhook: $(CLI_OBJS) $(HANDLER_OBJS) $(LIB)
 	@mkdir -p $(@D)
 	@echo "  STATIC  $@"
 	@$(STATIC_LINK)

@@ -225,11 +225,3 @@ const struct provider stripe_provider = {
 	.handle = stripe_handle,
 	.keep_unusable = 0,
 };
-
-#ifndef IH_NO_MAIN
-int
-main(void)
-{
-	return serve_main(&stripe_provider);
-}
-#endif

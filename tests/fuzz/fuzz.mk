@@ -8,7 +8,7 @@
 #
 # The harnesses (tests/fuzz/fuzz_*.c) are built with clang and
 # -fsanitize=fuzzer,address,undefined, together with their own copy of
-# shared/*.c and the handlers' objects without main(), in $(BUILD)/fuzz.
+# shared/*.c and of the provider objects, in $(BUILD)/fuzz.
 # Seeds are in tests/fuzz/corpus/<harness>/, which is never written to: new
 # inputs go to $(BUILD)/fuzz/corpus/<harness>/, crashes to
 # $(BUILD)/fuzz/crash-<harness>-*.  A crash, once fixed, is copied into
@@ -30,8 +30,8 @@ FUZZ_NAMES    = $(FUZZ_SRCS:tests/fuzz/%.c=%)
 FUZZ_BINS     = $(FUZZ_NAMES:%=$(FUZZ_DIR)/%)
 FUZZ_LIB_OBJS = $(LIB_SRCS:shared/%.c=$(FUZZ_DIR)/obj/shared/%.o) \
 	$(FUZZ_DIR)/obj/schema_sql.o
-FUZZ_NOMAIN   = $(PROVIDERS:%=$(FUZZ_DIR)/obj/handlers/%.nomain.o) \
-	$(FUZZ_DIR)/obj/handlers/providers.nomain.o
+FUZZ_HANDLERS = $(PROVIDERS:%=$(FUZZ_DIR)/obj/handlers/%.o) \
+	$(FUZZ_DIR)/obj/handlers/providers.o
 FUZZ_RUN      = $(if $(FUZZ_ONLY),$(FUZZ_ONLY),$(FUZZ_NAMES))
 
 .PHONY: fuzz fuzz-build
@@ -46,15 +46,15 @@ $(FUZZ_DIR)/obj/schema_sql.o: $(BUILD)/schema_sql.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
 
-$(FUZZ_DIR)/obj/handlers/%.nomain.o: handlers/%.c $(HEADERS)
+$(FUZZ_DIR)/obj/handlers/%.o: handlers/%.c $(HEADERS)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CPPFLAGS) -DIH_NO_MAIN $(FUZZ_CFLAGS) -c -o $@ $<
+	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
 
 $(FUZZ_DIR)/obj/fuzz/%.o: tests/fuzz/%.c tests/fuzz/fuzz.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
 
-$(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/obj/fuzz/fuzz_%.o $(FUZZ_NOMAIN) \
+$(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/obj/fuzz/fuzz_%.o $(FUZZ_HANDLERS) \
     $(FUZZ_LIB_OBJS)
 	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(PKG_LIBS)
 
