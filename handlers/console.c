@@ -35,6 +35,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include "clock.h"
 #include "config.h"
 #include "console_auth.h"
 #include "form.h"
@@ -1628,11 +1629,11 @@ console_one(struct console *c)
 {
 	struct request_io io;
 	struct page pg;
-	struct timespec t0;
+	int64_t t0;
 	char cpath[LOG_CLEAN_SIZE], cuser[LOG_CLEAN_SIZE];
 	char cmeth[LOG_CLEAN_SIZE];
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = clock_mono_ns();
 	memset(&pg, 0, sizeof(pg));
 	pg.c = c;
 	pg.sink = log_stderr;
@@ -1647,7 +1648,7 @@ console_one(struct console *c)
 	io.arg = c->fx;
 	request_begin(&c->req, &io);
 	html_reset(&c->out);
-	pg.now_ms = store_now_ms();
+	pg.now_ms = clock_wall_ms();
 	pg.method = param(&pg, "REQUEST_METHOD");
 	if (pg.method == NULL)
 		pg.method = "GET";
@@ -1674,7 +1675,7 @@ console_one(struct console *c)
 	log_emit(log_dest_sink(&c->logd, &pg.sink), "console user=%s "
 	    "method=%s path=%s outcome=%s status=%d ms=%.2f", cuser, cmeth,
 	    cpath, pg.outcome != NULL ? pg.outcome : "-", pg.status,
-	    log_elapsed_ms(&t0));
+	    clock_ms_since(t0));
 	OPENSSL_cleanse(pg.key, sizeof(pg.key));
 	config_free(&pg.cfg);
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "action.h"
+#include "clock.h"
 #include "ih.h"
 #include "verify.h"
 
@@ -243,15 +244,6 @@ out:
 
 static void	child(const char *, char *const *, int);
 
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * In the supervisor: the receiver died, so everything the command
  * started goes with it; the supervisor leads the group and dies too.
@@ -369,7 +361,7 @@ feed(int fd, const unsigned char *p, size_t len, int64_t deadline)
 	int64_t left;
 
 	while (len > 0) {
-		left = deadline - mono_ms();
+		left = deadline - clock_mono_ms();
 		if (left <= 0)
 			return;
 		pfd.fd = fd;
@@ -407,7 +399,7 @@ action_run(const char *command, const struct action_event *ev,
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		goto out;
 	}
-	deadline = mono_ms() + (int64_t)timeout_s * 1000;
+	deadline = clock_mono_ms() + (int64_t)timeout_s * 1000;
 	pid = fork();
 	if (pid < 0) {
 		snprintf(err, errlen, "fork: %s", strerror(errno));
@@ -433,7 +425,7 @@ action_run(const char *command, const struct action_event *ev,
 			snprintf(err, errlen, "waitpid: %s", strerror(errno));
 			goto out;
 		}
-		if (mono_ms() >= deadline) {
+		if (clock_mono_ms() >= deadline) {
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);

@@ -7,6 +7,7 @@
 
 #include "action.h"
 #include "alert.h"
+#include "clock.h"
 #include "config.h"
 #include "dispatch.h"
 #include "fault.h"
@@ -23,7 +24,7 @@ dispatch_effect(struct dispatch_ctx *ctx, const char *kind, char *err,
 		snprintf(err, errlen, "no transaction for effects");
 		return IH_EINVAL;
 	}
-	return store_effect(ctx->st, ctx->tx, ctx->job, kind, store_now_ms(), err,
+	return store_effect(ctx->st, ctx->tx, ctx->job, kind, clock_wall_ms(), err,
 	    errlen);
 }
 
@@ -168,7 +169,7 @@ lost(const struct dispatch *d, const struct store_job *job, const char *why)
 	char err[STORE_ERR_MAX];
 
 	log_job(d, job, "lease_lost", why);
-	if (store_attempt_lost(d->st, NULL, job, store_now_ms(), err, sizeof(err))
+	if (store_attempt_lost(d->st, NULL, job, clock_wall_ms(), err, sizeof(err))
 	    != IH_OK)
 		log_job(d, job, "lease_lost", err);
 }
@@ -178,7 +179,7 @@ static int
 give_up(const struct dispatch *d, const struct store_job *job,
     const char *why, char *err, size_t errlen)
 {
-	int64_t now = store_now_ms(), next;
+	int64_t now = clock_wall_ms(), next;
 	int dead = job->attempt >= d->cfg->max_attempts, rc;
 
 	next = dead ? now : now + dispatch_backoff_ms(d->cfg, job->attempt);
@@ -203,14 +204,14 @@ dispatch_one(const struct dispatch *d, int64_t rowid, int *found, char *err,
 	int due, rc;
 
 	if (rowid == 0) {
-		rc = store_due(d->st, d->p->name, store_now_ms(), &due, err,
+		rc = store_due(d->st, d->p->name, clock_wall_ms(), &due, err,
 		    errlen);
 		if (rc != IH_OK || !due) {
 			*found = 0;
 			return rc;
 		}
 	}
-	rc = store_claim(d->st, NULL, d->p->name, rowid, d->owner, store_now_ms(),
+	rc = store_claim(d->st, NULL, d->p->name, rowid, d->owner, clock_wall_ms(),
 	    (int64_t)d->cfg->lease_s * 1000, &job, found, err, errlen);
 	if (rc != IH_OK || !*found)
 		return rc;
@@ -255,7 +256,7 @@ dispatch_job(const struct dispatch *d, struct store_job *job, char *err,
 		goto out;
 	}
 	fault_point("processing");
-	rc = store_complete(d->st, tx, job, d->owner, store_now_ms(), err,
+	rc = store_complete(d->st, tx, job, d->owner, clock_wall_ms(), err,
 	    errlen);
 	if (rc == IH_OK)
 		rc = store_commit(tx, err, errlen);
@@ -292,7 +293,7 @@ dispatch_inline(const struct dispatch *d, struct store_job *job, char *err,
 		} else if (rc == IH_OK) {
 			fault_point("processing");
 			rc = store_complete(d->st, tx, job, d->owner,
-			    store_now_ms(), why, sizeof(why));
+			    clock_wall_ms(), why, sizeof(why));
 			if (rc == IH_OK)
 				rc = store_commit(tx, why, sizeof(why));
 			else

@@ -11,6 +11,7 @@
 
 #include <fcgiapp.h>
 
+#include "clock.h"
 #include "log.h"
 
 static void
@@ -88,7 +89,7 @@ file_write(void *arg, const char *line, size_t len)
 	const struct log_dest *d = arg;
 	char buf[LOG_LINE_MAX + 64];
 	struct tm tm;
-	time_t now = time(NULL);
+	time_t now = clock_wall_s();
 	size_t n;
 	ssize_t w;
 
@@ -196,9 +197,6 @@ log_fcgi_write(void *arg, const char *line, size_t len)
 double
 log_elapsed_ms(const struct timespec *t0)
 {
-	struct timespec t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 +
-	    (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+	return clock_ms_since((int64_t)t0->tv_sec * 1000000000 +
+	    t0->tv_nsec);
 }

@@ -77,7 +77,10 @@ void	log_emit(const struct log_sink *sink, const char *fmt, ...)
  */
 void	log_fcgi_write(void *arg, const char *line, size_t len);
 
-/* Milliseconds since t0 on CLOCK_MONOTONIC: a request's ms= field. */
+/*
+ * Milliseconds since t0 on CLOCK_MONOTONIC: a request's ms= field.  Kept
+ * only for shared/serve.c until it calls clock_ms_since() (clock.h).
+ */
 double	log_elapsed_ms(const struct timespec *t0);
 
 /*

@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "cli_admin.h"
 #include "cli_text.h"
+#include "clock.h"
 #include "config.h"
 #include "ih.h"
 #include "redact.h"
@@ -87,20 +88,12 @@ copy_row(void *arg, const struct store_row *row)
 	return rc;
 }
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* "rows done of total, rate, time left" on one terminal line. */
 static void
-progress(const struct copy *cp, int64_t total, double t0)
+progress(const struct copy *cp, int64_t total, int64_t t0)
 {
-	double el = now_s() - t0, rate = el > 0 ? (double)cp->seen / el : 0;
+	double el = clock_ms_since(t0) / 1e3;
+	double rate = el > 0 ? (double)cp->seen / el : 0;
 	double left = rate > 0 && total > cp->seen ?
 	    (double)(total - cp->seen) / rate : 0;
 
@@ -133,7 +126,8 @@ cli_copy(struct cli *c, int argc, char **argv)
 	const char *to = NULL, *v;
 	char shown[REDACT_URI_MAX], err[STORE_ERR_MAX];
 	int64_t total = 0;
-	double t0;
+	int64_t t0;
+	double secs;
 	int a, r, json = 0, tty, rc, ret = CLI_EXIT_FAIL;
 
 	memset(&cp, 0, sizeof(cp));
@@ -181,7 +175,7 @@ cli_copy(struct cli *c, int argc, char **argv)
 		goto out;
 	}
 	tty = !json && isatty(STDERR_FILENO);
-	t0 = now_s();
+	t0 = clock_mono_ns();
 	for (;;) {
 		long before = cp.seen;
 
@@ -215,6 +209,7 @@ cli_copy(struct cli *c, int argc, char **argv)
 	}
 	if (tty)
 		fputc('\n', stderr);
+	secs = clock_ms_since(t0) / 1e3;
 	if (json) {
 		printf("{\"to\":");
 		cli_put_json(stdout, ih_redact(to, shown, sizeof(shown)));
@@ -222,13 +217,13 @@ cli_copy(struct cli *c, int argc, char **argv)
 		    "\"already_there\":%ld},\"attempts\":{\"copied\":%ld},"
 		    "\"effects\":{\"copied\":%ld},\"seconds\":%.3f}\n",
 		    cp.seen, cp.events_added, cp.seen - cp.events_added,
-		    cp.attempts_added, cp.effects_added, now_s() - t0);
+		    cp.attempts_added, cp.effects_added, secs);
 	} else
 		printf("copied into %s in %.1f s:\n"
 		    "  events    %ld read, %ld copied, %ld already there\n"
 		    "  attempts  %ld copied\n"
 		    "  effects   %ld copied\n",
-		    ih_redact(to, shown, sizeof(shown)), now_s() - t0, cp.seen,
+		    ih_redact(to, shown, sizeof(shown)), secs, cp.seen,
 		    cp.events_added, cp.seen - cp.events_added,
 		    cp.attempts_added, cp.effects_added);
 	ret = CLI_EXIT_OK;

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "cli_admin.h"
+#include "clock.h"
 #include "ih.h"
 #include "json.h"
 #include "provider.h"
@@ -169,7 +170,7 @@ cli_list(struct cli *c, int argc, char **argv)
 	memset(&f, 0, sizeof(f));
 	memset(&ls, 0, sizeof(ls));
 	for (a = 1; a < argc; a++) {
-		r = cli_filter_opt(argc, argv, &a, store_now_ms(), &f);
+		r = cli_filter_opt(argc, argv, &a, clock_wall_ms(), &f);
 		if (r < 0)
 			return CLI_EXIT_USAGE;
 		if (r > 0)
@@ -745,7 +746,7 @@ cli_verify(struct cli *c, int argc, char **argv)
 	memset(&pr, 0, sizeof(pr));
 	pr.req = &req;
 	pr.cfg = cfg;
-	pr.now = time(NULL);
+	pr.now = clock_wall_s();
 	pr.check_time = 0;
 	pr.json = js;
 	rc = p->verify(&pr, &why);
@@ -994,7 +995,7 @@ cli_replay(struct cli *c, int argc, char **argv)
 			opts = 0;
 			continue;
 		}
-		r = opts ? cli_filter_opt(argc, argv, &a, store_now_ms(), &f) :
+		r = opts ? cli_filter_opt(argc, argv, &a, clock_wall_ms(), &f) :
 		    0;
 		if (r < 0)
 			return CLI_EXIT_USAGE;
@@ -1049,7 +1050,7 @@ cli_replay(struct cli *c, int argc, char **argv)
 		f.event_id = pos[1];
 		f.status = rs.status;
 	}
-	rc = store_requeue(st, &f, rs.dry_run, store_now_ms(), replay_row,
+	rc = store_requeue(st, &f, rs.dry_run, clock_wall_ms(), replay_row,
 	    &rs, &count, err, sizeof(err));
 	if (rc != IH_OK) {
 		cli_errorf("replay: %s", err);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cli_admin.h"
+#include "clock.h"
 #include "ih.h"
 #include "providers.h"
 #include "store.h"
@@ -124,7 +125,7 @@ cli_purge(struct cli *c, int argc, char **argv)
 	const char *only = NULL, *v;
 	char err[STORE_ERR_MAX], t1[CLI_TIME_MAX], t2[CLI_TIME_MAX];
 	long payload_days, row_days, cli_days = -1;
-	int64_t now = store_now_ms();
+	int64_t now = clock_wall_ms();
 	int a, r, dry_run = 0, include_dead = 0, i, status = CLI_EXIT_OK;
 
 	for (a = 1; a < argc; a++) {
@@ -463,7 +464,7 @@ cli_stats(struct cli *c, int argc, char **argv)
 	struct store_filter f;
 	struct store *st;
 	char err[STORE_ERR_MAX];
-	int64_t now = store_now_ms(), since, until;
+	int64_t now = clock_wall_ms(), since, until;
 	int a, r, json = 0, prom = 0, rc, status = CLI_EXIT_FAIL;
 
 	memset(&f, 0, sizeof(f));

@@ -10,6 +10,7 @@
 
 #include <libpq-fe.h>
 
+#include "clock.h"
 #include "ih.h"
 #include "pg_int.h"
 
@@ -285,7 +286,7 @@ pg_purge(struct store *base, struct store_purge *p, char *err,
 	pg_int(&q, p->payload_before_ms);
 	pg_int(&q, p->row_before_ms);
 	pg_int(&q, batch);
-	pg_int(&q, store_now_ms());
+	pg_int(&q, clock_wall_ms());
 	pg_int(&q, p->include_dead != 0);
 	rc = purge_step(st, "SELECT count(*) FROM events WHERE provider = $1"
 	    " AND $6 = 0 AND status = 'dead' AND received_at < $2"

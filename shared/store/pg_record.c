@@ -5,6 +5,7 @@
 
 #include <libpq-fe.h>
 
+#include "clock.h"
 #include "ih.h"
 #include "pg_int.h"
 
@@ -306,7 +307,7 @@ pg_renew(struct store *base, const struct store_job *job, const char *owner,
 	pg_int(&p, job->rowid);
 	pg_text(&p, owner);
 	/* The new lease runs from now, once the transaction is open. */
-	pg_int(&p, store_now_ms() + lease_ms);
+	pg_int(&p, clock_wall_ms() + lease_ms);
 	rc = job_move(pg_of(base), PG_RENEW, &p, &n, "cannot renew lease",
 	    err, errlen);
 	return lease_lost(rc, n, job, err, errlen);

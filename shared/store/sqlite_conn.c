@@ -18,6 +18,7 @@
 
 #include <sqlite3.h>
 
+#include "clock.h"
 #include "ih.h"
 #include "sqlite_int.h"
 
@@ -137,14 +138,13 @@ static int
 busy_wait(void *arg, int count)
 {
 	struct sq *st = arg;
-	struct timespec now, nap;
+	struct timespec nap;
+	int64_t now = clock_mono_ms();
 	long elapsed_ms;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (count == 0)
-		st->busy_start = now;
-	elapsed_ms = (now.tv_sec - st->busy_start.tv_sec) * 1000 +
-	    (now.tv_nsec - st->busy_start.tv_nsec) / 1000000;
+		st->busy_start_ms = now;
+	elapsed_ms = (long)(now - st->busy_start_ms);
 	if (elapsed_ms >= st->busy_timeout_ms)
 		return 0;
 	nap.tv_sec = 0;
@@ -174,7 +174,7 @@ queue_enter(struct sq *st, char *err, size_t errlen)
 {
 	struct sigaction sa, old_sa;
 	struct itimerval tick, old_tick;
-	struct timespec t0, now;
+	int64_t t0;
 	long waited;
 	int rc = IH_OK;
 
@@ -194,7 +194,7 @@ queue_enter(struct sq *st, char *err, size_t errlen)
 	tick.it_interval.tv_usec = 5000;
 	tick.it_value.tv_usec = 5000;
 	setitimer(ITIMER_REAL, &tick, &old_tick);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = clock_mono_ms();
 	for (;;) {
 		if (flock(st->queuefd, LOCK_EX) == 0) {
 			st->queued = 1;
@@ -202,9 +202,7 @@ queue_enter(struct sq *st, char *err, size_t errlen)
 		}
 		if (errno != EINTR)
 			break;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		waited = (now.tv_sec - t0.tv_sec) * 1000 +
-		    (now.tv_nsec - t0.tv_nsec) / 1000000;
+		waited = (long)(clock_mono_ms() - t0);
 		if (waited >= st->busy_timeout_ms) {
 			snprintf(err, errlen, "cannot begin transaction: "
 			    "other writers held the store past the busy "

@@ -18,7 +18,7 @@ struct sq {
 	int		 queuefd;	/* <path>-lock: writers queue on it */
 	int		 queued;	/* this store holds the queue lock */
 	long		 busy_timeout_ms;
-	struct timespec	 busy_start;
+	int64_t		 busy_start_ms;
 	sqlite3_stmt	*record;
 	sqlite3_stmt	*begin;
 	sqlite3_stmt	*commit;

@@ -15,6 +15,7 @@
 
 #include <sqlite3.h>
 
+#include "clock.h"
 #include "ih.h"
 #include "sqlite_int.h"
 
@@ -386,7 +387,7 @@ sq_purge(struct store *base, struct store_purge *p, char *err,
 	}
 	sqlite3_bind_int64(rows, 4, batch);
 	sqlite3_bind_int64(payloads, 4, batch);
-	sqlite3_bind_int64(payloads, 5, store_now_ms());
+	sqlite3_bind_int64(payloads, 5, clock_wall_ms());
 	/* Each statement is its own short transaction. */
 	do {
 		rc = step_changes(st, rows, &n, "cannot delete rows", err,

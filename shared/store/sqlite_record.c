@@ -15,6 +15,7 @@
 
 #include <sqlite3.h>
 
+#include "clock.h"
 #include "ih.h"
 #include "sqlite_int.h"
 
@@ -385,7 +386,7 @@ sq_renew(struct store *base, const struct store_job *job,
 	/* The new lease runs from now, once the write lock is held. */
 	rc = run_job_sql(st, "UPDATE events SET lease_until = ?3"
 	    " WHERE id = ?1 AND lease_owner = ?2 AND status = 'processing'",
-	    job->rowid, owner, store_now_ms() + lease_ms, 0, &n,
+	    job->rowid, owner, clock_wall_ms() + lease_ms, 0, &n,
 	    "cannot renew lease", err, errlen);
 	if (rc == IH_OK)
 		rc = lease_held(n, job, err, errlen);

@@ -9,16 +9,14 @@
 #include <strings.h>
 #include <time.h>
 
+#include "clock.h"
 #include "ih.h"
 #include "store_backend.h"
 
 int64_t
 store_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return clock_wall_ms();
 }
 
 void

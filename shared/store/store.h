@@ -278,7 +278,10 @@ int	store_record_claim(struct store *st, struct store_txn *tx,
 	    struct store_result *res, struct store_job *job, char *err,
 	    size_t errlen);
 
-/* Returns the current time in Unix milliseconds. */
+/*
+ * Returns clock_wall_ms() (clock.h).  Kept only for shared/serve.c until
+ * it calls clock_wall_ms() itself; new code calls the clock.
+ */
 int64_t	store_now_ms(void);
 
 /*

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "clock.h"
 #include "console_auth.h"
 #include "html.h"
 #include "ih.h"
@@ -255,7 +256,7 @@ test_list_pages(void **state)
 	struct store_console_query q;
 	struct seen s;
 	char err[STORE_ERR_MAX];
-	int64_t now = store_now_ms(), next;
+	int64_t now = clock_wall_ms(), next;
 
 	fill(f->st, now, 4500);
 	memset(&q, 0, sizeof(q));
@@ -329,7 +330,7 @@ test_counts_series(void **state)
 	struct store_console_series s;
 	struct counts c;
 	char err[STORE_ERR_MAX];
-	int64_t now = store_now_ms(), size;
+	int64_t now = clock_wall_ms(), size;
 
 	fill(f->st, now, 100);
 	record(f->st, "stripe", "old", "x", now - 48LL * 3600 * 1000);

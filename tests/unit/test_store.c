@@ -13,6 +13,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "clock.h"
 #include "ih.h"
 #include "store.h"
 #include "store_unit.h"
@@ -339,7 +340,7 @@ renew_lost_and_forget(void **state)
 	assert_int_equal(store_renew(f->st, NULL, &a, "B", 100, err, sizeof(err)),
 	    IH_ENOTFOUND);
 	/* A's lease is taken over: A's renewal fails, its row is closed. */
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", store_now_ms() +
+	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", clock_wall_ms() +
 	    120000, 100, &b, &found, err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 1);
 	assert_int_equal(store_renew(f->st, NULL, &a, "A", 60000, err, sizeof(err)),
