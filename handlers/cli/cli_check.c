@@ -28,7 +28,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli_admin.h"
+#include "cli_args.h"
+#include "cli_check.h"
+#include "cli_text.h"
 #include "config_find.h"
 #include "console_auth.h"
 #include "docroot.h"

@@ -9,7 +9,9 @@
 
 #include <openssl/crypto.h>
 
-#include "cli_admin.h"
+#include "cli_args.h"
+#include "cli_console.h"
+#include "cli_text.h"
 #include "console_auth.h"
 #include "ih.h"
 

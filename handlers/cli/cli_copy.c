@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "cli_admin.h"
+#include "cli_args.h"
+#include "cli_copy.h"
 #include "cli_text.h"
 #include "clock.h"
 #include "config.h"

@@ -12,7 +12,9 @@
 #include <strings.h>
 #include <time.h>
 
-#include "cli_admin.h"
+#include "cli_args.h"
+#include "cli_events.h"
+#include "cli_text.h"
 #include "clock.h"
 #include "ih.h"
 #include "json.h"

@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_admin.h"
+#include "cli_args.h"
+#include "cli_maint.h"
+#include "cli_text.h"
 #include "clock.h"
 #include "ih.h"
 #include "providers.h"

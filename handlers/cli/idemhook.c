@@ -1,8 +1,15 @@
 /*
- * idemhook.c -- the operator's command: one store, every provider.
+ * idemhook.c -- the operator's command: one store, every provider.  Its
+ * main(), the table of subcommands, the context they share (idemhook.h),
+ * and the two that run the pipeline:
  *
  *   idemhook init                 create or migrate the store
  *   idemhook work [--once] ...    process due events
+ *
+ * The other subcommands live one group a file: cli_events.c (list,
+ * show, verify, replay), cli_maint.c (purge, stats), cli_check.c
+ * (check), cli_console.c (console-password), cli_copy.c (copy); all
+ * parse their arguments with cli_args.c.
  *
  * Settings come from the environment and the file named by
  * IDEMHOOK_CONFIG (or --config), exactly as the receivers read them, so
@@ -30,8 +37,14 @@
 #include "redact.h"
 #include "store.h"
 
-#include "cli.h"
+#include "cli_args.h"
+#include "cli_check.h"
+#include "cli_console.h"
+#include "cli_copy.h"
+#include "cli_events.h"
+#include "cli_maint.h"
 #include "cli_text.h"
+#include "idemhook.h"
 
 extern char **environ;
 
@@ -169,6 +182,18 @@ cli_store(struct cli *c, struct store **out)
 	return IH_OK;
 }
 
+const char *
+cli_setting(struct cli *c, const char *name)
+{
+	struct config_source src[2];
+
+	src[0].get = config_vars_get;
+	src[0].arg = &c->env;
+	src[1].get = config_vars_get;
+	src[1].arg = &c->file;
+	return config_lookup(src, 2, name);
+}
+
 static int
 cmd_init(struct cli *c, int argc, char **argv)
 {
@@ -215,33 +240,38 @@ cmd_work(struct cli *c, int argc, char **argv)
 	struct timespec nap;
 	char owner[128], err[STORE_ERR_MAX], *end;
 	const char *only = NULL;
+	const char *v;
 	double interval = 1.0;
 	long done = 0;
 	size_t i;
 	struct log_dest ld;
 	struct alert_silence silence;
-	int once = 0, found, any, rc, a, ret = 0;
+	int once = 0, found, any, rc, a, r, ret = 0;
 
 	for (a = 1; a < argc; a++) {
-		if (strcmp(argv[a], "--once") == 0)
-			once = 1;
-		else if (strcmp(argv[a], "--provider") == 0 && a + 1 < argc)
-			only = argv[++a];
-		else if (strcmp(argv[a], "--interval") == 0 && a + 1 < argc) {
+		r = cli_opt(argc, argv, &a, "--provider", &only);
+		if (r == 0)
+			r = cli_opt(argc, argv, &a, "--interval", &v) * 2;
+		if (r == 2) {
 			errno = 0;
-			interval = strtod(argv[++a], &end);
+			interval = strtod(v, &end);
 			if (errno != 0 || *end != '\0' || interval < 0.01 ||
 			    interval > 3600) {
 				fprintf(stderr, "idemhook: --interval takes "
 				    "seconds from 0.01 to 3600\n");
-				return 2;
+				return CLI_EXIT_USAGE;
 			}
-		} else if (strcmp(argv[a], "--help") == 0) {
+		}
+		if (r > 0)
+			continue;
+		if (r == 0 && strcmp(argv[a], "--once") == 0)
+			once = 1;
+		else if (r == 0 && strcmp(argv[a], "--help") == 0) {
 			work_usage(stdout);
-			return 0;
+			return CLI_EXIT_OK;
 		} else {
 			work_usage(stderr);
-			return 2;
+			return CLI_EXIT_USAGE;
 		}
 	}
 	if (only != NULL && providers_find(only) == NULL) {
@@ -308,10 +338,23 @@ out:
 	return ret;
 }
 
-static const struct cli_cmd builtin[] = {
+/* Every subcommand, in the order usage lists them. */
+static const struct cli_cmd commands[] = {
 	{ "init", cmd_init, "create or migrate the store" },
 	{ "work", cmd_work, "process due events (--once for cron)" },
+	{ "check", cli_check, "audit secrets, file modes, WAL, document root" },
+	{ "list", cli_list, "list events (filters; table or --json)" },
+	{ "show", cli_show, "one event: metadata, attempts, headers, payload" },
+	{ "verify", cli_verify, "re-check a stored event's signature" },
+	{ "replay", cli_replay, "re-queue one event or a filtered set" },
+	{ "purge", cli_purge, "apply retention: payloads, then tombstones" },
+	{ "stats", cli_stats, "per-provider figures (--json, --prometheus)" },
+	{ "console-password", cli_console_password,
+	    "hash the console's password (read on stdin)" },
+	{ "copy", cli_copy, "copy the store into PostgreSQL (--to URI)" },
 };
+
+#define NCOMMANDS	(sizeof(commands) / sizeof(commands[0]))
 
 static void
 usage(FILE *f)
@@ -320,11 +363,8 @@ usage(FILE *f)
 
 	fprintf(f, "usage: idemhook [--config FILE] [--db PATH] COMMAND "
 	    "[ARGS]\n\ncommands:\n");
-	for (i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
-		fprintf(f, "  %-8s %s\n", builtin[i].name, builtin[i].help);
-	for (i = 0; cli_admin_cmds[i].name != NULL; i++)
-		fprintf(f, "  %-8s %s\n", cli_admin_cmds[i].name,
-		    cli_admin_cmds[i].help);
+	for (i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\n'idemhook COMMAND --help' describes one command.\n"
 	    "Exit codes: 0 success, 1 failure, 2 usage or configuration "
 	    "error.\n");
@@ -337,46 +377,38 @@ main(int argc, char **argv)
 	const char *config = NULL, *db = NULL;
 	char err[256];
 	size_t i;
-	int a = 1, rc = 2;
+	int a, r = 0, rc = CLI_EXIT_USAGE;
 
 	/* Before any secret is read: no core file, no ptrace. */
 	if (harden_process(err, sizeof(err)) != IH_OK)
 		fprintf(stderr, "idemhook: cannot disable core dumps: %s\n",
 		    err);
-	while (a < argc && argv[a][0] == '-') {
-		if (strcmp(argv[a], "--config") == 0 && a + 1 < argc) {
-			config = argv[a + 1];
-			a += 2;
-		} else if (strcmp(argv[a], "--db") == 0 && a + 1 < argc) {
-			db = argv[a + 1];
-			a += 2;
-		} else if (strcmp(argv[a], "--help") == 0 ||
-		    strcmp(argv[a], "-h") == 0) {
+	for (a = 1; a < argc && argv[a][0] == '-'; a++) {
+		r = cli_opt(argc, argv, &a, "--config", &config);
+		if (r == 0)
+			r = cli_opt(argc, argv, &a, "--db", &db);
+		if (r > 0)
+			continue;
+		if (r == 0 && (strcmp(argv[a], "--help") == 0 ||
+		    strcmp(argv[a], "-h") == 0)) {
 			usage(stdout);
-			return 0;
-		} else {
-			usage(stderr);
-			return 2;
+			return CLI_EXIT_OK;
 		}
+		break;
 	}
-	if (a >= argc) {
+	if (r < 0 || a >= argc || argv[a][0] == '-') {
 		usage(stderr);
-		return 2;
+		return CLI_EXIT_USAGE;
 	}
 	if (cli_init(&c, config, db) != IH_OK) {
 		cli_free(&c);
-		return 2;
+		return CLI_EXIT_USAGE;
 	}
 	c.gargc = a;
 	c.gargv = argv;
-	for (i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
-		if (strcmp(argv[a], builtin[i].name) == 0) {
-			rc = builtin[i].fn(&c, argc - a, argv + a);
-			goto out;
-		}
-	for (i = 0; cli_admin_cmds[i].name != NULL; i++)
-		if (strcmp(argv[a], cli_admin_cmds[i].name) == 0) {
-			rc = cli_admin_cmds[i].fn(&c, argc - a, argv + a);
+	for (i = 0; i < NCOMMANDS; i++)
+		if (strcmp(argv[a], commands[i].name) == 0) {
+			rc = commands[i].fn(&c, argc - a, argv + a);
 			goto out;
 		}
 	cli_errorf("no command called %s", argv[a]);

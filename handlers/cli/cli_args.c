@@ -1,8 +1,6 @@
 /*
- * cli_admin.c -- the operator's subcommands of idemhook beyond init and
- * work: list, show, verify, replay, purge, stats, check; and the helpers
- * they share.  The commands themselves live in cli_events.c (list, show,
- * verify, replay), cli_maint.c (purge, stats) and cli_check.c (check).
+ * cli_args.c -- the idemhook command's one argument parser: options,
+ * numbers, times, event filters and provider names.  See cli_args.h.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -12,23 +10,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli_admin.h"
-#include "config.h"
+#include "cli_args.h"
+#include "cli_text.h"
 #include "providers.h"
-
-const struct cli_cmd cli_admin_cmds[] = {
-	{ "check", cli_check, "audit secrets, file modes, WAL, document root" },
-	{ "list", cli_list, "list events (filters; table or --json)" },
-	{ "show", cli_show, "one event: metadata, attempts, headers, payload" },
-	{ "verify", cli_verify, "re-check a stored event's signature" },
-	{ "replay", cli_replay, "re-queue one event or a filtered set" },
-	{ "purge", cli_purge, "apply retention: payloads, then tombstones" },
-	{ "stats", cli_stats, "per-provider figures (--json, --prometheus)" },
-	{ "console-password", cli_console_password,
-	    "hash the console's password (read on stdin)" },
-	{ "copy", cli_copy, "copy the store into PostgreSQL (--to URI)" },
-	{ NULL, NULL, NULL }
-};
 
 int
 cli_opt(int argc, char **argv, int *a, const char *name, const char **val)
@@ -234,18 +218,6 @@ cli_filter_opt(int argc, char **argv, int *a, int64_t now_ms,
 		return -1;
 	}
 	return r;
-}
-
-const char *
-cli_setting(struct cli *c, const char *name)
-{
-	struct config_source src[2];
-
-	src[0].get = config_vars_get;
-	src[0].arg = &c->env;
-	src[1].get = config_vars_get;
-	src[1].arg = &c->file;
-	return config_lookup(src, 2, name);
 }
 
 int

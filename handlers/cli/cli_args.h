@@ -1,26 +1,18 @@
 /*
- * cli_admin.h -- what the operator's subcommands (list, show, verify,
- * replay, purge, stats, check) share: option and time parsing, safe
- * output of values that came from the network, and settings lookup.
- *
- * Exit codes of every subcommand: CLI_EXIT_OK, CLI_EXIT_FAIL (the store
- * failed, or the command found a problem: an invalid signature, a bad
- * setting), CLI_EXIT_USAGE (bad arguments).
+ * cli_args.h -- the one argument parser of the idemhook command: options
+ * ("--name VALUE", "--name=VALUE"), numbers, times, event filters and
+ * provider names.  Every subcommand parses its argv with these, so that
+ * all take the same forms and print the same errors.  Each function
+ * prints its own error message (stderr) and reports failure in its
+ * return value; none allocates.
  */
-#ifndef IH_CLI_ADMIN_H
-#define IH_CLI_ADMIN_H
+#ifndef IH_CLI_ARGS_H
+#define IH_CLI_ARGS_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
-#include "cli.h"
-#include "cli_text.h"
 #include "store.h"
-
-#define CLI_EXIT_OK	0
-#define CLI_EXIT_FAIL	1
-#define CLI_EXIT_USAGE	2
 
 #define CLI_TIME_MAX	32	/* "2024-05-01T12:00:00Z" and a NUL */
 
@@ -56,23 +48,7 @@ void	cli_format_time(int64_t ms, char *buf, size_t len);
 int	cli_filter_opt(int argc, char **argv, int *a, int64_t now_ms,
 	    struct store_filter *f);
 
-/* Returns a setting from the environment, then the config file, or NULL. */
-const char *cli_setting(struct cli *c, const char *name);
-
 /* Returns the index in providers_all of name, or -1 (printed). */
 int	cli_provider_index(const char *name);
-
-int	cli_list(struct cli *c, int argc, char **argv);
-int	cli_show(struct cli *c, int argc, char **argv);
-int	cli_verify(struct cli *c, int argc, char **argv);
-int	cli_replay(struct cli *c, int argc, char **argv);
-int	cli_purge(struct cli *c, int argc, char **argv);
-int	cli_stats(struct cli *c, int argc, char **argv);
-int	cli_check(struct cli *c, int argc, char **argv);
-/* idemhook console-password (cli_console.c). */
-int	cli_console_password(struct cli *c, int argc, char **argv);
-
-/* idemhook copy (cli_copy.c). */
-int	cli_copy(struct cli *c, int argc, char **argv);
 
 #endif

@@ -1,14 +1,25 @@
 /*
- * cli.h -- what the idemhook command's subcommands share: the settings
- * (environment, then the config file) per provider, and one store.
+ * idemhook.h -- the idemhook command's context (idemhook.c): the
+ * settings per provider (--db, then the environment, then the config
+ * file, exactly as the receivers layer them) and one store, opened once
+ * and shared by the subcommands; and the shape of the command table.
+ *
+ * Exit codes of every subcommand: CLI_EXIT_OK, CLI_EXIT_FAIL (the store
+ * failed, or the command found a problem: an invalid signature, a bad
+ * setting), CLI_EXIT_USAGE (bad arguments or configuration).  Errors are
+ * printed to stderr by the function that meets them.
  */
-#ifndef IH_CLI_H
-#define IH_CLI_H
+#ifndef IH_IDEMHOOK_H
+#define IH_IDEMHOOK_H
 
 #include <stddef.h>
 
 #include "config.h"
 #include "store.h"
+
+#define CLI_EXIT_OK	0
+#define CLI_EXIT_FAIL	1
+#define CLI_EXIT_USAGE	2
 
 #define CLI_MAX_PROVIDERS	16
 
@@ -28,14 +39,15 @@ struct cli {
 	char			**gargv;
 };
 
+/*
+ * One subcommand: argv[0] is its name; returns a CLI_EXIT_* code.  The
+ * table of them all is in idemhook.c.
+ */
 struct cli_cmd {
 	const char	*name;
 	int		(*fn)(struct cli *c, int argc, char **argv);
 	const char	*help;
 };
-
-/* The operator's subcommands (cli_admin.c); ends with a NULL name. */
-extern const struct cli_cmd cli_admin_cmds[];
 
 int	cli_init(struct cli *c, const char *config_path, const char *db_path);
 void	cli_free(struct cli *c);
@@ -43,5 +55,7 @@ void	cli_free(struct cli *c);
 int	cli_config(struct cli *c, size_t i, const struct config **out);
 /* Opens the store once; errors are printed with their fix. */
 int	cli_store(struct cli *c, struct store **out);
+/* Returns a setting from the environment, then the config file, or NULL. */
+const char *cli_setting(struct cli *c, const char *name);
 
 #endif
