@@ -622,9 +622,11 @@ put_chart(struct html *h, const char *title, const char *unit,
 	struct tm tm;
 
 	for (k = 0; k < nseries; k++)
-		for (i = 0; i < STORE_CONSOLE_HOURS; i++)
-			if ((v = get(&s->hour[i], k)) > max)
+		for (i = 0; i < STORE_CONSOLE_HOURS; i++) {
+			v = get(&s->hour[i], k);
+			if (v > max)
 				max = v;
+		}
 	if (max == 0)
 		max = 1;
 	html_printf(h, "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" "
@@ -1172,7 +1174,10 @@ event_from_uri(const struct page *pg, char *provider, size_t plen,
 		return IH_EINVAL;
 	p += 8;
 	slash = memchr(p, '/', (size_t)(end - p));
-	if (slash == NULL || (n = (size_t)(slash - p)) == 0 || n >= plen ||
+	if (slash == NULL)
+		return IH_EINVAL;
+	n = (size_t)(slash - p);
+	if (n == 0 || n >= plen ||
 	    strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_-") < n)
 		return IH_EINVAL;
 	memcpy(provider, p, n);
@@ -1467,7 +1472,8 @@ sign_in(struct page *pg, const struct config_source *src, size_t nsrc)
 			    "settings are incomplete (see the error log)");
 			return 0;
 		}
-		if (ru == NULL || *ru == '\0' || strlen(ru) >= sizeof(pg->user)) {
+		if (ru == NULL || *ru == '\0' ||
+		    strlen(ru) >= sizeof(pg->user)) {
 			error_page(pg, 401, "no_remote_user", "the web server "
 			    "did not authenticate this request");
 			return 0;

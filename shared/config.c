@@ -474,11 +474,12 @@ config_sources_refresh(struct config_file *cf,
 	if (path == NULL)
 		path = config_lookup(src, n, "IDEMHOOK_CONFIG");
 	/* suEXEC drops SetEnv: then the file's fixed places (config_find.h). */
-	if (path == NULL && (rc = config_find(found, sizeof(found), err,
-	    errlen)) != IH_ENOTFOUND) {
-		if (rc != IH_OK)
+	if (path == NULL) {
+		rc = config_find(found, sizeof(found), err, errlen);
+		if (rc == IH_OK)
+			path = found;
+		else if (rc != IH_ENOTFOUND)
 			return IH_ECONFIG;
-		path = found;
 	}
 	rc = config_file_refresh(cf, path, flags, &reloaded, err, errlen);
 	if (rc == IH_ENOMEM)
@@ -642,7 +643,8 @@ load_actions(struct config *cfg, const char *provider,
 		    cfg->action_command[n] == NULL)
 			return IH_ENOMEM;
 		if (*sp == '\0') {
-			snprintf(err, errlen, "IDEMHOOK_%s has no command", key);
+			snprintf(err, errlen, "IDEMHOOK_%s has no command",
+			    key);
 			return IH_ECONFIG;
 		}
 	}
@@ -672,8 +674,9 @@ load_action_env(struct config *cfg, const char *provider,
 	}
 	if (cfg->nactions > 0 && cfg->lease_s <= cfg->action_timeout_s) {
 		snprintf(err, errlen, "IDEMHOOK_LEASE (%ld s) must be longer "
-		    "than IDEMHOOK_ACTION_TIMEOUT (%ld s): the lease is renewed "
-		    "before each action, and one action must end within it",
+		    "than IDEMHOOK_ACTION_TIMEOUT (%ld s): the lease is "
+		    "renewed before each action, and one action must end "
+		    "within it",
 		    cfg->lease_s, cfg->action_timeout_s);
 		return IH_ECONFIG;
 	}
@@ -768,15 +771,21 @@ config_load(struct config *cfg, const char *provider, const char *secret_var,
 	}
 
 	v = config_lookup(src, nsrc, "IDEMHOOK_LOG");
-	if (v != NULL && (cfg->log = strdup(v)) == NULL) {
-		rc = IH_ENOMEM;
-		goto out;
+	if (v != NULL) {
+		cfg->log = strdup(v);
+		if (cfg->log == NULL) {
+			rc = IH_ENOMEM;
+			goto out;
+		}
 	}
 
 	v = lookup2(src, nsrc, provider, "ALERT_ACTION");
-	if (v != NULL && (cfg->alert_action = strdup(v)) == NULL) {
-		rc = IH_ENOMEM;
-		goto out;
+	if (v != NULL) {
+		cfg->alert_action = strdup(v);
+		if (cfg->alert_action == NULL) {
+			rc = IH_ENOMEM;
+			goto out;
+		}
 	}
 
 	for (i = 0; secret_var != NULL && i < CONFIG_MAX_SECRETS; i++) {

@@ -52,8 +52,9 @@ config_find_user(unsigned uid, char *name, size_t namelen, char *home,
 
 	f = fopen("/etc/passwd", "re");
 	if (f != NULL) {
-		while ((pw = fgetpwent(f)) != NULL && pw->pw_uid != (uid_t)uid)
-			;
+		do
+			pw = fgetpwent(f);
+		while (pw != NULL && pw->pw_uid != (uid_t)uid);
 		if (pw != NULL) {
 			snprintf(name, namelen, "%s", pw->pw_name);
 			snprintf(home, homelen, "%s", pw->pw_dir);
@@ -61,7 +62,9 @@ config_find_user(unsigned uid, char *name, size_t namelen, char *home,
 		}
 		fclose(f);
 	}
-	if (rc != IH_OK && (pw = getpwuid((uid_t)uid)) != NULL) {
+	if (rc != IH_OK)
+		pw = getpwuid((uid_t)uid);
+	if (rc != IH_OK && pw != NULL) {
 		snprintf(name, namelen, "%s", pw->pw_name);
 		snprintf(home, homelen, "%s", pw->pw_dir);
 		rc = IH_OK;

@@ -71,7 +71,8 @@ console_hash_password(const char *pw, size_t len, int ln, char *out,
 		return IH_EINVAL;
 	if (RAND_bytes(salt, sizeof(salt)) != 1)
 		return IH_EIO;
-	if ((rc = scrypt(pw, len, salt, sizeof(salt), ln, 8, 1, dk)) != IH_OK)
+	rc = scrypt(pw, len, salt, sizeof(salt), ln, 8, 1, dk);
+	if (rc != IH_OK)
 		return rc;
 	b64(salt, sizeof(salt), s64);
 	b64(dk, sizeof(dk), d64);
@@ -121,8 +122,10 @@ console_verify_password(const char *hash, const char *pw, size_t len)
 	    p < 1 || p > 4)
 		return IH_ECONFIG;
 	d = strchr(s, '$');
-	if (d == NULL || (saltlen = unb64(s, (size_t)(d - s), salt,
-	    sizeof(salt))) < 8 || unb64(d + 1, strlen(d + 1), want,
+	if (d == NULL)
+		return IH_ECONFIG;
+	saltlen = unb64(s, (size_t)(d - s), salt, sizeof(salt));
+	if (saltlen < 8 || unb64(d + 1, strlen(d + 1), want,
 	    sizeof(want)) != DK_LEN)
 		return IH_ECONFIG;
 	rc = scrypt(pw, len, salt, (size_t)saltlen, (int)ln, r, p, got);

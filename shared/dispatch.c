@@ -24,8 +24,8 @@ dispatch_effect(struct dispatch_ctx *ctx, const char *kind, char *err,
 		snprintf(err, errlen, "no transaction for effects");
 		return IH_EINVAL;
 	}
-	return store_effect(ctx->st, ctx->tx, ctx->job, kind, clock_wall_ms(), err,
-	    errlen);
+	return store_effect(ctx->st, ctx->tx, ctx->job, kind, clock_wall_ms(),
+	    err, errlen);
 }
 
 int
@@ -169,8 +169,8 @@ lost(const struct dispatch *d, const struct store_job *job, const char *why)
 	char err[STORE_ERR_MAX];
 
 	log_job(d, job, "lease_lost", why);
-	if (store_attempt_lost(d->st, NULL, job, clock_wall_ms(), err, sizeof(err))
-	    != IH_OK)
+	if (store_attempt_lost(d->st, NULL, job, clock_wall_ms(), err,
+	    sizeof(err)) != IH_OK)
 		log_job(d, job, "lease_lost", err);
 }
 
@@ -211,8 +211,9 @@ dispatch_one(const struct dispatch *d, int64_t rowid, int *found, char *err,
 			return rc;
 		}
 	}
-	rc = store_claim(d->st, NULL, d->p->name, rowid, d->owner, clock_wall_ms(),
-	    (int64_t)d->cfg->lease_s * 1000, &job, found, err, errlen);
+	rc = store_claim(d->st, NULL, d->p->name, rowid, d->owner,
+	    clock_wall_ms(), (int64_t)d->cfg->lease_s * 1000, &job, found, err,
+	    errlen);
 	if (rc != IH_OK || !*found)
 		return rc;
 	return dispatch_job(d, &job, err, errlen);
@@ -306,7 +307,8 @@ dispatch_inline(const struct dispatch *d, struct store_job *job, char *err,
 		lost(d, job, why);
 	} else if (rc == IH_EIO) {
 		/* No record is left: the provider's retry starts afresh. */
-		frc = store_forget(d->st, NULL, job, d->owner, ferr, sizeof(ferr));
+		frc = store_forget(d->st, NULL, job, d->owner, ferr,
+		    sizeof(ferr));
 		if (frc == IH_OK) {
 			log_job(d, job, "failed", why);
 		} else if (frc == IH_ENOTFOUND) {

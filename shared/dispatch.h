@@ -81,8 +81,9 @@ int	dispatch_type_of(const struct dispatch_type *tab, size_t n,
  * The common end of a switch's case: logs the effect kind for ev and
  * records it with dispatch_effect().  Returns what dispatch_effect() does.
  */
-int	dispatch_record(struct dispatch_ctx *ctx, const struct dispatch_event *ev,
-	    const char *kind, char *err, size_t errlen);
+int	dispatch_record(struct dispatch_ctx *ctx,
+	    const struct dispatch_event *ev, const char *kind, char *err,
+	    size_t errlen);
 
 struct dispatch {
 	struct store		*st;

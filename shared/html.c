@@ -149,9 +149,12 @@ html_esc_n(struct html *h, const char *s, size_t len)
 		default:
 			if (u[i] < 0x20 || u[i] == 0x7f)
 				ent = "\xef\xbf\xbd";
-			else if ((n = utf8_len(u + i, len - i)) == 0) {
-				ent = "\xef\xbf\xbd";
-				n = 1;
+			else {
+				n = utf8_len(u + i, len - i);
+				if (n == 0) {
+					ent = "\xef\xbf\xbd";
+					n = 1;
+				}
 			}
 		}
 		if (ent == NULL) {

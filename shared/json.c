@@ -459,7 +459,7 @@ sift(const struct json *js, uint32_t *k, size_t root, size_t n)
 	size_t child;
 	uint32_t tmp;
 
-	while ((child = 2 * root + 1) < n) {
+	for (child = 2 * root + 1; child < n; child = 2 * root + 1) {
 		if (child + 1 < n && key_cmp(js, k[child], k[child + 1]) < 0)
 			child++;
 		if (key_cmp(js, k[root], k[child]) >= 0)

@@ -85,11 +85,13 @@ json_indent(struct json *js, const void *doc, size_t len, char **out,
 	if (rc != IH_OK)
 		return rc;
 	rc = IH_ENOMEM;
-	if ((g = yajl_gen_alloc(NULL)) == NULL)
+	g = yajl_gen_alloc(NULL);
+	if (g == NULL)
 		goto out;
 	yajl_gen_config(g, yajl_gen_beautify, 1);
 	yajl_gen_config(g, yajl_gen_indent_string, "  ");
-	if ((h = yajl_alloc(&copy_tokens, NULL, g)) == NULL)
+	h = yajl_alloc(&copy_tokens, NULL, g);
+	if (h == NULL)
 		goto out;
 	rc = IH_EBODY;
 	if (yajl_parse(h, doc, len) != yajl_status_ok ||
@@ -98,7 +100,8 @@ json_indent(struct json *js, const void *doc, size_t len, char **out,
 	if (yajl_gen_get_buf(g, &buf, &blen) != yajl_gen_status_ok)
 		goto out;
 	rc = IH_ENOMEM;
-	if ((*out = malloc(blen + 1)) == NULL)
+	*out = malloc(blen + 1);
+	if (*out == NULL)
 		goto out;
 	memcpy(*out, buf, blen);
 	(*out)[blen] = '\0';

@@ -82,9 +82,11 @@ store_console_counts(struct store *st, store_console_count_fn fn, void *arg,
 	sqlite3_stmt *stmt;
 	int rc, step;
 
-	if ((rc = prepare(db, SQL_COUNTS, &stmt, err, errlen)) != IH_OK)
+	rc = prepare(db, SQL_COUNTS, &stmt, err, errlen);
+	if (rc != IH_OK)
 		return rc;
-	while ((step = sqlite3_step(stmt)) == SQLITE_ROW) {
+	for (step = sqlite3_step(stmt); step == SQLITE_ROW;
+	    step = sqlite3_step(stmt)) {
 		rc = fn(arg, (const char *)sqlite3_column_text(stmt, 0),
 		    (const char *)sqlite3_column_text(stmt, 1),
 		    sqlite3_column_int64(stmt, 2),
@@ -140,11 +142,13 @@ store_console_series(struct store *st, int64_t now_ms,
 		s->hour[i].p50_ms = s->hour[i].p99_ms = -1;
 	}
 	s->p50_ms = s->p99_ms = -1;
-	if ((rc = prepare(db, SQL_HOURS, &stmt, err, errlen)) != IH_OK)
+	rc = prepare(db, SQL_HOURS, &stmt, err, errlen);
+	if (rc != IH_OK)
 		return rc;
 	sqlite3_bind_int64(stmt, 1, start);
 	sqlite3_bind_int64(stmt, 2, start + STORE_CONSOLE_HOURS * HOUR_MS);
-	while ((step = sqlite3_step(stmt)) == SQLITE_ROW) {
+	for (step = sqlite3_step(stmt); step == SQLITE_ROW;
+	    step = sqlite3_step(stmt)) {
 		h = sqlite3_column_int64(stmt, 0);
 		if (h < 0 || h >= STORE_CONSOLE_HOURS)
 			continue;
@@ -172,12 +176,14 @@ store_console_series(struct store *st, int64_t now_ms,
 			rc = IH_ENOMEM;
 	if (rc != IH_OK)
 		goto out;
-	if ((rc = prepare(db, SQL_LATENCY, &stmt, err, errlen)) != IH_OK)
+	rc = prepare(db, SQL_LATENCY, &stmt, err, errlen);
+	if (rc != IH_OK)
 		goto out;
 	sqlite3_bind_int64(stmt, 1, start);
 	sqlite3_bind_int64(stmt, 2, start + STORE_CONSOLE_HOURS * HOUR_MS);
 	sqlite3_bind_int64(stmt, 3, STORE_CONSOLE_LATENCY_MAX);
-	while ((step = sqlite3_step(stmt)) == SQLITE_ROW) {
+	for (step = sqlite3_step(stmt); step == SQLITE_ROW;
+	    step = sqlite3_step(stmt)) {
 		int64_t ms = sqlite3_column_int64(stmt, 1);
 
 		h = sqlite3_column_int64(stmt, 0);
@@ -222,9 +228,10 @@ store_console_size(struct store *st, int64_t *bytes, char *err,
 	int rc;
 
 	*bytes = 0;
-	if ((rc = prepare(db, "SELECT page_count * page_size FROM "
+	rc = prepare(db, "SELECT page_count * page_size FROM "
 	    "pragma_page_count(), pragma_page_size()", &stmt, err,
-	    errlen)) != IH_OK)
+	    errlen);
+	if (rc != IH_OK)
 		return rc;
 	if (sqlite3_step(stmt) == SQLITE_ROW)
 		*bytes = sqlite3_column_int64(stmt, 0);
@@ -264,7 +271,8 @@ store_console_list(struct store *st, const struct store_console_query *q,
 	*next_before = 0;
 	if (q->page < 1 || q->page > STORE_CONSOLE_PAGE_MAX)
 		return IH_EINVAL;
-	if ((rc = prepare(db, SQL_BOUNDS, &stmt, err, errlen)) != IH_OK)
+	rc = prepare(db, SQL_BOUNDS, &stmt, err, errlen);
+	if (rc != IH_OK)
 		return rc;
 	if (sqlite3_step(stmt) != SQLITE_ROW) {
 		rc = fail(db, "bounds", err, errlen);
@@ -278,7 +286,8 @@ store_console_list(struct store *st, const struct store_console_query *q,
 	stmt = NULL;
 	hi = q->before_id > 0 && q->before_id <= maxid ? q->before_id :
 	    maxid + 1;
-	if ((rc = prepare(db, SQL_LIST, &stmt, err, errlen)) != IH_OK)
+	rc = prepare(db, SQL_LIST, &stmt, err, errlen);
+	if (rc != IH_OK)
 		goto out;
 	bind_text_or_null(stmt, 3, q->provider);
 	bind_text_or_null(stmt, 4, q->status);
@@ -296,7 +305,8 @@ store_console_list(struct store *st, const struct store_console_query *q,
 		sqlite3_bind_int64(stmt, 1, hi);
 		sqlite3_bind_int64(stmt, 2, lo);
 		sqlite3_bind_int64(stmt, 9, q->page - got);
-		while ((step = sqlite3_step(stmt)) == SQLITE_ROW) {
+		for (step = sqlite3_step(stmt); step == SQLITE_ROW;
+		    step = sqlite3_step(stmt)) {
 			memset(&row, 0, sizeof(row));
 			row.rowid = sqlite3_column_int64(stmt, 0);
 			row.provider = col_text(stmt, 1);
@@ -315,7 +325,8 @@ store_console_list(struct store *st, const struct store_console_query *q,
 			row.payload_len = sqlite3_column_int64(stmt, 14);
 			last = row.rowid;
 			got++;
-			if ((rc = fn(arg, &row)) != IH_OK)
+			rc = fn(arg, &row);
+			if (rc != IH_OK)
 				goto out;
 		}
 		if (step != SQLITE_DONE) {
@@ -342,7 +353,8 @@ store_console_last_received(struct store *st, const char *provider,
 	int rc;
 
 	*ms = 0;
-	if ((rc = prepare(db, SQL_LAST, &stmt, err, errlen)) != IH_OK)
+	rc = prepare(db, SQL_LAST, &stmt, err, errlen);
+	if (rc != IH_OK)
 		return rc;
 	sqlite3_bind_text(stmt, 1, provider, -1, SQLITE_STATIC);
 	if (sqlite3_step(stmt) == SQLITE_ROW)
@@ -364,7 +376,8 @@ explain_one(sqlite3 *db, const char *name, const char *sql, char *buf,
 	n = snprintf(q, sizeof(q), "EXPLAIN QUERY PLAN %s", sql);
 	if (n < 0 || (size_t)n >= sizeof(q))
 		return IH_EINVAL;
-	if ((rc = prepare(db, q, &stmt, err, errlen)) != IH_OK)
+	rc = prepare(db, q, &stmt, err, errlen);
+	if (rc != IH_OK)
 		return rc;
 	while (sqlite3_step(stmt) == SQLITE_ROW) {
 		n = snprintf(buf + *used, len - *used, "%s: %s\n", name,
@@ -396,9 +409,11 @@ store_console_explain(struct store *st, char *buf, size_t len, char *err,
 	if (len == 0)
 		return IH_EINVAL;
 	buf[0] = '\0';
-	for (i = 0; i < sizeof(q) / sizeof(q[0]); i++)
-		if ((rc = explain_one(store_sqlite(st), q[i].name, q[i].sql,
-		    buf, len, &used, err, errlen)) != IH_OK)
+	for (i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
+		rc = explain_one(store_sqlite(st), q[i].name, q[i].sql,
+		    buf, len, &used, err, errlen);
+		if (rc != IH_OK)
 			return rc;
+	}
 	return IH_OK;
 }

@@ -55,7 +55,8 @@ struct store_console_hour {
 };
 
 struct store_console_series {
-	struct store_console_hour hour[STORE_CONSOLE_HOURS];	/* oldest first */
+	/* Oldest first. */
+	struct store_console_hour hour[STORE_CONSOLE_HOURS];
 	int64_t	accepted;	/* totals over the 24 hours */
 	int64_t	duplicates;
 	int64_t	failed;

@@ -284,8 +284,9 @@ check_mode(struct check *ck, const char *what, const char *path,
 	}
 	if (S_ISLNK(sb.st_mode)) {
 		problem(ck, "%s %s is a symbolic link: the programs refuse "
-		    "to open it; remove it and let them create the file (whoever "
-		    "made it can write the store's directory: see its mode)",
+		    "to open it; remove it and let them create the file "
+		    "(whoever made it can write the store's directory: see its "
+		    "mode)",
 		    what, path);
 		return -1;
 	}
@@ -497,8 +498,8 @@ check_console(struct check *ck, const struct cli *c)
 
 	if (mode != NULL && strcmp(mode, "server") == 0) {
 		if (key == NULL || strlen(key) < 32)
-			problem(ck, "console: IDEMHOOK_CONSOLE_AUTH=server needs "
-			    "IDEMHOOK_CONSOLE_KEY (32 or more random "
+			problem(ck, "console: IDEMHOOK_CONSOLE_AUTH=server "
+			    "needs IDEMHOOK_CONSOLE_KEY (32 or more random "
 			    "characters: openssl rand -hex 32) for its CSRF "
 			    "tokens");
 		else

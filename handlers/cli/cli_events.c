@@ -485,9 +485,9 @@ show_usage(FILE *f)
 	    "\\xNN.\n"
 	    "  --raw         write the payload's bytes exactly and nothing "
 	    "else\n"
-	    "  --json        one JSON object: event, attempts, headers, payload "
-	    "(text,\n                or base64 when it is not UTF-8: see "
-	    "payload_encoding)\n"
+	    "  --json        one JSON object: event, attempts, headers, "
+	    "payload (text,\n                or base64 when it is not UTF-8: "
+	    "see payload_encoding)\n"
 	    "  --signatures  print the signature or token header's value, "
 	    "masked\n                by default\n"
 	    "  --            what follows is PROVIDER EVENT_ID, even if it "
@@ -843,8 +843,9 @@ shell_word(char *buf, size_t len, size_t *off, const char *word)
 	int n, plain = *word != '\0';
 
 	for (p = word; *p != '\0'; p++)
-		if (strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-		    "0123456789_./:=@%+,-", *p) == NULL)
+		if (strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		    "abcdefghijklmnopqrstuvwxyz0123456789_./:=@%+,-",
+		    *p) == NULL)
 			plain = 0;
 	if (*off >= len)
 		return;

@@ -3,10 +3,10 @@
  *
  * Retention keeps two promises at once: payloads (personal data) go
  * after IDEMHOOK_RETENTION_DAYS (dead letters only with --include-dead,
- * so that none vanishes before someone looked at it), while each event's (provider, event_id)
- * row stays as a tombstone for at least the provider's redelivery window,
- * so that a late redelivery is still answered as a duplicate rather than
- * processed twice.
+ * so that none vanishes before someone looked at it), while each event's
+ * (provider, event_id) row stays as a tombstone for at least the
+ * provider's redelivery window, so that a late redelivery is still
+ * answered as a duplicate rather than processed twice.
  */
 #include <ctype.h>
 #include <math.h>

@@ -27,7 +27,7 @@ struct cli {
 	struct config_vars	 env;
 	struct config_vars	 file;
 	const char		*db_override;	/* --db */
-	const char		*config_path;	/* --config or IDEMHOOK_CONFIG */
+	const char		*config_path; /* --config, IDEMHOOK_CONFIG */
 	const char		*config_from;	/* how config_path was chosen */
 	char			 config_found[4096]; /* config_find's answer */
 	int			 loaded[CLI_MAX_PROVIDERS];

@@ -576,7 +576,8 @@ pg_audit(struct store *base, int (*fn)(void *, const struct store_audit *),
 	if (!a.ok)
 		snprintf(a.advice, sizeof(a.advice), "PostgreSQL 11 or later "
 		    "is needed");
-	if ((rc = fn(arg, &a)) != IH_OK)
+	rc = fn(arg, &a);
+	if (rc != IH_OK)
 		return rc;
 	memset(&a, 0, sizeof(a));
 	a.name = "synchronous_commit";
@@ -586,7 +587,8 @@ pg_audit(struct store *base, int (*fn)(void *, const struct store_audit *),
 		return rc;
 	/* The store sets it per transaction; the default shows the server. */
 	a.ok = 1;
-	if ((rc = fn(arg, &a)) != IH_OK)
+	rc = fn(arg, &a);
+	if (rc != IH_OK)
 		return rc;
 	memset(&a, 0, sizeof(a));
 	a.name = "TLS";

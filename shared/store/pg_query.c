@@ -115,8 +115,9 @@ pg_list(struct store *base, const struct store_filter *f, store_row_fn fn,
 
 	bind_filter(&p, f);
 	r = pg_exec_sql(pg_of(base), "SELECT " PG_ROW_COLS " FROM events"
-	    " WHERE" PG_FILTER_SQL " ORDER BY id DESC LIMIT $7", PG_FILTER_TYPES,
-	    &p, PGRES_TUPLES_OK, "cannot list events", err, errlen);
+	    " WHERE" PG_FILTER_SQL " ORDER BY id DESC LIMIT $7",
+	    PG_FILTER_TYPES, &p, PGRES_TUPLES_OK, "cannot list events", err,
+	    errlen);
 	if (r == NULL)
 		return IH_ESTORE;
 	rc = walk_rows(r, fn, arg, NULL);

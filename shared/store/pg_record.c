@@ -175,10 +175,14 @@ pg_claim(struct store *base, const char *provider, int64_t rowid,
 	job->rowid = pg_getint(r, 0, 0);
 	job->attempt = (long)pg_getint(r, 0, 6);
 	job->received_at = pg_getint(r, 0, 7);
-	if ((rc = copy_text(r, 1, &job->provider)) != IH_OK ||
-	    (rc = copy_text(r, 2, &job->event_id)) != IH_OK ||
-	    (rc = copy_text(r, 3, &job->event_type)) != IH_OK ||
-	    (rc = copy_text(r, 4, &job->subtype)) != IH_OK)
+	rc = copy_text(r, 1, &job->provider);
+	if (rc == IH_OK)
+		rc = copy_text(r, 2, &job->event_id);
+	if (rc == IH_OK)
+		rc = copy_text(r, 3, &job->event_type);
+	if (rc == IH_OK)
+		rc = copy_text(r, 4, &job->subtype);
+	if (rc != IH_OK)
 		goto out;
 	if (!PQgetisnull(r, 0, 5)) {
 		bytes = PQunescapeBytea((const unsigned char *)

@@ -342,8 +342,9 @@ set_wal(struct sq *st, char *err, size_t errlen)
 	}
 	mode = sqlite3_column_text(stmt, 0);
 	if (mode == NULL || strcmp((const char *)mode, "wal") != 0) {
-		snprintf(err, errlen, "store stays in journal mode %s, not WAL: "
-		    "put it on a local filesystem", mode ? (const char *)mode :
+		snprintf(err, errlen, "store stays in journal mode %s, not "
+		    "WAL: put it on a local filesystem",
+		    mode ? (const char *)mode :
 		    "unknown");
 		rc = IH_ESTORE;
 		goto out;
@@ -387,8 +388,8 @@ apply_schema(struct sq *st, int version, char *err, size_t errlen)
 	int v, rc;
 
 	if (version == 0)
-		return sq_exec(st, store_sqlite_schema_sql, "cannot apply schema", err,
-		    errlen);
+		return sq_exec(st, store_sqlite_schema_sql,
+		    "cannot apply schema", err, errlen);
 	for (v = version + 1; v <= STORE_SCHEMA_VERSION; v++) {
 		if ((size_t)v >= store_sqlite_nmigrations ||
 		    store_sqlite_migrations[v] == NULL) {
@@ -568,8 +569,8 @@ store_sqlite_open(const struct store_opts *opts, struct store **out,
 	rc = sq_exec(st, sql, "cannot set synchronous", err, errlen);
 	if (rc != IH_OK)
 		goto out;
-	rc = sq_exec(st, "PRAGMA foreign_keys = ON", "cannot enable foreign keys",
-	    err, errlen);
+	rc = sq_exec(st, "PRAGMA foreign_keys = ON",
+	    "cannot enable foreign keys", err, errlen);
 	if (rc != IH_OK)
 		goto out;
 	rc = set_up(st, err, errlen);

@@ -214,8 +214,9 @@ sq_attempts(struct store *base, int64_t rowid,
 	struct store_attempt a;
 	int rc, step;
 
-	rc = sq_prepare(st, "SELECT attempt, started_at, coalesce(finished_at, 0),"
-	    " outcome, error FROM attempts WHERE event = ?1 ORDER BY attempt",
+	rc = sq_prepare(st, "SELECT attempt, started_at, "
+	    "coalesce(finished_at, 0), outcome, error FROM attempts "
+	    "WHERE event = ?1 ORDER BY attempt",
 	    &s, err, errlen);
 	if (rc != IH_OK)
 		goto out;
@@ -255,8 +256,8 @@ sq_requeue(struct store *base, const struct store_filter *f, int dry_run,
 
 	*count = 0;
 	if (dry_run)
-		rc = sq_prepare(st, "SELECT " STORE_ROW_COLS " FROM events WHERE"
-		    STORE_FILTER_SQL STORE_REPLAYABLE_SQL
+		rc = sq_prepare(st, "SELECT " STORE_ROW_COLS
+		    " FROM events WHERE" STORE_FILTER_SQL STORE_REPLAYABLE_SQL
 		    " ORDER BY id LIMIT ?7", &s, err, errlen);
 	else
 		rc = sq_prepare(st, "UPDATE events SET status = 'received',"
@@ -574,7 +575,8 @@ sq_copy_read(struct store *base, int64_t after, long limit, store_row_fn fn,
 		if (step == SQLITE_DONE)
 			break;
 		if (step != SQLITE_ROW) {
-			rc = sq_fail(st, step, "cannot read events", err, errlen);
+			rc = sq_fail(st, step, "cannot read events", err,
+			    errlen);
 			goto out;
 		}
 		fill_row_body(s, &row);

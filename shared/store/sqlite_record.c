@@ -20,9 +20,9 @@
 #include "sqlite_int.h"
 
 /*
- * Records ev (store_record()), and with owner set the claim of a new event in the
- * same statement: inserting it as processing avoids an UPDATE, which
- * would read the whole payload back and write it again.
+ * Records ev (store_record()), and with owner set the claim of a new
+ * event in the same statement: inserting it as processing avoids an
+ * UPDATE, which would read the whole payload back and write it again.
  */
 int
 sq_record(struct store *base, const struct store_event *ev, int64_t now_ms,
@@ -191,10 +191,14 @@ sq_claim(struct store *base, const char *provider, int64_t rowid,
 	job->rowid = sqlite3_column_int64(s, 0);
 	job->attempt = (long)sqlite3_column_int64(s, 6);
 	job->received_at = sqlite3_column_int64(s, 7);
-	if ((rc = copy_text(s, 1, &job->provider)) != IH_OK ||
-	    (rc = copy_text(s, 2, &job->event_id)) != IH_OK ||
-	    (rc = copy_text(s, 3, &job->event_type)) != IH_OK ||
-	    (rc = copy_text(s, 4, &job->subtype)) != IH_OK)
+	rc = copy_text(s, 1, &job->provider);
+	if (rc == IH_OK)
+		rc = copy_text(s, 2, &job->event_id);
+	if (rc == IH_OK)
+		rc = copy_text(s, 3, &job->event_type);
+	if (rc == IH_OK)
+		rc = copy_text(s, 4, &job->subtype);
+	if (rc != IH_OK)
 		goto out;
 	blob = sqlite3_column_blob(s, 5);
 	job->payload_len = (size_t)sqlite3_column_bytes(s, 5);
@@ -238,7 +242,8 @@ sq_effect(struct store *base, const struct store_job *job, const char *kind,
 	sqlite3_bind_int64(st->effect, 1, job->rowid);
 	sqlite3_bind_text(st->effect, 2, kind, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st->effect, 3, now_ms);
-	return sq_step_done(st, st->effect, "cannot record effect", err, errlen);
+	return sq_step_done(st, st->effect, "cannot record effect", err,
+	    errlen);
 }
 
 /* Closes the job's attempt row with its outcome. */

@@ -68,8 +68,10 @@ struct store_event {
 	const void	*payload;
 	size_t		 payload_len;
 	const char	*headers;	/* "name: value\n" lines, or "" */
-	const char	*status;	/* NULL for "received"; or "quarantined" */
-	const char	*fingerprint;	/* hex SHA-256 of the payload, or NULL */
+	/* NULL for "received"; or "quarantined". */
+	const char	*status;
+	/* The payload's SHA-256 in hex, or NULL. */
+	const char	*fingerprint;
 };
 
 struct store_result {
@@ -83,9 +85,10 @@ struct store_result {
  * Opens the store at opts->path with the backend it names, and creates
  * or migrates its schema (db/sqlite/, db/postgres/) when it is older,
  * safely when several processes or hosts open it at once.  SQLite creates
- * the file owner-only, with any missing directories 0700.  Returns IH_OK; IH_ESTORE with the cause in err when the file
- * cannot be opened or migrated; IH_ECONFIG for a store written by a newer
- * version.  *out is NULL on failure.
+ * the file owner-only, with any missing directories 0700.  Returns IH_OK;
+ * IH_ESTORE with the cause in err when the file cannot be opened or
+ * migrated; IH_ECONFIG for a store written by a newer version.  *out is
+ * NULL on failure.
  */
 int	store_open(const struct store_opts *opts, struct store **out,
 	    char *err, size_t errlen);
@@ -415,7 +418,8 @@ struct store_stats {
 	int64_t		 latency_sum_ms;
 	int64_t		 p50_ms, p95_ms, p99_ms;	/* -1 when none */
 	int64_t		 oldest_pending_ms;	/* any time; 0 when none */
-	int64_t		 pending;	/* any time: received/processing/failed */
+	/* At any time: received, processing or failed. */
+	int64_t		 pending;
 };
 
 /*
