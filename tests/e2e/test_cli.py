@@ -159,6 +159,26 @@ def case_help(ctx):
     check(not bad, "; ".join(bad))
 
 
+def case_one_parser(ctx):
+    """The global options and work's parse like every subcommand's (one
+    parser, cli_args.c): --name VALUE or --name=VALUE, and a missing
+    value is a usage error that names the option."""
+    out = ctx.out("--db=" + ctx.srv.db, "init")
+    check("ready" in out, "--db=PATH init: %r" % out)
+    for args in (("work", "--once", "--provider=github", "--interval=0.5"),
+                 ("work", "--once", "--provider", "github", "--interval", "0.5")):
+        out = ctx.out(*args)
+        check(out.startswith("processed "), "%s: %r" % (" ".join(args), out))
+    for args in (("work", "--provider"), ("work", "--once", "--interval"),
+                 ("--config",), ("--db",)):
+        rc, _, err = ctx.run(*args)
+        check(rc == 2 and "%s needs a value" % args[-1] in err,
+              "%s: exit %d, %r" % (" ".join(args), rc, err[-300:]))
+    rc, _, err = ctx.run("work", "--interval=0")
+    check(rc == 2 and "--interval takes seconds" in err,
+          "work --interval=0: exit %d, %r" % (rc, err[-300:]))
+
+
 def case_init_twice(ctx):
     before = ctx.srv.count()
     for _ in range(2):
@@ -875,6 +895,8 @@ def main():
                 srv.start(), fill(ctx))):
             return tap.finish()
         t("--help for every subcommand; unknown options exit 2", case_help, ctx)
+        t("one parser: --name=VALUE and --name VALUE for the global options "
+          "and work; a missing value exits 2", case_one_parser, ctx)
         t("init twice is harmless", case_init_twice, ctx)
         t("list: table, filters, limit, since/until, bad values", case_list, ctx)
         t("list --json parses and matches the store", case_list_json, ctx)
