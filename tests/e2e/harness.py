@@ -26,7 +26,28 @@ per web server; see ihtest/__init__.py).  Every name the harness has
 ever offered is re-exported here, so tests keep importing from harness.
 """
 
-# noqa: F401 throughout: these imports are the module's interface.
+# noqa: F401 throughout: these imports are the module's interface.  The
+# standard modules the single-file harness imported stay reachable as its
+# attributes too (tests use harness.tempfile and harness.shutil).
+import atexit  # noqa: F401
+import base64  # noqa: F401
+import contextlib  # noqa: F401
+import hashlib  # noqa: F401
+import hmac  # noqa: F401
+import http.client  # noqa: F401
+import json  # noqa: F401
+import os  # noqa: F401
+import shutil  # noqa: F401
+import signal  # noqa: F401
+import socket  # noqa: F401
+import sqlite3  # noqa: F401
+import subprocess  # noqa: F401
+import sys  # noqa: F401
+import tempfile  # noqa: F401
+import threading  # noqa: F401
+import time  # noqa: F401
+import traceback  # noqa: F401
+
 from ihtest.common import (  # noqa: F401
     HERE, HTTP_TIMEOUT, IS_ROOT, PROVIDERS, REPO, SANITIZER_ENV,
     SANITIZER_MARKERS, SECRET_VAR, START_TIMEOUT, HarnessError, bin_dir,

@@ -12,10 +12,8 @@ Needs IH_PG_URI (tests/run.sh starts a server).  Usage: test_pg_copy.py BINDIR
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 
 FIRST = 150     # delivered and processed before the copy
@@ -111,12 +109,12 @@ def main():
     bindir = bin_dir()
     servers = Servers()
     install_signal_cleanup(servers)
-    tmp = tempfile.mkdtemp(prefix="ih-copy-")
+    tmp = harness.tempfile.mkdtemp(prefix="ih-copy-")
     with servers:
         tap.run("copy a SQLite store filled through the endpoints into PostgreSQL while "
                 "receivers write; again: only the new ones; work there processes the "
                 "rest once", copy_case, bindir, servers, tmp)
-    shutil.rmtree(tmp, ignore_errors=True)
+    harness.shutil.rmtree(tmp, ignore_errors=True)
     return tap.finish()
 
 
