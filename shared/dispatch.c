@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "action.h"
@@ -12,6 +13,7 @@
 #include "fault.h"
 #include "ih.h"
 #include "log.h"
+#include "object.h"
 #include "provider.h"
 #include "store.h"
 
@@ -25,6 +27,124 @@ dispatch_effect(struct dispatch_ctx *ctx, const char *kind, char *err,
 	}
 	return store_effect(ctx->st, ctx->tx, ctx->job, kind, store_now_ms(), err,
 	    errlen);
+}
+
+/* Finds the line "name: value" in a stored event's headers. */
+struct header_find {
+	const char	*name;
+	char		 value[64];
+	int		 found;
+};
+
+static int
+header_row(void *arg, const struct store_row *row)
+{
+	struct header_find *h = arg;
+	const char *p = row->headers, *eol;
+	size_t n = strlen(h->name), vlen;
+
+	while (p != NULL && *p != '\0') {
+		eol = strchr(p, '\n');
+		if (eol == NULL)
+			eol = p + strlen(p);
+		if ((size_t)(eol - p) > n + 1 && strncasecmp(p, h->name, n) ==
+		    0 && p[n] == ':') {
+			p += n + 1;
+			while (*p == ' ')
+				p++;
+			vlen = (size_t)(eol - p);
+			if (vlen < sizeof(h->value)) {
+				memcpy(h->value, p, vlen);
+				h->value[vlen] = '\0';
+				h->found = 1;
+			}
+			break;
+		}
+		p = *eol == '\n' ? eol + 1 : eol;
+	}
+	return IH_OK;
+}
+
+/*
+ * The source time of an object whose body gave none: the stored header
+ * the rule names, else the time the event was received.
+ */
+static int
+fallback_time(struct dispatch_ctx *ctx, const struct dispatch_event *ev,
+    const struct object_found *f, int64_t *ms, char *err, size_t errlen)
+{
+	struct header_find h;
+	int rc;
+
+	*ms = ctx->job->received_at;
+	if (f->time_header == NULL)
+		return IH_OK;
+	memset(&h, 0, sizeof(h));
+	h.name = f->time_header;
+	rc = store_show(ctx->st, ev->provider, ev->event_id, header_row, &h,
+	    err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	if (h.found && object_time_parse(h.value, ms) != 0)
+		*ms = ctx->job->received_at;
+	return IH_OK;
+}
+
+int
+dispatch_object(struct dispatch_ctx *ctx, const struct dispatch_event *ev,
+    dispatch_map_fn map, char *err, size_t errlen)
+{
+	char cid[LOG_CLEAN_SIZE], coid[LOG_CLEAN_SIZE], ckind[LOG_CLEAN_SIZE];
+	struct store_object o;
+	struct object_found f;
+	int rc, verdict;
+
+	memset(&f, 0, sizeof(f));
+	if (ctx->st == NULL || ctx->tx == NULL || ctx->job == NULL) {
+		snprintf(err, errlen, "no transaction for objects");
+		return IH_EINVAL;
+	}
+	if (ev->payload == NULL) {
+		rc = IH_OK;
+		goto out;
+	}
+	rc = map(ev, &f);
+	if (rc != IH_OK) {
+		snprintf(err, errlen, "cannot map the event's object: %s",
+		    ih_strerror(rc));
+		goto out;
+	}
+	if (!f.mapped)
+		goto out;
+	memset(&o, 0, sizeof(o));
+	if (f.source_ms == 0) {
+		rc = fallback_time(ctx, ev, &f, &f.source_ms, err, errlen);
+		if (rc != IH_OK)
+			goto out;
+	}
+	o.provider = ev->provider;
+	o.kind = f.kind;
+	o.object_id = f.object_id;
+	o.status = f.status;
+	o.json = f.json;
+	o.json_len = f.json_len;
+	o.source_ms = f.source_ms;
+	o.rank = f.rank;
+	o.event_id = ev->event_id;
+	o.event_type = ev->event_type;
+	o.deleted = f.deleted;
+	rc = store_object_apply(ctx->st, ctx->tx, &o, store_now_ms(),
+	    &verdict, err, errlen);
+	if (rc != IH_OK)
+		goto out;
+	log_clean(cid, ev->event_id, (size_t)-1);
+	log_clean(coid, f.object_id, (size_t)-1);
+	log_clean(ckind, f.kind, (size_t)-1);
+	log_emit(ctx->log, "provider=%s event=%s object=%s/%s verdict=%s",
+	    ev->provider, cid, ckind, coid, object_verdict_name(verdict));
+out:
+	object_found_free(&f);
+	return rc;
 }
 
 int

@@ -636,4 +636,7 @@ static const struct store_ops pg_ops = {
 	.copy_put = pg_copy_put,
 	.copy_attempt = pg_copy_attempt,
 	.copy_effect = pg_copy_effect,
+	.object_apply = pg_object_apply,
+	.objects = pg_objects,
+	.object_history = pg_object_history,
 };

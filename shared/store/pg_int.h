@@ -118,4 +118,13 @@ int	pg_copy_attempt(struct store *, int64_t, const struct store_attempt *,
 int	pg_copy_effect(struct store *, int64_t, const char *, int64_t, int *,
 	    char *, size_t);
 
+/* pg_objects.c */
+int	pg_object_apply(struct store *, const struct store_object *, int64_t,
+	    int *, char *, size_t);
+int	pg_objects(struct store *, const struct store_object_filter *,
+	    store_object_fn, void *, char *, size_t);
+int	pg_object_history(struct store *, const char *, const char *,
+	    const char *, int (*)(void *, const struct store_object_event *),
+	    void *, char *, size_t);
+
 #endif

@@ -91,4 +91,13 @@ int	sq_copy_read(struct store *, int64_t, long, store_row_fn, void *,
 int	sq_effects(struct store *, int64_t,
 	    int (*)(void *, const char *, int64_t), void *, char *, size_t);
 
+/* sqlite_objects.c */
+int	sq_object_apply(struct store *, const struct store_object *, int64_t,
+	    int *, char *, size_t);
+int	sq_objects(struct store *, const struct store_object_filter *,
+	    store_object_fn, void *, char *, size_t);
+int	sq_object_history(struct store *, const char *, const char *,
+	    const char *, int (*)(void *, const struct store_object_event *),
+	    void *, char *, size_t);
+
 #endif
