@@ -200,7 +200,61 @@ dispatch_owner(char *owner, size_t len)
 }
 
 /*
- * Runs every configured action whose pattern matches the type, renewing
+ * Does an action's pattern match?  "TYPE" (an fnmatch pattern) matches
+ * the event type; "TYPE@STATUS" also needs the status the event sets on
+ * its object (status NULL: it sets none) to match STATUS.
+ */
+static int
+action_matches(const char *pattern, const char *type, const char *status)
+{
+	const char *at = strchr(pattern, '@');
+	char tp[256];
+	size_t n;
+
+	if (at == NULL)
+		return fnmatch(pattern, type, 0) == 0;
+	n = (size_t)(at - pattern);
+	if (n >= sizeof(tp) || status == NULL)
+		return 0;
+	memcpy(tp, pattern, n);
+	tp[n] = '\0';
+	return fnmatch(tp, type, 0) == 0 && fnmatch(at + 1, status, 0) == 0;
+}
+
+/*
+ * The status the job's event sets on its object, into f (f->mapped 0
+ * when none), read only when some action's pattern names a status.
+ */
+static int
+action_status(const struct dispatch *d, const struct store_job *job,
+    struct object_found *f)
+{
+	struct dispatch_event ev;
+	size_t i;
+
+	memset(f, 0, sizeof(*f));
+	for (i = 0; i < d->cfg->nactions; i++)
+		if (strchr(d->cfg->action_pattern[i], '@') != NULL)
+			break;
+	if (i == d->cfg->nactions || d->p->map_object == NULL ||
+	    job->payload == NULL)
+		return IH_OK;
+	memset(&ev, 0, sizeof(ev));
+	ev.rowid = job->rowid;
+	ev.provider = job->provider;
+	ev.event_id = job->event_id;
+	ev.event_type = job->event_type;
+	ev.subtype = job->subtype;
+	ev.payload = job->payload;
+	ev.payload_len = job->payload_len;
+	ev.attempt = job->attempt;
+	return d->p->map_object(&ev, f);
+}
+
+/*
+ * Runs every configured action whose pattern matches the event (its
+ * type, and the status it sets on its object when the pattern names
+ * one), renewing
  * the lease before each one, so that actions which together outlast one
  * lease still run in one process only.  Returns IH_OK; IH_EIO when an
  * action failed; IH_ENOTFOUND when the lease was lost (the run must
@@ -211,9 +265,17 @@ run_actions(const struct dispatch *d, const struct store_job *job,
     char *err, size_t errlen)
 {
 	struct action_event ev;
+	struct object_found f;
 	size_t i;
 	int rc;
 
+	rc = action_status(d, job, &f);
+	if (rc != IH_OK) {
+		snprintf(err, errlen, "cannot map the event's object: %s",
+		    ih_strerror(rc));
+		rc = IH_EIO;
+		goto out;
+	}
 	ev.provider = job->provider;
 	ev.event_id = job->event_id;
 	ev.event_type = job->event_type;
@@ -223,19 +285,25 @@ run_actions(const struct dispatch *d, const struct store_job *job,
 	ev.attempt = job->attempt;
 	ev.alert_reason = NULL;
 	for (i = 0; i < d->cfg->nactions; i++) {
-		if (fnmatch(d->cfg->action_pattern[i], job->event_type, 0) != 0)
+		if (!action_matches(d->cfg->action_pattern[i],
+		    job->event_type, f.mapped ? f.status : NULL))
 			continue;
 		rc = store_renew(d->st, NULL, job, d->owner,
 		    (int64_t)d->cfg->lease_s * 1000, err, errlen);
 		if (rc != IH_OK)
-			return rc;
+			goto out;
 		rc = action_run(d->cfg->action_command[i], &ev,
 		    d->cfg->action_passenv, d->cfg->action_timeout_s, err,
 		    errlen);
-		if (rc != IH_OK)
-			return IH_EIO;
+		if (rc != IH_OK) {
+			rc = IH_EIO;
+			goto out;
+		}
 	}
-	return IH_OK;
+	rc = IH_OK;
+out:
+	object_found_free(&f);
+	return rc;
 }
 
 /* Runs the switch with the job's effects joining the open transaction. */

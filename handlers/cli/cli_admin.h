@@ -75,4 +75,8 @@ int	cli_console_password(struct cli *c, int argc, char **argv);
 /* idemhook copy (cli_copy.c). */
 int	cli_copy(struct cli *c, int argc, char **argv);
 
+/* idemhook objects and idemhook object (cli_objects.c). */
+int	cli_objects(struct cli *c, int argc, char **argv);
+int	cli_object(struct cli *c, int argc, char **argv);
+
 #endif
