@@ -48,6 +48,44 @@ object_usage(FILE *f)
 	    "than the state) or\ntied (same time, lower tie-break).\n");
 }
 
+/*
+ * Writes the object's JSON (valid JSON, as the strict parser accepted
+ * it) so that a terminal cannot act on it, as cli_json_text() does for
+ * strings: DEL, C1 controls and bidirectional overrides, which JSON
+ * allows raw inside strings, become \uXXXX escapes (the same string),
+ * and a CR between tokens a space.  Text that is not UTF-8 (a store
+ * changed by hand) is written as null.
+ */
+static void
+put_object_json(FILE *f, const char *json, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)json;
+	size_t i;
+
+	if (json == NULL || !cli_utf8_ok(json, len)) {
+		fputs("null", f);
+		return;
+	}
+	for (i = 0; i < len; i++) {
+		if (p[i] == 0x7f)
+			fputs("\\u007f", f);
+		else if (p[i] < 0x20 && p[i] != '\n' && p[i] != '\t')
+			fputc(' ', f);
+		else if (p[i] == 0xc2 && i + 1 < len && p[i + 1] >= 0x80 &&
+		    p[i + 1] <= 0x9f) {
+			fprintf(f, "\\u%04x", p[i + 1]);
+			i++;
+		} else if (p[i] == 0xe2 && i + 2 < len && ((p[i + 1] == 0x80 &&
+		    p[i + 2] >= 0xaa && p[i + 2] <= 0xae) || (p[i + 1] == 0x81 &&
+		    p[i + 2] >= 0xa6 && p[i + 2] <= 0xa9))) {
+			fprintf(f, "\\u%04x", 0x2000 | (p[i + 1] & 0x3f) << 6 |
+			    (p[i + 2] & 0x3f));
+			i += 2;
+		} else
+			fputc(p[i], f);
+	}
+}
+
 static void
 put_time(int64_t ms)
 {
@@ -76,11 +114,7 @@ objects_row(void *arg, const struct store_object *o)
 		cli_put_json(stdout, o->event_id);
 		printf(",\"created_at\":%lld,\"changed_at\":%lld,\"object\":",
 		    (long long)o->created_ms, (long long)o->changed_ms);
-		/* Stored as the strict parser accepted it: valid JSON. */
-		if (o->json != NULL)
-			fwrite(o->json, 1, o->json_len, stdout);
-		else
-			printf("null");
+		put_object_json(stdout, o->json, o->json_len);
 		printf("}");
 	} else {
 		cli_printf(stdout, "%-9s %-16s %-28s %-14s %-3s ", o->provider,
