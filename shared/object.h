@@ -79,12 +79,13 @@ struct object_rule {
 	const char		*kind_path;
 	const char		*id_path;	/* a string or an integer */
 	const char		*status_path;
-	const char		*status_path2;	/* read when the first is absent */
+	/* Each *2 path is read when the first one gives nothing. */
+	const char		*status_path2;
 	const char		*time_path;	/* see object_time_parse() */
-	const char		*time_path2;	/* read when the first is absent */
+	const char		*time_path2;
 	const char		*object_path;	/* NULL: the whole body */
 	const char *const	*terminal;	/* see object_rank() */
-	int			 deleted;	/* the event leaves a tombstone */
+	int			 deleted;	/* a tombstone */
 	const char		*time_header;	/* else the time from this */
 };
 

@@ -27,7 +27,7 @@ const struct cli_cmd cli_admin_cmds[] = {
 	{ "console-password", cli_console_password,
 	    "hash the console's password (read on stdin)" },
 	{ "copy", cli_copy, "copy the store into PostgreSQL (--to URI)" },
-	{ "objects", cli_objects, "current state of subscriptions, orders, ..." },
+	{ "objects", cli_objects, "objects' current state (orders, ...)" },
 	{ "object", cli_object, "one object: state and history with verdicts" },
 	{ NULL, NULL, NULL }
 };

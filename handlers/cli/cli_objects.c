@@ -76,8 +76,9 @@ put_object_json(FILE *f, const char *json, size_t len)
 			fprintf(f, "\\u%04x", p[i + 1]);
 			i++;
 		} else if (p[i] == 0xe2 && i + 2 < len && ((p[i + 1] == 0x80 &&
-		    p[i + 2] >= 0xaa && p[i + 2] <= 0xae) || (p[i + 1] == 0x81 &&
-		    p[i + 2] >= 0xa6 && p[i + 2] <= 0xa9))) {
+		    p[i + 2] >= 0xaa && p[i + 2] <= 0xae) ||
+		    (p[i + 1] == 0x81 && p[i + 2] >= 0xa6 &&
+		    p[i + 2] <= 0xa9))) {
 			fprintf(f, "\\u%04x", 0x2000 | (p[i + 1] & 0x3f) << 6 |
 			    (p[i + 2] & 0x3f));
 			i += 2;

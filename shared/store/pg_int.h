@@ -1,8 +1,8 @@
 /*
- * pg_int.h -- the PostgreSQL backend's own parts, shared by its three
- * files: pg_conn.c (connection, reconnection, schema, transactions,
- * audit), pg_record.c (recording and processing) and pg_query.c (the
- * operator's queries).
+ * pg_int.h -- the PostgreSQL backend's own parts, shared by its files:
+ * pg_conn.c (connection, reconnection, schema, transactions, audit),
+ * pg_record.c (recording and processing), pg_query.c (the operator's
+ * queries) and pg_objects.c (the objects table).
  */
 #ifndef IH_PG_INT_H
 #define IH_PG_INT_H

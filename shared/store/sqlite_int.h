@@ -1,8 +1,8 @@
 /*
- * sqlite_int.h -- the SQLite backend's own parts, shared by its three
- * files: sqlite_conn.c (connection, writers' queue, schema, transactions,
- * audit), sqlite_record.c (recording and processing) and sqlite_query.c
- * (the operator's queries).
+ * sqlite_int.h -- the SQLite backend's own parts, shared by its files:
+ * sqlite_conn.c (connection, writers' queue, schema, transactions,
+ * audit), sqlite_record.c (recording and processing), sqlite_query.c
+ * (the operator's queries) and sqlite_objects.c (the objects table).
  */
 #ifndef IH_SQLITE_INT_H
 #define IH_SQLITE_INT_H

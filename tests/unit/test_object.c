@@ -208,8 +208,8 @@ provider_maps(void **state)
 	    "\"balance\"}}}", &f);
 	assert_int_equal(f.mapped, 0);
 	object_found_free(&f);
-	map(&shopify_provider, "orders/delete", NULL, "{\"id\":820982911946154500}",
-	    &f);
+	map(&shopify_provider, "orders/delete", NULL,
+	    "{\"id\":820982911946154500}", &f);
 	assert_int_equal(f.mapped, 1);
 	assert_string_equal(f.kind, "orders");
 	assert_string_equal(f.object_id, "820982911946154500");
