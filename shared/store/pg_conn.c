@@ -639,4 +639,6 @@ static const struct store_ops pg_ops = {
 	.object_apply = pg_object_apply,
 	.objects = pg_objects,
 	.object_history = pg_object_history,
+	.copy_object = pg_copy_object,
+	.copy_object_event = pg_copy_object_event,
 };

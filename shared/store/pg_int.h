@@ -123,6 +123,10 @@ int	pg_object_apply(struct store *, const struct store_object *, int64_t,
 	    int *, char *, size_t);
 int	pg_objects(struct store *, const struct store_object_filter *,
 	    store_object_fn, void *, char *, size_t);
+int	pg_copy_object(struct store *, const struct store_object *, int *,
+	    char *, size_t);
+int	pg_copy_object_event(struct store *, const struct store_object *,
+	    const struct store_object_event *, int *, char *, size_t);
 int	pg_object_history(struct store *, const char *, const char *,
 	    const char *, int (*)(void *, const struct store_object_event *),
 	    void *, char *, size_t);

@@ -21,7 +21,7 @@
 
 static void
 object_params(struct pg_params *p, const struct store_object *o,
-    int64_t now_ms)
+    int64_t created_ms, int64_t changed_ms)
 {
 	memset(p, 0, sizeof(*p));
 	pg_text(p, o->provider);
@@ -33,8 +33,8 @@ object_params(struct pg_params *p, const struct store_object *o,
 	pg_int(p, o->rank);
 	pg_text(p, o->event_id);
 	pg_int(p, o->deleted != 0);
-	pg_int(p, now_ms);
-	pg_int(p, now_ms);
+	pg_int(p, created_ms);
+	pg_int(p, changed_ms);
 }
 
 /*
@@ -77,13 +77,13 @@ row_key(struct pgs *st, const struct store_object *o, struct object_key *key,
 
 /* Inserts the row unless it exists; *added says which. */
 static int
-row_insert(struct pgs *st, const struct store_object *o, int64_t now_ms,
-    int *added, char *err, size_t errlen)
+row_insert(struct pgs *st, const struct store_object *o, int64_t created_ms,
+    int64_t changed_ms, int *added, char *err, size_t errlen)
 {
 	struct pg_params p;
 	PGresult *r;
 
-	object_params(&p, o, now_ms);
+	object_params(&p, o, created_ms, changed_ms);
 	r = pg_exec_sql(st, "INSERT INTO objects (provider, kind, object_id,"
 	    " status, object, source_at, rank, event_id, deleted, created_at,"
 	    " changed_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
@@ -98,13 +98,13 @@ row_insert(struct pgs *st, const struct store_object *o, int64_t now_ms,
 }
 
 static int
-row_update(struct pgs *st, const struct store_object *o, int64_t now_ms,
+row_update(struct pgs *st, const struct store_object *o, int64_t changed_ms,
     char *err, size_t errlen)
 {
 	struct pg_params p;
 	PGresult *r;
 
-	object_params(&p, o, now_ms);
+	object_params(&p, o, 0, changed_ms);
 	r = pg_exec_sql(st, "UPDATE objects SET status = $4, object = $5,"
 	    " source_at = $6, rank = $7, event_id = $8, deleted = $9,"
 	    " changed_at = $11 WHERE provider = $1 AND kind = $2"
@@ -117,9 +117,11 @@ row_update(struct pgs *st, const struct store_object *o, int64_t now_ms,
 	return IH_OK;
 }
 
+/* Adds e to the object's history unless it is there; *added says. */
 static int
-history_add(struct pgs *st, const struct store_object *o, int verdict,
-    int64_t now_ms, char *err, size_t errlen)
+history_put(struct pgs *st, const struct store_object *o,
+    const struct store_object_event *e, int *added, char *err,
+    size_t errlen)
 {
 	struct pg_params p;
 	PGresult *r;
@@ -128,14 +130,14 @@ history_add(struct pgs *st, const struct store_object *o, int verdict,
 	pg_text(&p, o->provider);
 	pg_text(&p, o->kind);
 	pg_text(&p, o->object_id);
-	pg_text(&p, o->event_id);
-	pg_text(&p, o->event_type != NULL ? o->event_type : "");
-	pg_text(&p, o->status);
-	pg_int(&p, o->source_ms);
-	pg_int(&p, o->rank);
-	pg_int(&p, o->deleted != 0);
-	pg_text(&p, object_verdict_name(verdict));
-	pg_int(&p, now_ms);
+	pg_text(&p, e->event_id);
+	pg_text(&p, e->event_type != NULL ? e->event_type : "");
+	pg_text(&p, e->status);
+	pg_int(&p, e->source_ms);
+	pg_int(&p, e->rank);
+	pg_int(&p, e->deleted != 0);
+	pg_text(&p, e->verdict);
+	pg_int(&p, e->recorded_ms);
 	r = pg_exec_sql(st, "INSERT INTO object_events (provider, kind,"
 	    " object_id, event_id, event_type, status, source_at, rank,"
 	    " deleted, verdict, recorded_at, seq) SELECT $1, $2, $3, $4, $5,"
@@ -147,22 +149,27 @@ history_add(struct pgs *st, const struct store_object *o, int verdict,
 	    "cannot write object history", err, errlen);
 	if (r == NULL)
 		return IH_ESTORE;
+	*added = pg_changes(r) > 0;
 	PQclear(r);
 	return IH_OK;
 }
 
-int
-pg_object_apply(struct store *base, const struct store_object *o,
-    int64_t now_ms, int *verdict, char *err, size_t errlen)
+/*
+ * Brings the row to o's state when o is newer (or the row is new),
+ * under the row's lock; *verdict says what the guard found.
+ */
+static int
+row_apply(struct pgs *st, const struct store_object *o, int64_t created_ms,
+    int64_t changed_ms, int *verdict, char *err, size_t errlen)
 {
-	struct pgs *st = pg_of(base);
 	struct object_key row, ev;
 	char *id = NULL;
 	int found = 0, added = 0, rc;
 
 	rc = row_key(st, o, &row, &id, &found, err, errlen);
 	if (rc == IH_OK && !found) {
-		rc = row_insert(st, o, now_ms, &added, err, errlen);
+		rc = row_insert(st, o, created_ms, changed_ms, &added, err,
+		    errlen);
 		/* Inserted meanwhile by another transaction: compare. */
 		if (rc == IH_OK && !added)
 			rc = row_key(st, o, &row, &id, &found, err, errlen);
@@ -173,15 +180,54 @@ pg_object_apply(struct store *base, const struct store_object *o,
 	ev.rank = o->rank;
 	ev.event_id = o->event_id;
 	*verdict = object_guard(found ? &row : NULL, &ev);
-	if (*verdict == OBJECT_APPLIED && found) {
-		rc = row_update(st, o, now_ms, err, errlen);
-		if (rc != IH_OK)
-			goto out;
-	}
-	rc = history_add(st, o, *verdict, now_ms, err, errlen);
+	if (*verdict == OBJECT_APPLIED && found)
+		rc = row_update(st, o, changed_ms, err, errlen);
 out:
 	free(id);
 	return rc;
+}
+
+int
+pg_object_apply(struct store *base, const struct store_object *o,
+    int64_t now_ms, int *verdict, char *err, size_t errlen)
+{
+	struct pgs *st = pg_of(base);
+	struct store_object_event e;
+	int added, rc;
+
+	rc = row_apply(st, o, now_ms, now_ms, verdict, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	memset(&e, 0, sizeof(e));
+	e.event_id = o->event_id;
+	e.event_type = o->event_type;
+	e.status = o->status;
+	e.source_ms = o->source_ms;
+	e.rank = o->rank;
+	e.deleted = o->deleted;
+	e.verdict = object_verdict_name(*verdict);
+	e.recorded_ms = now_ms;
+	return history_put(st, o, &e, &added, err, errlen);
+}
+
+int
+pg_copy_object(struct store *base, const struct store_object *o,
+    int *added, char *err, size_t errlen)
+{
+	int verdict = 0, rc;
+
+	rc = row_apply(pg_of(base), o, o->created_ms, o->changed_ms, &verdict,
+	    err, errlen);
+	*added = rc == IH_OK && verdict == OBJECT_APPLIED;
+	return rc;
+}
+
+int
+pg_copy_object_event(struct store *base, const struct store_object *o,
+    const struct store_object_event *e, int *added, char *err,
+    size_t errlen)
+{
+	return history_put(pg_of(base), o, e, added, err, errlen);
 }
 
 int

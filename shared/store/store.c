@@ -573,6 +573,34 @@ store_copy_effect(struct store *st, struct store_txn *tx, int64_t rowid,
 }
 
 int
+store_copy_object(struct store *st, struct store_txn *tx,
+    const struct store_object *o, int *added, char *err, size_t errlen)
+{
+	int rc;
+
+	*added = 0;
+	rc = copy_tx(st, tx, st->ops->copy_object != NULL, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	return st->ops->copy_object(st, o, added, err, errlen);
+}
+
+int
+store_copy_object_event(struct store *st, struct store_txn *tx,
+    const struct store_object *o, const struct store_object_event *e,
+    int *added, char *err, size_t errlen)
+{
+	int rc;
+
+	*added = 0;
+	rc = copy_tx(st, tx, st->ops->copy_object_event != NULL, err,
+	    errlen);
+	if (rc != IH_OK)
+		return rc;
+	return st->ops->copy_object_event(st, o, e, added, err, errlen);
+}
+
+int
 store_object_apply(struct store *st, struct store_txn *tx,
     const struct store_object *o, int64_t now_ms, int *verdict, char *err,
     size_t errlen)

@@ -560,6 +560,22 @@ int	store_object_history(struct store *st, const char *provider,
 	    int (*fn)(void *arg, const struct store_object_event *e),
 	    void *arg, char *err, size_t errlen);
 
+/*
+ * Copying objects (idemhook copy; the PostgreSQL backend writes), inside
+ * tx.  store_copy_object() brings the row to o's state, with o's
+ * created and changed times, under the guard: a row already newer there
+ * stays, so copying twice, or after the destination's receivers have
+ * applied newer events, changes nothing; *added is 1 when it wrote.
+ * store_copy_object_event() adds e to o's history unless the event is
+ * there (*added), after the history already there.
+ */
+int	store_copy_object(struct store *st, struct store_txn *tx,
+	    const struct store_object *o, int *added, char *err,
+	    size_t errlen);
+int	store_copy_object_event(struct store *st, struct store_txn *tx,
+	    const struct store_object *o, const struct store_object_event *e,
+	    int *added, char *err, size_t errlen);
+
 /* The backend's name: "sqlite" or "postgresql". */
 const char *store_backend(const struct store *st);
 

@@ -93,6 +93,11 @@ struct store_ops {
 		    const char *,
 		    int (*)(void *, const struct store_object_event *),
 		    void *, char *, size_t);
+	int	(*copy_object)(struct store *, const struct store_object *,
+		    int *, char *, size_t);
+	int	(*copy_object_event)(struct store *,
+		    const struct store_object *,
+		    const struct store_object_event *, int *, char *, size_t);
 };
 
 /* The part of every backend's store that store.c reads. */
