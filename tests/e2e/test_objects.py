@@ -596,6 +596,46 @@ def case_copy(ctx, srv):
              "a second copy")
 
 
+def case_migrate_from_3(bindir, tmp):
+    """A store at schema version 3 (no objects) is migrated to 4 by
+    idemhook init: the tables and the views appear, events are kept, and
+    a receiver then maps objects into it."""
+    if harness.pg_backend():
+        db = harness.pg_new_db("ih_objmig")
+    else:
+        db = os.path.join(tmp, "v3", "events.db")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "IDEMHOOK_DB": db}
+    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+        if k in os.environ:
+            env[k] = os.environ[k]
+    idemhook = os.path.join(bindir, "idemhook")
+    subprocess.run([idemhook, "init"], env=env, check=True, timeout=60,
+                   stdout=subprocess.DEVNULL)
+    down = ["DROP VIEW idemhook_objects", "DROP VIEW idemhook_object_events",
+            "DROP VIEW idemhook_views", "DROP TABLE objects",
+            "DROP TABLE object_events"]
+    if harness.is_pg(db):
+        harness.psql(db, "; ".join(down + ["UPDATE idemhook_schema SET version = 3"]))
+    else:
+        with contextlib.closing(harness.db_connect(db)) as c:
+            for q in down + ["PRAGMA user_version = 3"]:
+                c.execute(q)
+            c.commit()
+    out = subprocess.run([idemhook, "objects"], env=env, timeout=60,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    check(out.returncode == 0, "objects on a migrated store: %r" % out.stderr[-300:])
+    with contextlib.closing(harness.db_connect(db, ro=True)) as c:
+        check_eq([tuple(r) for r in c.execute("SELECT version FROM idemhook_views")],
+                 [(1,)], "views' interface version")
+        check_eq([tuple(r) for r in c.execute(
+            "SELECT count(*) FROM idemhook_object_events")], [(0,)], "empty history")
+        if harness.is_pg(db):
+            v = harness.psql(db, "SELECT version FROM idemhook_schema").strip()
+        else:
+            v = str(c.execute("PRAGMA user_version").fetchone()[0])
+    check_eq(v, "4", "schema version after migration")
+
+
 def case_pg_contract_note(srv):
     """Which backend this run used (for the log)."""
     print("# backend: %s" % ("postgresql" if harness.is_pg(srv.db) else "sqlite"))
@@ -660,6 +700,8 @@ def main():
         else:
             tap.skip("idemhook copy: objects and history into PostgreSQL",
                      "IH_PG_URI is unset (tests/run.sh starts a server)")
+        tap.run("a version-3 store is migrated to 4", case_migrate_from_3, bindir,
+                srv.tmp)
         tap.run("no sanitizer reports", lambda: check(
             not srv.sanitizer_reports(), "sanitizer: %r" % srv.sanitizer_reports()[:2]))
         tap.run("action matched on the object's new status", case_action_status,
