@@ -201,8 +201,9 @@ dispatch_owner(char *owner, size_t len)
 
 /*
  * Does an action's pattern match?  "TYPE" (an fnmatch pattern) matches
- * the event type; "TYPE@STATUS" also needs the status the event sets on
- * its object (status NULL: it sets none) to match STATUS.
+ * the event type; "TYPE@STATUS" also needs the status the event makes
+ * its object take (status NULL: none, see action_status()) to match
+ * STATUS.
  */
 static int
 action_matches(const char *pattern, const char *type, const char *status)
@@ -221,9 +222,77 @@ action_matches(const char *pattern, const char *type, const char *status)
 	return fnmatch(tp, type, 0) == 0 && fnmatch(at + 1, status, 0) == 0;
 }
 
+/* The object's row as it stands, for action_status(). */
+struct action_row {
+	int		 found;
+	int		 same_status;	/* its status is the event's */
+	int		 set_by_event;	/* the event set it */
+	struct object_key key;
+	char		*event_id;
+	const char	*status;	/* the event's */
+	const char	*ev_id;		/* the event's id */
+};
+
+static int
+action_row_fn(void *arg, const struct store_object *o)
+{
+	struct action_row *r = arg;
+
+	free(r->event_id);
+	r->event_id = strdup(o->event_id);
+	if (r->event_id == NULL)
+		return IH_ENOMEM;
+	r->found = 1;
+	r->same_status = strcmp(o->status, r->status) == 0;
+	r->set_by_event = strcmp(o->event_id, r->ev_id) == 0;
+	r->key.source_ms = o->source_ms;
+	r->key.rank = o->rank;
+	r->key.event_id = r->event_id;
+	return IH_OK;
+}
+
 /*
- * The status the job's event sets on its object, into f (f->mapped 0
- * when none), read only when some action's pattern names a status.
+ * Does the event make its object's status f->status, as its row stands
+ * before the actions: a new object, or one that the event's key is
+ * newer than and whose status is another (or one this very event set,
+ * when it is processed again)?  A stale or tied event, or one that
+ * leaves the status as it is, does not.
+ */
+static int
+action_becomes(const struct dispatch *d, const struct store_job *job,
+    const struct object_found *f, int *becomes)
+{
+	struct store_object_filter of;
+	struct object_key ev;
+	struct action_row r;
+	char err[STORE_ERR_MAX];
+	int rc;
+
+	*becomes = 0;
+	memset(&r, 0, sizeof(r));
+	r.status = f->status;
+	r.ev_id = job->event_id;
+	memset(&of, 0, sizeof(of));
+	of.provider = job->provider;
+	of.kind = f->kind;
+	of.object_id = f->object_id;
+	rc = store_objects(d->st, &of, action_row_fn, &r, err, sizeof(err));
+	if (rc == IH_OK) {
+		ev.source_ms = f->source_ms > 0 ? f->source_ms :
+		    job->received_at;
+		ev.rank = f->rank;
+		ev.event_id = job->event_id;
+		*becomes = !r.found || r.set_by_event || (!r.same_status &&
+		    object_guard(&r.key, &ev) == OBJECT_APPLIED);
+	}
+	free(r.event_id);
+	return rc;
+}
+
+/*
+ * The status the job's event makes its object take, into f (f->mapped
+ * 0 when none, see action_becomes()), read only when some action's
+ * pattern names a status.
  */
 static int
 action_status(const struct dispatch *d, const struct store_job *job,
@@ -231,6 +300,7 @@ action_status(const struct dispatch *d, const struct store_job *job,
 {
 	struct dispatch_event ev;
 	size_t i;
+	int becomes, rc;
 
 	memset(f, 0, sizeof(*f));
 	for (i = 0; i < d->cfg->nactions; i++)
@@ -248,12 +318,18 @@ action_status(const struct dispatch *d, const struct store_job *job,
 	ev.payload = job->payload;
 	ev.payload_len = job->payload_len;
 	ev.attempt = job->attempt;
-	return d->p->map_object(&ev, f);
+	rc = d->p->map_object(&ev, f);
+	if (rc != IH_OK || !f->mapped)
+		return rc;
+	rc = action_becomes(d, job, f, &becomes);
+	if (rc == IH_OK && !becomes)
+		f->mapped = 0;
+	return rc;
 }
 
 /*
  * Runs every configured action whose pattern matches the event (its
- * type, and the status it sets on its object when the pattern names
+ * type, and the status it makes its object take when the pattern names
  * one), renewing
  * the lease before each one, so that actions which together outlast one
  * lease still run in one process only.  Returns IH_OK; IH_EIO when an
@@ -271,9 +347,11 @@ run_actions(const struct dispatch *d, const struct store_job *job,
 
 	rc = action_status(d, job, &f);
 	if (rc != IH_OK) {
-		snprintf(err, errlen, "cannot map the event's object: %s",
+		/* A store failure leaves the lease to expire, as a renewal's. */
+		snprintf(err, errlen, "cannot read the event's object: %s",
 		    ih_strerror(rc));
-		rc = IH_EIO;
+		if (rc != IH_ESTORE)
+			rc = IH_EIO;
 		goto out;
 	}
 	ev.provider = job->provider;

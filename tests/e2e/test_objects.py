@@ -540,7 +540,8 @@ def case_view_while_recording(srv):
 
 def case_action_status(bindir, servers):
     """An action matched on the object's new status runs for the event
-    that sets it, and not for the others of the same type."""
+    that makes the object take it: not for a later event that leaves the
+    status as it is, nor for a stale one, nor for other statuses."""
     srv = servers.add(Server(bindir, providers=["stripe"], name="objects-action"))
     marker = os.path.join(srv.tmp, "canceled.log")
     script = os.path.join(srv.tmp, "on-cancel.sh")
@@ -553,15 +554,20 @@ def case_action_status(bindir, servers):
     p = PROVIDERS[0]
     oid = p.new_oid()
     evs = p.lifecycle(oid, "action")
-    deliver_all(srv, p, evs)
-    wait_done(srv, p.name, [p.sid(e[0]) for e in evs])
+    cancel = p.event("evt_cancel_%s" % oid[-8:], "customer.subscription.updated",
+                     oid, "canceled", T0 + 150)
+    late = p.event("evt_late_%s" % oid[-8:], "customer.subscription.updated",
+                   oid, "canceled", T0 + 100)
+    for ev in evs[:3] + [cancel, evs[3], late]:
+        deliver_all(srv, p, [ev])
+        wait_done(srv, p.name, [ev[0]])
     with open(marker) as f:
         ran = f.read().split()
-    check_eq(ran, [evs[3][0]], "events the status action ran for")
+    check_eq(ran, [cancel[0]], "events the status action ran for")
+    hist = history(srv, p.name, p.kind, oid)
+    check_eq((hist[evs[3][0]], hist[late[0]]), ("applied", "stale"), "verdicts")
 
 
-# (Not the object holding a raw U+0085, which the psql-based reader of the
-# harness would take for a line break.)
 VIEW_ROWS = ("SELECT provider, kind, object_id, status, object_json, deleted,"
              " source_at, event_id, created_at, changed_at FROM idemhook_objects"
              " WHERE event_id NOT LIKE 'evt!_raw!_%' ESCAPE '!'"
