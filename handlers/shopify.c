@@ -232,9 +232,10 @@ shopify_type_of(const char *name)
  * "updated_at", else the X-Shopify-Triggered-At header.  A "*\/delete"
  * topic leaves a tombstone.  Compliance and app topics set no object.
  */
-static const char *const shopify_kinds[] = {
-	"orders", "products", "customers", "draft_orders", "collections",
-	"fulfillments", "refunds", "checkouts", "inventory_items", NULL
+static const struct dispatch_type shopify_kinds[] = {
+	{ "orders", 1 }, { "products", 2 }, { "customers", 3 },
+	{ "draft_orders", 4 }, { "collections", 5 }, { "fulfillments", 6 },
+	{ "refunds", 7 }, { "checkouts", 8 }, { "inventory_items", 9 },
 };
 
 static const char *const shopify_terminal[] = { "refunded", "voided",
@@ -245,7 +246,8 @@ shopify_map(const struct dispatch_event *ev, struct object_found *f)
 {
 	struct object_rule r;
 	char kind[OBJECT_KIND_MAX];
-	size_t n, i;
+	size_t n;
+	int k;
 
 	memset(f, 0, sizeof(*f));
 	n = strcspn(ev->event_type, "/");
@@ -255,13 +257,12 @@ shopify_map(const struct dispatch_event *ev, struct object_found *f)
 		return IH_OK;
 	memcpy(kind, ev->event_type, n);
 	kind[n] = '\0';
-	for (i = 0; shopify_kinds[i] != NULL; i++)
-		if (strcmp(kind, shopify_kinds[i]) == 0)
-			break;
-	if (shopify_kinds[i] == NULL)
+	k = dispatch_type_of(shopify_kinds,
+	    sizeof(shopify_kinds) / sizeof(shopify_kinds[0]), kind);
+	if (k == 0)
 		return IH_OK;
 	memset(&r, 0, sizeof(r));
-	r.kind = shopify_kinds[i];
+	r.kind = shopify_kinds[k - 1].name;
 	r.id_path = "$.id";
 	r.status_path = "$.financial_status";
 	r.status_path2 = "$.status";
