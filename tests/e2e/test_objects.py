@@ -331,6 +331,10 @@ def case_orders(p, srv):
     check_eq((want[4], want[1], want[2]), (idx, status, deleted),
              "%s in order: (setter, status, deleted)" % p.name)
     check_eq(want[0], p.kind, "%s kind" % p.name)
+    # The provider's time for the last state (Shopify's delete: the
+    # X-Shopify-Triggered-At header; Standard Webhooks: the payload's
+    # timestamp, not the webhook-timestamp header, which is now).
+    check_eq(want[3], (T0 + 180) * 1000, "%s source time" % p.name)
     check(json.loads(want[5]) is not None, "object_json is JSON")
     hist = history(srv, p.name, p.kind, oid)
     check_eq(sorted(hist.values()), ["applied"] * 4, "%s in-order verdicts" % p.name)
