@@ -54,7 +54,7 @@ ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pthread
 # (shared/store/pg_none.c) that refuses postgresql:// locations.
 ifeq ($(NO_PG),1)
 PG_OUT = shared/store/pg_conn.c shared/store/pg_record.c \
-	shared/store/pg_query.c
+	shared/store/pg_query.c shared/store/pg_objects.c
 else
 PG_OUT = shared/store/pg_none.c
 endif
@@ -75,7 +75,7 @@ CLI_OBJS = $(BUILD)/obj/handlers/cli/idemhook.o \
 	$(BUILD)/obj/handlers/cli/cli_args.o $(BUILD)/obj/handlers/cli/cli_events.o \
 	$(BUILD)/obj/handlers/cli/cli_maint.o $(BUILD)/obj/handlers/cli/cli_check.o \
 	$(BUILD)/obj/handlers/cli/cli_text.o $(BUILD)/obj/handlers/cli/cli_console.o \
-	$(BUILD)/obj/handlers/cli/cli_copy.o
+	$(BUILD)/obj/handlers/cli/cli_copy.o $(BUILD)/obj/handlers/cli/cli_objects.o
 
 UNIT_SRCS  = $(wildcard tests/unit/test_*.c)
 UNIT_TESTS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)

@@ -21,6 +21,7 @@
 #include "asaas.h"
 #include "ih.h"
 #include "log.h"
+#include "object.h"
 #include "provider.h"
 #include "serve.h"
 #include "verify.h"
@@ -143,11 +144,55 @@ asaas_type_of(const char *name)
 	    sizeof(asaas_types) / sizeof(asaas_types[0]), name);
 }
 
+/*
+ * The object an event sets: "payment" for PAYMENT_* events and
+ * "subscription" for SUBSCRIPTION_* ones, by its "id", with its
+ * "status", at the event's "dateCreated" (whole seconds).  PAYMENT_DELETED
+ * and SUBSCRIPTION_DELETED leave a tombstone (PAYMENT_RESTORED, later,
+ * lifts it).  Events of one payment are still processed in arrival
+ * order (its order key); the guard keeps the row right whatever that is.
+ */
+static const char *const asaas_terminal[] = {
+	"CONFIRMED", "RECEIVED", "RECEIVED_IN_CASH", "REFUNDED", "INACTIVE",
+	"EXPIRED", NULL
+};
+
+static int
+asaas_map(const struct dispatch_event *ev, struct object_found *f)
+{
+	struct object_rule r;
+
+	memset(f, 0, sizeof(*f));
+	memset(&r, 0, sizeof(r));
+	if (strncmp(ev->event_type, "PAYMENT_", 8) == 0) {
+		r.kind = "payment";
+		r.id_path = "$.payment.id";
+		r.status_path = "$.payment.status";
+		r.object_path = "$.payment";
+	} else if (strncmp(ev->event_type, "SUBSCRIPTION_", 13) == 0) {
+		r.kind = "subscription";
+		r.id_path = "$.subscription.id";
+		r.status_path = "$.subscription.status";
+		r.object_path = "$.subscription";
+	} else
+		return IH_OK;
+	r.time_path = "$.dateCreated";
+	r.terminal = asaas_terminal;
+	r.deleted = object_suffix(ev->event_type, "_DELETED");
+	return object_read(&r, ev->payload, ev->payload_len, f);
+}
+
 static int
 asaas_handle(const struct dispatch_event *ev, struct dispatch_ctx *ctx,
     char *err, size_t errlen)
 {
 	const char *kind;
+	int rc;
+
+	/* The object's current state, in the same transaction. */
+	rc = dispatch_object(ctx, ev, asaas_map, err, errlen);
+	if (rc != IH_OK)
+		return rc;
 
 	switch (asaas_type_of(ev->event_type)) {
 	case AS_PAYMENT_CONFIRMED:
@@ -208,5 +253,6 @@ const struct provider asaas_provider = {
 	.verify = asaas_verify,
 	.identify = asaas_identify,
 	.handle = asaas_handle,
+	.map_object = asaas_map,
 	.keep_unusable = 1,
 };

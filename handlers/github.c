@@ -31,6 +31,7 @@
 #include "github.h"
 #include "ih.h"
 #include "log.h"
+#include "object.h"
 #include "provider.h"
 #include "serve.h"
 #include "verify.h"
@@ -243,11 +244,67 @@ github_type_of(const char *name)
 	    sizeof(github_types) / sizeof(github_types[0]), name);
 }
 
+/*
+ * The object an event sets: the issue of "issues" events, the pull
+ * request of "pull_request" events and the check run of "check_run"
+ * events, by its "id", with its "state" ("status" for a check run), at
+ * its "updated_at" (a check run has none: "completed_at", else
+ * "started_at").  An issue "deleted" leaves a tombstone.  Other events
+ * set no object.
+ */
+static const char *const github_terminal[] = { "completed", "closed",
+	NULL };
+
+static int
+github_map(const struct dispatch_event *ev, struct object_found *f)
+{
+	struct object_rule r;
+
+	memset(f, 0, sizeof(*f));
+	memset(&r, 0, sizeof(r));
+	switch (github_type_of(ev->event_type)) {
+	case GH_ISSUES:
+		r.kind = "issue";
+		r.id_path = "$.issue.id";
+		r.status_path = "$.issue.state";
+		r.time_path = "$.issue.updated_at";
+		r.object_path = "$.issue";
+		r.deleted = ev->subtype != NULL &&
+		    strcmp(ev->subtype, "deleted") == 0;
+		break;
+	case GH_PULL_REQUEST:
+		r.kind = "pull_request";
+		r.id_path = "$.pull_request.id";
+		r.status_path = "$.pull_request.state";
+		r.time_path = "$.pull_request.updated_at";
+		r.object_path = "$.pull_request";
+		break;
+	case GH_CHECK_RUN:
+		r.kind = "check_run";
+		r.id_path = "$.check_run.id";
+		r.status_path = "$.check_run.status";
+		r.time_path = "$.check_run.completed_at";
+		r.time_path2 = "$.check_run.started_at";
+		r.object_path = "$.check_run";
+		break;
+	default:
+		return IH_OK;
+	}
+	r.terminal = github_terminal;
+	return object_read(&r, ev->payload, ev->payload_len, f);
+}
+
 static int
 github_handle(const struct dispatch_event *ev, struct dispatch_ctx *ctx,
     char *err, size_t errlen)
 {
 	const char *kind;
+	int rc;
+
+	/* The object's current state, in the same transaction. */
+	rc = dispatch_object(ctx, ev, github_map, err, errlen);
+	if (rc != IH_OK)
+		return rc;
 
 	switch (github_type_of(ev->event_type)) {
 	case GH_PING:
@@ -305,5 +362,6 @@ const struct provider github_provider = {
 	.verify = github_verify,
 	.identify = github_identify,
 	.handle = github_handle,
+	.map_object = github_map,
 	.keep_unusable = 0,
 };

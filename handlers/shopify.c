@@ -26,8 +26,9 @@
  * for the same topic (one delivery per subscription), and one merchant
  * action may reach several topics, all with its X-Shopify-Event-Id; so
  * the shared pipeline refuses a known body only when it claims another
- * topic under another Event-Id (provider.h, type_unsigned).  The three mandatory compliance topics,
- * whose consequences are the gravest (erasing data), also need a body of
+ * topic under another Event-Id (provider.h, type_unsigned).  The three
+ * mandatory compliance topics, whose consequences are the gravest (erasing
+ * data), also need a body of
  * their documented shape: top-level shop_id and shop_domain, with
  * data_request.id for customers/data_request, customer.id and no
  * data_request for customers/redact, and neither for shop/redact.
@@ -37,6 +38,7 @@
 
 #include "ih.h"
 #include "log.h"
+#include "object.h"
 #include "provider.h"
 #include "serve.h"
 #include "shopify.h"
@@ -224,11 +226,65 @@ shopify_type_of(const char *name)
 	    sizeof(shopify_types) / sizeof(shopify_types[0]), name);
 }
 
+/*
+ * The object an event sets: the body itself, by the topic's first
+ * segment (orders, products, ...) and the body's "id"; its status is
+ * "financial_status" (orders), else "status" (products); its time is
+ * "updated_at", else the X-Shopify-Triggered-At header.  A "*\/delete"
+ * topic leaves a tombstone.  Compliance and app topics set no object.
+ */
+static const struct dispatch_type shopify_kinds[] = {
+	{ "orders", 1 }, { "products", 2 }, { "customers", 3 },
+	{ "draft_orders", 4 }, { "collections", 5 }, { "fulfillments", 6 },
+	{ "refunds", 7 }, { "checkouts", 8 }, { "inventory_items", 9 },
+};
+
+static const char *const shopify_terminal[] = { "refunded", "voided",
+	NULL };
+
+static int
+shopify_map(const struct dispatch_event *ev, struct object_found *f)
+{
+	struct object_rule r;
+	char kind[OBJECT_KIND_MAX];
+	size_t n;
+	int k;
+
+	memset(f, 0, sizeof(*f));
+	n = strcspn(ev->event_type, "/");
+	if (ev->event_type[n] != '/' || n >= sizeof(kind) ||
+	    strcmp(ev->event_type, "customers/redact") == 0 ||
+	    strcmp(ev->event_type, "customers/data_request") == 0)
+		return IH_OK;
+	memcpy(kind, ev->event_type, n);
+	kind[n] = '\0';
+	k = dispatch_type_of(shopify_kinds,
+	    sizeof(shopify_kinds) / sizeof(shopify_kinds[0]), kind);
+	if (k == 0)
+		return IH_OK;
+	memset(&r, 0, sizeof(r));
+	r.kind = shopify_kinds[k - 1].name;
+	r.id_path = "$.id";
+	r.status_path = "$.financial_status";
+	r.status_path2 = "$.status";
+	r.time_path = "$.updated_at";
+	r.terminal = shopify_terminal;
+	r.deleted = object_suffix(ev->event_type, "/delete");
+	r.time_header = "X-Shopify-Triggered-At";
+	return object_read(&r, ev->payload, ev->payload_len, f);
+}
+
 static int
 shopify_handle(const struct dispatch_event *ev, struct dispatch_ctx *ctx,
     char *err, size_t errlen)
 {
 	const char *kind;
+	int rc;
+
+	/* The object's current state, in the same transaction. */
+	rc = dispatch_object(ctx, ev, shopify_map, err, errlen);
+	if (rc != IH_OK)
+		return rc;
 
 	switch (shopify_type_of(ev->event_type)) {
 	case SH_ORDERS_CREATE:
@@ -286,5 +342,6 @@ const struct provider shopify_provider = {
 	.verify = shopify_verify,
 	.identify = shopify_identify,
 	.handle = shopify_handle,
+	.map_object = shopify_map,
 	.keep_unusable = 0,
 };

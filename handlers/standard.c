@@ -22,6 +22,7 @@
 
 #include "ih.h"
 #include "log.h"
+#include "object.h"
 #include "provider.h"
 #include "serve.h"
 #include "standard.h"
@@ -195,11 +196,51 @@ standard_type_of(const char *name)
 	    sizeof(standard_types) / sizeof(standard_types[0]), name);
 }
 
+/*
+ * The object an event sets: the payload's "data", by its "id", of the
+ * kind named by the type's first segment ("invoice" for "invoice.paid"),
+ * with its "status", at the payload's "timestamp" (never the
+ * webhook-timestamp header, which is the attempt's time).  A type
+ * ending in ".deleted" leaves a tombstone.
+ */
+static const char *const standard_terminal[] = { "canceled", "cancelled",
+	"refunded", NULL };
+
+static int
+standard_map(const struct dispatch_event *ev, struct object_found *f)
+{
+	struct object_rule r;
+	char kind[OBJECT_KIND_MAX];
+	size_t n;
+
+	memset(f, 0, sizeof(*f));
+	n = strcspn(ev->event_type, ".");
+	if (n == 0 || ev->event_type[n] != '.' || n >= sizeof(kind))
+		return IH_OK;
+	memcpy(kind, ev->event_type, n);
+	kind[n] = '\0';
+	memset(&r, 0, sizeof(r));
+	r.kind = kind;
+	r.id_path = "$.data.id";
+	r.status_path = "$.data.status";
+	r.time_path = "$.timestamp";
+	r.object_path = "$.data";
+	r.terminal = standard_terminal;
+	r.deleted = object_suffix(ev->event_type, ".deleted");
+	return object_read(&r, ev->payload, ev->payload_len, f);
+}
+
 static int
 standard_handle(const struct dispatch_event *ev, struct dispatch_ctx *ctx,
     char *err, size_t errlen)
 {
 	const char *kind;
+	int rc;
+
+	/* The object's current state, in the same transaction. */
+	rc = dispatch_object(ctx, ev, standard_map, err, errlen);
+	if (rc != IH_OK)
+		return rc;
 
 	switch (standard_type_of(ev->event_type)) {
 	case SW_UNKNOWN:
@@ -225,5 +266,6 @@ const struct provider standard_provider = {
 	.verify = standard_verify,
 	.identify = standard_identify,
 	.handle = standard_handle,
+	.map_object = standard_map,
 	.keep_unusable = 0,
 };

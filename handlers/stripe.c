@@ -14,6 +14,7 @@
 
 #include "ih.h"
 #include "log.h"
+#include "object.h"
 #include "provider.h"
 #include "serve.h"
 #include "stripe.h"
@@ -168,6 +169,35 @@ stripe_type_of(const char *name)
 }
 
 /*
+ * The object an event sets: data.object, by its "object" (the kind:
+ * subscription, invoice, ...) and "id", with its "status", at the
+ * event's "created" (whole seconds, so ties are common).  A "*.deleted"
+ * event leaves a tombstone.  Terminal statuses, in rising rank, break
+ * ties of "created" so that a state at its end is never set back.
+ */
+static const char *const stripe_terminal[] = {
+	"succeeded", "paid", "complete", "expired", "void", "uncollectible",
+	"failed", "won", "lost", "refunded", "incomplete_expired", "canceled",
+	NULL
+};
+
+static int
+stripe_map(const struct dispatch_event *ev, struct object_found *f)
+{
+	struct object_rule r;
+
+	memset(&r, 0, sizeof(r));
+	r.kind_path = "$.data.object.object";
+	r.id_path = "$.data.object.id";
+	r.status_path = "$.data.object.status";
+	r.time_path = "$.created";
+	r.object_path = "$.data.object";
+	r.terminal = stripe_terminal;
+	r.deleted = object_suffix(ev->event_type, ".deleted");
+	return object_read(&r, ev->payload, ev->payload_len, f);
+}
+
+/*
  * The switch.  Each case names the local effect it records; the effect
  * row commits with the event's move to done, so it happens exactly once.
  * Real work (fulfil an order, email a receipt) goes in these cases, or in
@@ -178,6 +208,12 @@ stripe_handle(const struct dispatch_event *ev, struct dispatch_ctx *ctx,
     char *err, size_t errlen)
 {
 	const char *kind;
+	int rc;
+
+	/* The object's current state, in the same transaction. */
+	rc = dispatch_object(ctx, ev, stripe_map, err, errlen);
+	if (rc != IH_OK)
+		return rc;
 
 	switch (stripe_type_of(ev->event_type)) {
 	case ST_PAYMENT_INTENT_SUCCEEDED:
@@ -223,5 +259,6 @@ const struct provider stripe_provider = {
 	.verify = stripe_verify,
 	.identify = stripe_identify,
 	.handle = stripe_handle,
+	.map_object = stripe_map,
 	.keep_unusable = 0,
 };

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "action.h"
@@ -13,6 +14,7 @@
 #include "fault.h"
 #include "ih.h"
 #include "log.h"
+#include "object.h"
 #include "provider.h"
 #include "store.h"
 
@@ -26,6 +28,124 @@ dispatch_effect(struct dispatch_ctx *ctx, const char *kind, char *err,
 	}
 	return store_effect(ctx->st, ctx->tx, ctx->job, kind, clock_wall_ms(),
 	    err, errlen);
+}
+
+/* Finds the line "name: value" in a stored event's headers. */
+struct header_find {
+	const char	*name;
+	char		 value[64];
+	int		 found;
+};
+
+static int
+header_row(void *arg, const struct store_row *row)
+{
+	struct header_find *h = arg;
+	const char *p = row->headers, *eol;
+	size_t n = strlen(h->name), vlen;
+
+	while (p != NULL && *p != '\0') {
+		eol = strchr(p, '\n');
+		if (eol == NULL)
+			eol = p + strlen(p);
+		if ((size_t)(eol - p) > n + 1 && strncasecmp(p, h->name, n) ==
+		    0 && p[n] == ':') {
+			p += n + 1;
+			while (*p == ' ')
+				p++;
+			vlen = (size_t)(eol - p);
+			if (vlen < sizeof(h->value)) {
+				memcpy(h->value, p, vlen);
+				h->value[vlen] = '\0';
+				h->found = 1;
+			}
+			break;
+		}
+		p = *eol == '\n' ? eol + 1 : eol;
+	}
+	return IH_OK;
+}
+
+/*
+ * The source time of an object whose body gave none: the stored header
+ * the rule names, else the time the event was received.
+ */
+static int
+fallback_time(struct dispatch_ctx *ctx, const struct dispatch_event *ev,
+    const struct object_found *f, int64_t *ms, char *err, size_t errlen)
+{
+	struct header_find h;
+	int rc;
+
+	*ms = ctx->job->received_at;
+	if (f->time_header == NULL)
+		return IH_OK;
+	memset(&h, 0, sizeof(h));
+	h.name = f->time_header;
+	rc = store_show(ctx->st, ev->provider, ev->event_id, header_row, &h,
+	    err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	if (h.found && object_time_parse(h.value, ms) != 0)
+		*ms = ctx->job->received_at;
+	return IH_OK;
+}
+
+int
+dispatch_object(struct dispatch_ctx *ctx, const struct dispatch_event *ev,
+    dispatch_map_fn map, char *err, size_t errlen)
+{
+	char cid[LOG_CLEAN_SIZE], coid[LOG_CLEAN_SIZE], ckind[LOG_CLEAN_SIZE];
+	struct store_object o;
+	struct object_found f;
+	int rc, verdict;
+
+	memset(&f, 0, sizeof(f));
+	if (ctx->st == NULL || ctx->tx == NULL || ctx->job == NULL) {
+		snprintf(err, errlen, "no transaction for objects");
+		return IH_EINVAL;
+	}
+	if (ev->payload == NULL) {
+		rc = IH_OK;
+		goto out;
+	}
+	rc = map(ev, &f);
+	if (rc != IH_OK) {
+		snprintf(err, errlen, "cannot map the event's object: %s",
+		    ih_strerror(rc));
+		goto out;
+	}
+	if (!f.mapped)
+		goto out;
+	memset(&o, 0, sizeof(o));
+	if (f.source_ms == 0) {
+		rc = fallback_time(ctx, ev, &f, &f.source_ms, err, errlen);
+		if (rc != IH_OK)
+			goto out;
+	}
+	o.provider = ev->provider;
+	o.kind = f.kind;
+	o.object_id = f.object_id;
+	o.status = f.status;
+	o.json = f.json;
+	o.json_len = f.json_len;
+	o.source_ms = f.source_ms;
+	o.rank = f.rank;
+	o.event_id = ev->event_id;
+	o.event_type = ev->event_type;
+	o.deleted = f.deleted;
+	rc = store_object_apply(ctx->st, ctx->tx, &o, store_now_ms(),
+	    &verdict, err, errlen);
+	if (rc != IH_OK)
+		goto out;
+	log_clean(cid, ev->event_id, (size_t)-1);
+	log_clean(coid, f.object_id, (size_t)-1);
+	log_clean(ckind, f.kind, (size_t)-1);
+	log_emit(ctx->log, "provider=%s event=%s object=%s/%s verdict=%s",
+	    ev->provider, cid, ckind, coid, object_verdict_name(verdict));
+out:
+	object_found_free(&f);
+	return rc;
 }
 
 int
@@ -81,7 +201,137 @@ dispatch_owner(char *owner, size_t len)
 }
 
 /*
- * Runs every configured action whose pattern matches the type, renewing
+ * Does an action's pattern match?  "TYPE" (an fnmatch pattern) matches
+ * the event type; "TYPE@STATUS" also needs the status the event makes
+ * its object take (status NULL: none, see action_status()) to match
+ * STATUS.
+ */
+static int
+action_matches(const char *pattern, const char *type, const char *status)
+{
+	const char *at = strchr(pattern, '@');
+	char tp[256];
+	size_t n;
+
+	if (at == NULL)
+		return fnmatch(pattern, type, 0) == 0;
+	n = (size_t)(at - pattern);
+	if (n >= sizeof(tp) || status == NULL)
+		return 0;
+	memcpy(tp, pattern, n);
+	tp[n] = '\0';
+	return fnmatch(tp, type, 0) == 0 && fnmatch(at + 1, status, 0) == 0;
+}
+
+/* The object's row as it stands, for action_status(). */
+struct action_row {
+	int		 found;
+	int		 same_status;	/* its status is the event's */
+	int		 set_by_event;	/* the event set it */
+	struct object_key key;
+	char		*event_id;
+	const char	*status;	/* the event's */
+	const char	*ev_id;		/* the event's id */
+};
+
+static int
+action_row_fn(void *arg, const struct store_object *o)
+{
+	struct action_row *r = arg;
+
+	free(r->event_id);
+	r->event_id = strdup(o->event_id);
+	if (r->event_id == NULL)
+		return IH_ENOMEM;
+	r->found = 1;
+	r->same_status = strcmp(o->status, r->status) == 0;
+	r->set_by_event = strcmp(o->event_id, r->ev_id) == 0;
+	r->key.source_ms = o->source_ms;
+	r->key.rank = o->rank;
+	r->key.event_id = r->event_id;
+	return IH_OK;
+}
+
+/*
+ * Does the event make its object's status f->status, as its row stands
+ * before the actions: a new object, or one that the event's key is
+ * newer than and whose status is another (or one this very event set,
+ * when it is processed again)?  A stale or tied event, or one that
+ * leaves the status as it is, does not.
+ */
+static int
+action_becomes(const struct dispatch *d, const struct store_job *job,
+    const struct object_found *f, int *becomes)
+{
+	struct store_object_filter of;
+	struct object_key ev;
+	struct action_row r;
+	char err[STORE_ERR_MAX];
+	int rc;
+
+	*becomes = 0;
+	memset(&r, 0, sizeof(r));
+	r.status = f->status;
+	r.ev_id = job->event_id;
+	memset(&of, 0, sizeof(of));
+	of.provider = job->provider;
+	of.kind = f->kind;
+	of.object_id = f->object_id;
+	rc = store_objects(d->st, &of, action_row_fn, &r, err, sizeof(err));
+	if (rc == IH_OK) {
+		ev.source_ms = f->source_ms > 0 ? f->source_ms :
+		    job->received_at;
+		ev.rank = f->rank;
+		ev.event_id = job->event_id;
+		*becomes = !r.found || r.set_by_event || (!r.same_status &&
+		    object_guard(&r.key, &ev) == OBJECT_APPLIED);
+	}
+	free(r.event_id);
+	return rc;
+}
+
+/*
+ * The status the job's event makes its object take, into f (f->mapped
+ * 0 when none, see action_becomes()), read only when some action's
+ * pattern names a status.
+ */
+static int
+action_status(const struct dispatch *d, const struct store_job *job,
+    struct object_found *f)
+{
+	struct dispatch_event ev;
+	size_t i;
+	int becomes, rc;
+
+	memset(f, 0, sizeof(*f));
+	for (i = 0; i < d->cfg->nactions; i++)
+		if (strchr(d->cfg->action_pattern[i], '@') != NULL)
+			break;
+	if (i == d->cfg->nactions || d->p->map_object == NULL ||
+	    job->payload == NULL)
+		return IH_OK;
+	memset(&ev, 0, sizeof(ev));
+	ev.rowid = job->rowid;
+	ev.provider = job->provider;
+	ev.event_id = job->event_id;
+	ev.event_type = job->event_type;
+	ev.subtype = job->subtype;
+	ev.payload = job->payload;
+	ev.payload_len = job->payload_len;
+	ev.attempt = job->attempt;
+	rc = d->p->map_object(&ev, f);
+	if (rc != IH_OK || !f->mapped)
+		return rc;
+	rc = action_becomes(d, job, f, &becomes);
+	if (rc == IH_OK && !becomes)
+		f->mapped = 0;
+	return rc;
+}
+
+/*
+ * Runs every configured action whose pattern matches the event (its
+ * type, and the status it makes its object take when the pattern names
+ * one), renewing
  * the lease before each one, so that actions which together outlast one
  * lease still run in one process only.  Returns IH_OK; IH_EIO when an
  * action failed; IH_ENOTFOUND when the lease was lost (the run must
@@ -92,9 +342,19 @@ run_actions(const struct dispatch *d, const struct store_job *job,
     char *err, size_t errlen)
 {
 	struct action_event ev;
+	struct object_found f;
 	size_t i;
 	int rc;
 
+	rc = action_status(d, job, &f);
+	if (rc != IH_OK) {
+		/* A store failure leaves the lease to expire. */
+		snprintf(err, errlen, "cannot read the event's object: %s",
+		    ih_strerror(rc));
+		if (rc != IH_ESTORE)
+			rc = IH_EIO;
+		goto out;
+	}
 	ev.provider = job->provider;
 	ev.event_id = job->event_id;
 	ev.event_type = job->event_type;
@@ -104,19 +364,25 @@ run_actions(const struct dispatch *d, const struct store_job *job,
 	ev.attempt = job->attempt;
 	ev.alert_reason = NULL;
 	for (i = 0; i < d->cfg->nactions; i++) {
-		if (fnmatch(d->cfg->action_pattern[i], job->event_type, 0) != 0)
+		if (!action_matches(d->cfg->action_pattern[i],
+		    job->event_type, f.mapped ? f.status : NULL))
 			continue;
 		rc = store_renew(d->st, NULL, job, d->owner,
 		    (int64_t)d->cfg->lease_s * 1000, err, errlen);
 		if (rc != IH_OK)
-			return rc;
+			goto out;
 		rc = action_run(d->cfg->action_command[i], &ev,
 		    d->cfg->action_passenv, d->cfg->action_timeout_s, err,
 		    errlen);
-		if (rc != IH_OK)
-			return IH_EIO;
+		if (rc != IH_OK) {
+			rc = IH_EIO;
+			goto out;
+		}
 	}
-	return IH_OK;
+	rc = IH_OK;
+out:
+	object_found_free(&f);
+	return rc;
 }
 
 /* Runs the switch with the job's effects joining the open transaction. */

@@ -63,6 +63,30 @@ typedef int (*dispatch_fn)(const struct dispatch_event *ev,
 int	dispatch_effect(struct dispatch_ctx *ctx, const char *kind,
 	    char *err, size_t errlen);
 
+struct object_found;
+
+/*
+ * A provider's mapping: fills *f (object.h) with the object ev sets, or
+ * leaves f->mapped 0.  Pure: it reads ev only, so it may run outside a
+ * transaction.  Returns IH_OK or IH_ENOMEM; f is freed by the caller
+ * with object_found_free() either way.
+ */
+typedef int (*dispatch_map_fn)(const struct dispatch_event *ev,
+    struct object_found *f);
+
+/*
+ * Applies the object that map finds in ev to the objects table, in the
+ * transaction that will mark ev done, under the ordering guard
+ * (object.h), and logs the verdict.  An event that sets no object, or
+ * one without a payload (purged), changes nothing.  When the body gives
+ * no time, the stored header f->time_header gives it, else the time the
+ * event was received.  Returns IH_OK, or another code with a reason in
+ * err (the attempt is then rolled back and retried).
+ */
+int	dispatch_object(struct dispatch_ctx *ctx,
+	    const struct dispatch_event *ev, dispatch_map_fn map, char *err,
+	    size_t errlen);
+
 /* One row of a provider's table of event types, for its switch. */
 struct dispatch_type {
 	const char	*name;

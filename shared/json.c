@@ -51,6 +51,9 @@ struct json_target {
 	size_t		 matched;	/* open containers on the path */
 	int		 selected;	/* the current key is the next step */
 	char		**val;		/* where the value goes */
+	int		 raw;		/* wants a container's text */
+	size_t		 raw_start;	/* where that container began */
+	size_t		 raw_max;	/* its longest text returned */
 };
 
 /* An open array or object. */
@@ -328,7 +331,13 @@ value(struct json *js, int container, const void *s, size_t n)
 		if (container) {
 			if (d < t->nsteps)
 				t->matched = d + 1;
-		} else if (d == t->nsteps && s != NULL &&
+			else if (t->raw && d == t->nsteps) {
+				/* yajl stands just past the '{' or '['. */
+				t->matched = d + 1;
+				t->raw_start = yajl_get_bytes_consumed(js->h) -
+				    1;
+			}
+		} else if (d == t->nsteps && s != NULL && !t->raw &&
 		    capture(t->val, s, n) != IH_OK)
 			return stop(js, IH_ENOMEM);
 	}
@@ -558,11 +567,42 @@ on_map_key(void *ctx, const unsigned char *s, size_t n)
 	return next(js);
 }
 
+/*
+ * Captures the text of the container now closing for each raw target
+ * that stands on it: from its opening bracket to the closing one yajl
+ * has just read.  Returns 1, or 0 to stop the parse.
+ */
+static int
+raw_close(struct json *js)
+{
+	struct json_target *t;
+	size_t i, end = yajl_get_bytes_consumed(js->h);
+
+	for (i = 0; i < js->ntargets; i++) {
+		t = &js->target[i];
+		if (!t->raw || t->matched != js->depth ||
+		    js->depth != t->nsteps + 1 || *t->val != NULL)
+			continue;
+		if (end > js->len || t->raw_start >= end ||
+		    end - t->raw_start > t->raw_max)
+			continue;
+		*t->val = malloc(end - t->raw_start + 1);
+		if (*t->val == NULL)
+			return stop(js, IH_ENOMEM);
+		memcpy(*t->val, js->doc + t->raw_start, end - t->raw_start);
+		(*t->val)[end - t->raw_start] = '\0';
+	}
+	return 1;
+}
+
 static int
 close_container(struct json *js)
 {
 	struct json_level *lv = &js->level[js->depth];
 	size_t i;
+
+	if (!raw_close(js))
+		return 0;
 
 	/* With fewer than 2 keys, keys[] may not even exist (NULL). */
 	if (!lv->is_array) {
@@ -682,6 +722,7 @@ json_fields(struct json *js, const void *doc, size_t len,
 		t->matched = 0;
 		t->selected = 0;
 		t->val = &vals[i];
+		t->raw = 0;
 	}
 	js->ntargets = n;
 	rc = parse(js, doc, len);
@@ -753,6 +794,7 @@ json_path_text(struct json *js, const void *doc, size_t len,
 		t->matched = 0;
 		t->selected = 0;
 		t->val = val;
+		t->raw = 0;
 		js->ntargets = 1;
 	}
 	rc = parse(js, doc, len);
@@ -763,6 +805,48 @@ out:
 	if (rc != IH_OK) {
 		free(*val);
 		*val = NULL;
+	}
+	return rc;
+}
+
+int
+json_extract(struct json *js, const void *doc, size_t len,
+    struct json_want *w, size_t n, size_t raw_max)
+{
+	struct json_target *t;
+	size_t i;
+	int rc = IH_EINVAL;
+
+	for (i = 0; i < n; i++) {
+		w[i].val = NULL;
+		w[i].len = 0;
+	}
+	js->ntargets = 0;
+	if (n > JSON_MAX_FIELDS)
+		goto out;
+	for (i = 0; i < n; i++) {
+		t = &js->target[i];
+		if (w[i].path == NULL || strncmp(w[i].path, "$.", 2) != 0 ||
+		    strlen(w[i].path) >= JSON_PATH_MAX ||
+		    split(w[i].path + 1, t) != IH_OK)
+			goto out;
+		t->matched = 0;
+		t->selected = 0;
+		t->val = &w[i].val;
+		t->raw = w[i].raw;
+		t->raw_start = 0;
+		t->raw_max = raw_max;
+	}
+	js->ntargets = n;
+	rc = parse(js, doc, len);
+out:
+	js->ntargets = 0;
+	for (i = 0; i < n; i++) {
+		if (rc != IH_OK) {
+			free(w[i].val);
+			w[i].val = NULL;
+		}
+		w[i].len = w[i].val != NULL ? strlen(w[i].val) : 0;
 	}
 	return rc;
 }

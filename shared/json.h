@@ -20,7 +20,7 @@
 
 #include <stddef.h>
 
-#define JSON_MAX_FIELDS	4
+#define JSON_MAX_FIELDS	8
 #define JSON_VALUE_MAX	1024	/* longest field value returned */
 #define JSON_MAX_DEPTH	128	/* deepest nesting of arrays and objects */
 
@@ -56,6 +56,29 @@ int	json_fields(struct json *js, const void *doc, size_t len,
  */
 int	json_path_text(struct json *js, const void *doc, size_t len,
 	    const char *path, char **val);
+
+/*
+ * One member json_extract() looks for, at path as json_path_text()
+ * reads it.  Without raw, val becomes its string or integer text as
+ * json_path_text() returns it; with raw, the member must be an object or
+ * an array, and val becomes its exact text in doc (valid JSON, since doc
+ * is), or NULL when it is longer than the caller's raw_max.
+ */
+struct json_want {
+	const char	*path;
+	int		 raw;
+	char		*val;	/* out: malloc'd and NUL-terminated, or NULL */
+	size_t		 len;	/* out: the length of val, 0 when NULL */
+};
+
+/*
+ * Checks doc as json_fields() does and fills the n (at most
+ * JSON_MAX_FIELDS) wants of w in one pass.  Returns IH_OK, IH_EBODY,
+ * IH_EINVAL (a path in another syntax, too many wants) or IH_ENOMEM; on
+ * failure every val is NULL.  The caller frees each val.
+ */
+int	json_extract(struct json *js, const void *doc, size_t len,
+	    struct json_want *w, size_t n, size_t raw_max);
 
 /*
  * json_indent.c: when doc (len bytes) passes json_fields()'s checks,

@@ -91,6 +91,13 @@ struct provider {
 	dispatch_fn	handle;
 
 	/*
+	 * Or NULL: the object an event sets (dispatch.h, object.h), as its
+	 * switch applies it; also read before the actions, so that they can
+	 * be matched on the object's new status.
+	 */
+	dispatch_map_fn	map_object;
+
+	/*
 	 * When set, an authenticated body that identify refuses is kept as
 	 * a quarantined event and answered 200, because the provider would
 	 * otherwise retry it until it pauses the whole queue (Asaas).

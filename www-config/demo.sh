@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make demo: start lighttpd on 127.0.0.1 with every endpoint, send a few
-# correctly signed deliveries (and a duplicate and a forgery), and show
-# what the receivers answered, logged and stored.
+# correctly signed deliveries (and a duplicate, a forgery, and one
+# subscription's events out of order), and show what the receivers
+# answered, logged and stored, and the objects table.
 #
 #   DEMO_PORT=8080   port to listen on (the next free one is taken if busy)
 #   DEMO_KEEP=1      leave lighttpd running afterwards
@@ -135,6 +136,23 @@ sig=$(printf '%s' "$msg.$t.$body" | openssl dgst -sha256 -mac HMAC \
 post "standard: invoice.created" "$URL/standard" "$body" \
     "webhook-id: $msg" "webhook-timestamp: $t" "webhook-signature: v1,$sig"
 
+# One subscription's life, delivered out of order (as Stripe may): the
+# deletion first, then an update, the creation and a later update.  The
+# objects table ends as in-order delivery would leave it.
+sub="sub_demo_$STAMP"
+stripe_sub() {	# stripe_sub N TYPE STATUS CREATED
+	local b t s
+	b="{\"id\":\"evt_demo_${STAMP}_$1\",\"object\":\"event\",\"type\":\"$2\",\"created\":$4,\"data\":{\"object\":{\"id\":\"$sub\",\"object\":\"subscription\",\"status\":\"$3\"}}}"
+	t=$(date +%s)
+	s=$(printf '%s' "$t.$b" | hmac_hex "$STRIPE_SECRET")
+	post "stripe: $2 ($3), out of order" "$URL/stripe" "$b" \
+	    "Stripe-Signature: t=$t,v1=$s"
+}
+stripe_sub 4 customer.subscription.deleted canceled $((STAMP - 10))
+stripe_sub 2 customer.subscription.updated past_due $((STAMP - 30))
+stripe_sub 1 customer.subscription.created incomplete $((STAMP - 40))
+stripe_sub 3 customer.subscription.updated active $((STAMP - 20))
+
 # Processing happens after each answer; give it a moment.
 sleep 1
 echo
@@ -148,11 +166,18 @@ sqlite3 -header -column "$DB" "SELECT e.provider, e.event_id, f.kind
     FROM effects f JOIN events e ON e.id = f.event
     WHERE e.received_at >= ($STAMP - 5) * 1000 ORDER BY e.id DESC"
 echo
+echo "== the objects table: the current state, whatever the delivery order"
+IDEMHOOK_DB="$DB" "$BUILD/idemhook" objects --since 10m
+echo
+echo "== one object's history: the late events were stale, the row kept"
+IDEMHOOK_DB="$DB" "$BUILD/idemhook" object stripe subscription "$sub" |
+    sed -n '/^history/,$p'
+echo
 echo "== the error log: one line per request (no secret, no signature)"
 grep -o 'idemhook: .*' "$RUN/error.log" | grep 'outcome=' || true
 echo
-echo "== processing after each answer: actions, then the switch"
-grep -o 'idemhook: .*' "$RUN/stderr.log" | grep -E 'effect=|processing=' || true
+echo "== processing after each answer: actions, then the switch (its object too)"
+grep -o 'idemhook: .*' "$RUN/stderr.log" | grep -E 'effect=|verdict=|processing=' || true
 echo
 if [ -n "${DEMO_KEEP:-}" ]; then
 	echo "lighttpd keeps running on port $PORT (pid $LPID); stop it with: kill $LPID"

@@ -1,6 +1,7 @@
 /*
  * cli_copy.c -- idemhook copy --to URI: the configured (SQLite) store's
- * events, attempts and effects, with their states, into PostgreSQL.
+ * events, attempts and effects, with their states, and its objects with
+ * their history, into PostgreSQL.
  *
  * It reads the source a batch at a time, by row, outside any transaction
  * (WAL readers never block the receivers), and writes each batch in one
@@ -38,6 +39,10 @@ struct copy {
 	long			 events_added;
 	long			 attempts_added;
 	long			 effects_added;
+	long			 objects_seen;
+	long			 objects_added;
+	long			 object_events_added;
+	const struct store_object *obj;	/* the object being copied */
 	int64_t			 dst_rowid;	/* the event being copied */
 	char			 err[STORE_ERR_MAX];
 };
@@ -88,6 +93,71 @@ copy_row(void *arg, const struct store_row *row)
 	return rc;
 }
 
+static int
+copy_object_event(void *arg, const struct store_object_event *e)
+{
+	struct copy *cp = arg;
+	int added, rc;
+
+	rc = store_copy_object_event(cp->dst, cp->tx, cp->obj, e, &added,
+	    cp->err, sizeof(cp->err));
+	cp->object_events_added += added;
+	return rc;
+}
+
+/*
+ * One source object and its history into the open transaction, which is
+ * committed and opened anew every COPY_BATCH objects.
+ */
+static int
+copy_object(void *arg, const struct store_object *o)
+{
+	struct copy *cp = arg;
+	int added, rc;
+
+	rc = store_copy_object(cp->dst, cp->tx, o, &added, cp->err,
+	    sizeof(cp->err));
+	if (rc != IH_OK)
+		return rc;
+	cp->objects_added += added;
+	cp->obj = o;
+	rc = store_object_history(cp->src, o->provider, o->kind, o->object_id,
+	    copy_object_event, cp, cp->err, sizeof(cp->err));
+	cp->obj = NULL;
+	if (rc != IH_OK || ++cp->objects_seen % COPY_BATCH != 0)
+		return rc;
+	rc = store_commit(cp->tx, cp->err, sizeof(cp->err));
+	cp->tx = NULL;
+	if (rc == IH_OK)
+		rc = store_begin(cp->dst, STORE_DURABLE, &cp->tx, cp->err,
+		    sizeof(cp->err));
+	return rc;
+}
+
+/* Every object of the source, after its events. */
+static int
+copy_objects(struct copy *cp, char *err, size_t errlen)
+{
+	struct store_object_filter f;
+	int rc;
+
+	memset(&f, 0, sizeof(f));
+	cp->err[0] = '\0';
+	rc = store_begin(cp->dst, STORE_DURABLE, &cp->tx, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	rc = store_objects(cp->src, &f, copy_object, cp, err, errlen);
+	if (rc == IH_OK && cp->tx != NULL)
+		rc = store_commit(cp->tx, err, errlen);
+	else {
+		store_rollback(cp->tx);
+		if (cp->err[0] != '\0')
+			snprintf(err, errlen, "%s", cp->err);
+	}
+	cp->tx = NULL;
+	return rc;
+}
+
 /* "rows done of total, rate, time left" on one terminal line. */
 static void
 progress(const struct copy *cp, int64_t total, int64_t t0)
@@ -107,8 +177,9 @@ copy_usage(FILE *f)
 {
 	fprintf(f, "usage: idemhook copy --to URI [--json]\n"
 	    "Copies the configured store's events, attempts and effects, with "
-	    "their\nstates, into the PostgreSQL store at URI (created or "
-	    "migrated first).\nSafe while the receivers write; run it again "
+	    "their\nstates, and its objects with their history, into the "
+	    "PostgreSQL store at\nURI (created or migrated first).\n"
+	    "Safe while the receivers write; run it again "
 	    "to copy what arrived\nmeanwhile: nothing is copied twice. On a "
 	    "terminal it shows progress; it\nends with a summary per table "
 	    "(--json: the summary only, as JSON).\n"
@@ -209,23 +280,34 @@ cli_copy(struct cli *c, int argc, char **argv)
 	}
 	if (tty)
 		fputc('\n', stderr);
+	rc = copy_objects(&cp, err, sizeof(err));
+	if (rc != IH_OK) {
+		cli_errorf("copy: objects: %s (run it again)", err);
+		goto out;
+	}
 	secs = clock_ms_since(t0) / 1e3;
 	if (json) {
 		printf("{\"to\":");
 		cli_put_json(stdout, ih_redact(to, shown, sizeof(shown)));
 		printf(",\"events\":{\"read\":%ld,\"copied\":%ld,"
 		    "\"already_there\":%ld},\"attempts\":{\"copied\":%ld},"
-		    "\"effects\":{\"copied\":%ld},\"seconds\":%.3f}\n",
+		    "\"effects\":{\"copied\":%ld},\"objects\":{\"read\":%ld,"
+		    "\"copied\":%ld},\"object_events\":{\"copied\":%ld},"
+		    "\"seconds\":%.3f}\n",
 		    cp.seen, cp.events_added, cp.seen - cp.events_added,
-		    cp.attempts_added, cp.effects_added, secs);
+		    cp.attempts_added, cp.effects_added, cp.objects_seen,
+		    cp.objects_added, cp.object_events_added, secs);
 	} else
 		printf("copied into %s in %.1f s:\n"
 		    "  events    %ld read, %ld copied, %ld already there\n"
 		    "  attempts  %ld copied\n"
-		    "  effects   %ld copied\n",
+		    "  effects   %ld copied\n"
+		    "  objects   %ld read, %ld copied (with %ld history "
+		    "rows)\n",
 		    ih_redact(to, shown, sizeof(shown)), secs, cp.seen,
 		    cp.events_added, cp.seen - cp.events_added,
-		    cp.attempts_added, cp.effects_added);
+		    cp.attempts_added, cp.effects_added, cp.objects_seen,
+		    cp.objects_added, cp.object_events_added);
 	ret = CLI_EXIT_OK;
 out:
 	store_close(cp.dst);

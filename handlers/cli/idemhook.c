@@ -43,6 +43,7 @@
 #include "cli_copy.h"
 #include "cli_events.h"
 #include "cli_maint.h"
+#include "cli_objects.h"
 #include "cli_text.h"
 #include "idemhook.h"
 
@@ -352,6 +353,8 @@ static const struct cli_cmd commands[] = {
 	{ "console-password", cli_console_password,
 	    "hash the console's password (read on stdin)" },
 	{ "copy", cli_copy, "copy the store into PostgreSQL (--to URI)" },
+	{ "objects", cli_objects, "objects' current state (orders, ...)" },
+	{ "object", cli_object, "one object: state and history with verdicts" },
 };
 
 #define NCOMMANDS	(sizeof(commands) / sizeof(commands[0]))

@@ -638,4 +638,9 @@ static const struct store_ops pg_ops = {
 	.copy_put = pg_copy_put,
 	.copy_attempt = pg_copy_attempt,
 	.copy_effect = pg_copy_effect,
+	.object_apply = pg_object_apply,
+	.objects = pg_objects,
+	.object_history = pg_object_history,
+	.copy_object = pg_copy_object,
+	.copy_object_event = pg_copy_object_event,
 };

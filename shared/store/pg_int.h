@@ -1,8 +1,8 @@
 /*
- * pg_int.h -- the PostgreSQL backend's own parts, shared by its three
- * files: pg_conn.c (connection, reconnection, schema, transactions,
- * audit), pg_record.c (recording and processing) and pg_query.c (the
- * operator's queries).
+ * pg_int.h -- the PostgreSQL backend's own parts, shared by its files:
+ * pg_conn.c (connection, reconnection, schema, transactions, audit),
+ * pg_record.c (recording and processing), pg_query.c (the operator's
+ * queries) and pg_objects.c (the objects table).
  */
 #ifndef IH_PG_INT_H
 #define IH_PG_INT_H
@@ -117,5 +117,18 @@ int	pg_copy_attempt(struct store *, int64_t, const struct store_attempt *,
 	    int *, char *, size_t);
 int	pg_copy_effect(struct store *, int64_t, const char *, int64_t, int *,
 	    char *, size_t);
+
+/* pg_objects.c */
+int	pg_object_apply(struct store *, const struct store_object *, int64_t,
+	    int *, char *, size_t);
+int	pg_objects(struct store *, const struct store_object_filter *,
+	    store_object_fn, void *, char *, size_t);
+int	pg_copy_object(struct store *, const struct store_object *, int *,
+	    char *, size_t);
+int	pg_copy_object_event(struct store *, const struct store_object *,
+	    const struct store_object_event *, int *, char *, size_t);
+int	pg_object_history(struct store *, const char *, const char *,
+	    const char *, int (*)(void *, const struct store_object_event *),
+	    void *, char *, size_t);
 
 #endif

@@ -779,6 +779,9 @@ static const struct store_ops sq_ops = {
 	.copy_count = sq_copy_count,
 	.copy_read = sq_copy_read,
 	.effects = sq_effects,
+	.object_apply = sq_object_apply,
+	.objects = sq_objects,
+	.object_history = sq_object_history,
 };
 
 /*

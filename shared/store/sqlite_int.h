@@ -1,8 +1,8 @@
 /*
- * sqlite_int.h -- the SQLite backend's own parts, shared by its three
- * files: sqlite_conn.c (connection, writers' queue, schema, transactions,
- * audit), sqlite_record.c (recording and processing) and sqlite_query.c
- * (the operator's queries).
+ * sqlite_int.h -- the SQLite backend's own parts, shared by its files:
+ * sqlite_conn.c (connection, writers' queue, schema, transactions,
+ * audit), sqlite_record.c (recording and processing), sqlite_query.c
+ * (the operator's queries) and sqlite_objects.c (the objects table).
  */
 #ifndef IH_SQLITE_INT_H
 #define IH_SQLITE_INT_H
@@ -90,5 +90,14 @@ int	sq_copy_read(struct store *, int64_t, long, store_row_fn, void *,
 	    char *, size_t);
 int	sq_effects(struct store *, int64_t,
 	    int (*)(void *, const char *, int64_t), void *, char *, size_t);
+
+/* sqlite_objects.c */
+int	sq_object_apply(struct store *, const struct store_object *, int64_t,
+	    int *, char *, size_t);
+int	sq_objects(struct store *, const struct store_object_filter *,
+	    store_object_fn, void *, char *, size_t);
+int	sq_object_history(struct store *, const char *, const char *,
+	    const char *, int (*)(void *, const struct store_object_event *),
+	    void *, char *, size_t);
 
 #endif

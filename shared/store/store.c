@@ -569,3 +569,67 @@ store_copy_effect(struct store *st, struct store_txn *tx, int64_t rowid,
 	return st->ops->copy_effect(st, rowid, kind, created_at, added, err,
 	    errlen);
 }
+
+int
+store_copy_object(struct store *st, struct store_txn *tx,
+    const struct store_object *o, int *added, char *err, size_t errlen)
+{
+	int rc;
+
+	*added = 0;
+	rc = copy_tx(st, tx, st->ops->copy_object != NULL, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	return st->ops->copy_object(st, o, added, err, errlen);
+}
+
+int
+store_copy_object_event(struct store *st, struct store_txn *tx,
+    const struct store_object *o, const struct store_object_event *e,
+    int *added, char *err, size_t errlen)
+{
+	int rc;
+
+	*added = 0;
+	rc = copy_tx(st, tx, st->ops->copy_object_event != NULL, err,
+	    errlen);
+	if (rc != IH_OK)
+		return rc;
+	return st->ops->copy_object_event(st, o, e, added, err, errlen);
+}
+
+int
+store_object_apply(struct store *st, struct store_txn *tx,
+    const struct store_object *o, int64_t now_ms, int *verdict, char *err,
+    size_t errlen)
+{
+	*verdict = 0;
+	if (tx == NULL || !tx->open || tx->st != st) {
+		snprintf(err, errlen, "no transaction for the object");
+		return IH_EINVAL;
+	}
+	if (o->provider == NULL || o->kind == NULL || o->object_id == NULL ||
+	    o->event_id == NULL || o->status == NULL) {
+		snprintf(err, errlen, "object lacks provider, kind, id or "
+		    "event");
+		return IH_EINVAL;
+	}
+	return st->ops->object_apply(st, o, now_ms, verdict, err, errlen);
+}
+
+int
+store_objects(struct store *st, const struct store_object_filter *f,
+    store_object_fn fn, void *arg, char *err, size_t errlen)
+{
+	return st->ops->objects(st, f, fn, arg, err, errlen);
+}
+
+int
+store_object_history(struct store *st, const char *provider,
+    const char *kind, const char *object_id,
+    int (*fn)(void *arg, const struct store_object_event *e), void *arg,
+    char *err, size_t errlen)
+{
+	return st->ops->object_history(st, provider, kind, object_id, fn,
+	    arg, err, errlen);
+}

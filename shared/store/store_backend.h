@@ -84,6 +84,20 @@ struct store_ops {
 		    const struct store_attempt *, int *, char *, size_t);
 	int	(*copy_effect)(struct store *, int64_t, const char *, int64_t,
 		    int *, char *, size_t);
+	/* Objects: apply inside the open transaction; reads outside. */
+	int	(*object_apply)(struct store *, const struct store_object *,
+		    int64_t, int *, char *, size_t);
+	int	(*objects)(struct store *, const struct store_object_filter *,
+		    store_object_fn, void *, char *, size_t);
+	int	(*object_history)(struct store *, const char *, const char *,
+		    const char *,
+		    int (*)(void *, const struct store_object_event *),
+		    void *, char *, size_t);
+	int	(*copy_object)(struct store *, const struct store_object *,
+		    int *, char *, size_t);
+	int	(*copy_object_event)(struct store *,
+		    const struct store_object *,
+		    const struct store_object_event *, int *, char *, size_t);
 };
 
 /* The part of every backend's store that store.c reads. */

@@ -541,6 +541,114 @@ audit_passes(void **state)
 	assert_int_equal(bad, 0);
 }
 
+static int
+object_fn(void *arg, const struct store_object *o)
+{
+	char *out = arg;
+
+	snprintf(out, 256, "%s|%s|%s|%s|%lld|%d|%s|%d|%.*s", o->provider,
+	    o->kind, o->object_id, o->status, (long long)o->source_ms,
+	    o->rank, o->event_id, o->deleted, (int)o->json_len,
+	    o->json != NULL ? o->json : "-");
+	return IH_OK;
+}
+
+static int
+history_fn(void *arg, const struct store_object_event *e)
+{
+	char *out = arg;
+	size_t n = strlen(out);
+
+	snprintf(out + n, 256 - n, "%s=%s;", e->event_id, e->verdict);
+	return IH_OK;
+}
+
+/* Applies one event to sub_1 in a transaction of its own. */
+static int
+apply(struct fixture *f, const char *event_id, const char *status,
+    int64_t source_ms, int rank, int deleted)
+{
+	struct store_object o;
+	struct store_txn *tx;
+	char err[STORE_ERR_MAX];
+	int verdict = 0;
+
+	memset(&o, 0, sizeof(o));
+	o.provider = "stripe";
+	o.kind = "subscription";
+	o.object_id = "sub_1";
+	o.status = status;
+	o.json = "{\"id\":\"sub_1\"}";
+	o.json_len = strlen(o.json);
+	o.source_ms = source_ms;
+	o.rank = rank;
+	o.event_id = event_id;
+	o.event_type = "customer.subscription.updated";
+	o.deleted = deleted;
+	assert_int_equal(store_object_apply(f->st, NULL, &o, 5, &verdict, err,
+	    sizeof(err)), IH_EINVAL);
+	assert_int_equal(store_begin(f->st, STORE_DURABLE, &tx, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_object_apply(f->st, tx, &o, 5, &verdict, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_commit(tx, err, sizeof(err)), IH_OK);
+	return verdict;
+}
+
+static void
+objects_guard(void **state)
+{
+	struct fixture *f = *state;
+	struct store_object_filter of;
+	char err[STORE_ERR_MAX], row[256], hist[256];
+	struct store_txn *tx;
+	struct store_object o;
+	int verdict;
+
+	/* Verdict numbers are object.h's: 1 applied, 2 stale, 3 tied. */
+	assert_int_equal(apply(f, "evt_b", "active", 2000, 1, 0), 1);
+	assert_int_equal(apply(f, "evt_a", "incomplete", 1000, 1, 0), 2);
+	assert_int_equal(apply(f, "evt_c", "canceled", 2000, 5, 1), 1);
+	assert_int_equal(apply(f, "evt_d", "active", 2000, 1, 0), 3);
+	/* A second application of an event keeps its first verdict. */
+	assert_int_equal(apply(f, "evt_a", "incomplete", 1000, 1, 0), 2);
+	memset(&of, 0, sizeof(of));
+	of.provider = "stripe";
+	row[0] = '\0';
+	assert_int_equal(store_objects(f->st, &of, object_fn, row, err,
+	    sizeof(err)), IH_OK);
+	assert_string_equal(row, "stripe|subscription|sub_1|canceled|2000|5|"
+	    "evt_c|1|{\"id\":\"sub_1\"}");
+	of.status = "active";
+	row[0] = '\0';
+	assert_int_equal(store_objects(f->st, &of, object_fn, row, err,
+	    sizeof(err)), IH_OK);
+	assert_string_equal(row, "");
+	hist[0] = '\0';
+	assert_int_equal(store_object_history(f->st, "stripe", "subscription",
+	    "sub_1", history_fn, hist, err, sizeof(err)), IH_OK);
+	assert_string_equal(hist, "evt_b=applied;evt_a=stale;evt_c=applied;"
+	    "evt_d=tied;");
+	/* Rolled back with its transaction, like every effect. */
+	memset(&o, 0, sizeof(o));
+	o.provider = "stripe";
+	o.kind = "subscription";
+	o.object_id = "sub_2";
+	o.status = "";
+	o.event_id = "evt_x";
+	assert_int_equal(store_begin(f->st, STORE_DURABLE, &tx, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_object_apply(f->st, tx, &o, 5, &verdict, err,
+	    sizeof(err)), IH_OK);
+	store_rollback(tx);
+	of.status = NULL;
+	of.object_id = "sub_2";
+	row[0] = '\0';
+	assert_int_equal(store_objects(f->st, &of, object_fn, row, err,
+	    sizeof(err)), IH_OK);
+	assert_string_equal(row, "");
+}
+
 #define CASES(setup) \
 	cmocka_unit_test_setup_teardown(record_and_duplicate, setup, teardown), \
 	cmocka_unit_test_setup_teardown(rollback_leaves_nothing, setup, \
@@ -555,7 +663,8 @@ audit_passes(void **state)
 	cmocka_unit_test_setup_teardown(stats_counts, setup, teardown), \
 	cmocka_unit_test_setup_teardown(replay_of_fingerprint, setup, \
 	    teardown), \
-	cmocka_unit_test_setup_teardown(audit_passes, setup, teardown)
+	cmocka_unit_test_setup_teardown(audit_passes, setup, teardown), \
+	cmocka_unit_test_setup_teardown(objects_guard, setup, teardown)
 
 int
 main(void)

@@ -1,0 +1,317 @@
+/*
+ * pg_objects.c -- PostgreSQL: the objects table under the ordering
+ * guard, its history, and their reads.  The row is locked (FOR UPDATE)
+ * before the guard's order is decided in C (object_guard()), so that two
+ * transactions applying events to one object take turns; a first event
+ * inserts the row with ON CONFLICT DO NOTHING, and when another
+ * transaction inserted it meanwhile, the row is locked and compared.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "ih.h"
+#include "object.h"
+#include "pg_int.h"
+
+/* The columns of the objects table, in put()'s parameter order. */
+#define PG_OBJECT_TYPES	"tttttiitiii"
+
+static void
+object_params(struct pg_params *p, const struct store_object *o,
+    int64_t created_ms, int64_t changed_ms)
+{
+	memset(p, 0, sizeof(*p));
+	pg_text(p, o->provider);
+	pg_text(p, o->kind);
+	pg_text(p, o->object_id);
+	pg_text(p, o->status);
+	pg_text(p, o->json);	/* NULL: SQL NULL */
+	pg_int(p, o->source_ms);
+	pg_int(p, o->rank);
+	pg_text(p, o->event_id);
+	pg_int(p, o->deleted != 0);
+	pg_int(p, created_ms);
+	pg_int(p, changed_ms);
+}
+
+/*
+ * Locks and reads the row's key; *found 0 when there is none.  The
+ * event id is malloc'd into *id.
+ */
+static int
+row_key(struct pgs *st, const struct store_object *o, struct object_key *key,
+    char **id, int *found, char *err, size_t errlen)
+{
+	struct pg_params p;
+	PGresult *r;
+
+	*found = 0;
+	memset(&p, 0, sizeof(p));
+	pg_text(&p, o->provider);
+	pg_text(&p, o->kind);
+	pg_text(&p, o->object_id);
+	r = pg_exec_sql(st, "SELECT source_at, rank, event_id FROM objects"
+	    " WHERE provider = $1 AND kind = $2 AND object_id = $3"
+	    " FOR UPDATE", "ttt", &p, PGRES_TUPLES_OK, "cannot read object",
+	    err, errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	if (PQntuples(r) == 1) {
+		key->source_ms = pg_getint(r, 0, 0);
+		key->rank = (int)pg_getint(r, 0, 1);
+		*id = strdup(PQgetvalue(r, 0, 2));
+		if (*id == NULL) {
+			PQclear(r);
+			snprintf(err, errlen, "out of memory");
+			return IH_ENOMEM;
+		}
+		key->event_id = *id;
+		*found = 1;
+	}
+	PQclear(r);
+	return IH_OK;
+}
+
+/* Inserts the row unless it exists; *added says which. */
+static int
+row_insert(struct pgs *st, const struct store_object *o, int64_t created_ms,
+    int64_t changed_ms, int *added, char *err, size_t errlen)
+{
+	struct pg_params p;
+	PGresult *r;
+
+	object_params(&p, o, created_ms, changed_ms);
+	r = pg_exec_sql(st, "INSERT INTO objects (provider, kind, object_id,"
+	    " status, object, source_at, rank, event_id, deleted, created_at,"
+	    " changed_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
+	    " $11) ON CONFLICT (provider, kind, object_id) DO NOTHING",
+	    PG_OBJECT_TYPES, &p, PGRES_COMMAND_OK, "cannot write object",
+	    err, errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	*added = pg_changes(r) == 1;
+	PQclear(r);
+	return IH_OK;
+}
+
+static int
+row_update(struct pgs *st, const struct store_object *o, int64_t changed_ms,
+    char *err, size_t errlen)
+{
+	struct pg_params p;
+	PGresult *r;
+
+	object_params(&p, o, 0, changed_ms);
+	r = pg_exec_sql(st, "UPDATE objects SET status = $4, object = $5,"
+	    " source_at = $6, rank = $7, event_id = $8, deleted = $9,"
+	    " changed_at = $11 WHERE provider = $1 AND kind = $2"
+	    " AND object_id = $3 AND $10::bigint IS NOT NULL",
+	    PG_OBJECT_TYPES, &p, PGRES_COMMAND_OK, "cannot write object",
+	    err, errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	PQclear(r);
+	return IH_OK;
+}
+
+/* Adds e to the object's history unless it is there; *added says. */
+static int
+history_put(struct pgs *st, const struct store_object *o,
+    const struct store_object_event *e, int *added, char *err,
+    size_t errlen)
+{
+	struct pg_params p;
+	PGresult *r;
+
+	memset(&p, 0, sizeof(p));
+	pg_text(&p, o->provider);
+	pg_text(&p, o->kind);
+	pg_text(&p, o->object_id);
+	pg_text(&p, e->event_id);
+	pg_text(&p, e->event_type != NULL ? e->event_type : "");
+	pg_text(&p, e->status);
+	pg_int(&p, e->source_ms);
+	pg_int(&p, e->rank);
+	pg_int(&p, e->deleted != 0);
+	pg_text(&p, e->verdict);
+	pg_int(&p, e->recorded_ms);
+	r = pg_exec_sql(st, "INSERT INTO object_events (provider, kind,"
+	    " object_id, event_id, event_type, status, source_at, rank,"
+	    " deleted, verdict, recorded_at, seq) SELECT $1, $2, $3, $4, $5,"
+	    " $6, $7, $8, $9, $10, $11, coalesce(max(seq), 0) + 1"
+	    " FROM object_events WHERE provider = $1 AND kind = $2"
+	    " AND object_id = $3"
+	    " ON CONFLICT (provider, kind, object_id, event_id) DO NOTHING",
+	    "ttttttiiiti", &p, PGRES_COMMAND_OK,
+	    "cannot write object history", err, errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	*added = pg_changes(r) > 0;
+	PQclear(r);
+	return IH_OK;
+}
+
+/*
+ * Brings the row to o's state when o is newer (or the row is new),
+ * under the row's lock; *verdict says what the guard found.
+ */
+static int
+row_apply(struct pgs *st, const struct store_object *o, int64_t created_ms,
+    int64_t changed_ms, int *verdict, char *err, size_t errlen)
+{
+	struct object_key row, ev;
+	char *id = NULL;
+	int found = 0, added = 0, rc;
+
+	rc = row_key(st, o, &row, &id, &found, err, errlen);
+	if (rc == IH_OK && !found) {
+		rc = row_insert(st, o, created_ms, changed_ms, &added, err,
+		    errlen);
+		/* Inserted meanwhile by another transaction: compare. */
+		if (rc == IH_OK && !added)
+			rc = row_key(st, o, &row, &id, &found, err, errlen);
+	}
+	if (rc != IH_OK)
+		goto out;
+	ev.source_ms = o->source_ms;
+	ev.rank = o->rank;
+	ev.event_id = o->event_id;
+	*verdict = object_guard(found ? &row : NULL, &ev);
+	if (*verdict == OBJECT_APPLIED && found)
+		rc = row_update(st, o, changed_ms, err, errlen);
+out:
+	free(id);
+	return rc;
+}
+
+int
+pg_object_apply(struct store *base, const struct store_object *o,
+    int64_t now_ms, int *verdict, char *err, size_t errlen)
+{
+	struct pgs *st = pg_of(base);
+	struct store_object_event e;
+	int added, rc;
+
+	rc = row_apply(st, o, now_ms, now_ms, verdict, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	memset(&e, 0, sizeof(e));
+	e.event_id = o->event_id;
+	e.event_type = o->event_type;
+	e.status = o->status;
+	e.source_ms = o->source_ms;
+	e.rank = o->rank;
+	e.deleted = o->deleted;
+	e.verdict = object_verdict_name(*verdict);
+	e.recorded_ms = now_ms;
+	return history_put(st, o, &e, &added, err, errlen);
+}
+
+int
+pg_copy_object(struct store *base, const struct store_object *o,
+    int *added, char *err, size_t errlen)
+{
+	int verdict = 0, rc;
+
+	rc = row_apply(pg_of(base), o, o->created_ms, o->changed_ms, &verdict,
+	    err, errlen);
+	*added = rc == IH_OK && verdict == OBJECT_APPLIED;
+	return rc;
+}
+
+int
+pg_copy_object_event(struct store *base, const struct store_object *o,
+    const struct store_object_event *e, int *added, char *err,
+    size_t errlen)
+{
+	return history_put(pg_of(base), o, e, added, err, errlen);
+}
+
+int
+pg_objects(struct store *base, const struct store_object_filter *f,
+    store_object_fn fn, void *arg, char *err, size_t errlen)
+{
+	struct store_object o;
+	struct pg_params p;
+	PGresult *r;
+	int i, rc = IH_OK;
+
+	memset(&p, 0, sizeof(p));
+	pg_text(&p, f->provider);
+	pg_text(&p, f->kind);
+	pg_text(&p, f->object_id);
+	pg_text(&p, f->status);
+	pg_int(&p, f->since_ms);
+	pg_int(&p, f->limit > 0 ? f->limit : 0);
+	r = pg_exec_sql(pg_of(base), "SELECT provider, kind, object_id,"
+	    " status, object, source_at, rank, event_id, deleted, created_at,"
+	    " changed_at FROM objects WHERE ($1::text IS NULL OR provider = $1)"
+	    " AND ($2::text IS NULL OR kind = $2)"
+	    " AND ($3::text IS NULL OR object_id = $3)"
+	    " AND ($4::text IS NULL OR status = $4)"
+	    " AND ($5::bigint = 0 OR changed_at >= $5)"
+	    " ORDER BY provider COLLATE \"C\", kind COLLATE \"C\","
+	    " object_id COLLATE \"C\""
+	    " LIMIT CASE WHEN $6::bigint > 0 THEN $6 END", "ttttii", &p,
+	    PGRES_TUPLES_OK, "cannot read objects", err, errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	for (i = 0; i < PQntuples(r) && rc == IH_OK; i++) {
+		memset(&o, 0, sizeof(o));
+		o.provider = PQgetvalue(r, i, 0);
+		o.kind = PQgetvalue(r, i, 1);
+		o.object_id = PQgetvalue(r, i, 2);
+		o.status = PQgetvalue(r, i, 3);
+		o.json = pg_gettext(r, i, 4);
+		o.json_len = o.json != NULL ? strlen(o.json) : 0;
+		o.source_ms = pg_getint(r, i, 5);
+		o.rank = (int)pg_getint(r, i, 6);
+		o.event_id = PQgetvalue(r, i, 7);
+		o.deleted = (int)pg_getint(r, i, 8);
+		o.created_ms = pg_getint(r, i, 9);
+		o.changed_ms = pg_getint(r, i, 10);
+		rc = fn(arg, &o);
+	}
+	PQclear(r);
+	return rc;
+}
+
+int
+pg_object_history(struct store *base, const char *provider,
+    const char *kind, const char *object_id,
+    int (*fn)(void *, const struct store_object_event *), void *arg,
+    char *err, size_t errlen)
+{
+	struct store_object_event e;
+	struct pg_params p;
+	PGresult *r;
+	int i, rc = IH_OK;
+
+	memset(&p, 0, sizeof(p));
+	pg_text(&p, provider);
+	pg_text(&p, kind);
+	pg_text(&p, object_id);
+	r = pg_exec_sql(pg_of(base), "SELECT event_id, event_type, status,"
+	    " source_at, rank, deleted, verdict, recorded_at"
+	    " FROM object_events WHERE provider = $1 AND kind = $2"
+	    " AND object_id = $3 ORDER BY seq", "ttt", &p, PGRES_TUPLES_OK,
+	    "cannot read object history", err, errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	for (i = 0; i < PQntuples(r) && rc == IH_OK; i++) {
+		e.event_id = PQgetvalue(r, i, 0);
+		e.event_type = PQgetvalue(r, i, 1);
+		e.status = PQgetvalue(r, i, 2);
+		e.source_ms = pg_getint(r, i, 3);
+		e.rank = (int)pg_getint(r, i, 4);
+		e.deleted = (int)pg_getint(r, i, 5);
+		e.verdict = PQgetvalue(r, i, 6);
+		e.recorded_ms = pg_getint(r, i, 7);
+		rc = fn(arg, &e);
+	}
+	PQclear(r);
+	return rc;
+}
