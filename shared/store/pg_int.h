@@ -1,8 +1,8 @@
 /*
- * pg_int.h -- the PostgreSQL backend's own parts, shared by its three
- * files: pg_conn.c (connection, reconnection, schema, transactions,
- * audit), pg_record.c (recording and processing) and pg_query.c (the
- * operator's queries).
+ * pg_int.h -- the PostgreSQL backend's own parts, shared by its files:
+ * pg_conn.c (connection, reconnection, schema, transactions, audit),
+ * pg_record.c (recording and processing), pg_query.c (the operator's
+ * queries) and pg_console.c (the console's).
  */
 #ifndef IH_PG_INT_H
 #define IH_PG_INT_H
@@ -117,5 +117,22 @@ int	pg_copy_attempt(struct store *, int64_t, const struct store_attempt *,
 	    int *, char *, size_t);
 int	pg_copy_effect(struct store *, int64_t, const char *, int64_t, int *,
 	    char *, size_t);
+
+/* pg_console.c */
+int	pg_console_counts(struct store *, store_console_count_fn, void *,
+	    char *, size_t);
+int	pg_console_hours(struct store *, int64_t, int64_t,
+	    int (*)(void *, int64_t, int64_t, int64_t, int64_t), void *,
+	    char *, size_t);
+int	pg_console_latency(struct store *, int64_t, int64_t, long,
+	    int (*)(void *, int64_t, int64_t), void *, char *, size_t);
+int	pg_console_size(struct store *, int64_t *, char *, size_t);
+int	pg_console_bounds(struct store *, int *, int64_t *, int64_t *, char *,
+	    size_t);
+int	pg_console_window(struct store *, const struct store_console_query *,
+	    int64_t, int64_t, long, store_row_fn, void *, char *, size_t);
+int	pg_console_last(struct store *, const char *, int64_t *, char *,
+	    size_t);
+int	pg_console_explain(struct store *, char *, size_t, char *, size_t);
 
 #endif
