@@ -148,28 +148,23 @@ re_char(char *out, size_t *o, const char *s, size_t n, const char *meta)
  * reads it: '^' first inverts, ']' first is a member, "a-z" is a range
  * when there is a character before the '-' and one other than ']' after
  * it; a range whose ends are reversed holds nothing (its start stays a
- * member).  Returns the
- * pattern's text after the closing ']', or NULL when there is none: the
- * pattern then matches nothing.  *never is set when the set is empty.
+ * member, so a set is never empty).  Returns the pattern's text after
+ * the closing ']', or NULL when there is none (or bytes that are not
+ * UTF-8): the pattern then matches nothing.
  */
 static const char *
-glob_set(const char *g, char *out, size_t *o, int *never)
+glob_set(const char *g, char *out, size_t *o)
 {
-	size_t n, n2, start;
+	size_t n, n2;
 	long c, c2, prior = 0;
-	int invert = 0, items = 0;
 
-	start = *o;
 	out[(*o)++] = '[';
 	if (*g == '^') {
-		invert = 1;
 		out[(*o)++] = '^';
 		g++;
 	}
-	if (*g == ']') {
+	if (*g == ']')
 		re_char(out, o, g++, 1, RE_SET_META);
-		items++;
-	}
 	while (*g != '\0' && *g != ']') {
 		c = utf8_next((const unsigned char *)g, &n);
 		if (c < 0)
@@ -188,21 +183,11 @@ glob_set(const char *g, char *out, size_t *o, int *never)
 		}
 		/* A member, and the start of a range that may follow. */
 		re_char(out, o, g, n, RE_SET_META);
-		items++;
 		prior = c;
 		g += n;
 	}
 	if (*g != ']')
 		return NULL;
-	if (items == 0) {
-		/* Not reached (a range follows a member); kept for safety. */
-		*o = start;
-		if (invert)
-			out[(*o)++] = '.';
-		else
-			*never = 1;
-		return g + 1;
-	}
 	out[(*o)++] = ']';
 	return g + 1;
 }
@@ -211,8 +196,8 @@ glob_set(const char *g, char *out, size_t *o, int *never)
  * Translates SQLite's GLOB g into an anchored regular expression of
  * PostgreSQL (an ARE) that matches the same strings: '*' any run, '?'
  * one character, '[...]' a set (glob_set()), anything else itself.
- * Sets *never when g can match nothing (an unterminated set, an empty
- * one, bytes that are not UTF-8).  The result is malloc'ed.
+ * Sets *never when g can match nothing (an unterminated set, bytes that
+ * are not UTF-8).  The result is malloc'ed.
  */
 static int
 glob_re(const char *g, char **re, int *never)
@@ -236,7 +221,7 @@ glob_re(const char *g, char **re, int *never)
 			out[o++] = '.';
 			g++;
 		} else if (*g == '[') {
-			g = glob_set(g + 1, out, &o, never);
+			g = glob_set(g + 1, out, &o);
 			if (g == NULL) {
 				*never = 1;
 				break;
