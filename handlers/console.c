@@ -218,15 +218,6 @@ ensure_store(struct console *c, const struct config *cfg, char *err,
 	rc = store_open(&opts, &c->store, err, errlen);
 	if (rc != IH_OK)
 		return rc;
-	/* Its queries are SQLite's (store_console.c); PostgreSQL waits. */
-	if (store_sqlite(c->store) == NULL) {
-		snprintf(err, errlen, "the console reads SQLite stores only; "
-		    "use idemhook list, show and replay on %s",
-		    store_backend(c->store));
-		store_close(c->store);
-		c->store = NULL;
-		return IH_ECONFIG;
-	}
 	/* A reader never queues for the write lock (replay waits briefly). */
 	store_no_queue(c->store);
 	c->store_sync = cfg->synchronous;
@@ -1591,9 +1582,10 @@ route(struct page *pg)
 	    pg->token);
 	rc = ensure_store(pg->c, &pg->cfg, err, sizeof(err));
 	if (rc == IH_ECONFIG) {
+		/* A location this build cannot open, as the receivers say. */
 		log_emit(&pg->sink, "console store_error=%s", err);
-		error_page(pg, 500, "not_supported", "the console reads SQLite "
-		    "stores only; on PostgreSQL use the idemhook command");
+		error_page(pg, 500, "bad_config", "the store's location "
+		    "cannot be used; see the log");
 		return;
 	}
 	if (rc != IH_OK) {

@@ -2,7 +2,8 @@
  * pg_int.h -- the PostgreSQL backend's own parts, shared by its files:
  * pg_conn.c (connection, reconnection, schema, transactions, audit),
  * pg_record.c (recording and processing), pg_query.c (the operator's
- * queries) and pg_objects.c (the objects table).
+ * queries), pg_objects.c (the objects table) and pg_console.c (the
+ * console's).
  */
 #ifndef IH_PG_INT_H
 #define IH_PG_INT_H
@@ -130,5 +131,21 @@ int	pg_copy_object_event(struct store *, const struct store_object *,
 int	pg_object_history(struct store *, const char *, const char *,
 	    const char *, int (*)(void *, const struct store_object_event *),
 	    void *, char *, size_t);
+/* pg_console.c */
+int	pg_console_counts(struct store *, store_console_count_fn, void *,
+	    char *, size_t);
+int	pg_console_hours(struct store *, int64_t, int64_t,
+	    int (*)(void *, int64_t, int64_t, int64_t, int64_t), void *,
+	    char *, size_t);
+int	pg_console_latency(struct store *, int64_t, int64_t, long,
+	    int (*)(void *, int64_t, int64_t), void *, char *, size_t);
+int	pg_console_size(struct store *, int64_t *, char *, size_t);
+int	pg_console_bounds(struct store *, int *, int64_t *, int64_t *, char *,
+	    size_t);
+int	pg_console_window(struct store *, const struct store_console_query *,
+	    int64_t, int64_t, long, store_row_fn, void *, char *, size_t);
+int	pg_console_last(struct store *, const char *, int64_t *, char *,
+	    size_t);
+int	pg_console_explain(struct store *, char *, size_t, char *, size_t);
 
 #endif

@@ -2,7 +2,9 @@
  * pg_none.c -- the PostgreSQL backend of a build without libpq (make
  * static, NO_PG=1): libpq cannot be linked statically on Debian (its
  * static archive needs Kerberos and LDAP archives that are not packaged),
- * so a static program keeps SQLite only and says so.
+ * so a static program keeps SQLite only and says so.  No PostgreSQL
+ * store ever opens here, so none of its operations (the console's
+ * included: pg_console.c is left out too) needs a stub of its own.
  */
 #include <stdio.h>
 

@@ -776,6 +776,14 @@ static const struct store_ops sq_ops = {
 	.purge = sq_purge,
 	.stats = sq_stats,
 	.audit = sq_audit,
+	.console_counts = sq_console_counts,
+	.console_hours = sq_console_hours,
+	.console_latency = sq_console_latency,
+	.console_size = sq_console_size,
+	.console_bounds = sq_console_bounds,
+	.console_window = sq_console_window,
+	.console_last = sq_console_last,
+	.console_explain = sq_console_explain,
 	.copy_count = sq_copy_count,
 	.copy_read = sq_copy_read,
 	.effects = sq_effects,
@@ -783,15 +791,3 @@ static const struct store_ops sq_ops = {
 	.objects = sq_objects,
 	.object_history = sq_object_history,
 };
-
-/*
- * The console's accessor (store_console.c): its read-only queries run on
- * this connection.  NULL for a store of another backend, where the
- * console answers that it reads SQLite stores only.  Nothing else may
- * use it.
- */
-sqlite3 *
-store_sqlite(struct store *st)
-{
-	return st != NULL && st->ops == &sq_ops ? sq_of(st)->db : NULL;
-}

@@ -2,7 +2,8 @@
  * sqlite_int.h -- the SQLite backend's own parts, shared by its files:
  * sqlite_conn.c (connection, writers' queue, schema, transactions,
  * audit), sqlite_record.c (recording and processing), sqlite_query.c
- * (the operator's queries) and sqlite_objects.c (the objects table).
+ * (the operator's queries), sqlite_objects.c (the objects table) and
+ * sqlite_console.c (the console's).
  */
 #ifndef IH_SQLITE_INT_H
 #define IH_SQLITE_INT_H
@@ -99,5 +100,21 @@ int	sq_objects(struct store *, const struct store_object_filter *,
 int	sq_object_history(struct store *, const char *, const char *,
 	    const char *, int (*)(void *, const struct store_object_event *),
 	    void *, char *, size_t);
+/* sqlite_console.c */
+int	sq_console_counts(struct store *, store_console_count_fn, void *,
+	    char *, size_t);
+int	sq_console_hours(struct store *, int64_t, int64_t,
+	    int (*)(void *, int64_t, int64_t, int64_t, int64_t), void *,
+	    char *, size_t);
+int	sq_console_latency(struct store *, int64_t, int64_t, long,
+	    int (*)(void *, int64_t, int64_t), void *, char *, size_t);
+int	sq_console_size(struct store *, int64_t *, char *, size_t);
+int	sq_console_bounds(struct store *, int *, int64_t *, int64_t *, char *,
+	    size_t);
+int	sq_console_window(struct store *, const struct store_console_query *,
+	    int64_t, int64_t, long, store_row_fn, void *, char *, size_t);
+int	sq_console_last(struct store *, const char *, int64_t *, char *,
+	    size_t);
+int	sq_console_explain(struct store *, char *, size_t, char *, size_t);
 
 #endif

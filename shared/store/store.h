@@ -586,12 +586,4 @@ int	store_copy_object_event(struct store *st, struct store_txn *tx,
 /* The backend's name: "sqlite" or "postgresql". */
 const char *store_backend(const struct store *st);
 
-/*
- * The console's accessor: the store's SQLite connection, for the
- * read-only queries of store_console.c and nothing else; NULL when the
- * store is not SQLite.
- */
-struct sqlite3;
-struct sqlite3	*store_sqlite(struct store *st);
-
 #endif

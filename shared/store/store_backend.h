@@ -13,6 +13,7 @@
 #define IH_STORE_BACKEND_H
 
 #include "store.h"
+#include "store_console.h"
 
 struct store_txn {
 	struct store		*st;
@@ -71,6 +72,33 @@ struct store_ops {
 	int	(*audit)(struct store *,
 		    int (*)(void *, const struct store_audit *), void *,
 		    char *, size_t);
+	/*
+	 * The console's reads (store_console.h; sqlite_console.c and
+	 * pg_console.c), each one statement outside a transaction.  hours
+	 * calls its fn per hour present (its index from start, events
+	 * received, their duplicates, those failed or dead); latency per
+	 * done event, oldest first, at most max; window per event of
+	 * q's filters with lo <= id < hi, newest first, at most limit;
+	 * bounds sets *empty or the lowest and highest row id.
+	 */
+	int	(*console_counts)(struct store *, store_console_count_fn,
+		    void *, char *, size_t);
+	int	(*console_hours)(struct store *, int64_t start, int64_t end,
+		    int (*)(void *, int64_t, int64_t, int64_t, int64_t),
+		    void *, char *, size_t);
+	int	(*console_latency)(struct store *, int64_t start, int64_t end,
+		    long max, int (*)(void *, int64_t hour, int64_t ms),
+		    void *, char *, size_t);
+	int	(*console_size)(struct store *, int64_t *, char *, size_t);
+	int	(*console_bounds)(struct store *, int *empty, int64_t *lo,
+		    int64_t *hi, char *, size_t);
+	int	(*console_window)(struct store *,
+		    const struct store_console_query *, int64_t hi, int64_t lo,
+		    long limit, store_row_fn, void *, char *, size_t);
+	int	(*console_last)(struct store *, const char *, int64_t *,
+		    char *, size_t);
+	int	(*console_explain)(struct store *, char *, size_t, char *,
+		    size_t);
 	/* Copying (NULL where the backend does not take that side). */
 	int	(*copy_count)(struct store *, int64_t *, char *, size_t);
 	int	(*copy_read)(struct store *, int64_t, long, store_row_fn,

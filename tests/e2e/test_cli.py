@@ -29,7 +29,7 @@ from harness import (HarnessError, SANITIZER_ENV, SANITIZER_MARKERS,  # noqa: E4
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COMMANDS = ("init", "work", "check", "list", "show", "verify", "replay",
-            "purge", "stats", "copy")
+            "purge", "stats", "copy", "objects", "object")
 DAY_MS = 86400 * 1000
 
 

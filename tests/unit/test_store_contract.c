@@ -19,6 +19,7 @@
 
 #include "ih.h"
 #include "store.h"
+#include "store_console.h"
 #include "store_unit.h"
 
 struct fixture {
@@ -649,6 +650,77 @@ objects_guard(void **state)
 	assert_string_equal(row, "");
 }
 
+/* The console's counts, by provider then status. */
+static int
+console_count(void *arg, const char *provider, const char *status,
+    int64_t n, int64_t last)
+{
+	char *out = arg;
+	size_t used = strlen(out);
+
+	snprintf(out + used, 256 - used, "%s/%s=%lld@%lld ", provider, status,
+	    (long long)n, (long long)last);
+	return IH_OK;
+}
+
+/* The console's reads, through the store's interface on each backend. */
+static void
+console_reads(void **state)
+{
+	struct fixture *f = *state;
+	struct store_console_query q;
+	struct store_result r;
+	struct store_event ev = unit_event("evt_k1");
+	struct store_job job;
+	struct seen s;
+	char err[STORE_ERR_MAX], counts[256] = "";
+	int64_t next, last;
+	int found;
+
+	assert_int_equal(store_record(f->st, NULL, &ev, 1000, &r, err,
+	    sizeof(err)), IH_OK);
+	ev = unit_event("evt_k2");
+	assert_int_equal(store_record(f->st, NULL, &ev, 2000, &r, err,
+	    sizeof(err)), IH_OK);
+	ev = unit_event("evt_k3");
+	ev.provider = "github";
+	assert_int_equal(store_record(f->st, NULL, &ev, 3000, &r, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_claim(f->st, NULL, "stripe", 0, "A", 4000,
+	    5000, &job, &found, err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 1);
+	assert_int_equal(store_complete(f->st, NULL, &job, "A", 4500, err,
+	    sizeof(err)), IH_OK);
+	store_job_free(&job);
+	assert_int_equal(store_console_counts(f->st, console_count, counts,
+	    err, sizeof(err)), IH_OK);
+	assert_string_equal(counts, "github/received=1@3000 "
+	    "stripe/done=1@1000 stripe/received=1@2000 ");
+	/* Newest first, two a page; the second page is the last. */
+	memset(&q, 0, sizeof(q));
+	q.page = 2;
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(store_console_list(f->st, &q, seen_row, &s, &next,
+	    err, sizeof(err)), IH_OK);
+	assert_int_equal(s.n, 2);
+	assert_string_equal(s.status, "received");
+	assert_true(next > 0);
+	q.before_id = next;
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(store_console_list(f->st, &q, seen_row, &s, &next,
+	    err, sizeof(err)), IH_OK);
+	assert_int_equal(s.n, 1);
+	assert_string_equal(s.status, "done");
+	assert_int_equal(s.payload_len, 10);
+	assert_int_equal(next, 0);
+	assert_int_equal(store_console_last_received(f->st, "stripe", &last,
+	    err, sizeof(err)), IH_OK);
+	assert_int_equal(last, 2000);
+	assert_int_equal(store_console_last_received(f->st, "shopify", &last,
+	    err, sizeof(err)), IH_OK);
+	assert_int_equal(last, 0);
+}
+
 #define CASES(setup) \
 	cmocka_unit_test_setup_teardown(record_and_duplicate, setup, teardown), \
 	cmocka_unit_test_setup_teardown(rollback_leaves_nothing, setup, \
@@ -664,7 +736,8 @@ objects_guard(void **state)
 	cmocka_unit_test_setup_teardown(replay_of_fingerprint, setup, \
 	    teardown), \
 	cmocka_unit_test_setup_teardown(audit_passes, setup, teardown), \
-	cmocka_unit_test_setup_teardown(objects_guard, setup, teardown)
+	cmocka_unit_test_setup_teardown(objects_guard, setup, teardown), \
+	cmocka_unit_test_setup_teardown(console_reads, setup, teardown)
 
 int
 main(void)

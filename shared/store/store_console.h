@@ -1,14 +1,19 @@
 /*
- * store_console.h -- the console's read-only queries on the store.
+ * store_console.h -- the console's read-only queries on the store, on
+ * either backend (the console's part of the store's interface; the
+ * backends implement it in sqlite_console.c and pg_console.c).
  *
  * Every function here reads; replay goes through store_requeue() like
  * `idemhook replay`.  Each statement runs on its own (autocommit), so a
- * read holds SQLite's WAL snapshot for one short statement only and never
- * takes the write lock: a receiver's write never waits for the console.
- * Each query is bounded: counts read one covering index
- * (events_provider_status, db/migrations/3.sql), the hourly series read
- * the last 24 hours through events_received, and a page of events scans
- * at most STORE_CONSOLE_SCAN_MAX rows by row id, whatever its filters.
+ * read holds one short snapshot (SQLite's WAL read, PostgreSQL's MVCC)
+ * and never takes a write lock: a receiver's write never waits for the
+ * console.  Each query is bounded: counts read one covering index
+ * (events_provider_status, migration 3), the hourly series read the last
+ * 24 hours through events_received, and a page of events scans at most
+ * STORE_CONSOLE_SCAN_MAX rows by row id, whatever its filters.  Both
+ * backends give the same answers: the type pattern is SQLite's GLOB
+ * (case-sensitive, `*`, `?`, `[...]`) on both, the search text a
+ * case-sensitive substring.
  */
 #ifndef IH_STORE_CONSOLE_H
 #define IH_STORE_CONSOLE_H
@@ -81,7 +86,7 @@ int	store_console_size(struct store *st, int64_t *bytes, char *err,
 struct store_console_query {
 	const char	*provider;	/* or NULL: exact */
 	const char	*status;	/* or NULL: exact */
-	const char	*type_glob;	/* or NULL: SQL GLOB on the type */
+	const char	*type_glob;	/* or NULL: a GLOB on the type */
 	const char	*text;		/* or NULL: part of the id or type */
 	int64_t		 since_ms;	/* received_at >= this, when > 0 */
 	int64_t		 until_ms;	/* received_at < this, when > 0 */
@@ -112,9 +117,14 @@ int	store_console_last_received(struct store *st, const char *provider,
 	    int64_t *ms, char *err, size_t errlen);
 
 /*
- * Writes SQLite's query plan of each console statement into buf, one
- * "statement: plan" line per step, for the unit test that checks every
- * read uses an index.  Returns IH_OK or IH_ESTORE.
+ * Writes the backend's query plan of each console statement into buf,
+ * one "statement: plan" line per step, for the unit test that checks
+ * every read can use an index.  SQLite: EXPLAIN QUERY PLAN, the plan it
+ * runs.  PostgreSQL picks a plan by the table's statistics (a small
+ * table is read whole, being cheaper), so its EXPLAIN is taken with
+ * sequential scans priced out (enable_seqscan off, in a transaction
+ * rolled back): each statement then shows the index it uses once the
+ * table is large.  Returns IH_OK, IH_ETOOBIG or IH_ESTORE.
  */
 int	store_console_explain(struct store *st, char *buf, size_t len,
 	    char *err, size_t errlen);
