@@ -712,9 +712,11 @@ config_load(struct config *cfg, const char *provider, const char *secret_var,
 			cfg->synchronous = 2;
 		else if (strcasecmp(v, "NORMAL") == 0)
 			cfg->synchronous = 1;
+		else if (strcasecmp(v, "SHARED") == 0)
+			cfg->synchronous = 3;
 		else {
 			snprintf(err, errlen, "IDEMHOOK_SYNCHRONOUS must be "
-			    "FULL or NORMAL");
+			    "FULL, NORMAL or SHARED");
 			goto out;
 		}
 	}

@@ -45,8 +45,21 @@ struct store_txn;
  */
 enum store_durability {
 	STORE_DURABLE,
-	STORE_RELAXED
+	STORE_RELAXED,
+	/*
+	 * Only as opts->durable_as: durable, but a SQLite commit is written
+	 * at NORMAL and then waits for an fdatasync of the log that one
+	 * process runs for every commit before it (sqlite_sync.h).  The
+	 * same guarantee as STORE_DURABLE; PostgreSQL treats it as that.
+	 */
+	STORE_DURABLE_SHARED
 };
+
+/*
+ * The durable_as of a synchronous setting as struct config holds it:
+ * 1 NORMAL, 2 FULL, 3 SHARED.
+ */
+enum store_durability	store_durable_as(int synchronous);
 
 struct store_opts {
 	const char		*path;	/* absolute path, or a libpq URI */

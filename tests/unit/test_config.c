@@ -101,6 +101,21 @@ env_beats_file_and_rotation(void **state)
 	config_free(&cfg);
 }
 
+/* SHARED (one fdatasync for several processes' commits) is accepted. */
+static void
+synchronous_shared(void **state)
+{
+	char *env[] = { "IDEMHOOK_DB=/env.db", "IDEMHOOK_SYNCHRONOUS=shared",
+	    NULL };
+	struct config cfg;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(load(env, NULL, &cfg, err, sizeof(err)), IH_OK);
+	assert_int_equal(cfg.synchronous, 3);
+	config_free(&cfg);
+}
+
 static void
 empty_env_defers_to_file(void **state)
 {
@@ -369,6 +384,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(defaults),
 		cmocka_unit_test(env_beats_file_and_rotation),
+		cmocka_unit_test(synchronous_shared),
 		cmocka_unit_test(empty_env_defers_to_file),
 		cmocka_unit_test(bad_values_refused),
 		cmocka_unit_test(bad_file_refused),
