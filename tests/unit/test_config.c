@@ -62,7 +62,7 @@ defaults(void **state)
 	assert_int_equal(load(env, NULL, &cfg, err, sizeof(err)), IH_OK);
 	assert_string_equal(cfg.db_path, IH_DEFAULT_DB);
 	assert_int_equal(cfg.tolerance_s, 300);
-	assert_int_equal(cfg.synchronous, 2);
+	assert_int_equal(cfg.synchronous, 3);
 	/* Each provider has its own default body limit. */
 	assert_int_equal(cfg.max_body, 4L * 1024 * 1024);
 	assert_int_equal(config_default_max_body("github"), 25L * 1024 * 1024);
