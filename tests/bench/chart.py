@@ -4,11 +4,12 @@ one line per server and mode, with the ceilings as lines.
     chart.write(bench, "build/bench/chart.svg")
 
 Hand-written SVG (no plotting library): two panels side by side, the
-connection counts as evenly spaced categories, throughput on a linear
-scale, p99 on a logarithmic one (Apache's one-second waits and lighttpd's
-milliseconds fit on one axis).  Ceilings: the storage ceiling (one
-durable commit per event) as a flat line, each server's null FastCGI
-program as a dashed line per connection count.
+connection counts as evenly spaced categories, throughput and p99 both on
+logarithmic scales (the null program's tens of thousands of requests
+beside the receivers' thousands of events, mod_fcgid's one-second waits
+beside milliseconds).  Ceilings: the storage ceiling (one durable commit
+per event) as a flat line, each server's null FastCGI program as a dashed
+line over the connection counts.
 """
 
 import math
@@ -53,17 +54,17 @@ def line(points, color, width=2, dash=None):
                                        if dash else ""))
 
 
-def panel(out, left, title, conns, series, lines, ymax, log=False,
+def panel(out, left, title, conns, series, lines, ymin, ymax, log=False,
           unit=""):
     """One panel: series {name: (color, {conns: y})}, lines [(name,
-    color, dash, y or {conns: y})]."""
+    color, dash, y or {conns: y})], from ymin to ymax."""
     out.append(text(left + PANEL_W / 2, TOP - 16, title, 14, "middle",
                     extra=' font-weight="bold"'))
     out.append('<rect x="%d" y="%d" width="%d" height="%d" fill="none" '
                'stroke="#999"/>' % (left, TOP, PANEL_W, PANEL_H))
     if log:
-        lo = 0.1
-        hi = 10 ** math.ceil(math.log10(max(ymax, 1)))
+        lo = 10 ** math.floor(math.log10(max(ymin, 1e-3)))
+        hi = 10 ** math.ceil(math.log10(max(ymax, lo * 10)))
 
         def yof(v):
             v = max(v, lo)
@@ -133,12 +134,12 @@ def write(bench, path):
         if st:
             lines.append(("null FastCGI program (stack ceiling), %s"
                           % server, color, "8,4", st))
-    top = max([max(p.values()) for _, p in series.values()]
-              + [v for _, _, _, v in lines if isinstance(v, (int, float))
-                 and v]
-              + [max(v.values()) for _, _, _, v in lines
-                 if isinstance(v, dict)])
-    worst = max(max(p.values()) for _, p in p99.values())
+    vals = ([y for _, p in series.values() for y in p.values()]
+            + [v for _, _, _, v in lines if isinstance(v, (int, float))
+               and v]
+            + [y for _, _, _, v in lines if isinstance(v, dict)
+               for y in v.values()])
+    lat = [y for _, p in p99.values() for y in p.values()] + [10.0]
     items = [(k, c, None) for k, (c, _) in series.items()]
     items += [(n, c, d) for n, c, d, _ in lines]
     items.append(("p99 target, 10 ms", "#999", "2,2"))
@@ -147,9 +148,11 @@ def write(bench, path):
     out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
            'viewBox="0 0 %d %d" font-family="sans-serif">' % (W, h, W, h),
            '<rect width="100%" height="100%" fill="white"/>']
-    panel(out, LEFT1, "accepted events/s", conns, series, lines, top)
+    panel(out, LEFT1, "accepted events/s (log scale)", conns, series,
+          lines, max(min(vals), 1), max(vals), log=True)
     panel(out, LEFT2, "p99 latency (ms, log scale)", conns, p99,
-          [("p99 target, 10 ms", "#999", "2,2", 10.0)], worst, log=True)
+          [("p99 target, 10 ms", "#999", "2,2", 10.0)], min(lat),
+          max(lat), log=True)
     # The legend, two columns under the panels.
     for i, (name, color, dash) in enumerate(items):
         x = 40 + (i % 2) * 460

@@ -75,6 +75,7 @@ DUP_WINDOW = 64          # a redelivery repeats one of the last 64 events
 MAX_PROCS = 2            # the shipped default, var.idemhook_max_procs
 FILE_MAX_AGE = 200       # seconds; the receivers' tolerance is 300
 APACHE_CONNS = (4, 16)
+SYNC = "SHARED"          # the default IDEMHOOK_SYNCHRONOUS
 WARM_S = 3               # Apache: seconds of each warm-up round
 WARM_ROUNDS = 3
 TICK = os.sysconf("SC_CLK_TCK")
@@ -460,7 +461,7 @@ class Bench:
                             "-c", srv.db], check=True, timeout=60)
         return srv
 
-    def run(self, name, conns, server="lighttpd", cgi=False, sync="FULL",
+    def run(self, name, conns, server="lighttpd", cgi=False, sync=SYNC,
             mode="after-response", tag=None, pg=False, variant="",
             extra=()):
         reqfile = self.requests_for(name)
@@ -581,7 +582,7 @@ class Bench:
                 self.run(f[0], int(f[1] or 16), cgi=f[4] == "cgi",
                          server="Apache" if f[5] == "apache"
                          else "lighttpd",
-                         sync=f[2] or "FULL", mode=f[3] or "after-response")
+                         sync=f[2] or SYNC, mode=f[3] or "after-response")
             self.finish(t0, again=False)
             return
         provs = [p for p in PROVIDERS if not a.only or p in a.only]
@@ -600,6 +601,8 @@ class Bench:
                 for c in CONNS:
                     self.run("stripe", c, mode="worker")
                 self.run("stripe", 16, sync="NORMAL", mode="worker")
+                # Each commit fsyncing the log itself, as before SHARED.
+                self.run("stripe", 16, sync="FULL")
         if not a.no_apache and "stripe" in provs:
             self.apache()
         if not a.no_pg and "stripe" in provs and not a.apache_only:
@@ -630,9 +633,9 @@ class Bench:
     def apache(self):
         """Apache with mod_fcgid, from the shipped vhost.conf: the null
         program (Apache's own stack ceiling) and stripe at APACHE_CONNS,
-        the earlier shipped process count for comparison, and stripe with
-        IDEMHOOK_SYNCHRONOUS=SHARED (one fdatasync for the commits of
-        several processes) when this build has it."""
+        at the default SHARED (one fdatasync for the commits of several
+        processes) and at FULL (each commit its own), and the process
+        settings shipped before, for comparison."""
         self.apache_procs = int(vhost_setting("FcgidMaxProcessesPerClass")
                                 or 0)
         self.ceil["FULL_AP"] = self.store_ceiling(
@@ -643,12 +646,11 @@ class Bench:
             self.run("null", c, server="Apache", tag="stack")
         for c in APACHE_CONNS:
             self.run("stripe", c, server="Apache")
-        if self.ceil["SHARED_AP"] is not None:
-            for c in APACHE_CONNS:
-                self.run("stripe", c, server="Apache", sync="SHARED")
+            self.run("stripe", c, server="Apache", sync="FULL")
         # The settings shipped before: 4 processes, mod_fcgid's other
         # defaults, a restart every 10,000 requests.
-        self.run("stripe", 16, server="Apache", variant="4 processes",
+        self.run("stripe", 16, server="Apache", sync="FULL",
+                 variant="4 processes",
                  extra=["FcgidMaxProcessesPerClass 4",
                         "FcgidMinProcessesPerClass 3",
                         "FcgidSpawnScoreUpLimit 10",
@@ -849,11 +851,12 @@ class Bench:
               and r["rss_kib"]]
         if not rs:
             return []
-        r = max(rs, key=lambda x: x["conns"])
-        return ["Apache mod_fcgid memory (stripe, %d conn, FULL): %d "
+        r = max(rs, key=lambda x: (x["conns"], x["nprocs"]))
+        return ["Apache mod_fcgid memory (stripe, %d conn, %s): %d "
                 "processes, each at most %d KiB RSS (%d KiB private); "
                 "%d KiB private in all, the rest shared pages of the "
-                "libraries." % (r["conns"], r["nprocs"], r["rss_kib"],
+                "libraries." % (r["conns"], r["sync"], r["nprocs"],
+                                r["rss_kib"],
                                 r["private_kib"] or 0,
                                 r["private_sum_kib"])]
 
@@ -863,13 +866,13 @@ class Bench:
         def verdict(ok):
             return "met" if ok else "**missed**"
         r = self.find(name="stripe", server="lighttpd", iface="FastCGI",
-                      sync="FULL", mode="after-response", conns=16,
+                      sync=SYNC, mode="after-response", conns=16,
                       store="sqlite")
         if r:
             ra = r["accepted_s"] / self.ceil["FULL"]
             L.append("| accepted durable events/s ≥ %.1f× the storage "
-                     "ceiling (stripe, FULL, 16 conn) | %.0f of %.0f = "
-                     "%.2f× | %s |" % (T_THROUGHPUT, r["accepted_s"],
+                     "ceiling (stripe, %s, 16 conn) | %.0f of %.0f = "
+                     "%.2f× | %s |" % (T_THROUGHPUT, SYNC, r["accepted_s"],
                                        self.ceil["FULL"], ra,
                                        verdict(ra >= T_THROUGHPUT)))
             st = self.stack(16)
@@ -890,9 +893,9 @@ class Bench:
                          and x["server"] == "lighttpd" and x["conns"] == 16
                          and x["iface"] == "FastCGI"),
                         key=lambda x: x["p99_ms"])
-            L.append("| p99 ≤ 10 ms at 16 connections (stripe, FULL) | "
+            L.append("| p99 ≤ 10 ms at 16 connections (stripe, %s) | "
                      "%.2f ms (worst lighttpd FastCGI run at 16: %s %s %s, "
-                     "%.2f ms) | %s |" % (r["p99_ms"], worst["name"],
+                     "%.2f ms) | %s |" % (SYNC, r["p99_ms"], worst["name"],
                                           worst["sync"], worst["mode"],
                                           worst["p99_ms"],
                                           verdict(r["p99_ms"] <= T_P99_MS)))
@@ -907,7 +910,7 @@ class Bench:
                          mp["private_kib"] or 0, mp["name"], self.label(mp),
                          mp["conns"], m["hwm_kib"],
                          verdict((mp["private_kib"] or 0) <= T_RSS_KIB)))
-        for sync in ("FULL", "NORMAL"):
+        for sync in (SYNC, "NORMAL"):
             after = self.find(name="stripe", server="lighttpd",
                               iface="FastCGI", sync=sync,
                               mode="after-response", conns=16, store="sqlite")
@@ -921,16 +924,17 @@ class Bench:
                          "worker mode: %.0f%% | %s |" % (
                              sync, after["accepted_s"], worker["accepted_s"],
                              cost * 100, verdict(cost <= T_AFTER_COST)))
-        for c in APACHE_CONNS:
-            r = self.find(name="stripe", server="Apache", sync="FULL",
+        for c, sync in ((c, s) for c in APACHE_CONNS
+                        for s in (SYNC, "FULL")):
+            r = self.find(name="stripe", server="Apache", sync=sync,
                           conns=c)
             st = self.stack(c, "Apache")
             if r:
-                L.append("| Apache mod_fcgid (stripe, FULL, %d conn): "
+                L.append("| Apache mod_fcgid (stripe, %s, %d conn): "
                          "against the same ceilings | %.0f accepted/s = "
                          "%.2f× storage, %s× Apache's null stack; p99 "
                          "%.2f ms | %s |" % (
-                             c, r["accepted_s"],
+                             sync, c, r["accepted_s"],
                              r["accepted_s"] / self.ceil["FULL"],
                              "%.2f" % (r["accepted_s"] / st["req_s"])
                              if st else "-", r["p99_ms"],
