@@ -564,7 +564,7 @@ store_sqlite_open(const struct store_opts *opts, struct store **out,
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 	sqlite3_busy_handler(st->db, busy_wait, st);
 	st->sync_durable = opts->durable_as == STORE_RELAXED ? 1 : 2;
-	if (opts->durable_as == STORE_DURABLE_SHARED) {
+	if (opts->durable_as == STORE_DURABLE) {
 		rc = sqsync_open(opts->path, &st->shared, err, errlen);
 		if (rc != IH_OK)
 			goto out;

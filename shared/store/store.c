@@ -48,7 +48,7 @@ store_durable_as(int synchronous)
 {
 	if (synchronous == 1)
 		return STORE_RELAXED;
-	return synchronous == 3 ? STORE_DURABLE_SHARED : STORE_DURABLE;
+	return synchronous == 2 ? STORE_DURABLE_EACH : STORE_DURABLE;
 }
 
 int

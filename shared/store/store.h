@@ -44,15 +44,20 @@ struct store_txn;
  * earlier relaxed one durable too.
  */
 enum store_durability {
+	/*
+	 * As opts->durable_as, SQLite writes a durable commit at NORMAL and
+	 * then waits for an fdatasync of the log that one process runs for
+	 * every commit before it (sqlite_sync.h; IDEMHOOK_SYNCHRONOUS=SHARED,
+	 * the default).
+	 */
 	STORE_DURABLE,
 	STORE_RELAXED,
 	/*
-	 * Only as opts->durable_as: durable, but a SQLite commit is written
-	 * at NORMAL and then waits for an fdatasync of the log that one
-	 * process runs for every commit before it (sqlite_sync.h).  The
-	 * same guarantee as STORE_DURABLE; PostgreSQL treats it as that.
+	 * Only as opts->durable_as: the same guarantee, but each SQLite
+	 * commit fsyncs the log itself (synchronous=FULL).  PostgreSQL
+	 * treats it as STORE_DURABLE.
 	 */
-	STORE_DURABLE_SHARED
+	STORE_DURABLE_EACH
 };
 
 /*

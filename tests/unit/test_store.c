@@ -30,7 +30,8 @@ static int
 setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	struct store_opts o = { NULL, STORE_DURABLE, 200 };
+	/* FULL: commits_durable_or_relaxed reads the connection's level. */
+	struct store_opts o = { NULL, STORE_DURABLE_EACH, 200 };
 	char err[STORE_ERR_MAX];
 
 	snprintf(f->dir, sizeof(f->dir), "/tmp/ih-store-XXXXXX");
@@ -417,7 +418,7 @@ sync_words(const char *path, uint64_t w[2])
 static int
 shared_writer(const char *path, int proc, int n)
 {
-	struct store_opts o = { NULL, STORE_DURABLE_SHARED, 5000 };
+	struct store_opts o = { NULL, STORE_DURABLE, 5000 };
 	struct store *st = NULL;
 	struct store_result r;
 	struct store_event ev;
@@ -481,7 +482,7 @@ static void
 shared_sync_link_refused(void **state)
 {
 	struct fixture *f = *state;
-	struct store_opts o = { NULL, STORE_DURABLE_SHARED, 200 };
+	struct store_opts o = { NULL, STORE_DURABLE, 200 };
 	struct store *st = NULL;
 	char err[STORE_ERR_MAX], name[160];
 
@@ -498,8 +499,8 @@ durable_as_of_setting(void **state)
 {
 	(void)state;
 	assert_int_equal(store_durable_as(1), STORE_RELAXED);
-	assert_int_equal(store_durable_as(2), STORE_DURABLE);
-	assert_int_equal(store_durable_as(3), STORE_DURABLE_SHARED);
+	assert_int_equal(store_durable_as(2), STORE_DURABLE_EACH);
+	assert_int_equal(store_durable_as(3), STORE_DURABLE);
 }
 
 /* db/schema.sql as of schema version 1, comments dropped. */
