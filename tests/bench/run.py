@@ -827,7 +827,9 @@ class Bench:
         for r in self.rows:
             L.append("| %s | %s | %s | %s | %d | %s | %s | %.0f | %.0f | %s "
                      "| %s |" % (
-                         r["name"], self.label(r), r["sync"], r["mode"],
+                         r["name"] + (" (PostgreSQL)" if r.get("store") ==
+                                      "postgresql" else ""),
+                         self.label(r), r["sync"], r["mode"],
                          r["conns"], fmt(r["fcgi_cpu_us_per_req"]),
                          fmt(r["fcgi_cpu_us_per_acc"]),
                          r["web_cpu_us_per_req"], r["wrk_cpu_us_per_req"],
@@ -929,23 +931,33 @@ class Bench:
             r = self.find(name="stripe", server="Apache", sync=sync,
                           conns=c)
             st = self.stack(c, "Apache")
+            cpu = ""
+            if r and st and r["fcgi_cpu_us_per_acc"] and \
+                    st["fcgi_cpu_us_per_req"]:
+                cpu = "; CPU %.0f µs per accepted event, %.1f× null's" % (
+                    r["fcgi_cpu_us_per_acc"],
+                    r["fcgi_cpu_us_per_acc"] / st["fcgi_cpu_us_per_req"])
             if r:
                 L.append("| Apache mod_fcgid (stripe, %s, %d conn): "
                          "against the same ceilings | %.0f accepted/s = "
                          "%.2f× storage, %s× Apache's null stack; p99 "
-                         "%.2f ms | %s |" % (
+                         "%.2f ms%s | %s |" % (
                              sync, c, r["accepted_s"],
                              r["accepted_s"] / self.ceil["FULL"],
                              "%.2f" % (r["accepted_s"] / st["req_s"])
-                             if st else "-", r["p99_ms"],
+                             if st else "-", r["p99_ms"], cpu,
                              verdict(r["p99_ms"] <= T_P99_MS)))
         r = self.find(name="stripe", store="postgresql", conns=16)
-        if r and self.ceil.get("PG16"):
-            L.append("| PostgreSQL (stripe, 16 conn) against its 16-client "
-                     "ceiling | %.0f accepted/s of %.0f = %.2f×; p99 %.2f "
-                     "ms | |" % (r["accepted_s"], self.ceil["PG16"],
+        if r and self.ceil.get("PG16") and self.ceil.get("PG"):
+            L.append("| PostgreSQL (stripe, 16 conn) against its ceilings "
+                     "| %.0f accepted/s = %.2f× the 1-writer ceiling "
+                     "(%.0f), %.2f× the 16-client one (%.0f); p99 %.2f ms "
+                     "| %s |" % (r["accepted_s"],
+                                 r["accepted_s"] / self.ceil["PG"],
+                                 self.ceil["PG"],
                                  r["accepted_s"] / self.ceil["PG16"],
-                                 r["p99_ms"]))
+                                 self.ceil["PG16"], r["p99_ms"],
+                                 verdict(r["p99_ms"] <= T_P99_MS)))
         return L
 
 
