@@ -564,11 +564,14 @@ store_sqlite_open(const struct store_opts *opts, struct store **out,
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 	sqlite3_busy_handler(st->db, busy_wait, st);
 	st->sync_durable = opts->durable_as == STORE_RELAXED ? 1 : 2;
-	if (opts->durable_as == STORE_DURABLE) {
-		rc = sqsync_open(opts->path, &st->shared, err, errlen);
-		if (rc != IH_OK)
-			goto out;
-	}
+	/*
+	 * Like the writers' queue, the shared sync is an optimisation: if its
+	 * file cannot be used (another user's, a link), each durable commit
+	 * fsyncs the log itself, as at FULL.
+	 */
+	if (opts->durable_as == STORE_DURABLE &&
+	    sqsync_open(opts->path, &st->shared, err, errlen) != IH_OK)
+		st->shared = NULL;
 	st->sync_now = st->sync_durable;
 	snprintf(sql, sizeof(sql), "PRAGMA synchronous = %s",
 	    st->sync_durable == 1 ? "NORMAL" : "FULL");

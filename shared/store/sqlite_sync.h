@@ -16,7 +16,8 @@
  *
  * Contract:
  *   sqsync_open()   maps <path>-sync (created 0600, never a symlink);
- *                   IH_OK and *out, or IH_ESTORE with err set.
+ *                   IH_OK and *out, or IH_ESTORE with err set (the store
+ *                   then syncs each durable commit itself, as at FULL).
  *   sqsync_note()   right after a COMMIT at NORMAL returned SQLITE_OK:
  *                   numbers the commit (its ticket).
  *   sqsync_wait()   returns IH_OK only once an fdatasync of the store's
