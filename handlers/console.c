@@ -212,8 +212,7 @@ ensure_store(struct console *c, const struct config *cfg, char *err,
 	if (c->store_path == NULL)
 		return IH_ENOMEM;
 	opts.path = cfg->db_path;
-	opts.durable_as = cfg->synchronous == 1 ? STORE_RELAXED :
-	    STORE_DURABLE;
+	opts.durable_as = store_durable_as(cfg->synchronous);
 	opts.busy_timeout_ms = cfg->busy_timeout_ms;
 	rc = store_open(&opts, &c->store, err, errlen);
 	if (rc != IH_OK)

@@ -69,7 +69,8 @@ enum config_mode {
 
 struct config {
 	char	*db_path;
-	int	 synchronous;		/* 2 FULL (default), 1 NORMAL */
+	int	 synchronous;		/* 3 SHARED (default), 2 FULL,
+					   1 NORMAL (store_durable_as()) */
 	long	 busy_timeout_ms;
 	long	 tolerance_s;		/* signed-timestamp window, > 0 */
 	long	 max_body;		/* bytes */

@@ -163,8 +163,7 @@ cli_store(struct cli *c, struct store **out)
 		if (rc != IH_OK)
 			return rc;
 		o.path = cfg->db_path;
-		o.durable_as = cfg->synchronous == 1 ? STORE_RELAXED :
-		    STORE_DURABLE;
+		o.durable_as = store_durable_as(cfg->synchronous);
 		o.busy_timeout_ms = cfg->busy_timeout_ms;
 		rc = store_open(&o, &c->st, err, sizeof(err));
 		if (rc != IH_OK) {

@@ -451,7 +451,9 @@ store_pg_open(const struct store_opts *opts, struct store **out, char *err,
 	if (st == NULL)
 		return IH_ENOMEM;
 	st->base.ops = &pg_ops;
-	st->durable_as = opts->durable_as;
+	/* PostgreSQL groups commits itself: EACH is plain durable. */
+	st->durable_as = opts->durable_as == STORE_RELAXED ? STORE_RELAXED :
+	    STORE_DURABLE;
 	st->busy_timeout_ms = opts->busy_timeout_ms;
 	st->uri = strdup(opts->path);
 	if (st->uri == NULL) {

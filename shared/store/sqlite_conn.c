@@ -563,6 +563,14 @@ store_sqlite_open(const struct store_opts *opts, struct store **out,
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 	sqlite3_busy_handler(st->db, busy_wait, st);
 	st->sync_durable = opts->durable_as == STORE_RELAXED ? 1 : 2;
+	/*
+	 * Like the writers' queue, the shared sync is an optimisation: if its
+	 * file cannot be used (another user's, a link), each durable commit
+	 * fsyncs the log itself, as at FULL.
+	 */
+	if (opts->durable_as == STORE_DURABLE &&
+	    sqsync_open(opts->path, &st->shared, err, errlen) != IH_OK)
+		st->shared = NULL;
 	st->sync_now = st->sync_durable;
 	snprintf(sql, sizeof(sql), "PRAGMA synchronous = %s",
 	    st->sync_durable == 1 ? "NORMAL" : "FULL");
@@ -601,6 +609,7 @@ sq_close(struct store *base)
 		sqlite3_finalize(*(sqlite3_stmt **)(void *)((char *)st +
 		    store_sql[i].off));
 	sqlite3_close(st->db);
+	sqsync_close(st->shared);
 	queue_leave(st);
 	if (st->queuefd >= 0)
 		close(st->queuefd);
@@ -626,6 +635,11 @@ sq_begin(struct store *base, enum store_durability d, char *err,
 {
 	struct sq *st = sq_of(base);
 	int want = d == STORE_DURABLE ? st->sync_durable : 1, rc;
+
+	/* SHARED: written at NORMAL, synced by sq_commit (sqlite_sync.h). */
+	st->tx_shared = d == STORE_DURABLE && st->shared != NULL;
+	if (st->tx_shared)
+		want = 1;
 
 	/*
 	 * The level applies to the commits that follow: set it outside the
@@ -656,6 +670,7 @@ sq_rollback(struct store *base)
 {
 	struct sq *st = sq_of(base);
 
+	st->tx_shared = 0;
 	if (!sqlite3_get_autocommit(st->db)) {
 		sqlite3_step(st->rollback);
 		sqlite3_reset(st->rollback);
@@ -663,16 +678,27 @@ sq_rollback(struct store *base)
 	queue_leave(st);
 }
 
+/*
+ * A SHARED transaction takes its ticket while it still holds the writers'
+ * queue and waits for the log's sync after leaving it, so that the next
+ * writers commit meanwhile and one sync covers them all.
+ */
 static int
 sq_commit(struct store *base, char *err, size_t errlen)
 {
 	struct sq *st = sq_of(base);
-	int rc;
+	uint64_t ticket = 0;
+	int rc, shared = st->tx_shared;
 
+	st->tx_shared = 0;
 	rc = sq_step_done(st, st->commit, "cannot commit", err, errlen);
 	if (rc != IH_OK)
 		sq_rollback(base);
+	else if (shared)
+		ticket = sqsync_note(st->shared);
 	queue_leave(st);
+	if (rc == IH_OK && shared)
+		rc = sqsync_wait(st->shared, st->db, ticket, err, errlen);
 	return rc;
 }
 

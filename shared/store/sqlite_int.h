@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 #include <time.h>
 
+#include "sqlite_sync.h"
 #include "store_backend.h"
 
 struct sq {
@@ -34,6 +35,8 @@ struct sq {
 	sqlite3_stmt	*replay;
 	int		 sync_durable;	/* the configured level: 2 or 1 */
 	int		 sync_now;	/* the connection's level now */
+	struct sqsync	*shared;	/* SHARED: the cross-process sync */
+	int		 tx_shared;	/* this transaction waits on it */
 };
 
 static inline struct sq *

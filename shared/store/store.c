@@ -41,6 +41,14 @@ store_is_postgres(const char *path)
 	    strncasecmp(path, "postgres://", 11) == 0);
 }
 
+enum store_durability
+store_durable_as(int synchronous)
+{
+	if (synchronous == 1)
+		return STORE_RELAXED;
+	return synchronous == 2 ? STORE_DURABLE_EACH : STORE_DURABLE;
+}
+
 int
 store_open(const struct store_opts *opts, struct store **out, char *err,
     size_t errlen)

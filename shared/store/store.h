@@ -44,9 +44,27 @@ struct store_txn;
  * earlier relaxed one durable too.
  */
 enum store_durability {
+	/*
+	 * As opts->durable_as, SQLite writes a durable commit at NORMAL and
+	 * then waits for an fdatasync of the log that one process runs for
+	 * every commit before it (sqlite_sync.h; IDEMHOOK_SYNCHRONOUS=SHARED,
+	 * the default).
+	 */
 	STORE_DURABLE,
-	STORE_RELAXED
+	STORE_RELAXED,
+	/*
+	 * Only as opts->durable_as: the same guarantee, but each SQLite
+	 * commit fsyncs the log itself (synchronous=FULL).  PostgreSQL
+	 * treats it as STORE_DURABLE.
+	 */
+	STORE_DURABLE_EACH
 };
+
+/*
+ * The durable_as of a synchronous setting as struct config holds it:
+ * 1 NORMAL, 2 FULL, 3 SHARED.
+ */
+enum store_durability	store_durable_as(int synchronous);
 
 struct store_opts {
 	const char		*path;	/* absolute path, or a libpq URI */

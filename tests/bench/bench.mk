@@ -1,17 +1,21 @@
 # tests/bench/bench.mk -- make bench: throughput, latency and memory of the
-# receivers against the machine's own ceilings (issue 6).  A benchmark,
-# not a test: make check never runs it.
+# receivers against the machine's own ceilings (issues 6 and 17).  A
+# benchmark, not a test: make check never runs it.
 #
-#   make bench                  the whole run, about 4 minutes
+#   make bench                  the whole run, about 7 minutes
 #   make bench BENCH_SECONDS=3  shorter wrk runs (default 5 s each)
 #   make bench BENCH_ONLY=stripe  one provider, with its variants
-#   make bench-readme           put $(BUILD)/bench/results.md's table into
-#                               README.md's Performance section
+#   make bench-readme           put $(BUILD)/bench/results.md's tables into
+#                               README.md's Performance section and its
+#                               chart into tests/bench/chart.svg
+#   make bench BENCH_OPTS=--no-apache   (or --no-pg, --apache-only,
+#                               --apache-conf 'LINE', --runs ...: run.py -h)
 #
 # Everything is built without sanitizers at -O2 into $(BUILD)/bench, so
 # that it never disturbs another build, and the results go to
-# $(BUILD)/bench/results.md (and results.json).  Stores, lighttpd configs
-# and request files live in $(BUILD)/bench/run, on the disk being measured.
+# $(BUILD)/bench/results.md (and results.json, chart.svg).  Stores, the
+# servers' configurations and request files live in $(BUILD)/bench/run, on
+# the disk being measured.
 
 BENCH_SECONDS ?= 5
 BENCH_ONLY    ?=
@@ -44,5 +48,6 @@ $(BUILD)/tools/null.fcgi: tests/bench/null.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(PKG_LIBS)
 
 bench-readme:
+	cp $(BUILD)/bench/chart.svg tests/bench/chart.svg
 	python3 tests/bench/readme.py $(BUILD)/bench/results.md README.md \
 	    tests/bench/notes.md

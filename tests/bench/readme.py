@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Builds README.md's Performance section from make bench's results.md.
 
-    python3 tests/bench/readme.py BUILD/bench/results.md README.md
+    python3 tests/bench/readme.py BUILD/bench/results.md README.md \
+        [tests/bench/notes.md]
+
+The chart that results.md links (tests/bench/chart.svg) is copied there
+by make bench-readme.
 
 The section replaces the line "<!-- performance -->", or what lies between
 "<!-- performance: begin -->" and "<!-- performance: end -->" from an
@@ -16,43 +20,60 @@ BEGIN = "<!-- performance: begin (make bench-readme) -->"
 END = "<!-- performance: end -->"
 
 INTRO = """\
-`make bench` (not part of `make check`; about 3 minutes) measures, in one
+`make bench` (not part of `make check`; about 7 minutes) measures, in one
 run on the machine at hand, how fast the receivers are against that
-machine's own limits, and writes `$(BUILD)/bench/results.md`; `make
-bench-readme` copies its tables here. It builds without sanitizers at -O2
-into `$(BUILD)/bench` and measures:
+machine's own limits, and writes `$(BUILD)/bench/results.md` and
+`$(BUILD)/bench/chart.svg`; `make bench-readme` copies its tables here and
+the chart to `tests/bench/chart.svg`. It builds without sanitizers at -O2
+into `$(BUILD)/bench`, starts the servers with the end-to-end tests' own
+launchers (`tests/e2e/harness.py`) and signs the events with the tests'
+provider specs, and measures:
 
-- **the storage ceiling**: `tests/bench/store_ceiling.c` calls the library's own
-  `store_record()` in a tight loop, one durable transaction per event, same
-  schema, WAL mode, synchronous level and ~2 KB payload;
-- **the stack ceiling**: `tests/bench/null.c`, a FastCGI program that reads the
-  body and answers 200, under the same lighttpd with the same `max-procs`
-  (2);
+- **the storage ceiling**: `tests/bench/store_ceiling.c` calls the
+  library's own `store_record()` in a tight loop, one durable transaction
+  per event, same schema, WAL mode, synchronous level and ~2 KB payload,
+  from one process and from several at once;
+- **the stack ceiling**: `tests/bench/null.c`, a FastCGI program that
+  reads the body and answers 200, under the same server with the same
+  process settings (lighttpd's `max-procs` 2; Apache's shipped
+  `vhost.conf`);
 - **each receiver** through lighttpd, started from the shipped
   `www-config/lighttpd/*.conf`, driven by wrk with `tests/bench/post.lua`:
   distinct, correctly signed ~2 KB events, 10% of them redeliveries, at 1,
   16 and 64 connections; then stripe under plain CGI (mod_cgi, the same
   binary), with `IDEMHOOK_SYNCHRONOUS=NORMAL`, and with
   `IDEMHOOK_MODE=worker` (nothing processed after the answer), which
-  prices processing after the answer (the switch records its effect row).
+  prices processing after the answer (the switch records its effect row);
+- **Apache with mod_fcgid**: a real `apache2` with the shipped
+  `www-config/apache/vhost.conf`, stripe and the null program at 4 and 16
+  connections after a warm-up that starts mod_fcgid's processes as a
+  burst would; stripe with `IDEMHOOK_SYNCHRONOUS=SHARED` (one fdatasync
+  for the commits of several processes); and stripe with the 4 processes
+  shipped before;
+- **PostgreSQL**: its own ceilings (from 1, 2 and 16 processes at once,
+  the last like `pgbench -c 16`) and stripe against it.
 
-Each run has a fresh store and a fresh lighttpd. *accepted/s* counts the
-rows in the store over the run's duration; *p50*/*p99* are wrk's latencies;
-*RSS / peak / private* are the largest `VmRSS`, `VmHWM` and private
-(`smaps_rollup`) memory of the FastCGI processes after the run. The ratios
-divide by the ceilings measured in the same run (the better of the storage
-ceiling's two measurements, before and after, at the same synchronous
-level; the stack ceiling at the same concurrency). Signed timestamps are
-made just before each provider's runs, inside the default 300 s tolerance.
-wrk runs on the same two cores, so every figure includes the load
-generator's share. Figures move between runs, by tens of percent when
-other work shares the machine, as it did during the run below: compare
-the ratios, which are taken within one run.
+Each run has a fresh store and a fresh server. *accepted/s* counts the
+rows first received during the run over its duration; *p50*/*p99* are
+wrk's latencies; *CPU µs / accepted* is the FastCGI processes' user and
+system time (`/proc/PID/stat`, before and after the run) per accepted
+event; *RSS / peak / private* are the largest `VmRSS`, `VmHWM` and private
+(`smaps_rollup`) memory of the FastCGI processes after the run. The
+ratios divide by the ceilings measured in the same run (the better of the
+storage ceiling's two measurements, before and after, at the same
+synchronous level; PostgreSQL's 16-process ceiling at 16 connections and
+more; the stack ceiling of the same server at the same concurrency).
+Signed timestamps are made just before each provider's runs, inside the
+default 300 s tolerance. wrk runs on the same two cores, so every figure
+includes the load generator's share. Figures move between runs, by tens
+of percent when other work shares the machine: compare the ratios, which
+are taken within one run.
 
-Targets: accepted durable events/s through lighttpd at least 80% of the
-storage ceiling; p99 at most 10 ms at 16 connections; at most 4 MiB RSS
-per FastCGI process; processing after the answer costs at most 10% of
-throughput.
+Targets (issue 17): accepted durable events/s through lighttpd at least
+2.5× the storage ceiling and 0.75× the null stack ceiling; the receivers'
+CPU per accepted event at most 4× the null program's per request; p99 at
+most 10 ms at 16 connections; at most 4 MiB private memory per FastCGI
+process; processing after the answer costs at most 10% of throughput.
 """
 
 

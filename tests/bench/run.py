@@ -3,55 +3,69 @@
 
 Measured in one run, on this machine, so that ratios are comparable:
 
-  storage ceiling  tests/bench/store_ceiling: store_record() in a tight loop, one
-                   durable transaction per event (FULL and NORMAL).
-  stack ceiling    tests/bench/null.c under the same lighttpd (same max-procs):
-                   read the body, answer 200.
+  storage ceiling  tests/bench/store_ceiling: store_record() in a tight
+                   loop, one durable transaction per event (FULL and
+                   NORMAL; 1, MAX_PROCS and Apache's process count of
+                   processes at once).
+  stack ceiling    tests/bench/null.c under the same server (the same
+                   max-procs, the same mod_fcgid settings): read the body,
+                   answer 200.
   receivers        each provider's program under lighttpd, driven by wrk
-                   with tests/bench/post.lua: distinct, correctly signed ~2 KB
-                   events with 10% redeliveries, at 1, 16 and 64
+                   with tests/bench/post.lua: distinct, correctly signed
+                   ~2 KB events built by the provider's Spec from its
+                   end-to-end test, with 10% redeliveries, at 1, 16 and 64
                    connections; then stripe under plain CGI (mod_cgi, the
                    same binary), with synchronous=NORMAL, and in worker
                    mode (no processing after the answer).
+  Apache           a real apache2 with the shipped www-config/apache/
+                   vhost.conf (mod_fcgid): the null program and stripe at
+                   4 and 16 connections, stripe with the earlier 4
+                   processes per program, and with synchronous=SHARED.
   PostgreSQL       on a throwaway cluster on the same disk
                    (tests/pg_cluster.sh, fsync on, a Unix socket): its own
-                   storage ceiling (store_record() loop, synchronous_commit
-                   on, the same payload) and stripe through lighttpd
-                   against it at 1, 16 and 64 connections, with the same
-                   ratios (--no-pg leaves them out).
+                   storage ceilings (store_record() loop, synchronous_commit
+                   on, the same payload, from 1, 2 and 16 processes) and
+                   stripe through lighttpd against it at 1, 16 and 64
+                   connections (--no-pg leaves them out).
 
-Every run gets a fresh store and a fresh lighttpd.  Accepted events/s is
-the number of rows in the store after the run divided by wrk's duration.
-RSS is read from /proc/<pid>/status of the FastCGI processes after the
-run.  Signed timestamps are made just before each provider's runs and stay
+The servers are the end-to-end tests' own launchers (harness.Server for
+lighttpd, harness.ApacheServer for Apache).  Every run gets a fresh store
+and a fresh server.  Accepted events/s is the number of rows first
+received during wrk's run divided by its duration.  CPU is utime + stime
+from /proc/PID/stat of every process of the server's process group,
+before and after the run: the FastCGI programs' share per accepted event
+(per request for the null program), the web server's per request.  RSS is
+read from /proc/<pid>/status of the FastCGI processes after the run.
+Signed timestamps are made just before each provider's runs and stay
 inside the default 300 s tolerance (request files older than 200 s are
-made again), so IDEMHOOK_TOLERANCE is left at its default.
+made again), so IDEMHOOK_TOLERANCE is left at its default.  The results
+go to results.md, results.json and chart.svg (tests/bench/chart.py).
 
-Python 3 standard library; signers from tests/e2e/harness.py.
+Python 3 standard library.
 """
 
 import argparse
 import datetime
+import importlib
 import json
 import os
 import random
 import re
 import resource
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
-import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "e2e"))
 sys.dont_write_bytecode = True
 import harness  # noqa: E402
+import chart  # noqa: E402
 
-CONF_DIR = os.path.join(REPO, "www-config", "lighttpd")
 LUA = os.path.join(HERE, "post.lua")
 PROVIDERS = ("stripe", "github", "shopify", "asaas", "standard")
 CONNS = (1, 16, 64)
@@ -60,12 +74,18 @@ DUP_SHARE = 0.10
 DUP_WINDOW = 64          # a redelivery repeats one of the last 64 events
 MAX_PROCS = 2            # the shipped default, var.idemhook_max_procs
 FILE_MAX_AGE = 200       # seconds; the receivers' tolerance is 300
+APACHE_CONNS = (4, 16)
+SYNC = "SHARED"          # the default IDEMHOOK_SYNCHRONOUS
+WARM_S = 3               # Apache: seconds of each warm-up round
+WARM_ROUNDS = 3
 TICK = os.sysconf("SC_CLK_TCK")
 
-# Targets of issue 6.
-T_THROUGHPUT = 0.80      # accepted/s >= 80% of the storage ceiling
+# Targets of issue 17.
+T_THROUGHPUT = 2.5       # accepted/s >= 2.5x the storage ceiling (FULL)
+T_STACK = 0.75           # and >= 0.75x the null stack ceiling
+T_CPU = 4                # CPU per accepted event <= 4x null's per request
 T_P99_MS = 10.0          # at 16 connections
-T_RSS_KIB = 4096         # per FastCGI process
+T_RSS_KIB = 4096         # private memory per FastCGI process
 T_AFTER_COST = 0.10      # processing after the answer
 
 
@@ -75,88 +95,37 @@ def log(msg):
 
 # ------------------------------------------------------------ requests
 
-UA = {"stripe": "Stripe/1.0 (+https://stripe.com/docs/webhooks)",
-      "github": "GitHub-Hookshot/044aadd",
-      "shopify": "Shopify-Captain-Hook",
-      "asaas": "Java/1.8.0_292",
-      "standard": "Svix-Webhooks/1.24.0"}
+def spec_of(provider):
+    """The provider's Spec from its end-to-end test (tests/e2e/test_<p>.py):
+    the same bodies and signed headers the tests send."""
+    return importlib.import_module("test_" + provider).SPEC
 
 
-def padded(obj, setpad):
-    """JSON of obj, padded through setpad() to exactly BODY_BYTES."""
-    setpad("")
-    base = len(json.dumps(obj, separators=(",", ":")).encode())
-    setpad("x" * max(0, BODY_BYTES - base))
-    return json.dumps(obj, separators=(",", ":")).encode()
+class Maker:
+    """Signed ~BODY_BYTES deliveries of one provider, built by its Spec."""
 
+    def __init__(self, provider, secret):
+        self.provider = provider
+        self.secret = secret
+        self.spec = spec_of(provider) if provider != "null" else None
+        self.pad = None
+        self.n = 0
 
-def delivery(provider, secret, now, rng):
-    """(header lines, body) of one new, correctly signed event."""
-    h = ["Content-Type: application/json", "User-Agent: " + UA.get(provider, "wrk")]
-    if provider == "stripe":
-        eid = "evt_" + rng.randbytes(12).hex()
-        obj = {"id": eid, "object": "event", "api_version": "2024-06-20",
-               "created": now, "type": "payment_intent.succeeded",
-               "livemode": False, "pending_webhooks": 1,
-               "request": {"id": None, "idempotency_key": None},
-               "data": {"object": {"id": "pi_" + rng.randbytes(8).hex(),
-                                   "object": "payment_intent", "amount": 2000,
-                                   "currency": "usd", "metadata": {}}}}
-        body = padded(obj, lambda p: obj["data"]["object"].__setitem__(
-            "description", p))
-        h.append("Stripe-Signature: " + harness.sign_stripe(secret, body, now))
-    elif provider == "github":
-        obj = {"ref": "refs/heads/main", "before": "0" * 40,
-               "after": rng.randbytes(20).hex(),
-               "repository": {"id": 1296269, "full_name": "octocat/Hello-World",
-                              "private": False},
-               "pusher": {"name": "octocat", "email": "octocat@github.com"},
-               "sender": {"login": "octocat", "id": 1}, "head_commit": {}}
-        body = padded(obj, lambda p: obj["head_commit"].__setitem__(
-            "message", p))
-        h += ["X-GitHub-Event: push",
-              "X-GitHub-Delivery: " + str(uuid.UUID(bytes=rng.randbytes(16))),
-              "X-GitHub-Hook-ID: 1",
-              "X-GitHub-Hook-Installation-Target-Type: repository",
-              "X-GitHub-Hook-Installation-Target-ID: 1296269",
-              "X-Hub-Signature-256: " + harness.sign_github(secret, body)]
-    elif provider == "shopify":
-        obj = {"id": rng.getrandbits(62), "email": "jon@example.com",
-               "name": "#9999", "currency": "USD", "total_price": "403.00",
-               "line_items": [{"id": 866550311766439020,
-                               "title": "IPod Nano - 8GB", "quantity": 1,
-                               "price": "199.00"}]}
-        body = padded(obj, lambda p: obj.__setitem__("note", p))
-        h += ["X-Shopify-Topic: orders/create",
-              "X-Shopify-Webhook-Id: " + str(uuid.UUID(bytes=rng.randbytes(16))),
-              "X-Shopify-Event-Id: " + str(uuid.UUID(bytes=rng.randbytes(16))),
-              "X-Shopify-Shop-Domain: bench.myshopify.com",
-              "X-Shopify-API-Version: 2025-07",
-              "X-Shopify-Triggered-At: 2025-09-11T10:00:00.123456789Z",
-              "X-Shopify-Hmac-Sha256: " + harness.sign_shopify(secret, body)]
-    elif provider == "asaas":
-        obj = {"id": "evt_%s&%d" % (rng.randbytes(16).hex(),
-                                    rng.getrandbits(31)),
-               "event": "PAYMENT_RECEIVED", "dateCreated": "2024-06-12 16:45:03",
-               "payment": {"object": "payment",
-                           "id": "pay_" + rng.randbytes(6).hex(),
-                           "customer": "cus_000005401844", "value": 100.0,
-                           "netValue": 94.51, "billingType": "PIX",
-                           "status": "RECEIVED", "externalReference": "056984"}}
-        body = padded(obj, lambda p: obj["payment"].__setitem__(
-            "description", p))
-        h.append(harness.ASAAS_TOKEN_HEADER + ": " + secret)
-    elif provider == "standard":
-        mid = "msg_" + rng.randbytes(12).hex()
-        obj = {"type": "invoice.paid", "timestamp": "2025-09-11T10:00:00Z",
-               "data": {"id": "inv_" + rng.randbytes(8).hex()}}
-        body = padded(obj, lambda p: obj["data"].__setitem__("note", p))
-        h += ["webhook-id: " + mid, "webhook-timestamp: %d" % now,
-              "webhook-signature: " + harness.sign_standard(secret, mid, now,
-                                                            body)]
-    else:  # null: any 2 KB POST
-        body = b'{"pad":"' + b"x" * (BODY_BYTES - 10) + b'"}'
-    return "".join(x + "\r\n" for x in h).encode(), body
+    def one(self):
+        """(header lines, body) of one new, correctly signed event."""
+        if self.spec is None:  # null: any 2 KB POST
+            body = b'{"pad":"' + b"x" * (BODY_BYTES - 10) + b'"}'
+            return b"Content-Type: application/json\r\n", body
+        sp = self.spec
+        self.n += 1
+        eid = sp.new_id("b%08d" % self.n)
+        etype = sp.default_type
+        if self.pad is None:
+            self.pad = max(0, BODY_BYTES - len(sp.body(eid, etype)))
+        body = sp.body(eid, etype, pad=self.pad)
+        h = {"Content-Type": "application/json"}
+        h.update(sp.headers(None, body, eid, etype, secret=self.secret))
+        return "".join("%s: %s\r\n" % kv for kv in h.items()).encode(), body
 
 
 def write_requests(prefix, provider, secret, n, seed, nfiles=2):
@@ -164,14 +133,14 @@ def write_requests(prefix, provider, secret, n, seed, nfiles=2):
     prefix.0 .. prefix.<nfiles-1> (one per wrk thread); returns the number
     of distinct events."""
     rng = random.Random(seed)
-    now = int(time.time())
+    mk = Maker(provider, secret)
     recs = []
     distinct = 0
     for i in range(n):
         if i >= DUP_WINDOW and rng.random() < DUP_SHARE:
             recs.append(recs[i - rng.randint(1, DUP_WINDOW)])
             continue
-        recs.append(delivery(provider, secret, now, rng))
+        recs.append(mk.one())
         distinct += 1
     files = [open("%s.%d" % (prefix, k), "wb") for k in range(nfiles)]
     try:
@@ -186,10 +155,23 @@ def write_requests(prefix, provider, secret, n, seed, nfiles=2):
     return distinct
 
 
-# ------------------------------------------------------------ lighttpd
+# ------------------------------------------------------------ processes
 
-def children(pid):
-    return harness._children_of(pid)
+def group_programs(pgid, program):
+    """Pids of the server's process group (pgid) started as program (a
+    file name): its FastCGI processes."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            if os.getpgid(int(d)) != pgid:
+                continue
+        except OSError:
+            continue
+        if os.path.basename(harness.program_of(int(d))) == program:
+            out.append(int(d))
+    return out
 
 
 def proc_status(pid):
@@ -216,6 +198,7 @@ def proc_status(pid):
 
 
 def cpu_ticks(pid):
+    """utime + stime of pid (clock ticks), from /proc/PID/stat."""
     try:
         with open("/proc/%d/stat" % pid) as f:
             st = f.read()
@@ -225,157 +208,91 @@ def cpu_ticks(pid):
         return 0
 
 
-def q(s):
-    return harness.conf_str(s)
+# ------------------------------------------------------------ servers
+#
+# The tests' own launchers (tests/e2e/harness.py): lighttpd from the
+# shipped www-config/lighttpd files, Apache from the shipped vhost.conf.
+# Only what a benchmark needs differs: keep-alive on (the tests turn it
+# off), the null program mounted beside the receivers, and Apache warmed
+# up before the clock starts.
+
+def lighttpd(name, tmp_bin, tools, secret, cgi, env, db):
+    """A harness.Server with one endpoint at /hooks/<name>: a receiver or
+    the null program, as FastCGI (the shipped hooks-<p>.conf) or CGI."""
+    q = harness.conf_str
+    receiver = name != "null" and not cgi
+    srv = harness.Server(tmp_bin, providers=[name] if receiver else [],
+                         secrets={name: secret} if receiver else {},
+                         env=env, db=db, max_procs=MAX_PROCS,
+                         name="bench-" + name, wrap="")
+    program = (os.path.join(tools, "null.fcgi") if name == "null"
+               else os.path.join(tmp_bin, name + ".fcgi"))
+    lines = ["server.max-keep-alive-requests := 1000"]
+    if cgi:
+        cenv = dict(env)
+        cenv["IDEMHOOK_DB"] = db
+        svar = harness.SECRET_VAR.get(name)
+        if svar:
+            cenv[svar.upper()] = secret
+        lines += [
+            'server.modules += ( "mod_alias", "mod_cgi", "mod_setenv" )',
+            'alias.url = ( "/hooks/%s" => %s )' % (name, q(program)),
+            '$HTTP["url"] =^ "/hooks/" {',
+            '  cgi.assign = ( ".fcgi" => "" )',
+            "  setenv.add-environment = %s" % harness.conf_array(cenv),
+            "}"]
+    elif name == "null":
+        lines += [
+            'fastcgi.server += ( "/hooks/null" => ((',
+            '  "bin-path" => %s,' % q(program),
+            '  "socket" => %s,' % q(os.path.join(srv.tmp, "run",
+                                                 "null.sock")),
+            '  "max-procs" => var.idemhook_max_procs,',
+            '  "check-local" => "disable",',
+            ")) )"]
+    srv.extra_conf = "\n".join(lines)
+    srv.bench_program = os.path.basename(program)
+    srv.bench_procs = 0 if cgi else MAX_PROCS
+    return srv
 
 
-class Lighttpd:
-    """One lighttpd with one endpoint at /hooks/<name>: a receiver or the
-    null program, as FastCGI (the shipped hooks-<p>.conf) or plain CGI."""
+class Apache(harness.ApacheServer):
+    """harness.ApacheServer in "vhost" mode: the shipped vhost.conf with
+    its mod_fcgid settings, plus keep-alive, the null program at
+    /hooks/null, and extra lines (settings under comparison) after it."""
 
-    def __init__(self, tmp, bin_dir, tools, name, secret, cgi, env, db=None):
-        self.tmp = tmp
-        self.bin = bin_dir
-        self.tools = tools
-        self.name = name
-        self.secret = secret
-        self.cgi = cgi
-        self.env = env
-        self.db = db or os.path.join(tmp, "data", "events.db")
-        self.proc = None
-        self.port = None
-        self.program = (os.path.join(tools, "null.fcgi") if name == "null"
-                        else os.path.join(bin_dir, name + ".fcgi"))
+    def __init__(self, bin, name, extra=(), **kw):
+        harness.ApacheServer.__init__(self, bin, mode="vhost",
+                                      name="bench-apache-" + name, **kw)
+        self.bench_extra = list(extra)
+        self.bench_program = name + ".fcgi"
+        self.bench_procs = 0
 
-    def conf(self, port):
-        for d in ("www", "run", "upload", "data"):
-            os.makedirs(os.path.join(self.tmp, d), exist_ok=True)
-        lines = [
-            "# generated by tests/bench/run.py",
-            "server.document-root = %s" % q(os.path.join(self.tmp, "www")),
-            'server.bind = "127.0.0.1"',
-            "server.port = %d" % port,
-            "server.errorlog = %s" % q(os.path.join(self.tmp, "error.log")),
-            "server.upload-dirs = (%s)" % q(os.path.join(self.tmp, "upload")),
-            "include %s" % q(os.path.join(CONF_DIR, "idemhook.conf")),
-            "var.idemhook_bin := %s" % q(self.bin),
-            "var.idemhook_run := %s" % q(os.path.join(self.tmp, "run")),
-            "var.idemhook_db := %s" % q(self.db),
-            "var.idemhook_max_procs := %d" % MAX_PROCS,
-            "var.idemhook_env := %s" % harness.conf_array(self.env),
-        ]
-        svar = harness.SECRET_VAR.get(self.name)
-        if self.cgi:
-            env = dict(self.env)
-            env["IDEMHOOK_DB"] = self.db
-            if svar:
-                env[svar.upper()] = self.secret
-            lines += [
-                'server.modules += ( "mod_alias", "mod_cgi", "mod_setenv" )',
-                'alias.url = ( "/hooks/%s" => %s )' % (self.name,
-                                                       q(self.program)),
-                '$HTTP["url"] =^ "/hooks/" {',
-                '  cgi.assign = ( ".fcgi" => "" )',
-                "  setenv.add-environment = %s" % harness.conf_array(env),
-                "}",
-            ]
-        elif self.name == "null":
-            lines += [
-                "fastcgi.server += ( \"/hooks/null\" => ((",
-                "  \"bin-path\" => %s," % q(self.program),
-                "  \"socket\" => %s," % q(os.path.join(self.tmp, "run",
-                                                       "null.sock")),
-                "  \"max-procs\" => var.idemhook_max_procs,",
-                "  \"check-local\" => \"disable\",",
-                ")) )",
-            ]
-        else:
-            lines += ["var.%s := %s" % (svar, q(self.secret)),
-                      "include %s" % q(os.path.join(
-                          CONF_DIR, "hooks-%s.conf" % self.name))]
-        path = os.path.join(self.tmp, "lighttpd.conf")
-        with open(path, "w") as f:
-            f.write("\n".join(lines) + "\n")
+    def write_conf(self, port):
+        path = harness.ApacheServer.write_conf(self, port)
+        lines = ["KeepAlive On", "MaxKeepAliveRequests 1000",
+                 "Alias /hooks/null %s" % harness.apache_quote(
+                     os.path.join(self.bin, "null.fcgi"))]
+        with open(path, "a") as f:
+            f.write("\n".join(lines + self.bench_extra) + "\n")
         return path
 
-    def start(self):
-        harness.become_subreaper()
-        for _ in range(3):
-            port = harness.free_port()
-            conf = self.conf(port)
-            out = open(os.path.join(self.tmp, "lighttpd.out"), "ab")
-            try:
-                self.proc = subprocess.Popen(
-                    ["lighttpd", "-D", "-f", conf], stdin=subprocess.DEVNULL,
-                    stdout=out, stderr=subprocess.STDOUT,
-                    env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-                    start_new_session=True, cwd=self.tmp)
-            finally:
-                out.close()
-            self.port = port
-            if harness.wait_port(port, self.proc, time.monotonic() + 10):
-                break
-            self.stop()
-        else:
-            raise RuntimeError("lighttpd did not start: see %s" % self.tmp)
-        # The FastCGI processes are spawned at start; wait for them.
-        deadline = time.monotonic() + 5
-        while not self.cgi and time.monotonic() < deadline:
-            if len(self.fcgi_pids()) >= MAX_PROCS:
-                break
-            time.sleep(0.05)
-        return self
+    def url(self, provider):
+        return "/hooks/" + provider
 
-    def fcgi_pids(self):
-        if self.proc is None:
-            return []
-        want = os.path.basename(self.program)[:15]
-        out = []
-        for pid in children(self.proc.pid):
-            try:
-                with open("/proc/%d/comm" % pid) as f:
-                    if f.read().strip() == want:
-                        out.append(pid)
-            except OSError:
-                pass
-        return out
 
-    def url(self):
-        return "http://127.0.0.1:%d/hooks/%s" % (self.port, self.name)
+def server_pids(srv):
+    if srv.proc is None:
+        return []
+    return group_programs(srv.proc.pid, srv.bench_program)
 
-    def stop(self):
-        p = self.proc
-        if p is None:
-            return
-        kids = children(p.pid)
-        try:
-            os.killpg(p.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        try:
-            p.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            p.wait(timeout=5)
-        deadline = time.monotonic() + 3
-        for pid in kids:
-            while time.monotonic() < deadline:
-                try:
-                    if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                        break
-                except ChildProcessError:
-                    break
-                time.sleep(0.02)
-            else:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                    os.waitpid(pid, 0)
-                except (ProcessLookupError, ChildProcessError):
-                    pass
-        self.proc = None
+
+def wait_procs(srv, n, seconds=5):
+    deadline = time.monotonic() + seconds
+    while n and time.monotonic() < deadline:
+        if len(server_pids(srv)) >= n:
+            break
+        time.sleep(0.05)
 
 
 # ------------------------------------------------------------ runs
@@ -398,31 +315,51 @@ def wrk(url, conns, seconds, reqfile):
     return res
 
 
-def outcomes(errorlog):
+def outcomes(text):
     counts = {}
-    try:
-        with open(errorlog, "rb") as f:
-            for m in re.finditer(rb"outcome=(\w+)", f.read()):
-                k = m.group(1).decode()
-                counts[k] = counts.get(k, 0) + 1
-    except OSError:
-        pass
+    for m in re.finditer(r"outcome=(\w+)", text):
+        counts[m.group(1)] = counts.get(m.group(1), 0) + 1
     return counts
 
 
-def db_counts(db, window_ms):
-    """Rows recorded within window_ms of the first one (requests still in
-    flight when wrk stops are not counted), rows done, effects."""
+def db_counts(db, t0_ms, window_ms):
+    """Rows first received within window_ms from t0_ms (warm-up rows and
+    requests still in flight when wrk stops are not counted), rows done,
+    effects."""
     if not harness.db_exists(db):
         return 0, 0, 0
     with harness.db_connect(db, timeout=10, ro=True) as c:
-        rows = c.execute("SELECT count(*) FROM events WHERE received_at <"
-                         " (SELECT min(received_at) FROM events) + ?",
-                         (int(window_ms),)).fetchone()[0]
+        rows = c.execute("SELECT count(*) FROM events WHERE received_at >= ?"
+                         " AND received_at < ?",
+                         (int(t0_ms), int(t0_ms + window_ms))).fetchone()[0]
         done = c.execute("SELECT count(*) FROM events WHERE status = 'done'"
-                         ).fetchone()[0]
+                         " AND received_at >= ? AND received_at < ?",
+                         (int(t0_ms), int(t0_ms + window_ms))).fetchone()[0]
         eff = c.execute("SELECT count(*) FROM effects").fetchone()[0]
     return rows, done, eff
+
+
+def group_ticks(pgid):
+    """{pid: cpu ticks} of every process in the process group pgid."""
+    out = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                if os.getpgid(int(d)) == pgid:
+                    out[int(d)] = cpu_ticks(int(d))
+            except OSError:
+                pass
+    return out
+
+
+def vhost_setting(name):
+    """The value of a directive in the shipped vhost.conf, or None."""
+    with open(os.path.join(harness.APACHE_CONF_DIR, "vhost.conf")) as f:
+        for line in f:
+            w = line.split()
+            if len(w) == 2 and w[0] == name:
+                return w[1]
+    return None
 
 
 class Bench:
@@ -437,6 +374,7 @@ class Bench:
         self.ceil = {}
         self.runs = 0
         self.seed = 1
+        self.abin = None
 
     def fresh(self, tag):
         d = os.path.join(self.tmp, tag)
@@ -445,24 +383,31 @@ class Bench:
         return d
 
     def store_ceiling(self, sync, procs=1, pg=False):
+        """events/s of store_ceiling, or None when it cannot run (e.g. a
+        synchronous level this build does not know)."""
         d = self.fresh("ceiling")
         db = (harness.pg_new_db("ih_bench") if pg
               else os.path.join(d, "data", "events.db"))
         cmd = [os.path.join(self.a.tools, "store_ceiling"), "-s", sync,
                "-t", str(self.a.ceiling_seconds), "-P", str(procs), db]
-        out = subprocess.run(cmd, stdout=subprocess.PIPE, check=True,
-                             timeout=120).stdout.decode()
-        m = re.search(r"events_per_s=(\d+)", out)
+        p = subprocess.run(cmd, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=120)
         shutil.rmtree(d, ignore_errors=True)
+        m = re.search(r"events_per_s=(\d+)", p.stdout.decode())
+        if p.returncode != 0 or m is None:
+            log("store_ceiling -s %s -P %d: %s" % (
+                sync, procs, p.stderr.decode().strip()[-200:]))
+            return None
         return float(m.group(1))
 
-    def requests_for(self, name):
+    def requests_for(self, name, key=None, seconds=None):
         """The request file of name, made again when its timestamps near
-        the tolerance."""
-        path, made = self.reqfiles.get(name, (None, 0))
+        the tolerance; key names a separate file (a warm-up's)."""
+        key = key or name
+        path, made = self.reqfiles.get(key, (None, 0))
         if path is not None and time.time() - made < FILE_MAX_AGE:
             return path
-        path = os.path.join(self.tmp, "requests-%s" % name)
+        path = os.path.join(self.tmp, "requests-%s" % key)
         # Enough that no thread wraps at the fastest rate we can expect:
         # the storage ceiling (stripe also runs at NORMAL).  Should one
         # wrap, its requests are duplicates and accepted/s stays right.
@@ -473,48 +418,100 @@ class Bench:
         rate = min(max(rate, 3000), 15000)
         if name == "null":
             rate = 4000  # wrapping around costs the null program nothing
-        n = int(rate * self.a.seconds * 1.2)
+        n = int(rate * (seconds or self.a.seconds) * 1.2)
         self.seed += 1
         t0 = time.monotonic()
         write_requests(path, name, self.secrets[name], n, self.seed)
-        log("wrote %d %s requests in %.1f s" % (n, name,
+        log("wrote %d %s requests in %.1f s" % (n, key,
                                                  time.monotonic() - t0))
-        self.reqfiles[name] = (path, time.time())
+        self.reqfiles[key] = (path, time.time())
         return path
 
-    def run(self, name, conns, cgi=False, sync="FULL", mode="after-response",
-            tag=None, pg=False):
-        reqfile = self.requests_for(name)
+    def apache_bin(self):
+        """One folder with the receivers and the null program, which the
+        vhost serves from its IDEMHOOK_LIBEXEC."""
+        if self.abin is None:
+            self.abin = os.path.join(self.tmp, "apache-bin")
+            shutil.rmtree(self.abin, ignore_errors=True)
+            os.makedirs(self.abin)
+            progs = [os.path.join(self.a.bin, f)
+                     for f in os.listdir(self.a.bin) if f.endswith(".fcgi")]
+            progs.append(os.path.join(self.a.tools, "null.fcgi"))
+            for p in progs:
+                harness.link_or_copy(p, os.path.join(
+                    self.abin, os.path.basename(p)))
+        return self.abin
+
+    def make_server(self, name, server, cgi, env, pg, extra):
+        if server == "Apache":
+            srv = Apache(self.apache_bin(), name,
+                         extra=list(self.a.apache_conf or []) + list(extra),
+                         providers=[name] if name != "null" else [],
+                         secrets={name: self.secrets[name]}
+                         if name != "null" else {}, env=env)
+            return srv
         d = self.fresh("srv")
-        env = {}
-        if name != "null":
-            env = {"IDEMHOOK_SYNCHRONOUS": sync, "IDEMHOOK_MODE": mode}
-        srv = Lighttpd(d, self.a.bin, self.a.tools, name, self.secrets[name],
-                       cgi, env, db=harness.pg_new_db("ih_bench") if pg else None)
+        db = (harness.pg_new_db("ih_bench") if pg
+              else os.path.join(d, "data", "events.db"))
+        srv = lighttpd(name, self.a.bin, self.a.tools, self.secrets[name],
+                       cgi, env, db)
         if name != "null":
             # The schema exists before the first request, as in production.
             subprocess.run([os.path.join(self.a.tools, "store_ceiling"),
                             "-c", srv.db], check=True, timeout=60)
-        srv.start()
+        return srv
+
+    def run(self, name, conns, server="lighttpd", cgi=False, sync=SYNC,
+            mode="after-response", tag=None, pg=False, variant="",
+            extra=()):
+        reqfile = self.requests_for(name)
+        env = {}
+        if name != "null":
+            env = {"IDEMHOOK_SYNCHRONOUS": sync, "IDEMHOOK_MODE": mode}
+        srv = self.make_server(name, server, cgi, env, pg, extra)
         try:
-            pids = srv.fcgi_pids()
-            ticks0 = {p: cpu_ticks(p) for p in pids + [srv.proc.pid]}
-            res = wrk(srv.url(), conns, self.a.seconds, reqfile)
-            pids = srv.fcgi_pids()
+            srv.start()
+            url = "http://127.0.0.1:%d/hooks/%s" % (srv.port, name)
+            wait_procs(srv, srv.bench_procs)
+            if server == "Apache":
+                self.warm_up(srv, url, name, conns)
+            pgid = srv.proc.pid
+            progs0 = set(server_pids(srv))
+            ticks0 = group_ticks(pgid)
+            log0 = len(srv.errorlog()), len(srv.stderr_text())
+            t0_ms = time.time() * 1000
+            res = wrk(url, conns, self.a.seconds, reqfile)
+            progs = set(server_pids(srv)) | progs0
+            ticks = group_ticks(pgid)
             # Under CGI a process caught now is mid-request: no figure.
-            mem = [proc_status(p) for p in pids] if not cgi else []
-            ticks = sum(cpu_ticks(p) - ticks0.get(p, 0) for p in pids)
-            lt = cpu_ticks(srv.proc.pid) - ticks0.get(srv.proc.pid, 0)
-        finally:
+            mem = ([proc_status(p) for p in server_pids(srv)]
+                   if not cgi else [])
+            fcgi_t = sum(ticks.get(p, 0) - ticks0.get(p, 0) for p in progs
+                         if p in ticks)
+            web_t = sum(t - ticks0.get(p, 0) for p, t in ticks.items()
+                        if p not in progs)
+            nprocs = len(server_pids(srv))
             srv.stop()
-        dur = res["duration_us"] / 1e6
-        rows, done, eff = db_counts(srv.db, dur * 1000)
-        oc = outcomes(os.path.join(d, "error.log"))
-        for k, v in outcomes(os.path.join(d, "lighttpd.out")).items():
-            oc[k] = oc.get(k, 0) + v
+            dur = res["duration_us"] / 1e6
+            rows, done, eff = ((0, 0, 0) if name == "null" else
+                               db_counts(srv.db, t0_ms, dur * 1000))
+            oc = outcomes(srv.errorlog()[log0[0]:]
+                          + srv.stderr_text()[log0[1]:])
+            # A FULL store never makes <db>-sync: if it is there, the
+            # receivers did not get the setting (their store opened with
+            # store_durable_as() is what passes FULL on).
+            if sync == "FULL" and not pg and os.path.exists(
+                    srv.db + "-sync"):
+                log("warning: IDEMHOOK_SYNCHRONOUS=FULL did not reach the "
+                    "receivers' store: this row is SHARED")
+                sync = "FULL (ran as SHARED)"
+        finally:
+            srv.cleanup()
         reqs = res["requests"]
+        cpu_per = (lambda t, n: t * 1e6 / TICK / n if n else None)
         r = {
-            "name": name, "server": "CGI" if cgi else "FastCGI",
+            "name": name, "server": server, "iface": "CGI" if cgi
+            else "FastCGI", "variant": variant,
             "store": "postgresql" if pg else "sqlite",
             "sync": sync if name != "null" else "-",
             "mode": mode if name != "null" else "-",
@@ -533,27 +530,49 @@ class Bench:
             "hwm_kib": max((m.get("VmHWM", 0) for m in mem), default=None),
             "private_kib": max((m.get("Private", 0) for m in mem),
                                default=None),
+            "private_sum_kib": sum(m.get("Private", 0) for m in mem),
             "pss_kib": max((m.get("Pss", 0) for m in mem), default=None),
-            "nprocs": len(mem),
-            "fcgi_cpu_us_per_req": ticks * 1e6 / TICK / max(reqs, 1)
-            if not cgi else None,
-            "lighttpd_cpu_us_per_req": lt * 1e6 / TICK / max(reqs, 1),
+            "nprocs": nprocs,
+            "fcgi_cpu_us_per_req": cpu_per(fcgi_t, reqs) if not cgi
+            else None,
+            "fcgi_cpu_us_per_acc": cpu_per(fcgi_t, rows)
+            if not cgi and name != "null" else None,
+            "web_cpu_us_per_req": cpu_per(web_t, reqs),
             "wrk_cpu_us_per_req": res["wrk_cpu_s"] * 1e6 / max(reqs, 1),
         }
         self.runs += 1
-        log("%-8s %-7s %-6s %-14s c=%-3d %7.0f req/s %7s acc/s p50 %6.2f "
-            "p99 %7.2f ms err %d rss %s" % (
-                name, r["server"], r["sync"], r["mode"], conns, r["req_s"],
+        log("%-8s %-8s %-7s %-6s %-14s %-10s c=%-3d %7.0f req/s %7s acc/s "
+            "p50 %6.2f p99 %7.2f ms err %d procs %d cpu/acc %s" % (
+                name, server, r["iface"], r["sync"], r["mode"], variant,
+                conns, r["req_s"],
                 "%.0f" % r["accepted_s"] if r["accepted_s"] is not None
-                else "-", r["p50_ms"], r["p99_ms"], r["errors"],
-                r["rss_kib"]) + " laps %d" % r["wrap_laps"])
+                else "-", r["p50_ms"], r["p99_ms"], r["errors"], nprocs,
+                "%.0f" % r["fcgi_cpu_us_per_acc"]
+                if r["fcgi_cpu_us_per_acc"] else "-"))
         self.rows.append(r)
-        shutil.rmtree(d, ignore_errors=True)
         return r
+
+    def warm_up(self, srv, url, name, conns):
+        """mod_fcgid starts processes only on demand, one more each time
+        a request has waited a second and still finds none idle: load the
+        server at twice the run's concurrency until the count stops
+        growing (at most WARM_ROUNDS rounds), as a burst would."""
+        warm = self.requests_for(name, name + "-warm", WARM_S)
+        n = -1
+        for _ in range(WARM_ROUNDS):
+            wrk(url, 2 * conns, WARM_S, warm)
+            m = len(server_pids(srv))
+            if m == n:
+                break
+            n = m
+        time.sleep(0.5)
 
     def main(self):
         a = self.a
         os.makedirs(self.tmp, exist_ok=True)
+        # The servers' own folders (harness: tempfile.mkdtemp) go on the
+        # disk being measured too.
+        tempfile.tempdir = self.tmp
         self.started = datetime.datetime.now().astimezone()
         self.load0 = os.getloadavg()
         t0 = time.monotonic()
@@ -567,36 +586,45 @@ class Bench:
         if a.runs:
             # Only the named runs, e.g. for comparing two builds.
             for spec in a.runs:
-                f = (spec.split(":") + ["", "", "", ""])[:5]
+                f = (spec.split(":") + [""] * 6)[:6]
                 self.run(f[0], int(f[1] or 16), cgi=f[4] == "cgi",
-                         sync=f[2] or "FULL", mode=f[3] or "after-response")
-            self.elapsed = time.monotonic() - t0
-            self.load1 = os.getloadavg()
-            for k in ("FULL", "NORMAL"):
-                self.ceil[k + "_before"] = self.ceil[k + "_after"] = \
-                    self.ceil[k]
-            self.report()
+                         server="Apache" if f[5] == "apache"
+                         else "lighttpd",
+                         sync=f[2] or SYNC, mode=f[3] or "after-response")
+            self.finish(t0, again=False)
             return
-        for c in CONNS:
-            self.run("null", c, tag="stack")
-        self.run("null", 16, cgi=True, tag="stack-cgi")
         provs = [p for p in PROVIDERS if not a.only or p in a.only]
-        for p in provs:
+        if not a.apache_only:
             for c in CONNS:
-                self.run(p, c)
-        if "stripe" in provs:
-            for c in CONNS:
-                self.run("stripe", c, cgi=True)
-            for c in CONNS:
-                self.run("stripe", c, sync="NORMAL")
-            for c in CONNS:
-                self.run("stripe", c, mode="worker")
-            self.run("stripe", 16, sync="NORMAL", mode="worker")
-        if not a.no_pg and "stripe" in provs:
+                self.run("null", c, tag="stack")
+            self.run("null", 16, cgi=True, tag="stack-cgi")
+            for p in provs:
+                for c in CONNS:
+                    self.run(p, c)
+            if "stripe" in provs:
+                for c in CONNS:
+                    self.run("stripe", c, cgi=True)
+                for c in CONNS:
+                    self.run("stripe", c, sync="NORMAL")
+                for c in CONNS:
+                    self.run("stripe", c, mode="worker")
+                self.run("stripe", 16, sync="NORMAL", mode="worker")
+                # Each commit fsyncing the log itself, as before SHARED.
+                self.run("stripe", 16, sync="FULL")
+        if not a.no_apache and "stripe" in provs:
+            self.apache()
+        if not a.no_pg and "stripe" in provs and not a.apache_only:
             self.postgres()
-        log("storage ceiling again, after the runs")
-        self.ceil["FULL_after"] = self.store_ceiling("FULL")
-        self.ceil["NORMAL_after"] = self.store_ceiling("NORMAL")
+        self.finish(t0, again=True)
+
+    def finish(self, t0, again):
+        if again:
+            log("storage ceiling again, after the runs")
+            self.ceil["FULL_after"] = self.store_ceiling("FULL")
+            self.ceil["NORMAL_after"] = self.store_ceiling("NORMAL")
+        else:
+            self.ceil["FULL_after"] = self.ceil["FULL"]
+            self.ceil["NORMAL_after"] = self.ceil["NORMAL"]
         # The ratios use the better of the two measurements.
         self.ceil["FULL_before"] = self.ceil["FULL"]
         self.ceil["NORMAL_before"] = self.ceil["NORMAL"]
@@ -604,13 +632,44 @@ class Bench:
             self.ceil[k] = max(self.ceil[k + "_before"], self.ceil[k + "_after"])
         self.elapsed = time.monotonic() - t0
         self.load1 = os.getloadavg()
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        if not self.a.keep:
+            shutil.rmtree(self.tmp, ignore_errors=True)
         self.report()
+        chart.write(self, os.path.join(os.path.dirname(self.a.out),
+                                       "chart.svg"))
+
+    def apache(self):
+        """Apache with mod_fcgid, from the shipped vhost.conf: the null
+        program (Apache's own stack ceiling) and stripe at APACHE_CONNS,
+        at the default SHARED (one fdatasync for the commits of several
+        processes) and at FULL (each commit its own), and the process
+        settings shipped before, for comparison."""
+        self.apache_procs = int(vhost_setting("FcgidMaxProcessesPerClass")
+                                or 0)
+        self.ceil["FULL_AP"] = self.store_ceiling(
+            "FULL", procs=min(self.apache_procs or 4, 16))
+        self.ceil["SHARED_AP"] = self.store_ceiling(
+            "SHARED", procs=min(self.apache_procs or 4, 16))
+        for c in APACHE_CONNS:
+            self.run("null", c, server="Apache", tag="stack")
+        for c in APACHE_CONNS:
+            self.run("stripe", c, server="Apache")
+            self.run("stripe", c, server="Apache", sync="FULL")
+        # The settings shipped before: 4 processes, mod_fcgid's other
+        # defaults, a restart every 10,000 requests.
+        self.run("stripe", 16, server="Apache", sync="FULL",
+                 variant="4 processes",
+                 extra=["FcgidMaxProcessesPerClass 4",
+                        "FcgidMinProcessesPerClass 3",
+                        "FcgidSpawnScoreUpLimit 10",
+                        "FcgidMaxRequestsPerProcess 10000"])
 
     def postgres(self):
-        """The PostgreSQL rows: its own ceiling (one durable commit per
-        event, the same payload) and stripe through lighttpd against it,
-        on a cluster of its own on this disk (fsync on, a Unix socket)."""
+        """The PostgreSQL rows: its own ceilings (one durable commit per
+        event, the same payload, from 1, MAX_PROCS and 16 processes at
+        once, the last like pgbench -c 16) and stripe through lighttpd
+        against it, on a cluster of its own on this disk (fsync on, a Unix
+        socket)."""
         d = os.path.join(self.tmp, "pg")
         shutil.rmtree(d, ignore_errors=True)
         script = os.path.join(harness.REPO, "tests", "pg_cluster.sh")
@@ -625,8 +684,11 @@ class Bench:
             self.ceil["PG"] = self.store_ceiling("FULL", pg=True)
             self.ceil["PG2"] = self.store_ceiling("FULL", procs=MAX_PROCS,
                                                   pg=True)
-            log("PostgreSQL ceiling: %.0f events/s, %.0f with %d writers"
-                % (self.ceil["PG"], self.ceil["PG2"], MAX_PROCS))
+            self.ceil["PG16"] = self.store_ceiling("FULL", procs=16,
+                                                   pg=True)
+            log("PostgreSQL ceiling: %.0f events/s, %.0f with %d writers, "
+                "%.0f with 16" % (self.ceil["PG"], self.ceil["PG2"],
+                                  MAX_PROCS, self.ceil["PG16"] or 0))
             for c in CONNS:
                 self.run("stripe", c, pg=True)
         finally:
@@ -635,26 +697,39 @@ class Bench:
     # -------------------------------------------------------- report
 
     def find(self, **kw):
+        kw.setdefault("variant", "")
         for r in self.rows:
             if all(r.get(k) == v for k, v in kw.items()):
                 return r
         return None
 
-    def stack(self, conns, cgi=False):
-        r = self.find(name="null", conns=conns,
-                      server="CGI" if cgi else "FastCGI")
+    def stack(self, conns, server="lighttpd", cgi=False):
+        iface = "CGI" if cgi else "FastCGI"
+        r = self.find(name="null", conns=conns, server=server, iface=iface)
         if r is None and cgi:
-            r = self.find(name="null", server="CGI")
+            r = self.find(name="null", server=server, iface=iface)
         return r
 
-    def ratios(self, r):
-        ceil = self.ceil["NORMAL" if r["sync"] == "NORMAL" else "FULL"]
+    def storage(self, r):
+        """The storage ceiling a run is compared with."""
         if r.get("store") == "postgresql":
-            ceil = self.ceil["PG"]
-        st = self.stack(r["conns"], r["server"] == "CGI")
+            return self.ceil.get("PG16" if r["conns"] >= 16 else "PG")
+        return self.ceil["NORMAL" if r["sync"] == "NORMAL" else "FULL"]
+
+    def ratios(self, r):
+        ceil = self.storage(r)
+        st = self.stack(r["conns"], r["server"], r["iface"] == "CGI")
         return (r["accepted_s"] / ceil if r["accepted_s"] is not None
-                else None,
+                and ceil else None,
                 r["req_s"] / st["req_s"] if st else None)
+
+    def label(self, r):
+        s = "lighttpd" if r["server"] == "lighttpd" else "Apache mod_fcgid"
+        if r["iface"] == "CGI":
+            s = "lighttpd CGI"
+        if r["variant"]:
+            s += ", " + r["variant"]
+        return s
 
     def report(self):
         a = self.a
@@ -662,17 +737,22 @@ class Bench:
         ver = lambda cmd: subprocess.run(  # noqa: E731
             cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
         ).stdout.decode(errors="replace").splitlines()[0].strip()
-        L.append("Run of %s on %s: %d cores, Linux %s; %s; SQLite %s; %s. "
-                 "Each wrk run %d s, 10%% redeliveries, ~%d B bodies, "
-                 "max-procs %d; load average %.2f before, %.2f after; "
-                 "%.0f s in all." % (
-                     self.started.strftime("%Y-%m-%d %H:%M %Z"),
-                     os.uname().nodename, os.cpu_count(), os.uname().release,
-                     ver(["lighttpd", "-v"]).split(" - ")[0],
-                     sqlite3.sqlite_version,
-                     ver(["wrk", "--version"]).split(" [")[0],
-                     a.seconds, BODY_BYTES, MAX_PROCS, self.load0[0],
-                     self.load1[0], self.elapsed))
+        L.append("Run of %s on %s: %d cores, Linux %s; %s; %s; SQLite %s; "
+                 "%s. Each wrk run %d s, 10%% redeliveries, ~%d B bodies, "
+                 "lighttpd max-procs %d, Apache FcgidMaxProcessesPerClass "
+                 "%s; load average %.2f before, %.2f after; %.0f s in all."
+                 % (self.started.strftime("%Y-%m-%d %H:%M %Z"),
+                    os.uname().nodename, os.cpu_count(), os.uname().release,
+                    ver(["lighttpd", "-v"]).split(" - ")[0],
+                    ver(["apache2", "-v"]).split(": ")[-1].split(" ")[0],
+                    sqlite3.sqlite_version,
+                    ver(["wrk", "--version"]).split(" [")[0],
+                    a.seconds, BODY_BYTES, MAX_PROCS,
+                    vhost_setting("FcgidMaxProcessesPerClass"),
+                    self.load0[0], self.load1[0], self.elapsed))
+        L.append("")
+        L.append("![accepted events/s and p99 per connection count]"
+                 "(tests/bench/chart.svg)")
         L.append("")
         L.append("| ceiling | figure |")
         L.append("|---|---|")
@@ -682,6 +762,15 @@ class Bench:
                      self.ceil["FULL_after"]))
         L.append("| storage: the same, %d processes at once | %.0f events/s |"
                  % (MAX_PROCS, self.ceil["FULL2"]))
+        if self.ceil.get("FULL_AP"):
+            L.append("| storage: the same, %d processes at once (Apache's) "
+                     "| %.0f events/s |" % (self.apache_procs,
+                                            self.ceil["FULL_AP"]))
+        if self.ceil.get("SHARED_AP"):
+            L.append("| storage: the same at SHARED (one fdatasync for "
+                     "several processes' commits), %d processes | "
+                     "%.0f events/s |" % (self.apache_procs,
+                                          self.ceil["SHARED_AP"]))
         L.append("| storage: store_record() loop, NORMAL | %.0f events/s "
                  "(%.0f before, %.0f after) |" % (
                      self.ceil["NORMAL"], self.ceil["NORMAL_before"],
@@ -692,33 +781,41 @@ class Bench:
                      % self.ceil["PG"])
             L.append("| storage: the same, %d processes at once | "
                      "%.0f events/s |" % (MAX_PROCS, self.ceil["PG2"]))
-        for c in CONNS:
-            s = self.stack(c)
-            if s:
-                L.append("| stack: null FastCGI, %d conn | %.0f req/s, p50 "
-                         "%.2f ms, p99 %.2f ms |" % (c, s["req_s"],
-                                                    s["p50_ms"], s["p99_ms"]))
+            if self.ceil.get("PG16"):
+                L.append("| storage: the same, 16 processes at once "
+                         "(like pgbench -c 16) | %.0f events/s |"
+                         % self.ceil["PG16"])
+        for server in ("lighttpd", "Apache"):
+            for c in sorted({r["conns"] for r in self.rows}):
+                s = self.stack(c, server)
+                if s:
+                    L.append("| stack: null FastCGI under %s, %d conn | "
+                             "%.0f req/s, p50 %.2f ms, p99 %.2f ms, "
+                             "%s µs CPU per request |" % (
+                                 self.label(s), c, s["req_s"], s["p50_ms"],
+                                 s["p99_ms"], fmt(s["fcgi_cpu_us_per_req"])))
         s = self.stack(16, cgi=True)
         if s:
-            L.append("| stack: null CGI, 16 conn | %.0f req/s, p99 %.2f ms |"
-                     % (s["req_s"], s["p99_ms"]))
+            L.append("| stack: null CGI under lighttpd, 16 conn | %.0f "
+                     "req/s, p99 %.2f ms |" % (s["req_s"], s["p99_ms"]))
         L.append("")
         L.append("| provider | server | sync | mode | conn | req/s | "
                  "accepted/s | p50 ms | p99 ms | errors | "
-                 "RSS / peak / private KiB | accepted ÷ storage | "
-                 "req/s ÷ stack |")
-        L.append("|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+                 "CPU µs / accepted | RSS / peak / private KiB | "
+                 "accepted ÷ storage | req/s ÷ stack |")
+        L.append("|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
         for r in self.rows:
             if r["name"] == "null":
                 continue
             ra, rs = self.ratios(r)
             L.append("| %s | %s | %s | %s | %d | %.0f | %.0f | %.2f | %.2f | "
-                     "%d | %s | %s | %s |" % (
+                     "%d | %s | %s | %s | %s |" % (
                          r["name"] + (" (PostgreSQL)" if r.get("store") ==
                                       "postgresql" else ""),
-                         r["server"], r["sync"], r["mode"],
+                         self.label(r), r["sync"], r["mode"],
                          r["conns"], r["req_s"], r["accepted_s"], r["p50_ms"],
                          r["p99_ms"], r["errors"],
+                         fmt(r["fcgi_cpu_us_per_acc"]),
                          "%d / %d / %d" % (r["rss_kib"], r["hwm_kib"],
                                            r["private_kib"] or 0)
                          if r["rss_kib"] else "-",
@@ -727,22 +824,27 @@ class Bench:
         L.append("")
         L += self.targets()
         L.append("")
+        L += self.apache_memory()
+        L.append("")
         L.append("CPU per request (µs, from /proc and getrusage):")
         L.append("")
-        L.append("| provider | server | sync | mode | conn | FastCGI procs | "
-                 "lighttpd | wrk | rows done | outcomes |")
-        L.append("|---|---|---|---|--:|--:|--:|--:|--:|---|")
+        L.append("| provider | server | sync | mode | conn | FastCGI procs "
+                 "per request | per accepted event | web server | wrk | "
+                 "rows done | outcomes |")
+        L.append("|---|---|---|---|--:|--:|--:|--:|--:|--:|---|")
         for r in self.rows:
-            L.append("| %s | %s | %s | %s | %d | %s | %.0f | %.0f | %s | %s |"
-                     % (r["name"], r["server"], r["sync"], r["mode"],
-                        r["conns"],
-                        "%.0f" % r["fcgi_cpu_us_per_req"]
-                        if r["fcgi_cpu_us_per_req"] is not None else "-",
-                        r["lighttpd_cpu_us_per_req"], r["wrk_cpu_us_per_req"],
-                        "%d of %d" % (r["done"], r["rows"])
-                        if r["name"] != "null" else "-",
-                        " ".join("%s=%d" % kv for kv in
-                                 sorted(r["outcomes"].items())) or "-"))
+            L.append("| %s | %s | %s | %s | %d | %s | %s | %.0f | %.0f | %s "
+                     "| %s |" % (
+                         r["name"] + (" (PostgreSQL)" if r.get("store") ==
+                                      "postgresql" else ""),
+                         self.label(r), r["sync"], r["mode"],
+                         r["conns"], fmt(r["fcgi_cpu_us_per_req"]),
+                         fmt(r["fcgi_cpu_us_per_acc"]),
+                         r["web_cpu_us_per_req"], r["wrk_cpu_us_per_req"],
+                         "%d of %d" % (r["done"], r["rows"])
+                         if r["name"] != "null" else "-",
+                         " ".join("%s=%d" % kv for kv in
+                                  sorted(r["outcomes"].items())) or "-"))
         text = "\n".join(L) + "\n"
         with open(a.out, "w") as f:
             f.write(text)
@@ -752,53 +854,79 @@ class Bench:
         print(text)
         log("results in %s" % a.out)
 
+    def apache_memory(self):
+        """What the shipped process count costs: processes × memory."""
+        rs = [r for r in self.rows if r["server"] == "Apache"
+              and r["name"] == "stripe" and not r["variant"]
+              and r["rss_kib"]]
+        if not rs:
+            return []
+        r = max(rs, key=lambda x: (x["conns"], x["nprocs"]))
+        return ["Apache mod_fcgid memory (stripe, %d conn, %s): %d "
+                "processes, each at most %d KiB RSS (%d KiB private); "
+                "%d KiB private in all, the rest shared pages of the "
+                "libraries." % (r["conns"], r["sync"], r["nprocs"],
+                                r["rss_kib"],
+                                r["private_kib"] or 0,
+                                r["private_sum_kib"])]
+
     def targets(self):
         L = ["| target | measured | |", "|---|---|---|"]
 
         def verdict(ok):
             return "met" if ok else "**missed**"
-        r = self.find(name="stripe", server="FastCGI", sync="FULL",
-                      mode="after-response", conns=16)
+        r = self.find(name="stripe", server="lighttpd", iface="FastCGI",
+                      sync=SYNC, mode="after-response", conns=16,
+                      store="sqlite")
         if r:
             ra = r["accepted_s"] / self.ceil["FULL"]
-            L.append("| accepted durable events/s ≥ 80%% of the storage "
-                     "ceiling (stripe, FULL, 16 conn) | %.0f of %.0f = %.0f%% "
-                     "| %s |" % (r["accepted_s"], self.ceil["FULL"], ra * 100,
-                                 verdict(ra >= T_THROUGHPUT)))
-            best = max((x for x in self.rows if x["name"] != "null"
-                        and x["server"] == "FastCGI" and x["sync"] == "FULL"
-                        and x["mode"] == "after-response"),
-                       key=lambda x: x["accepted_s"])
-            L.append("| the same, best provider and concurrency | %s at %d "
-                     "conn: %.0f%% | %s |" % (
-                         best["name"], best["conns"],
-                         best["accepted_s"] / self.ceil["FULL"] * 100,
-                         verdict(best["accepted_s"] / self.ceil["FULL"]
-                                 >= T_THROUGHPUT)))
+            L.append("| accepted durable events/s ≥ %.1f× the storage "
+                     "ceiling (stripe, %s, 16 conn) | %.0f of %.0f = "
+                     "%.2f× | %s |" % (T_THROUGHPUT, SYNC, r["accepted_s"],
+                                       self.ceil["FULL"], ra,
+                                       verdict(ra >= T_THROUGHPUT)))
+            st = self.stack(16)
+            if st:
+                rs = r["accepted_s"] / st["req_s"]
+                L.append("| the same ≥ %.2f× the null stack ceiling | "
+                         "%.0f of %.0f = %.2f× | %s |" % (
+                             T_STACK, r["accepted_s"], st["req_s"], rs,
+                             verdict(rs >= T_STACK)))
+                cr, cn = r["fcgi_cpu_us_per_acc"], st["fcgi_cpu_us_per_req"]
+                if cr and cn:
+                    L.append("| receivers' CPU per accepted event ≤ %d× the "
+                             "null program's per request (16 conn) | %.0f "
+                             "µs vs %.0f µs = %.1f× | %s |" % (
+                                 T_CPU, cr, cn, cr / cn,
+                                 verdict(cr / cn <= T_CPU)))
             worst = max((x for x in self.rows if x["name"] != "null"
-                         and x["server"] == "FastCGI" and x["conns"] == 16),
+                         and x["server"] == "lighttpd" and x["conns"] == 16
+                         and x["iface"] == "FastCGI"),
                         key=lambda x: x["p99_ms"])
-            L.append("| p99 ≤ 10 ms at 16 connections (stripe, FULL) | "
-                     "%.2f ms (worst FastCGI run at 16: %s %s %s, %.2f ms) "
-                     "| %s |" % (r["p99_ms"], worst["name"], worst["sync"],
-                                 worst["mode"], worst["p99_ms"],
-                                 verdict(r["p99_ms"] <= T_P99_MS)))
+            L.append("| p99 ≤ 10 ms at 16 connections (stripe, %s) | "
+                     "%.2f ms (worst lighttpd FastCGI run at 16: %s %s %s, "
+                     "%.2f ms) | %s |" % (SYNC, r["p99_ms"], worst["name"],
+                                          worst["sync"], worst["mode"],
+                                          worst["p99_ms"],
+                                          verdict(r["p99_ms"] <= T_P99_MS)))
         fc = [x for x in self.rows if x["name"] != "null"
-              and x["server"] == "FastCGI" and x["hwm_kib"]]
+              and x["iface"] == "FastCGI" and x["hwm_kib"]]
         if fc:
             m = max(fc, key=lambda x: x["hwm_kib"])
             mp = max(fc, key=lambda x: x["private_kib"] or 0)
-            L.append("| RSS ≤ 4 MiB per FastCGI process | peak VmHWM %d KiB "
-                     "(%s, %d conn); at most %d KiB private, the rest "
-                     "shared libraries' pages | %s |" % (
-                         m["hwm_kib"], m["name"], m["conns"],
-                         mp["private_kib"] or 0,
-                         verdict(m["hwm_kib"] <= T_RSS_KIB)))
-        for sync in ("FULL", "NORMAL"):
-            after = self.find(name="stripe", server="FastCGI", sync=sync,
-                              mode="after-response", conns=16)
-            worker = self.find(name="stripe", server="FastCGI", sync=sync,
-                               mode="worker", conns=16)
+            L.append("| private RSS ≤ 4 MiB per FastCGI process | at most "
+                     "%d KiB private (%s, %s, %d conn); peak VmHWM %d KiB, "
+                     "the rest shared libraries' pages | %s |" % (
+                         mp["private_kib"] or 0, mp["name"], self.label(mp),
+                         mp["conns"], m["hwm_kib"],
+                         verdict((mp["private_kib"] or 0) <= T_RSS_KIB)))
+        for sync in (SYNC, "NORMAL"):
+            after = self.find(name="stripe", server="lighttpd",
+                              iface="FastCGI", sync=sync,
+                              mode="after-response", conns=16, store="sqlite")
+            worker = self.find(name="stripe", server="lighttpd",
+                               iface="FastCGI", sync=sync, mode="worker",
+                               conns=16, store="sqlite")
             if after and worker:
                 cost = 1 - after["accepted_s"] / worker["accepted_s"]
                 L.append("| processing after the answer costs ≤ 10%% "
@@ -806,7 +934,43 @@ class Bench:
                          "worker mode: %.0f%% | %s |" % (
                              sync, after["accepted_s"], worker["accepted_s"],
                              cost * 100, verdict(cost <= T_AFTER_COST)))
+        for c, sync in ((c, s) for c in APACHE_CONNS
+                        for s in (SYNC, "FULL")):
+            r = self.find(name="stripe", server="Apache", sync=sync,
+                          conns=c)
+            st = self.stack(c, "Apache")
+            cpu = ""
+            if r and st and r["fcgi_cpu_us_per_acc"] and \
+                    st["fcgi_cpu_us_per_req"]:
+                cpu = "; CPU %.0f µs per accepted event, %.1f× null's" % (
+                    r["fcgi_cpu_us_per_acc"],
+                    r["fcgi_cpu_us_per_acc"] / st["fcgi_cpu_us_per_req"])
+            if r:
+                L.append("| Apache mod_fcgid (stripe, %s, %d conn): "
+                         "against the same ceilings | %.0f accepted/s = "
+                         "%.2f× storage, %s× Apache's null stack; p99 "
+                         "%.2f ms%s | %s |" % (
+                             sync, c, r["accepted_s"],
+                             r["accepted_s"] / self.ceil["FULL"],
+                             "%.2f" % (r["accepted_s"] / st["req_s"])
+                             if st else "-", r["p99_ms"], cpu,
+                             verdict(r["p99_ms"] <= T_P99_MS)))
+        r = self.find(name="stripe", store="postgresql", conns=16)
+        if r and self.ceil.get("PG16") and self.ceil.get("PG"):
+            L.append("| PostgreSQL (stripe, 16 conn) against its ceilings "
+                     "| %.0f accepted/s = %.2f× the 1-writer ceiling "
+                     "(%.0f), %.2f× the 16-client one (%.0f); p99 %.2f ms "
+                     "| %s |" % (r["accepted_s"],
+                                 r["accepted_s"] / self.ceil["PG"],
+                                 self.ceil["PG"],
+                                 r["accepted_s"] / self.ceil["PG16"],
+                                 self.ceil["PG16"], r["p99_ms"],
+                                 verdict(r["p99_ms"] <= T_P99_MS)))
         return L
+
+
+def fmt(v):
+    return "%.0f" % v if v is not None else "-"
 
 
 def main():
@@ -819,19 +983,31 @@ def main():
     ap.add_argument("--ceiling-seconds", type=int, default=3)
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--runs", nargs="*", default=None,
-                    help="only these runs: provider:conns[:sync[:mode[:cgi]]]")
+                    help="only these runs: "
+                    "provider:conns[:sync[:mode[:cgi[:apache]]]]")
     ap.add_argument("--max-procs", type=int, default=MAX_PROCS,
                     help="FastCGI processes per endpoint (default %d, the "
                     "shipped value)" % MAX_PROCS)
     ap.add_argument("--no-pg", action="store_true",
                     help="no PostgreSQL rows (they need tests/pg_cluster.sh)")
+    ap.add_argument("--no-apache", action="store_true",
+                    help="no Apache rows (they need apache2, mod_fcgid)")
+    ap.add_argument("--apache-only", action="store_true",
+                    help="only the ceilings and the Apache rows")
+    ap.add_argument("--apache-conf", action="append", metavar="LINE",
+                    help="a line appended to every Apache run's httpd.conf "
+                    "after the shipped vhost.conf, e.g. "
+                    "'FcgidMaxProcessesPerClass 8' (repeatable)")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the run folder (request files, stores)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     MAX_PROCS = a.max_procs
     a.bin = os.path.abspath(a.bin)
     a.tools = os.path.abspath(a.tools)
     a.out = os.path.abspath(a.out)
-    for prog in ("wrk", "lighttpd"):
+    need = ["wrk", "lighttpd"] + ([] if a.no_apache else ["apache2"])
+    for prog in need:
         if shutil.which(prog) is None:
             sys.exit("bench: %s is not installed (make deps)" % prog)
     b = Bench(a)

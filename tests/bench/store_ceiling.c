@@ -2,7 +2,8 @@
  * store_ceiling.c -- the storage ceiling: how many events per second one
  * process can record when each event gets its own durable transaction.
  *
- *	store_ceiling [-s FULL|NORMAL] [-t seconds] [-b bytes] [-P procs] db
+ *	store_ceiling [-s FULL|NORMAL|SHARED] [-t seconds] [-b bytes]
+ *	    [-P procs] db
  *	store_ceiling -c db		(create the store, record nothing)
  *
  * It goes through the library's own store_open() and store_record(), so
@@ -91,7 +92,7 @@ run(const char *path, int sync, double seconds, size_t body_len, int proc,
 
 	*count = 0;
 	opts.path = path;
-	opts.durable_as = sync == 1 ? STORE_RELAXED : STORE_DURABLE;
+	opts.durable_as = store_durable_as(sync);
 	opts.busy_timeout_ms = 5000;
 	if (store_open(&opts, &st, err, sizeof(err)) != IH_OK) {
 		fprintf(stderr, "store_ceiling: %s\n", err);
@@ -130,7 +131,7 @@ out:
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: store_ceiling [-c] [-s FULL|NORMAL] "
+	fprintf(stderr, "usage: store_ceiling [-c] [-s FULL|NORMAL|SHARED] "
 	    "[-t seconds] [-b bytes] [-P procs] db\n");
 	exit(2);
 }
@@ -156,6 +157,8 @@ main(int argc, char *argv[])
 				sync = 2;
 			else if (strcasecmp(optarg, "NORMAL") == 0)
 				sync = 1;
+			else if (strcasecmp(optarg, "SHARED") == 0)
+				sync = 3;
 			else
 				usage();
 			break;
@@ -181,7 +184,7 @@ main(int argc, char *argv[])
 
 	/* Create and migrate once, so that the timed loops only record. */
 	opts.path = argv[optind];
-	opts.durable_as = sync == 1 ? STORE_RELAXED : STORE_DURABLE;
+	opts.durable_as = store_durable_as(sync);
 	opts.busy_timeout_ms = 5000;
 	if (store_open(&opts, &st, err, sizeof(err)) != IH_OK) {
 		fprintf(stderr, "store_ceiling: %s\n", err);

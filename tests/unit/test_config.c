@@ -62,7 +62,7 @@ defaults(void **state)
 	assert_int_equal(load(env, NULL, &cfg, err, sizeof(err)), IH_OK);
 	assert_string_equal(cfg.db_path, IH_DEFAULT_DB);
 	assert_int_equal(cfg.tolerance_s, 300);
-	assert_int_equal(cfg.synchronous, 2);
+	assert_int_equal(cfg.synchronous, 3);
 	/* Each provider has its own default body limit. */
 	assert_int_equal(cfg.max_body, 4L * 1024 * 1024);
 	assert_int_equal(config_default_max_body("github"), 25L * 1024 * 1024);
@@ -98,6 +98,21 @@ env_beats_file_and_rotation(void **state)
 	assert_int_equal(cfg.tolerance_s, 60);
 	assert_int_equal(cfg.synchronous, 1);
 	assert_int_equal(cfg.mode, CONFIG_MODE_WORKER);
+	config_free(&cfg);
+}
+
+/* SHARED (one fdatasync for several processes' commits) is accepted. */
+static void
+synchronous_shared(void **state)
+{
+	char *env[] = { "IDEMHOOK_DB=/env.db", "IDEMHOOK_SYNCHRONOUS=shared",
+	    NULL };
+	struct config cfg;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(load(env, NULL, &cfg, err, sizeof(err)), IH_OK);
+	assert_int_equal(cfg.synchronous, 3);
 	config_free(&cfg);
 }
 
@@ -369,6 +384,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(defaults),
 		cmocka_unit_test(env_beats_file_and_rotation),
+		cmocka_unit_test(synchronous_shared),
 		cmocka_unit_test(empty_env_defers_to_file),
 		cmocka_unit_test(bad_values_refused),
 		cmocka_unit_test(bad_file_refused),

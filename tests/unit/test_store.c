@@ -1,5 +1,6 @@
 /* test_store.c -- the SQLite store: creation, record, duplicates, locks. */
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <fcntl.h>
 
 #include <cmocka.h>
 #include <sqlite3.h>
@@ -28,7 +31,8 @@ static int
 setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	struct store_opts o = { NULL, STORE_DURABLE, 200 };
+	/* FULL: commits_durable_or_relaxed reads the connection's level. */
+	struct store_opts o = { NULL, STORE_DURABLE_EACH, 200 };
 	char err[STORE_ERR_MAX];
 
 	snprintf(f->dir, sizeof(f->dir), "/tmp/ih-store-XXXXXX");
@@ -394,6 +398,123 @@ order_key_waits(void **state)
 	store_job_free(&j);
 }
 
+/* The two words of <path>-sync: commits numbered, durable up to. */
+static int
+sync_words(const char *path, uint64_t w[2])
+{
+	char name[160];
+	int fd, ok;
+
+	snprintf(name, sizeof(name), "%s-sync", path);
+	fd = open(name, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	ok = pread(fd, w, 2 * sizeof(uint64_t), 0) ==
+	    (ssize_t)(2 * sizeof(uint64_t));
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/* One SHARED writer: n events; exits 0 if every answer was synced. */
+static int
+shared_writer(const char *path, int proc, int n)
+{
+	struct store_opts o = { NULL, STORE_DURABLE, 5000 };
+	struct store *st = NULL;
+	struct store_result r;
+	struct store_event ev;
+	char err[STORE_ERR_MAX], id[32];
+	uint64_t before[2], after[2];
+	int i, bad = 0;
+
+	o.path = path;
+	if (store_open(&o, &st, err, sizeof(err)) != IH_OK)
+		return 2;
+	for (i = 0; i < n && !bad; i++) {
+		snprintf(id, sizeof(id), "evt_sh_%d_%d", proc, i);
+		ev = unit_event(id);
+		if (sync_words(path, before) != 0 ||
+		    store_record(st, NULL, &ev, 1000 + i, &r, err,
+		    sizeof(err)) != IH_OK ||
+		    sync_words(path, after) != 0)
+			bad = 3;
+		/* This commit's number is above the count read before it. */
+		else if (after[1] < before[0] + 1)
+			bad = 4;
+	}
+	store_close(st);
+	return bad;
+}
+
+/*
+ * IDEMHOOK_SYNCHRONOUS=SHARED: several processes record at once; each
+ * store_record() returns only once the "durable up to" mark covers its
+ * commit, every event is stored, and in the end the mark has caught up
+ * with the count.
+ */
+static void
+shared_sync_covers_every_commit(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t w[2];
+	pid_t pid[3];
+	int i, status;
+
+	for (i = 0; i < 3; i++) {
+		pid[i] = fork();
+		assert_true(pid[i] >= 0);
+		if (pid[i] == 0)
+			_exit(shared_writer(f->path, i, 40));
+	}
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(waitpid(pid[i], &status, 0), pid[i]);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM events"),
+	    120);
+	assert_int_equal(sync_words(f->path, w), 0);
+	assert_true(w[0] >= 120);
+	assert_true(w[1] == w[0]);
+}
+
+/*
+ * A -sync file that is a symbolic link is not followed: the store then
+ * fsyncs each durable commit itself, as at FULL.
+ */
+static void
+shared_sync_link_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct store_opts o = { NULL, STORE_DURABLE, 200 };
+	struct store_event ev = unit_event("evt_link");
+	struct store_result r;
+	struct store *st = NULL;
+	char err[STORE_ERR_MAX], name[160], target[160];
+	int level;
+
+	snprintf(name, sizeof(name), "%s-sync", f->path);
+	snprintf(target, sizeof(target), "%s/elsewhere", f->dir);
+	assert_int_equal(symlink(target, name), 0);
+	o.path = f->path;
+	assert_int_equal(store_open(&o, &st, err, sizeof(err)), IH_OK);
+	assert_int_equal(store_record(st, NULL, &ev, 1000, &r, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_sync_level(st, &level), IH_OK);
+	assert_int_equal(level, 2);
+	assert_int_equal(access(target, F_OK), -1);
+	store_close(st);
+}
+
+static void
+durable_as_of_setting(void **state)
+{
+	(void)state;
+	assert_int_equal(store_durable_as(1), STORE_RELAXED);
+	assert_int_equal(store_durable_as(2), STORE_DURABLE_EACH);
+	assert_int_equal(store_durable_as(3), STORE_DURABLE);
+}
+
 /* db/schema.sql as of schema version 1, comments dropped. */
 static const char schema_v1[] =
     "CREATE TABLE IF NOT EXISTS events (\n"
@@ -612,6 +733,11 @@ main(void)
 		cmocka_unit_test_setup_teardown(newer_schema_refused, setup,
 		    teardown),
 		cmocka_unit_test(unwritable_path_fails),
+		cmocka_unit_test_setup_teardown(shared_sync_covers_every_commit,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(shared_sync_link_refused,
+		    setup, teardown),
+		cmocka_unit_test(durable_as_of_setting),
 		cmocka_unit_test_setup_teardown(claim_lease_and_moves, setup,
 		    teardown),
 		cmocka_unit_test(migrates_from_v1),
