@@ -132,6 +132,8 @@ request_thread(void *arg)
 			break;
 		io_fcgi(&io, &fx);
 		serve_one(sv, in, &io);
+		/* Now, not at the next accept, which another thread may take. */
+		FCGX_Finish_r(&fx);
 	}
 	FCGX_Free(&fx, 1);
 	ingest_free(in);
