@@ -16,10 +16,14 @@
 #include "settings.h"
 #include "store.h"
 
-/* One queued delivery, on its request thread's stack. */
+/*
+ * One queued delivery, on its request thread's stack, with a condition
+ * of its own: a commit wakes the requests it carried and no other.
+ */
 struct batch_node {
 	struct ingest		*in;
 	struct batch_node	*next;
+	pthread_cond_t		 cv;
 	int			 done;
 };
 
@@ -408,9 +412,10 @@ writer_main(void *arg)
 		pthread_mutex_unlock(&b->mu);
 		batch_record(&b->w, ins, n);
 		pthread_mutex_lock(&b->mu);
-		for (node = taken; n > 0; node = node->next, n--)
+		for (node = taken; n > 0; node = node->next, n--) {
 			node->done = 1;
-		pthread_cond_broadcast(&b->done);
+			pthread_cond_signal(&node->cv);
+		}
 	}
 	pthread_mutex_unlock(&b->mu);
 	return NULL;
@@ -424,7 +429,6 @@ batch_start(struct batch *b, const struct provider *p,
 	batch_writer_init(&b->w, p, proc);
 	pthread_mutex_init(&b->mu, NULL);
 	pthread_cond_init(&b->wake, NULL);
-	pthread_cond_init(&b->done, NULL);
 	if (pthread_create(&b->thread, NULL, writer_main, b) != 0)
 		return IH_ENOMEM;
 	b->started = 1;
@@ -439,6 +443,7 @@ batch_submit(struct batch *b, struct ingest *in)
 	node.in = in;
 	node.next = NULL;
 	node.done = 0;
+	pthread_cond_init(&node.cv, NULL);
 	pthread_mutex_lock(&b->mu);
 	if (b->tail != NULL)
 		b->tail->next = &node;
@@ -447,8 +452,9 @@ batch_submit(struct batch *b, struct ingest *in)
 	b->tail = &node;
 	pthread_cond_signal(&b->wake);
 	while (!node.done)
-		pthread_cond_wait(&b->done, &b->mu);
+		pthread_cond_wait(&node.cv, &b->mu);
 	pthread_mutex_unlock(&b->mu);
+	pthread_cond_destroy(&node.cv);
 }
 
 void
@@ -461,7 +467,6 @@ batch_end(struct batch *b)
 	if (b->started)
 		pthread_join(b->thread, NULL);
 	batch_writer_free(&b->w);
-	pthread_cond_destroy(&b->done);
 	pthread_cond_destroy(&b->wake);
 	pthread_mutex_destroy(&b->mu);
 }

@@ -63,7 +63,6 @@ struct batch {
 	struct batch_writer	 w;
 	pthread_mutex_t		 mu;
 	pthread_cond_t		 wake;		/* the writer waits for work */
-	pthread_cond_t		 done;		/* requests wait for commits */
 	struct batch_node	*head;
 	struct batch_node	*tail;
 	int			 stop;

@@ -126,6 +126,40 @@ under_docroot(const struct ingest *in, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * under_docroot(), remembered for the same inputs (document roots, store,
+ * settings file) during INGEST_DOCROOT_MS.
+ */
+static int
+under_docroot_cached(struct ingest *in, char *err, size_t errlen)
+{
+	char key[sizeof(in->dr_key)];
+	const char *dr, *cdr;
+	double age;
+	int n;
+
+	dr = io_param(&in->io, "DOCUMENT_ROOT");
+	cdr = io_param(&in->io, "CONTEXT_DOCUMENT_ROOT");
+	n = snprintf(key, sizeof(key), "%s\n%s\n%s\n%s", dr ? dr : "",
+	    cdr ? cdr : "", in->cfg.db_path ? in->cfg.db_path : "",
+	    in->file_path);
+	if (n < 0 || (size_t)n >= sizeof(key))
+		return under_docroot(in, err, errlen);
+	age = (double)(in->t0.tv_sec - in->dr_at.tv_sec) * 1e3 +
+	    (double)(in->t0.tv_nsec - in->dr_at.tv_nsec) / 1e6;
+	if (age >= 0 && age < INGEST_DOCROOT_MS &&
+	    strcmp(key, in->dr_key) == 0) {
+		snprintf(err, errlen, "%s", in->dr_err);
+		return in->dr_bad;
+	}
+	in->dr_err[0] = '\0';
+	in->dr_bad = under_docroot(in, in->dr_err, sizeof(in->dr_err));
+	memcpy(in->dr_key, key, (size_t)n + 1);
+	in->dr_at = in->t0;
+	snprintf(err, errlen, "%s", in->dr_err);
+	return in->dr_bad;
+}
+
 /* Names an unusable body by its digest, with the type "unusable". */
 static int
 quarantine_ident(const char *fingerprint, struct ident *id)
@@ -162,7 +196,7 @@ read_head(struct ingest *in, const struct log_sink *sink)
 	    sizeof(in->logd_err)) != IH_OK && in->logd_err[0] == '\0')
 		snprintf(in->logd_err, sizeof(in->logd_err), "IDEMHOOK_LOG "
 		    "unusable");
-	if (under_docroot(in, err, sizeof(err))) {
+	if (under_docroot_cached(in, err, sizeof(err))) {
 		outcome_set(&in->out, 500, "under_document_root", err);
 		return 0;
 	}

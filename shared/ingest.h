@@ -32,6 +32,8 @@
 #include "verify.h"
 
 #define INGEST_HEADERS_MAX	8192
+/* How long a document-root verdict holds for the same paths. */
+#define INGEST_DOCROOT_MS	1000
 
 /* What one delivery came to, for its answer and its log line. */
 struct outcome {
@@ -52,6 +54,15 @@ struct ingest {
 	struct request		 req;
 	struct log_dest		 logd;		/* IDEMHOOK_LOG */
 	char			 logd_err[256];	/* why it cannot be used */
+	/*
+	 * The document-root rule's last inputs and verdict: resolving the
+	 * paths costs a readlink(2) per path component, so the same inputs
+	 * are checked again only after INGEST_DOCROOT_MS.
+	 */
+	char			 dr_key[2 * PATH_MAX];
+	char			 dr_err[STORE_ERR_MAX];
+	int			 dr_bad;
+	struct timespec		 dr_at;
 	/* This delivery's, reset by ingest_begin(). */
 	struct io		 io;
 	struct timespec		 t0;

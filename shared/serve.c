@@ -33,7 +33,6 @@ struct serve {
 	struct processing	 proc;		/* FastCGI only */
 	struct batch		 batch;		/* FastCGI only */
 	struct batch_writer	 cgi;		/* plain CGI only */
-	pthread_mutex_t		 accept_mu;
 	int			 fcgi;
 };
 
@@ -124,10 +123,11 @@ request_thread(void *arg)
 		return NULL;
 	}
 	for (;;) {
-		/* One accept(2) at a time, as libfcgi's threaded example. */
-		pthread_mutex_lock(&sv->accept_mu);
+		/*
+		 * Every idle thread waits in accept(2) itself: Linux wakes one
+		 * per connection, and libfcgi serialises with its own lock.
+		 */
 		rc = FCGX_Accept_r(&fx);
-		pthread_mutex_unlock(&sv->accept_mu);
 		if (rc < 0)
 			break;
 		io_fcgi(&io, &fx);
@@ -221,7 +221,6 @@ serve_main(const struct provider *p)
 		    p->name, err);
 	memset(&sv, 0, sizeof(sv));
 	sv.p = p;
-	pthread_mutex_init(&sv.accept_mu, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (settings_init(&sv.settings, p, environ) != IH_OK) {
 		log_emit(NULL, "provider=%s cannot start: out of memory",
@@ -249,6 +248,5 @@ out:
 		ingest_free(in);
 	free(in);
 	settings_free(&sv.settings);
-	pthread_mutex_destroy(&sv.accept_mu);
 	return rc;
 }
