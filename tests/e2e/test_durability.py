@@ -17,6 +17,7 @@ Also run as plain CGI, where the answer goes to stdout.
 """
 
 import glob
+import threading
 import os
 import re
 import shutil
@@ -27,6 +28,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import harness  # noqa: E402
 from harness import (HarnessError, Server, Servers, Tap, bin_dir, check,  # noqa: E402
                      check_eq, db_connect, install_signal_cleanup, parallel,
                      pg_backend, sign_stripe)
@@ -321,12 +323,11 @@ def killed_under_load(bindir, servers):
                         answers.append((eid, status_of(deliver(srv, eid))))
                     except Exception:  # noqa: BLE001
                         answers.append((eid, (None, None)))
-            import threading
             ts = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(12)]
             for t in ts:
                 t.start()
             time.sleep(0.8)
-            pids = set(srv.fcgi_pids)
+            pids = receiver_pids(srv)
             check(pids, "no receiver process found to kill")
             for pid in pids:
                 try:
@@ -365,6 +366,39 @@ def concurrent_duplicates(bindir, servers):
             rows = rows_of(srv, eid)
             check_eq(len(rows), 1, "rows")
             check_eq(rows[0].get("duplicates"), 49, "duplicates counted")
+        finally:
+            srv.stop()
+    return run
+
+
+def receiver_pids(srv):
+    pids, todo = [], [srv.proc.pid]
+    while todo:
+        for p in harness._children_of(todo.pop()):
+            todo.append(p)
+            if harness.program_of(p).endswith("stripe.fcgi"):
+                pids.append(p)
+    return pids
+
+
+def threads_setting(bindir, servers):
+    """IDEMHOOK_THREADS=3 in worker mode: each receiver runs 3 request
+    threads and its writer, and still answers concurrent deliveries."""
+    def run():
+        srv = servers.add(Server(bindir, providers=["stripe"], max_procs=1,
+                                 env={"IDEMHOOK_THREADS": "3",
+                                      "IDEMHOOK_MODE": "worker"},
+                                 name="threads"))
+        srv.start()
+        try:
+            ids = ["evt_thr_%d_%d" % (os.getpid(), i) for i in range(12)]
+            results = parallel(12, lambda i: deliver(srv, ids[i]))
+            check_eq([status_of(r) for r in results], [(200, "accepted")] * 12,
+                     "answers with 3 threads")
+            pids = receiver_pids(srv)
+            check_eq(len(pids), 1, "receiver processes")
+            check_eq(len(os.listdir("/proc/%d/task" % pids[0])), 4,
+                     "threads of the receiver: 3 request threads and the writer")
         finally:
             srv.stop()
     return run
@@ -421,6 +455,8 @@ def main():
             tap.run("durability: receiver killed at %s with a batch in flight: no 2xx "
                     "without its row, retries end with one row each" % point,
                     killed_in_batch(bindir, servers, point))
+        tap.run("durability: IDEMHOOK_THREADS=3: 3 request threads and a writer",
+                threads_setting(bindir, servers))
         tap.run("durability: receiver SIGKILLed under a flood: no 2xx without its row",
                 killed_under_load(bindir, servers))
         if pg_backend():
