@@ -2,6 +2,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
@@ -70,9 +71,7 @@ static void *
 thread_main(void *arg)
 {
 	struct processing *w = arg;
-	struct config cfg;
-	struct store_job job;
-	char owner[sizeof(w->owner)];
+	struct processing_item *it;
 	sigset_t set;
 
 	/* The batch writer's store waits with SIGALRM: let it go there. */
@@ -81,20 +80,23 @@ thread_main(void *arg)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
-		while (!w->busy && !w->stop)
+		while (w->head == NULL && !w->stop)
 			pthread_cond_wait(&w->cv, &w->mu);
-		if (!w->busy)
+		it = w->head;
+		/* Stopping: what is queued waits for its lease to expire. */
+		if (it == NULL || w->stop)
 			break;
-		cfg = w->cfg;
-		memset(&w->cfg, 0, sizeof(w->cfg));
-		job = w->job;
-		memset(&w->job, 0, sizeof(w->job));
-		memcpy(owner, w->owner, sizeof(owner));
+		w->head = it->next;
+		if (w->head == NULL)
+			w->tail = NULL;
+		w->busy = 1;
 		pthread_mutex_unlock(&w->mu);
-		run_batch(w, &cfg, &job, owner);
-		config_free(&cfg);
+		run_batch(w, &it->cfg, &it->job, it->owner);
+		config_free(&it->cfg);
+		store_job_free(&it->job);
+		free(it);
 		pthread_mutex_lock(&w->mu);
-		w->busy = 0;
+		w->busy = w->head != NULL;
 	}
 	pthread_mutex_unlock(&w->mu);
 	return NULL;
@@ -125,6 +127,9 @@ int
 processing_hand(struct processing *w, struct config *cfg,
     struct store_job *job, const char *owner)
 {
+	struct processing_item *it = NULL;
+	int ok = 1;
+
 	pthread_mutex_lock(&w->mu);
 	w->last_ms = store_now_ms();
 	if (!w->started) {
@@ -138,23 +143,34 @@ processing_hand(struct processing *w, struct config *cfg,
 		}
 		w->started = 1;
 	}
-	if (w->busy) {
+	if (w->busy && job->rowid <= 0) {
 		w->more++;
-		store_job_free(job);
-	} else {
-		w->cfg = *cfg;
-		memset(cfg, 0, sizeof(*cfg));
-		w->job = *job;
-		memset(job, 0, sizeof(*job));
-		if (owner != NULL && *owner != '\0')
-			snprintf(w->owner, sizeof(w->owner), "%s", owner);
-		else
-			dispatch_owner(w->owner, sizeof(w->owner));
-		w->busy = 1;
-		pthread_cond_signal(&w->cv);
+		goto out;
 	}
+	it = calloc(1, sizeof(*it));
+	if (it == NULL) {
+		ok = 0;
+		goto out;
+	}
+	it->cfg = *cfg;
+	memset(cfg, 0, sizeof(*cfg));
+	it->job = *job;
+	memset(job, 0, sizeof(*job));
+	if (owner != NULL && *owner != '\0')
+		snprintf(it->owner, sizeof(it->owner), "%s", owner);
+	else
+		dispatch_owner(it->owner, sizeof(it->owner));
+	if (w->tail != NULL)
+		w->tail->next = it;
+	else
+		w->head = it;
+	w->tail = it;
+	w->busy = 1;
+	pthread_cond_signal(&w->cv);
+out:
 	pthread_mutex_unlock(&w->mu);
-	return 1;
+	store_job_free(job);
+	return ok;
 }
 
 void
@@ -176,14 +192,22 @@ processing_poll(struct processing *w, struct config *cfg,
 void
 processing_end(struct processing *w)
 {
+	struct processing_item *it;
+
 	pthread_mutex_lock(&w->mu);
 	w->stop = 1;
 	pthread_cond_signal(&w->cv);
 	pthread_mutex_unlock(&w->mu);
 	if (w->started)
 		pthread_join(w->thread, NULL);
-	config_free(&w->cfg);
-	store_job_free(&w->job);
+	while (w->head != NULL) {
+		it = w->head;
+		w->head = it->next;
+		config_free(&it->cfg);
+		store_job_free(&it->job);
+		free(it);
+	}
+	w->tail = NULL;
 	settings_store_close(&w->slot);
 	log_dest_close(&w->logd);
 	pthread_cond_destroy(&w->cv);

@@ -9,7 +9,8 @@
  * then due events of the provider (retries whose time has come, leases
  * left by a crashed process, events recorded while it was busy) until
  * none is left or the drain limit is reached.  While it is busy, a hand
- * adds to what it drains next.  A plain CGI program runs the same batch
+ * with a claimed job is queued (its lease is held: it must run), and a
+ * hand without one adds to what it drains next.  A plain CGI program runs the same batch
  * itself after its answer (processing_here()).
  */
 #ifndef IH_PROCESSING_H
@@ -26,6 +27,14 @@
 /* Other due events processed after each handed job. */
 #define PROCESSING_DRAIN	4
 
+/* A handed job with its settings and lease holder, queued for the thread. */
+struct processing_item {
+	struct config		 cfg;
+	struct store_job	 job;		/* claimed, or rowid 0 */
+	char			 owner[128];
+	struct processing_item	*next;
+};
+
 struct processing {
 	pthread_mutex_t		 mu;
 	pthread_cond_t		 cv;
@@ -36,9 +45,9 @@ struct processing {
 	int			 stop;
 	int64_t			 last_ms;	/* the last hand, for polls */
 	const struct provider	*p;
-	struct config		 cfg;		/* the handed batch's, owned */
-	struct store_job	 job;		/* claimed, or rowid 0 */
-	char			 owner[128];	/* job's lease holder */
+	/* Handed and not yet taken: claimed jobs are never dropped. */
+	struct processing_item	*head;
+	struct processing_item	*tail;
 	/* Used by the thread only. */
 	struct settings_store	 slot;
 	struct log_dest		 logd;		/* IDEMHOOK_LOG */
@@ -54,8 +63,8 @@ int	processing_idle(struct processing *w);
 /*
  * Hands the thread job (rowid 0: none, only drain) with its settings,
  * both moved, and its lease holder (NULL: a new one for the drain), starting the thread on first use.
- * Returns 0 when the thread cannot be started; the job is then left to
- * its lease.
+ * Returns 0 when the thread cannot be started or the job cannot be
+ * queued (out of memory); the job is then left to its lease.
  */
 int	processing_hand(struct processing *w, struct config *cfg,
 	    struct store_job *job, const char *owner);
