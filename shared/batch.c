@@ -32,7 +32,7 @@ struct rec {
 	int			 rc;		/* IH_OK, or its own failure */
 	struct store_result	 res;
 	int			 replay;
-	int			 within;	/* processed in the transaction */
+	int			 within; /* processed in the transaction */
 	char			 detail[STORE_ERR_MAX + 64];
 };
 

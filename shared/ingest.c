@@ -113,8 +113,8 @@ under_docroot(const struct ingest *in, char *err, size_t errlen)
 		    strcmp(rroot, "/") == 0)
 			continue;
 		for (j = 0; j < 2; j++) {
-			if (files[j] == NULL ||
-			    docroot_resolve(files[j], rfile, sizeof(rfile)) != 0)
+			if (files[j] == NULL || docroot_resolve(files[j],
+			    rfile, sizeof(rfile)) != 0)
 				continue;
 			if (docroot_contains(rroot, rfile)) {
 				snprintf(err, errlen, "%s under document root:"

@@ -10,8 +10,8 @@
  * left by a crashed process, events recorded while it was busy) until
  * none is left or the drain limit is reached.  While it is busy, a hand
  * with a claimed job is queued (its lease is held: it must run), and a
- * hand without one adds to what it drains next.  A plain CGI program runs the same batch
- * itself after its answer (processing_here()).
+ * hand without one adds to what it drains next.  A plain CGI program
+ * runs the same batch itself after its answer (processing_here()).
  */
 #ifndef IH_PROCESSING_H
 #define IH_PROCESSING_H
@@ -62,7 +62,8 @@ int	processing_idle(struct processing *w);
 
 /*
  * Hands the thread job (rowid 0: none, only drain) with its settings,
- * both moved, and its lease holder (NULL: a new one for the drain), starting the thread on first use.
+ * both moved, and its lease holder (NULL: a new one for the drain),
+ * starting the thread on first use.
  * Returns 0 when the thread cannot be started or the job cannot be
  * queued (out of memory); the job is then left to its lease.
  */

@@ -132,7 +132,7 @@ request_thread(void *arg)
 			break;
 		io_fcgi(&io, &fx);
 		serve_one(sv, in, &io);
-		/* Now, not at the next accept, which another thread may take. */
+		/* Now, not at the next accept: another thread may take it. */
 		FCGX_Finish_r(&fx);
 	}
 	FCGX_Free(&fx, 1);
