@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <fcgiapp.h>
 
@@ -29,6 +30,11 @@ extern char **environ;
 
 struct serve {
 	const struct provider	*p;
+	/* The request threads, and which have left their loop. */
+	pthread_mutex_t		 mu;
+	pthread_t		 threads[SERVE_THREADS_MAX];
+	int			 exited[SERVE_THREADS_MAX];
+	long			 nthreads;
 	struct settings		 settings;
 	struct processing	 proc;		/* FastCGI only */
 	struct batch		 batch;		/* FastCGI only */
@@ -103,10 +109,13 @@ serve_one(struct serve *sv, struct ingest *in, const struct io *io)
 	ingest_end(in);
 }
 
-static void *
-request_thread(void *arg)
+/*
+ * The accept loop of one request thread.  Returns 1 when accepting
+ * failed (the process is stopping), 0 when the thread could not start.
+ */
+static int
+accept_loop(struct serve *sv)
 {
-	struct serve *sv = arg;
 	FCGX_Request fx;
 	struct ingest *in;
 	struct io io;
@@ -120,12 +129,13 @@ request_thread(void *arg)
 		if (in != NULL)
 			ingest_free(in);
 		free(in);
-		return NULL;
+		return 0;
 	}
 	for (;;) {
 		/*
 		 * Every idle thread waits in accept(2) itself: Linux wakes one
-		 * per connection, and libfcgi serialises with its own lock.
+		 * per connection.  SIGTERM or SIGUSR1 (libfcgi's handler sets
+		 * its shutdown flag) makes it return -1.
 		 */
 		rc = FCGX_Accept_r(&fx);
 		if (rc < 0)
@@ -138,7 +148,62 @@ request_thread(void *arg)
 	FCGX_Free(&fx, 1);
 	ingest_free(in);
 	free(in);
+	return 1;
+}
+
+/* Thread i of the request threads (0 is the main thread). */
+struct serve_arg {
+	struct serve	*sv;
+	long		 i;
+};
+
+static void *
+request_thread(void *arg)
+{
+	struct serve_arg *a = arg;
+	struct serve *sv = a->sv;
+	long i = a->i;
+	int stopping;
+
+	free(a);
+	stopping = accept_loop(sv);
+	pthread_mutex_lock(&sv->mu);
+	sv->exited[i] = 1;
+	pthread_mutex_unlock(&sv->mu);
+	/* The main thread stops the others; it may be waiting in accept. */
+	if (stopping)
+		pthread_kill(sv->threads[0], SIGUSR1);
 	return NULL;
+}
+
+/*
+ * The process is stopping (its accept failed): interrupts the accept of
+ * every request thread still in its loop, again until all have left it
+ * (a signal that lands just before accept(2) is lost), then joins them.
+ */
+static void
+stop_threads(struct serve *sv)
+{
+	struct timespec nap = { 0, 50 * 1000 * 1000 };
+	long i, left, tries;
+
+	for (tries = 0; tries < 100; tries++) {
+		left = 0;
+		pthread_mutex_lock(&sv->mu);
+		for (i = 1; i < sv->nthreads; i++) {
+			if (sv->exited[i])
+				continue;
+			left++;
+			pthread_kill(sv->threads[i], SIGUSR1);
+		}
+		pthread_mutex_unlock(&sv->mu);
+		if (left == 0)
+			break;
+		nanosleep(&nap, NULL);
+	}
+	for (i = 1; i < sv->nthreads; i++)
+		if (sv->exited[i])
+			pthread_join(sv->threads[i], NULL);
 }
 
 /* IDEMHOOK_THREADS from the start-up environment, or the default. */
@@ -163,13 +228,17 @@ thread_count(const struct serve *sv)
 	return n;
 }
 
-/* The threads of a FastCGI program; returns when accepting fails. */
+/*
+ * The threads of a FastCGI program; returns when accepting fails.  The
+ * writer and processing threads block the stop signals, so that they
+ * land on a request thread, whose accept they interrupt.
+ */
 static int
 serve_fcgi(struct serve *sv)
 {
-	pthread_t threads[SERVE_THREADS_MAX];
-	sigset_t set;
-	long i, n, started = 0;
+	struct serve_arg *a;
+	sigset_t set, stops;
+	long i, n;
 
 	if (FCGX_Init() != 0) {
 		log_emit(NULL, "provider=%s cannot start FastCGI",
@@ -179,6 +248,8 @@ serve_fcgi(struct serve *sv)
 	/* Only the writer's store times its queue with SIGALRM. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGALRM);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	processing_init(&sv->proc, sv->p);
 	if (batch_start(&sv->batch, sv->p, &sv->proc) != IH_OK) {
@@ -187,20 +258,33 @@ serve_fcgi(struct serve *sv)
 		processing_end(&sv->proc);
 		return 1;
 	}
+	/* The request threads take SIGTERM and SIGUSR1. */
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGUSR1);
+	pthread_sigmask(SIG_UNBLOCK, &stops, NULL);
 	n = thread_count(sv);
+	sv->threads[0] = pthread_self();
+	sv->nthreads = 1;
 	for (i = 1; i < n; i++) {
-		if (pthread_create(&threads[started], NULL, request_thread,
-		    sv) != 0)
+		a = malloc(sizeof(*a));
+		if (a == NULL)
 			break;
-		started++;
+		a->sv = sv;
+		a->i = i;
+		pthread_mutex_lock(&sv->mu);
+		if (pthread_create(&sv->threads[i], NULL, request_thread,
+		    a) != 0) {
+			pthread_mutex_unlock(&sv->mu);
+			free(a);
+			break;
+		}
+		sv->nthreads++;
+		pthread_mutex_unlock(&sv->mu);
 	}
-	request_thread(sv);
-	/*
-	 * The listening socket is gone: the other threads fail their
-	 * accept too.  What is queued is recorded before the writer stops.
-	 */
-	for (i = 0; i < started; i++)
-		pthread_join(threads[i], NULL);
+	(void)accept_loop(sv);
+	stop_threads(sv);
+	/* What is queued is recorded before the writer stops. */
 	batch_end(&sv->batch);
 	processing_end(&sv->proc);
 	return 0;
@@ -221,6 +305,7 @@ serve_main(const struct provider *p)
 		    p->name, err);
 	memset(&sv, 0, sizeof(sv));
 	sv.p = p;
+	pthread_mutex_init(&sv.mu, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (settings_init(&sv.settings, p, environ) != IH_OK) {
 		log_emit(NULL, "provider=%s cannot start: out of memory",
@@ -248,5 +333,6 @@ out:
 		ingest_free(in);
 	free(in);
 	settings_free(&sv.settings);
+	pthread_mutex_destroy(&sv.mu);
 	return rc;
 }
