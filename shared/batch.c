@@ -160,7 +160,9 @@ record_one(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
 		goto end;
 	after = in->cfg.mode == CONFIG_MODE_AFTER_RESPONSE &&
 	    in->quarantine == NULL;
-	within = after && !dispatch_has_actions(&in->cfg, in->ev.event_type);
+	/* A last attempt may alert: that runs outside the transaction. */
+	within = after && in->cfg.max_attempts > 1 &&
+	    !dispatch_has_actions(&in->cfg, in->ev.event_type);
 	claim = after && (within || *claim_free);
 	rc = record_claim(w, tx, in, claim, owner, &r->res, err, sizeof(err));
 	if (rc != IH_OK || r->res.duplicate || !after)
@@ -172,6 +174,7 @@ record_one(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
 			in->job.payload_len = in->req.body_len;
 		}
 		dispatch_for(w, &in->cfg, owner, &d);
+		d.log = ingest_deferred(in);
 		rc = dispatch_within(&d, tx, &in->job, &done, err,
 		    sizeof(err));
 		r->within = rc == IH_OK && done;
@@ -196,6 +199,7 @@ end:
 		    sizeof(r->detail));
 	r->rc = rc;
 	snprintf(r->detail, sizeof(r->detail), "%s", err);
+	in->deferred_len = 0;
 	job_drop(in);
 	in->later = 0;
 	r->within = 0;
@@ -258,6 +262,7 @@ record_run(struct batch_writer *w, struct ingest **ins, size_t n)
 		for (i = 0; i < n; i++) {
 			job_drop(ins[i]);
 			ins[i]->later = 0;
+			ins[i]->deferred_len = 0;
 			outcome_set(&ins[i]->out, 503, "store_unavailable",
 			    err);
 		}
@@ -268,6 +273,7 @@ record_run(struct batch_writer *w, struct ingest **ins, size_t n)
 		answer_of(ins[i], &recs[i]);
 		if (recs[i].within) {
 			dispatch_for(w, &ins[i]->cfg, owner, &d);
+			d.log = ingest_deferred(ins[i]);
 			dispatch_within_done(&d, &ins[i]->job);
 			job_drop(ins[i]);
 		}

@@ -331,8 +331,6 @@ dispatch_within(const struct dispatch *d, struct store_txn *tx,
 	if (rc == IH_OK)
 		log_job(d, job, job->attempt >= d->cfg->max_attempts ?
 		    "dead" : "failed", why);
-	if (rc == IH_OK && job->attempt >= d->cfg->max_attempts)
-		alert_dead(d->cfg, job, why, d->log);
 	return rc;
 }
 

@@ -131,7 +131,9 @@ int	dispatch_has_actions(const struct config *cfg,
  * switch's effects and the move to done then commit with the record, and
  * the event costs no second transaction.  The switch runs in a savepoint:
  * when it fails, only its effects are undone and the event is marked
- * failed (due again after the backoff) in tx.  *done says which; the
+ * failed (due again after the backoff) in tx.  No alert runs here, with
+ * the write lock held: call it only while attempts are left
+ * (job->attempt < max_attempts), so that the event cannot die in it.  *done says which; the
  * caller logs done with dispatch_within_done() once tx has committed.
  * Returns IH_OK, or IH_ESTORE when tx itself failed.
  */

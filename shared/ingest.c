@@ -71,7 +71,44 @@ ingest_begin(struct ingest *in, const struct io *io)
 	in->same_action[0] = '\0';
 	in->headers[0] = '\0';
 	in->later = 0;
+	in->deferred_len = 0;
 	request_begin(&in->req, &in->io.req);
+}
+
+/* Keeps whole lines only: one that does not fit is dropped. */
+static void
+defer_write(void *arg, const char *line, size_t len)
+{
+	struct ingest *in = arg;
+
+	if (len > sizeof(in->deferred) - in->deferred_len)
+		return;
+	memcpy(in->deferred + in->deferred_len, line, len);
+	in->deferred_len += len;
+}
+
+const struct log_sink *
+ingest_deferred(struct ingest *in)
+{
+	in->defer.write = defer_write;
+	in->defer.arg = in;
+	return &in->defer;
+}
+
+/* Writes the held lines, each as the sink's own line. */
+static void
+write_deferred(struct ingest *in, const struct log_sink *sink)
+{
+	const char *p = in->deferred, *end = in->deferred + in->deferred_len;
+	const char *nl;
+
+	while (p < end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		nl = nl != NULL ? nl + 1 : end;
+		sink->write(sink->arg, p, (size_t)(nl - p));
+		p = nl;
+	}
+	in->deferred_len = 0;
 }
 
 void
@@ -373,4 +410,5 @@ ingest_answer(struct ingest *in)
 	    "ms=%.2f%s%s", in->p->name, cid, ctype, o->name, o->rsp.status,
 	    log_elapsed_ms(&in->t0), o->detail[0] ? " detail=" : "",
 	    o->detail[0] ? cdetail : "");
+	write_deferred(in, log_dest_sink(&in->logd, &in->io.log));
 }

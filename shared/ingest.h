@@ -76,6 +76,14 @@ struct ingest {
 	char			 fingerprint[VERIFY_SHA256_HEX];
 	char			 file_path[PATH_MAX];
 	struct outcome		 out;
+	/*
+	 * Lines of processing done inside the recording transaction, held
+	 * until the request's own line is written (and dropped when that
+	 * transaction fails), so that the log reads in the order of events.
+	 */
+	char			 deferred[2 * LOG_LINE_MAX];
+	size_t			 deferred_len;
+	struct log_sink		 defer;
 	/* Claimed in the record, for processing after the answer. */
 	struct store_job	 job;
 	char			 owner[128];	/* job's lease holder */
@@ -101,6 +109,9 @@ int	ingest_read(struct ingest *in);
  * the rest of the body is read and dropped, as some servers need.
  */
 void	ingest_answer(struct ingest *in);
+
+/* The sink that holds lines for ingest_answer() to write after its own. */
+const struct log_sink *ingest_deferred(struct ingest *in);
 
 /* Ends the delivery: frees what ingest_begin() started. */
 void	ingest_end(struct ingest *in);
