@@ -134,7 +134,7 @@ dispatch_object(struct dispatch_ctx *ctx, const struct dispatch_event *ev,
 	o.event_id = ev->event_id;
 	o.event_type = ev->event_type;
 	o.deleted = f.deleted;
-	rc = store_object_apply(ctx->st, ctx->tx, &o, store_now_ms(),
+	rc = store_object_apply(ctx->st, ctx->tx, &o, clock_wall_ms(),
 	    &verdict, err, errlen);
 	if (rc != IH_OK)
 		goto out;
@@ -538,6 +538,74 @@ dispatch_job(const struct dispatch *d, struct store_job *job, char *err,
 out:
 	store_job_free(job);
 	return rc;
+}
+
+int
+dispatch_drain(const struct dispatch *d, long max,
+    const volatile sig_atomic_t *stop, long *done, char *err, size_t errlen)
+{
+	int found = 1, rc = IH_OK;
+
+	while (found && (max <= 0 || *done < max) &&
+	    (stop == NULL || !*stop)) {
+		rc = dispatch_one(d, 0, &found, err, errlen);
+		if (rc != IH_OK)
+			break;
+		*done += found;
+	}
+	return rc;
+}
+
+int
+dispatch_has_actions(const struct config *cfg, const char *event_type)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nactions; i++)
+		if (fnmatch(cfg->action_pattern[i], event_type, 0) == 0)
+			return 1;
+	return 0;
+}
+
+int
+dispatch_within(const struct dispatch *d, struct store_txn *tx,
+    const struct store_job *job, int *done, char *err, size_t errlen)
+{
+	char why[256];
+	int64_t now;
+	int rc;
+
+	*done = 0;
+	rc = store_savepoint(tx, STORE_SP_OPEN, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	why[0] = '\0';
+	rc = run_switch(d, tx, job, why, sizeof(why));
+	if (rc == IH_OK)
+		rc = store_complete(d->st, tx, job, d->owner, clock_wall_ms(),
+		    why, sizeof(why));
+	if (rc == IH_OK) {
+		*done = 1;
+		return store_savepoint(tx, STORE_SP_KEEP, err, errlen);
+	}
+	/* Only the switch's effects go: the event stays, due for a retry. */
+	rc = store_savepoint(tx, STORE_SP_UNDO, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	now = clock_wall_ms();
+	rc = store_fail(d->st, tx, job, d->owner, why,
+	    now + dispatch_backoff_ms(d->cfg, job->attempt),
+	    job->attempt >= d->cfg->max_attempts, now, err, errlen);
+	if (rc == IH_OK)
+		log_job(d, job, job->attempt >= d->cfg->max_attempts ?
+		    "dead" : "failed", why);
+	return rc;
+}
+
+void
+dispatch_within_done(const struct dispatch *d, const struct store_job *job)
+{
+	log_job(d, job, "done", NULL);
 }
 
 int

@@ -17,6 +17,7 @@
 #ifndef IH_DISPATCH_H
 #define IH_DISPATCH_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -133,6 +134,40 @@ int	dispatch_one(const struct dispatch *d, int64_t rowid, int *found,
  */
 int	dispatch_job(const struct dispatch *d, struct store_job *job,
 	    char *err, size_t errlen);
+
+/*
+ * Processes due events of d->p, oldest first, until none is left, max
+ * of them were done (max <= 0: no limit), or *stop is set (stop may be
+ * NULL).  *done counts the events processed, added to what it held.
+ * The one loop of the processing thread and of idemhook work.  Returns
+ * IH_OK, or IH_ESTORE when the store failed.
+ */
+int	dispatch_drain(const struct dispatch *d, long max,
+	    const volatile sig_atomic_t *stop, long *done, char *err,
+	    size_t errlen);
+
+/* Does any configured action match event_type? */
+int	dispatch_has_actions(const struct config *cfg,
+	    const char *event_type);
+
+/*
+ * Runs the switch for job, which the caller recorded and claimed in tx,
+ * and marks it done, inside tx, for an event no action matches: the
+ * switch's effects and the move to done then commit with the record, and
+ * the event costs no second transaction.  The switch runs in a savepoint:
+ * when it fails, only its effects are undone and the event is marked
+ * failed (due again after the backoff) in tx.  No alert runs here, with
+ * the write lock held: call it only while attempts are left
+ * (job->attempt < max_attempts), so that the event cannot die in it.
+ * *done says which; the caller logs done with dispatch_within_done() once
+ * tx has committed.
+ * Returns IH_OK, or IH_ESTORE when tx itself failed.
+ */
+int	dispatch_within(const struct dispatch *d, struct store_txn *tx,
+	    const struct store_job *job, int *done, char *err,
+	    size_t errlen);
+void	dispatch_within_done(const struct dispatch *d,
+	    const struct store_job *job);
 
 /*
  * Inline mode: processes a job the caller has just recorded and claimed

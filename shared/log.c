@@ -194,9 +194,3 @@ log_fcgi_write(void *arg, const char *line, size_t len)
 	FCGX_FFlush(fx->err);
 }
 
-double
-log_elapsed_ms(const struct timespec *t0)
-{
-	return clock_ms_since((int64_t)t0->tv_sec * 1000000000 +
-	    t0->tv_nsec);
-}

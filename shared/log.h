@@ -77,11 +77,6 @@ void	log_emit(const struct log_sink *sink, const char *fmt, ...)
  */
 void	log_fcgi_write(void *arg, const char *line, size_t len);
 
-/*
- * Milliseconds since t0 on CLOCK_MONOTONIC: a request's ms= field.  Kept
- * only for shared/serve.c until it calls clock_ms_since() (clock.h).
- */
-double	log_elapsed_ms(const struct timespec *t0);
 
 /*
  * Copies at most LOG_VALUE_MAX bytes of the untrusted value v (of length

@@ -1,31 +1,30 @@
 /*
- * serve.h -- the request loop every provider program runs.
+ * serve.h -- the accept loop every provider program runs.
  *
- * serve_main() reads the process environment once, then answers requests
- * until the web server stops it: as a persistent FastCGI program, keeping
- * the store's connection and statements open between requests, or as a
- * plain CGI program, answering one request and returning.
+ * serve_main() reads the process environment once (settings.h), then
+ * answers requests until the web server stops it: as a persistent
+ * FastCGI program, or as a plain CGI program, answering one request and
+ * returning.  Before anything else, core dumps are disabled (harden.h).
  *
- * Settings, for each request: the start-up environment, then the
- * IDEMHOOK_CONFIG file, read again whenever it changes.  A FastCGI
- * request parameter may set only IDEMHOOK_CONFIG, and the provider's
- * secrets when the process got no IDEMHOOK_* setting at start-up; any
- * other IDEMHOOK_* parameter is ignored and named in one log line.
- * Before anything else, core dumps are disabled (harden.h).
+ * For each request: read and verify it (ingest.h), record it (batch.h),
+ * answer and log (ingest.h), then hand processing on (processing.h).
  *
- * For each request: read (request.c), verify (the provider), record
- * (store.c), answer (respond.c), log one line (log.c), then process the
- * event (dispatch.c) according to the configured mode.  A FastCGI program
- * processes after the answer in a thread of its own, with its own store
- * connection, so that a slow action never delays the next request's
- * answer; a plain CGI program processes after its answer, then exits.
- * Inline mode processes before the answer, holding no transaction while
- * the actions run.
+ * A FastCGI program runs IDEMHOOK_THREADS request threads (default 8,
+ * 1 to 64, read from the start-up environment only) on FCGX_Accept_r(),
+ * which read and verify deliveries in parallel; one writer thread
+ * records what they queue, many deliveries per durable commit, and a
+ * processing thread runs actions after the answers.  Each of the three
+ * kinds has its own store connection; only the writer's records.  A
+ * plain CGI program does all of it in its one thread.
  */
 #ifndef IH_SERVE_H
 #define IH_SERVE_H
 
 #include "provider.h"
+
+/* Request threads of a FastCGI program when IDEMHOOK_THREADS is unset. */
+#define SERVE_THREADS_DEFAULT	8
+#define SERVE_THREADS_MAX	64
 
 /* Returns the process exit status. */
 int	serve_main(const struct provider *p);

@@ -16,6 +16,7 @@
 #include "cli_events.h"
 #include "cli_text.h"
 #include "clock.h"
+#include "headers.h"
 #include "ih.h"
 #include "json.h"
 #include "provider.h"
@@ -341,39 +342,21 @@ show_json_attempt(void *arg, const struct store_attempt *at)
 static void
 show_json_headers(const struct show_state *ss, const char *headers)
 {
-	const char *line = headers, *nl, *colon;
-	size_t len;
+	struct headers_field f;
+	const char *pos = headers;
 	int n = 0;
 
 	putchar('[');
-	while (*line != '\0') {
-		nl = strchr(line, '\n');
-		len = nl != NULL ? (size_t)(nl - line) : strlen(line);
-		if (len > 0) {
-			colon = memchr(line, ':', len);
-			if (colon != NULL && (size_t)(colon - line) + 1 < len &&
-			    colon[1] == ' ') {
-				printf("%s\n    {\"name\": ", n++ > 0 ? "," : "");
-				cli_json_text(stdout, line,
-				    (size_t)(colon - line));
-				fputs(", \"value\": ", stdout);
-				if (!ss->flag[SHOW_SIGNATURES] &&
-				    is_sig_header(ss, line,
-				    (size_t)(colon - line)))
-					fputs("\"(masked)\"", stdout);
-				else
-					cli_json_text(stdout, colon + 2,
-					    len - (size_t)(colon - line) - 2);
-			} else {
-				printf("%s\n    {\"name\": ", n++ > 0 ? "," : "");
-				cli_json_text(stdout, line, len);
-				fputs(", \"value\": \"\"", stdout);
-			}
-			putchar('}');
-		}
-		if (nl == NULL)
-			break;
-		line = nl + 1;
+	while (headers_next(&pos, &f)) {
+		printf("%s\n    {\"name\": ", n++ > 0 ? "," : "");
+		cli_json_text(stdout, f.name, f.name_len);
+		fputs(", \"value\": ", stdout);
+		if (f.valued && !ss->flag[SHOW_SIGNATURES] &&
+		    is_sig_header(ss, f.name, f.name_len))
+			fputs("\"(masked)\"", stdout);
+		else
+			cli_json_text(stdout, f.value, f.value_len);
+		putchar('}');
 	}
 	printf("%s]", n > 0 ? "\n  " : "");
 }
@@ -583,8 +566,7 @@ struct stored_req {
 	char		 text[VERIFY_TEXT_MAX];
 	size_t		 n;
 	/* "HTTP_" + the header name in CGI form. */
-	char		 var[VERIFY_HEADERS_MAX]
-			    [REQUEST_HEADER_NAME_MAX + 6];
+	char		 var[VERIFY_HEADERS_MAX][HEADERS_CGI_NAME_MAX];
 	const char	*value[VERIFY_HEADERS_MAX];
 	unsigned char	*body;	/* a copy of the payload, then NUL */
 	size_t		 body_len;
@@ -612,29 +594,22 @@ stored_param(void *arg, const char *name)
 static int
 stored_parse(struct stored_req *sr)
 {
-	char *line = sr->text, *nl, *colon;
-	size_t len, i;
+	struct headers_field f;
+	const char *pos = sr->text;
+	char *end;
 
-	while (*line != '\0') {
-		nl = strchr(line, '\n');
-		if (nl != NULL)
-			*nl = '\0';
-		colon = strstr(line, ": ");
-		len = colon != NULL ? (size_t)(colon - line) : 0;
-		if (len > 0 && len <= REQUEST_HEADER_NAME_MAX &&
-		    sr->n < VERIFY_HEADERS_MAX) {
-			memcpy(sr->var[sr->n], "HTTP_", 5);
-			for (i = 0; i < len; i++)
-				sr->var[sr->n][5 + i] = line[i] == '-' ? '_' :
-				    (char)toupper((unsigned char)line[i]);
-			sr->var[sr->n][5 + len] = '\0';
-			sr->value[sr->n] = colon + 2;
-			sr->n++;
-		} else if (len > 0)
+	while (headers_next(&pos, &f)) {
+		if (!f.valued)
+			continue;
+		if (sr->n >= VERIFY_HEADERS_MAX ||
+		    headers_cgi_name(f.name, f.name_len, sr->var[sr->n],
+		    sizeof(sr->var[sr->n])) != IH_OK)
 			return -1;
-		if (nl == NULL)
-			break;
-		line = nl + 1;
+		/* The text is this request's copy: end the value in place. */
+		end = sr->text + (f.value - sr->text) + f.value_len;
+		*end = '\0';
+		sr->value[sr->n] = f.value;
+		sr->n++;
 	}
 	return 0;
 }

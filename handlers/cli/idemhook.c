@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "alert.h"
 #include "config.h"
 #include "config_find.h"
@@ -35,6 +36,7 @@
 #include "log.h"
 #include "providers.h"
 #include "redact.h"
+#include "settings.h"
 #include "store.h"
 
 #include "cli_args.h"
@@ -124,7 +126,7 @@ db_option(void *arg, const char *name)
 int
 cli_config(struct cli *c, size_t i, const struct config **out)
 {
-	struct config_source src[3];
+	struct config_source front = { db_option, c };
 	char err[512];
 	int rc;
 
@@ -132,14 +134,9 @@ cli_config(struct cli *c, size_t i, const struct config **out)
 		return IH_EINVAL;
 	if (!c->loaded[i]) {
 		/* --db goes through the same checks as IDEMHOOK_DB. */
-		src[0].get = db_option;
-		src[0].arg = c;
-		src[1].get = config_vars_get;
-		src[1].arg = &c->env;
-		src[2].get = config_vars_get;
-		src[2].arg = &c->file;
-		rc = config_load(&c->cfg[i], providers_all[i]->name,
-		    providers_all[i]->secret_var, src, 3, err, sizeof(err));
+		rc = settings_load(&c->cfg[i], providers_all[i]->name,
+		    providers_all[i]->secret_var, &front, &c->env, &c->file,
+		    err, sizeof(err));
 		if (rc != IH_OK) {
 			cli_errorf("%s: %s", providers_all[i]->name, err);
 			return IH_ECONFIG;
@@ -246,7 +243,8 @@ cmd_work(struct cli *c, int argc, char **argv)
 	size_t i;
 	struct log_dest ld;
 	struct alert_silence silence;
-	int once = 0, found, any, rc, a, r, ret = 0;
+	long found;
+	int once = 0, any, rc, a, r, ret = 0;
 
 	for (a = 1; a < argc; a++) {
 		r = cli_opt(argc, argv, &a, "--provider", &only);
@@ -307,20 +305,19 @@ cmd_work(struct cli *c, int argc, char **argv)
 			d.log = log_dest_sink(&ld, &log_stderr);
 			/* IDEMHOOK_SILENCE_ALERT: one alert per silence. */
 			if (alert_silence_check(&silence, i, cfg,
-			    providers_all[i]->name, st, store_now_ms(), d.log,
+			    providers_all[i]->name, st, clock_wall_ms(), d.log,
 			    err, sizeof(err)) != IH_OK)
 				cli_errorf("work: silence check: %s", err);
-			do {
-				rc = dispatch_one(&d, 0, &found, err,
-				    sizeof(err));
-				if (rc != IH_OK) {
-					cli_errorf("work: %s", err);
-					ret = 1;
-					goto out;
-				}
-				any += found;
-				done += found;
-			} while (found && !stop_requested);
+			found = 0;
+			rc = dispatch_drain(&d, 0, &stop_requested, &found,
+			    err, sizeof(err));
+			any += found;
+			done += found;
+			if (rc != IH_OK) {
+				cli_errorf("work: %s", err);
+				ret = 1;
+				goto out;
+			}
 		}
 		if (!any && once)
 			break;

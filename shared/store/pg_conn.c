@@ -537,6 +537,23 @@ pg_commit(struct store *base, char *err, size_t errlen)
 	return IH_OK;
 }
 
+/* The innermost savepoint: opened, released, or rolled back and popped. */
+static int
+pg_savepoint(struct store *base, enum store_sp op, char *err,
+    size_t errlen)
+{
+	struct pgs *st = pg_of(base);
+
+	if (op == STORE_SP_OPEN)
+		return pg_simple(st, "SAVEPOINT ih", "cannot open savepoint",
+		    err, errlen);
+	if (op == STORE_SP_UNDO)
+		return pg_simple(st, "ROLLBACK TO SAVEPOINT ih; RELEASE ih",
+		    "cannot roll back to savepoint", err, errlen);
+	return pg_simple(st, "RELEASE ih", "cannot release savepoint", err,
+	    errlen);
+}
+
 /* Reads one setting with SHOW. */
 static int
 show(struct pgs *st, const char *sql, char *out, size_t len, char *err,
@@ -619,6 +636,7 @@ static const struct store_ops pg_ops = {
 	.begin = pg_begin,
 	.commit = pg_commit,
 	.rollback = pg_rollback,
+	.savepoint = pg_savepoint,
 	.record = pg_record,
 	.attempt_start = pg_attempt_start,
 	.replay_of = pg_replay_of,

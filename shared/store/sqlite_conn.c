@@ -56,6 +56,9 @@ static const struct {
 	{ offsetof(struct sq, begin), "BEGIN IMMEDIATE" },
 	{ offsetof(struct sq, commit), "COMMIT" },
 	{ offsetof(struct sq, rollback), "ROLLBACK" },
+	{ offsetof(struct sq, sp_begin), "SAVEPOINT ih" },
+	{ offsetof(struct sq, sp_release), "RELEASE ih" },
+	{ offsetof(struct sq, sp_undo), "ROLLBACK TO ih" },
 	{ offsetof(struct sq, record),
 	    "INSERT INTO events (provider, event_id, event_type, order_key,"
 	    " payload, headers, received_at, last_seen_at, status,"
@@ -702,6 +705,27 @@ sq_commit(struct store *base, char *err, size_t errlen)
 	return rc;
 }
 
+/* The innermost savepoint: opened, released, or rolled back and popped. */
+static int
+sq_savepoint(struct store *base, enum store_sp op, char *err,
+    size_t errlen)
+{
+	struct sq *st = sq_of(base);
+	int rc;
+
+	if (op == STORE_SP_OPEN)
+		return sq_step_done(st, st->sp_begin, "cannot open savepoint",
+		    err, errlen);
+	if (op == STORE_SP_UNDO) {
+		rc = sq_step_done(st, st->sp_undo, "cannot roll back to "
+		    "savepoint", err, errlen);
+		if (rc != IH_OK)
+			return rc;
+	}
+	return sq_step_done(st, st->sp_release, "cannot release savepoint",
+	    err, errlen);
+}
+
 static void
 sq_no_queue(struct store *base)
 {
@@ -784,6 +808,7 @@ static const struct store_ops sq_ops = {
 	.begin = sq_begin,
 	.commit = sq_commit,
 	.rollback = sq_rollback,
+	.savepoint = sq_savepoint,
 	.record = sq_record,
 	.attempt_start = sq_attempt_start,
 	.replay_of = sq_replay_of,

@@ -25,6 +25,9 @@ struct sq {
 	sqlite3_stmt	*begin;
 	sqlite3_stmt	*commit;
 	sqlite3_stmt	*rollback;
+	sqlite3_stmt	*sp_begin;
+	sqlite3_stmt	*sp_release;
+	sqlite3_stmt	*sp_undo;
 	sqlite3_stmt	*claim;
 	sqlite3_stmt	*due;
 	sqlite3_stmt	*attempt_start;

@@ -13,12 +13,6 @@
 #include "ih.h"
 #include "store_backend.h"
 
-int64_t
-store_now_ms(void)
-{
-	return clock_wall_ms();
-}
-
 void
 store_row_defaults(struct store_row *row)
 {
@@ -128,6 +122,17 @@ store_rollback(struct store_txn *tx)
 	tx->st->ops->rollback(tx->st);
 }
 
+int
+store_savepoint(struct store_txn *tx, enum store_sp op, char *err,
+    size_t errlen)
+{
+	if (tx == NULL || !tx->open) {
+		snprintf(err, errlen, "no transaction for a savepoint");
+		return IH_EINVAL;
+	}
+	return tx->st->ops->savepoint(tx->st, op, err, errlen);
+}
+
 /*
  * Joins tx, or begins a transaction of kind d when tx is NULL; *own says
  * which, for join_end().
@@ -195,7 +200,7 @@ store_record_batch(struct store *st, struct store_txn *tx,
     const struct store_event *evs, size_t n, int64_t now_ms,
     struct store_result *res, int *rcs, char *err, size_t errlen)
 {
-	struct store_txn *own = NULL;
+	struct store_txn *own = NULL, *use;
 	char why[STORE_ERR_MAX];
 	size_t i;
 	int rc;
@@ -205,11 +210,20 @@ store_record_batch(struct store *st, struct store_txn *tx,
 		rcs[i] = event_ok(&evs[i], why, sizeof(why));
 	}
 	rc = join_begin(st, tx, STORE_DURABLE, &own, err, errlen);
+	use = own != NULL ? own : tx;
 	for (i = 0; rc == IH_OK && i < n; i++) {
 		if (rcs[i] != IH_OK)
 			continue;
-		rc = st->ops->record(st, &evs[i], now_ms, NULL, 0, &res[i],
-		    err, errlen);
+		/* A savepoint each: one failing event leaves the others. */
+		rc = store_savepoint(use, STORE_SP_OPEN, err, errlen);
+		if (rc != IH_OK)
+			break;
+		rcs[i] = st->ops->record(st, &evs[i], now_ms, NULL, 0, &res[i],
+		    why, sizeof(why));
+		rc = store_savepoint(use, rcs[i] == IH_OK ? STORE_SP_KEEP :
+		    STORE_SP_UNDO, err, errlen);
+		if (rcs[i] != IH_OK)
+			memset(&res[i], 0, sizeof(res[i]));
 	}
 	rc = join_end(own, rc, err, errlen);
 	if (rc != IH_OK) {

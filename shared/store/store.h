@@ -135,10 +135,13 @@ int	store_record(struct store *st, struct store_txn *tx,
 /*
  * Records the n events of evs in one transaction (tx, or a durable one of
  * its own when tx is NULL), so that one commit carries them all.  Each
- * event's outcome goes to rcs[i] (IH_OK with res[i] filled, or IH_EINVAL
- * for an event lacking a field, which is skipped).  A store failure fails
- * the whole batch: nothing is recorded, every rcs[i] is IH_ESTORE and so
- * is the return.  Returns IH_OK once the batch is committed (or joined).
+ * event's outcome goes to rcs[i] (IH_OK with res[i] filled, IH_EINVAL
+ * for an event lacking a field, or IH_ESTORE when its insert failed):
+ * each event has a savepoint, so one that fails is undone alone.  A
+ * failure of the transaction itself (begin, a savepoint, the commit)
+ * fails the whole batch: nothing is recorded, every rcs[i] is IH_ESTORE
+ * and so is the return.  Returns IH_OK once the batch is committed (or
+ * joined).
  */
 int	store_record_batch(struct store *st, struct store_txn *tx,
 	    const struct store_event *evs, size_t n, int64_t now_ms,
@@ -175,6 +178,22 @@ int	store_begin(struct store *st, enum store_durability d,
 int	store_commit(struct store_txn *tx, char *err, size_t errlen);
 /* Rolls back tx; NULL or an ended transaction is ignored. */
 void	store_rollback(struct store_txn *tx);
+
+/*
+ * Savepoints inside an open transaction, innermost first: OPEN starts
+ * one, KEEP releases it (its changes stay in tx), UNDO rolls its changes
+ * back and ends it.  They nest, so that one event of a batch, and the
+ * switch inside that event, can each be undone alone.  Returns IH_OK,
+ * IH_EINVAL without an open transaction, or IH_ESTORE.
+ */
+enum store_sp {
+	STORE_SP_OPEN,
+	STORE_SP_KEEP,
+	STORE_SP_UNDO
+};
+
+int	store_savepoint(struct store_txn *tx, enum store_sp op, char *err,
+	    size_t errlen);
 
 /*
  * Processing.  An event moves received -> processing -> done; a failed
@@ -298,12 +317,6 @@ int	store_record_claim(struct store *st, struct store_txn *tx,
 	    int64_t now_ms, const char *owner, int64_t lease_ms,
 	    struct store_result *res, struct store_job *job, char *err,
 	    size_t errlen);
-
-/*
- * Returns clock_wall_ms() (clock.h).  Kept only for shared/serve.c until
- * it calls clock_wall_ms() itself; new code calls the clock.
- */
-int64_t	store_now_ms(void);
 
 /*
  * The operator's view (idemhook list, show, replay, purge, stats, check).

@@ -28,6 +28,7 @@ struct store_ops {
 	int	(*begin)(struct store *, enum store_durability, char *, size_t);
 	int	(*commit)(struct store *, char *, size_t);
 	void	(*rollback)(struct store *);
+	int	(*savepoint)(struct store *, enum store_sp, char *, size_t);
 	/* Writes, inside the open transaction. */
 	int	(*record)(struct store *, const struct store_event *, int64_t,
 		    const char *owner, int64_t lease_until,

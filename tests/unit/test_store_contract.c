@@ -250,6 +250,52 @@ batch_reports_each(void **state)
 	assert_int_equal(count(f->st, NULL), 2);
 }
 
+/* A savepoint undone takes only its own changes; nested ones too. */
+static void
+savepoints_undo_alone(void **state)
+{
+	struct fixture *f = *state;
+	struct store_event a = unit_event("evt_sa"), b = unit_event("evt_sb");
+	struct store_event c = unit_event("evt_sc"), d = unit_event("evt_sd");
+	struct store_result r;
+	struct store_txn *tx;
+	char err[STORE_ERR_MAX];
+
+	assert_int_equal(store_savepoint(NULL, STORE_SP_OPEN, err,
+	    sizeof(err)), IH_EINVAL);
+	assert_int_equal(store_begin(f->st, STORE_DURABLE, &tx, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_record(f->st, tx, &a, 1000, &r, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_savepoint(tx, STORE_SP_OPEN, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_record(f->st, tx, &b, 1000, &r, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_savepoint(tx, STORE_SP_UNDO, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_savepoint(tx, STORE_SP_OPEN, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_record(f->st, tx, &c, 1000, &r, err,
+	    sizeof(err)), IH_OK);
+	/* Nested: the inner one undone, the outer one kept. */
+	assert_int_equal(store_savepoint(tx, STORE_SP_OPEN, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_record(f->st, tx, &d, 1000, &r, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_savepoint(tx, STORE_SP_UNDO, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_savepoint(tx, STORE_SP_KEEP, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_commit(tx, err, sizeof(err)), IH_OK);
+	assert_int_equal(count(f->st, NULL), 2);
+	assert_int_equal(store_record(f->st, NULL, &b, 2000, &r, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(r.duplicate, 0);
+	assert_int_equal(store_record(f->st, NULL, &c, 2000, &r, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(r.duplicate, 1);
+}
+
 static void
 claim_lease_and_takeover(void **state)
 {
@@ -726,6 +772,8 @@ console_reads(void **state)
 	cmocka_unit_test_setup_teardown(rollback_leaves_nothing, setup, \
 	    teardown), \
 	cmocka_unit_test_setup_teardown(batch_reports_each, setup, teardown), \
+	cmocka_unit_test_setup_teardown(savepoints_undo_alone, setup, \
+	    teardown), \
 	cmocka_unit_test_setup_teardown(claim_lease_and_takeover, setup, \
 	    teardown), \
 	cmocka_unit_test_setup_teardown(complete_with_effects, setup, \

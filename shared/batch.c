@@ -1,0 +1,479 @@
+/* batch.c -- group commit: many deliveries, one durable transaction. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "batch.h"
+#include "clock.h"
+#include "config.h"
+#include "dispatch.h"
+#include "fault.h"
+#include "ih.h"
+#include "ingest.h"
+#include "log.h"
+#include "processing.h"
+#include "provider.h"
+#include "settings.h"
+#include "store.h"
+
+/*
+ * One queued delivery, on its request thread's stack, with a condition
+ * of its own: a commit wakes the requests it carried and no other.
+ */
+struct batch_node {
+	struct ingest		*in;
+	struct batch_node	*next;
+	pthread_cond_t		 cv;
+	int			 done;
+};
+
+/* What recording one delivery came to inside the transaction. */
+struct rec {
+	int			 rc;		/* IH_OK, or its own failure */
+	struct store_result	 res;
+	int			 replay;
+	int			 within; /* processed in the transaction */
+	char			 detail[STORE_ERR_MAX + 64];
+};
+
+void
+batch_writer_init(struct batch_writer *w, const struct provider *p,
+    struct processing *proc)
+{
+	memset(w, 0, sizeof(*w));
+	w->p = p;
+	w->proc = proc;
+	log_dest_init(&w->logd);
+}
+
+void
+batch_writer_free(struct batch_writer *w)
+{
+	settings_store_close(&w->slot);
+	log_dest_close(&w->logd);
+}
+
+static void
+dispatch_for(struct batch_writer *w, const struct config *cfg,
+    const char *owner, struct dispatch *d)
+{
+	d->st = w->slot.st;
+	d->p = w->p;
+	d->cfg = cfg;
+	d->owner = owner;
+	d->log = log_dest_sink(&w->logd, &log_stderr);
+}
+
+/* Opens the store the delivery's settings name; else answers why not. */
+static int
+open_store(struct batch_writer *w, struct ingest *in)
+{
+	char err[STORE_ERR_MAX];
+	int rc;
+
+	/* The writer's copy of IDEMHOOK_LOG; ingest reports a bad one. */
+	(void)log_dest_set(&w->logd, in->cfg.log, err, sizeof(err));
+	rc = settings_store(&w->slot, &in->cfg, err, sizeof(err));
+	if (rc != IH_OK)
+		outcome_set(&in->out, rc == IH_ECONFIG ? 500 : 503,
+		    rc == IH_ECONFIG ? "bad_store" : "store_unavailable", err);
+	return rc;
+}
+
+/*
+ * Inside tx: is in's event the body of an earlier event under a new id
+ * and another type (a provider whose id and type are unsigned headers)?
+ */
+static int
+replay_check(struct batch_writer *w, struct store_txn *tx,
+    struct ingest *in, struct rec *r, char *err, size_t errlen)
+{
+	char other_id[160], other_type[96];
+	int rc;
+
+	r->replay = 0;
+	if (!in->p->type_unsigned)
+		return IH_OK;
+	rc = store_replay_of(w->slot.st, tx, &in->ev,
+	    in->same_action[0] != '\0' ? in->same_action : NULL, &r->replay,
+	    other_id, sizeof(other_id), other_type, sizeof(other_type), err,
+	    errlen);
+	if (rc == IH_OK && r->replay)
+		snprintf(r->detail, sizeof(r->detail), "body already recorded"
+		    " as %s event %s", other_type, other_id);
+	return rc;
+}
+
+/*
+ * Inside tx: records in's event, claims it when asked (in the insert,
+ * unless it has an order key), and returns the store's code.
+ */
+static int
+record_claim(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
+    int claim, const char *owner, struct store_result *res, char *err,
+    size_t errlen)
+{
+	int64_t lease_ms = (int64_t)in->cfg.lease_s * 1000;
+	int found, rc;
+
+	if (claim && in->ev.order_key == NULL)
+		return store_record_claim(w->slot.st, tx, &in->ev,
+		    clock_wall_ms(), owner, lease_ms, res, &in->job, err,
+		    errlen);
+	rc = store_record(w->slot.st, tx, &in->ev, clock_wall_ms(), res, err,
+	    errlen);
+	if (rc == IH_OK && claim && !res->duplicate)
+		rc = store_claim(w->slot.st, tx, in->p->name, res->rowid,
+		    owner, clock_wall_ms(), lease_ms, &in->job, &found, err,
+		    errlen);
+	return rc;
+}
+
+/* Frees in's job, whose payload may be the request's own buffer. */
+static void
+job_drop(struct ingest *in)
+{
+	if (in->job.payload == in->req.body)
+		in->job.payload = NULL;
+	store_job_free(&in->job);
+}
+
+/*
+ * Inside tx, in a savepoint of its own: one delivery.  Returns IH_OK
+ * (r->rc says how the delivery itself went) or IH_ESTORE when the
+ * transaction itself failed.
+ */
+static int
+record_one(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
+    struct rec *r, int *claim_free, const char *owner)
+{
+	struct dispatch d;
+	char err[STORE_ERR_MAX];
+	int after, within, claim, done = 0, rc;
+
+	memset(r, 0, sizeof(*r));
+	rc = store_savepoint(tx, STORE_SP_OPEN, r->detail, sizeof(r->detail));
+	if (rc != IH_OK)
+		return rc;
+	rc = replay_check(w, tx, in, r, err, sizeof(err));
+	if (rc != IH_OK || r->replay)
+		goto end;
+	after = in->cfg.mode == CONFIG_MODE_AFTER_RESPONSE &&
+	    in->quarantine == NULL;
+	/* A last attempt may alert: that runs outside the transaction. */
+	within = after && in->cfg.max_attempts > 1 &&
+	    !dispatch_has_actions(&in->cfg, in->ev.event_type);
+	claim = after && (within || *claim_free);
+	rc = record_claim(w, tx, in, claim, owner, &r->res, err, sizeof(err));
+	if (rc != IH_OK || r->res.duplicate || !after)
+		goto end;
+	if (in->job.rowid > 0 && within) {
+		/* The bytes are in memory: the switch reads them there. */
+		if (in->job.payload == NULL) {
+			in->job.payload = in->req.body;
+			in->job.payload_len = in->req.body_len;
+		}
+		dispatch_for(w, &in->cfg, owner, &d);
+		d.log = ingest_deferred(in);
+		rc = dispatch_within(&d, tx, &in->job, &done, err,
+		    sizeof(err));
+		r->within = rc == IH_OK && done;
+		/* A failed switch leaves the event due: a drain takes it. */
+		in->later = rc == IH_OK && !done;
+		/* A done job is kept for its log line after the commit. */
+		if (!r->within)
+			job_drop(in);
+	} else if (in->job.rowid > 0) {
+		*claim_free = 0;
+		in->later = 1;
+		snprintf(in->owner, sizeof(in->owner), "%s", owner);
+	} else
+		/* Recorded unclaimed: the processing thread drains it. */
+		in->later = 1;
+	/* A plain CGI program drains due events after every new one. */
+	if (w->proc == NULL)
+		in->later = 1;
+end:
+	if (rc == IH_OK)
+		return store_savepoint(tx, STORE_SP_KEEP, r->detail,
+		    sizeof(r->detail));
+	r->rc = rc;
+	snprintf(r->detail, sizeof(r->detail), "%s", err);
+	in->deferred_len = 0;
+	job_drop(in);
+	in->later = 0;
+	r->within = 0;
+	return store_savepoint(tx, STORE_SP_UNDO, err, sizeof(err));
+}
+
+/* The answer for a delivery recorded in a committed transaction. */
+static void
+answer_of(struct ingest *in, const struct rec *r)
+{
+	if (r->rc != IH_OK)
+		outcome_set(&in->out, 503, "store_unavailable", r->detail);
+	else if (r->replay)
+		/*
+		 * 200, so that a provider never retries it: the bytes are
+		 * already durably stored under the earlier event, and nothing
+		 * runs for the type the unsigned headers claim.
+		 */
+		outcome_set(&in->out, 200, "replayed", r->detail);
+	else if (in->quarantine != NULL)
+		outcome_set(&in->out, 200, r->res.duplicate ? "duplicate" :
+		    "quarantined", in->quarantine);
+	else
+		outcome_set(&in->out, 200, r->res.duplicate ? "duplicate" :
+		    "accepted", "");
+}
+
+/* Records deliveries that share one store, in one transaction. */
+static void
+record_run(struct batch_writer *w, struct ingest **ins, size_t n)
+{
+	struct rec recs[BATCH_MAX];
+	struct store_txn *tx = NULL;
+	struct dispatch d;
+	char owner[128], err[STORE_ERR_MAX];
+	size_t i;
+	int claim_free, rc;
+
+	if (open_store(w, ins[0]) != IH_OK) {
+		for (i = 1; i < n; i++)
+			ins[i]->out = ins[0]->out;
+		return;
+	}
+	/* A lease holder per transaction: a batch never mistakes another's. */
+	dispatch_owner(owner, sizeof(owner));
+	claim_free = w->proc == NULL || processing_idle(w->proc);
+	fault_point("before-commit");
+	rc = store_begin(w->slot.st, STORE_DURABLE, &tx, err, sizeof(err));
+	for (i = 0; rc == IH_OK && i < n; i++) {
+		rc = record_one(w, tx, ins[i], &recs[i], &claim_free, owner);
+		if (rc != IH_OK)
+			snprintf(err, sizeof(err), "%s", recs[i].detail);
+	}
+	if (rc == IH_OK)
+		rc = store_commit(tx, err, sizeof(err));
+	else
+		store_rollback(tx);
+	if (rc != IH_OK) {
+		/* Nothing of the transaction is kept: no answer is 2xx. */
+		for (i = 0; i < n; i++) {
+			job_drop(ins[i]);
+			ins[i]->later = 0;
+			ins[i]->deferred_len = 0;
+			outcome_set(&ins[i]->out, 503, "store_unavailable",
+			    err);
+		}
+		return;
+	}
+	fault_point("after-commit");
+	for (i = 0; i < n; i++) {
+		answer_of(ins[i], &recs[i]);
+		if (recs[i].within) {
+			dispatch_for(w, &ins[i]->cfg, owner, &d);
+			d.log = ingest_deferred(ins[i]);
+			dispatch_within_done(&d, &ins[i]->job);
+			job_drop(ins[i]);
+		}
+	}
+}
+
+/*
+ * Inline mode: record and claim in one durable commit, then run the
+ * actions and the switch before answering, with no transaction open
+ * while the actions run.  A failure deletes the record and answers 500,
+ * so the provider's retry starts afresh; a redelivery while the event is
+ * being processed is answered 503, never 200 before it is done.
+ */
+static void
+record_inline(struct batch_writer *w, struct ingest *in)
+{
+	struct store_txn *tx = NULL;
+	struct dispatch d;
+	struct rec r;
+	char owner[128], err[STORE_ERR_MAX];
+	int found = 1, rc;
+
+	if (open_store(w, in) != IH_OK)
+		return;
+	dispatch_owner(owner, sizeof(owner));
+	memset(&r, 0, sizeof(r));
+	fault_point("before-commit");
+	rc = store_begin(w->slot.st, STORE_DURABLE, &tx, err, sizeof(err));
+	if (rc == IH_OK)
+		rc = replay_check(w, tx, in, &r, err, sizeof(err));
+	if (rc == IH_OK && !r.replay)
+		rc = record_claim(w, tx, in, 1, owner, &r.res, err,
+		    sizeof(err));
+	if (rc == IH_OK && !r.replay)
+		rc = store_commit(tx, err, sizeof(err));
+	else
+		store_rollback(tx);
+	if (rc == IH_OK && r.replay) {
+		outcome_set(&in->out, 200, "replayed", r.detail);
+		return;
+	}
+	if (rc == IH_OK && r.res.duplicate &&
+	    strcmp(r.res.status, "processing") == 0)
+		/* Taken over only when its holder died (lease expired). */
+		rc = store_claim(w->slot.st, NULL, in->p->name, r.res.rowid,
+		    owner, clock_wall_ms(), (int64_t)in->cfg.lease_s * 1000,
+		    &in->job, &found, err, sizeof(err));
+	else if (rc == IH_OK && r.res.duplicate) {
+		outcome_set(&in->out, 200, "duplicate", "");
+		return;
+	}
+	if (rc != IH_OK) {
+		job_drop(in);
+		outcome_set(&in->out, 503, "store_unavailable", err);
+		return;
+	}
+	fault_point("after-commit");
+	if (!found) {
+		outcome_set(&in->out, 503, "in_progress", "being processed");
+		return;
+	}
+	if (in->job.payload == NULL) {
+		in->job.payload = in->req.body;
+		in->job.payload_len = in->req.body_len;
+	}
+	dispatch_for(w, &in->cfg, owner, &d);
+	/* dispatch_inline() frees the job: it must not free the request's. */
+	rc = dispatch_inline(&d, &in->job, err, sizeof(err));
+	if (rc == IH_OK)
+		outcome_set(&in->out, 200, r.res.duplicate ? "duplicate" :
+		    "accepted", "");
+	else if (rc == IH_ENOTFOUND)
+		outcome_set(&in->out, 503, "in_progress", err);
+	else if (rc == IH_ESTORE)
+		outcome_set(&in->out, 503, "store_unavailable", err);
+	else
+		outcome_set(&in->out, 500, "processing_failed", err);
+}
+
+/* Do a and b record into the same store, with the same settings? */
+static int
+same_store(const struct ingest *a, const struct ingest *b)
+{
+	return strcmp(a->cfg.db_path, b->cfg.db_path) == 0 &&
+	    a->cfg.synchronous == b->cfg.synchronous &&
+	    a->cfg.busy_timeout_ms == b->cfg.busy_timeout_ms;
+}
+
+static int
+is_inline(const struct ingest *in)
+{
+	return in->cfg.mode == CONFIG_MODE_INLINE && in->quarantine == NULL;
+}
+
+void
+batch_record(struct batch_writer *w, struct ingest **ins, size_t n)
+{
+	size_t i = 0, j;
+
+	while (i < n) {
+		if (is_inline(ins[i])) {
+			record_inline(w, ins[i]);
+			i++;
+			continue;
+		}
+		for (j = i + 1; j < n && !is_inline(ins[j]) &&
+		    same_store(ins[i], ins[j]); j++)
+			;
+		record_run(w, ins + i, j - i);
+		i = j;
+	}
+}
+
+static void *
+writer_main(void *arg)
+{
+	struct batch *b = arg;
+	struct ingest *ins[BATCH_MAX];
+	struct batch_node *taken, *node;
+	sigset_t set;
+	size_t n;
+
+	/* The store's queue times its wait with SIGALRM, in this thread. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGALRM);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	pthread_mutex_lock(&b->mu);
+	for (;;) {
+		while (b->head == NULL && !b->stop)
+			pthread_cond_wait(&b->wake, &b->mu);
+		if (b->head == NULL)
+			break;
+		/* Everything queued, up to BATCH_MAX, goes in this commit. */
+		taken = b->head;
+		n = 0;
+		for (node = b->head; node != NULL && n < BATCH_MAX;
+		    node = node->next)
+			ins[n++] = node->in;
+		b->head = node;
+		if (node == NULL)
+			b->tail = NULL;
+		pthread_mutex_unlock(&b->mu);
+		batch_record(&b->w, ins, n);
+		pthread_mutex_lock(&b->mu);
+		for (node = taken; n > 0; node = node->next, n--) {
+			node->done = 1;
+			pthread_cond_signal(&node->cv);
+		}
+	}
+	pthread_mutex_unlock(&b->mu);
+	return NULL;
+}
+
+int
+batch_start(struct batch *b, const struct provider *p,
+    struct processing *proc)
+{
+	memset(b, 0, sizeof(*b));
+	batch_writer_init(&b->w, p, proc);
+	pthread_mutex_init(&b->mu, NULL);
+	pthread_cond_init(&b->wake, NULL);
+	if (pthread_create(&b->thread, NULL, writer_main, b) != 0)
+		return IH_ENOMEM;
+	b->started = 1;
+	return IH_OK;
+}
+
+void
+batch_submit(struct batch *b, struct ingest *in)
+{
+	struct batch_node node;
+
+	node.in = in;
+	node.next = NULL;
+	node.done = 0;
+	pthread_cond_init(&node.cv, NULL);
+	pthread_mutex_lock(&b->mu);
+	if (b->tail != NULL)
+		b->tail->next = &node;
+	else
+		b->head = &node;
+	b->tail = &node;
+	pthread_cond_signal(&b->wake);
+	while (!node.done)
+		pthread_cond_wait(&node.cv, &b->mu);
+	pthread_mutex_unlock(&b->mu);
+	pthread_cond_destroy(&node.cv);
+}
+
+void
+batch_end(struct batch *b)
+{
+	pthread_mutex_lock(&b->mu);
+	b->stop = 1;
+	pthread_cond_signal(&b->wake);
+	pthread_mutex_unlock(&b->mu);
+	if (b->started)
+		pthread_join(b->thread, NULL);
+	batch_writer_free(&b->w);
+	pthread_cond_destroy(&b->wake);
+	pthread_mutex_destroy(&b->mu);
+}

@@ -1,0 +1,86 @@
+/*
+ * batch.h -- recording deliveries, many per durable commit (group
+ * commit), and the writer thread of a FastCGI program.
+ *
+ * The request threads read and verify in parallel (ingest.h), then each
+ * queues its delivery with batch_submit() and waits.  One writer thread,
+ * with the process's one recording connection, takes everything queued
+ * and records it in one durable transaction, then wakes the requests it
+ * carried: none is answered before the commit carrying its event is
+ * durable, and what arrives meanwhile goes into the next commit.
+ *
+ * Inside the transaction each delivery has a savepoint, so one that
+ * fails is undone alone and answered 503; the others commit.  A failed
+ * commit answers 503 to every delivery it carried.  Duplicates within
+ * one batch are duplicates, as across batches: the unique constraint
+ * sees the earlier insert of the same transaction.
+ *
+ * After-response mode: an event that no action matches is processed in
+ * the recording transaction (dispatch_within(): the switch in a
+ * savepoint of its own, the move to done), so it costs no second
+ * transaction; an event with actions is claimed in its insert when the
+ * processing thread is idle, and handed to it after the answer
+ * (in->later).  Inline mode records, processes and answers one delivery
+ * at a time, in the writer.  A plain CGI program calls batch_record()
+ * itself with its one delivery.
+ */
+#ifndef IH_BATCH_H
+#define IH_BATCH_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "ingest.h"
+#include "log.h"
+#include "processing.h"
+#include "settings.h"
+
+/* Most deliveries one transaction carries. */
+#define BATCH_MAX	64
+
+/* Whoever records: the writer thread, or a plain CGI program. */
+struct batch_writer {
+	const struct provider	*p;
+	struct settings_store	 slot;
+	struct log_dest		 logd;		/* IDEMHOOK_LOG */
+	struct processing	*proc;		/* NULL under plain CGI */
+};
+
+void	batch_writer_init(struct batch_writer *w, const struct provider *p,
+	    struct processing *proc);
+void	batch_writer_free(struct batch_writer *w);
+
+/*
+ * Records the n deliveries of ins (ready from ingest_read()) and fills
+ * each one's out, and its job and later flag for processing after the
+ * answer.  n is at most BATCH_MAX.
+ */
+void	batch_record(struct batch_writer *w, struct ingest **ins, size_t n);
+
+struct batch_node;
+
+struct batch {
+	struct batch_writer	 w;
+	pthread_mutex_t		 mu;
+	pthread_cond_t		 wake;		/* the writer waits for work */
+	struct batch_node	*head;
+	struct batch_node	*tail;
+	int			 stop;
+	int			 started;
+	pthread_t		 thread;
+};
+
+/*
+ * Starts the writer thread, which takes SIGALRM for the store's queue
+ * (every other thread must block it).  Returns IH_OK or IH_ENOMEM.
+ */
+int	batch_start(struct batch *b, const struct provider *p,
+	    struct processing *proc);
+
+/* Queues in's delivery and returns once in->out is decided. */
+void	batch_submit(struct batch *b, struct ingest *in);
+
+/* Records what is queued, then stops the writer and frees b. */
+void	batch_end(struct batch *b);
+
+#endif

@@ -1,0 +1,414 @@
+/* ingest.c -- one delivery: checks, verify, identity; its answer. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "allow.h"
+#include "clock.h"
+#include "config.h"
+#include "docroot.h"
+#include "headers.h"
+#include "ih.h"
+#include "ingest.h"
+#include "json.h"
+#include "log.h"
+#include "provider.h"
+#include "request.h"
+#include "respond.h"
+#include "store.h"
+#include "verify.h"
+
+/* A body buffer larger than this is released after its request. */
+#define BODY_KEEP_MAX		(1024 * 1024)
+/* Most of an unread CGI body read and dropped before exiting. */
+#define CGI_DRAIN_MAX		(64L * 1024 * 1024)
+
+void
+outcome_set(struct outcome *o, int status, const char *name,
+    const char *detail)
+{
+	o->rsp.status = status;
+	o->name = name;
+	o->rsp.body_status = status == 200 ? name : "error";
+	o->rsp.error = status == 200 ? NULL : name;
+	o->rsp.allow = status == 405 ? "POST" : NULL;
+	o->rsp.retry_after = status == 503 ? 30 : 0;
+	snprintf(o->detail, sizeof(o->detail), "%s", detail ? detail : "");
+}
+
+int
+ingest_init(struct ingest *in, const struct provider *p, struct settings *s)
+{
+	memset(in, 0, sizeof(*in));
+	in->p = p;
+	in->settings = s;
+	log_dest_init(&in->logd);
+	return json_open(&in->json);
+}
+
+void
+ingest_free(struct ingest *in)
+{
+	ingest_end(in);
+	json_close(in->json);
+	in->json = NULL;
+	request_free(&in->req);
+	log_dest_close(&in->logd);
+}
+
+void
+ingest_begin(struct ingest *in, const struct io *io)
+{
+	in->t0 = clock_mono_ns();
+	in->io = *io;
+	memset(&in->cfg, 0, sizeof(in->cfg));
+	memset(&in->id, 0, sizeof(in->id));
+	memset(&in->ev, 0, sizeof(in->ev));
+	memset(&in->out, 0, sizeof(in->out));
+	memset(&in->job, 0, sizeof(in->job));
+	in->quarantine = NULL;
+	in->same_action[0] = '\0';
+	in->headers[0] = '\0';
+	in->later = 0;
+	in->deferred_len = 0;
+	request_begin(&in->req, &in->io.req);
+}
+
+/* Keeps whole lines only: one that does not fit is dropped. */
+static void
+defer_write(void *arg, const char *line, size_t len)
+{
+	struct ingest *in = arg;
+
+	if (len > sizeof(in->deferred) - in->deferred_len)
+		return;
+	memcpy(in->deferred + in->deferred_len, line, len);
+	in->deferred_len += len;
+}
+
+const struct log_sink *
+ingest_deferred(struct ingest *in)
+{
+	in->defer.write = defer_write;
+	in->defer.arg = in;
+	return &in->defer;
+}
+
+/* Writes the held lines, each as the sink's own line. */
+static void
+write_deferred(struct ingest *in, const struct log_sink *sink)
+{
+	const char *p = in->deferred, *end = in->deferred + in->deferred_len;
+	const char *nl;
+
+	while (p < end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		nl = nl != NULL ? nl + 1 : end;
+		sink->write(sink->arg, p, (size_t)(nl - p));
+		p = nl;
+	}
+	in->deferred_len = 0;
+}
+
+void
+ingest_end(struct ingest *in)
+{
+	/* A payload still borrowed from the request is not the job's. */
+	if (in->job.payload == in->req.body)
+		in->job.payload = NULL;
+	store_job_free(&in->job);
+	if (in->req.body_cap > BODY_KEEP_MAX)
+		request_free(&in->req);
+	ident_free(&in->id);
+	config_free(&in->cfg);
+	memset(&in->ev, 0, sizeof(in->ev));
+}
+
+/*
+ * Refuses to serve when the store or the settings file lies under the
+ * request's document root (DOCUMENT_ROOT, and CONTEXT_DOCUMENT_ROOT for
+ * ~user/ sites), where one server misconfiguration lets anyone download
+ * it.  There is no exception, not even the hooks folder whose .htaccess
+ * denies those names: that only works under Apache with overrides on.
+ * Returns 1 with the cause in err.
+ */
+static int
+under_docroot(const struct ingest *in, char *err, size_t errlen)
+{
+	static const char *const roots[] = { "DOCUMENT_ROOT",
+	    "CONTEXT_DOCUMENT_ROOT", NULL };
+	const char *files[2], *what[2] = { "store", "settings file" }, *dr;
+	char rroot[PATH_MAX], rfile[PATH_MAX];
+	size_t i, j;
+
+	files[0] = in->cfg.db_path;
+	files[1] = in->file_path[0] != '\0' ? in->file_path : NULL;
+	for (i = 0; roots[i] != NULL; i++) {
+		dr = io_param(&in->io, roots[i]);
+		if (dr == NULL || *dr != '/' || realpath(dr, rroot) == NULL ||
+		    strcmp(rroot, "/") == 0)
+			continue;
+		for (j = 0; j < 2; j++) {
+			if (files[j] == NULL || docroot_resolve(files[j],
+			    rfile, sizeof(rfile)) != 0)
+				continue;
+			if (docroot_contains(rroot, rfile)) {
+				snprintf(err, errlen, "%s under document root:"
+				    " %.200s", what[j], rfile);
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * under_docroot(), remembered for the same inputs (document roots, store,
+ * settings file) during INGEST_DOCROOT_MS.
+ */
+static int
+under_docroot_cached(struct ingest *in, char *err, size_t errlen)
+{
+	char key[sizeof(in->dr_key)];
+	const char *dr, *cdr;
+	double age;
+	int n;
+
+	dr = io_param(&in->io, "DOCUMENT_ROOT");
+	cdr = io_param(&in->io, "CONTEXT_DOCUMENT_ROOT");
+	n = snprintf(key, sizeof(key), "%s\n%s\n%s\n%s", dr ? dr : "",
+	    cdr ? cdr : "", in->cfg.db_path ? in->cfg.db_path : "",
+	    in->file_path);
+	if (n < 0 || (size_t)n >= sizeof(key))
+		return under_docroot(in, err, errlen);
+	age = (double)(in->t0 - in->dr_at) / 1e6;
+	if (age >= 0 && age < INGEST_DOCROOT_MS &&
+	    strcmp(key, in->dr_key) == 0) {
+		snprintf(err, errlen, "%s", in->dr_err);
+		return in->dr_bad;
+	}
+	in->dr_err[0] = '\0';
+	in->dr_bad = under_docroot(in, in->dr_err, sizeof(in->dr_err));
+	memcpy(in->dr_key, key, (size_t)n + 1);
+	in->dr_at = in->t0;
+	snprintf(err, errlen, "%s", in->dr_err);
+	return in->dr_bad;
+}
+
+/* Names an unusable body by its digest, with the type "unusable". */
+static int
+quarantine_ident(const char *fingerprint, struct ident *id)
+{
+	char name[VERIFY_SHA256_HEX + 16];
+	int rc;
+
+	ident_free(id);
+	snprintf(name, sizeof(name), "unusable:%s", fingerprint);
+	rc = ident_set(&id->event_id, name, strlen(name));
+	if (rc == IH_OK)
+		rc = ident_set(&id->event_type, "unusable", 8);
+	return rc;
+}
+
+/* The settings, the log destination and the checks before the body. */
+static int
+read_head(struct ingest *in, const struct log_sink *sink)
+{
+	const struct config *cfg = &in->cfg;
+	char err[STORE_ERR_MAX];
+	const char *v;
+	int rc, allowed;
+
+	err[0] = '\0';
+	rc = settings_request(in->settings, in->io.params, sink, &in->cfg,
+	    in->file_path, sizeof(in->file_path), err, sizeof(err));
+	if (rc != IH_OK) {
+		outcome_set(&in->out, 500, "bad_config", err);
+		return 0;
+	}
+	/* Before any line of this request: inline mode logs effects. */
+	if (log_dest_set(&in->logd, cfg->log, in->logd_err,
+	    sizeof(in->logd_err)) != IH_OK && in->logd_err[0] == '\0')
+		snprintf(in->logd_err, sizeof(in->logd_err), "IDEMHOOK_LOG "
+		    "unusable");
+	if (under_docroot_cached(in, err, sizeof(err))) {
+		outcome_set(&in->out, 500, "under_document_root", err);
+		return 0;
+	}
+	if (strcmp(in->req.method, "POST") != 0) {
+		outcome_set(&in->out, 405, "method_not_allowed",
+		    in->req.method);
+		return 0;
+	}
+	if (cfg->allow_from != NULL) {
+		v = io_param(&in->io, "REMOTE_ADDR");
+		if (allow_check(cfg->allow_from, v, &allowed, err,
+		    sizeof(err)) != IH_OK) {
+			outcome_set(&in->out, 500, "bad_config", err);
+			return 0;
+		}
+		if (!allowed) {
+			snprintf(err, sizeof(err), "REMOTE_ADDR %s is outside "
+			    "IDEMHOOK_ALLOW_FROM", v != NULL ? v : "(none)");
+			outcome_set(&in->out, 403, "forbidden_source", err);
+			return 0;
+		}
+	}
+	if (cfg->nsecrets == 0) {
+		snprintf(err, sizeof(err), "no secret configured: set %s",
+		    in->p->secret_var);
+		outcome_set(&in->out, 500, "not_configured", err);
+		return 0;
+	}
+	/*
+	 * Without its signature header a request cannot be authentic: refuse
+	 * it from the headers, before reading or hashing any of its body.
+	 */
+	if (in->p->sig_header != NULL &&
+	    request_header(&in->req, in->p->sig_header) == NULL) {
+		snprintf(err, sizeof(err), "missing %s header",
+		    in->p->sig_header);
+		outcome_set(&in->out, 401, "bad_signature", err);
+		return 0;
+	}
+	return 1;
+}
+
+/* The body, its signature, its digest and its identity. */
+static int
+read_body(struct ingest *in)
+{
+	struct provider_req pr;
+	const char *why = "";
+	int rc;
+
+	rc = request_read_body(&in->req, (size_t)in->cfg.max_body);
+	if (rc == IH_ETOOBIG) {
+		outcome_set(&in->out, 413, "too_large",
+		    "over IDEMHOOK_MAX_BODY");
+		return 0;
+	} else if (rc == IH_ENOMEM) {
+		outcome_set(&in->out, 503, "out_of_memory", "");
+		return 0;
+	} else if (rc != IH_OK) {
+		outcome_set(&in->out, 400, "bad_length",
+		    "body length differs from Content-Length");
+		return 0;
+	}
+	memset(&pr, 0, sizeof(pr));
+	pr.req = &in->req;
+	pr.cfg = &in->cfg;
+	pr.now = clock_wall_s();
+	pr.check_time = 1;
+	pr.json = in->json;
+	rc = in->p->verify(&pr, &why);
+	if (rc != IH_OK) {
+		outcome_set(&in->out, 401, rc == IH_ESTALE ?
+		    "stale_timestamp" : "bad_signature", why);
+		return 0;
+	}
+	if (verify_sha256_hex(in->req.body, in->req.body_len,
+	    in->fingerprint) != IH_OK) {
+		outcome_set(&in->out, 503, "out_of_memory",
+		    "cannot hash the body");
+		return 0;
+	}
+	rc = in->p->identify(&pr, &in->id, &why);
+	if (rc == IH_ENOMEM) {
+		outcome_set(&in->out, 503, "out_of_memory", "");
+		return 0;
+	} else if (rc != IH_OK && !in->p->keep_unusable) {
+		outcome_set(&in->out, 400, "bad_body", why);
+		return 0;
+	} else if (rc != IH_OK) {
+		/*
+		 * Refusing would make the provider retry a body that can
+		 * never succeed, until it pauses the queue; keep it for the
+		 * operator instead, named by its digest so a redelivery of
+		 * the same bytes is still a duplicate.
+		 */
+		in->quarantine = why;
+		if (quarantine_ident(in->fingerprint, &in->id) != IH_OK) {
+			outcome_set(&in->out, 503, "out_of_memory", "");
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/*
+ * For a provider whose id and type are unsigned headers, the line of the
+ * header shared by one action's events, for the replay check.
+ */
+static void
+same_action_line(struct ingest *in)
+{
+	const char *v = NULL;
+
+	in->same_action[0] = '\0';
+	if (!in->p->type_unsigned || in->p->same_action_header == NULL)
+		return;
+	v = request_header(&in->req, in->p->same_action_header);
+	if (v == NULL || *v == '\0')
+		return;
+	if (headers_line(in->p->same_action_header, v, in->same_action,
+	    sizeof(in->same_action)) != IH_OK)
+		in->same_action[0] = '\0';
+}
+
+int
+ingest_read(struct ingest *in)
+{
+	if (!read_head(in, &in->io.log) || !read_body(in))
+		return 0;
+	if (headers_keep(&in->req, in->p->kept_headers, in->headers,
+	    sizeof(in->headers)) != IH_OK) {
+		outcome_set(&in->out, 400, "headers_too_large", "");
+		return 0;
+	}
+	same_action_line(in);
+	in->ev.provider = in->p->name;
+	in->ev.event_id = in->id.event_id;
+	in->ev.event_type = in->id.event_type;
+	in->ev.subtype = in->id.subtype;
+	in->ev.order_key = in->id.order_key;
+	in->ev.status = in->quarantine != NULL ? "quarantined" : NULL;
+	in->ev.payload = in->req.body;
+	in->ev.payload_len = in->req.body_len;
+	in->ev.headers = in->headers;
+	in->ev.fingerprint = in->fingerprint;
+	return 1;
+}
+
+void
+ingest_answer(struct ingest *in)
+{
+	char cid[LOG_CLEAN_SIZE], ctype[LOG_CLEAN_SIZE];
+	char cdetail[LOG_CLEAN_SIZE];
+	const struct outcome *o = &in->out;
+
+	if (respond_send(&in->io.rsp, &o->rsp) != IH_OK &&
+	    o->rsp.status == 200)
+		in->out.name = "answer_lost";
+	if (in->io.fx == NULL) {
+		fflush(stdout);
+		request_drain(&in->req, CGI_DRAIN_MAX);
+	}
+	/* An IDEMHOOK_LOG that cannot be used is said where it is seen. */
+	if (in->logd_err[0] != '\0') {
+		log_emit(&in->io.log, "provider=%s %s", in->p->name,
+		    in->logd_err);
+		in->logd_err[0] = '\0';
+	}
+	log_clean(cid, in->id.event_id, (size_t)-1);
+	log_clean(ctype, in->id.event_type, (size_t)-1);
+	log_clean(cdetail, o->detail, (size_t)-1);
+	log_emit(log_dest_sink(&in->logd, &in->io.log), "provider=%s event=%s "
+	    "type=%s outcome=%s status=%d "
+	    "ms=%.2f%s%s", in->p->name, cid, ctype, o->name, o->rsp.status,
+	    clock_ms_since(in->t0), o->detail[0] ? " detail=" : "",
+	    o->detail[0] ? cdetail : "");
+	write_deferred(in, log_dest_sink(&in->logd, &in->io.log));
+}

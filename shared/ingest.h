@@ -1,0 +1,119 @@
+/*
+ * ingest.h -- one delivery, from its request to a recorded outcome and
+ * its answer.
+ *
+ * ingest_read() takes a request through every check that needs no
+ * store: settings (settings.h), IDEMHOOK_LOG, the document-root rule,
+ * the method, IDEMHOOK_ALLOW_FROM, a configured secret, the signature
+ * header, the body under its limit, the provider's verify, the body's
+ * digest, its identity (or quarantine), and the kept headers
+ * (headers.h).  It ends either with an answer already decided in
+ * in->out, or with in->ev ready to record: the batch (batch.h) records
+ * it and fills in->out.  ingest_answer() then writes the answer and the
+ * delivery's one log line.
+ *
+ * A struct ingest belongs to one request thread; it keeps its body
+ * buffer, JSON parser and IDEMHOOK_LOG destination between requests.
+ */
+#ifndef IH_INGEST_H
+#define IH_INGEST_H
+
+#include <limits.h>
+#include <time.h>
+
+#include "config.h"
+#include "io.h"
+#include "log.h"
+#include "provider.h"
+#include "request.h"
+#include "respond.h"
+#include "settings.h"
+#include "store.h"
+#include "verify.h"
+
+#define INGEST_HEADERS_MAX	8192
+/* How long a document-root verdict holds for the same paths. */
+#define INGEST_DOCROOT_MS	1000
+
+/* What one delivery came to, for its answer and its log line. */
+struct outcome {
+	struct respond	 rsp;
+	const char	*name;		/* "accepted", "bad_signature", ... */
+	char		 detail[STORE_ERR_MAX + 64];
+};
+
+/* Sets o to status with the outcome name and detail (may be NULL). */
+void	outcome_set(struct outcome *o, int status, const char *name,
+	    const char *detail);
+
+struct ingest {
+	/* The thread's, kept between deliveries. */
+	const struct provider	*p;
+	struct settings		*settings;
+	struct json		*json;
+	struct request		 req;
+	struct log_dest		 logd;		/* IDEMHOOK_LOG */
+	char			 logd_err[256];	/* why it cannot be used */
+	/*
+	 * The document-root rule's last inputs and verdict: resolving the
+	 * paths costs a readlink(2) per path component, so the same inputs
+	 * are checked again only after INGEST_DOCROOT_MS.
+	 */
+	char			 dr_key[2 * PATH_MAX];
+	char			 dr_err[STORE_ERR_MAX];
+	int			 dr_bad;
+	int64_t			 dr_at;	/* clock_mono_ns() of dr_key */
+	/* This delivery's, reset by ingest_begin(). */
+	struct io		 io;
+	int64_t			 t0;	/* clock_mono_ns() at the start */
+	struct config		 cfg;
+	struct ident		 id;
+	struct store_event	 ev;		/* borrows the fields below */
+	const char		*quarantine;	/* why, when kept unusable */
+	/* The replay check's shared-action line, or "". */
+	char			 same_action[REQUEST_HEADER_NAME_MAX + 1024];
+	char			 headers[INGEST_HEADERS_MAX];
+	char			 fingerprint[VERIFY_SHA256_HEX];
+	char			 file_path[PATH_MAX];
+	struct outcome		 out;
+	/*
+	 * Lines of processing done inside the recording transaction, held
+	 * until the request's own line is written (and dropped when that
+	 * transaction fails), so that the log reads in the order of events.
+	 */
+	char			 deferred[2 * LOG_LINE_MAX];
+	size_t			 deferred_len;
+	struct log_sink		 defer;
+	/* Claimed in the record, for processing after the answer. */
+	struct store_job	 job;
+	char			 owner[128];	/* job's lease holder */
+	int			 later;		/* process after the answer */
+};
+
+/* Prepares in for p's deliveries.  Returns IH_OK or IH_ENOMEM. */
+int	ingest_init(struct ingest *in, const struct provider *p,
+	    struct settings *s);
+void	ingest_free(struct ingest *in);
+
+/* Starts a delivery read through io. */
+void	ingest_begin(struct ingest *in, const struct io *io);
+
+/*
+ * Runs the checks above.  Returns 1 when in->ev is ready to record, 0
+ * when in->out holds the answer already.
+ */
+int	ingest_read(struct ingest *in);
+
+/*
+ * Writes in->out as the answer and logs the delivery's line.  Under CGI,
+ * the rest of the body is read and dropped, as some servers need.
+ */
+void	ingest_answer(struct ingest *in);
+
+/* The sink that holds lines for ingest_answer() to write after its own. */
+const struct log_sink *ingest_deferred(struct ingest *in);
+
+/* Ends the delivery: frees what ingest_begin() started. */
+void	ingest_end(struct ingest *in);
+
+#endif

@@ -1,0 +1,45 @@
+/*
+ * io.h -- the two ways a web server hands a request to a receiver: the
+ * FastCGI adapter (one FCGX_Request, its parameters, streams and error
+ * log) and the plain CGI one (the environment, stdin, stdout, stderr).
+ *
+ * Each fills a struct io: the request's reading callbacks, the answer's
+ * writer, the log sink for this request, and its parameters as a
+ * "NAME=value" array for the settings (NULL under CGI, whose
+ * environment holds no request parameter a setting may come from).
+ * io->finish() ends the answer so that the sender has it before any
+ * processing that follows: FCGX_Finish_r(), or, under CGI, stdout
+ * swapped for /dev/null.
+ */
+#ifndef IH_IO_H
+#define IH_IO_H
+
+#include <fcgiapp.h>
+
+#include "log.h"
+#include "request.h"
+#include "respond.h"
+
+struct io {
+	struct request_io	 req;
+	struct respond_io	 rsp;
+	struct log_sink		 log;
+	char			**params;	/* NULL under CGI */
+	FCGX_Request		*fx;		/* NULL under CGI */
+	/* Ends the answer; the request is not written to afterwards. */
+	void			(*finish)(struct io *io);
+};
+
+/* The adapter for fx, which FCGX_Accept_r() has just filled. */
+void	io_fcgi(struct io *io, FCGX_Request *fx);
+/* The adapter for the process's one CGI request. */
+void	io_cgi(struct io *io);
+
+/* Returns the CGI variable name of the request, or NULL. */
+static inline const char *
+io_param(const struct io *io, const char *name)
+{
+	return io->req.param(io->req.arg, name);
+}
+
+#endif

@@ -1,0 +1,58 @@
+/* io_fcgi.c -- one FastCGI request as a struct io. */
+#include <stddef.h>
+
+#include <fcgiapp.h>
+
+#include "io.h"
+#include "log.h"
+
+static const char *
+param_fcgi(void *arg, const char *name)
+{
+	FCGX_Request *fx = arg;
+
+	return FCGX_GetParam(name, fx->envp);
+}
+
+static size_t
+read_fcgi(void *arg, void *buf, size_t len)
+{
+	FCGX_Request *fx = arg;
+	int n;
+
+	if (len > 1 << 20)
+		len = 1 << 20;
+	n = FCGX_GetStr(buf, (int)len, fx->in);
+	return n > 0 ? (size_t)n : 0;
+}
+
+static size_t
+write_fcgi(void *arg, const void *p, size_t len)
+{
+	FCGX_Request *fx = arg;
+	int n;
+
+	n = FCGX_PutStr(p, (int)len, fx->out);
+	return n > 0 ? (size_t)n : 0;
+}
+
+static void
+finish_fcgi(struct io *io)
+{
+	FCGX_Finish_r(io->fx);
+}
+
+void
+io_fcgi(struct io *io, FCGX_Request *fx)
+{
+	io->req.param = param_fcgi;
+	io->req.read = read_fcgi;
+	io->req.arg = fx;
+	io->rsp.write = write_fcgi;
+	io->rsp.arg = fx;
+	io->log.write = log_fcgi_write;
+	io->log.arg = fx;
+	io->params = fx->envp;
+	io->fx = fx;
+	io->finish = finish_fcgi;
+}

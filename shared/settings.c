@@ -1,0 +1,210 @@
+/* settings.c -- sources in order, the settings file's cache, the store. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "harden.h"
+#include "ih.h"
+#include "log.h"
+#include "provider.h"
+#include "settings.h"
+#include "store.h"
+
+int
+settings_init(struct settings *s, const struct provider *p, char **env)
+{
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	s->p = p;
+	pthread_mutex_init(&s->mu, NULL);
+	rc = config_vars_from_env(&s->env, env);
+	if (rc != IH_OK)
+		return rc;
+	/*
+	 * The copy above is the one in use, and holds this provider's
+	 * secrets only; the original block need not hold any.
+	 */
+	s->startup_settings = s->env.n > 0;
+	config_vars_keep_secrets(&s->env, p->secret_var);
+	harden_scrub_environ(env);
+	return IH_OK;
+}
+
+void
+settings_free(struct settings *s)
+{
+	config_vars_free(&s->env);
+	config_file_free(&s->file);
+	pthread_mutex_destroy(&s->mu);
+}
+
+/* The request's parameters and whether they may give settings. */
+struct params {
+	const struct settings	*s;
+	char			**envp;
+};
+
+static const char *
+param_get(char **envp, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (; envp != NULL && *envp != NULL; envp++)
+		if (strncmp(*envp, name, len) == 0 && (*envp)[len] == '=')
+			return *envp + len + 1;
+	return NULL;
+}
+
+/*
+ * Whoever can reach the socket can send parameters, so none of them may
+ * choose a command, a mode, the store or a limit: only IDEMHOOK_CONFIG,
+ * which names the file of real settings (config_file_refresh() checks
+ * who owns it), and the secrets when nothing came at start-up.  A secret
+ * lets a sender sign events, never run one.
+ */
+static int
+param_allowed(const struct settings *s, const char *name)
+{
+	if (strcmp(name, "IDEMHOOK_CONFIG") == 0)
+		return 1;
+	return !s->startup_settings &&
+	    config_is_secret_of(name, s->p->secret_var);
+}
+
+static const char *
+param_setting(void *arg, const char *name)
+{
+	const struct params *pa = arg;
+
+	if (pa->envp == NULL || !param_allowed(pa->s, name))
+		return NULL;
+	return param_get(pa->envp, name);
+}
+
+/*
+ * Logs, in one line, the names of the IDEMHOOK_* request parameters that
+ * were set and are not taken, so that a SetEnv or fastcgi_param that no
+ * longer works, or a probe of the socket, is seen.  Values are never
+ * logged.  Other providers' secrets in a shared .htaccess are expected
+ * and not reported while secrets are taken from requests at all.
+ */
+static void
+log_ignored(const struct settings *s, char **envp,
+    const struct log_sink *sink)
+{
+	char names[LOG_LINE_MAX / 2], clean[LOG_CLEAN_SIZE];
+	const char *eq;
+	char **e;
+	size_t len = 0, nlen;
+	int n, count = 0;
+
+	names[0] = '\0';
+	for (e = envp; e != NULL && *e != NULL; e++) {
+		if (strncmp(*e, "IDEMHOOK_", 9) != 0)
+			continue;
+		eq = strchr(*e, '=');
+		if (eq == NULL || eq[1] == '\0')
+			continue;
+		nlen = (size_t)(eq - *e);
+		log_clean(clean, *e, nlen);
+		if (strlen(clean) == nlen && param_allowed(s, clean))
+			continue;
+		if (strlen(clean) == nlen && !s->startup_settings &&
+		    config_is_secret(clean))
+			continue;
+		count++;
+		n = snprintf(names + len, sizeof(names) - len, "%s%s",
+		    len > 0 ? "," : "", clean);
+		if (n < 0 || (size_t)n >= sizeof(names) - len)
+			break;
+		len += (size_t)n;
+	}
+	if (count > 0)
+		log_emit(sink, "provider=%s ignored_request_settings=%s "
+		    "(request parameters may set only IDEMHOOK_CONFIG%s; put "
+		    "the rest in the IDEMHOOK_CONFIG file)", s->p->name, names,
+		    s->startup_settings ? "" : " and secrets");
+}
+
+int
+settings_load(struct config *cfg, const char *name, const char *secret_var,
+    const struct config_source *front, struct config_vars *env,
+    struct config_vars *file, char *err, size_t errlen)
+{
+	struct config_source src[3];
+	size_t n = 0;
+
+	if (front != NULL)
+		src[n++] = *front;
+	src[n].get = config_vars_get;
+	src[n++].arg = env;
+	if (file != NULL) {
+		src[n].get = config_vars_get;
+		src[n++].arg = file;
+	}
+	return config_load(cfg, name, secret_var, src, n, err, errlen);
+}
+
+int
+settings_request(struct settings *s, char **params,
+    const struct log_sink *sink, struct config *cfg, char *file_path,
+    size_t pathlen, char *err, size_t errlen)
+{
+	struct config_source src[3];
+	struct params pa = { s, params };
+	struct config_source param = { param_setting, &pa };
+	size_t n = 0;
+	int rc;
+
+	file_path[0] = '\0';
+	if (params != NULL)
+		log_ignored(s, params, sink);
+	pthread_mutex_lock(&s->mu);
+	/* Other providers' secrets in a shared file are not kept here. */
+	rc = config_sources_refresh(&s->file, &param, &s->env,
+	    s->p->secret_var, src, &n, err, errlen);
+	if (rc == IH_OK)
+		rc = settings_load(cfg, s->p->name, s->p->secret_var, &param,
+		    &s->env, &s->file.vars, err, errlen);
+	if (rc == IH_OK && s->file.path != NULL)
+		snprintf(file_path, pathlen, "%s", s->file.path);
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+int
+settings_store(struct settings_store *slot, const struct config *cfg,
+    char *err, size_t errlen)
+{
+	struct store_opts opts;
+	int rc;
+
+	if (slot->st != NULL && strcmp(slot->path, cfg->db_path) == 0 &&
+	    slot->sync == cfg->synchronous &&
+	    slot->busy == cfg->busy_timeout_ms)
+		return IH_OK;
+	settings_store_close(slot);
+	slot->path = strdup(cfg->db_path);
+	if (slot->path == NULL)
+		return IH_ENOMEM;
+	opts.path = cfg->db_path;
+	opts.durable_as = store_durable_as(cfg->synchronous);
+	opts.busy_timeout_ms = cfg->busy_timeout_ms;
+	rc = store_open(&opts, &slot->st, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	slot->sync = cfg->synchronous;
+	slot->busy = cfg->busy_timeout_ms;
+	return IH_OK;
+}
+
+void
+settings_store_close(struct settings_store *slot)
+{
+	store_close(slot->st);
+	slot->st = NULL;
+	free(slot->path);
+	slot->path = NULL;
+}

@@ -1,0 +1,86 @@
+/*
+ * settings.h -- where a program's settings come from, in one place: the
+ * layering of their sources and the cache of the settings file, shared
+ * by the receivers and the operator's command, and the store they name.
+ *
+ * Layering, first match wins: a front source (a receiver's admitted
+ * request parameters, the command's --db), then the start-up
+ * environment's IDEMHOOK_* variables, then the IDEMHOOK_CONFIG file.
+ *
+ * A receiver's request parameters may set only IDEMHOOK_CONFIG, and the
+ * provider's secrets when the process got no IDEMHOOK_* setting at
+ * start-up (Apache mod_fcgid on shared hosting, where SetEnv is the only
+ * way to pass anything); any other IDEMHOOK_* parameter is ignored and
+ * named in one log line.  The file is read again whenever it changes
+ * (one stat(2) per request otherwise).  struct settings is shared by the
+ * request threads of a process: its calls take its lock.
+ */
+#ifndef IH_SETTINGS_H
+#define IH_SETTINGS_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "log.h"
+
+struct provider;
+struct store;
+
+struct settings {
+	const struct provider	*p;
+	struct config_vars	 env;		/* IDEMHOOK_* at start-up */
+	int			 startup_settings; /* any IDEMHOOK_* given */
+	struct config_file	 file;		/* IDEMHOOK_CONFIG's lines */
+	pthread_mutex_t		 mu;
+};
+
+/*
+ * Takes the IDEMHOOK_* variables of env for p's program, keeps only p's
+ * secrets among them, and wipes the secrets from env itself.  Returns
+ * IH_OK or IH_ENOMEM; settings_free() is due either way.
+ */
+int	settings_init(struct settings *s, const struct provider *p,
+	    char **env);
+void	settings_free(struct settings *s);
+
+/*
+ * Fills cfg for one request whose parameters are params ("NAME=value",
+ * NULL-terminated; NULL under plain CGI), logging ignored ones to sink.
+ * The settings file's path goes to file_path ("" when none).  Returns
+ * IH_OK, IH_ENOMEM or IH_ECONFIG with the cause in err.
+ */
+int	settings_request(struct settings *s, char **params,
+	    const struct log_sink *sink, struct config *cfg, char *file_path,
+	    size_t pathlen, char *err, size_t errlen);
+
+/*
+ * The layering itself: fills cfg for the provider (name, secret_var)
+ * from front (may be NULL), then env, then file (may be NULL).
+ * Returns what config_load() does.
+ */
+int	settings_load(struct config *cfg, const char *name,
+	    const char *secret_var, const struct config_source *front,
+	    struct config_vars *env, struct config_vars *file, char *err,
+	    size_t errlen);
+
+/*
+ * One open store, kept while the settings keep naming it: the request
+ * path, the batch writer and the processing thread each hold one.
+ */
+struct settings_store {
+	struct store	*st;
+	char		*path;
+	int		 sync;
+	long		 busy;
+};
+
+/*
+ * Opens the store cfg names into slot, unless the one open there
+ * matches cfg.  Returns what store_open() does.
+ */
+int	settings_store(struct settings_store *slot, const struct config *cfg,
+	    char *err, size_t errlen);
+void	settings_store_close(struct settings_store *slot);
+
+#endif
