@@ -201,6 +201,27 @@ dispatch_owner(char *owner, size_t len)
 }
 
 /*
+ * Does the TYPE part of an action's pattern ("TYPE" or "TYPE@STATUS")
+ * match the event type?  A TYPE too long to copy matches nothing.
+ */
+static int
+action_type_matches(const char *pattern, const char *type)
+{
+	const char *at = strchr(pattern, '@');
+	char tp[256];
+	size_t n;
+
+	if (at == NULL)
+		return fnmatch(pattern, type, 0) == 0;
+	n = (size_t)(at - pattern);
+	if (n >= sizeof(tp))
+		return 0;
+	memcpy(tp, pattern, n);
+	tp[n] = '\0';
+	return fnmatch(tp, type, 0) == 0;
+}
+
+/*
  * Does an action's pattern match?  "TYPE" (an fnmatch pattern) matches
  * the event type; "TYPE@STATUS" also needs the status the event makes
  * its object take (status NULL: none, see action_status()) to match
@@ -210,17 +231,12 @@ static int
 action_matches(const char *pattern, const char *type, const char *status)
 {
 	const char *at = strchr(pattern, '@');
-	char tp[256];
-	size_t n;
 
-	if (at == NULL)
-		return fnmatch(pattern, type, 0) == 0;
-	n = (size_t)(at - pattern);
-	if (n >= sizeof(tp) || status == NULL)
+	if (at != NULL && status == NULL)
 		return 0;
-	memcpy(tp, pattern, n);
-	tp[n] = '\0';
-	return fnmatch(tp, type, 0) == 0 && fnmatch(at + 1, status, 0) == 0;
+	if (!action_type_matches(pattern, type))
+		return 0;
+	return at == NULL || fnmatch(at + 1, status, 0) == 0;
 }
 
 /* The object's row as it stands, for action_status(). */
@@ -561,8 +577,12 @@ dispatch_has_actions(const struct config *cfg, const char *event_type)
 {
 	size_t i;
 
+	/*
+	 * A TYPE@STATUS action counts by its TYPE alone: the status is
+	 * known only once the switch has run, after the answer.
+	 */
 	for (i = 0; i < cfg->nactions; i++)
-		if (fnmatch(cfg->action_pattern[i], event_type, 0) == 0)
+		if (action_type_matches(cfg->action_pattern[i], event_type))
 			return 1;
 	return 0;
 }

@@ -146,7 +146,7 @@ int	dispatch_drain(const struct dispatch *d, long max,
 	    const volatile sig_atomic_t *stop, long *done, char *err,
 	    size_t errlen);
 
-/* Does any configured action match event_type? */
+/* Could any configured action run for event_type (TYPE@STATUS by TYPE)? */
 int	dispatch_has_actions(const struct config *cfg,
 	    const char *event_type);
 
