@@ -16,9 +16,7 @@ fdatasyncs per answer is printed, since fewer syncs than answers is the
 point of the setting.
 """
 
-import glob
 import os
-import re
 import shutil
 import sys
 import time
@@ -28,63 +26,54 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (HarnessError, Server, Servers, Tap, bin_dir, check,  # noqa: E402
                      check_eq, install_signal_cleanup, parallel, sign_stripe)
+from test_durability import processes, stripe_body, thread_traces  # noqa: E402
 
 ROUNDS = 5
 PER_ROUND = 12
 PROCS = 4
 
-LINE = re.compile(r'^(\d+\.\d+) (\w+)\((\d+)?(.*?) = (-?\d+)(?: \w+ \(.*?\))?'
-                  r' <(\d+\.\d+)>$')
-OPEN = re.compile(r'^\d+\.\d+ openat\(.*"([^"]*)", .*\) = (\d+) <')
-
-
-def stripe_body(eid):
-    return ('{"id":"%s","object":"event","type":"invoice.paid",'
-            '"data":{"object":{"id":"in_1"}}}' % eid).encode()
-
-
-def parse(path):
-    """[(start, end, call, fd, is_wal, accepted)] of one process's trace."""
-    wal = set()
-    out = []
-    with open(path, errors="replace") as f:
-        for ln in f:
-            ln = ln.rstrip("\n")
-            m = OPEN.match(ln)
-            if m and m.group(1).endswith("-wal"):
-                wal.add(m.group(2))
-                continue
-            m = LINE.match(ln)
-            if not m:
-                continue
-            start = float(m.group(1))
-            call, fd = m.group(2), m.group(3)
-            end = start + float(m.group(6))
-            out.append((start, end, call, fd, fd in wal,
-                        call == "write" and '\\"accepted\\"' in ln))
-    return out
-
-
-def check_traces(prefix):
-    """(answers, answers covered by a later WAL sync, syncs)."""
-    procs = [parse(p) for p in sorted(glob.glob(prefix + ".*"))]
-    syncs = sorted((s, e) for calls in procs for s, e, c, _, w, _ in calls
-                   if c == "fdatasync" and w)
+def check_traces(prefix, ids):
+    """(answers, answers covered by a later WAL sync, syncs).  Threads are
+    traced apart (-ff): a request thread reads the event and writes the
+    answer, the writer thread commits, and with SHARED any thread of any
+    process may run the sync.  So an event's commit is the end of the
+    first write to the log that holds its id, and its answer is the next
+    "accepted" write of the thread that read it."""
+    threads = thread_traces(prefix)
+    commits = {}    # event id -> end of the first WAL write holding it
+    syncs = []
+    for tids in processes(threads).values():
+        wal = set(ret for tid in tids for (_, _, call, args, ret)
+                  in threads[tid]
+                  if call == "openat" and '-wal"' in args and ret.isdigit())
+        for tid in tids:
+            for (t0, t1, call, args, ret) in threads[tid]:
+                if args.split(",", 1)[0] not in wal:
+                    continue
+                if call in ("fdatasync", "fsync"):
+                    syncs.append((t0, t1))
+                elif call in ("pwrite64", "write"):
+                    for eid in ids:
+                        if eid in args and t1 < commits.get(eid, t1 + 1):
+                            commits[eid] = t1
     answers = covered = 0
-    for calls in procs:
-        last_wal_write = None
-        for s, e, c, _, w, acc in calls:
-            if c in ("pwrite64", "write") and w:
-                last_wal_write = e
-            elif acc:
+    for calls in threads.values():
+        current = None
+        for (t0, t1, call, args, ret) in calls:
+            if call in ("read", "recvfrom"):
+                for eid in ids:
+                    if eid in args:
+                        current = eid
+            elif call == "write" and '\\"accepted\\"' in args:
                 answers += 1
-                ok = last_wal_write is not None and any(
-                    ss >= last_wal_write and se <= s for ss, se in syncs)
+                c = commits.get(current)
+                ok = c is not None and any(s0 >= c and s1 <= t0
+                                           for (s0, s1) in syncs)
                 covered += ok
                 if not ok:
-                    print("# answer at %.6f: its commit's log write ended "
-                          "at %s, no WAL fdatasync started after it and "
-                          "ended before the answer" % (s, last_wal_write))
+                    print("# answer for %s at %.6f: its commit's log write "
+                          "ended at %s, no WAL sync started after it and "
+                          "ended before the answer" % (current, t0, c))
     return answers, covered, len(syncs)
 
 
@@ -94,19 +83,23 @@ def concurrent(bindir, servers):
             bindir, "..", "strace-shared-%d" % os.getpid()))
         shutil.rmtree(tdir, ignore_errors=True)
         os.makedirs(tdir)
-        wrap = ("%s -ff -ttt -T -s 256 -e trace=openat,fdatasync,write,"
-                "pwrite64 -o %s/t" % (shutil.which("strace"), tdir))
+        wrap = ("%s -ff -ttt -T -s 65536 -e trace=openat,fdatasync,fsync,"
+                "write,pwrite64,read,recvfrom,clone,clone3 -o %s/t"
+                % (shutil.which("strace"), tdir))
         srv = servers.add(Server(bindir, providers=["stripe"], wrap=wrap,
                                  max_procs=PROCS,
                                  env={"IDEMHOOK_SYNCHRONOUS": "SHARED"},
                                  name="shared-sync"))
         srv.start()
         secret = srv.secrets["stripe"]
+        ids = []
         try:
             for k in range(ROUNDS):
+                ids += ["evt_sh_%d_%d_%d" % (os.getpid(), k, i)
+                        for i in range(PER_ROUND)]
+
                 def one(i, k=k):
-                    body = stripe_body("evt_sh_%d_%d_%d" % (os.getpid(), k,
-                                                            i))
+                    body = stripe_body(ids[k * PER_ROUND + i])
                     return srv.post("/hooks/stripe", body, {
                         "Stripe-Signature": sign_stripe(secret, body),
                         "Content-Type": "application/json"})
@@ -117,7 +110,7 @@ def concurrent(bindir, servers):
             time.sleep(0.5)
         finally:
             srv.stop()
-        answers, covered, syncs = check_traces(os.path.join(tdir, "t"))
+        answers, covered, syncs = check_traces(os.path.join(tdir, "t"), ids)
         print("# %d accepted answers, %d WAL fdatasyncs in %d processes"
               % (answers, syncs, PROCS))
         shutil.rmtree(tdir, ignore_errors=True)
