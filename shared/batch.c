@@ -341,8 +341,9 @@ record_inline(struct batch_writer *w, struct ingest *in)
 		in->job.payload_len = in->req.body_len;
 	}
 	dispatch_for(w, &in->cfg, owner, &d);
-	/* dispatch_inline() frees the job: it must not free the request's. */
 	rc = dispatch_inline(&d, &in->job, err, sizeof(err));
+	/* The payload is the request's buffer, kept for its next request. */
+	job_drop(in);
 	if (rc == IH_OK)
 		outcome_set(&in->out, 200, r.res.duplicate ? "duplicate" :
 		    "accepted", "");

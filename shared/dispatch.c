@@ -676,6 +676,5 @@ dispatch_inline(const struct dispatch *d, struct store_job *job, char *err,
 	}
 	if (rc != IH_OK)
 		snprintf(err, errlen, "%s", why);
-	store_job_free(job);
 	return rc;
 }

@@ -171,7 +171,8 @@ void	dispatch_within_done(const struct dispatch *d,
 
 /*
  * Inline mode: processes a job the caller has just recorded and claimed
- * (and committed), before the answer, and frees it.  No transaction is
+ * (and committed), before the answer.  The job stays the caller's, to
+ * free: its payload may be the request's own buffer.  No transaction is
  * open while the actions run, so other deliveries can record meanwhile.
  * Returns IH_OK once the event is durably done; IH_EIO when an action or
  * the switch failed, after which the event is deleted with its attempts,

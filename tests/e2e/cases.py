@@ -376,6 +376,13 @@ def case_log_lines(spec, srv):
 
 def case_sanitizers(srv):
     rep = srv.sanitizer_reports()
+    if rep:
+        # The report itself, so that a failure in CI can be read.
+        text = (srv.errorlog() + srv.stderr_text()).splitlines()
+        at = next(i for i, l in enumerate(text) if "Sanitizer" in l
+                  or "runtime error" in l)
+        for line in text[at:at + 40]:
+            print("# " + line)
     check(not rep, "sanitizer reports in the errorlog: %r" % rep)
 
 

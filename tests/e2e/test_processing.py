@@ -776,9 +776,12 @@ echo "$IDEMHOOK_EVENT_ID" >> "%(dir)s/inline.out"
 
 
 def inline_server(bindir):
-    srv = Server(bindir, providers=["stripe"], name="inline")
+    # One process with one request thread: every delivery reuses that
+    # thread's request buffer, so an inline job that freed the buffer it
+    # borrowed shows at the next delivery (ASan), not by chance.
+    srv = Server(bindir, providers=["stripe"], name="inline", max_procs=1)
     gate = write_script(srv, "gate.sh", GATE_SH % {"dir": srv.tmp})
-    srv.env.update({"IDEMHOOK_MODE": "inline",
+    srv.env.update({"IDEMHOOK_MODE": "inline", "IDEMHOOK_THREADS": "1",
                     "IDEMHOOK_STRIPE_ACTION": "* /bin/sh " + gate})
     return srv
 
