@@ -75,46 +75,56 @@ row_key(struct pgs *st, const struct store_object *o, struct object_key *key,
 	return IH_OK;
 }
 
-/* Inserts the row unless it exists; *added says which. */
+/*
+ * Runs sql, an INSERT or UPDATE of the row with object_params()'s
+ * parameters; *changed is the number of rows it wrote.
+ */
 static int
-row_insert(struct pgs *st, const struct store_object *o, int64_t created_ms,
-    int64_t changed_ms, int *added, char *err, size_t errlen)
+row_write(struct pgs *st, const char *sql, const struct store_object *o,
+    int64_t created_ms, int64_t changed_ms, long *changed, char *err,
+    size_t errlen)
 {
 	struct pg_params p;
 	PGresult *r;
 
 	object_params(&p, o, created_ms, changed_ms);
-	r = pg_exec_sql(st, "INSERT INTO objects (provider, kind, object_id,"
+	r = pg_exec_sql(st, sql, PG_OBJECT_TYPES, &p, PGRES_COMMAND_OK,
+	    "cannot write object", err, errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	*changed = pg_changes(r);
+	PQclear(r);
+	return IH_OK;
+}
+
+/* Inserts the row unless it exists; *added says which. */
+static int
+row_insert(struct pgs *st, const struct store_object *o, int64_t created_ms,
+    int64_t changed_ms, int *added, char *err, size_t errlen)
+{
+	long n = 0;
+	int rc;
+
+	rc = row_write(st, "INSERT INTO objects (provider, kind, object_id,"
 	    " status, object, source_at, rank, event_id, deleted, created_at,"
 	    " changed_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
 	    " $11) ON CONFLICT (provider, kind, object_id) DO NOTHING",
-	    PG_OBJECT_TYPES, &p, PGRES_COMMAND_OK, "cannot write object",
-	    err, errlen);
-	if (r == NULL)
-		return IH_ESTORE;
-	*added = pg_changes(r) == 1;
-	PQclear(r);
-	return IH_OK;
+	    o, created_ms, changed_ms, &n, err, errlen);
+	*added = rc == IH_OK && n == 1;
+	return rc;
 }
 
 static int
 row_update(struct pgs *st, const struct store_object *o, int64_t changed_ms,
     char *err, size_t errlen)
 {
-	struct pg_params p;
-	PGresult *r;
+	long n;
 
-	object_params(&p, o, 0, changed_ms);
-	r = pg_exec_sql(st, "UPDATE objects SET status = $4, object = $5,"
+	return row_write(st, "UPDATE objects SET status = $4, object = $5,"
 	    " source_at = $6, rank = $7, event_id = $8, deleted = $9,"
 	    " changed_at = $11 WHERE provider = $1 AND kind = $2"
 	    " AND object_id = $3 AND $10::bigint IS NOT NULL",
-	    PG_OBJECT_TYPES, &p, PGRES_COMMAND_OK, "cannot write object",
-	    err, errlen);
-	if (r == NULL)
-		return IH_ESTORE;
-	PQclear(r);
-	return IH_OK;
+	    o, 0, changed_ms, &n, err, errlen);
 }
 
 /* Adds e to the object's history unless it is there; *added says. */
@@ -162,7 +172,7 @@ static int
 row_apply(struct pgs *st, const struct store_object *o, int64_t created_ms,
     int64_t changed_ms, int *verdict, char *err, size_t errlen)
 {
-	struct object_key row, ev;
+	struct object_key row;
 	char *id = NULL;
 	int found = 0, added = 0, rc;
 
@@ -176,10 +186,7 @@ row_apply(struct pgs *st, const struct store_object *o, int64_t created_ms,
 	}
 	if (rc != IH_OK)
 		goto out;
-	ev.source_ms = o->source_ms;
-	ev.rank = o->rank;
-	ev.event_id = o->event_id;
-	*verdict = object_guard(found ? &row : NULL, &ev);
+	*verdict = store_object_verdict(found ? &row : NULL, o);
 	if (*verdict == OBJECT_APPLIED && found)
 		rc = row_update(st, o, changed_ms, err, errlen);
 out:

@@ -143,17 +143,14 @@ sq_object_apply(struct store *base, const struct store_object *o,
     int64_t now_ms, int *verdict, char *err, size_t errlen)
 {
 	struct sq *st = sq_of(base);
-	struct object_key row, ev;
+	struct object_key row;
 	char *id = NULL;
 	int found, rc;
 
 	rc = row_key(st, o, &row, &id, &found, err, errlen);
 	if (rc != IH_OK)
 		goto out;
-	ev.source_ms = o->source_ms;
-	ev.rank = o->rank;
-	ev.event_id = o->event_id;
-	*verdict = object_guard(found ? &row : NULL, &ev);
+	*verdict = store_object_verdict(found ? &row : NULL, o);
 	if (*verdict == OBJECT_APPLIED) {
 		rc = row_put(st, o, now_ms, err, errlen);
 		if (rc != IH_OK)
