@@ -59,7 +59,11 @@ from ihtest.store import (  # noqa: F401
 from ihtest.sign import (  # noqa: F401
     ASAAS_TOKEN_HEADER, VECTORS, check_vector, default_secret, hmac_sha256,
     sign_github, sign_github_sha1, sign_shopify, sign_standard, sign_stripe,
-    standard_key, standard_secret, stripe_sdk_header, stripe_v1)
+    standard_key, standard_secret, stripe_body, stripe_sdk_header,
+    stripe_v1)
+from ihtest.strace import (  # noqa: F401
+    LINE, accepted_after_sync, answers_after_commit, processes,
+    strace_missing, thread_traces, traces, wal_fds, wal_writes)
 from ihtest.tap import Tap, check, check_eq  # noqa: F401
 from ihtest.http import Response, free_port, parallel, wait_port  # noqa: F401
 from ihtest.procs import (  # noqa: F401

@@ -25,8 +25,9 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (HarnessError, Server, Servers, Tap, bin_dir, check,  # noqa: E402
-                     check_eq, install_signal_cleanup, parallel, sign_stripe)
-from test_durability import processes, stripe_body, thread_traces  # noqa: E402
+                     check_eq, install_signal_cleanup, parallel, processes,
+                     sign_stripe, strace_missing, stripe_body, thread_traces,
+                     wal_writes)
 
 ROUNDS = 5
 PER_ROUND = 12
@@ -43,19 +44,7 @@ def check_traces(prefix, ids):
     commits = {}    # event id -> end of the first WAL write holding it
     syncs = []
     for tids in processes(threads).values():
-        wal = set(ret for tid in tids for (_, _, call, args, ret)
-                  in threads[tid]
-                  if call == "openat" and '-wal"' in args and ret.isdigit())
-        for tid in tids:
-            for (t0, t1, call, args, ret) in threads[tid]:
-                if args.split(",", 1)[0] not in wal:
-                    continue
-                if call in ("fdatasync", "fsync"):
-                    syncs.append((t0, t1))
-                elif call in ("pwrite64", "write"):
-                    for eid in ids:
-                        if eid in args and t1 < commits.get(eid, t1 + 1):
-                            commits[eid] = t1
+        wal_writes(threads, tids, ids, commits, syncs)
     answers = covered = 0
     for calls in threads.values():
         current = None
@@ -129,9 +118,7 @@ def main():
     except HarnessError as e:
         tap.not_ok("shared sync: setup", e)
         return tap.finish()
-    if shutil.which("strace") is None:
-        tap.not_ok("shared sync: setup",
-                   "strace is not installed (tests/deps.sh installs it)")
+    if strace_missing(tap, "shared sync"):
         return tap.finish()
     servers = Servers()
     install_signal_cleanup(servers)
