@@ -31,25 +31,18 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import harness  # noqa: E402
-from harness import (HarnessError, Server, Servers, Tap,  # noqa: E402
-                     accepted_after_sync, answers_after_commit, bin_dir,
-                     check, check_eq, db_connect, install_signal_cleanup,
+from harness import (Server, accepted_after_sync,  # noqa: E402
+                     answers_after_commit, check, check_eq, db_connect,
                      parallel, pg_backend, processes, sign_stripe,
-                     strace_missing, stripe_body, thread_traces, traces)
+                     strace_missing, strace_wrap, stripe_body, suite_main,
+                     thread_traces, traces)
 
 N = 20
 
 
 def through_lighttpd(bindir, servers, mode):
     def run():
-        tdir = os.path.join(bindir, "..", "strace-%s-%d" % (mode, os.getpid()))
-        tdir = os.path.abspath(tdir)
-        shutil.rmtree(tdir, ignore_errors=True)
-        os.makedirs(tdir)
-        # lighttpd wants an absolute program path in bin-path.
-        wrap = ("%s -ff -ttt -T -s 65536 -e trace=openat,fdatasync,fsync,"
-                "write,pwrite64,read,recvfrom,clone,clone3 -o %s/t"
-                % (shutil.which("strace"), tdir))
+        tdir, wrap = strace_wrap(bindir, mode)
         srv = servers.add(Server(bindir, providers=["stripe"], wrap=wrap,
                                  env={"IDEMHOOK_MODE": mode}, max_procs=1,
                                  name="durability-" + mode))
@@ -337,45 +330,39 @@ def bad_event_in_batch(bindir, servers):
     return run
 
 
+def cases(tap, bindir, servers):
+    tap.run("durability: 50 concurrent deliveries of one event into one process: "
+            "1 accepted, 49 duplicate, 1 row", concurrent_duplicates(bindir, servers))
+    for point in ("before-commit", "after-commit"):
+        tap.run("durability: receiver killed at %s with a batch in flight: no 2xx "
+                "without its row, retries end with one row each" % point,
+                killed_in_batch(bindir, servers, point))
+    tap.run("durability: IDEMHOOK_THREADS=3: 3 request threads and a writer",
+            threads_setting(bindir, servers))
+    tap.run("durability: receiver SIGKILLed under a flood: no 2xx without its row",
+            killed_under_load(bindir, servers))
+    tap.run("durability: one event refused by the store in a batch of good "
+            "ones: it alone gets 503", bad_event_in_batch(bindir, servers))
+    if strace_missing(tap, "durability"):
+        return
+    if pg_backend():
+        # The write-ahead log is the server's there: the strace tests
+        # below are SQLite's (see the module's docstring).
+        return
+    # The programs make themselves non-dumpable (no core, no ptrace by
+    # their own user), so only root's strace can read what they write.
+    why = "strace reads the memory of programs that made themselves non-dumpable"
+    for mode in ("after-response", "worker"):
+        tap.run_as_root("durability: FastCGI, %s mode: each of %d concurrent "
+                        "accepted answers follows a WAL sync that started after "
+                        "its event's commit; fewer syncs than events" % (mode, N), why,
+                        through_lighttpd(bindir, servers, mode))
+    tap.run_as_root("durability: plain CGI: the accepted answer follows an fdatasync "
+                    "of the WAL", why, as_cgi(bindir))
+
+
 def main():
-    tap = Tap()
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("durability: setup", e)
-        return tap.finish()
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        tap.run("durability: 50 concurrent deliveries of one event into one process: "
-                "1 accepted, 49 duplicate, 1 row", concurrent_duplicates(bindir, servers))
-        for point in ("before-commit", "after-commit"):
-            tap.run("durability: receiver killed at %s with a batch in flight: no 2xx "
-                    "without its row, retries end with one row each" % point,
-                    killed_in_batch(bindir, servers, point))
-        tap.run("durability: IDEMHOOK_THREADS=3: 3 request threads and a writer",
-                threads_setting(bindir, servers))
-        tap.run("durability: receiver SIGKILLed under a flood: no 2xx without its row",
-                killed_under_load(bindir, servers))
-        tap.run("durability: one event refused by the store in a batch of good "
-                "ones: it alone gets 503", bad_event_in_batch(bindir, servers))
-        if strace_missing(tap, "durability"):
-            return tap.finish()
-        if pg_backend():
-            # The write-ahead log is the server's there: the strace tests
-            # below are SQLite's (see the module's docstring).
-            return tap.finish()
-        # The programs make themselves non-dumpable (no core, no ptrace by
-        # their own user), so only root's strace can read what they write.
-        why = "strace reads the memory of programs that made themselves non-dumpable"
-        for mode in ("after-response", "worker"):
-            tap.run_as_root("durability: FastCGI, %s mode: each of %d concurrent "
-                            "accepted answers follows a WAL sync that started after "
-                            "its event's commit; fewer syncs than events" % (mode, N), why,
-                            through_lighttpd(bindir, servers, mode))
-        tap.run_as_root("durability: plain CGI: the accepted answer follows an fdatasync "
-                        "of the WAL", why, as_cgi(bindir))
-    return tap.finish()
+    return suite_main("durability", cases)
 
 
 if __name__ == "__main__":

@@ -24,10 +24,9 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HarnessError, Server, Servers, Tap, bin_dir, check,  # noqa: E402
-                     check_eq, install_signal_cleanup, parallel, processes,
-                     sign_stripe, strace_missing, stripe_body, thread_traces,
-                     wal_writes)
+from harness import (Server, check, check_eq, parallel,  # noqa: E402
+                     processes, sign_stripe, strace_missing, strace_wrap,
+                     stripe_body, suite_main, thread_traces, wal_writes)
 
 ROUNDS = 5
 PER_ROUND = 12
@@ -68,13 +67,7 @@ def check_traces(prefix, ids):
 
 def concurrent(bindir, servers):
     def run():
-        tdir = os.path.abspath(os.path.join(
-            bindir, "..", "strace-shared-%d" % os.getpid()))
-        shutil.rmtree(tdir, ignore_errors=True)
-        os.makedirs(tdir)
-        wrap = ("%s -ff -ttt -T -s 65536 -e trace=openat,fdatasync,fsync,"
-                "write,pwrite64,read,recvfrom,clone,clone3 -o %s/t"
-                % (shutil.which("strace"), tdir))
+        tdir, wrap = strace_wrap(bindir, "shared")
         srv = servers.add(Server(bindir, providers=["stripe"], wrap=wrap,
                                  max_procs=PROCS,
                                  env={"IDEMHOOK_SYNCHRONOUS": "SHARED"},
@@ -111,26 +104,20 @@ def concurrent(bindir, servers):
     return run
 
 
-def main():
-    tap = Tap()
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("shared sync: setup", e)
-        return tap.finish()
+def cases(tap, bindir, servers):
     if strace_missing(tap, "shared sync"):
-        return tap.finish()
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        why = ("strace reads the memory of programs that made themselves "
-               "non-dumpable")
-        tap.run_as_root("shared sync: %d concurrent deliveries to %d "
-                        "processes at SHARED, each accepted answer after a "
-                        "WAL fdatasync (any process) begun after its commit"
-                        % (ROUNDS * PER_ROUND, PROCS), why,
-                        concurrent(bindir, servers))
-    return tap.finish()
+        return
+    why = ("strace reads the memory of programs that made themselves "
+           "non-dumpable")
+    tap.run_as_root("shared sync: %d concurrent deliveries to %d "
+                    "processes at SHARED, each accepted answer after a "
+                    "WAL fdatasync (any process) begun after its commit"
+                    % (ROUNDS * PER_ROUND, PROCS), why,
+                    concurrent(bindir, servers))
+
+
+def main():
+    return suite_main("shared sync", cases)
 
 
 if __name__ == "__main__":

@@ -12,11 +12,15 @@ follows a sync of the store's write-ahead log.
   answers_after_commit    per process: each accepted answer, and whether a
                           WAL sync started after its commit and ended
                           before it
+  strace_wrap(bindir, name)
+                          a fresh folder for the traces, and the wrapper
+                          prefix that writes them there
   strace_missing(tap, name)
                           reports the missing strace as a failure
 """
 
 import glob
+import os
 import re
 import shutil
 
@@ -148,3 +152,18 @@ def strace_missing(tap, name):
     tap.not_ok("%s: setup" % name,
                "strace is not installed (tests/deps.sh installs it)")
     return True
+
+
+def strace_wrap(bindir, name):
+    """(tdir, wrap): the folder strace-NAME-PID beside bindir, made empty,
+    and the wrapper prefix that traces each thread apart into tdir/t.*
+    (strace -ff -ttt -T: what thread_traces reads)."""
+    tdir = os.path.abspath(os.path.join(
+        bindir, "..", "strace-%s-%d" % (name, os.getpid())))
+    shutil.rmtree(tdir, ignore_errors=True)
+    os.makedirs(tdir)
+    # lighttpd wants an absolute program path in bin-path.
+    wrap = ("%s -ff -ttt -T -s 65536 -e trace=openat,fdatasync,fsync,"
+            "write,pwrite64,read,recvfrom,clone,clone3 -o %s/t"
+            % (shutil.which("strace"), tdir))
+    return tdir, wrap
