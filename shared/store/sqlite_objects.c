@@ -169,7 +169,7 @@ sq_objects(struct store *base, const struct store_object_filter *f,
 	struct sq *st = sq_of(base);
 	struct store_object o;
 	sqlite3_stmt *s = NULL;
-	int rc, step;
+	int rc;
 
 	rc = sq_prepare(st, "SELECT provider, kind, object_id, status, object,"
 	    " source_at, rank, event_id, deleted, created_at, changed_at"
@@ -185,15 +185,7 @@ sq_objects(struct store *base, const struct store_object_filter *f,
 	bind_opt(s, 4, f->status);
 	sqlite3_bind_int64(s, 5, f->since_ms);
 	sqlite3_bind_int64(s, 6, f->limit > 0 ? f->limit : -1);
-	for (;;) {
-		step = sqlite3_step(s);
-		if (step == SQLITE_DONE)
-			break;
-		if (step != SQLITE_ROW) {
-			rc = sq_fail(st, step, "cannot read objects", err,
-			    errlen);
-			goto out;
-		}
+	while (sq_row(st, s, "cannot read objects", &rc, err, errlen)) {
 		memset(&o, 0, sizeof(o));
 		o.provider = (const char *)sqlite3_column_text(s, 0);
 		o.kind = (const char *)sqlite3_column_text(s, 1);
@@ -225,7 +217,7 @@ sq_object_history(struct store *base, const char *provider,
 	struct sq *st = sq_of(base);
 	struct store_object_event e;
 	sqlite3_stmt *s = NULL;
-	int rc, step;
+	int rc;
 
 	rc = sq_prepare(st, "SELECT event_id, event_type, status, source_at,"
 	    " rank, deleted, verdict, recorded_at FROM object_events"
@@ -236,15 +228,7 @@ sq_object_history(struct store *base, const char *provider,
 	sqlite3_bind_text(s, 1, provider, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, object_id, -1, SQLITE_STATIC);
-	for (;;) {
-		step = sqlite3_step(s);
-		if (step == SQLITE_DONE)
-			break;
-		if (step != SQLITE_ROW) {
-			rc = sq_fail(st, step, "cannot read object history",
-			    err, errlen);
-			goto out;
-		}
+	while (sq_row(st, s, "cannot read object history", &rc, err, errlen)) {
 		e.event_id = (const char *)sqlite3_column_text(s, 0);
 		e.event_type = (const char *)sqlite3_column_text(s, 1);
 		e.status = (const char *)sqlite3_column_text(s, 2);
