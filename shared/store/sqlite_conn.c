@@ -633,6 +633,15 @@ sq_step_done(struct sq *st, sqlite3_stmt *stmt, const char *what,
 	return IH_OK;
 }
 
+void
+sq_bind_text(sqlite3_stmt *s, int i, const char *v)
+{
+	if (v != NULL)
+		sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, i);
+}
+
 int
 sq_row(struct sq *st, sqlite3_stmt *stmt, const char *what, int *rc,
     char *err, size_t errlen)

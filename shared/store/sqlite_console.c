@@ -203,13 +203,11 @@ sq_console_bounds(struct store *base, int *empty, int64_t *lo, int64_t *hi,
 	return rc;
 }
 
+/* An unset filter is NULL or empty: both bind NULL. */
 static void
 bind_text_or_null(sqlite3_stmt *stmt, int i, const char *v)
 {
-	if (v != NULL && *v != '\0')
-		sqlite3_bind_text(stmt, i, v, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(stmt, i);
+	sq_bind_text(stmt, i, v != NULL && *v != '\0' ? v : NULL);
 }
 
 int

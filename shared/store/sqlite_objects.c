@@ -15,15 +15,6 @@
 #include "object.h"
 #include "sqlite_int.h"
 
-static void
-bind_opt(sqlite3_stmt *s, int i, const char *v)
-{
-	if (v != NULL)
-		sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(s, i);
-}
-
 /*
  * Reads the row's key into *key, its event id malloc'd into *id, and
  * sets *found.  Returns IH_OK, IH_ENOMEM or IH_ESTORE.
@@ -179,10 +170,10 @@ sq_objects(struct store *base, const struct store_object_filter *f,
 	    " ORDER BY provider, kind, object_id LIMIT ?6", &s, err, errlen);
 	if (rc != IH_OK)
 		goto out;
-	bind_opt(s, 1, f->provider);
-	bind_opt(s, 2, f->kind);
-	bind_opt(s, 3, f->object_id);
-	bind_opt(s, 4, f->status);
+	sq_bind_text(s, 1, f->provider);
+	sq_bind_text(s, 2, f->kind);
+	sq_bind_text(s, 3, f->object_id);
+	sq_bind_text(s, 4, f->status);
 	sqlite3_bind_int64(s, 5, f->since_ms);
 	sqlite3_bind_int64(s, 6, f->limit > 0 ? f->limit : -1);
 	while (sq_row(st, s, "cannot read objects", &rc, err, errlen)) {

@@ -53,21 +53,12 @@
 	" AND payload IS NOT NULL"
 
 static void
-bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
-{
-	if (v != NULL)
-		sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(s, i);
-}
-
-static void
 bind_filter(sqlite3_stmt *s, const struct store_filter *f)
 {
-	bind_text_or_null(s, 1, f->provider);
-	bind_text_or_null(s, 2, f->event_id);
-	bind_text_or_null(s, 3, f->event_type);
-	bind_text_or_null(s, 4, f->status);
+	sq_bind_text(s, 1, f->provider);
+	sq_bind_text(s, 2, f->event_id);
+	sq_bind_text(s, 3, f->event_type);
+	sq_bind_text(s, 4, f->status);
 	sqlite3_bind_int64(s, 5, f->since_ms > 0 ? f->since_ms : 0);
 	sqlite3_bind_int64(s, 6, f->until_ms > 0 ? f->until_ms : 0);
 	sqlite3_bind_int64(s, 7, f->limit > 0 ? f->limit : -1);
@@ -472,7 +463,7 @@ sq_stats(struct store *base, const char *provider, int64_t since_ms,
 			goto out;
 		txn = 1;
 	}
-	bind_text_or_null(s, 1, provider);
+	sq_bind_text(s, 1, provider);
 	sqlite3_bind_int64(s, 2, since_ms);
 	sqlite3_bind_int64(s, 3, until_ms);
 	sqlite3_bind_int64(lat, 2, since_ms);
