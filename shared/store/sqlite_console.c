@@ -92,14 +92,11 @@ sq_console_counts(struct store *base, store_console_count_fn fn, void *arg,
 	rc = prepare(st, SQL_COUNTS, &stmt, err, errlen);
 	if (rc != IH_OK)
 		return rc;
-	while (sq_row(st, stmt, "counts", &rc, err, errlen)) {
+	while (rc == IH_OK && sq_row(st, stmt, "counts", &rc, err, errlen)) {
 		rc = fn(arg, col_text(stmt, 0), col_text(stmt, 1),
 		    sqlite3_column_int64(stmt, 2),
 		    sqlite3_column_int64(stmt, 3));
-		if (rc != IH_OK)
-			goto out;
 	}
-out:
 	sqlite3_finalize(stmt);
 	return rc;
 }
@@ -118,15 +115,12 @@ sq_console_hours(struct store *base, int64_t start, int64_t end,
 		return rc;
 	sqlite3_bind_int64(stmt, 1, start);
 	sqlite3_bind_int64(stmt, 2, end);
-	while (sq_row(st, stmt, "series", &rc, err, errlen)) {
+	while (rc == IH_OK && sq_row(st, stmt, "series", &rc, err, errlen)) {
 		rc = fn(arg, sqlite3_column_int64(stmt, 0),
 		    sqlite3_column_int64(stmt, 1),
 		    sqlite3_column_int64(stmt, 2),
 		    sqlite3_column_int64(stmt, 3));
-		if (rc != IH_OK)
-			goto out;
 	}
-out:
 	sqlite3_finalize(stmt);
 	return rc;
 }
@@ -146,13 +140,10 @@ sq_console_latency(struct store *base, int64_t start, int64_t end,
 	sqlite3_bind_int64(stmt, 1, start);
 	sqlite3_bind_int64(stmt, 2, end);
 	sqlite3_bind_int64(stmt, 3, max);
-	while (sq_row(st, stmt, "latency", &rc, err, errlen)) {
+	while (rc == IH_OK && sq_row(st, stmt, "latency", &rc, err, errlen)) {
 		rc = fn(arg, sqlite3_column_int64(stmt, 0),
 		    sqlite3_column_int64(stmt, 1));
-		if (rc != IH_OK)
-			goto out;
 	}
-out:
 	sqlite3_finalize(stmt);
 	return rc;
 }
@@ -232,7 +223,7 @@ sq_console_window(struct store *base, const struct store_console_query *q,
 	sqlite3_bind_int64(stmt, 7, q->since_ms > 0 ? q->since_ms : 0);
 	sqlite3_bind_int64(stmt, 8, q->until_ms > 0 ? q->until_ms : 0);
 	sqlite3_bind_int64(stmt, 9, limit);
-	while (sq_row(st, stmt, "list", &rc, err, errlen)) {
+	while (rc == IH_OK && sq_row(st, stmt, "list", &rc, err, errlen)) {
 		memset(&row, 0, sizeof(row));
 		row.rowid = sqlite3_column_int64(stmt, 0);
 		row.provider = col_text(stmt, 1);
@@ -251,10 +242,7 @@ sq_console_window(struct store *base, const struct store_console_query *q,
 		row.payload_len = sqlite3_column_int64(stmt, 14);
 		store_row_defaults(&row);
 		rc = fn(arg, &row);
-		if (rc != IH_OK)
-			goto out;
 	}
-out:
 	sqlite3_finalize(stmt);
 	return rc;
 }

@@ -176,7 +176,8 @@ sq_objects(struct store *base, const struct store_object_filter *f,
 	sq_bind_text(s, 4, f->status);
 	sqlite3_bind_int64(s, 5, f->since_ms);
 	sqlite3_bind_int64(s, 6, f->limit > 0 ? f->limit : -1);
-	while (sq_row(st, s, "cannot read objects", &rc, err, errlen)) {
+	while (rc == IH_OK &&
+	    sq_row(st, s, "cannot read objects", &rc, err, errlen)) {
 		memset(&o, 0, sizeof(o));
 		o.provider = (const char *)sqlite3_column_text(s, 0);
 		o.kind = (const char *)sqlite3_column_text(s, 1);
@@ -191,8 +192,6 @@ sq_objects(struct store *base, const struct store_object_filter *f,
 		o.created_ms = sqlite3_column_int64(s, 9);
 		o.changed_ms = sqlite3_column_int64(s, 10);
 		rc = fn(arg, &o);
-		if (rc != IH_OK)
-			goto out;
 	}
 out:
 	sqlite3_finalize(s);
@@ -219,7 +218,8 @@ sq_object_history(struct store *base, const char *provider,
 	sqlite3_bind_text(s, 1, provider, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, object_id, -1, SQLITE_STATIC);
-	while (sq_row(st, s, "cannot read object history", &rc, err, errlen)) {
+	while (rc == IH_OK &&
+	    sq_row(st, s, "cannot read object history", &rc, err, errlen)) {
 		e.event_id = (const char *)sqlite3_column_text(s, 0);
 		e.event_type = (const char *)sqlite3_column_text(s, 1);
 		e.status = (const char *)sqlite3_column_text(s, 2);
@@ -229,8 +229,6 @@ sq_object_history(struct store *base, const char *provider,
 		e.verdict = (const char *)sqlite3_column_text(s, 6);
 		e.recorded_ms = sqlite3_column_int64(s, 7);
 		rc = fn(arg, &e);
-		if (rc != IH_OK)
-			goto out;
 	}
 out:
 	sqlite3_finalize(s);

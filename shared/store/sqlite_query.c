@@ -212,15 +212,14 @@ sq_attempts(struct store *base, int64_t rowid,
 	if (rc != IH_OK)
 		goto out;
 	sqlite3_bind_int64(s, 1, rowid);
-	while (sq_row(st, s, "cannot read attempts", &rc, err, errlen)) {
+	while (rc == IH_OK &&
+	    sq_row(st, s, "cannot read attempts", &rc, err, errlen)) {
 		a.attempt = sqlite3_column_int64(s, 0);
 		a.started_at = sqlite3_column_int64(s, 1);
 		a.finished_at = sqlite3_column_int64(s, 2);
 		a.outcome = col_text(s, 3);
 		a.error = col_text(s, 4);
 		rc = fn(arg, &a);
-		if (rc != IH_OK)
-			goto out;
 	}
 out:
 	sqlite3_finalize(s);
@@ -468,7 +467,8 @@ sq_stats(struct store *base, const char *provider, int64_t since_ms,
 	sqlite3_bind_int64(s, 3, until_ms);
 	sqlite3_bind_int64(lat, 2, since_ms);
 	sqlite3_bind_int64(lat, 3, until_ms);
-	while (sq_row(st, s, "cannot compute stats", &rc, err, errlen)) {
+	while (rc == IH_OK &&
+	    sq_row(st, s, "cannot compute stats", &rc, err, errlen)) {
 		memset(&x, 0, sizeof(x));
 		name = col_text(s, 0);
 		snprintf(x.provider, sizeof(x.provider), "%s",
@@ -495,8 +495,6 @@ sq_stats(struct store *base, const char *provider, int64_t since_ms,
 		if (rc != IH_OK)
 			goto out;
 		rc = fn(arg, &x);
-		if (rc != IH_OK)
-			goto out;
 	}
 out:
 	sqlite3_finalize(s);
@@ -543,12 +541,11 @@ sq_copy_read(struct store *base, int64_t after, long limit, store_row_fn fn,
 		goto out;
 	sqlite3_bind_int64(s, 1, after);
 	sqlite3_bind_int64(s, 2, limit);
-	while (sq_row(st, s, "cannot read events", &rc, err, errlen)) {
+	while (rc == IH_OK &&
+	    sq_row(st, s, "cannot read events", &rc, err, errlen)) {
 		fill_row_body(s, &row);
 		row.fingerprint = col_text(s, 22);
 		rc = fn(arg, &row);
-		if (rc != IH_OK)
-			goto out;
 	}
 out:
 	sqlite3_finalize(s);
@@ -570,12 +567,11 @@ sq_effects(struct store *base, int64_t rowid,
 	if (rc != IH_OK)
 		goto out;
 	sqlite3_bind_int64(s, 1, rowid);
-	while (sq_row(st, s, "cannot read effects", &rc, err, errlen)) {
+	while (rc == IH_OK &&
+	    sq_row(st, s, "cannot read effects", &rc, err, errlen)) {
 		kind = col_text(s, 0);
 		rc = fn(arg, kind != NULL ? kind : "",
 		    sqlite3_column_int64(s, 1));
-		if (rc != IH_OK)
-			goto out;
 	}
 out:
 	sqlite3_finalize(s);
