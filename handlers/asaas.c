@@ -157,27 +157,35 @@ static const char *const asaas_terminal[] = {
 	"EXPIRED", NULL
 };
 
+/* The objects events set, by the event type's prefix: a table. */
+static const struct {
+	const char		*prefix;
+	struct object_rule	 rule;
+} asaas_objects[] = {
+	{ "PAYMENT_", { .kind = "payment", .id_path = "$.payment.id",
+	    .status_path = "$.payment.status", .time_path = "$.dateCreated",
+	    .object_path = "$.payment", .terminal = asaas_terminal } },
+	{ "SUBSCRIPTION_", { .kind = "subscription",
+	    .id_path = "$.subscription.id",
+	    .status_path = "$.subscription.status",
+	    .time_path = "$.dateCreated", .object_path = "$.subscription",
+	    .terminal = asaas_terminal } },
+};
+
 static int
 asaas_map(const struct dispatch_event *ev, struct object_found *f)
 {
 	struct object_rule r;
+	size_t i, n = sizeof(asaas_objects) / sizeof(asaas_objects[0]);
 
 	memset(f, 0, sizeof(*f));
-	memset(&r, 0, sizeof(r));
-	if (strncmp(ev->event_type, "PAYMENT_", 8) == 0) {
-		r.kind = "payment";
-		r.id_path = "$.payment.id";
-		r.status_path = "$.payment.status";
-		r.object_path = "$.payment";
-	} else if (strncmp(ev->event_type, "SUBSCRIPTION_", 13) == 0) {
-		r.kind = "subscription";
-		r.id_path = "$.subscription.id";
-		r.status_path = "$.subscription.status";
-		r.object_path = "$.subscription";
-	} else
+	for (i = 0; i < n; i++)
+		if (strncmp(ev->event_type, asaas_objects[i].prefix,
+		    strlen(asaas_objects[i].prefix)) == 0)
+			break;
+	if (i == n)
 		return IH_OK;
-	r.time_path = "$.dateCreated";
-	r.terminal = asaas_terminal;
+	r = asaas_objects[i].rule;
 	r.deleted = object_suffix(ev->event_type, "_DELETED");
 	return object_read(&r, ev->payload, ev->payload_len, f);
 }

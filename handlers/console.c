@@ -46,6 +46,7 @@
 #include "log.h"
 #include "request.h"
 #include "respond.h"
+#include "settings.h"
 #include "store.h"
 #include "store_console.h"
 
@@ -84,10 +85,7 @@ struct console {
 	struct config_vars	 env;
 	int			 startup_settings;
 	struct config_file	 file;
-	struct store		*store;
-	char			*store_path;
-	int			 store_sync;
-	long			 store_busy;
+	struct settings_store	 store;
 	struct request		 req;
 	FCGX_Request		*fx;
 	struct log_dest		 logd;
@@ -198,29 +196,16 @@ static int
 ensure_store(struct console *c, const struct config *cfg, char *err,
     size_t errlen)
 {
-	struct store_opts opts;
 	int rc;
 
-	if (c->store != NULL && strcmp(c->store_path, cfg->db_path) == 0 &&
-	    c->store_sync == cfg->synchronous &&
-	    c->store_busy == cfg->busy_timeout_ms)
-		return IH_OK;
-	store_close(c->store);
-	c->store = NULL;
-	free(c->store_path);
-	c->store_path = strdup(cfg->db_path);
-	if (c->store_path == NULL)
-		return IH_ENOMEM;
-	opts.path = cfg->db_path;
-	opts.durable_as = store_durable_as(cfg->synchronous);
-	opts.busy_timeout_ms = cfg->busy_timeout_ms;
-	rc = store_open(&opts, &c->store, err, errlen);
+	rc = settings_store(&c->store, cfg, err, errlen);
 	if (rc != IH_OK)
 		return rc;
-	/* A reader never queues for the write lock (replay waits briefly). */
-	store_no_queue(c->store);
-	c->store_sync = cfg->synchronous;
-	c->store_busy = cfg->busy_timeout_ms;
+	/*
+	 * A reader never queues for the write lock (replay waits briefly).
+	 * Said again for a store already open: it changes nothing there.
+	 */
+	store_no_queue(c->store.st);
 	return IH_OK;
 }
 
@@ -704,10 +689,10 @@ page_overview(struct page *pg)
 	size_t i, k;
 
 	memset(&ov, 0, sizeof(ov));
-	if (store_console_counts(pg->c->store, count_row, &ov, err,
-	    sizeof(err)) != IH_OK || store_console_series(pg->c->store,
+	if (store_console_counts(pg->c->store.st, count_row, &ov, err,
+	    sizeof(err)) != IH_OK || store_console_series(pg->c->store.st,
 	    pg->now_ms, &s, err, sizeof(err)) != IH_OK ||
-	    store_console_size(pg->c->store, &size, err, sizeof(err)) !=
+	    store_console_size(pg->c->store.st, &size, err, sizeof(err)) !=
 	    IH_OK) {
 		log_emit(&pg->sink, "console store_error=%s", err);
 		error_page(pg, 503, "store_unavailable", "the store cannot "
@@ -904,8 +889,8 @@ page_events(struct page *pg)
 	html_raw(h, "<table id=\"events\"><tr><th>received</th>"
 	    "<th>provider</th><th>event id</th><th>type</th><th>status</th>"
 	    "<th>attempts</th><th>duplicates</th><th>last error</th></tr>\n");
-	rc = store_console_list(pg->c->store, &q, list_row, &ls, &next, err,
-	    sizeof(err));
+	rc = store_console_list(pg->c->store.st, &q, list_row, &ls, &next,
+	    err, sizeof(err));
 	if (rc == IH_ESTORE) {
 		log_emit(&pg->sink, "console store_error=%s", err);
 		error_page(pg, 503, "store_unavailable", "the store cannot "
@@ -1127,7 +1112,7 @@ show_row(void *arg, const struct store_row *r)
 	html_raw(h, "<h2>Attempts</h2><table id=\"attempts\"><tr><th>#</th>"
 	    "<th>started</th><th>finished</th><th>outcome</th><th>error</th>"
 	    "</tr>\n");
-	if (store_attempts(pg->c->store, r->rowid, show_attempt, h, err,
+	if (store_attempts(pg->c->store.st, r->rowid, show_attempt, h, err,
 	    sizeof(err)) != IH_OK)
 		html_raw(h, "<tr><td colspan=\"5\">cannot be read now</td>"
 		    "</tr>");
@@ -1197,7 +1182,7 @@ page_event(struct page *pg)
 	}
 	memset(&ss, 0, sizeof(ss));
 	ss.pg = pg;
-	rc = store_show(pg->c->store, provider, id, show_row, &ss, err,
+	rc = store_show(pg->c->store.st, provider, id, show_row, &ss, err,
 	    sizeof(err));
 	if (rc == IH_ENOTFOUND || (rc == IH_OK && !ss.found)) {
 		error_page(pg, 404, "no_such_event", "no such event");
@@ -1313,7 +1298,7 @@ post_replay(struct page *pg)
 	memset(&f, 0, sizeof(f));
 	f.provider = provider;
 	f.event_id = id;
-	rc = store_requeue(c->store, &f, 0, pg->now_ms, NULL, NULL, &count,
+	rc = store_requeue(c->store.st, &f, 0, pg->now_ms, NULL, NULL, &count,
 	    err, sizeof(err));
 	if (rc != IH_OK) {
 		log_emit(&pg->sink, "console store_error=%s", err);
@@ -1375,8 +1360,8 @@ post_bulk(struct page *pg)
 	sf.event_type = f.type[0] ? f.type : NULL;
 	sf.since_ms = f.since_ms;
 	sf.until_ms = f.until_ms;
-	rc = store_requeue(c->store, &sf, dry, pg->now_ms, NULL, NULL, &count,
-	    err, sizeof(err));
+	rc = store_requeue(c->store.st, &sf, dry, pg->now_ms, NULL, NULL,
+	    &count, err, sizeof(err));
 	if (rc != IH_OK) {
 		log_emit(&pg->sink, "console store_error=%s", err);
 		error_page(pg, 503, "store_unavailable", "the store cannot "
@@ -1713,8 +1698,7 @@ main(void)
 		console_one(&c);
 	rc = 0;
 out:
-	store_close(c.store);
-	free(c.store_path);
+	settings_store_close(&c.store);
 	request_free(&c.req);
 	html_free(&c.out);
 	console_cache_clear(&c.cache);

@@ -255,42 +255,45 @@ github_type_of(const char *name)
 static const char *const github_terminal[] = { "completed", "closed",
 	NULL };
 
+/* The events that set an object, and how; a table, one row an event. */
+static const struct {
+	enum github_type	 type;
+	const char		*tombstone;	/* the subtype that deletes */
+	struct object_rule	 rule;
+} github_objects[] = {
+	{ GH_ISSUES, "deleted", { .kind = "issue",
+	    .id_path = "$.issue.id", .status_path = "$.issue.state",
+	    .time_path = "$.issue.updated_at", .object_path = "$.issue",
+	    .terminal = github_terminal } },
+	{ GH_PULL_REQUEST, NULL, { .kind = "pull_request",
+	    .id_path = "$.pull_request.id",
+	    .status_path = "$.pull_request.state",
+	    .time_path = "$.pull_request.updated_at",
+	    .object_path = "$.pull_request", .terminal = github_terminal } },
+	{ GH_CHECK_RUN, NULL, { .kind = "check_run",
+	    .id_path = "$.check_run.id", .status_path = "$.check_run.status",
+	    .time_path = "$.check_run.completed_at",
+	    .time_path2 = "$.check_run.started_at",
+	    .object_path = "$.check_run", .terminal = github_terminal } },
+};
+
 static int
 github_map(const struct dispatch_event *ev, struct object_found *f)
 {
+	enum github_type type = github_type_of(ev->event_type);
 	struct object_rule r;
+	size_t i;
 
 	memset(f, 0, sizeof(*f));
-	memset(&r, 0, sizeof(r));
-	switch (github_type_of(ev->event_type)) {
-	case GH_ISSUES:
-		r.kind = "issue";
-		r.id_path = "$.issue.id";
-		r.status_path = "$.issue.state";
-		r.time_path = "$.issue.updated_at";
-		r.object_path = "$.issue";
-		r.deleted = ev->subtype != NULL &&
-		    strcmp(ev->subtype, "deleted") == 0;
-		break;
-	case GH_PULL_REQUEST:
-		r.kind = "pull_request";
-		r.id_path = "$.pull_request.id";
-		r.status_path = "$.pull_request.state";
-		r.time_path = "$.pull_request.updated_at";
-		r.object_path = "$.pull_request";
-		break;
-	case GH_CHECK_RUN:
-		r.kind = "check_run";
-		r.id_path = "$.check_run.id";
-		r.status_path = "$.check_run.status";
-		r.time_path = "$.check_run.completed_at";
-		r.time_path2 = "$.check_run.started_at";
-		r.object_path = "$.check_run";
-		break;
-	default:
+	for (i = 0; i < sizeof(github_objects) / sizeof(github_objects[0]); i++)
+		if (github_objects[i].type == type)
+			break;
+	if (i == sizeof(github_objects) / sizeof(github_objects[0]))
 		return IH_OK;
-	}
-	r.terminal = github_terminal;
+	r = github_objects[i].rule;
+	r.deleted = github_objects[i].tombstone != NULL &&
+	    ev->subtype != NULL &&
+	    strcmp(ev->subtype, github_objects[i].tombstone) == 0;
 	return object_read(&r, ev->payload, ev->payload_len, f);
 }
 

@@ -242,10 +242,19 @@ static const struct dispatch_type shopify_kinds[] = {
 static const char *const shopify_terminal[] = { "refunded", "voided",
 	NULL };
 
+static const struct object_rule shopify_rule = {
+	.id_path = "$.id",
+	.status_path = "$.financial_status",
+	.status_path2 = "$.status",
+	.time_path = "$.updated_at",
+	.terminal = shopify_terminal,
+	.time_header = "X-Shopify-Triggered-At"
+};
+
 static int
 shopify_map(const struct dispatch_event *ev, struct object_found *f)
 {
-	struct object_rule r;
+	struct object_rule r = shopify_rule;
 	char kind[OBJECT_KIND_MAX];
 	size_t n;
 	int k;
@@ -262,15 +271,8 @@ shopify_map(const struct dispatch_event *ev, struct object_found *f)
 	    sizeof(shopify_kinds) / sizeof(shopify_kinds[0]), kind);
 	if (k == 0)
 		return IH_OK;
-	memset(&r, 0, sizeof(r));
 	r.kind = shopify_kinds[k - 1].name;
-	r.id_path = "$.id";
-	r.status_path = "$.financial_status";
-	r.status_path2 = "$.status";
-	r.time_path = "$.updated_at";
-	r.terminal = shopify_terminal;
 	r.deleted = object_suffix(ev->event_type, "/delete");
-	r.time_header = "X-Shopify-Triggered-At";
 	return object_read(&r, ev->payload, ev->payload_len, f);
 }
 

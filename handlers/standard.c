@@ -206,10 +206,18 @@ standard_type_of(const char *name)
 static const char *const standard_terminal[] = { "canceled", "cancelled",
 	"refunded", NULL };
 
+static const struct object_rule standard_rule = {
+	.id_path = "$.data.id",
+	.status_path = "$.data.status",
+	.time_path = "$.timestamp",
+	.object_path = "$.data",
+	.terminal = standard_terminal
+};
+
 static int
 standard_map(const struct dispatch_event *ev, struct object_found *f)
 {
-	struct object_rule r;
+	struct object_rule r = standard_rule;
 	char kind[OBJECT_KIND_MAX];
 	size_t n;
 
@@ -219,13 +227,7 @@ standard_map(const struct dispatch_event *ev, struct object_found *f)
 		return IH_OK;
 	memcpy(kind, ev->event_type, n);
 	kind[n] = '\0';
-	memset(&r, 0, sizeof(r));
 	r.kind = kind;
-	r.id_path = "$.data.id";
-	r.status_path = "$.data.status";
-	r.time_path = "$.timestamp";
-	r.object_path = "$.data";
-	r.terminal = standard_terminal;
 	r.deleted = object_suffix(ev->event_type, ".deleted");
 	return object_read(&r, ev->payload, ev->payload_len, f);
 }

@@ -181,18 +181,20 @@ static const char *const stripe_terminal[] = {
 	NULL
 };
 
+static const struct object_rule stripe_rule = {
+	.kind_path = "$.data.object.object",
+	.id_path = "$.data.object.id",
+	.status_path = "$.data.object.status",
+	.time_path = "$.created",
+	.object_path = "$.data.object",
+	.terminal = stripe_terminal
+};
+
 static int
 stripe_map(const struct dispatch_event *ev, struct object_found *f)
 {
-	struct object_rule r;
+	struct object_rule r = stripe_rule;
 
-	memset(&r, 0, sizeof(r));
-	r.kind_path = "$.data.object.object";
-	r.id_path = "$.data.object.id";
-	r.status_path = "$.data.object.status";
-	r.time_path = "$.created";
-	r.object_path = "$.data.object";
-	r.terminal = stripe_terminal;
 	r.deleted = object_suffix(ev->event_type, ".deleted");
 	return object_read(&r, ev->payload, ev->payload_len, f);
 }

@@ -275,6 +275,21 @@ action_row_fn(void *arg, const struct store_object *o)
  * when it is processed again)?  A stale or tied event, or one that
  * leaves the status as it is, does not.
  */
+/* The handler's view of a job: borrowed fields, nothing copied. */
+static void
+event_of(struct dispatch_event *ev, const struct store_job *job)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->rowid = job->rowid;
+	ev->provider = job->provider;
+	ev->event_id = job->event_id;
+	ev->event_type = job->event_type;
+	ev->subtype = job->subtype;
+	ev->payload = job->payload;
+	ev->payload_len = job->payload_len;
+	ev->attempt = job->attempt;
+}
+
 static int
 action_becomes(const struct dispatch *d, const struct store_job *job,
     const struct object_found *f, int *becomes)
@@ -326,15 +341,7 @@ action_status(const struct dispatch *d, const struct store_job *job,
 	if (i == d->cfg->nactions || d->p->map_object == NULL ||
 	    job->payload == NULL)
 		return IH_OK;
-	memset(&ev, 0, sizeof(ev));
-	ev.rowid = job->rowid;
-	ev.provider = job->provider;
-	ev.event_id = job->event_id;
-	ev.event_type = job->event_type;
-	ev.subtype = job->subtype;
-	ev.payload = job->payload;
-	ev.payload_len = job->payload_len;
-	ev.attempt = job->attempt;
+	event_of(&ev, job);
 	rc = d->p->map_object(&ev, f);
 	if (rc != IH_OK || !f->mapped)
 		return rc;
@@ -409,15 +416,7 @@ run_switch(const struct dispatch *d, struct store_txn *tx,
 	struct dispatch_event ev;
 	struct dispatch_ctx ctx;
 
-	memset(&ev, 0, sizeof(ev));
-	ev.rowid = job->rowid;
-	ev.provider = job->provider;
-	ev.event_id = job->event_id;
-	ev.event_type = job->event_type;
-	ev.subtype = job->subtype;
-	ev.payload = job->payload;
-	ev.payload_len = job->payload_len;
-	ev.attempt = job->attempt;
+	event_of(&ev, job);
 	ctx.log = d->log;
 	ctx.st = d->st;
 	ctx.tx = tx;

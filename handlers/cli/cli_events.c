@@ -48,6 +48,14 @@ json_time(FILE *f, const char *name, int64_t ms)
 		fprintf(f, ", \"%s\": null", name);
 }
 
+/* Writes ", \"name\": " and the text as JSON (null when NULL). */
+static void
+json_text(FILE *f, const char *name, const char *text)
+{
+	fprintf(f, ", \"%s\": ", name);
+	cli_put_json(f, text);
+}
+
 /* The row's table cells, in list_head's order. */
 static void
 list_cells(const struct store_row *row, char cells[LIST_COLS][CLI_TIME_MAX],
@@ -75,16 +83,11 @@ event_json(FILE *f, const struct store_row *row)
 {
 	fputs("{\"provider\": ", f);
 	cli_put_json(f, row->provider);
-	fputs(", \"event_id\": ", f);
-	cli_put_json(f, row->event_id);
-	fputs(", \"type\": ", f);
-	cli_put_json(f, row->event_type);
-	fputs(", \"subtype\": ", f);
-	cli_put_json(f, row->subtype);
-	fputs(", \"order_key\": ", f);
-	cli_put_json(f, row->order_key);
-	fputs(", \"status\": ", f);
-	cli_put_json(f, row->status);
+	json_text(f, "event_id", row->event_id);
+	json_text(f, "type", row->event_type);
+	json_text(f, "subtype", row->subtype);
+	json_text(f, "order_key", row->order_key);
+	json_text(f, "status", row->status);
 	fprintf(f, ", \"received_at\": %lld, \"last_seen_at\": %lld, "
 	    "\"duplicates\": %lld, \"attempts\": %lld, "
 	    "\"next_attempt_at\": %lld", (long long)row->received_at,
@@ -93,10 +96,8 @@ event_json(FILE *f, const struct store_row *row)
 	json_time(f, "done_at", row->done_at);
 	json_time(f, "purged_at", row->purged_at);
 	json_time(f, "lease_until", row->lease_until);
-	fputs(", \"lease_owner\": ", f);
-	cli_put_json(f, row->lease_owner);
-	fputs(", \"last_error\": ", f);
-	cli_put_json(f, row->last_error);
+	json_text(f, "lease_owner", row->lease_owner);
+	json_text(f, "last_error", row->last_error);
 	if (row->has_payload)
 		fprintf(f, ", \"payload_bytes\": %lld}",
 		    (long long)row->payload_len);
@@ -326,10 +327,8 @@ show_json_attempt(void *arg, const struct store_attempt *at)
 	    ss->n++ > 0 ? "," : "", (long long)at->attempt,
 	    (long long)at->started_at);
 	json_time(stdout, "finished_at", at->finished_at);
-	fputs(", \"outcome\": ", stdout);
-	cli_put_json(stdout, at->outcome);
-	fputs(", \"error\": ", stdout);
-	cli_put_json(stdout, at->error);
+	json_text(stdout, "outcome", at->outcome);
+	json_text(stdout, "error", at->error);
 	putchar('}');
 	return IH_OK;
 }

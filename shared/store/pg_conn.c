@@ -404,6 +404,23 @@ pg_exec_sql(struct pgs *st, const char *sql, const char *types,
 	return res;
 }
 
+int
+pg_exec_change(struct pgs *st, const char *sql, const char *types,
+    const struct pg_params *p, const char *what, long *n, char *err,
+    size_t errlen)
+{
+	PGresult *res;
+
+	*n = 0;
+	res = pg_exec_sql(st, sql, types, p, PGRES_COMMAND_OK, what, err,
+	    errlen);
+	if (res == NULL)
+		return IH_ESTORE;
+	*n = pg_changes(res);
+	PQclear(res);
+	return IH_OK;
+}
+
 int64_t
 pg_getint(const PGresult *res, int row, int col)
 {

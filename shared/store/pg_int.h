@@ -71,6 +71,12 @@ PGresult *pg_exec_stmt(struct pgs *, enum pg_stmt, const struct pg_params *,
 PGresult *pg_exec_sql(struct pgs *, const char *, const char *,
 	    const struct pg_params *, ExecStatusType, const char *, char *,
 	    size_t);
+/*
+ * Runs sql, a statement that writes (pg_exec_sql's arguments); *n is the
+ * number of rows it changed, 0 on failure.
+ */
+int	pg_exec_change(struct pgs *, const char *, const char *,
+	    const struct pg_params *, const char *, long *, char *, size_t);
 int64_t	pg_getint(const PGresult *, int, int);
 const char *pg_gettext(const PGresult *, int, int);
 long	pg_changes(const PGresult *);

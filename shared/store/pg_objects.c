@@ -81,40 +81,33 @@ row_insert(struct pgs *st, const struct store_object *o, int64_t created_ms,
     int64_t changed_ms, int *added, char *err, size_t errlen)
 {
 	struct pg_params p;
-	PGresult *r;
+	long n;
+	int rc;
 
 	object_params(&p, o, created_ms, changed_ms);
-	r = pg_exec_sql(st, "INSERT INTO objects (provider, kind, object_id,"
-	    " status, object, source_at, rank, event_id, deleted, created_at,"
-	    " changed_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
-	    " $11) ON CONFLICT (provider, kind, object_id) DO NOTHING",
-	    PG_OBJECT_TYPES, &p, PGRES_COMMAND_OK, "cannot write object",
-	    err, errlen);
-	if (r == NULL)
-		return IH_ESTORE;
-	*added = pg_changes(r) == 1;
-	PQclear(r);
-	return IH_OK;
+	rc = pg_exec_change(st, "INSERT INTO objects (provider, kind,"
+	    " object_id, status, object, source_at, rank, event_id, deleted,"
+	    " created_at, changed_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8,"
+	    " $9, $10, $11) ON CONFLICT (provider, kind, object_id) DO NOTHING",
+	    PG_OBJECT_TYPES, &p, "cannot write object", &n, err, errlen);
+	*added = n == 1;
+	return rc;
 }
 
+/* Brings the existing row to o's state. */
 static int
 row_update(struct pgs *st, const struct store_object *o, int64_t changed_ms,
     char *err, size_t errlen)
 {
 	struct pg_params p;
-	PGresult *r;
+	long n;
 
 	object_params(&p, o, 0, changed_ms);
-	r = pg_exec_sql(st, "UPDATE objects SET status = $4, object = $5,"
-	    " source_at = $6, rank = $7, event_id = $8, deleted = $9,"
-	    " changed_at = $11 WHERE provider = $1 AND kind = $2"
+	return pg_exec_change(st, "UPDATE objects SET status = $4,"
+	    " object = $5, source_at = $6, rank = $7, event_id = $8,"
+	    " deleted = $9, changed_at = $11 WHERE provider = $1 AND kind = $2"
 	    " AND object_id = $3 AND $10::bigint IS NOT NULL",
-	    PG_OBJECT_TYPES, &p, PGRES_COMMAND_OK, "cannot write object",
-	    err, errlen);
-	if (r == NULL)
-		return IH_ESTORE;
-	PQclear(r);
-	return IH_OK;
+	    PG_OBJECT_TYPES, &p, "cannot write object", &n, err, errlen);
 }
 
 /* Adds e to the object's history unless it is there; *added says. */
@@ -124,7 +117,8 @@ history_put(struct pgs *st, const struct store_object *o,
     size_t errlen)
 {
 	struct pg_params p;
-	PGresult *r;
+	long n;
+	int rc;
 
 	memset(&p, 0, sizeof(p));
 	pg_text(&p, o->provider);
@@ -138,20 +132,17 @@ history_put(struct pgs *st, const struct store_object *o,
 	pg_int(&p, e->deleted != 0);
 	pg_text(&p, e->verdict);
 	pg_int(&p, e->recorded_ms);
-	r = pg_exec_sql(st, "INSERT INTO object_events (provider, kind,"
+	rc = pg_exec_change(st, "INSERT INTO object_events (provider, kind,"
 	    " object_id, event_id, event_type, status, source_at, rank,"
 	    " deleted, verdict, recorded_at, seq) SELECT $1, $2, $3, $4, $5,"
 	    " $6, $7, $8, $9, $10, $11, coalesce(max(seq), 0) + 1"
 	    " FROM object_events WHERE provider = $1 AND kind = $2"
 	    " AND object_id = $3"
 	    " ON CONFLICT (provider, kind, object_id, event_id) DO NOTHING",
-	    "ttttttiiiti", &p, PGRES_COMMAND_OK,
-	    "cannot write object history", err, errlen);
-	if (r == NULL)
-		return IH_ESTORE;
-	*added = pg_changes(r) > 0;
-	PQclear(r);
-	return IH_OK;
+	    "ttttttiiiti", &p, "cannot write object history", &n, err,
+	    errlen);
+	*added = n > 0;
+	return rc;
 }
 
 /*
@@ -162,7 +153,7 @@ static int
 row_apply(struct pgs *st, const struct store_object *o, int64_t created_ms,
     int64_t changed_ms, int *verdict, char *err, size_t errlen)
 {
-	struct object_key row, ev;
+	struct object_key row;
 	char *id = NULL;
 	int found = 0, added = 0, rc;
 
@@ -176,10 +167,7 @@ row_apply(struct pgs *st, const struct store_object *o, int64_t created_ms,
 	}
 	if (rc != IH_OK)
 		goto out;
-	ev.source_ms = o->source_ms;
-	ev.rank = o->rank;
-	ev.event_id = o->event_id;
-	*verdict = object_guard(found ? &row : NULL, &ev);
+	*verdict = store_object_verdict(found ? &row : NULL, o);
 	if (*verdict == OBJECT_APPLIED && found)
 		rc = row_update(st, o, changed_ms, err, errlen);
 out:

@@ -524,7 +524,8 @@ pg_copy_attempt(struct store *base, int64_t rowid,
     const struct store_attempt *a, int *added, char *err, size_t errlen)
 {
 	struct pg_params p;
-	PGresult *r;
+	long n;
+	int rc;
 
 	memset(&p, 0, sizeof(p));
 	pg_int(&p, rowid);
@@ -533,16 +534,13 @@ pg_copy_attempt(struct store *base, int64_t rowid,
 	pg_int(&p, a->finished_at);
 	pg_text(&p, a->outcome);
 	pg_text(&p, a->error);
-	r = pg_exec_sql(pg_of(base), "INSERT INTO attempts (event, attempt,"
-	    " started_at, finished_at, outcome, error)"
+	rc = pg_exec_change(pg_of(base), "INSERT INTO attempts (event,"
+	    " attempt, started_at, finished_at, outcome, error)"
 	    " VALUES ($1, $2, $3, nullif($4, 0), $5, $6)"
-	    " ON CONFLICT DO NOTHING", "iiiitt", &p, PGRES_COMMAND_OK,
-	    "cannot copy attempt", err, errlen);
-	if (r == NULL)
-		return IH_ESTORE;
-	*added = pg_changes(r) > 0;
-	PQclear(r);
-	return IH_OK;
+	    " ON CONFLICT DO NOTHING", "iiiitt", &p,
+	    "cannot copy attempt", &n, err, errlen);
+	*added = n > 0;
+	return rc;
 }
 
 int
@@ -550,18 +548,16 @@ pg_copy_effect(struct store *base, int64_t rowid, const char *kind,
     int64_t created_at, int *added, char *err, size_t errlen)
 {
 	struct pg_params p;
-	PGresult *r;
+	long n;
+	int rc;
 
 	memset(&p, 0, sizeof(p));
 	pg_int(&p, rowid);
 	pg_text(&p, kind);
 	pg_int(&p, created_at);
-	r = pg_exec_sql(pg_of(base), "INSERT INTO effects (event, kind,"
+	rc = pg_exec_change(pg_of(base), "INSERT INTO effects (event, kind,"
 	    " created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", "iti",
-	    &p, PGRES_COMMAND_OK, "cannot copy effect", err, errlen);
-	if (r == NULL)
-		return IH_ESTORE;
-	*added = pg_changes(r) > 0;
-	PQclear(r);
-	return IH_OK;
+	    &p, "cannot copy effect", &n, err, errlen);
+	*added = n > 0;
+	return rc;
 }

@@ -632,6 +632,31 @@ sq_step_done(struct sq *st, sqlite3_stmt *stmt, const char *what,
 		return sq_fail(st, rc, what, err, errlen);
 	return IH_OK;
 }
+
+void
+sq_bind_text(sqlite3_stmt *s, int i, const char *v)
+{
+	if (v != NULL)
+		sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+int
+sq_row(struct sq *st, sqlite3_stmt *stmt, const char *what, int *rc,
+    char *err, size_t errlen)
+{
+	int step;
+
+	step = sqlite3_step(stmt);
+	*rc = IH_OK;
+	if (step == SQLITE_ROW)
+		return 1;
+	if (step != SQLITE_DONE)
+		*rc = sq_fail(st, step, what, err, errlen);
+	return 0;
+}
+
 static int
 sq_begin(struct store *base, enum store_durability d, char *err,
     size_t errlen)

@@ -87,22 +87,16 @@ sq_console_counts(struct store *base, store_console_count_fn fn, void *arg,
 {
 	struct sq *st = sq_of(base);
 	sqlite3_stmt *stmt;
-	int rc, step;
+	int rc;
 
 	rc = prepare(st, SQL_COUNTS, &stmt, err, errlen);
 	if (rc != IH_OK)
 		return rc;
-	for (step = sqlite3_step(stmt); step == SQLITE_ROW;
-	    step = sqlite3_step(stmt)) {
+	while (rc == IH_OK && sq_row(st, stmt, "counts", &rc, err, errlen)) {
 		rc = fn(arg, col_text(stmt, 0), col_text(stmt, 1),
 		    sqlite3_column_int64(stmt, 2),
 		    sqlite3_column_int64(stmt, 3));
-		if (rc != IH_OK)
-			goto out;
 	}
-	if (step != SQLITE_DONE)
-		rc = sq_fail(st, step, "counts", err, errlen);
-out:
 	sqlite3_finalize(stmt);
 	return rc;
 }
@@ -114,25 +108,19 @@ sq_console_hours(struct store *base, int64_t start, int64_t end,
 {
 	struct sq *st = sq_of(base);
 	sqlite3_stmt *stmt;
-	int rc, step;
+	int rc;
 
 	rc = prepare(st, SQL_HOURS, &stmt, err, errlen);
 	if (rc != IH_OK)
 		return rc;
 	sqlite3_bind_int64(stmt, 1, start);
 	sqlite3_bind_int64(stmt, 2, end);
-	for (step = sqlite3_step(stmt); step == SQLITE_ROW;
-	    step = sqlite3_step(stmt)) {
+	while (rc == IH_OK && sq_row(st, stmt, "series", &rc, err, errlen)) {
 		rc = fn(arg, sqlite3_column_int64(stmt, 0),
 		    sqlite3_column_int64(stmt, 1),
 		    sqlite3_column_int64(stmt, 2),
 		    sqlite3_column_int64(stmt, 3));
-		if (rc != IH_OK)
-			goto out;
 	}
-	if (step != SQLITE_DONE)
-		rc = sq_fail(st, step, "series", err, errlen);
-out:
 	sqlite3_finalize(stmt);
 	return rc;
 }
@@ -144,7 +132,7 @@ sq_console_latency(struct store *base, int64_t start, int64_t end,
 {
 	struct sq *st = sq_of(base);
 	sqlite3_stmt *stmt;
-	int rc, step;
+	int rc;
 
 	rc = prepare(st, SQL_LATENCY, &stmt, err, errlen);
 	if (rc != IH_OK)
@@ -152,16 +140,10 @@ sq_console_latency(struct store *base, int64_t start, int64_t end,
 	sqlite3_bind_int64(stmt, 1, start);
 	sqlite3_bind_int64(stmt, 2, end);
 	sqlite3_bind_int64(stmt, 3, max);
-	for (step = sqlite3_step(stmt); step == SQLITE_ROW;
-	    step = sqlite3_step(stmt)) {
+	while (rc == IH_OK && sq_row(st, stmt, "latency", &rc, err, errlen)) {
 		rc = fn(arg, sqlite3_column_int64(stmt, 0),
 		    sqlite3_column_int64(stmt, 1));
-		if (rc != IH_OK)
-			goto out;
 	}
-	if (step != SQLITE_DONE)
-		rc = sq_fail(st, step, "latency", err, errlen);
-out:
 	sqlite3_finalize(stmt);
 	return rc;
 }
@@ -212,13 +194,11 @@ sq_console_bounds(struct store *base, int *empty, int64_t *lo, int64_t *hi,
 	return rc;
 }
 
+/* An unset filter is NULL or empty: both bind NULL. */
 static void
 bind_text_or_null(sqlite3_stmt *stmt, int i, const char *v)
 {
-	if (v != NULL && *v != '\0')
-		sqlite3_bind_text(stmt, i, v, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(stmt, i);
+	sq_bind_text(stmt, i, v != NULL && *v != '\0' ? v : NULL);
 }
 
 int
@@ -229,7 +209,7 @@ sq_console_window(struct store *base, const struct store_console_query *q,
 	struct sq *st = sq_of(base);
 	struct store_row row;
 	sqlite3_stmt *stmt;
-	int rc, step;
+	int rc;
 
 	rc = prepare(st, SQL_LIST, &stmt, err, errlen);
 	if (rc != IH_OK)
@@ -243,8 +223,7 @@ sq_console_window(struct store *base, const struct store_console_query *q,
 	sqlite3_bind_int64(stmt, 7, q->since_ms > 0 ? q->since_ms : 0);
 	sqlite3_bind_int64(stmt, 8, q->until_ms > 0 ? q->until_ms : 0);
 	sqlite3_bind_int64(stmt, 9, limit);
-	for (step = sqlite3_step(stmt); step == SQLITE_ROW;
-	    step = sqlite3_step(stmt)) {
+	while (rc == IH_OK && sq_row(st, stmt, "list", &rc, err, errlen)) {
 		memset(&row, 0, sizeof(row));
 		row.rowid = sqlite3_column_int64(stmt, 0);
 		row.provider = col_text(stmt, 1);
@@ -263,12 +242,7 @@ sq_console_window(struct store *base, const struct store_console_query *q,
 		row.payload_len = sqlite3_column_int64(stmt, 14);
 		store_row_defaults(&row);
 		rc = fn(arg, &row);
-		if (rc != IH_OK)
-			goto out;
 	}
-	if (step != SQLITE_DONE)
-		rc = sq_fail(st, step, "list", err, errlen);
-out:
 	sqlite3_finalize(stmt);
 	return rc;
 }

@@ -54,6 +54,14 @@ int	sq_prepare(struct sq *, const char *, sqlite3_stmt **, char *,
 	    size_t);
 int	sq_step_done(struct sq *, sqlite3_stmt *, const char *, char *,
 	    size_t);
+/* Binds v to parameter i of s, as text, or NULL when v is NULL. */
+void	sq_bind_text(sqlite3_stmt *, int, const char *);
+/*
+ * Steps a query: 1 with a row to read; 0 when there is none left (*rc
+ * IH_OK) or the step failed (*rc the error, err filled with what).
+ */
+int	sq_row(struct sq *, sqlite3_stmt *, const char *, int *, char *,
+	    size_t);
 
 /* sqlite_record.c */
 int	sq_record(struct store *, const struct store_event *, int64_t,

@@ -15,15 +15,6 @@
 #include "object.h"
 #include "sqlite_int.h"
 
-static void
-bind_opt(sqlite3_stmt *s, int i, const char *v)
-{
-	if (v != NULL)
-		sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(s, i);
-}
-
 /*
  * Reads the row's key into *key, its event id malloc'd into *id, and
  * sets *found.  Returns IH_OK, IH_ENOMEM or IH_ESTORE.
@@ -143,17 +134,14 @@ sq_object_apply(struct store *base, const struct store_object *o,
     int64_t now_ms, int *verdict, char *err, size_t errlen)
 {
 	struct sq *st = sq_of(base);
-	struct object_key row, ev;
+	struct object_key row;
 	char *id = NULL;
 	int found, rc;
 
 	rc = row_key(st, o, &row, &id, &found, err, errlen);
 	if (rc != IH_OK)
 		goto out;
-	ev.source_ms = o->source_ms;
-	ev.rank = o->rank;
-	ev.event_id = o->event_id;
-	*verdict = object_guard(found ? &row : NULL, &ev);
+	*verdict = store_object_verdict(found ? &row : NULL, o);
 	if (*verdict == OBJECT_APPLIED) {
 		rc = row_put(st, o, now_ms, err, errlen);
 		if (rc != IH_OK)
@@ -172,7 +160,7 @@ sq_objects(struct store *base, const struct store_object_filter *f,
 	struct sq *st = sq_of(base);
 	struct store_object o;
 	sqlite3_stmt *s = NULL;
-	int rc, step;
+	int rc;
 
 	rc = sq_prepare(st, "SELECT provider, kind, object_id, status, object,"
 	    " source_at, rank, event_id, deleted, created_at, changed_at"
@@ -182,21 +170,14 @@ sq_objects(struct store *base, const struct store_object_filter *f,
 	    " ORDER BY provider, kind, object_id LIMIT ?6", &s, err, errlen);
 	if (rc != IH_OK)
 		goto out;
-	bind_opt(s, 1, f->provider);
-	bind_opt(s, 2, f->kind);
-	bind_opt(s, 3, f->object_id);
-	bind_opt(s, 4, f->status);
+	sq_bind_text(s, 1, f->provider);
+	sq_bind_text(s, 2, f->kind);
+	sq_bind_text(s, 3, f->object_id);
+	sq_bind_text(s, 4, f->status);
 	sqlite3_bind_int64(s, 5, f->since_ms);
 	sqlite3_bind_int64(s, 6, f->limit > 0 ? f->limit : -1);
-	for (;;) {
-		step = sqlite3_step(s);
-		if (step == SQLITE_DONE)
-			break;
-		if (step != SQLITE_ROW) {
-			rc = sq_fail(st, step, "cannot read objects", err,
-			    errlen);
-			goto out;
-		}
+	while (rc == IH_OK &&
+	    sq_row(st, s, "cannot read objects", &rc, err, errlen)) {
 		memset(&o, 0, sizeof(o));
 		o.provider = (const char *)sqlite3_column_text(s, 0);
 		o.kind = (const char *)sqlite3_column_text(s, 1);
@@ -211,8 +192,6 @@ sq_objects(struct store *base, const struct store_object_filter *f,
 		o.created_ms = sqlite3_column_int64(s, 9);
 		o.changed_ms = sqlite3_column_int64(s, 10);
 		rc = fn(arg, &o);
-		if (rc != IH_OK)
-			goto out;
 	}
 out:
 	sqlite3_finalize(s);
@@ -228,7 +207,7 @@ sq_object_history(struct store *base, const char *provider,
 	struct sq *st = sq_of(base);
 	struct store_object_event e;
 	sqlite3_stmt *s = NULL;
-	int rc, step;
+	int rc;
 
 	rc = sq_prepare(st, "SELECT event_id, event_type, status, source_at,"
 	    " rank, deleted, verdict, recorded_at FROM object_events"
@@ -239,15 +218,8 @@ sq_object_history(struct store *base, const char *provider,
 	sqlite3_bind_text(s, 1, provider, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, object_id, -1, SQLITE_STATIC);
-	for (;;) {
-		step = sqlite3_step(s);
-		if (step == SQLITE_DONE)
-			break;
-		if (step != SQLITE_ROW) {
-			rc = sq_fail(st, step, "cannot read object history",
-			    err, errlen);
-			goto out;
-		}
+	while (rc == IH_OK &&
+	    sq_row(st, s, "cannot read object history", &rc, err, errlen)) {
 		e.event_id = (const char *)sqlite3_column_text(s, 0);
 		e.event_type = (const char *)sqlite3_column_text(s, 1);
 		e.status = (const char *)sqlite3_column_text(s, 2);
@@ -257,8 +229,6 @@ sq_object_history(struct store *base, const char *provider,
 		e.verdict = (const char *)sqlite3_column_text(s, 6);
 		e.recorded_ms = sqlite3_column_int64(s, 7);
 		rc = fn(arg, &e);
-		if (rc != IH_OK)
-			goto out;
 	}
 out:
 	sqlite3_finalize(s);

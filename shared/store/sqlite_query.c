@@ -53,21 +53,12 @@
 	" AND payload IS NOT NULL"
 
 static void
-bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
-{
-	if (v != NULL)
-		sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(s, i);
-}
-
-static void
 bind_filter(sqlite3_stmt *s, const struct store_filter *f)
 {
-	bind_text_or_null(s, 1, f->provider);
-	bind_text_or_null(s, 2, f->event_id);
-	bind_text_or_null(s, 3, f->event_type);
-	bind_text_or_null(s, 4, f->status);
+	sq_bind_text(s, 1, f->provider);
+	sq_bind_text(s, 2, f->event_id);
+	sq_bind_text(s, 3, f->event_type);
+	sq_bind_text(s, 4, f->status);
 	sqlite3_bind_int64(s, 5, f->since_ms > 0 ? f->since_ms : 0);
 	sqlite3_bind_int64(s, 6, f->until_ms > 0 ? f->until_ms : 0);
 	sqlite3_bind_int64(s, 7, f->limit > 0 ? f->limit : -1);
@@ -212,7 +203,7 @@ sq_attempts(struct store *base, int64_t rowid,
 	struct sq *st = sq_of(base);
 	sqlite3_stmt *s = NULL;
 	struct store_attempt a;
-	int rc, step;
+	int rc;
 
 	rc = sq_prepare(st, "SELECT attempt, started_at, "
 	    "coalesce(finished_at, 0), outcome, error FROM attempts "
@@ -221,25 +212,15 @@ sq_attempts(struct store *base, int64_t rowid,
 	if (rc != IH_OK)
 		goto out;
 	sqlite3_bind_int64(s, 1, rowid);
-	for (;;) {
-		step = sqlite3_step(s);
-		if (step == SQLITE_DONE)
-			break;
-		if (step != SQLITE_ROW) {
-			rc = sq_fail(st, step, "cannot read attempts", err,
-			    errlen);
-			goto out;
-		}
+	while (rc == IH_OK &&
+	    sq_row(st, s, "cannot read attempts", &rc, err, errlen)) {
 		a.attempt = sqlite3_column_int64(s, 0);
 		a.started_at = sqlite3_column_int64(s, 1);
 		a.finished_at = sqlite3_column_int64(s, 2);
 		a.outcome = col_text(s, 3);
 		a.error = col_text(s, 4);
 		rc = fn(arg, &a);
-		if (rc != IH_OK)
-			goto out;
 	}
-	rc = IH_OK;
 out:
 	sqlite3_finalize(s);
 	return rc;
@@ -447,7 +428,7 @@ sq_stats(struct store *base, const char *provider, int64_t since_ms,
 	sqlite3_stmt *s = NULL, *lat = NULL;
 	struct store_stats x;
 	const char *name;
-	int rc, step, txn = 0;
+	int rc, txn = 0;
 
 	rc = sq_prepare(st, "SELECT provider, sum(w),"
 	    " sum(CASE WHEN w THEN duplicates ELSE 0 END),"
@@ -481,20 +462,13 @@ sq_stats(struct store *base, const char *provider, int64_t since_ms,
 			goto out;
 		txn = 1;
 	}
-	bind_text_or_null(s, 1, provider);
+	sq_bind_text(s, 1, provider);
 	sqlite3_bind_int64(s, 2, since_ms);
 	sqlite3_bind_int64(s, 3, until_ms);
 	sqlite3_bind_int64(lat, 2, since_ms);
 	sqlite3_bind_int64(lat, 3, until_ms);
-	for (;;) {
-		step = sqlite3_step(s);
-		if (step == SQLITE_DONE)
-			break;
-		if (step != SQLITE_ROW) {
-			rc = sq_fail(st, step, "cannot compute stats", err,
-			    errlen);
-			goto out;
-		}
+	while (rc == IH_OK &&
+	    sq_row(st, s, "cannot compute stats", &rc, err, errlen)) {
 		memset(&x, 0, sizeof(x));
 		name = col_text(s, 0);
 		snprintf(x.provider, sizeof(x.provider), "%s",
@@ -521,10 +495,7 @@ sq_stats(struct store *base, const char *provider, int64_t since_ms,
 		if (rc != IH_OK)
 			goto out;
 		rc = fn(arg, &x);
-		if (rc != IH_OK)
-			goto out;
 	}
-	rc = IH_OK;
 out:
 	sqlite3_finalize(s);
 	sqlite3_finalize(lat);
@@ -561,7 +532,7 @@ sq_copy_read(struct store *base, int64_t after, long limit, store_row_fn fn,
 	struct sq *st = sq_of(base);
 	sqlite3_stmt *s = NULL;
 	struct store_row row;
-	int rc, step;
+	int rc;
 
 	rc = sq_prepare(st, "SELECT " STORE_ROW_COLS ", headers, payload,"
 	    " fingerprint FROM events WHERE id > ?1 ORDER BY id LIMIT ?2", &s,
@@ -570,22 +541,12 @@ sq_copy_read(struct store *base, int64_t after, long limit, store_row_fn fn,
 		goto out;
 	sqlite3_bind_int64(s, 1, after);
 	sqlite3_bind_int64(s, 2, limit);
-	for (;;) {
-		step = sqlite3_step(s);
-		if (step == SQLITE_DONE)
-			break;
-		if (step != SQLITE_ROW) {
-			rc = sq_fail(st, step, "cannot read events", err,
-			    errlen);
-			goto out;
-		}
+	while (rc == IH_OK &&
+	    sq_row(st, s, "cannot read events", &rc, err, errlen)) {
 		fill_row_body(s, &row);
 		row.fingerprint = col_text(s, 22);
 		rc = fn(arg, &row);
-		if (rc != IH_OK)
-			goto out;
 	}
-	rc = IH_OK;
 out:
 	sqlite3_finalize(s);
 	return rc;
@@ -599,29 +560,19 @@ sq_effects(struct store *base, int64_t rowid,
 	struct sq *st = sq_of(base);
 	sqlite3_stmt *s = NULL;
 	const char *kind;
-	int rc, step;
+	int rc;
 
 	rc = sq_prepare(st, "SELECT kind, created_at FROM effects"
 	    " WHERE event = ?1 ORDER BY kind", &s, err, errlen);
 	if (rc != IH_OK)
 		goto out;
 	sqlite3_bind_int64(s, 1, rowid);
-	for (;;) {
-		step = sqlite3_step(s);
-		if (step == SQLITE_DONE)
-			break;
-		if (step != SQLITE_ROW) {
-			rc = sq_fail(st, step, "cannot read effects", err,
-			    errlen);
-			goto out;
-		}
+	while (rc == IH_OK &&
+	    sq_row(st, s, "cannot read effects", &rc, err, errlen)) {
 		kind = col_text(s, 0);
 		rc = fn(arg, kind != NULL ? kind : "",
 		    sqlite3_column_int64(s, 1));
-		if (rc != IH_OK)
-			goto out;
 	}
-	rc = IH_OK;
 out:
 	sqlite3_finalize(s);
 	return rc;

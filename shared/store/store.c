@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "ih.h"
+#include "object.h"
 #include "store_backend.h"
 
 void
@@ -26,6 +27,18 @@ store_row_defaults(struct store_row *row)
 		row->status = "";
 	if (row->json == NULL)
 		row->json = "{}";
+}
+
+int
+store_object_verdict(const struct object_key *row,
+    const struct store_object *o)
+{
+	struct object_key ev;
+
+	ev.source_ms = o->source_ms;
+	ev.rank = o->rank;
+	ev.event_id = o->event_id;
+	return object_guard(row, &ev);
 }
 
 int

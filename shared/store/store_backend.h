@@ -142,6 +142,15 @@ struct store {
  */
 void	store_row_defaults(struct store_row *row);
 
+/*
+ * The ordering guard's verdict for o against the row's key (row NULL:
+ * no row yet); see object_guard().  Both backends decide it in C, under
+ * their own lock of the row.
+ */
+struct object_key;
+int	store_object_verdict(const struct object_key *row,
+	    const struct store_object *o);
+
 int	store_sqlite_open(const struct store_opts *, struct store **, char *,
 	    size_t);
 int	store_pg_open(const struct store_opts *, struct store **, char *,

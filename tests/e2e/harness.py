@@ -59,14 +59,19 @@ from ihtest.store import (  # noqa: F401
 from ihtest.sign import (  # noqa: F401
     ASAAS_TOKEN_HEADER, VECTORS, check_vector, default_secret, hmac_sha256,
     sign_github, sign_github_sha1, sign_shopify, sign_standard, sign_stripe,
-    standard_key, standard_secret, stripe_sdk_header, stripe_v1)
+    standard_key, standard_secret, stripe_body, stripe_sdk_header,
+    stripe_v1)
+from ihtest.strace import (  # noqa: F401
+    LINE, accepted_after_sync, answers_after_commit, processes,
+    strace_missing, strace_wrap, thread_traces, traces, wal_fds,
+    wal_writes)
 from ihtest.tap import Tap, check, check_eq  # noqa: F401
 from ihtest.http import Response, free_port, parallel, wait_port  # noqa: F401
 from ihtest.procs import (  # noqa: F401
     _STAGED, _SUBREAPER, Servers, _alive, _children_of, _reap,
     become_subreaper, daemon_env, install_signal_cleanup, link_or_copy,
     program_of, reach_problem, server_group, server_user, staged_programs,
-    wait_or_kill_group)
+    suite_main, wait_or_kill_group)
 from ihtest.servers.lighttpd import (  # noqa: F401
     CONF_DIR, Server, conf_array, conf_list, conf_str, env_file_text)
 from ihtest.servers.apache import (  # noqa: F401

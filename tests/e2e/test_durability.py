@@ -20,10 +20,8 @@ could not tell a durable commit from one that sits in the page cache.
 Also run as plain CGI, where the answer goes to stdout.
 """
 
-import glob
 import threading
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -33,139 +31,18 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import harness  # noqa: E402
-from harness import (HarnessError, Server, Servers, Tap, bin_dir, check,  # noqa: E402
-                     check_eq, db_connect, install_signal_cleanup, parallel,
-                     pg_backend, sign_stripe)
+from harness import (Server, accepted_after_sync,  # noqa: E402
+                     answers_after_commit, check, check_eq, db_connect,
+                     parallel, pg_backend, processes, sign_stripe,
+                     strace_missing, strace_wrap, stripe_body, suite_main,
+                     thread_traces, traces)
 
 N = 20
 
 
-def stripe_body(eid):
-    return ('{"id":"%s","object":"event","type":"invoice.paid",'
-            '"data":{"object":{"id":"in_1"}}}' % eid).encode()
-
-
-def wal_fds(lines):
-    """File descriptors opened on a -wal file in one process's trace."""
-    fds = set()
-    for ln in lines:
-        m = re.search(r'openat\(.*-wal", .*\) = (\d+)$', ln)
-        if m:
-            fds.add(m.group(1))
-    return fds
-
-
-def accepted_after_sync(lines):
-    """(answers, answers preceded by a WAL fdatasync since the previous
-    answer or the start) in one process's trace."""
-    fds = wal_fds(lines)
-    synced = False
-    answers = ok = 0
-    for ln in lines:
-        m = re.match(r'(?:\d+ +)?fdatasync\((\d+)\)', ln)
-        if m and m.group(1) in fds:
-            synced = True
-            continue
-        if re.match(r'(?:\d+ +)?write\(', ln) and '\\"accepted\\"' in ln:
-            answers += 1
-            ok += synced
-            synced = False
-    return answers, ok
-
-
-def traces(prefix):
-    out = []
-    for path in sorted(glob.glob(prefix + ".*")):
-        with open(path, errors="replace") as f:
-            out.append(f.read().splitlines())
-    return out
-
-
-LINE = re.compile(r'^(\d+\.\d+) (\w+)\((.*)\) += (-?\d+|\?)(?: .*?)?(?: <(\d+\.\d+)>)?$')
-
-
-def thread_traces(prefix):
-    """{tid: [(start, end, call, args, ret)]} from strace -ff -ttt -T."""
-    out = {}
-    for path in glob.glob(prefix + ".*"):
-        tid = int(path.rsplit(".", 1)[1])
-        calls = []
-        with open(path, errors="replace") as f:
-            for ln in f:
-                m = LINE.match(ln.rstrip("\n"))
-                if not m:
-                    continue
-                t = float(m.group(1))
-                dur = float(m.group(5) or 0)
-                calls.append((t, t + dur, m.group(2), m.group(3), m.group(4)))
-        out[tid] = calls
-    return out
-
-
-def processes(threads):
-    """Groups the threads into processes: a clone with CLONE_THREAD makes
-    the new tid a thread of the caller's process."""
-    parent = {}
-    for tid, calls in threads.items():
-        for (_, _, call, args, ret) in calls:
-            if call in ("clone", "clone3") and "CLONE_THREAD" in args and ret.isdigit():
-                parent[int(ret)] = tid
-    groups = {}
-    for tid in threads:
-        root = tid
-        while root in parent:
-            root = parent[root]
-        groups.setdefault(root, []).append(tid)
-    return groups
-
-
-def answers_after_commit(threads, tids, ids):
-    """For one process: [(event id, ok)] for each accepted answer, ok when
-    an fdatasync (or fsync) of the WAL started after the WAL write that
-    carried the event's id, and ended before the answer was written."""
-    wal = set()
-    for tid in tids:
-        for (_, _, call, args, ret) in threads[tid]:
-            if call == "openat" and '-wal"' in args and ret.isdigit():
-                wal.add(ret)
-    commits = {}    # event id -> end of the first WAL write holding it
-    syncs = []      # (start, end) of WAL syncs
-    for tid in tids:
-        for (t0, t1, call, args, ret) in threads[tid]:
-            fd = args.split(",", 1)[0]
-            if fd not in wal:
-                continue
-            if call in ("fdatasync", "fsync"):
-                syncs.append((t0, t1))
-            elif call in ("pwrite64", "write"):
-                for eid in ids:
-                    if eid in args and (eid not in commits or t1 < commits[eid]):
-                        commits[eid] = t1
-    out = []
-    for tid in tids:
-        current = None  # the event whose request this thread read last
-        for (t0, t1, call, args, ret) in threads[tid]:
-            if call in ("read", "recvfrom") and not args.split(",", 1)[0] in wal:
-                for eid in ids:
-                    if eid in args:
-                        current = eid
-            elif call == "write" and '\\"accepted\\"' in args:
-                c = commits.get(current)
-                ok = c is not None and any(s0 >= c and s1 <= t0 for (s0, s1) in syncs)
-                out.append((current, ok))
-    return out, len(syncs)
-
-
 def through_lighttpd(bindir, servers, mode):
     def run():
-        tdir = os.path.join(bindir, "..", "strace-%s-%d" % (mode, os.getpid()))
-        tdir = os.path.abspath(tdir)
-        shutil.rmtree(tdir, ignore_errors=True)
-        os.makedirs(tdir)
-        # lighttpd wants an absolute program path in bin-path.
-        wrap = ("%s -ff -ttt -T -s 65536 -e trace=openat,fdatasync,fsync,"
-                "write,pwrite64,read,recvfrom,clone,clone3 -o %s/t"
-                % (shutil.which("strace"), tdir))
+        tdir, wrap = strace_wrap(bindir, mode)
         srv = servers.add(Server(bindir, providers=["stripe"], wrap=wrap,
                                  env={"IDEMHOOK_MODE": mode}, max_procs=1,
                                  name="durability-" + mode))
@@ -453,47 +330,39 @@ def bad_event_in_batch(bindir, servers):
     return run
 
 
+def cases(tap, bindir, servers):
+    tap.run("durability: 50 concurrent deliveries of one event into one process: "
+            "1 accepted, 49 duplicate, 1 row", concurrent_duplicates(bindir, servers))
+    for point in ("before-commit", "after-commit"):
+        tap.run("durability: receiver killed at %s with a batch in flight: no 2xx "
+                "without its row, retries end with one row each" % point,
+                killed_in_batch(bindir, servers, point))
+    tap.run("durability: IDEMHOOK_THREADS=3: 3 request threads and a writer",
+            threads_setting(bindir, servers))
+    tap.run("durability: receiver SIGKILLed under a flood: no 2xx without its row",
+            killed_under_load(bindir, servers))
+    tap.run("durability: one event refused by the store in a batch of good "
+            "ones: it alone gets 503", bad_event_in_batch(bindir, servers))
+    if strace_missing(tap, "durability"):
+        return
+    if pg_backend():
+        # The write-ahead log is the server's there: the strace tests
+        # below are SQLite's (see the module's docstring).
+        return
+    # The programs make themselves non-dumpable (no core, no ptrace by
+    # their own user), so only root's strace can read what they write.
+    why = "strace reads the memory of programs that made themselves non-dumpable"
+    for mode in ("after-response", "worker"):
+        tap.run_as_root("durability: FastCGI, %s mode: each of %d concurrent "
+                        "accepted answers follows a WAL sync that started after "
+                        "its event's commit; fewer syncs than events" % (mode, N), why,
+                        through_lighttpd(bindir, servers, mode))
+    tap.run_as_root("durability: plain CGI: the accepted answer follows an fdatasync "
+                    "of the WAL", why, as_cgi(bindir))
+
+
 def main():
-    tap = Tap()
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("durability: setup", e)
-        return tap.finish()
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        tap.run("durability: 50 concurrent deliveries of one event into one process: "
-                "1 accepted, 49 duplicate, 1 row", concurrent_duplicates(bindir, servers))
-        for point in ("before-commit", "after-commit"):
-            tap.run("durability: receiver killed at %s with a batch in flight: no 2xx "
-                    "without its row, retries end with one row each" % point,
-                    killed_in_batch(bindir, servers, point))
-        tap.run("durability: IDEMHOOK_THREADS=3: 3 request threads and a writer",
-                threads_setting(bindir, servers))
-        tap.run("durability: receiver SIGKILLed under a flood: no 2xx without its row",
-                killed_under_load(bindir, servers))
-        tap.run("durability: one event refused by the store in a batch of good "
-                "ones: it alone gets 503", bad_event_in_batch(bindir, servers))
-        if shutil.which("strace") is None:
-            tap.not_ok("durability: setup",
-                       "strace is not installed (tests/deps.sh installs it)")
-            return tap.finish()
-        if pg_backend():
-            # The write-ahead log is the server's there: the strace tests
-            # below are SQLite's (see the module's docstring).
-            return tap.finish()
-        # The programs make themselves non-dumpable (no core, no ptrace by
-        # their own user), so only root's strace can read what they write.
-        why = "strace reads the memory of programs that made themselves non-dumpable"
-        for mode in ("after-response", "worker"):
-            tap.run_as_root("durability: FastCGI, %s mode: each of %d concurrent "
-                            "accepted answers follows a WAL sync that started after "
-                            "its event's commit; fewer syncs than events" % (mode, N), why,
-                            through_lighttpd(bindir, servers, mode))
-        tap.run_as_root("durability: plain CGI: the accepted answer follows an fdatasync "
-                        "of the WAL", why, as_cgi(bindir))
-    return tap.finish()
+    return suite_main("durability", cases)
 
 
 if __name__ == "__main__":

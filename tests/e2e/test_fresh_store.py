@@ -31,8 +31,8 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (PROVIDERS, HarnessError, Server, Servers, Tap,  # noqa: E402
-                     bin_dir, check, install_signal_cleanup, sign_stripe)
+from harness import (PROVIDERS, Server, check, sign_stripe,  # noqa: E402
+                     suite_main)
 import reliability as R  # noqa: E402
 
 ROUNDS = int(os.environ.get("IH_FRESH_ROUNDS", "10"))
@@ -173,25 +173,19 @@ def cgi_rounds(bindir):
     return run
 
 
+def cases(tap, bindir, servers):
+    tap.run("fresh store: FastCGI, %d rounds of %d first deliveries at once "
+            "(%d providers x max_procs %d on one new store): all accepted, "
+            "no 503" % (ROUNDS, PER_PROVIDER * len(PROVIDERS), len(PROVIDERS),
+                        MAX_PROCS),
+            fastcgi_rounds(bindir, servers))
+    tap.run("fresh store: plain CGI, %d rounds of %d receivers at once on a "
+            "new store: all accepted, no 503" % (ROUNDS, CGI_BURST),
+            cgi_rounds(bindir))
+
+
 def main():
-    tap = Tap()
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("fresh store: setup", e)
-        return tap.finish()
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        tap.run("fresh store: FastCGI, %d rounds of %d first deliveries at once "
-                "(%d providers x max_procs %d on one new store): all accepted, "
-                "no 503" % (ROUNDS, PER_PROVIDER * len(PROVIDERS), len(PROVIDERS),
-                            MAX_PROCS),
-                fastcgi_rounds(bindir, servers))
-        tap.run("fresh store: plain CGI, %d rounds of %d receivers at once on a "
-                "new store: all accepted, no 503" % (ROUNDS, CGI_BURST),
-                cgi_rounds(bindir))
-    return tap.finish()
+    return suite_main("fresh store", cases)
 
 
 if __name__ == "__main__":

@@ -24,9 +24,9 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HarnessError, Server, Servers, Tap, bin_dir, check,  # noqa: E402
-                     check_eq, install_signal_cleanup, parallel, sign_stripe)
-from test_durability import processes, stripe_body, thread_traces  # noqa: E402
+from harness import (Server, check, check_eq, parallel,  # noqa: E402
+                     processes, sign_stripe, strace_missing, strace_wrap,
+                     stripe_body, suite_main, thread_traces, wal_writes)
 
 ROUNDS = 5
 PER_ROUND = 12
@@ -43,19 +43,7 @@ def check_traces(prefix, ids):
     commits = {}    # event id -> end of the first WAL write holding it
     syncs = []
     for tids in processes(threads).values():
-        wal = set(ret for tid in tids for (_, _, call, args, ret)
-                  in threads[tid]
-                  if call == "openat" and '-wal"' in args and ret.isdigit())
-        for tid in tids:
-            for (t0, t1, call, args, ret) in threads[tid]:
-                if args.split(",", 1)[0] not in wal:
-                    continue
-                if call in ("fdatasync", "fsync"):
-                    syncs.append((t0, t1))
-                elif call in ("pwrite64", "write"):
-                    for eid in ids:
-                        if eid in args and t1 < commits.get(eid, t1 + 1):
-                            commits[eid] = t1
+        wal_writes(threads, tids, ids, commits, syncs)
     answers = covered = 0
     for calls in threads.values():
         current = None
@@ -79,13 +67,7 @@ def check_traces(prefix, ids):
 
 def concurrent(bindir, servers):
     def run():
-        tdir = os.path.abspath(os.path.join(
-            bindir, "..", "strace-shared-%d" % os.getpid()))
-        shutil.rmtree(tdir, ignore_errors=True)
-        os.makedirs(tdir)
-        wrap = ("%s -ff -ttt -T -s 65536 -e trace=openat,fdatasync,fsync,"
-                "write,pwrite64,read,recvfrom,clone,clone3 -o %s/t"
-                % (shutil.which("strace"), tdir))
+        tdir, wrap = strace_wrap(bindir, "shared")
         srv = servers.add(Server(bindir, providers=["stripe"], wrap=wrap,
                                  max_procs=PROCS,
                                  env={"IDEMHOOK_SYNCHRONOUS": "SHARED"},
@@ -122,28 +104,20 @@ def concurrent(bindir, servers):
     return run
 
 
+def cases(tap, bindir, servers):
+    if strace_missing(tap, "shared sync"):
+        return
+    why = ("strace reads the memory of programs that made themselves "
+           "non-dumpable")
+    tap.run_as_root("shared sync: %d concurrent deliveries to %d "
+                    "processes at SHARED, each accepted answer after a "
+                    "WAL fdatasync (any process) begun after its commit"
+                    % (ROUNDS * PER_ROUND, PROCS), why,
+                    concurrent(bindir, servers))
+
+
 def main():
-    tap = Tap()
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("shared sync: setup", e)
-        return tap.finish()
-    if shutil.which("strace") is None:
-        tap.not_ok("shared sync: setup",
-                   "strace is not installed (tests/deps.sh installs it)")
-        return tap.finish()
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        why = ("strace reads the memory of programs that made themselves "
-               "non-dumpable")
-        tap.run_as_root("shared sync: %d concurrent deliveries to %d "
-                        "processes at SHARED, each accepted answer after a "
-                        "WAL fdatasync (any process) begun after its commit"
-                        % (ROUNDS * PER_ROUND, PROCS), why,
-                        concurrent(bindir, servers))
-    return tap.finish()
+    return suite_main("shared sync", cases)
 
 
 if __name__ == "__main__":

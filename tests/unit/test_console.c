@@ -24,6 +24,7 @@
 #include "ih.h"
 #include "store.h"
 #include "store_console.h"
+#include "store_fixture.h"
 
 static void
 esc_is(const char *in, size_t len, const char *want)
@@ -162,123 +163,16 @@ test_csrf(void **state)
 
 /* ---- store ----------------------------------------------------------- */
 
-struct fixture {
-	int		 pg;
-	char		 dir[64];
-	char		 db[64];
-	char		 loc[1024];
-	struct store	*st;
-};
-
-static int db_seq;
-
-/* Runs one statement on the server's admin database. */
-static int
-pg_admin(const char *sql)
-{
-	PGconn *c = PQconnectdb(getenv("IH_PG_URI"));
-	PGresult *r;
-	int ok;
-
-	if (PQstatus(c) != CONNECTION_OK) {
-		fprintf(stderr, "admin: %s", PQerrorMessage(c));
-		PQfinish(c);
-		return -1;
-	}
-	r = PQexec(c, sql);
-	ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-	if (!ok)
-		fprintf(stderr, "admin: %s", PQresultErrorMessage(r));
-	PQclear(r);
-	PQfinish(c);
-	return ok ? 0 : -1;
-}
-
-static int
-open_store(const char *loc, struct store **st)
-{
-	struct store_opts o = { NULL, STORE_RELAXED, 2000 };
-	char err[STORE_ERR_MAX];
-
-	o.path = loc;
-	if (store_open(&o, st, err, sizeof(err)) != IH_OK) {
-		fprintf(stderr, "open %s: %s\n", loc, err);
-		return -1;
-	}
-	return 0;
-}
-
-static int
-make_sqlite(struct fixture *f)
-{
-	snprintf(f->dir, sizeof(f->dir), "/tmp/ih-console-XXXXXX");
-	if (mkdtemp(f->dir) == NULL)
-		return -1;
-	snprintf(f->loc, sizeof(f->loc), "%s/events.db", f->dir);
-	return open_store(f->loc, &f->st);
-}
-
-static int
-make_pg(struct fixture *f)
-{
-	const char *q = strchr(getenv("IH_PG_URI"), '?');
-	char sql[128];
-
-	f->pg = 1;
-	snprintf(f->db, sizeof(f->db), "ih_console_%ld_%d", (long)getpid(),
-	    ++db_seq);
-	snprintf(sql, sizeof(sql), "CREATE DATABASE %s", f->db);
-	if (pg_admin(sql) != 0)
-		return -1;
-	snprintf(f->loc, sizeof(f->loc), "postgresql:///%s%s", f->db,
-	    q != NULL ? q : "");
-	return open_store(f->loc, &f->st);
-}
-
-static void
-drop(struct fixture *f)
-{
-	char cmd[160];
-
-	store_close(f->st);
-	f->st = NULL;
-	if (f->pg) {
-		snprintf(cmd, sizeof(cmd), "DROP DATABASE IF EXISTS %s",
-		    f->db);
-		pg_admin(cmd);
-	} else if (f->dir[0] != '\0') {
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "cannot remove %s\n", f->dir);
-	}
-}
-
 static int
 setup_sqlite(void **state)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
-
-	*state = f;
-	return f == NULL ? -1 : make_sqlite(f);
+	return unit_store_setup(state, 0, "console", STORE_RELAXED);
 }
 
 static int
 setup_pg(void **state)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
-
-	*state = f;
-	return f == NULL ? -1 : make_pg(f);
-}
-
-static int
-teardown(void **state)
-{
-	struct fixture *f = *state;
-
-	drop(f);
-	free(f);
-	return 0;
+	return unit_store_setup(state, 1, "console", STORE_RELAXED);
 }
 
 static void
@@ -349,7 +243,7 @@ fill(struct store *st, int64_t now, int n)
 static void
 test_list_pages(void **state)
 {
-	struct fixture *f = *state;
+	struct unit_store *f = *state;
 	struct store_console_query q;
 	struct seen s;
 	char err[STORE_ERR_MAX];
@@ -420,7 +314,7 @@ test_list_pages(void **state)
 static void
 test_scan_bound(void **state)
 {
-	struct fixture *f = *state;
+	struct unit_store *f = *state;
 	struct store_console_query q;
 	struct seen s;
 	char err[STORE_ERR_MAX];
@@ -491,7 +385,7 @@ process(struct store *st, int64_t at, int64_t ms)
 static void
 test_counts_series(void **state)
 {
-	struct fixture *f = *state;
+	struct unit_store *f = *state;
 	struct store_console_series s;
 	struct counts c;
 	char err[STORE_ERR_MAX];
@@ -532,7 +426,7 @@ test_counts_series(void **state)
 static void
 test_latency(void **state)
 {
-	struct fixture *f = *state;
+	struct unit_store *f = *state;
 	struct store_console_series s;
 	char id[32], err[STORE_ERR_MAX];
 	int64_t now = clock_wall_ms();
@@ -555,7 +449,7 @@ test_latency(void **state)
 static void
 test_plans_sqlite(void **state)
 {
-	struct fixture *f = *state;
+	struct unit_store *f = *state;
 	char plan[4096], err[STORE_ERR_MAX];
 	const char *line;
 
@@ -600,7 +494,7 @@ plan_has(const char *plan, const char *name, const char *want)
 static void
 test_plans_pg(void **state)
 {
-	struct fixture *f = *state;
+	struct unit_store *f = *state;
 	char plan[8192], err[STORE_ERR_MAX];
 
 	assert_int_equal(store_console_explain(f->st, plan, sizeof(plan), err,
@@ -675,13 +569,14 @@ matches(struct store *st, const char *glob, const char *text,
 static void
 test_glob_same(void **state)
 {
-	struct fixture *pg = *state, lite;
+	struct unit_store *pg = *state, lite;
 	struct matched a, b;
 	char id[16];
 	size_t i;
 
 	memset(&lite, 0, sizeof(lite));
-	assert_int_equal(make_sqlite(&lite), 0);
+	assert_int_equal(unit_store_sqlite(&lite, "console", STORE_RELAXED),
+	    0);
 	for (i = 0; i < NTYPES; i++) {
 		snprintf(id, sizeof(id), "e%zu", i);
 		record(lite.st, "stripe", id, TYPES[i], 1000 + (int64_t)i);
@@ -705,15 +600,14 @@ test_glob_same(void **state)
 			fail_msg("text '%s': sqlite %s, postgresql %s",
 			    texts[i], a.ids, b.ids);
 	}
-	drop(&lite);
+	unit_store_drop(&lite);
 }
 
 #define STORE_CASES(setup) \
-	cmocka_unit_test_setup_teardown(test_list_pages, setup, teardown), \
-	cmocka_unit_test_setup_teardown(test_scan_bound, setup, teardown), \
-	cmocka_unit_test_setup_teardown(test_counts_series, setup, \
-	    teardown), \
-	cmocka_unit_test_setup_teardown(test_latency, setup, teardown)
+	UNIT_STORE_CASE(test_list_pages, setup), \
+	UNIT_STORE_CASE(test_scan_bound, setup), \
+	UNIT_STORE_CASE(test_counts_series, setup), \
+	UNIT_STORE_CASE(test_latency, setup)
 
 int
 main(void)
@@ -726,15 +620,12 @@ main(void)
 		cmocka_unit_test(test_basic),
 		cmocka_unit_test(test_csrf),
 		STORE_CASES(setup_sqlite),
-		cmocka_unit_test_setup_teardown(test_plans_sqlite,
-		    setup_sqlite, teardown),
+		UNIT_STORE_CASE(test_plans_sqlite, setup_sqlite),
 	};
 	const struct CMUnitTest pg[] = {
 		STORE_CASES(setup_pg),
-		cmocka_unit_test_setup_teardown(test_plans_pg, setup_pg,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_glob_same, setup_pg,
-		    teardown),
+		UNIT_STORE_CASE(test_plans_pg, setup_pg),
+		UNIT_STORE_CASE(test_glob_same, setup_pg),
 	};
 	int failed;
 

@@ -20,104 +20,19 @@
 #include "ih.h"
 #include "store.h"
 #include "store_console.h"
+#include "store_fixture.h"
 #include "store_unit.h"
-
-struct fixture {
-	int		 pg;
-	char		 dir[64];
-	char		 db[64];
-	char		 loc[1024];
-	struct store	*st;
-};
-
-static int db_seq;
-
-/* Runs one statement on the server's admin database. */
-static int
-pg_admin(const char *sql)
-{
-	PGconn *c = PQconnectdb(getenv("IH_PG_URI"));
-	PGresult *r;
-	int ok;
-
-	if (PQstatus(c) != CONNECTION_OK) {
-		fprintf(stderr, "admin: %s", PQerrorMessage(c));
-		PQfinish(c);
-		return -1;
-	}
-	r = PQexec(c, sql);
-	ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-	if (!ok)
-		fprintf(stderr, "admin: %s", PQresultErrorMessage(r));
-	PQclear(r);
-	PQfinish(c);
-	return ok ? 0 : -1;
-}
-
-static int
-open_store(struct fixture *f)
-{
-	struct store_opts o = { f->loc, STORE_DURABLE, 2000 };
-	char err[STORE_ERR_MAX];
-
-	if (store_open(&o, &f->st, err, sizeof(err)) != IH_OK) {
-		fprintf(stderr, "open: %s\n", err);
-		return -1;
-	}
-	return 0;
-}
 
 static int
 setup_sqlite(void **state)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
-
-	snprintf(f->dir, sizeof(f->dir), "/tmp/ih-contract-XXXXXX");
-	if (mkdtemp(f->dir) == NULL)
-		return -1;
-	snprintf(f->loc, sizeof(f->loc), "%s/events.db", f->dir);
-	*state = f;
-	return open_store(f);
+	return unit_store_setup(state, 0, "contract", STORE_DURABLE);
 }
 
 static int
 setup_pg(void **state)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
-	const char *uri = getenv("IH_PG_URI"), *q;
-	char sql[128];
-
-	f->pg = 1;
-	*state = f;
-	q = strchr(uri, '?');
-	snprintf(f->db, sizeof(f->db), "ih_contract_%ld_%d", (long)getpid(),
-	    ++db_seq);
-	snprintf(sql, sizeof(sql), "CREATE DATABASE %s", f->db);
-	if (pg_admin(sql) != 0)
-		return -1;
-	snprintf(f->loc, sizeof(f->loc), "postgresql:///%s%s", f->db,
-	    q != NULL ? q : "");
-	return open_store(f);
-}
-
-static int
-teardown(void **state)
-{
-	struct fixture *f = *state;
-	char cmd[160];
-
-	store_close(f->st);
-	if (f->pg) {
-		snprintf(cmd, sizeof(cmd), "DROP DATABASE IF EXISTS %s",
-		    f->db);
-		pg_admin(cmd);
-	} else {
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-		if (system(cmd) != 0)
-			return -1;
-	}
-	free(f);
-	return 0;
+	return unit_store_setup(state, 1, "contract", STORE_DURABLE);
 }
 
 struct seen {
@@ -175,7 +90,7 @@ show(struct store *st, const char *id)
 static void
 record_and_duplicate(void **state)
 {
-	struct fixture *f = *state;
+	struct unit_store *f = *state;
 	struct store_event ev = unit_event("evt_1");
 	struct store_result r1, r2, r3;
 	struct seen s;
@@ -206,7 +121,7 @@ record_and_duplicate(void **state)
 static void
 rollback_leaves_nothing(void **state)
 {
-	struct fixture *f = *state;
+	struct unit_store *f = *state;
 	struct store_event ev = unit_event("evt_rb");
 	struct store_result r;
 	struct store_txn *tx;
@@ -226,7 +141,7 @@ rollback_leaves_nothing(void **state)
 static void
 batch_reports_each(void **state)
 {
-	struct fixture *f = *state;
+	struct unit_store *f = *state;
 	struct store_event evs[4];
 	struct store_result res[4];
 	int rcs[4];
@@ -254,7 +169,7 @@ batch_reports_each(void **state)
 static void
 savepoints_undo_alone(void **state)
 {
-	struct fixture *f = *state;
+	struct unit_store *f = *state;
 	struct store_event a = unit_event("evt_sa"), b = unit_event("evt_sb");
 	struct store_event c = unit_event("evt_sc"), d = unit_event("evt_sd");
 	struct store_result r;
@@ -299,7 +214,7 @@ savepoints_undo_alone(void **state)
 static void
 claim_lease_and_takeover(void **state)
 {
-	struct fixture *f = *state;
+	struct unit_store *f = *state;
 	struct store_event ev = unit_event("evt_c");
 	struct store_result r;
 	struct store_job a, b, c;
@@ -352,7 +267,7 @@ claim_lease_and_takeover(void **state)
 static void
 complete_with_effects(void **state)
 {
-	struct fixture *f = *state;
+	struct unit_store *f = *state;
 	struct store_event ev = unit_event("evt_e");
 	struct store_result r;
 	struct store_job job;
@@ -389,7 +304,7 @@ complete_with_effects(void **state)
 static void
 order_key_waits(void **state)
 {
-	struct fixture *f = *state;
+	struct unit_store *f = *state;
 	struct store_event e1 = unit_event("evt_o1"), e2 = unit_event("evt_o2");
 	struct store_result r;
 	struct store_job a, b;
@@ -430,7 +345,7 @@ count_fn(void *arg, const struct store_row *row)
 static void
 requeue_and_purge(void **state)
 {
-	struct fixture *f = *state;
+	struct unit_store *f = *state;
 	struct store_event ev = unit_event("evt_r"), dead = unit_event("evt_dead");
 	struct store_result r;
 	struct store_filter flt;
@@ -505,7 +420,7 @@ stats_fn(void *arg, const struct store_stats *s)
 static void
 stats_counts(void **state)
 {
-	struct fixture *f = *state;
+	struct unit_store *f = *state;
 	struct store_event a = unit_event("evt_s1"), b = unit_event("evt_s2");
 	struct store_result r;
 	struct store_stats x;
@@ -541,7 +456,7 @@ stats_counts(void **state)
 static void
 replay_of_fingerprint(void **state)
 {
-	struct fixture *f = *state;
+	struct unit_store *f = *state;
 	struct store_event a = unit_event("evt_f1"), b = unit_event("evt_f2");
 	struct store_result r;
 	struct store_txn *tx;
@@ -579,7 +494,7 @@ audit_fn(void *arg, const struct store_audit *a)
 static void
 audit_passes(void **state)
 {
-	struct fixture *f = *state;
+	struct unit_store *f = *state;
 	char err[STORE_ERR_MAX];
 	int bad = 0;
 
@@ -612,7 +527,7 @@ history_fn(void *arg, const struct store_object_event *e)
 
 /* Applies one event to sub_1 in a transaction of its own. */
 static int
-apply(struct fixture *f, const char *event_id, const char *status,
+apply(struct unit_store *f, const char *event_id, const char *status,
     int64_t source_ms, int rank, int deleted)
 {
 	struct store_object o;
@@ -645,7 +560,7 @@ apply(struct fixture *f, const char *event_id, const char *status,
 static void
 objects_guard(void **state)
 {
-	struct fixture *f = *state;
+	struct unit_store *f = *state;
 	struct store_object_filter of;
 	char err[STORE_ERR_MAX], row[256], hist[256];
 	struct store_txn *tx;
@@ -713,7 +628,7 @@ console_count(void *arg, const char *provider, const char *status,
 static void
 console_reads(void **state)
 {
-	struct fixture *f = *state;
+	struct unit_store *f = *state;
 	struct store_console_query q;
 	struct store_result r;
 	struct store_event ev = unit_event("evt_k1");
@@ -768,24 +683,19 @@ console_reads(void **state)
 }
 
 #define CASES(setup) \
-	cmocka_unit_test_setup_teardown(record_and_duplicate, setup, teardown), \
-	cmocka_unit_test_setup_teardown(rollback_leaves_nothing, setup, \
-	    teardown), \
-	cmocka_unit_test_setup_teardown(batch_reports_each, setup, teardown), \
-	cmocka_unit_test_setup_teardown(savepoints_undo_alone, setup, \
-	    teardown), \
-	cmocka_unit_test_setup_teardown(claim_lease_and_takeover, setup, \
-	    teardown), \
-	cmocka_unit_test_setup_teardown(complete_with_effects, setup, \
-	    teardown), \
-	cmocka_unit_test_setup_teardown(order_key_waits, setup, teardown), \
-	cmocka_unit_test_setup_teardown(requeue_and_purge, setup, teardown), \
-	cmocka_unit_test_setup_teardown(stats_counts, setup, teardown), \
-	cmocka_unit_test_setup_teardown(replay_of_fingerprint, setup, \
-	    teardown), \
-	cmocka_unit_test_setup_teardown(audit_passes, setup, teardown), \
-	cmocka_unit_test_setup_teardown(objects_guard, setup, teardown), \
-	cmocka_unit_test_setup_teardown(console_reads, setup, teardown)
+	UNIT_STORE_CASE(record_and_duplicate, setup), \
+	UNIT_STORE_CASE(rollback_leaves_nothing, setup), \
+	UNIT_STORE_CASE(batch_reports_each, setup), \
+	UNIT_STORE_CASE(savepoints_undo_alone, setup), \
+	UNIT_STORE_CASE(claim_lease_and_takeover, setup), \
+	UNIT_STORE_CASE(complete_with_effects, setup), \
+	UNIT_STORE_CASE(order_key_waits, setup), \
+	UNIT_STORE_CASE(requeue_and_purge, setup), \
+	UNIT_STORE_CASE(stats_counts, setup), \
+	UNIT_STORE_CASE(replay_of_fingerprint, setup), \
+	UNIT_STORE_CASE(audit_passes, setup), \
+	UNIT_STORE_CASE(objects_guard, setup), \
+	UNIT_STORE_CASE(console_reads, setup)
 
 int
 main(void)

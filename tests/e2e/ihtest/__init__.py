@@ -3,6 +3,7 @@
   common    paths, PROVIDERS, HarnessError, bin_dir, sanitizer settings
   store     the store, whichever backend (SQLite file or PostgreSQL URI)
   sign      the providers' signers and their published test vectors
+  strace    reading strace output: answers after WAL syncs
   tap       TAP output (Tap) and the checks (check, check_eq)
   http      Response, ports, requests in parallel
   procs     the servers' processes: users, staging, reaping, cleanup

@@ -219,3 +219,23 @@ def install_signal_cleanup(servers):
         raise SystemExit(128 + signum)
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(s, handler)
+
+
+def suite_main(name, cases):
+    """The main of a test module: TAP output, the binaries' folder (a
+    failure "NAME: setup" without it), and servers stopped at exit or on
+    a signal.  cases(tap, bindir, servers) runs the cases; returns the
+    exit status."""
+    from .common import HarnessError, bin_dir
+    from .tap import Tap
+    tap = Tap()
+    try:
+        bindir = bin_dir()
+    except HarnessError as e:
+        tap.not_ok("%s: setup" % name, e)
+        return tap.finish()
+    servers = Servers()
+    install_signal_cleanup(servers)
+    with servers:
+        cases(tap, bindir, servers)
+    return tap.finish()

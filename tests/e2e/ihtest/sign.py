@@ -126,3 +126,9 @@ def default_secret(provider):
         # 32-255 chars, no spaces (Asaas token rules)
         return "ih" + os.urandom(20).hex()
     return os.urandom(16).hex()
+
+
+def stripe_body(eid):
+    """A minimal Stripe invoice.paid event with id eid, as bytes."""
+    return ('{"id":"%s","object":"event","type":"invoice.paid",'
+            '"data":{"object":{"id":"in_1"}}}' % eid).encode()
