@@ -584,6 +584,16 @@ store_sqlite_open(const struct store_opts *opts, struct store **out,
 	    "cannot enable foreign keys", err, errlen);
 	if (rc != IH_OK)
 		goto out;
+	/*
+	 * Each event of a batch has its savepoint, whose journal of page
+	 * images would otherwise go to a temporary file once past 64 KiB:
+	 * about 19 writes per event.  In memory it costs at most one
+	 * batch's pages, freed at its commit.
+	 */
+	rc = sq_exec(st, "PRAGMA temp_store = MEMORY",
+	    "cannot keep temporary data in memory", err, errlen);
+	if (rc != IH_OK)
+		goto out;
 	rc = set_up(st, err, errlen);
 	if (rc != IH_OK)
 		goto out;
