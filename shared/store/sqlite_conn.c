@@ -121,6 +121,13 @@ static const struct {
 #define STORE_NSQL	(sizeof(store_sql) / sizeof(store_sql[0]))
 
 
+void
+store_process_init(void)
+{
+	/* SQLITE_MISUSE once SQLite is initialised: then nothing changes. */
+	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 /* Writes "what: sqlite's message" into err. */
 int
 sq_fail(struct sq *st, int rc, const char *what, char *err, size_t errlen)
