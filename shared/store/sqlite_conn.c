@@ -117,6 +117,27 @@ static const struct {
 	    " AND NOT EXISTS (SELECT 1 FROM events"
 	    "  WHERE provider = ?1 AND event_id = ?3)"
 	    " ORDER BY id LIMIT 1" },
+	/* The ordering guard's statements (sqlite_objects.c), per event. */
+	{ offsetof(struct sq, obj_key),
+	    "SELECT source_at, rank, event_id FROM objects"
+	    " WHERE provider = ?1 AND kind = ?2 AND object_id = ?3" },
+	{ offsetof(struct sq, obj_put),
+	    "INSERT INTO objects (provider, kind, object_id,"
+	    " status, object, source_at, rank, event_id, deleted, created_at,"
+	    " changed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,"
+	    " ?10) ON CONFLICT (provider, kind, object_id) DO UPDATE SET"
+	    " status = excluded.status, object = excluded.object,"
+	    " source_at = excluded.source_at, rank = excluded.rank,"
+	    " event_id = excluded.event_id, deleted = excluded.deleted,"
+	    " changed_at = excluded.changed_at" },
+	{ offsetof(struct sq, obj_hist),
+	    "INSERT INTO object_events (provider, kind,"
+	    " object_id, event_id, event_type, status, source_at, rank,"
+	    " deleted, verdict, recorded_at, seq) SELECT ?1, ?2, ?3, ?4, ?5,"
+	    " ?6, ?7, ?8, ?9, ?10, ?11, coalesce(max(seq), 0) + 1"
+	    " FROM object_events WHERE provider = ?1 AND kind = ?2"
+	    " AND object_id = ?3"
+	    " ON CONFLICT (provider, kind, object_id, event_id) DO NOTHING" },
 };
 #define STORE_NSQL	(sizeof(store_sql) / sizeof(store_sql[0]))
 
