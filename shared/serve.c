@@ -251,6 +251,7 @@ serve_fcgi(struct serve *sv)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	store_process_init();
 	processing_init(&sv->proc, sv->p);
 	if (batch_start(&sv->batch, sv->p, &sv->proc) != IH_OK) {
 		log_emit(NULL, "provider=%s cannot start its writer thread",

@@ -117,9 +117,37 @@ static const struct {
 	    " AND NOT EXISTS (SELECT 1 FROM events"
 	    "  WHERE provider = ?1 AND event_id = ?3)"
 	    " ORDER BY id LIMIT 1" },
+	/* The ordering guard's statements (sqlite_objects.c), per event. */
+	{ offsetof(struct sq, obj_key),
+	    "SELECT source_at, rank, event_id FROM objects"
+	    " WHERE provider = ?1 AND kind = ?2 AND object_id = ?3" },
+	{ offsetof(struct sq, obj_put),
+	    "INSERT INTO objects (provider, kind, object_id,"
+	    " status, object, source_at, rank, event_id, deleted, created_at,"
+	    " changed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,"
+	    " ?10) ON CONFLICT (provider, kind, object_id) DO UPDATE SET"
+	    " status = excluded.status, object = excluded.object,"
+	    " source_at = excluded.source_at, rank = excluded.rank,"
+	    " event_id = excluded.event_id, deleted = excluded.deleted,"
+	    " changed_at = excluded.changed_at" },
+	{ offsetof(struct sq, obj_hist),
+	    "INSERT INTO object_events (provider, kind,"
+	    " object_id, event_id, event_type, status, source_at, rank,"
+	    " deleted, verdict, recorded_at, seq) SELECT ?1, ?2, ?3, ?4, ?5,"
+	    " ?6, ?7, ?8, ?9, ?10, ?11, coalesce(max(seq), 0) + 1"
+	    " FROM object_events WHERE provider = ?1 AND kind = ?2"
+	    " AND object_id = ?3"
+	    " ON CONFLICT (provider, kind, object_id, event_id) DO NOTHING" },
 };
 #define STORE_NSQL	(sizeof(store_sql) / sizeof(store_sql[0]))
 
+
+void
+store_process_init(void)
+{
+	/* SQLITE_MISUSE once SQLite is initialised: then nothing changes. */
+	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
 
 /* Writes "what: sqlite's message" into err. */
 int
@@ -582,6 +610,25 @@ store_sqlite_open(const struct store_opts *opts, struct store **out,
 		goto out;
 	rc = sq_exec(st, "PRAGMA foreign_keys = ON",
 	    "cannot enable foreign keys", err, errlen);
+	if (rc != IH_OK)
+		goto out;
+	/*
+	 * Each event of a batch has its savepoint, whose journal of page
+	 * images would otherwise go to a temporary file once past 64 KiB:
+	 * about 19 writes per event.  In memory it costs at most one
+	 * batch's pages, freed at its commit.
+	 */
+	rc = sq_exec(st, "PRAGMA temp_store = MEMORY",
+	    "cannot keep temporary data in memory", err, errlen);
+	if (rc != IH_OK)
+		goto out;
+	/*
+	 * 1 MiB of page cache, not SQLite's 2: a receiver's inserts touch
+	 * the right edges of the table and the indexes' upper levels, and
+	 * the process stays near 4 MiB of private memory.
+	 */
+	rc = sq_exec(st, "PRAGMA cache_size = -1024",
+	    "cannot set the page cache", err, errlen);
 	if (rc != IH_OK)
 		goto out;
 	rc = set_up(st, err, errlen);

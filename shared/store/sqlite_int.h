@@ -36,6 +36,9 @@ struct sq {
 	sqlite3_stmt	*failed;
 	sqlite3_stmt	*effect;
 	sqlite3_stmt	*replay;
+	sqlite3_stmt	*obj_key;
+	sqlite3_stmt	*obj_put;
+	sqlite3_stmt	*obj_hist;
 	int		 sync_durable;	/* the configured level: 2 or 1 */
 	int		 sync_now;	/* the connection's level now */
 	struct sqsync	*shared;	/* SHARED: the cross-process sync */

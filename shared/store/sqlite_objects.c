@@ -27,11 +27,8 @@ row_key(struct sq *st, const struct store_object *o, struct object_key *key,
 	int rc, step;
 
 	*found = 0;
-	rc = sq_prepare(st, "SELECT source_at, rank, event_id FROM objects"
-	    " WHERE provider = ?1 AND kind = ?2 AND object_id = ?3", &s, err,
-	    errlen);
-	if (rc != IH_OK)
-		goto out;
+	s = st->obj_key;
+	rc = IH_OK;
 	sqlite3_bind_text(s, 1, o->provider, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, o->kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, o->object_id, -1, SQLITE_STATIC);
@@ -50,7 +47,8 @@ row_key(struct sq *st, const struct store_object *o, struct object_key *key,
 	} else if (step != SQLITE_DONE)
 		rc = sq_fail(st, step, "cannot read object", err, errlen);
 out:
-	sqlite3_finalize(s);
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
 	return rc;
 }
 
@@ -62,16 +60,7 @@ row_put(struct sq *st, const struct store_object *o, int64_t now_ms,
 	sqlite3_stmt *s = NULL;
 	int rc;
 
-	rc = sq_prepare(st, "INSERT INTO objects (provider, kind, object_id,"
-	    " status, object, source_at, rank, event_id, deleted, created_at,"
-	    " changed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,"
-	    " ?10) ON CONFLICT (provider, kind, object_id) DO UPDATE SET"
-	    " status = excluded.status, object = excluded.object,"
-	    " source_at = excluded.source_at, rank = excluded.rank,"
-	    " event_id = excluded.event_id, deleted = excluded.deleted,"
-	    " changed_at = excluded.changed_at", &s, err, errlen);
-	if (rc != IH_OK)
-		goto out;
+	s = st->obj_put;
 	sqlite3_bind_text(s, 1, o->provider, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, o->kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, o->object_id, -1, SQLITE_STATIC);
@@ -87,8 +76,8 @@ row_put(struct sq *st, const struct store_object *o, int64_t now_ms,
 	sqlite3_bind_int(s, 9, o->deleted != 0);
 	sqlite3_bind_int64(s, 10, now_ms);
 	rc = sq_step_done(st, s, "cannot write object", err, errlen);
-out:
-	sqlite3_finalize(s);
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
 	return rc;
 }
 
@@ -100,16 +89,7 @@ history_add(struct sq *st, const struct store_object *o, int verdict,
 	sqlite3_stmt *s = NULL;
 	int rc;
 
-	rc = sq_prepare(st, "INSERT INTO object_events (provider, kind,"
-	    " object_id, event_id, event_type, status, source_at, rank,"
-	    " deleted, verdict, recorded_at, seq) SELECT ?1, ?2, ?3, ?4, ?5,"
-	    " ?6, ?7, ?8, ?9, ?10, ?11, coalesce(max(seq), 0) + 1"
-	    " FROM object_events WHERE provider = ?1 AND kind = ?2"
-	    " AND object_id = ?3"
-	    " ON CONFLICT (provider, kind, object_id, event_id) DO NOTHING",
-	    &s, err, errlen);
-	if (rc != IH_OK)
-		goto out;
+	s = st->obj_hist;
 	sqlite3_bind_text(s, 1, o->provider, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, o->kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, o->object_id, -1, SQLITE_STATIC);
@@ -124,8 +104,8 @@ history_add(struct sq *st, const struct store_object *o, int verdict,
 	    SQLITE_STATIC);
 	sqlite3_bind_int64(s, 11, now_ms);
 	rc = sq_step_done(st, s, "cannot write object history", err, errlen);
-out:
-	sqlite3_finalize(s);
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
 	return rc;
 }
 

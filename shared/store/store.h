@@ -113,6 +113,14 @@ int	store_open(const struct store_opts *opts, struct store **out,
 void	store_close(struct store *st);
 
 /*
+ * Once per process, before any thread opens a store: turns off SQLite's
+ * count of its memory, whose global mutex every allocation of every
+ * connection would otherwise take.  Harmless when SQLite is already in
+ * use (it then changes nothing).
+ */
+void	store_process_init(void);
+
+/*
  * SQLite: makes st wait for the write lock in its busy handler only, without
  * the <path>-lock queue.  The queue's bounded wait uses the process's one
  * interval timer and SIGALRM, so only one thread of a process may use it:

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "ih.h"
 #include "store.h"
 
@@ -113,7 +114,7 @@ run(const char *path, int sync, double seconds, size_t body_len, int proc,
 	do {
 		snprintf(id, sizeof(id), "evt_ceiling_%d_%ld", proc, n);
 		ev.payload_len = make_body(body, body_len, id);
-		if (store_record(st, NULL, &ev, store_now_ms(), &res, err,
+		if (store_record(st, NULL, &ev, clock_wall_ms(), &res, err,
 		    sizeof(err)) != IH_OK) {
 			fprintf(stderr, "store_ceiling: %s\n", err);
 			goto out;

@@ -18,7 +18,7 @@ set -eu
 LIBEXEC=${IDEMHOOK_LIBEXEC:-/usr/local/libexec/idemhook}
 RUN=${IDEMHOOK_RUN:-/run/idemhook}
 USER_=${IDEMHOOK_USER:-www-data}
-PROCS=${IDEMHOOK_PROCS:-2}            # processes per provider
+PROCS=${IDEMHOOK_PROCS:-1}            # processes per provider
 export IDEMHOOK_CONFIG="${IDEMHOOK_CONFIG:-/etc/idemhook/idemhook.env}"
 
 cmd=${1:-start}
