@@ -35,7 +35,7 @@ provider specs, and measures:
   from one process and from several at once;
 - **the stack ceiling**: `tests/bench/null.c`, a FastCGI program that
   reads the body and answers 200, under the same server with the same
-  process settings (lighttpd's `max-procs` 2; Apache's shipped
+  process settings (lighttpd's `max-procs` 1; Apache's shipped
   `vhost.conf`);
 - **each receiver** through lighttpd, started from the shipped
   `www-config/lighttpd/*.conf`, driven by wrk with `tests/bench/post.lua`:
