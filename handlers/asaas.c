@@ -180,8 +180,7 @@ asaas_map(const struct dispatch_event *ev, struct object_found *f)
 
 	memset(f, 0, sizeof(*f));
 	for (i = 0; i < n; i++)
-		if (strncmp(ev->event_type, asaas_objects[i].prefix,
-		    strlen(asaas_objects[i].prefix)) == 0)
+		if (object_prefix(ev->event_type, asaas_objects[i].prefix))
 			break;
 	if (i == n)
 		return IH_OK;

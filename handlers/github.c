@@ -291,9 +291,7 @@ github_map(const struct dispatch_event *ev, struct object_found *f)
 	if (i == sizeof(github_objects) / sizeof(github_objects[0]))
 		return IH_OK;
 	r = github_objects[i].rule;
-	r.deleted = github_objects[i].tombstone != NULL &&
-	    ev->subtype != NULL &&
-	    strcmp(ev->subtype, github_objects[i].tombstone) == 0;
+	r.deleted = object_name_is(ev->subtype, github_objects[i].tombstone);
 	return object_read(&r, ev->payload, ev->payload_len, f);
 }
 

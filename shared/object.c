@@ -303,3 +303,15 @@ object_suffix(const char *s, const char *suffix)
 
 	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
+
+int
+object_prefix(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+int
+object_name_is(const char *s, const char *name)
+{
+	return s != NULL && name != NULL && strcmp(s, name) == 0;
+}

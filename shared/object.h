@@ -123,7 +123,15 @@ void	object_found_free(struct object_found *f);
 int	object_read(const struct object_rule *rule, const void *body,
 	    size_t len, struct object_found *f);
 
-/* Returns 1 when s ends with suffix, else 0. */
+/*
+ * Returns 1 when s ends with suffix (object_suffix), begins with prefix
+ * (object_prefix) or equals name (object_name_is, name NULL: never),
+ * else 0.  For the public names of a mapping table (event types, topics,
+ * actions): a provider file compares its MAC or token only through
+ * verify_equal().
+ */
 int	object_suffix(const char *s, const char *suffix);
+int	object_prefix(const char *s, const char *prefix);
+int	object_name_is(const char *s, const char *name);
 
 #endif
