@@ -163,6 +163,7 @@ record_one(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
 	    in->quarantine == NULL;
 	/* A last attempt may alert: that runs outside the transaction. */
 	within = after && in->cfg.max_attempts > 1 &&
+	    in->ev.payload_len <= BATCH_WITHIN_MAX &&
 	    !dispatch_has_actions(&in->cfg, in->ev.event_type);
 	claim = after && (within || *claim_free);
 	rc = record_claim(w, tx, in, claim, owner, &r->res, err, sizeof(err));

@@ -38,6 +38,14 @@
 /* Most deliveries one transaction carries. */
 #define BATCH_MAX	64
 
+/*
+ * The largest event processed inside its recording transaction.  The
+ * switch runs in a savepoint, whose journal (kept in memory) would hold
+ * a copy of the event's row as its status changes: a larger event is
+ * processed after the answer instead, by the processing thread.
+ */
+#define BATCH_WITHIN_MAX	(1024 * 1024)
+
 /* Whoever records: the writer thread, or a plain CGI program. */
 struct batch_writer {
 	const struct provider	*p;
