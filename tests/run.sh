@@ -47,6 +47,7 @@ run() {
 	limit=$2
 	shift 2
 	echo "# --- $name"
+	t0=$(date +%s)
 	if command -v timeout >/dev/null 2>&1; then
 		timeout -k 10 "$limit" "$@" >"$out" 2>&1
 	else
@@ -54,6 +55,7 @@ run() {
 	fi
 	rc=$?
 	cat "$out"
+	echo "# $name: $(($(date +%s) - t0)) s"
 	s=$(grep -c '^ok.*# SKIP' "$out")
 	p=$(($(grep -c '^ok' "$out") - s))
 	f=$(grep -c '^not ok' "$out")
