@@ -20,6 +20,7 @@ could not tell a durable commit from one that sits in the page cache.
 Also run as plain CGI, where the answer goes to stdout.
 """
 
+import collections
 import threading
 import os
 import shutil
@@ -219,7 +220,9 @@ def killed_under_load(bindir, servers):
                 t.join(30)
             ok = [e for e, st in answers if st[0] is not None and 200 <= st[0] < 300]
             check(len(ok) > 0, "no delivery was accepted")
-            lost = [e for e in ok if len(rows_of(srv, e)) != 1]
+            # One query for all (a query per event is minutes on PostgreSQL).
+            count = collections.Counter(r["event_id"] for r in srv.rows("stripe"))
+            lost = [e for e in ok if count[e] != 1]
             check(not lost, "%d 2xx answers without their row, e.g. %r" % (len(lost), lost[:3]))
         finally:
             srv.stop()
