@@ -130,15 +130,6 @@ record_claim(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
 	return rc;
 }
 
-/* Frees in's job, whose payload may be the request's own buffer. */
-static void
-job_drop(struct ingest *in)
-{
-	if (in->job.payload == in->req.body)
-		in->job.payload = NULL;
-	store_job_free(&in->job);
-}
-
 /*
  * Inside tx, in a savepoint of its own: one delivery.  Returns IH_OK
  * (r->rc says how the delivery itself went) or IH_ESTORE when the
@@ -171,10 +162,7 @@ record_one(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
 		goto end;
 	if (in->job.rowid > 0 && within) {
 		/* The bytes are in memory: the switch reads them there. */
-		if (in->job.payload == NULL) {
-			in->job.payload = in->req.body;
-			in->job.payload_len = in->req.body_len;
-		}
+		ingest_job_borrow(in);
 		dispatch_for(w, &in->cfg, owner, &d);
 		d.log = ingest_deferred(in);
 		rc = dispatch_within(&d, tx, &in->job, &done, err,
@@ -184,7 +172,7 @@ record_one(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
 		in->later = rc == IH_OK && !done;
 		/* A done job is kept for its log line after the commit. */
 		if (!r->within)
-			job_drop(in);
+			ingest_job_drop(in);
 	} else if (in->job.rowid > 0) {
 		*claim_free = 0;
 		in->later = 1;
@@ -202,7 +190,7 @@ end:
 	r->rc = rc;
 	snprintf(r->detail, sizeof(r->detail), "%s", err);
 	in->deferred_len = 0;
-	job_drop(in);
+	ingest_job_drop(in);
 	in->later = 0;
 	r->within = 0;
 	return store_savepoint(tx, STORE_SP_UNDO, err, sizeof(err));
@@ -262,7 +250,7 @@ record_run(struct batch_writer *w, struct ingest **ins, size_t n)
 	if (rc != IH_OK) {
 		/* Nothing of the transaction is kept: no answer is 2xx. */
 		for (i = 0; i < n; i++) {
-			job_drop(ins[i]);
+			ingest_job_drop(ins[i]);
 			ins[i]->later = 0;
 			ins[i]->deferred_len = 0;
 			outcome_set(&ins[i]->out, 503, "store_unavailable",
@@ -277,7 +265,7 @@ record_run(struct batch_writer *w, struct ingest **ins, size_t n)
 			dispatch_for(w, &ins[i]->cfg, owner, &d);
 			d.log = ingest_deferred(ins[i]);
 			dispatch_within_done(&d, &ins[i]->job);
-			job_drop(ins[i]);
+			ingest_job_drop(ins[i]);
 		}
 	}
 }
@@ -328,7 +316,7 @@ record_inline(struct batch_writer *w, struct ingest *in)
 		return;
 	}
 	if (rc != IH_OK) {
-		job_drop(in);
+		ingest_job_drop(in);
 		outcome_set(&in->out, 503, "store_unavailable", err);
 		return;
 	}
@@ -337,14 +325,11 @@ record_inline(struct batch_writer *w, struct ingest *in)
 		outcome_set(&in->out, 503, "in_progress", "being processed");
 		return;
 	}
-	if (in->job.payload == NULL) {
-		in->job.payload = in->req.body;
-		in->job.payload_len = in->req.body_len;
-	}
+	ingest_job_borrow(in);
 	dispatch_for(w, &in->cfg, owner, &d);
 	rc = dispatch_inline(&d, &in->job, err, sizeof(err));
 	/* The payload is the request's buffer, kept for its next request. */
-	job_drop(in);
+	ingest_job_drop(in);
 	if (rc == IH_OK)
 		outcome_set(&in->out, 200, r.res.duplicate ? "duplicate" :
 		    "accepted", "");

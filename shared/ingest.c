@@ -113,12 +113,26 @@ write_deferred(struct ingest *in, const struct log_sink *sink)
 }
 
 void
-ingest_end(struct ingest *in)
+ingest_job_borrow(struct ingest *in)
 {
-	/* A payload still borrowed from the request is not the job's. */
+	if (in->job.payload == NULL) {
+		in->job.payload = in->req.body;
+		in->job.payload_len = in->req.body_len;
+	}
+}
+
+void
+ingest_job_drop(struct ingest *in)
+{
 	if (in->job.payload == in->req.body)
 		in->job.payload = NULL;
 	store_job_free(&in->job);
+}
+
+void
+ingest_end(struct ingest *in)
+{
+	ingest_job_drop(in);
 	if (in->req.body_cap > BODY_KEEP_MAX)
 		request_free(&in->req);
 	ident_free(&in->id);

@@ -113,6 +113,15 @@ void	ingest_answer(struct ingest *in);
 /* The sink that holds lines for ingest_answer() to write after its own. */
 const struct log_sink *ingest_deferred(struct ingest *in);
 
+/*
+ * The job's payload and the request's body: ingest_job_borrow() points a
+ * job without a payload at the body, which stays the request's;
+ * ingest_job_drop() frees the job without freeing a borrowed body, which
+ * the thread's next delivery reuses.
+ */
+void	ingest_job_borrow(struct ingest *in);
+void	ingest_job_drop(struct ingest *in);
+
 /* Ends the delivery: frees what ingest_begin() started. */
 void	ingest_end(struct ingest *in);
 
