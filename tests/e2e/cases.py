@@ -379,8 +379,8 @@ def case_sanitizers(srv):
     if rep:
         # The report itself, so that a failure in CI can be read.
         text = (srv.errorlog() + srv.stderr_text()).splitlines()
-        at = next(i for i, l in enumerate(text) if "Sanitizer" in l
-                  or "runtime error" in l)
+        at = next((i for i, l in enumerate(text)
+                   if any(m in l for m in harness.SANITIZER_MARKERS)), 0)
         for line in text[at:at + 40]:
             print("# " + line)
     check(not rep, "sanitizer reports in the errorlog: %r" % rep)
