@@ -13,7 +13,7 @@
  * absent rather than truncated; one inside a key is refused, as is an
  * escaped lone UTF-16 surrogate.  A number too large for 64 bits is
  * accepted (and is not an integer); one too large for a double is
- * refused.  Memory beyond the body is bounded in json.c's header.
+ * refused.  Memory beyond the body is bounded in json_parse.c's header.
  */
 #ifndef IH_JSON_H
 #define IH_JSON_H

@@ -1,11 +1,12 @@
 /*
- * json_cpu.c -- CPU per event of shared/json.c: what a receiver spends
+ * json_cpu.c -- CPU per event of shared/json_*.c: what a receiver spends
  * reading a body's id and type (json_fields) and a nested member
  * (json_path_text).  Without arguments it measures three built-in
  * bodies: a 1.5 KB Stripe event, a 7 KB GitHub push and a 1.3 MB push
  * of 200 commits; otherwise each file named.  Not part of any build:
  *
- *   cc -O2 -Ishared -o /tmp/json_cpu tests/bench/json_cpu.c shared/json.c \
+ *   cc -O2 -Ishared -o /tmp/json_cpu tests/bench/json_cpu.c \
+ *       shared/json_parse.c shared/json_path.c \
  *       $(pkg-config --cflags --libs yajl)
  *   /tmp/json_cpu [body.json...]
  */

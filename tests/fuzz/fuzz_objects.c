@@ -1,6 +1,6 @@
 /*
  * fuzz_objects.c -- the mapping of an event to its object: each
- * provider's map_object (object.h's object_extract() over json.c's
+ * provider's map_object (object.h's object_extract() over json_path.c's
  * json_extract()) and the provider time parser, on untrusted bodies.
  * Input: "<provider>\n<event type>\n<subtype>\n<body>"; a provider name
  * that is not one picks one by its first byte.  Checks: a mapped

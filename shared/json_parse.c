@@ -1,5 +1,6 @@
 /*
- * json.c -- field extraction with yajl, a strict streaming JSON parser.
+ * json_parse.c -- the strict parser: yajl, a strict streaming JSON
+ * parser, and the checks json.h promises beyond yajl's.
  *
  * yajl lexes and validates the body in one pass and calls back for each
  * token; nothing here lexes JSON (escapes_ok() only looks again at the
@@ -16,6 +17,10 @@
  * those keys decoded (shorter than its escaped text), and yajl's buffer
  * for the longest escaped string, decoded.  Objects closed give their
  * keys back, so a million small objects cost no more than one.
+ *
+ * The members asked for (json_int.h's targets, set up by json_path.c)
+ * are matched here as the tokens stream by, since no tree is kept to
+ * look them up in afterwards.
  */
 #include <errno.h>
 #include <math.h>
@@ -28,58 +33,13 @@
 
 #include "ih.h"
 #include "json.h"
+#include "json_int.h"
 
-#define JSON_PATH_MAX	128	/* longest path json_path_text() reads */
-#define JSON_STEPS_MAX	64	/* steps in such a path: each takes 2 bytes */
 #define JSON_BODY_MAX	0x7fffffffu	/* key offsets are 31 bits */
 #define JSON_KEY_ARENA	0x80000000u	/* key offset is into the arena */
 #define JSON_NUM_DIGITS	320	/* significant digits kept to test range */
 #define JSON_KEEP_KEYS	1024	/* key slots kept between documents */
 #define JSON_KEEP_ARENA	16384	/* arena bytes kept between documents */
-
-/* One step of a path: an object member's name or an array index. */
-struct json_step {
-	const char	*name;		/* NULL for an index step */
-	size_t		 name_len;
-	unsigned long	 index;
-};
-
-/* A member asked for, and how much of its path the parser stands on. */
-struct json_target {
-	struct json_step steps[JSON_STEPS_MAX];
-	size_t		 nsteps;
-	size_t		 matched;	/* open containers on the path */
-	int		 selected;	/* the current key is the next step */
-	char		**val;		/* where the value goes */
-	int		 raw;		/* wants a container's text */
-	size_t		 raw_start;	/* where that container began */
-	size_t		 raw_max;	/* its longest text returned */
-};
-
-/* An open array or object. */
-struct json_level {
-	size_t		 key_base;	/* its first key in keys[] */
-	size_t		 arena_base;	/* its first byte in arena[] */
-	unsigned long	 index;		/* next element's index (arrays) */
-	int		 is_array;
-};
-
-struct json {
-	yajl_handle	 h;		/* the parser of the current document */
-	const unsigned char *doc;
-	size_t		 len;
-	size_t		 last_end;	/* end of the last token called back */
-	size_t		 depth;		/* containers open */
-	struct json_level level[JSON_MAX_DEPTH + 1];
-	uint32_t	*keys;		/* keys of the open objects */
-	size_t		 nkeys, keys_cap;
-	char		*arena;		/* their escaped keys, decoded */
-	size_t		 alen, acap;
-	struct json_target target[JSON_MAX_FIELDS];
-	size_t		 ntargets;
-	int		 err;		/* why a callback stopped the parse */
-	int		 done;		/* the top-level object closed */
-};
 
 void
 json_close(struct json *js)
@@ -641,13 +601,9 @@ static const yajl_callbacks json_callbacks = {
 	on_end,
 };
 
-/*
- * Parses doc, which must be an acceptable JSON object, filling the
- * targets' values.  Returns IH_OK, IH_EBODY or IH_ENOMEM; on failure
- * the values may hold something: the caller frees them.
- */
-static int
-parse(struct json *js, const void *doc, size_t len)
+/* The contract is json_int.h's. */
+int
+json_parse(struct json *js, const void *doc, size_t len)
 {
 	yajl_status st;
 	int rc = IH_EBODY;
@@ -695,158 +651,6 @@ out:
 		free(js->arena);
 		js->arena = NULL;
 		js->acap = 0;
-	}
-	return rc;
-}
-
-int
-json_fields(struct json *js, const void *doc, size_t len,
-    const char *const *keys, size_t n, char **vals)
-{
-	struct json_target *t;
-	size_t i;
-	int rc;
-
-	for (i = 0; i < n && i < JSON_MAX_FIELDS; i++)
-		vals[i] = NULL;
-	js->ntargets = 0;
-	if (n > JSON_MAX_FIELDS) {
-		rc = IH_EINVAL;
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		t = &js->target[i];
-		t->steps[0].name = keys[i];
-		t->steps[0].name_len = strlen(keys[i]);
-		t->nsteps = 1;
-		t->matched = 0;
-		t->selected = 0;
-		t->val = &vals[i];
-		t->raw = 0;
-	}
-	js->ntargets = n;
-	rc = parse(js, doc, len);
-out:
-	js->ntargets = 0;
-	if (rc != IH_OK)
-		for (i = 0; i < n && i < JSON_MAX_FIELDS; i++) {
-			free(vals[i]);
-			vals[i] = NULL;
-		}
-	return rc;
-}
-
-/*
- * Splits path (after its "$") into t's steps: ".name" for an object
- * member, "[N]" for an array element.  Returns IH_OK, or IH_EINVAL for
- * a path in another syntax (a quoted name, a name holding '"', an empty
- * name).
- */
-static int
-split(const char *path, struct json_target *t)
-{
-	const char *p = path;
-	struct json_step *st;
-	char *end;
-	size_t n;
-
-	t->nsteps = 0;
-	while (*p != '\0') {
-		if (t->nsteps == JSON_STEPS_MAX)
-			return IH_EINVAL;
-		st = &t->steps[t->nsteps++];
-		if (*p == '.') {
-			n = strcspn(p + 1, ".[\"");
-			if (n == 0 || n >= JSON_PATH_MAX || p[1 + n] == '"')
-				return IH_EINVAL;
-			st->name = p + 1;
-			st->name_len = n;
-			p += 1 + n;
-		} else if (*p == '[') {
-			if (p[1] < '0' || p[1] > '9')
-				return IH_EINVAL;
-			st->name = NULL;
-			st->index = strtoul(p + 1, &end, 10);
-			if (*end != ']')
-				return IH_EINVAL;
-			p = end + 1;
-		} else
-			return IH_EINVAL;
-	}
-	return IH_OK;
-}
-
-int
-json_path_text(struct json *js, const void *doc, size_t len,
-    const char *path, char **val)
-{
-	struct json_target *t = &js->target[0];
-	int rc = IH_EINVAL, syntax;
-
-	*val = NULL;
-	js->ntargets = 0;
-	if (path == NULL || strncmp(path, "$.", 2) != 0 ||
-	    strlen(path) >= JSON_PATH_MAX)
-		goto out;
-	/* A body is judged before the rest of the path's syntax. */
-	syntax = split(path + 1, t);
-	if (syntax == IH_OK) {
-		t->matched = 0;
-		t->selected = 0;
-		t->val = val;
-		t->raw = 0;
-		js->ntargets = 1;
-	}
-	rc = parse(js, doc, len);
-	if (rc == IH_OK)
-		rc = syntax;
-out:
-	js->ntargets = 0;
-	if (rc != IH_OK) {
-		free(*val);
-		*val = NULL;
-	}
-	return rc;
-}
-
-int
-json_extract(struct json *js, const void *doc, size_t len,
-    struct json_want *w, size_t n, size_t raw_max)
-{
-	struct json_target *t;
-	size_t i;
-	int rc = IH_EINVAL;
-
-	for (i = 0; i < n; i++) {
-		w[i].val = NULL;
-		w[i].len = 0;
-	}
-	js->ntargets = 0;
-	if (n > JSON_MAX_FIELDS)
-		goto out;
-	for (i = 0; i < n; i++) {
-		t = &js->target[i];
-		if (w[i].path == NULL || strncmp(w[i].path, "$.", 2) != 0 ||
-		    strlen(w[i].path) >= JSON_PATH_MAX ||
-		    split(w[i].path + 1, t) != IH_OK)
-			goto out;
-		t->matched = 0;
-		t->selected = 0;
-		t->val = &w[i].val;
-		t->raw = w[i].raw;
-		t->raw_start = 0;
-		t->raw_max = raw_max;
-	}
-	js->ntargets = n;
-	rc = parse(js, doc, len);
-out:
-	js->ntargets = 0;
-	for (i = 0; i < n; i++) {
-		if (rc != IH_OK) {
-			free(w[i].val);
-			w[i].val = NULL;
-		}
-		w[i].len = w[i].val != NULL ? strlen(w[i].val) : 0;
 	}
 	return rc;
 }

@@ -1,0 +1,79 @@
+/*
+ * json_int.h -- the JSON reader's own parts, shared by its two files:
+ * json_parse.c (the strict parser: yajl's callbacks, the checks beyond
+ * yajl's, and the streaming match of the members asked for) and
+ * json_path.c (the path syntax and the three ways to ask: json_fields(),
+ * json_path_text(), json_extract()).  Nothing else includes it: callers
+ * hold a struct json only through json.h, as an opaque pointer.
+ *
+ * The caller of json_parse() owns the targets: it fills target[0..
+ * ntargets) with their steps and where each value goes, and frees those
+ * values when the parse fails.  The parser owns everything else in
+ * struct json, and keeps no pointer into the body once it returns.
+ */
+#ifndef IH_JSON_INT_H
+#define IH_JSON_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <yajl/yajl_parse.h>
+
+#include "json.h"
+
+#define JSON_PATH_MAX	128	/* longest path json_path_text() reads */
+#define JSON_STEPS_MAX	64	/* steps in such a path: each takes 2 bytes */
+
+/* One step of a path: an object member's name or an array index. */
+struct json_step {
+	const char	*name;		/* NULL for an index step */
+	size_t		 name_len;
+	unsigned long	 index;
+};
+
+/* A member asked for, and how much of its path the parser stands on. */
+struct json_target {
+	struct json_step steps[JSON_STEPS_MAX];
+	size_t		 nsteps;
+	size_t		 matched;	/* open containers on the path */
+	int		 selected;	/* the current key is the next step */
+	char		**val;		/* where the value goes */
+	int		 raw;		/* wants a container's text */
+	size_t		 raw_start;	/* where that container began */
+	size_t		 raw_max;	/* its longest text returned */
+};
+
+/* An open array or object. */
+struct json_level {
+	size_t		 key_base;	/* its first key in keys[] */
+	size_t		 arena_base;	/* its first byte in arena[] */
+	unsigned long	 index;		/* next element's index (arrays) */
+	int		 is_array;
+};
+
+struct json {
+	yajl_handle	 h;		/* the parser of the current document */
+	const unsigned char *doc;
+	size_t		 len;
+	size_t		 last_end;	/* end of the last token called back */
+	size_t		 depth;		/* containers open */
+	struct json_level level[JSON_MAX_DEPTH + 1];
+	uint32_t	*keys;		/* keys of the open objects */
+	size_t		 nkeys, keys_cap;
+	char		*arena;		/* their escaped keys, decoded */
+	size_t		 alen, acap;
+	struct json_target target[JSON_MAX_FIELDS];
+	size_t		 ntargets;
+	int		 err;		/* why a callback stopped the parse */
+	int		 done;		/* the top-level object closed */
+};
+
+/*
+ * Parses doc, which must be an acceptable JSON object (json.h), filling
+ * the values of js->target[0..js->ntargets).  Returns IH_OK, IH_EBODY
+ * or IH_ENOMEM; on failure the values may hold something: the caller
+ * frees them.
+ */
+int	json_parse(struct json *js, const void *doc, size_t len);
+
+#endif
