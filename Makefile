@@ -178,7 +178,8 @@ demo: deps all
 
 # The house style, in the manner of curl's checksrc: line width, no
 # assignment inside a condition, a contract atop each header, banned
-# functions (tests/lint/checksrc.py; known leftovers in tests/lint/pending).
+# functions, files of at most 700 lines (tests/lint/checksrc.py; known
+# leftovers in tests/lint/pending).
 LINT_SRCS = $(wildcard shared/*.[ch] shared/store/*.[ch] handlers/*.[ch] \
 	handlers/cli/*.[ch])
 lint:

@@ -10,6 +10,9 @@ Usage: test_lint.py [BINDIR]   (BINDIR is not used: nothing is built)
   - a header that keeps every rule passes, with exit 0;
   - --pending excuses exactly the listed count, prints each excused
     violation, and fails on one more or on a stale entry;
+  - a C file of 700 lines passes and one of 701 fails (long-file, at
+    line 701), written afresh by the test at each run rather than kept
+    as a 701-line fixture in the tree;
   - make lint's files (shared/, shared/store/, handlers/, handlers/cli/)
     pass with tests/lint/pending.
 """
@@ -64,11 +67,45 @@ def test_fixture(path):
 
 
 def test_every_rule_has_a_fixture():
-    rules = set()
+    # long-file's fixture is written by test_long_file().
+    rules = {"long-file"}
     for path in glob.glob(os.path.join(FIXTURES, "bad_*")):
         rules |= {r for _, _, r in marked(path)}
     check_eq(sorted(rules), ["assign-cond", "banned", "contract",
-                             "long-line"], "rules the fixtures exercise")
+                             "long-file", "long-line"],
+             "rules the fixtures exercise")
+
+
+def c_file(folder, name, nlines):
+    """A C file of nlines lines in folder that breaks no other rule."""
+    path = os.path.join(folder, name)
+    body = ["/* %s -- a fixture of %d lines. */" % (name, nlines)]
+    body += ["static int v%d;" % i for i in range(1, nlines)]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(body) + "\n")
+    return path
+
+
+def test_long_file():
+    with tempfile.TemporaryDirectory() as d:
+        ok = c_file(d, "fits.c", 700)
+        rc, found, out = checksrc(ok)
+        check_eq(found, [], "violations in a file of 700 lines")
+        check_eq(rc, 0, "exit status on a file of 700 lines")
+        long = c_file(d, "long.c", 701)
+        rc, found, out = checksrc(long)
+        check_eq(found, [("long.c", 701, "long-file", False)],
+                 "a file of 701 lines: " + out)
+        check_eq(rc, 1, "exit status on a file of 701 lines")
+        pend = os.path.join(d, "pending")
+        with open(pend, "w", encoding="utf-8") as f:
+            f.write("%s long-file 1 -- split later\n"
+                    "%s long-file 1 -- stale: it fits\n" % (long, ok))
+        rc, found, out = checksrc("--pending", pend, long)
+        check_eq((rc, found), (0, [("long.c", 701, "long-file", True)]),
+                 "a long file listed as pending: " + out)
+        rc, found, out = checksrc("--pending", pend, ok)
+        check_eq(rc, 1, "exit status when a listed file fits: " + out)
 
 
 def test_good_header():
@@ -121,6 +158,8 @@ def main():
         tap.run("%s: each marked violation, nothing else"
                 % os.path.basename(path), test_fixture, path)
     tap.run("every rule has a fixture", test_every_rule_has_a_fixture)
+    tap.run("a file of 700 lines passes, 701 fails (long-file)",
+            test_long_file)
     tap.run("a header that keeps the rules passes", test_good_header)
     tap.run("--pending excuses the count, no more, no stale entry",
             test_pending)

@@ -15,6 +15,9 @@ The rules (each has a name, shown in brackets after the message):
   banned        a call to a function the project never uses: strcpy,
                 strcat, sprintf, vsprintf, gets, strtok, atoi, atol,
                 sscanf (unbounded, or silent on bad input)
+  long-file     a file of more than 700 lines, reported at line 701:
+                a file that long holds more than one job; split it by
+                job into well-named modules (issue 28)
 
 Comments, strings and character constants are blanked before the
 assign-cond and banned rules look at the code, so that prose and
@@ -32,6 +35,7 @@ import re
 import sys
 
 MAX_COLUMNS = 80
+MAX_LINES = 700
 BANNED = ("strcpy", "strcat", "sprintf", "vsprintf", "gets", "strtok",
           "atoi", "atol", "sscanf")
 BANNED_RE = re.compile(r"(?<![\w.>])(%s)\s*\(" % "|".join(BANNED))
@@ -116,6 +120,11 @@ def check(path):
         text = f.read()
     lines = text.split("\n")
     found = []
+    nlines = text.count("\n") + (0 if text.endswith("\n") or not text
+                                 else 1)
+    if nlines > MAX_LINES:
+        found.append((MAX_LINES + 1, "file is %d lines, over %d: split it "
+                      "by job" % (nlines, MAX_LINES), "long-file"))
     for no, line in enumerate(lines, 1):
         if columns(line) > MAX_COLUMNS:
             found.append((no, "line is %d columns, over %d"
