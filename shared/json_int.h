@@ -1,10 +1,11 @@
 /*
- * json_int.h -- the JSON reader's own parts, shared by its two files:
- * json_parse.c (the strict parser: yajl's callbacks, the checks beyond
- * yajl's, and the streaming match of the members asked for) and
- * json_path.c (the path syntax and the three ways to ask: json_fields(),
- * json_path_text(), json_extract()).  Nothing else includes it: callers
- * hold a struct json only through json.h, as an opaque pointer.
+ * json_int.h -- the JSON reader's own parts, shared by its files:
+ * json_parse.c (the strict parser: yajl's callbacks and the streaming
+ * match of the members asked for), json_check.c (the checks beyond
+ * yajl's) and json_path.c (the path syntax and the three ways to ask:
+ * json_fields(), json_path_text(), json_extract()).  Nothing else
+ * includes it: callers hold a struct json only through json.h, as an
+ * opaque pointer.
  *
  * The caller of json_parse() owns the targets: it fills target[0..
  * ntargets) with their steps and where each value goes, and frees those
@@ -23,6 +24,7 @@
 
 #define JSON_PATH_MAX	128	/* longest path json_path_text() reads */
 #define JSON_STEPS_MAX	64	/* steps in such a path: each takes 2 bytes */
+#define JSON_KEY_ARENA	0x80000000u	/* key offset is into the arena */
 
 /* One step of a path: an object member's name or an array index. */
 struct json_step {
@@ -75,5 +77,24 @@ struct json {
  * frees them.
  */
 int	json_parse(struct json *js, const void *doc, size_t len);
+
+/*
+ * The checks of json_check.c, called by json_parse.c's callbacks.
+ *
+ * Checks the escapes of the string whose decoded text s yajl just gave
+ * (s points into the body when the string had none): sets *nul when it
+ * holds \u0000; returns 1, or 0 for a lone surrogate.
+ */
+int	json_escapes_ok(const struct json *js, const unsigned char *s,
+	    int *nul);
+
+/* Returns 1 when the number t (n bytes, valid JSON) is finite as a double. */
+int	json_number_finite(const char *t, size_t n);
+
+/*
+ * Returns 1 when a key repeats among the n key offsets at k (sorted in
+ * place), else 0.
+ */
+int	json_keys_repeat(const struct json *js, uint32_t *k, size_t n);
 
 #endif

@@ -6,7 +6,7 @@
  * of 200 commits; otherwise each file named.  Not part of any build:
  *
  *   cc -O2 -Ishared -o /tmp/json_cpu tests/bench/json_cpu.c \
- *       shared/json_parse.c shared/json_path.c \
+ *       shared/json_parse.c shared/json_check.c shared/json_path.c \
  *       $(pkg-config --cflags --libs yajl)
  *   /tmp/json_cpu [body.json...]
  */
