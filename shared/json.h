@@ -14,6 +14,12 @@
  * escaped lone UTF-16 surrogate.  A number too large for 64 bits is
  * accepted (and is not an integer); one too large for a double is
  * refused.  Memory beyond the body is bounded in json_parse.c's header.
+ *
+ * Where each part lives: json_path.c (the three ways to ask below, and
+ * the path syntax), json_parse.c (the parser, json_open/json_close),
+ * json_check.c (the checks above that yajl does not make, and
+ * json_utf8_ok), json_indent.c (json_indent); json_int.h is what they
+ * share and no one else reads.
  */
 #ifndef IH_JSON_H
 #define IH_JSON_H
