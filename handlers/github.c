@@ -19,9 +19,11 @@
  *
  * The signature covers the body only: X-GitHub-Event and
  * X-GitHub-Delivery are not signed.  Where the body names its own type
- * (a ping carries "zen" and "hook_id"), the header must agree; and the
- * shared pipeline refuses a body already recorded under another type
- * (provider.h, type_unsigned).
+ * (a ping carries "zen" and "hook_id"), the header must agree.  GitHub
+ * sends one body under one GUID and one type: to every hook subscribed
+ * (a new event id per hook) and on every redelivery (a duplicate).  So a
+ * body already recorded is refused (409, provider.h) under another type
+ * or another GUID: nothing GitHub sends, only a replay.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -343,6 +345,33 @@ github_handle(const struct dispatch_event *ev, struct dispatch_ctx *ctx,
 	return dispatch_record(ctx, ev, kind, err, errlen);
 }
 
+/* The GUID of an event id "<hook id>:<GUID>" (hook ids have no ':'). */
+static const char *
+github_guid(const char *event_id)
+{
+	const char *c = strchr(event_id, ':');
+
+	return c != NULL ? c + 1 : event_id;
+}
+
+int
+github_repeat_ok(const struct store_first *first,
+    const struct store_event *ev, const char **why)
+{
+	if (strcmp(first->event_type, ev->event_type) != 0) {
+		*why = "under another X-GitHub-Event";
+		return 0;
+	}
+	if (strcmp(github_guid(first->event_id),
+	    github_guid(ev->event_id)) != 0) {
+		*why = "under another X-GitHub-Delivery, which GitHub keeps "
+		    "for every hook and redelivery of one event";
+		return 0;
+	}
+	/* The same event for another hook. */
+	return 1;
+}
+
 /* Enough to verify and name the event again from the stored row. */
 static const char *const github_kept[] = {
 	"X-Hub-Signature-256",
@@ -360,6 +389,8 @@ const struct provider github_provider = {
 	.kept_headers = github_kept,
 	.sig_header = "X-Hub-Signature-256",
 	.type_unsigned = 1,
+	.repeat_ok = github_repeat_ok,
+	.refuse_replays = 1,
 	.verify = github_verify,
 	.identify = github_identify,
 	.handle = github_handle,

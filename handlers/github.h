@@ -50,6 +50,14 @@ int	github_event_id(const char *hook_id, const char *delivery, char **out);
 int	github_check_type(const char *event, const char *zen,
 	    const char *hook_id, const char *header_hook_id, const char **why);
 
+/*
+ * The replay rule (provider.h, repeat_ok): a body first recorded as
+ * first may come again only under its type and its GUID (another hook).
+ * Returns 1, or 0 with a static *why.
+ */
+int	github_repeat_ok(const struct store_first *first,
+	    const struct store_event *ev, const char **why);
+
 extern const struct provider github_provider;
 
 #endif

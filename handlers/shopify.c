@@ -24,14 +24,15 @@
  * The HMAC covers the body only: the topic and the ids are unsigned
  * headers.  Shopify legitimately repeats a body under a new Webhook-Id
  * for the same topic (one delivery per subscription), and one merchant
- * action may reach several topics, all with its X-Shopify-Event-Id; so
- * the shared pipeline refuses a known body only when it claims another
- * topic under another Event-Id (provider.h, type_unsigned).  The three
- * mandatory compliance topics, whose consequences are the gravest (erasing
- * data), also need a body of
- * their documented shape: top-level shop_id and shop_domain, with
- * data_request.id for customers/data_request, customer.id and no
- * data_request for customers/redact, and neither for shop/redact.
+ * action may reach several topics of one object (orders/create,
+ * orders/paid), all with its X-Shopify-Event-Id.  That is all it
+ * repeats: a known body never becomes a delete, app or compliance topic,
+ * or another object, whatever headers come with it (shopify_repeat_ok).
+ * The three mandatory compliance topics, whose consequences are the
+ * gravest (erasing data), also need a body of their documented shape:
+ * top-level shop_id and shop_domain, with data_request.id for
+ * customers/data_request, customer.id and no data_request for
+ * customers/redact, and neither for shop/redact.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +129,53 @@ shopify_is_compliance(const char *topic)
 	return strcmp(topic, "customers/data_request") == 0 ||
 	    strcmp(topic, "customers/redact") == 0 ||
 	    strcmp(topic, "shop/redact") == 0;
+}
+
+/*
+ * May a body first recorded under one topic also come under another?
+ * Not as a delete (a tombstone), an app topic (app/uninstalled), a
+ * compliance topic, or from one of those: each says what the body is.
+ */
+static int
+shopify_topic_shared(const char *topic)
+{
+	return strchr(topic, '/') != NULL && !shopify_is_compliance(topic) &&
+	    strncmp(topic, "app/", 4) != 0 &&
+	    !object_suffix(topic, "/delete");
+}
+
+/* Do topics a and b name the same kind of object (orders/...)? */
+static int
+shopify_same_kind(const char *a, const char *b)
+{
+	size_t n = strcspn(a, "/");
+
+	return n == strcspn(b, "/") && strncmp(a, b, n) == 0;
+}
+
+int
+shopify_repeat_ok(const struct store_first *first,
+    const struct store_event *ev, const char **why)
+{
+	/* Another subscription of the topic. */
+	if (strcmp(first->event_type, ev->event_type) == 0)
+		return 1;
+	if (!shopify_topic_shared(first->event_type) ||
+	    !shopify_topic_shared(ev->event_type)) {
+		*why = "a body never changes into or out of a delete, app or "
+		    "compliance topic";
+		return 0;
+	}
+	if (!shopify_same_kind(first->event_type, ev->event_type)) {
+		*why = "under another object kind";
+		return 0;
+	}
+	/* The unsigned Event-Id only narrows: the same merchant action. */
+	if (!first->same_action) {
+		*why = "under another topic and another X-Shopify-Event-Id";
+		return 0;
+	}
+	return 1;
 }
 
 /* Sets *has to whether the body has a string or number at path. */
@@ -229,9 +277,11 @@ shopify_type_of(const char *name)
 /*
  * The object an event sets: the body itself, by the topic's first
  * segment (orders, products, ...) and the body's "id"; its status is
- * "financial_status" (orders), else "status" (products); its time is
- * "updated_at", else the X-Shopify-Triggered-At header.  A "*\/delete"
- * topic leaves a tombstone.  Compliance and app topics set no object.
+ * "financial_status" (orders), else "status" (products); its time is the
+ * signed body's "updated_at", else its "created_at" (refunds), else the
+ * time it was received, never the unsigned X-Shopify-Triggered-At.  A
+ * "*\/delete" topic leaves a tombstone.  Compliance and app topics set
+ * no object.
  */
 static const struct dispatch_type shopify_kinds[] = {
 	{ "orders", 1 }, { "products", 2 }, { "customers", 3 },
@@ -247,8 +297,8 @@ static const struct object_rule shopify_rule = {
 	.status_path = "$.financial_status",
 	.status_path2 = "$.status",
 	.time_path = "$.updated_at",
-	.terminal = shopify_terminal,
-	.time_header = "X-Shopify-Triggered-At"
+	.time_path2 = "$.created_at",
+	.terminal = shopify_terminal
 };
 
 static int
@@ -341,6 +391,8 @@ const struct provider shopify_provider = {
 	.sig_header = "X-Shopify-Hmac-Sha256",
 	.type_unsigned = 1,
 	.same_action_header = "X-Shopify-Event-Id",
+	.repeat_ok = shopify_repeat_ok,
+	.refuse_replays = 0,
 	.verify = shopify_verify,
 	.identify = shopify_identify,
 	.handle = shopify_handle,

@@ -35,6 +35,17 @@ int	shopify_verify_header(const char *header, const void *body,
 int	shopify_check_topic(const char *topic, int has_shop,
 	    int has_data_request, int has_customer, const char **why);
 
+/*
+ * The replay rule (provider.h, repeat_ok): a body first recorded as
+ * first may come again under its topic (another subscription), or under
+ * another topic of the same object kind that is no delete, app or
+ * compliance topic, when the first delivery carried the same
+ * X-Shopify-Event-Id (one merchant action).  Returns 1, or 0 with a
+ * static *why.
+ */
+int	shopify_repeat_ok(const struct store_first *first,
+	    const struct store_event *ev, const char **why);
+
 extern const struct provider shopify_provider;
 
 #endif

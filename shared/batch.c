@@ -82,27 +82,46 @@ open_store(struct batch_writer *w, struct ingest *in)
 }
 
 /*
- * Inside tx: is in's event the body of an earlier event under a new id
- * and another type (a provider whose id and type are unsigned headers)?
+ * Inside tx: is in's event the body of an earlier event under a new id,
+ * as its provider never sends it (a provider whose id and type are
+ * unsigned headers)?
  */
 static int
 replay_check(struct batch_writer *w, struct store_txn *tx,
     struct ingest *in, struct rec *r, char *err, size_t errlen)
 {
-	char other_id[160], other_type[96];
-	int rc;
+	struct store_first first;
+	const char *why = "under another type";
+	int found, rc;
 
 	r->replay = 0;
 	if (!in->p->type_unsigned)
 		return IH_OK;
 	rc = store_replay_of(w->slot.st, tx, &in->ev,
-	    in->same_action[0] != '\0' ? in->same_action : NULL, &r->replay,
-	    other_id, sizeof(other_id), other_type, sizeof(other_type), err,
-	    errlen);
-	if (rc == IH_OK && r->replay)
+	    in->same_action[0] != '\0' ? in->same_action : NULL, &found,
+	    &first, err, errlen);
+	if (rc != IH_OK || !found)
+		return rc;
+	if (in->p->repeat_ok != NULL)
+		r->replay = !in->p->repeat_ok(&first, &in->ev, &why);
+	else
+		r->replay = strcmp(first.event_type, in->ev.event_type) != 0;
+	if (r->replay)
 		snprintf(r->detail, sizeof(r->detail), "body already recorded"
-		    " as %s event %s", other_type, other_id);
-	return rc;
+		    " as %.96s event %.160s; %s", first.event_type,
+		    first.event_id, why);
+	return IH_OK;
+}
+
+/*
+ * A replay is recorded nowhere and runs nothing; the provider says
+ * whether it is answered 200 or refused (provider.h, refuse_replays).
+ */
+static void
+answer_replay(struct ingest *in, const char *detail)
+{
+	outcome_set(&in->out, in->p->refuse_replays ? 409 : 200, "replayed",
+	    detail);
 }
 
 /*
@@ -203,12 +222,8 @@ answer_of(struct ingest *in, const struct rec *r)
 	if (r->rc != IH_OK)
 		outcome_set(&in->out, 503, "store_unavailable", r->detail);
 	else if (r->replay)
-		/*
-		 * 200, so that a provider never retries it: the bytes are
-		 * already durably stored under the earlier event, and nothing
-		 * runs for the type the unsigned headers claim.
-		 */
-		outcome_set(&in->out, 200, "replayed", r->detail);
+		/* The bytes are durably stored under the earlier event. */
+		answer_replay(in, r->detail);
 	else if (in->quarantine != NULL)
 		outcome_set(&in->out, 200, r->res.duplicate ? "duplicate" :
 		    "quarantined", in->quarantine);
@@ -302,7 +317,7 @@ record_inline(struct batch_writer *w, struct ingest *in)
 	else
 		store_rollback(tx);
 	if (rc == IH_OK && r.replay) {
-		outcome_set(&in->out, 200, "replayed", r.detail);
+		answer_replay(in, r.detail);
 		return;
 	}
 	if (rc == IH_OK && r.res.duplicate &&

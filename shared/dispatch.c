@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "action.h"
@@ -28,67 +27,6 @@ dispatch_effect(struct dispatch_ctx *ctx, const char *kind, char *err,
 	}
 	return store_effect(ctx->st, ctx->tx, ctx->job, kind, clock_wall_ms(),
 	    err, errlen);
-}
-
-/* Finds the line "name: value" in a stored event's headers. */
-struct header_find {
-	const char	*name;
-	char		 value[64];
-	int		 found;
-};
-
-static int
-header_row(void *arg, const struct store_row *row)
-{
-	struct header_find *h = arg;
-	const char *p = row->headers, *eol;
-	size_t n = strlen(h->name), vlen;
-
-	while (p != NULL && *p != '\0') {
-		eol = strchr(p, '\n');
-		if (eol == NULL)
-			eol = p + strlen(p);
-		if ((size_t)(eol - p) > n + 1 && strncasecmp(p, h->name, n) ==
-		    0 && p[n] == ':') {
-			p += n + 1;
-			while (*p == ' ')
-				p++;
-			vlen = (size_t)(eol - p);
-			if (vlen < sizeof(h->value)) {
-				memcpy(h->value, p, vlen);
-				h->value[vlen] = '\0';
-				h->found = 1;
-			}
-			break;
-		}
-		p = *eol == '\n' ? eol + 1 : eol;
-	}
-	return IH_OK;
-}
-
-/*
- * The source time of an object whose body gave none: the stored header
- * the rule names, else the time the event was received.
- */
-static int
-fallback_time(struct dispatch_ctx *ctx, const struct dispatch_event *ev,
-    const struct object_found *f, int64_t *ms, char *err, size_t errlen)
-{
-	struct header_find h;
-	int rc;
-
-	*ms = ctx->job->received_at;
-	if (f->time_header == NULL)
-		return IH_OK;
-	memset(&h, 0, sizeof(h));
-	h.name = f->time_header;
-	rc = store_show(ctx->st, ev->provider, ev->event_id, header_row, &h,
-	    err, errlen);
-	if (rc != IH_OK)
-		return rc;
-	if (h.found && object_time_parse(h.value, ms) != 0)
-		*ms = ctx->job->received_at;
-	return IH_OK;
 }
 
 int
@@ -118,11 +56,12 @@ dispatch_object(struct dispatch_ctx *ctx, const struct dispatch_event *ev,
 	if (!f.mapped)
 		goto out;
 	memset(&o, 0, sizeof(o));
-	if (f.source_ms == 0) {
-		rc = fallback_time(ctx, ev, &f, &f.source_ms, err, errlen);
-		if (rc != IH_OK)
-			goto out;
-	}
+	/*
+	 * A body without a time of its own: when it was received.  Never a
+	 * header's time, which nobody signed.
+	 */
+	if (f.source_ms == 0)
+		f.source_ms = ctx->job->received_at;
 	o.provider = ev->provider;
 	o.kind = f.kind;
 	o.object_id = f.object_id;

@@ -80,9 +80,9 @@ typedef int (*dispatch_map_fn)(const struct dispatch_event *ev,
  * transaction that will mark ev done, under the ordering guard
  * (object.h), and logs the verdict.  An event that sets no object, or
  * one without a payload (purged), changes nothing.  When the body gives
- * no time, the stored header f->time_header gives it, else the time the
- * event was received.  Returns IH_OK, or another code with a reason in
- * err (the attempt is then rolled back and retried).
+ * no time, the time the event was received stands in: never a header's,
+ * which the provider may not sign.  Returns IH_OK, or another code with
+ * a reason in err (the attempt is then rolled back and retried).
  */
 int	dispatch_object(struct dispatch_ctx *ctx,
 	    const struct dispatch_event *ev, dispatch_map_fn map, char *err,

@@ -270,7 +270,6 @@ object_extract(struct json *js, const struct object_rule *rule,
 	f->json_len = f->json != NULL ? strlen(f->json) : 0;
 	f->deleted = rule->deleted != 0;
 	f->rank = object_rank(f->status, rule->terminal, f->deleted);
-	f->time_header = rule->time_header;
 	f->mapped = 1;
 out:
 	free(kind);

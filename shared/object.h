@@ -86,7 +86,6 @@ struct object_rule {
 	const char		*object_path;	/* NULL: the whole body */
 	const char *const	*terminal;	/* see object_rank() */
 	int			 deleted;	/* a tombstone */
-	const char		*time_header;	/* else the time from this */
 };
 
 /* What object_extract() found: the object an event sets, if any. */
@@ -100,7 +99,6 @@ struct object_found {
 	int64_t		 source_ms;	/* 0: none found in the body */
 	int		 rank;
 	int		 deleted;
-	const char	*time_header;	/* the rule's, for the fallback */
 };
 
 struct json;

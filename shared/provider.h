@@ -17,6 +17,7 @@
 #include "dispatch.h"
 #include "json.h"
 #include "request.h"
+#include "store.h"
 
 /* What verify and identify see of one request. */
 struct provider_req {
@@ -61,17 +62,33 @@ struct provider {
 	/*
 	 * Set when the event's id and type come from headers the signature
 	 * does not cover (GitHub, Shopify): the body's fingerprint is then
-	 * checked against the store, so that a captured body cannot be
-	 * recorded again under a new id with another type.
+	 * checked against the store, and a body already recorded is
+	 * recorded again under a new id only as repeat_ok allows.
 	 */
 	int		  type_unsigned;
 	/*
 	 * Or NULL: a header the provider repeats on every delivery one
 	 * action causes, whatever its type (Shopify's X-Shopify-Event-Id).
-	 * An earlier event with the same body and the same value of it is
-	 * that action's other delivery, not a replay.
+	 * repeat_ok learns whether the body's first event carried the
+	 * request's value of it.  Being unsigned, it may only narrow what a
+	 * body is allowed to be, never widen it.
 	 */
 	const char	 *same_action_header;
+	/*
+	 * Or NULL (the same type only): whether a body first recorded as
+	 * first may be recorded again as ev, under a new id; that is, whether
+	 * the provider itself ever sends that.  Returns 1, or 0 with a static
+	 * *why for a replay, which is recorded nowhere and runs nothing.
+	 */
+	int	(*repeat_ok)(const struct store_first *first,
+		    const struct store_event *ev, const char **why);
+	/*
+	 * Set when the provider never retries a refused delivery (GitHub):
+	 * a replay is answered 409, which its delivery log shows.  Otherwise
+	 * 200, so that a provider that retries (Shopify deletes a
+	 * subscription after 8 failures) never does so for one.
+	 */
+	int		  refuse_replays;
 
 	/*
 	 * Checks the signature or token over the raw body.  Returns IH_OK,

@@ -13,6 +13,7 @@ respond_reason(int status)
 	case 400:	return "Bad Request";
 	case 401:	return "Unauthorized";
 	case 405:	return "Method Not Allowed";
+	case 409:	return "Conflict";
 	case 411:	return "Length Required";
 	case 413:	return "Payload Too Large";
 	case 415:	return "Unsupported Media Type";

@@ -99,10 +99,11 @@ static const struct {
 	[PG_EFFECT] = { "ih_effect", "iti",
 	    "INSERT INTO effects (event, kind, created_at) VALUES ($1, $2, $3)"
 	    " ON CONFLICT DO NOTHING" },
-	[PG_REPLAY] = { "ih_replay", "ttttt",
-	    "SELECT event_id, event_type FROM events"
-	    " WHERE provider = $1 AND fingerprint = $2 AND event_type <> $4"
-	    " AND ($5::text IS NULL OR strpos(E'\\n' || headers, $5) = 0)"
+	[PG_REPLAY] = { "ih_replay", "tttt",
+	    "SELECT event_id, event_type,"
+	    " coalesce($4::text IS NOT NULL"
+	    " AND strpos(E'\\n' || headers, $4) > 0, false)::int"
+	    " FROM events WHERE provider = $1 AND fingerprint = $2"
 	    " AND NOT EXISTS (SELECT 1 FROM events"
 	    "  WHERE provider = $1 AND event_id = $3)"
 	    " ORDER BY id LIMIT 1" },

@@ -78,8 +78,8 @@ pg_attempt_start(struct store *base, int64_t rowid, int64_t now_ms,
 
 int
 pg_replay_of(struct store *base, const struct store_event *ev,
-    const char *same_action, int *found, char *other_id, size_t idlen,
-    char *other_type, size_t typelen, char *err, size_t errlen)
+    const char *same_action, int *found, struct store_first *first,
+    char *err, size_t errlen)
 {
 	struct pgs *st = pg_of(base);
 	struct pg_params p;
@@ -90,7 +90,6 @@ pg_replay_of(struct store *base, const struct store_event *ev,
 	pg_text(&p, ev->provider);
 	pg_text(&p, ev->fingerprint);
 	pg_text(&p, ev->event_id);
-	pg_text(&p, ev->event_type);
 	pg_text(&p, same_action);
 	r = pg_exec_stmt(st, PG_REPLAY, &p, PGRES_TUPLES_OK,
 	    "cannot look up the fingerprint", err, errlen);
@@ -98,8 +97,11 @@ pg_replay_of(struct store *base, const struct store_event *ev,
 		return IH_ESTORE;
 	if (PQntuples(r) == 1) {
 		*found = 1;
-		snprintf(other_id, idlen, "%s", PQgetvalue(r, 0, 0));
-		snprintf(other_type, typelen, "%s", PQgetvalue(r, 0, 1));
+		snprintf(first->event_id, sizeof(first->event_id), "%s",
+		    PQgetvalue(r, 0, 0));
+		snprintf(first->event_type, sizeof(first->event_type), "%s",
+		    PQgetvalue(r, 0, 1));
+		first->same_action = pg_getint(r, 0, 2) != 0;
 	}
 	PQclear(r);
 	return IH_OK;

@@ -107,13 +107,13 @@ static const struct {
 	    "INSERT INTO effects (event, kind, created_at) VALUES (?1, ?2, ?3)"
 	    " ON CONFLICT DO NOTHING" },
 	/*
-	 * An earlier event of the provider with the same payload and another
-	 * type, when (provider, event_id) is new: see store_replay_of().
+	 * The first event of the provider with the same payload, when
+	 * (provider, event_id) is new: see store_replay_of().
 	 */
 	{ offsetof(struct sq, replay),
-	    "SELECT event_id, event_type FROM events"
-	    " WHERE provider = ?1 AND fingerprint = ?2 AND event_type <> ?4"
-	    " AND (?5 IS NULL OR instr(char(10) || headers, ?5) = 0)"
+	    "SELECT event_id, event_type,"
+	    " ?4 IS NOT NULL AND instr(char(10) || headers, ?4) > 0"
+	    " FROM events WHERE provider = ?1 AND fingerprint = ?2"
 	    " AND NOT EXISTS (SELECT 1 FROM events"
 	    "  WHERE provider = ?1 AND event_id = ?3)"
 	    " ORDER BY id LIMIT 1" },

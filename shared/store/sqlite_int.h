@@ -72,7 +72,7 @@ int	sq_record(struct store *, const struct store_event *, int64_t,
 int	sq_attempt_start(struct store *, int64_t, int64_t, int64_t *, char *,
 	    size_t);
 int	sq_replay_of(struct store *, const struct store_event *, const char *,
-	    int *, char *, size_t, char *, size_t, char *, size_t);
+	    int *, struct store_first *, char *, size_t);
 int	sq_claim(struct store *, const char *, int64_t, const char *, int64_t,
 	    int64_t, struct store_job *, int *, char *, size_t);
 int	sq_effect(struct store *, const struct store_job *, const char *,

@@ -114,8 +114,8 @@ sq_attempt_start(struct store *base, int64_t rowid, int64_t now_ms,
 
 int
 sq_replay_of(struct store *base, const struct store_event *ev,
-    const char *same_action, int *found, char *other_id, size_t idlen,
-    char *other_type, size_t typelen, char *err, size_t errlen)
+    const char *same_action, int *found, struct store_first *first,
+    char *err, size_t errlen)
 {
 	struct sq *st = sq_of(base);
 	sqlite3_stmt *s = st->replay;
@@ -126,18 +126,20 @@ sq_replay_of(struct store *base, const struct store_event *ev,
 	sqlite3_bind_text(s, 1, ev->provider, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, ev->fingerprint, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, ev->event_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 4, ev->event_type, -1, SQLITE_STATIC);
 	if (same_action != NULL)
-		sqlite3_bind_text(s, 5, same_action, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 4, same_action, -1, SQLITE_STATIC);
 	else
-		sqlite3_bind_null(s, 5);
+		sqlite3_bind_null(s, 4);
 	step = sqlite3_step(s);
 	if (step == SQLITE_ROW) {
 		*found = 1;
 		v = (const char *)sqlite3_column_text(s, 0);
-		snprintf(other_id, idlen, "%s", v != NULL ? v : "");
+		snprintf(first->event_id, sizeof(first->event_id), "%s",
+		    v != NULL ? v : "");
 		v = (const char *)sqlite3_column_text(s, 1);
-		snprintf(other_type, typelen, "%s", v != NULL ? v : "");
+		snprintf(first->event_type, sizeof(first->event_type), "%s",
+		    v != NULL ? v : "");
+		first->same_action = sqlite3_column_int(s, 2) != 0;
 	} else if (step != SQLITE_DONE)
 		rc = sq_fail(st, step, "cannot look up the fingerprint", err,
 		    errlen);

@@ -294,20 +294,20 @@ out:
 int
 store_replay_of(struct store *st, struct store_txn *tx,
     const struct store_event *ev, const char *same_action, int *found,
-    char *other_id, size_t idlen, char *other_type, size_t typelen,
-    char *err, size_t errlen)
+    struct store_first *first, char *err, size_t errlen)
 {
 	struct store_txn *own = NULL;
 	int rc;
 
 	*found = 0;
+	memset(first, 0, sizeof(*first));
 	if (ev->fingerprint == NULL)
 		return IH_OK;
 	rc = join_begin(st, tx, STORE_RELAXED, &own, err, errlen);
 	if (rc != IH_OK)
 		return rc;
-	rc = st->ops->replay_of(st, ev, same_action, found, other_id, idlen,
-	    other_type, typelen, err, errlen);
+	rc = st->ops->replay_of(st, ev, same_action, found, first, err,
+	    errlen);
 	return join_end(own, rc, err, errlen);
 }
 

@@ -156,22 +156,32 @@ int	store_record_batch(struct store *st, struct store_txn *tx,
 	    struct store_result *res, int *rcs, char *err, size_t errlen);
 
 /*
- * Sets *found to 1 when the provider already holds an event with ev's
- * fingerprint and another type, while (provider, event_id) is new: the
- * same signed bytes under a new identity claiming another type, which a
- * provider that signs only the body cannot tell from a real event.  An
- * earlier event whose headers hold the line same_action ("\nName: value\n",
- * or NULL for none) does not count: the provider sends one action's body
- * under several types with a shared header (Shopify's Event-Id).  The
- * earlier event's id and type go to other_id and other_type (truncated
- * to their sizes).  Call it inside the transaction that records ev, so
- * that no other process records between the look-up and the insert.
- * Returns IH_OK (*found 0 when ev has no fingerprint) or IH_ESTORE.
+ * The first event a provider recorded with one body: what the body was
+ * first recorded as, for the replay check.  Ids and types are at most
+ * 1024 bytes (a longer one is truncated, and then matches nothing).
+ */
+struct store_first {
+	char	event_id[1040];
+	char	event_type[1040];
+	/* 1 when its headers hold the line asked about (same_action). */
+	int	same_action;
+};
+
+/*
+ * Sets *found to 1 when (provider, event_id) of ev is new and the
+ * provider already holds an event with ev's fingerprint: the same signed
+ * bytes under a new identity, which a provider that signs only the body
+ * cannot tell from a real event.  *first is then the earliest such event
+ * (the lowest row); first->same_action says whether its headers hold the
+ * line same_action ("\nName: value\n"; never, when NULL).  Whether ev may
+ * be recorded too is the provider's decision (provider.h, repeat_ok).
+ * Call it inside the transaction that records ev, so that no other
+ * process records between the look-up and the insert.  Returns IH_OK
+ * (*found 0 when ev has no fingerprint) or IH_ESTORE.
  */
 int	store_replay_of(struct store *st, struct store_txn *tx,
 	    const struct store_event *ev, const char *same_action, int *found,
-	    char *other_id, size_t idlen, char *other_type, size_t typelen,
-	    char *err, size_t errlen);
+	    struct store_first *first, char *err, size_t errlen);
 
 /*
  * Opens a write transaction kept as d says (a durable one as

@@ -36,8 +36,8 @@ struct store_ops {
 	int	(*attempt_start)(struct store *, int64_t rowid, int64_t now,
 		    int64_t *seq, char *, size_t);
 	int	(*replay_of)(struct store *, const struct store_event *,
-		    const char *, int *, char *, size_t, char *, size_t,
-		    char *, size_t);
+		    const char *, int *, struct store_first *, char *,
+		    size_t);
 	int	(*claim)(struct store *, const char *, int64_t, const char *,
 		    int64_t, int64_t, struct store_job *, int *, char *,
 		    size_t);

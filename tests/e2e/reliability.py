@@ -64,7 +64,9 @@ def body_for(provider, eid, etype=None, extra=None):
         obj = {"type": etype, "timestamp": "2024-06-12T16:45:03Z",
                "data": {"id": eid}}
     elif provider == "github":
-        obj = {"ref": "refs/heads/main", "repository": {"id": 1},
+        # Real bodies of distinct events differ (commit ids), and one body
+        # under two GUIDs is refused as a replay.
+        obj = {"ref": "refs/heads/main", "after": eid, "repository": {"id": 1},
                "sender": {"login": "octocat"}}
     else:
         obj = {"id": 820982911946154508, "email": "jon@example.com",

@@ -98,7 +98,8 @@ def post_stripe(srv, eid, etype="payment_intent.succeeded", body=None):
 
 
 def post_github(srv, delivery, event="push", hook="4242"):
-    body = json.dumps({"ref": "refs/heads/main", "hook_id": int(hook),
+    # One body per event: GitHub never sends one body under two GUIDs.
+    body = json.dumps({"ref": "refs/heads/main", "hook_id": int(hook), "after": delivery,
                        "repository": {"full_name": "o/r"}}).encode()
     r = srv.post("/hooks/github", body, {
         "X-Hub-Signature-256": sign_github(srv.secrets["github"], body),

@@ -10,7 +10,9 @@ one delivery GUID reaches every hook subscribed to the event.
 
 import contextlib
 import os
+import shutil
 import sys
+import tempfile
 import time
 import urllib.parse
 import uuid
@@ -27,6 +29,13 @@ from cases import (UNKNOWN_EFFECT, as_bytes, dumps_pretty, effects,  # noqa: E40
 UA = "GitHub-Hookshot/044aadd"
 HOOK_ID = "460998114"
 FORM = "application/x-www-form-urlencoded"
+
+# The suite's own folder, where a push action (a deploy) writes a line per
+# run: a push body re-sent under new GUIDs must add none.
+ACTION_DIR = tempfile.mkdtemp(prefix="ih-github-actions-")
+os.chmod(ACTION_DIR, 0o777)
+DEPLOY_OUT = os.path.join(ACTION_DIR, "deploy.out")
+DEPLOY_ACTION = 'push cat >/dev/null; echo "$IDEMHOOK_EVENT_ID" >> %s' % DEPLOY_OUT
 
 
 class GithubSpec(cases.Spec):
@@ -190,6 +199,11 @@ def replay_probe(srv):
     captured = SPEC.headers(srv, body, eid, "ping")
     expect_accepted(post(srv, body, captured), "the original ping")
     cases.wait_status(SPEC, srv, SPEC.db_event_id(eid))
+    # Earlier events' actions (the push deploy) may still be running.
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(
+            r["status"] in ("received", "processing") for r in srv.rows("github")):
+        time.sleep(0.1)
     before_rows, before_fx = srv.count("github"), total_effects(srv)
     probes = []
     for etype in ("push", "release", "push"):
@@ -229,7 +243,7 @@ def replay_non_ping(srv):
     new = SPEC.new_id("as-push")
     h = dict(captured, **{"X-GitHub-Delivery": new, "X-GitHub-Event": "push"})
     r = post(srv, body, h)
-    check_eq((r.status, (r.json() or {}).get("status")), (200, "replayed"), "issues as push")
+    check_eq((r.status, (r.json() or {}).get("error")), (409, "replayed"), "issues as push")
     no_row(srv, SPEC, new)
     lines = [l for l in srv.log_lines("github") if "outcome=replayed" in l and new in l]
     check(len(lines) == 1 and SPEC.db_event_id(eid) in lines[0],
@@ -243,15 +257,14 @@ def replay_non_ping(srv):
     new = SPEC.new_id("f-as-release")
     fh = dict(fh, **{"X-GitHub-Delivery": new, "X-GitHub-Event": "release"})
     r = post(srv, fbody, fh)
-    check_eq((r.status, (r.json() or {}).get("status")), (200, "replayed"), "form as release")
+    check_eq((r.status, (r.json() or {}).get("error")), (409, "replayed"), "form as release")
     no_row(srv, SPEC, new)
 
 
 def legit_repeats(srv):
     """What GitHub itself repeats keeps working: the same body and GUID to a
-    second hook (a new event), a redelivery (duplicate), and the same body
-    under a new delivery of the same type (accepted: the type, which
-    chooses the actions, is the one the body was first recorded with)."""
+    second hook (a new event), a redelivery (duplicate); and nothing else:
+    the same body under a new delivery of the same type is refused."""
     guid = SPEC.new_id("legit")
     body = SPEC.body(guid, "push")
     expect_accepted(post(srv, body, SPEC.headers(srv, body, guid, "push", hook_id="2001")))
@@ -264,8 +277,58 @@ def legit_repeats(srv):
                                                   hook_id="2002")), "redelivery as release")
     check_eq(srv.rows("github", "2002:" + guid)[0]["event_type"], "push", "stored type")
     other = SPEC.new_id("legit2")
-    expect_accepted(post(srv, body, SPEC.headers(srv, body, other, "push", hook_id="2001")),
-                    "same body, same type, new delivery")
+    r = post(srv, body, SPEC.headers(srv, body, other, "push", hook_id="2001"))
+    check_eq((r.status, (r.json() or {}).get("error")), (409, "replayed"),
+             "same body, same type, new delivery")
+    check_eq(srv.rows("github", "2001:" + other), [], "row of the new delivery")
+
+
+def deploy_runs():
+    try:
+        with open(DEPLOY_OUT) as f:
+            return f.read().split()
+    except FileNotFoundError:
+        return []
+
+
+def new_guid_probe(srv):
+    """Issue 24, Medium 2: a push body re-sent under fresh X-GitHub-Delivery
+    GUIDs re-ran the deploy action three times.  GitHub keeps one GUID for
+    every hook and every redelivery of one event, so each is refused: 409
+    "replayed", no row, one log line naming the first event, no action;
+    a real redelivery (same GUID) is still a 200 duplicate, and another
+    hook's delivery (same GUID) a new event."""
+    guid = SPEC.new_id("deploy")
+    body = SPEC.body(guid, "push")
+    captured = SPEC.headers(srv, body, guid, "push")
+    expect_accepted(post(srv, body, captured), "the original push")
+    first = SPEC.db_event_id(guid)
+    cases.wait_status(SPEC, srv, first)
+    before = srv.count("github")
+    probes = []
+    for _ in range(3):
+        new = SPEC.new_id("again")
+        r = post(srv, body, dict(captured, **{"X-GitHub-Delivery": new}))
+        check_eq((r.status, (r.json() or {}).get("error")), (409, "replayed"),
+                 "the push body under a new GUID")
+        probes.append(new)
+    expect_duplicate(post(srv, body, captured), "a real redelivery (same GUID)")
+    time.sleep(0.5)
+    check_eq(srv.count("github"), before, "rows after the re-sends")
+    for new in probes:
+        no_row(srv, SPEC, new)
+        lines = [l for l in srv.log_lines("github") if "outcome=replayed" in l and new in l]
+        check(len(lines) == 1 and first in lines[0] and "status=409" in lines[0],
+              "one log line naming the first event: %r" % lines)
+    runs = deploy_runs()
+    check_eq(runs.count(first), 1, "deploy runs of the first event")
+    check(not any(SPEC.db_event_id(n) in runs for n in probes),
+          "the deploy ran for a re-send: %r" % runs)
+    other = SPEC.db_event_id(guid, "3003")
+    expect_accepted(post(srv, body, SPEC.headers(srv, body, guid, "push", hook_id="3003")),
+                    "another hook, same GUID")
+    cases.wait_status(SPEC, srv, other)
+    check_eq(deploy_runs().count(other), 1, "deploy runs of the other hook's event")
 
 
 def type_from_body(srv):
@@ -387,10 +450,12 @@ def main():
         ("ping answered 200, recorded, processed by its case", ping),
         ("probe: captured ping body replayed as push/release under new deliveries -> "
          "400, nothing recorded or processed, logged", replay_probe),
-        ("known body under a new delivery and another type (JSON, form) -> replayed",
+        ("known body under a new delivery and another type (JSON, form) -> 409 replayed",
          replay_non_ping),
-        ("legitimate repeats: second hook, redelivery, same type -> accepted/duplicate",
-         legit_repeats),
+        ("legitimate repeats: second hook, redelivery -> accepted/duplicate; "
+         "same type, new delivery -> 409", legit_repeats),
+        ("issue 24 probe: push body under 3 new GUIDs -> 409 replayed, deploy runs once; "
+         "same GUID -> duplicate", new_guid_probe),
         ("ping body under another event, push body as ping, other hook's ping -> 400",
          type_from_body),
         ("delivery and hook headers kept in the headers column", kept_headers),
@@ -401,9 +466,14 @@ def main():
         ("rotation: IDEMHOOK_GITHUB_SECRET and _2 both accepted",
          lambda srv: cases.case_rotation(SPEC, srv, "IDEMHOOK_GITHUB_SECRET",
                                          unknown=lambda: os.urandom(16).hex())),
-    ], provider_env={"IDEMHOOK_GITHUB_SECRET_2": os.urandom(16).hex()},
+    ], provider_env={"IDEMHOOK_GITHUB_SECRET_2": os.urandom(16).hex(),
+                     "IDEMHOOK_GITHUB_ACTION": DEPLOY_ACTION},
         vector=("signer reproduces the published vectors", vectors))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        rc = main()
+    finally:
+        shutil.rmtree(ACTION_DIR, ignore_errors=True)
+    sys.exit(rc)

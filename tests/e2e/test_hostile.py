@@ -44,6 +44,9 @@ def body_with(p, eid, members=b"", etype=None):
         head = b'{"id":"' + eid + b'","event":"' + etype + b'"'
     elif p == "standard":
         head = b'{"type":"' + etype + b'","data":{}'
+    elif p == "github":
+        # One body under two GUIDs is refused as a replay: each its own.
+        head = b'{"ok":true,"after":"' + eid + b'"'
     else:
         head = b'{"ok":true'
     return head + members + b"}"

@@ -10,10 +10,14 @@ reaches, is only kept in the headers column.
 """
 
 import base64
+import contextlib
 import hashlib
 import hmac
 import os
+import shutil
 import sys
+import tempfile
+import time
 import uuid
 
 sys.dont_write_bytecode = True
@@ -23,6 +27,14 @@ from harness import check, check_eq, check_vector, sign_shopify  # noqa: E402
 import cases  # noqa: E402
 from cases import (UNKNOWN_EFFECT, as_bytes, dumps_pretty, effects,  # noqa: E402
                    expect_accepted, expect_duplicate, expect_error, no_row, one_row)
+
+# The suite's own folder, where the app/uninstalled action writes a line
+# per run: the probe that relabels a body as app/uninstalled must add none.
+ACTION_DIR = tempfile.mkdtemp(prefix="ih-shopify-actions-")
+os.chmod(ACTION_DIR, 0o777)
+UNINSTALL_OUT = os.path.join(ACTION_DIR, "uninstalled.out")
+UNINSTALL_ACTION = ('app/uninstalled cat >/dev/null; echo "$IDEMHOOK_EVENT_ID" >> %s'
+                    % UNINSTALL_OUT)
 
 SHOP = "idemhook-test.myshopify.com"
 API_VERSION = "2025-07"
@@ -232,6 +244,150 @@ def replay_probe(srv):
     check_eq((row["event_type"], row["duplicates"]), ("orders/create", 0), "the original")
 
 
+def objects_of(srv, oid):
+    """Every object row of the id oid, whatever its kind."""
+    with contextlib.closing(srv.connect_ro()) as c:
+        return [{"kind": r[0], "status": r[1], "deleted": int(r[2]), "source_at": r[3],
+                 "event_id": r[4]}
+                for r in c.execute(
+                    "SELECT kind, status, deleted, source_at, event_id FROM idemhook_objects"
+                    " WHERE provider = 'shopify' AND object_id = ?", (str(oid),)).fetchall()]
+
+
+def history_of(srv, kind, oid):
+    with contextlib.closing(srv.connect_ro()) as c:
+        return {r[0]: r[1] for r in c.execute(
+            "SELECT event_id, verdict FROM idemhook_object_events"
+            " WHERE provider = 'shopify' AND kind = ? AND object_id = ?",
+            (kind, str(oid))).fetchall()}
+
+
+def uninstall_runs():
+    try:
+        with open(UNINSTALL_OUT) as f:
+            return f.read().split()
+    except FileNotFoundError:
+        return []
+
+
+def captured_order(srv):
+    """A real orders/create delivery, processed; returns its body, headers
+    and order id: what a captured delivery (show, a backup, a proxy log)
+    gives a sender."""
+    eid = SPEC.new_id("orig")
+    oid = int.from_bytes(os.urandom(6), "big")
+    body = dumps_pretty({"id": oid, "email": "jon@example.com", "name": "#1001",
+                         "financial_status": "paid", "total_price": "10.00",
+                         "updated_at": "2025-09-11T10:00:00-04:00"})
+    h = SPEC.headers(srv, body, eid, "orders/create")
+    expect_accepted(post(srv, body, h))
+    cases.wait_status(SPEC, srv, eid)
+    return eid, body, h, oid
+
+
+def relabel(srv, body, captured, topic):
+    """The probe: the captured body and its X-Shopify-Event-Id, under a
+    new Webhook-Id and another topic.  Must be 200 "replayed", no row, one
+    log line naming the first event."""
+    new = SPEC.new_id("relabel")
+    h = dict(captured, **{"X-Shopify-Webhook-Id": new, "X-Shopify-Topic": topic})
+    r = post(srv, body, h)
+    check_eq((r.status, (r.json() or {}).get("status")), (200, "replayed"),
+             "the body as %s under its own Event-Id" % topic)
+    no_row(srv, SPEC, new)
+    lines = [l for l in srv.log_lines("shopify") if "outcome=replayed" in l and new in l]
+    check(len(lines) == 1 and captured["X-Shopify-Webhook-Id"] in lines[0],
+          "one log line naming the first event: %r" % lines)
+    return new
+
+
+def relabel_delete(srv):
+    """Issue 24, High 1, first probe: an order body re-sent as orders/delete
+    with the copied X-Shopify-Event-Id left a tombstone on the real order."""
+    eid, body, captured, oid = captured_order(srv)
+    relabel(srv, body, captured, "orders/delete")
+    time.sleep(0.3)
+    objs = objects_of(srv, oid)
+    check_eq([(o["kind"], o["status"], o["deleted"], o["event_id"]) for o in objs],
+             [("orders", "paid", 0, eid)], "the order's object after the probe")
+
+
+def relabel_kind(srv):
+    """Second probe: the order body as products/update made a products
+    object; the object's kind is what the body was first recorded as."""
+    eid, body, captured, oid = captured_order(srv)
+    relabel(srv, body, captured, "products/update")
+    relabel(srv, body, captured, "customers/update")
+    time.sleep(0.3)
+    check_eq(sorted(o["kind"] for o in objects_of(srv, oid)), ["orders"],
+             "object kinds of the order's id")
+
+
+def relabel_app(srv):
+    """Third probe: the order body as app/uninstalled ran that topic's
+    actions; and never as a compliance topic either (the order body has
+    no compliance shape, but a compliance body has no other topic)."""
+    eid, body, captured, oid = captured_order(srv)
+    before_runs = uninstall_runs()
+    new = relabel(srv, body, captured, "app/uninstalled")
+    # A control: the action does run for a real app/uninstalled.
+    real = SPEC.new_id("uninst")
+    ubody = dumps_pretty({"id": 548380009, "name": "Super Toys", "domain": SHOP})
+    expect_accepted(post(srv, ubody, SPEC.headers(srv, ubody, real, "app/uninstalled")))
+    cases.wait_status(SPEC, srv, real)
+    runs = uninstall_runs()
+    check(real in runs, "the app/uninstalled action never ran for a real one: %r" % runs)
+    check(new not in runs and len(runs) == len(before_runs) + 1,
+          "the relabelled body ran app/uninstalled's action: %r" % runs)
+    # A compliance body recorded once is never another topic, and the
+    # uninstall body is never an order.
+    cbody = dumps_pretty({"shop_id": int.from_bytes(os.urandom(6), "big"),
+                          "shop_domain": SHOP})
+    cid = SPEC.new_id("redact")
+    ch = SPEC.headers(srv, cbody, cid, "shop/redact")
+    expect_accepted(post(srv, cbody, ch))
+    relabel(srv, cbody, ch, "shop/update")
+    uh = SPEC.headers(srv, ubody, real, "app/uninstalled")
+    relabel(srv, ubody, uh, "orders/updated")
+
+
+def triggered_at(srv):
+    """Issue 24, Medium 2 (Shopify): a refund's source time pinned by the
+    unsigned X-Shopify-Triggered-At (2999-01-01) made every later real
+    event stale.  The time comes from the signed body (updated_at, else
+    created_at), else when the event was received."""
+    rid = int.from_bytes(os.urandom(6), "big")
+    first, later = SPEC.new_id("refund"), SPEC.new_id("refund")
+    b1 = dumps_pretty({"id": rid, "order_id": 450789469, "note": "first",
+                       "created_at": "2025-09-11T10:00:00-04:00"})
+    h1 = SPEC.headers(srv, b1, first, "refunds/create")
+    h1["X-Shopify-Triggered-At"] = "2999-01-01T00:00:00Z"
+    expect_accepted(post(srv, b1, h1))
+    cases.wait_status(SPEC, srv, first)
+    b2 = dumps_pretty({"id": rid, "order_id": 450789469, "note": "later",
+                       "created_at": "2025-09-11T10:05:00-04:00"})
+    expect_accepted(post(srv, b2, SPEC.headers(srv, b2, later, "refunds/create")))
+    cases.wait_status(SPEC, srv, later)
+    objs = objects_of(srv, rid)
+    check_eq([(o["kind"], o["event_id"]) for o in objs], [("refunds", later)],
+             "the refund's row is the later event's")
+    check_eq(history_of(srv, "refunds", rid), {first: "applied", later: "applied"},
+             "verdicts")
+    # A body with no time of its own: when it was received, not 2999.
+    oid = int.from_bytes(os.urandom(6), "big")
+    nid = SPEC.new_id("notime")
+    b3 = dumps_pretty({"id": oid, "order_id": 450789469, "note": "no time"})
+    h3 = SPEC.headers(srv, b3, nid, "refunds/create")
+    h3["X-Shopify-Triggered-At"] = "2999-01-01T00:00:00Z"
+    t0 = int(time.time() * 1000) - 2000
+    expect_accepted(post(srv, b3, h3))
+    cases.wait_status(SPEC, srv, nid)
+    t1 = int(time.time() * 1000) + 2000
+    at = objects_of(srv, oid)[0]["source_at"]
+    check(t0 <= int(at) <= t1, "source time %r, not within the delivery (%d..%d)"
+          % (at, t0, t1))
+
+
 def compliance_shape(srv):
     """The compliance topics need their documented body: an order body, or
     another compliance topic's body, under customers/redact, shop/redact
@@ -256,7 +412,8 @@ def legit_repeats(srv):
     """What Shopify repeats keeps working: the same body under a new
     Webhook-Id for the same topic (another subscription), a retry
     (duplicate), and one merchant action's body under several topics
-    sharing its X-Shopify-Event-Id."""
+    sharing its X-Shopify-Event-Id (orders/create, orders/paid and
+    orders/updated of one order)."""
     ev = str(uuid.uuid4())
     eid = SPEC.new_id("legit")
     body = SPEC.body(eid, "orders/create")
@@ -293,15 +450,28 @@ def main():
         ("body altered after signing -> 401", tampered),
         ("probe: captured body replayed as another topic under new ids -> 200 replayed, "
          "nothing recorded or processed, logged", replay_probe),
+        ("issue 24 probe: order body + its Event-Id as orders/delete -> 200 replayed, "
+         "no tombstone", relabel_delete),
+        ("issue 24 probe: order body + its Event-Id as products/update -> 200 replayed, "
+         "no products object", relabel_kind),
+        ("issue 24 probe: order body + its Event-Id as app/uninstalled -> 200 replayed, "
+         "its action never runs; compliance/app bodies never change topic", relabel_app),
+        ("issue 24: X-Shopify-Triggered-At never orders an object (2999 pinned a refund)",
+         triggered_at),
         ("compliance topics need their own body shape -> 400", compliance_shape),
         ("legitimate repeats: other subscription, retry, one action's topics -> accepted",
          legit_repeats),
         ("rotation: IDEMHOOK_SHOPIFY_SECRET and _2 both accepted",
          lambda srv: cases.case_rotation(SPEC, srv, "IDEMHOOK_SHOPIFY_SECRET",
                                          unknown=lambda: os.urandom(16).hex())),
-    ], provider_env={"IDEMHOOK_SHOPIFY_SECRET_2": os.urandom(16).hex()},
+    ], provider_env={"IDEMHOOK_SHOPIFY_SECRET_2": os.urandom(16).hex(),
+                     "IDEMHOOK_SHOPIFY_ACTION": UNINSTALL_ACTION},
         vector=("signer reproduces the published vector", vector))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        rc = main()
+    finally:
+        shutil.rmtree(ACTION_DIR, ignore_errors=True)
+    sys.exit(rc)

@@ -324,6 +324,40 @@ test_provider_replay_body(void **state)
 	    "42", IH_OK, IH_EBODY, NULL, NULL);
 }
 
+/* Whether a body first recorded as (id, type) may come as (id2, type2). */
+static int
+repeat(const char *id, const char *type, const char *id2, const char *type2)
+{
+	struct store_first f;
+	struct store_event ev;
+	const char *why = NULL;
+	int ok;
+
+	memset(&f, 0, sizeof(f));
+	memset(&ev, 0, sizeof(ev));
+	snprintf(f.event_id, sizeof(f.event_id), "%s", id);
+	snprintf(f.event_type, sizeof(f.event_type), "%s", type);
+	ev.event_id = id2;
+	ev.event_type = type2;
+	ok = github_repeat_ok(&f, &ev, &why);
+	assert_true(ok || why != NULL);
+	return ok;
+}
+
+static void
+test_repeat_ok(void **state)
+{
+	(void)state;
+	/* Another hook, the same event: GitHub sends it. */
+	assert_true(repeat("1:g-1", "push", "2:g-1", "push"));
+	assert_true(repeat("1:g-1", "push", "-:g-1", "push"));
+	/* A new GUID or another type: only a replay. */
+	assert_false(repeat("1:g-1", "push", "1:g-2", "push"));
+	assert_false(repeat("1:g-1", "push", "2:g-2", "push"));
+	assert_false(repeat("1:g-1", "push", "2:g-1", "release"));
+	assert_false(repeat("1:g-1", "push", "1:g-10", "push"));
+}
+
 static void
 test_provider_struct(void **state)
 {
@@ -331,6 +365,8 @@ test_provider_struct(void **state)
 	assert_string_equal(github_provider.sig_header, "X-Hub-Signature-256");
 	assert_int_equal(github_provider.type_unsigned, 1);
 	assert_null(github_provider.same_action_header);
+	assert_ptr_equal(github_provider.repeat_ok, github_repeat_ok);
+	assert_int_equal(github_provider.refuse_replays, 1);
 	assert_string_equal(github_provider.name, "github");
 	assert_string_equal(github_provider.secret_var,
 	    "IDEMHOOK_GITHUB_SECRET");
@@ -355,6 +391,7 @@ main(void)
 		cmocka_unit_test(test_provider_missing),
 		cmocka_unit_test(test_check_type),
 		cmocka_unit_test(test_provider_replay_body),
+		cmocka_unit_test(test_repeat_ok),
 		cmocka_unit_test(test_provider_struct),
 	};
 

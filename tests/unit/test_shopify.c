@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -227,6 +228,55 @@ test_check_topic(void **state)
 	    1, &why), IH_EBODY);
 }
 
+/* Whether a body first recorded under topic first may come as topic. */
+static int
+repeat(const char *first, int same_action, const char *topic)
+{
+	struct store_first f;
+	struct store_event ev;
+	const char *why = NULL;
+	int ok;
+
+	memset(&f, 0, sizeof(f));
+	memset(&ev, 0, sizeof(ev));
+	snprintf(f.event_id, sizeof(f.event_id), "wh-1");
+	snprintf(f.event_type, sizeof(f.event_type), "%s", first);
+	f.same_action = same_action;
+	ev.event_id = "wh-2";
+	ev.event_type = topic;
+	ok = shopify_repeat_ok(&f, &ev, &why);
+	assert_true(ok || why != NULL);
+	return ok;
+}
+
+static void
+test_repeat_ok(void **state)
+{
+	(void)state;
+	/* What Shopify sends: another subscription, one action's topics. */
+	assert_true(repeat("orders/create", 0, "orders/create"));
+	assert_true(repeat("orders/delete", 0, "orders/delete"));
+	assert_true(repeat("orders/create", 1, "orders/paid"));
+	assert_true(repeat("orders/paid", 1, "orders/updated"));
+	/* The review's probes, with the first delivery's Event-Id. */
+	assert_false(repeat("orders/create", 1, "orders/delete"));
+	assert_false(repeat("orders/create", 1, "products/update"));
+	assert_false(repeat("orders/create", 1, "app/uninstalled"));
+	assert_false(repeat("orders/create", 1, "customers/redact"));
+	assert_false(repeat("orders/create", 1, "customers/data_request"));
+	assert_false(repeat("orders/create", 1, "shop/redact"));
+	assert_false(repeat("orders/create", 1, "orders"));
+	/* Nor out of a topic that says what the body is. */
+	assert_false(repeat("orders/delete", 1, "orders/updated"));
+	assert_false(repeat("app/uninstalled", 1, "shop/update"));
+	assert_false(repeat("customers/redact", 1, "customers/update"));
+	/* Without the action's Event-Id, no other topic at all. */
+	assert_false(repeat("orders/create", 0, "orders/paid"));
+	/* A kind is its whole first segment. */
+	assert_false(repeat("orders/create", 1, "orders_x/create"));
+	assert_false(repeat("draft_orders/create", 1, "orders/create"));
+}
+
 static void
 test_provider_struct(void **state)
 {
@@ -244,6 +294,8 @@ test_provider_struct(void **state)
 	assert_int_equal(shopify_provider.type_unsigned, 1);
 	assert_string_equal(shopify_provider.same_action_header,
 	    "X-Shopify-Event-Id");
+	assert_ptr_equal(shopify_provider.repeat_ok, shopify_repeat_ok);
+	assert_int_equal(shopify_provider.refuse_replays, 0);
 	assert_string_equal(shopify_provider.name, "shopify");
 	assert_string_equal(shopify_provider.secret_var,
 	    "IDEMHOOK_SHOPIFY_SECRET");
@@ -263,6 +315,7 @@ main(void)
 		cmocka_unit_test(test_empty_body),
 		cmocka_unit_test(test_provider),
 		cmocka_unit_test(test_check_topic),
+		cmocka_unit_test(test_repeat_ok),
 		cmocka_unit_test(test_provider_struct),
 	};
 

@@ -604,14 +604,15 @@ migrates_from_v1(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
-/* The same body under a new id and another type; what is exempt. */
+/* The first event recorded with a body, under a new id; what is not. */
 static void
 replay_of(void **state)
 {
 	struct fixture *f = *state;
 	struct store_event ev = unit_event("evt_fp1"), probe;
 	struct store_result res;
-	char id[64], type[64], err[STORE_ERR_MAX];
+	struct store_first first;
+	char err[STORE_ERR_MAX];
 	int found = -1;
 
 	ev.provider = "shopify";
@@ -622,49 +623,57 @@ replay_of(void **state)
 	assert_int_equal(store_record(f->st, NULL, &ev, 1000, &res, err,
 	    sizeof(err)), IH_OK);
 	probe = ev;
+	probe.event_id = "evt_fp0";
+	probe.event_type = "orders/paid";
+	probe.headers = "X-Shopify-Event-Id: act-2\n";
+	assert_int_equal(store_record(f->st, NULL, &probe, 1001, &res, err,
+	    sizeof(err)), IH_OK);
+	/* The earliest of the two, whatever the ids. */
 	probe.event_id = "evt_fp2";
-	probe.event_type = "orders/paid";
-	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found, id,
-	    sizeof(id), type, sizeof(type), err, sizeof(err)), IH_OK);
+	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found,
+	    &first, err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 1);
-	assert_string_equal(id, "evt_fp1");
-	assert_string_equal(type, "orders/create");
-	/* One action's other topic, under its shared header: not a replay. */
+	assert_string_equal(first.event_id, "evt_fp1");
+	assert_string_equal(first.event_type, "orders/create");
+	assert_int_equal(first.same_action, 0);
+	/* Whether the first event carries the shared header's line. */
 	assert_int_equal(store_replay_of(f->st, NULL, &probe,
-	    "\nX-Shopify-Event-Id: act-1\n", &found, id, sizeof(id), type,
-	    sizeof(type), err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
-	assert_int_equal(store_replay_of(f->st, NULL, &probe,
-	    "\nX-Shopify-Event-Id: act-2\n", &found, id, sizeof(id), type,
-	    sizeof(type), err, sizeof(err)), IH_OK);
+	    "\nX-Shopify-Event-Id: act-1\n", &found, &first, err,
+	    sizeof(err)), IH_OK);
 	assert_int_equal(found, 1);
-	/* Same type (another subscription), known id, other body, no body. */
+	assert_int_equal(first.same_action, 1);
+	assert_int_equal(store_replay_of(f->st, NULL, &probe,
+	    "\nX-Shopify-Event-Id: act-2\n", &found, &first, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(found, 1);
+	assert_int_equal(first.same_action, 0);
+	/* Found whatever the type: the provider decides. */
 	probe.event_type = "orders/create";
-	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found, id,
-	    sizeof(id), type, sizeof(type), err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
-	probe.event_type = "orders/paid";
+	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found,
+	    &first, err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 1);
+	/* A known id (a duplicate), another body, no body. */
 	probe.event_id = "evt_fp1";
-	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found, id,
-	    sizeof(id), type, sizeof(type), err, sizeof(err)), IH_OK);
+	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found,
+	    &first, err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 0);
 	probe.event_id = "evt_fp2";
 	probe.fingerprint = "bb22";
-	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found, id,
-	    sizeof(id), type, sizeof(type), err, sizeof(err)), IH_OK);
+	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found,
+	    &first, err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 0);
 	probe.fingerprint = NULL;
-	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found, id,
-	    sizeof(id), type, sizeof(type), err, sizeof(err)), IH_OK);
+	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found,
+	    &first, err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 0);
 	/* Another provider's identical body is not this one's. */
 	probe.fingerprint = "aa11";
 	probe.provider = "github";
-	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found, id,
-	    sizeof(id), type, sizeof(type), err, sizeof(err)), IH_OK);
+	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found,
+	    &first, err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 0);
 	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM events"
-	    " WHERE fingerprint = 'aa11'"), 1);
+	    " WHERE fingerprint = 'aa11'"), 2);
 }
 
 /* A new event claimed in its insert: no UPDATE, no payload read back. */

@@ -460,7 +460,8 @@ replay_of_fingerprint(void **state)
 	struct store_event a = unit_event("evt_f1"), b = unit_event("evt_f2");
 	struct store_result r;
 	struct store_txn *tx;
-	char err[STORE_ERR_MAX], id[64], type[64];
+	struct store_first first;
+	char err[STORE_ERR_MAX];
 	int found;
 
 	a.fingerprint = "aa11";
@@ -470,16 +471,22 @@ replay_of_fingerprint(void **state)
 	    sizeof(err)), IH_OK);
 	assert_int_equal(store_begin(f->st, STORE_DURABLE, &tx, err,
 	    sizeof(err)), IH_OK);
-	assert_int_equal(store_replay_of(f->st, tx, &b, NULL, &found, id,
-	    sizeof(id), type, sizeof(type), err, sizeof(err)), IH_OK);
+	assert_int_equal(store_replay_of(f->st, tx, &b, NULL, &found, &first,
+	    err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 1);
-	assert_string_equal(id, "evt_f1");
-	assert_string_equal(type, "invoice.paid");
-	/* A shared action header makes it the same action, not a replay. */
+	assert_string_equal(first.event_id, "evt_f1");
+	assert_string_equal(first.event_type, "invoice.paid");
+	assert_int_equal(first.same_action, 0);
+	/* Whether the first event's headers hold the shared line. */
 	assert_int_equal(store_replay_of(f->st, tx, &b,
-	    "\nStripe-Signature: t=1,v1=00\n", &found, id, sizeof(id), type,
-	    sizeof(type), err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
+	    "\nStripe-Signature: t=1,v1=00\n", &found, &first, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(found, 1);
+	assert_int_equal(first.same_action, 1);
+	assert_int_equal(store_replay_of(f->st, tx, &b,
+	    "\nStripe-Signature: t=2,v1=00\n", &found, &first, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(first.same_action, 0);
 	store_rollback(tx);
 }
 
