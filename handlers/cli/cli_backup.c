@@ -195,6 +195,32 @@ drop_old(void *arg, const char *name, size_t i)
 	return IH_OK;
 }
 
+/*
+ * The location as a command line may show it: ih_redact() masks a
+ * password as ***, which a tool would take literally, so the mask is
+ * dropped with its separator and the tool reads PGPASSFILE instead.
+ */
+static void
+drop_password(char *s)
+{
+	static const char *const masks[] = { ":" REDACT_MASK "@",
+	    "&password=" REDACT_MASK, "password=" REDACT_MASK "&",
+	    "?password=" REDACT_MASK };
+	static const char *const keep[] = { "@", "", "", "" };
+	char *at;
+	size_t i, ml, kl;
+
+	for (i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
+		at = strstr(s, masks[i]);
+		if (at == NULL)
+			continue;
+		ml = strlen(masks[i]);
+		kl = strlen(keep[i]);
+		memcpy(at, keep[i], kl);
+		memmove(at + kl, at + ml, strlen(at + ml) + 1);
+	}
+}
+
 /* A single-quoted shell word for s. */
 static void
 put_shell(FILE *f, const char *s)
@@ -230,6 +256,7 @@ pg_advice(struct cli *c, const char *db, int restore, const char *file)
 		file = dump;
 	}
 	ih_redact(db, shown, sizeof(shown));
+	drop_password(shown);
 	fprintf(stderr, "idemhook: %s: the store is PostgreSQL, which idemhook "
 	    "does not copy itself; run (the password from PGPASSFILE or "
 	    "~/.pgpass, never on the command line):\n  ",

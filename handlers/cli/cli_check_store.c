@@ -134,7 +134,7 @@ check_backup_age(struct cli *c, int *problems, int *oks)
 		return;
 	}
 	rc = cli_backup_newest(dir, name, sizeof(name), &at);
-	if (rc == IH_EIO) {
+	if (rc == IH_EIO && errno != ENOENT) {
 		say(0, problems, oks, "backups: cannot read "
 		    "IDEMHOOK_BACKUP_DIR %s: %s", dir, strerror(errno));
 		return;
