@@ -109,9 +109,42 @@ cli_check_fs(const char *db, int *problems, int *oks)
 	    "(type 0x%lx)", type);
 }
 
+static int
+first_row(void *arg, const struct store_row *row)
+{
+	*(int64_t *)arg = row->received_at;
+	return IH_OK;
+}
+
+/*
+ * No backup in dir yet: a problem once the store holds an event older
+ * than the largest age (the nightly backup should have copied it), else
+ * a note (a new installation whose first backup is still to run).
+ */
+static void
+no_backup(struct store *st, const char *dir, int64_t oldest, int *problems,
+    int *oks)
+{
+	char when[CLI_TIME_MAX], err[STORE_ERR_MAX];
+	int64_t first = 0;
+
+	if (store_copy_read(st, 0, 1, first_row, &first, err,
+	    sizeof(err)) != IH_OK)
+		first = 0;
+	cli_format_time(first, when, sizeof(when));
+	if (first > 0 && first < oldest)
+		say(0, problems, oks, "backups: none in %s, and the store "
+		    "holds events since %s: run idemhook backup, nightly from "
+		    "cron", dir, when);
+	else
+		printf("note: backups: none in %s yet, where the nightly "
+		    "idemhook backup will write (the store's oldest event: "
+		    "%s)\n", dir, when);
+}
+
 /* The newest backup in IDEMHOOK_BACKUP_DIR, against the largest age. */
 static void
-check_backup_age(struct cli *c, int *problems, int *oks)
+check_backup_age(struct cli *c, struct store *st, int *problems, int *oks)
 {
 	const char *dir = cli_setting(c, "IDEMHOOK_BACKUP_DIR");
 	const char *max = cli_setting(c, "IDEMHOOK_BACKUP_MAX_AGE");
@@ -140,8 +173,7 @@ check_backup_age(struct cli *c, int *problems, int *oks)
 		return;
 	}
 	if (rc != IH_OK) {
-		say(0, problems, oks, "backups: no idemhook backup in %s yet: "
-		    "run idemhook backup, nightly from cron", dir);
+		no_backup(st, dir, oldest, problems, oks);
 		return;
 	}
 	cli_format_time(at, when, sizeof(when));
@@ -183,5 +215,5 @@ cli_check_store(struct cli *c, struct store *st, int *problems, int *oks)
 		    "(idemhook backup prints the command)\n");
 		return;
 	}
-	check_backup_age(c, problems, oks);
+	check_backup_age(c, st, problems, oks);
 }
