@@ -296,9 +296,11 @@ show_progress(void *arg, int64_t done, int64_t total)
 	struct progress *pr = arg;
 
 	if (pr->tty && total > 0) {
-		fprintf(stderr, "\rbackup: %3d%% (%lld of %lld pages, %.1f s) ",
+		fprintf(stderr, "\rbackup: %3d%% (%lld of %lld pages, "
+		    "%.1f s)%s",
 		    (int)(done * 100 / total), (long long)done,
-		    (long long)total, clock_ms_since(pr->t0) / 1e3);
+		    (long long)total, clock_ms_since(pr->t0) / 1e3,
+		    done == total ? ", checking the copy" : " ");
 		fflush(stderr);
 	}
 	return IH_OK;
