@@ -662,6 +662,9 @@ store_restore(const struct store_opts *opts, const char *src,
 	}
 	snprintf(qpath, sizeof(qpath), "%s-lock", path);
 	qfd = open(qpath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	/* A queue file made here by root must stay the receivers'. */
+	if (qfd >= 0 && have && geteuid() == 0)
+		(void)fchown(qfd, sb.st_uid, sb.st_gid);
 	if (qfd >= 0 && flock(qfd, LOCK_EX | LOCK_NB) != 0) {
 		rc = refuse(r, path, err, errlen);
 		goto out;
