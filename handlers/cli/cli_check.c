@@ -30,6 +30,7 @@
 
 #include "cli_args.h"
 #include "cli_check.h"
+#include "cli_check_store.h"
 #include "cli_text.h"
 #include "config_find.h"
 #include "console_auth.h"
@@ -660,6 +661,7 @@ cli_check(struct cli *c, int argc, char **argv)
 		/* A server's store: no file here to check. */
 		goto open;
 	check_docroot(&ck, db, docroots, ndoc);
+	cli_check_fs(db, &ck.problems, &ck.oks);
 	before = ck.problems;
 	check_dir(&ck, db);
 	if (check_mode(&ck, "store", db, 1) != 0 && access(db, F_OK) != 0)
@@ -686,6 +688,7 @@ open:
 	}
 	if (store_audit(st, check_audit, &ck, err, sizeof(err)) != IH_OK)
 		problem(&ck, "%s", err);
+	cli_check_store(c, st, &ck.problems, &ck.oks);
 out:
 	if (ck.problems > 0) {
 		printf("%d problem(s) found\n", ck.problems);

@@ -8,7 +8,8 @@
  *
  * The other subcommands live one group a file: cli_events.c (list,
  * show, verify, replay), cli_maint.c (purge, stats), cli_check.c
- * (check), cli_console.c (console-password), cli_copy.c (copy); all
+ * (check), cli_console.c (console-password), cli_copy.c (copy),
+ * cli_backup.c (backup, restore); all
  * parse their arguments with cli_args.c.
  *
  * Settings come from the environment and the file named by
@@ -40,6 +41,7 @@
 #include "store.h"
 
 #include "cli_args.h"
+#include "cli_backup.h"
 #include "cli_check.h"
 #include "cli_console.h"
 #include "cli_copy.h"
@@ -349,6 +351,8 @@ static const struct cli_cmd commands[] = {
 	{ "console-password", cli_console_password,
 	    "hash the console's password (read on stdin)" },
 	{ "copy", cli_copy, "copy the store into PostgreSQL (--to URI)" },
+	{ "backup", cli_backup, "a checked copy of the live store (cron)" },
+	{ "restore", cli_restore, "put a backup in place of the store" },
 	{ "objects", cli_objects, "objects' current state (orders, ...)" },
 	{ "object", cli_object, "one object: state and history with verdicts" },
 };

@@ -1,0 +1,220 @@
+/*
+ * cli_check_store.c -- idemhook check: the store's filesystem, its quick
+ * integrity check, and the age of the last backup (cli_check_store.h).
+ */
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include <errno.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli_args.h"
+#include "cli_backup.h"
+#include "cli_check_store.h"
+#include "cli_text.h"
+#include "clock.h"
+#include "ih.h"
+#include "store.h"
+#include "store_backup.h"
+
+#define CHECK_STORE_LINE	2048
+#define BACKUP_MAX_AGE		"36h"
+
+/*
+ * Filesystems (statfs f_type) where a SQLite store in WAL mode does not
+ * belong: the network ones share no memory between hosts, and FUSE
+ * (sshfs, s3fs, rclone, bindfs, glusterfs, virtiofs) passes every lock
+ * and sync through a user-space daemon, often to a network.
+ */
+static const struct {
+	unsigned long	 magic;
+	const char	*name;
+} remote_fs[] = {
+	{ 0x65735546UL, "FUSE" },
+	{ 0x00006969UL, "NFS" },
+	{ 0x0000517bUL, "SMB" },
+	{ 0xff534d42UL, "CIFS" },
+	{ 0xfe534d42UL, "SMB2" },
+	{ 0x00c36400UL, "Ceph" },
+	{ 0x5346414fUL, "AFS" },
+	{ 0x6b414653UL, "AFS" },
+	{ 0x73757245UL, "Coda" },
+	{ 0x01021997UL, "9P" },
+	{ 0x0000564cUL, "NCP" },
+	{ 0x01161970UL, "GFS2" },
+	{ 0x7461636fUL, "OCFS2" },
+	{ 0x0bd00bd0UL, "Lustre" },
+	{ 0x47504653UL, "GPFS" },
+	{ 0x786f4256UL, "VirtualBox shared folder" },
+};
+
+static void IH_PRINTF(4, 5)
+say(int good, int *problems, int *oks, const char *fmt, ...)
+{
+	char buf[CHECK_STORE_LINE];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	fputs(good ? "ok: " : "PROBLEM: ", stdout);
+	cli_put_text(stdout, buf, (size_t)n, 0);
+	putchar('\n');
+	if (good)
+		(*oks)++;
+	else
+		(*problems)++;
+}
+
+void
+cli_check_fs(const char *db, int *problems, int *oks)
+{
+	struct statfs sf;
+	char dir[4096];
+	size_t i;
+	unsigned long type;
+	int n;
+
+	if (store_is_postgres(db))
+		return;
+	n = snprintf(dir, sizeof(dir), "%s", db);
+	if (n < 0 || (size_t)n >= sizeof(dir))
+		return;
+	/* The folder: it exists before the store does. */
+	if (statfs(dirname(dir), &sf) != 0) {
+		say(0, problems, oks, "cannot read the filesystem of the "
+		    "store's folder %s: %s", dir, strerror(errno));
+		return;
+	}
+	type = (unsigned long)(unsigned int)sf.f_type;
+	for (i = 0; i < sizeof(remote_fs) / sizeof(remote_fs[0]); i++)
+		if (remote_fs[i].magic == type) {
+			say(0, problems, oks, "the store's folder %s is on a "
+			    "%s filesystem (type 0x%lx): WAL needs the shared "
+			    "memory of one host, and a durable commit there "
+			    "can cost a large fraction of a second; keep the "
+			    "store on a local disk", dir, remote_fs[i].name,
+			    type);
+			return;
+		}
+	say(1, problems, oks, "the store's folder is on a local filesystem "
+	    "(type 0x%lx)", type);
+}
+
+static int
+first_row(void *arg, const struct store_row *row)
+{
+	*(int64_t *)arg = row->received_at;
+	return IH_OK;
+}
+
+/*
+ * No backup in dir yet: a problem once the store holds an event older
+ * than the largest age (the nightly backup should have copied it), else
+ * a note (a new installation whose first backup is still to run).
+ */
+static void
+no_backup(struct store *st, const char *dir, int64_t oldest, int *problems,
+    int *oks)
+{
+	char when[CLI_TIME_MAX], err[STORE_ERR_MAX];
+	int64_t first = 0;
+
+	if (store_copy_read(st, 0, 1, first_row, &first, err,
+	    sizeof(err)) != IH_OK)
+		first = 0;
+	cli_format_time(first, when, sizeof(when));
+	if (first > 0 && first < oldest)
+		say(0, problems, oks, "backups: none in %s, and the store "
+		    "holds events since %s: run idemhook backup, nightly from "
+		    "cron", dir, when);
+	else
+		printf("note: backups: none in %s yet, where the nightly "
+		    "idemhook backup will write (the store's oldest event: "
+		    "%s)\n", dir, when);
+}
+
+/* The newest backup in IDEMHOOK_BACKUP_DIR, against the largest age. */
+static void
+check_backup_age(struct cli *c, struct store *st, int *problems, int *oks)
+{
+	const char *dir = cli_setting(c, "IDEMHOOK_BACKUP_DIR");
+	const char *max = cli_setting(c, "IDEMHOOK_BACKUP_MAX_AGE");
+	char name[256], path[4400], when[CLI_TIME_MAX];
+	int64_t now = clock_wall_ms(), oldest, at;
+	struct stat sb;
+	int rc;
+
+	if (dir == NULL || *dir == '\0') {
+		printf("note: backups: IDEMHOOK_BACKUP_DIR is not set, so the "
+		    "age of the last backup is not checked (idemhook backup "
+		    "--help)\n");
+		return;
+	}
+	if (max == NULL || *max == '\0')
+		max = BACKUP_MAX_AGE;
+	if (cli_parse_time(max, now, &oldest) != 0 || oldest >= now) {
+		say(0, problems, oks, "IDEMHOOK_BACKUP_MAX_AGE=%s is not an "
+		    "age such as 36h or 7d", max);
+		return;
+	}
+	rc = cli_backup_newest(dir, name, sizeof(name), &at);
+	if (rc == IH_EIO && errno != ENOENT) {
+		say(0, problems, oks, "backups: cannot read "
+		    "IDEMHOOK_BACKUP_DIR %s: %s", dir, strerror(errno));
+		return;
+	}
+	if (rc != IH_OK) {
+		no_backup(st, dir, oldest, problems, oks);
+		return;
+	}
+	cli_format_time(at, when, sizeof(when));
+	if (at < oldest)
+		say(0, problems, oks, "backups: the last one, %s/%s (%s), is "
+		    "%.1f hours old, older than IDEMHOOK_BACKUP_MAX_AGE %s: "
+		    "is the nightly idemhook backup still running?", dir,
+		    name, when, (double)(now - at) / 3.6e6, max);
+	else
+		say(1, problems, oks, "backups: the last one, %s/%s (%s), is "
+		    "%.1f hours old", dir, name, when,
+		    (double)(now - at) / 3.6e6);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (stat(path, &sb) == 0 && (sb.st_mode & 077) != 0)
+		say(0, problems, oks, "backups: %s is readable by others "
+		    "(mode %03o): chmod 600 it; it holds every payload",
+		    path, (unsigned)(sb.st_mode & 0777));
+}
+
+void
+cli_check_store(struct cli *c, struct store *st, int *problems, int *oks)
+{
+	char out[256], err[STORE_ERR_MAX];
+	int rc;
+
+	rc = store_quick_check(st, out, sizeof(out), err, sizeof(err));
+	if (rc == IH_OK && strcmp(out, "ok") == 0)
+		say(1, problems, oks, "the store passes SQLite's quick "
+		    "integrity check");
+	else if (rc == IH_OK)
+		say(0, problems, oks, "the store fails SQLite's quick "
+		    "integrity check: %s; stop the receivers and restore the "
+		    "last backup (idemhook restore)", out);
+	else if (rc != IH_EINVAL)
+		say(0, problems, oks, "cannot run the quick integrity check: "
+		    "%s", err);
+	if (rc == IH_EINVAL) {
+		printf("note: backups: on PostgreSQL, back up with pg_dump "
+		    "(idemhook backup prints the command)\n");
+		return;
+	}
+	check_backup_age(c, st, problems, oks);
+}

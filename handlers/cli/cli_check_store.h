@@ -1,0 +1,27 @@
+/*
+ * cli_check_store.h -- idemhook check's findings about where the store
+ * lives and whether it is sound (cli_check_store.c), called by
+ * cli_check.c:
+ *
+ *   - cli_check_fs(): a SQLite store on a network or FUSE filesystem
+ *     (statfs(2) of its folder), where WAL's shared memory is not shared
+ *     between hosts and a durable commit can cost a large fraction of a
+ *     second;
+ *   - cli_check_store(): PRAGMA quick_check of the open store, and the
+ *     age of the newest idemhook backup in IDEMHOOK_BACKUP_DIR against
+ *     IDEMHOOK_BACKUP_MAX_AGE (default 36h).
+ *
+ * Each prints "ok: ..." or "PROBLEM: ..." lines, or "note: ..." for
+ * what is not checked, as the rest of check does, and adds to
+ * *problems and *oks.  Nothing is kept between calls.
+ */
+#ifndef IH_CLI_CHECK_STORE_H
+#define IH_CLI_CHECK_STORE_H
+
+#include "idemhook.h"
+
+void	cli_check_fs(const char *db, int *problems, int *oks);
+void	cli_check_store(struct cli *c, struct store *st, int *problems,
+	    int *oks);
+
+#endif
