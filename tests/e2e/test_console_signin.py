@@ -23,6 +23,8 @@ from several loopback addresses (127.0.0.2, ...) to be several clients.
   plain HTTP    from the machine's non-loopback address, Basic sign-in is
                 refused 403 https_required (no challenge, no check);
                 IDEMHOOK_CONSOLE_TLS_PROXY=1 allows it and sends HSTS
+  HTTPS         a real Apache with mod_ssl on that address (HTTPS=on, a
+                certificate made for the run): Basic sign-in taken, HSTS sent
 
 tests/run.sh runs it on SQLite and, with IH_DB_BACKEND=pg, on PostgreSQL.
 Usage: test_console_signin.py BINDIR   (or IH_BIN=BINDIR ...)
@@ -41,8 +43,9 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (  # noqa: E402
-    CONF_DIR, Server, Servers, Tap, bin_dir, check, check_eq, conf_array,
-    conf_str, db_connect, install_signal_cleanup, is_pg, pg_backend)
+    APACHE_MODULES, ApacheServer, CONF_DIR, HarnessError, Server, Servers, Tap,
+    apache_quote, bin_dir, check, check_eq, conf_array, conf_str, db_connect,
+    install_signal_cleanup, is_pg, pg_backend, pg_new_db)
 
 USER = "admin"
 CLIENT_TRIES = 5   # console_throttle.h
@@ -100,10 +103,16 @@ class Answer:
         return "<%d %.2fs %r>" % (self.status, self.took, self.body[:120])
 
 
-def get(port, path, auth=None, source="127.0.0.1", host="127.0.0.1", timeout=30):
-    """GET path from the client address source; the answer and its time."""
-    conn = http.client.HTTPConnection(host, port, timeout=timeout,
-                                      source_address=(source, 0))
+def get(port, path, auth=None, source="127.0.0.1", host="127.0.0.1", timeout=30,
+        tls=None):
+    """GET path from the client address source (over TLS with tls, an
+    ssl.SSLContext); the answer and its time."""
+    if tls is not None:
+        conn = http.client.HTTPSConnection(host, port, timeout=timeout, context=tls,
+                                           source_address=(source, 0))
+    else:
+        conn = http.client.HTTPConnection(host, port, timeout=timeout,
+                                          source_address=(source, 0))
     headers = {"Authorization": auth} if auth else {}
     t0 = time.monotonic()
     try:
@@ -140,6 +149,81 @@ class SigninServer(Server):
             self.extra_conf += '\n$SERVER["socket"] == "%s:%d" { }\n' % (
                 self.also_bind, self.port2)
         return Server.write_conf(self, port)
+
+
+class ApacheTLS(ApacheServer):
+    """The shipped fcgid.htaccess with console.fcgi next to the receivers,
+    and Apache's mod_ssl on a second listener at addr (a self-signed
+    certificate for that address, made here): a real HTTPS=on."""
+
+    def __init__(self, bin, addr, **kw):
+        self.addr = addr
+        self.port2 = 0
+        ApacheServer.__init__(self, bin, **kw)
+
+    def _prepare_tree(self):
+        ApacheServer._prepare_tree(self)
+        dst = os.path.join(self.hooks_dir, "console.fcgi")
+        if not os.path.exists(dst):
+            shutil.copy2(os.path.join(self.bin, "console.fcgi"), dst)
+
+    def write_conf(self, port):
+        path = ApacheServer.write_conf(self, port)
+        etc = os.path.join(self.tmp, "etc")
+        self.cert = os.path.join(etc, "tls.crt")
+        key = os.path.join(etc, "tls.key")
+        p = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                            "-keyout", key, "-out", self.cert, "-days", "1",
+                            "-subj", "/CN=idemhook-test",
+                            "-addext", "subjectAltName=IP:%s" % self.addr],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+        if p.returncode != 0:
+            raise HarnessError("openssl req: %r" % p.stdout[-300:])
+        sock = socket.socket()
+        sock.bind((self.addr, 0))
+        self.port2 = sock.getsockname()[1]
+        sock.close()
+        with open(path, "a") as f:
+            f.write("\n".join([
+                "LoadModule ssl_module %s" % apache_quote(
+                    os.path.join(APACHE_MODULES, "mod_ssl.so")),
+                "Listen %s:%d https" % (self.addr, self.port2),
+                "<VirtualHost %s:%d>" % (self.addr, self.port2),
+                "  SSLEngine on",
+                "  SSLCertificateFile %s" % apache_quote(self.cert),
+                "  SSLCertificateKeyFile %s" % apache_quote(key),
+                "</VirtualHost>", ""]))
+        return path
+
+
+def over_https(tap, servers, bin, hsh, good, addr):
+    """Apache with mod_ssl: from the non-loopback address, Basic sign-in
+    over HTTPS is let in with HSTS; the same address over plain HTTP (the
+    lighttpd case) is not."""
+    import ssl
+
+    def case():
+        check(addr is not None, "this machine has no non-loopback IPv4 address")
+        apache = ApacheTLS(bin, addr, mode="fcgid", providers=["stripe"],
+                           name="apache-tls", db=pg_new_db() if pg_backend() else None,
+                           env={"IDEMHOOK_CONSOLE_USER": USER,
+                                "IDEMHOOK_CONSOLE_PASSWORD_HASH": hsh})
+        servers.add(apache)
+        apache.start()
+        ctx = ssl.create_default_context(cafile=apache.cert)
+        a = get(apache.port2, "/hooks/console/", good, source=addr, host=addr, tls=ctx)
+        check_eq(a.status, 200, "HTTPS from %s (%r)" % (addr, a))
+        check((a.header("strict-transport-security") or "").startswith("max-age="),
+              "no HSTS over HTTPS: %r" % a.headers)
+        a = get(apache.port2, "/hooks/console/", basic(USER, "wrong"), source=addr,
+                host=addr, tls=ctx)
+        check_eq(a.status, 401, "a wrong password over HTTPS is checked")
+        a = get(apache.port, "/hooks/console/", good)
+        check_eq(a.status, 200, "plain HTTP on loopback")
+        check(a.header("strict-transport-security") is None, "HSTS over plain HTTP")
+        apache.stop()
+    tap.run("console sign-in: over HTTPS (Apache mod_ssl, HTTPS=on) from a non-loopback "
+            "address, Basic sign-in is taken and HSTS sent", case)
 
 
 def main():
@@ -321,6 +405,7 @@ def main():
                 "non-loopback address; IDEMHOOK_CONSOLE_TLS_PROXY=1 takes them, with HSTS",
                 plain_http)
         srv.stop()
+        over_https(tap, servers, bin, hsh, good, srv.also_bind)
     return tap.finish()
 
 
