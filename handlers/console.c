@@ -17,10 +17,13 @@
  * and IDEMHOOK_CONSOLE_PASSWORD_HASH (console_auth.h), or, with
  * IDEMHOOK_CONSOLE_AUTH=server, the web server's REMOTE_USER.  With
  * neither, every request gets 500 not_configured.  Every answer carries
- * the security headers of send_page(); every value from the store is
- * escaped (html.h); state changes need POST, a CSRF token and a same-site
- * Origin (or Sec-Fetch-Site, or Referer).  IDEMHOOK_CONSOLE_READONLY=1
- * removes every form and refuses every POST.
+ * the security headers of send_page(), and HSTS over TLS.  Basic
+ * credentials are taken only over TLS or from loopback (console_auth.h),
+ * and a failed sign-in spends a budget kept in the store: once spent,
+ * 429 at once, never a pause (console_throttle.h).  Every value from
+ * the store is escaped (html.h); state changes need POST, a CSRF token
+ * and a same-site Origin (or Sec-Fetch-Site, or Referer).
+ * IDEMHOOK_CONSOLE_READONLY=1 removes every form and refuses every POST.
  */
 #include <errno.h>
 #include <signal.h>
