@@ -34,6 +34,28 @@ static const char SQL_FORGET[] = "DELETE FROM console_signin WHERE key = $1";
 static const char SQL_PRUNE[] =
     "DELETE FROM console_signin WHERE window_ms < $1";
 
+/* Reads key's budget into *out (nothing when it has none). */
+static int
+read_budget(struct pgs *st, const char *key, struct store_signin *out,
+    char *err, size_t errlen)
+{
+	struct pg_params p;
+	PGresult *r;
+
+	memset(&p, 0, sizeof(p));
+	pg_text(&p, key);
+	r = pg_exec_sql(st, SQL_READ, "t", &p, PGRES_TUPLES_OK,
+	    "sign-in budget", err, errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	if (PQntuples(r) == 1) {
+		out->failures = pg_getint(r, 0, 0);
+		out->window_ms = pg_getint(r, 0, 1);
+	}
+	PQclear(r);
+	return IH_OK;
+}
+
 int
 pg_signin_charge(struct store *base, const char *key, int64_t now_ms,
     int64_t window_ms, long max, struct store_signin *out, char *err,
@@ -42,7 +64,13 @@ pg_signin_charge(struct store *base, const char *key, int64_t now_ms,
 	struct pgs *st = pg_of(base);
 	struct pg_params p;
 	PGresult *r;
+	int rc;
 
+	/* A spent budget is answered from a read, as on SQLite. */
+	rc = read_budget(st, key, out, err, errlen);
+	if (rc != IH_OK || (out->failures >= max &&
+	    out->window_ms > now_ms - window_ms))
+		return rc;
 	memset(&p, 0, sizeof(p));
 	pg_text(&p, key);
 	pg_int(&p, now_ms);
@@ -56,22 +84,11 @@ pg_signin_charge(struct store *base, const char *key, int64_t now_ms,
 		out->charged = 1;
 		out->failures = pg_getint(r, 0, 0);
 		out->window_ms = pg_getint(r, 0, 1);
-		PQclear(r);
-		return IH_OK;
 	}
 	PQclear(r);
-	/* Spent: nothing was written; read what stands. */
-	memset(&p, 0, sizeof(p));
-	pg_text(&p, key);
-	r = pg_exec_sql(st, SQL_READ, "t", &p, PGRES_TUPLES_OK,
-	    "sign-in budget", err, errlen);
-	if (r == NULL)
-		return IH_ESTORE;
-	if (PQntuples(r) == 1) {
-		out->failures = pg_getint(r, 0, 0);
-		out->window_ms = pg_getint(r, 0, 1);
-	}
-	PQclear(r);
+	/* Another process took the last attempt since the read. */
+	if (!out->charged)
+		return read_budget(st, key, out, err, errlen);
 	return IH_OK;
 }
 

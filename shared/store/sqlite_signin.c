@@ -72,6 +72,28 @@ step_one(struct sq *st, sqlite3_stmt *stmt, int *row, char *err,
 	return IH_OK;
 }
 
+/* Reads key's budget into *out (nothing when it has none). */
+static int
+read_budget(struct sq *st, const char *key, struct store_signin *out,
+    char *err, size_t errlen)
+{
+	sqlite3_stmt *stmt;
+	int rc, step;
+
+	rc = prepare(st, SQL_READ, &stmt, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	sqlite3_bind_text(stmt, 1, key, -1, SQLITE_STATIC);
+	step = sqlite3_step(stmt);
+	if (step == SQLITE_ROW) {
+		out->failures = sqlite3_column_int64(stmt, 0);
+		out->window_ms = sqlite3_column_int64(stmt, 1);
+	} else if (step != SQLITE_DONE)
+		rc = sq_fail(st, step, "sign-in budget", err, errlen);
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
 int
 sq_signin_charge(struct store *base, const char *key, int64_t now_ms,
     int64_t window_ms, long max, struct store_signin *out, char *err,
@@ -81,6 +103,14 @@ sq_signin_charge(struct store *base, const char *key, int64_t now_ms,
 	sqlite3_stmt *stmt = NULL;
 	int rc, step;
 
+	/*
+	 * A spent budget is answered from a read: a flood of refused
+	 * attempts never takes the write lock the receivers need.
+	 */
+	rc = read_budget(st, key, out, err, errlen);
+	if (rc != IH_OK || (out->failures >= max &&
+	    out->window_ms > now_ms - window_ms))
+		return rc;
 	rc = prepare(st, SQL_CHARGE, &stmt, err, errlen);
 	if (rc != IH_OK)
 		return rc;
@@ -95,27 +125,12 @@ sq_signin_charge(struct store *base, const char *key, int64_t now_ms,
 		out->window_ms = sqlite3_column_int64(stmt, 1);
 		step = sqlite3_step(stmt);
 	}
-	if (step != SQLITE_DONE) {
+	if (step != SQLITE_DONE)
 		rc = sq_fail(st, step, "sign-in budget", err, errlen);
-		goto out;
-	}
 	sqlite3_finalize(stmt);
-	stmt = NULL;
-	if (out->charged)
-		goto out;
-	/* Spent: nothing was written; read what stands. */
-	rc = prepare(st, SQL_READ, &stmt, err, errlen);
-	if (rc != IH_OK)
-		goto out;
-	sqlite3_bind_text(stmt, 1, key, -1, SQLITE_STATIC);
-	step = sqlite3_step(stmt);
-	if (step == SQLITE_ROW) {
-		out->failures = sqlite3_column_int64(stmt, 0);
-		out->window_ms = sqlite3_column_int64(stmt, 1);
-	} else if (step != SQLITE_DONE)
-		rc = sq_fail(st, step, "sign-in budget", err, errlen);
-out:
-	sqlite3_finalize(stmt);
+	/* Another process took the last attempt since the read. */
+	if (rc == IH_OK && !out->charged)
+		rc = read_budget(st, key, out, err, errlen);
 	return rc;
 }
 
