@@ -17,10 +17,13 @@
  * and IDEMHOOK_CONSOLE_PASSWORD_HASH (console_auth.h), or, with
  * IDEMHOOK_CONSOLE_AUTH=server, the web server's REMOTE_USER.  With
  * neither, every request gets 500 not_configured.  Every answer carries
- * the security headers of send_page(); every value from the store is
- * escaped (html.h); state changes need POST, a CSRF token and a same-site
- * Origin (or Sec-Fetch-Site, or Referer).  IDEMHOOK_CONSOLE_READONLY=1
- * removes every form and refuses every POST.
+ * the security headers of send_page(), and HSTS over TLS.  Basic
+ * credentials are taken only over TLS or from loopback (console_auth.h),
+ * and a failed sign-in spends a budget kept in the store: once spent,
+ * 429 at once, never a pause (console_throttle.h).  Every value from
+ * the store is escaped (html.h); state changes need POST, a CSRF token
+ * and a same-site Origin (or Sec-Fetch-Site, or Referer).
+ * IDEMHOOK_CONSOLE_READONLY=1 removes every form and refuses every POST.
  */
 #include <errno.h>
 #include <signal.h>
@@ -38,6 +41,7 @@
 #include "clock.h"
 #include "config.h"
 #include "console_auth.h"
+#include "console_throttle.h"
 #include "form.h"
 #include "harden.h"
 #include "html.h"
@@ -59,10 +63,6 @@ extern char **environ;
 #define FIELD_MAX		512
 #define USER_MAX		128
 #define PASS_MAX		256
-/* Failed sign-ins within the window before each one is slowed down. */
-#define FAIL_FREE		3
-#define FAIL_WINDOW_S		60
-#define FAIL_DELAY_MAX_S	4
 #define DEFAULT_SILENCE_S	0	/* no warning unless set */
 
 static const char CSS[] =
@@ -92,8 +92,6 @@ struct console {
 	struct console_cache	 cache;
 	struct html		 out;
 	char			 csp[512];
-	long			 failures;	/* sign-in failures in window */
-	time_t			 fail_start;
 };
 
 /* One request. */
@@ -116,6 +114,9 @@ struct page {
 	const char		*outcome;
 	char			 location[2048];
 	int			 ask_auth;	/* WWW-Authenticate */
+	int			 tls_proxy;	/* TLS ends at a proxy */
+	int			 hsts;		/* reached over TLS */
+	long			 retry_after;	/* seconds, for a 429 */
 };
 
 /* ---- I/O, as the receivers do it ----------------------------------- */
@@ -234,9 +235,12 @@ static void
 send_page(struct page *pg)
 {
 	struct console *c = pg->c;
-	char head[4096];
+	char head[4096], retry[48] = "";
 	int n;
 
+	if (pg->retry_after > 0)
+		snprintf(retry, sizeof(retry), "Retry-After: %ld\r\n",
+		    pg->retry_after);
 	n = snprintf(head, sizeof(head),
 	    "Status: %d %s\r\n"
 	    "Content-Type: text/html; charset=utf-8\r\n"
@@ -245,8 +249,10 @@ send_page(struct page *pg)
 	    "Referrer-Policy: no-referrer\r\n"
 	    "Cache-Control: no-store\r\n"
 	    "X-Frame-Options: DENY\r\n"
-	    "%s%s%s%s\r\n",
+	    "%s%s%s%s%s%s\r\n",
 	    pg->status, respond_reason(pg->status), c->csp,
+	    pg->hsts ? "Strict-Transport-Security: max-age=31536000\r\n" :
+	    "", retry,
 	    pg->ask_auth ? "WWW-Authenticate: Basic realm=\"idemhook "
 	    "console\", charset=\"UTF-8\"\r\n" : "",
 	    pg->location[0] ? "Location: " : "", pg->location,
@@ -1398,24 +1404,6 @@ post_bulk(struct page *pg)
 
 /* ---- authentication ------------------------------------------------- */
 
-/* Slows repeated failures down: one second more per failure past a few. */
-static void
-failure_pause(struct console *c, time_t now)
-{
-	long d;
-
-	if (now - c->fail_start > FAIL_WINDOW_S) {
-		c->fail_start = now;
-		c->failures = 0;
-	}
-	c->failures++;
-	d = c->failures - FAIL_FREE;
-	if (d > FAIL_DELAY_MAX_S)
-		d = FAIL_DELAY_MAX_S;
-	if (d > 0)
-		sleep((unsigned)d);
-}
-
 /*
  * Signs the request in.  Returns 1 with pg->user set, or 0 with the
  * refusal written into the page.
@@ -1429,12 +1417,14 @@ sign_in(struct page *pg, const struct config_source *src, size_t nsrc)
 	const char *hash = config_lookup(src, nsrc,
 	    "IDEMHOOK_CONSOLE_PASSWORD_HASH");
 	const char *key = config_lookup(src, nsrc, "IDEMHOOK_CONSOLE_KEY");
-	const char *ru, *hdr;
+	const char *ru, *hdr, *ra = param(pg, "REMOTE_ADDR");
 	char u[USER_MAX], pw[PASS_MAX], cu[LOG_CLEAN_SIZE];
-	char ra[LOG_CLEAN_SIZE];
+	char cra[LOG_CLEAN_SIZE], err[STORE_ERR_MAX];
 	size_t pwlen = 0;
 	time_t now = (time_t)(pg->now_ms / 1000);
-	int rc, ok = 0;
+	enum console_verdict v = CONSOLE_WRONG;
+	long retry = 0;
+	int rc, known, ok = 0;
 
 	if (mode != NULL && strcmp(mode, "server") == 0) {
 		ru = param(pg, "REMOTE_USER");
@@ -1468,6 +1458,16 @@ sign_in(struct page *pg, const struct config_source *src, size_t nsrc)
 		    "configured (see the error log)");
 		return 0;
 	}
+	log_clean(cra, ra, (size_t)-1);
+	if (!console_transport_ok(param(pg, "HTTPS"), ra, pg->tls_proxy)) {
+		log_emit(&pg->sink, "console refused=plain_http remote=%s: "
+		    "Basic sign-in needs HTTPS, a loopback client, or "
+		    "IDEMHOOK_CONSOLE_TLS_PROXY=1 behind a proxy that "
+		    "terminates TLS", cra);
+		error_page(pg, 403, "https_required", "sign in over HTTPS: "
+		    "this console does not take a password over plain HTTP");
+		return 0;
+	}
 	hdr = param(pg, "HTTP_AUTHORIZATION");
 	if (hdr == NULL || *hdr == '\0') {
 		pg->ask_auth = 1;
@@ -1475,36 +1475,47 @@ sign_in(struct page *pg, const struct config_source *src, size_t nsrc)
 		return 0;
 	}
 	rc = console_basic_parse(hdr, u, sizeof(u), pw, sizeof(pw), &pwlen);
-	if (rc == IH_OK && strlen(u) == strlen(user) &&
-	    CRYPTO_memcmp(u, user, strlen(user)) == 0) {
-		if (console_cache_hit(&c->cache, u, pw, pwlen, hash, now))
-			ok = 1;
-		else {
-			rc = console_verify_password(hash, pw, pwlen);
-			if (rc == IH_ECONFIG) {
-				OPENSSL_cleanse(pw, sizeof(pw));
-				log_emit(&pg->sink, "console not_configured: "
-				    "IDEMHOOK_CONSOLE_PASSWORD_HASH is not a "
-				    "hash from idemhook console-password");
-				error_page(pg, 500, "not_configured", "the "
-				    "console's password hash is malformed");
-				return 0;
-			}
-			if (rc == IH_OK) {
-				ok = 1;
-				console_cache_put(&c->cache, u, pw, pwlen,
-				    hash, now);
-			}
-		}
+	known = rc == IH_OK && strlen(u) == strlen(user) &&
+	    CRYPTO_memcmp(u, user, strlen(user)) == 0;
+	/* A credential verified lately costs no budget and no scrypt. */
+	if (known && console_cache_hit(&c->cache, u, pw, pwlen, hash, now))
+		ok = 1;
+	else if (rc == IH_OK) {
+		rc = console_throttle_signin(c->store.st, ra, u,
+		    known ? hash : NULL, pw, pwlen, pg->now_ms, &v, &retry,
+		    err, sizeof(err));
+		ok = rc == IH_OK && v == CONSOLE_SIGNED_IN;
+		if (ok)
+			console_cache_put(&c->cache, u, pw, pwlen, hash, now);
 	}
 	OPENSSL_cleanse(pw, sizeof(pw));
+	if (rc == IH_ECONFIG) {
+		log_emit(&pg->sink, "console not_configured: "
+		    "IDEMHOOK_CONSOLE_PASSWORD_HASH is not a hash from "
+		    "idemhook console-password");
+		error_page(pg, 500, "not_configured", "the console's password "
+		    "hash is malformed");
+		return 0;
+	}
+	if (rc == IH_ESTORE) {
+		log_emit(&pg->sink, "console store_error=%s", err);
+		error_page(pg, 503, "store_unavailable", "the store cannot be "
+		    "used now; try again");
+		pg->retry_after = 5;
+		return 0;
+	}
 	if (!ok) {
-		log_clean(cu, rc == IH_OK || rc == IH_EAUTH ? u : "-",
-		    (size_t)-1);
-		log_clean(ra, param(pg, "REMOTE_ADDR"), (size_t)-1);
-		log_emit(&pg->sink, "console auth=failed user=%s remote=%s "
-		    "failures=%ld", cu, ra, c->failures + 1);
-		failure_pause(c, now);
+		log_clean(cu, rc == IH_OK ? u : "-", (size_t)-1);
+		if (v == CONSOLE_WAIT) {
+			log_emit(&pg->sink, "console auth=throttled user=%s "
+			    "remote=%s retry_after=%ld", cu, cra, retry);
+			pg->retry_after = retry;
+			error_page(pg, 429, "too_many_attempts", "too many "
+			    "failed sign-ins; wait before trying again");
+			return 0;
+		}
+		log_emit(&pg->sink, "console auth=failed user=%s remote=%s",
+		    cu, cra);
 		pg->ask_auth = 1;
 		error_page(pg, 401, "unauthorized", "wrong user or password");
 		return 0;
@@ -1540,7 +1551,7 @@ route(struct page *pg)
 	struct config_source src[3];
 	size_t nsrc = 0;
 	char err[512];
-	const char *ro, *p = pg->path;
+	const char *ro, *tp, *p = pg->path;
 	int rc;
 
 	rc = load_settings(pg, src, &nsrc, err, sizeof(err));
@@ -1551,19 +1562,10 @@ route(struct page *pg)
 		return;
 	}
 	(void)log_dest_set(&pg->c->logd, pg->cfg.log, err, sizeof(err));
-	if (!sign_in(pg, src, nsrc))
-		return;
-	ro = config_lookup(src, nsrc, "IDEMHOOK_CONSOLE_READONLY");
-	pg->readonly = ro != NULL && strcmp(ro, "0") != 0;
-	pg->silence_s = setting_long(src, nsrc, "IDEMHOOK_SILENCE_ALERT",
-	    DEFAULT_SILENCE_S);
-	if (pg->silence_s < 0) {
-		log_emit(&pg->sink, "console config_error=IDEMHOOK_SILENCE_"
-		    "ALERT must be a whole number of seconds");
-		pg->silence_s = 0;
-	}
-	console_csrf_token(pg->key, pg->user, (time_t)(pg->now_ms / 1000),
-	    pg->token);
+	tp = config_lookup(src, nsrc, "IDEMHOOK_CONSOLE_TLS_PROXY");
+	pg->tls_proxy = tp != NULL && strcmp(tp, "1") == 0;
+	pg->hsts = console_over_tls(param(pg, "HTTPS"), pg->tls_proxy);
+	/* Sign-in keeps its budgets in the store. */
 	rc = ensure_store(pg->c, &pg->cfg, err, sizeof(err));
 	if (rc == IH_ECONFIG) {
 		/* A location this build cannot open, as the receivers say. */
@@ -1578,6 +1580,19 @@ route(struct page *pg)
 		    "opened now; try again");
 		return;
 	}
+	if (!sign_in(pg, src, nsrc))
+		return;
+	ro = config_lookup(src, nsrc, "IDEMHOOK_CONSOLE_READONLY");
+	pg->readonly = ro != NULL && strcmp(ro, "0") != 0;
+	pg->silence_s = setting_long(src, nsrc, "IDEMHOOK_SILENCE_ALERT",
+	    DEFAULT_SILENCE_S);
+	if (pg->silence_s < 0) {
+		log_emit(&pg->sink, "console config_error=IDEMHOOK_SILENCE_"
+		    "ALERT must be a whole number of seconds");
+		pg->silence_s = 0;
+	}
+	console_csrf_token(pg->key, pg->user, (time_t)(pg->now_ms / 1000),
+	    pg->token);
 	if (strcmp(pg->method, "POST") == 0) {
 		if (strcmp(p, "/replay") == 0)
 			post_replay(pg);

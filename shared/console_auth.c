@@ -4,6 +4,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -292,4 +295,30 @@ console_csrf_ok(const unsigned char key[CONSOLE_KEY_LEN], const char *user,
 			ok = 1;
 	}
 	return ok;
+}
+
+int
+console_over_tls(const char *https, int tls_proxy)
+{
+	return tls_proxy || (https != NULL && strcasecmp(https, "on") == 0);
+}
+
+int
+console_transport_ok(const char *https, const char *remote_addr,
+    int tls_proxy)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	if (console_over_tls(https, tls_proxy))
+		return 1;
+	if (remote_addr == NULL)
+		return 0;
+	if (inet_pton(AF_INET, remote_addr, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	if (inet_pton(AF_INET6, remote_addr, &a6) != 1)
+		return 0;
+	if (IN6_IS_ADDR_LOOPBACK(&a6))
+		return 1;
+	return IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127;
 }

@@ -81,4 +81,19 @@ void	console_csrf_token(const unsigned char key[CONSOLE_KEY_LEN],
 int	console_csrf_ok(const unsigned char key[CONSOLE_KEY_LEN],
 	    const char *user, const char *token, time_t now);
 
+/*
+ * Whether Basic credentials may travel on this request: it came over
+ * TLS (console_over_tls()), or from a loopback address (127.0.0.0/8,
+ * ::1, or either mapped), where nothing crosses a network.
+ */
+int	console_transport_ok(const char *https, const char *remote_addr,
+	    int tls_proxy);
+
+/*
+ * Whether the browser reached the console over TLS: the web server's
+ * HTTPS parameter is "on", or tls_proxy (IDEMHOOK_CONSOLE_TLS_PROXY=1:
+ * a proxy in front terminates TLS) is set.
+ */
+int	console_over_tls(const char *https, int tls_proxy);
+
 #endif

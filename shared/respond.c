@@ -12,11 +12,13 @@ respond_reason(int status)
 	case 200:	return "OK";
 	case 400:	return "Bad Request";
 	case 401:	return "Unauthorized";
+	case 403:	return "Forbidden";
 	case 405:	return "Method Not Allowed";
 	case 409:	return "Conflict";
 	case 411:	return "Length Required";
 	case 413:	return "Payload Too Large";
 	case 415:	return "Unsupported Media Type";
+	case 429:	return "Too Many Requests";
 	case 500:	return "Internal Server Error";
 	case 503:	return "Service Unavailable";
 	default:	return "Unknown";

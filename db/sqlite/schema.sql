@@ -130,3 +130,16 @@ CREATE VIEW IF NOT EXISTS idemhook_object_events AS
 	source_at, deleted, verdict, recorded_at
     FROM object_events;
 CREATE VIEW IF NOT EXISTS idemhook_views AS SELECT 1 AS version;
+
+-- Failed console sign-ins per budget (version 5): one row per key, the
+-- hex SHA-256 of a client address and user name, or of a user name
+-- (shared/console_throttle.h).  Every console process, FastCGI or plain
+-- CGI, on any host of the store, counts against the same rows.  A row
+-- whose window has passed counts as empty and is pruned.
+CREATE TABLE IF NOT EXISTS console_signin (
+	key		TEXT	PRIMARY KEY,
+	failures	INTEGER	NOT NULL,
+	window_ms	INTEGER	NOT NULL
+);
+CREATE INDEX IF NOT EXISTS console_signin_window
+    ON console_signin (window_ms);

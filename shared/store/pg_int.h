@@ -154,4 +154,10 @@ int	pg_console_last(struct store *, const char *, int64_t *, char *,
 	    size_t);
 int	pg_console_explain(struct store *, char *, size_t, char *, size_t);
 
+/* pg_signin.c */
+int	pg_signin_charge(struct store *, const char *, int64_t, int64_t, long,
+	    struct store_signin *, char *, size_t);
+int	pg_signin_refund(struct store *, const char *, int, char *, size_t);
+int	pg_signin_prune(struct store *, int64_t, char *, size_t);
+
 #endif

@@ -134,4 +134,10 @@ int	sq_console_last(struct store *, const char *, int64_t *, char *,
 	    size_t);
 int	sq_console_explain(struct store *, char *, size_t, char *, size_t);
 
+/* sqlite_signin.c */
+int	sq_signin_charge(struct store *, const char *, int64_t, int64_t, long,
+	    struct store_signin *, char *, size_t);
+int	sq_signin_refund(struct store *, const char *, int, char *, size_t);
+int	sq_signin_prune(struct store *, int64_t, char *, size_t);
+
 #endif

@@ -14,6 +14,7 @@
 
 #include "store.h"
 #include "store_console.h"
+#include "store_signin.h"
 
 struct store_txn {
 	struct store		*st;
@@ -100,6 +101,15 @@ struct store_ops {
 		    char *, size_t);
 	int	(*console_explain)(struct store *, char *, size_t, char *,
 		    size_t);
+	/*
+	 * The console's sign-in budgets (store_signin.h), each one
+	 * statement in autocommit, outside a transaction.
+	 */
+	int	(*signin_charge)(struct store *, const char *, int64_t,
+		    int64_t, long, struct store_signin *, char *, size_t);
+	int	(*signin_refund)(struct store *, const char *, int, char *,
+		    size_t);
+	int	(*signin_prune)(struct store *, int64_t, char *, size_t);
 	/* Copying (NULL where the backend does not take that side). */
 	int	(*copy_count)(struct store *, int64_t *, char *, size_t);
 	int	(*copy_read)(struct store *, int64_t, long, store_row_fn,
