@@ -93,8 +93,13 @@ after_answer(struct serve *sv, struct ingest *in)
 		processing_here(&d, &in->job, PROCESSING_DRAIN);
 }
 
+/*
+ * One delivery.  own is the request thread's writer (for inline actions,
+ * which run here, holding up no other request), or under CGI the one.
+ */
 static void
-serve_one(struct serve *sv, struct ingest *in, const struct io *io)
+serve_one(struct serve *sv, struct ingest *in, const struct io *io,
+    struct batch_writer *own)
 {
 	ingest_begin(in, io);
 	in->owner[0] = '\0';
@@ -103,6 +108,7 @@ serve_one(struct serve *sv, struct ingest *in, const struct io *io)
 			batch_submit(&sv->batch, in);
 		else
 			batch_record(&sv->cgi, &in, 1);
+		batch_inline_run(own, in);
 	}
 	ingest_answer(in);
 	after_answer(sv, in);
@@ -117,6 +123,7 @@ static int
 accept_loop(struct serve *sv)
 {
 	FCGX_Request fx;
+	struct batch_writer own;
 	struct ingest *in;
 	struct io io;
 	int rc;
@@ -131,6 +138,9 @@ accept_loop(struct serve *sv)
 		free(in);
 		return 0;
 	}
+	/* Opens its store only for an inline delivery. */
+	batch_writer_init(&own, sv->p, NULL);
+	own.side = 1;
 	for (;;) {
 		/*
 		 * Every idle thread waits in accept(2) itself: Linux wakes one
@@ -141,11 +151,12 @@ accept_loop(struct serve *sv)
 		if (rc < 0)
 			break;
 		io_fcgi(&io, &fx);
-		serve_one(sv, in, &io);
+		serve_one(sv, in, &io, &own);
 		/* Now, not at the next accept: another thread may take it. */
 		FCGX_Finish_r(&fx);
 	}
 	FCGX_Free(&fx, 1);
+	batch_writer_free(&own);
 	ingest_free(in);
 	free(in);
 	return 1;
@@ -326,7 +337,7 @@ serve_main(const struct provider *p)
 	}
 	batch_writer_init(&sv.cgi, p, NULL);
 	io_cgi(&io);
-	serve_one(&sv, in, &io);
+	serve_one(&sv, in, &io, &sv.cgi);
 	batch_writer_free(&sv.cgi);
 	rc = 0;
 out:
