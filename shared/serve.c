@@ -56,6 +56,33 @@ job_take_body(struct ingest *in)
 }
 
 /*
+ * Plain CGI, after the answer: detaches from the web server (io.h), so
+ * that processing neither holds the answer nor is killed at the server's
+ * timeout.  The store is closed across the fork and opened again in the
+ * child.  Returns 1 when processing may go on here.
+ */
+static int
+cgi_detach(struct serve *sv, struct ingest *in)
+{
+	char err[STORE_ERR_MAX];
+
+	settings_store_close(&sv->cgi.slot);
+	if (io_cgi_detach(sv->cgi.logd.fd) != IH_OK) {
+		log_emit(log_dest_sink(&sv->cgi.logd, &log_stderr),
+		    "provider=%s cannot detach from the web server: processing"
+		    " before the request ends", sv->p->name);
+		in->io.finish(&in->io);
+	}
+	if (settings_store(&sv->cgi.slot, &in->cfg, err, sizeof(err)) ==
+	    IH_OK)
+		return 1;
+	/* A claimed job waits for its lease to expire. */
+	log_emit(log_dest_sink(&sv->cgi.logd, &log_stderr),
+	    "provider=%s processing stopped: %s", sv->p->name, err);
+	return 0;
+}
+
+/*
  * After the answer: the claimed job goes to the processing thread (or,
  * under CGI, runs here with a few due events), so that the provider has
  * its answer first.
@@ -73,13 +100,15 @@ after_answer(struct serve *sv, struct ingest *in)
 			processing_poll(&sv->proc, &in->cfg, SERVE_POLL_MS);
 		return;
 	}
-	in->io.finish(&in->io);
 	job_take_body(in);
 	if (sv->fcgi) {
+		in->io.finish(&in->io);
 		(void)processing_hand(&sv->proc, &in->cfg, &in->job,
 		    in->owner[0] != '\0' ? in->owner : NULL);
 		return;
 	}
+	if (!cgi_detach(sv, in))
+		return;
 	if (in->job.rowid > 0)
 		snprintf(owner, sizeof(owner), "%s", in->owner);
 	else
