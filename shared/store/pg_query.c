@@ -223,8 +223,8 @@ pg_requeue(struct store *base, const struct store_filter *f, int dry_run,
 		pg_int(&p, f->max_bytes);
 		/*
 		 * One batch: the next rows past $9, up to $7 of them and,
-		 * past the first, $10 bytes of payload in all.  octet_length() reads
-		 * no TOASTed payload, and the update keeps it as it is.
+		 * past the first, $10 bytes of payload in all.  octet_length()
+		 * reads no TOASTed payload, and the update keeps it as it is.
 		 */
 		r = pg_exec_sql(pg_of(base), "UPDATE events SET"
 		    " status = 'received', next_attempt_at = $8, attempts = 0,"

@@ -243,8 +243,8 @@ sq_requeue(struct store *base, const struct store_filter *f, int dry_run,
 	else
 		/*
 		 * One batch: the next rows past ?9, up to ?7 of them and,
-		 * past the first, ?10 bytes of payload in all (length() reads no
-		 * payload).
+		 * past the first, ?10 bytes of payload in all (length()
+		 * reads no payload).
 		 */
 		rc = sq_prepare(st, "UPDATE events SET status = 'received',"
 		    " next_attempt_at = ?8, attempts = 0, lease_owner = NULL,"

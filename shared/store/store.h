@@ -417,9 +417,10 @@ int	store_attempts(struct store *st, int64_t rowid,
  * for each.  Events being processed or already due are left alone.  The
  * change is made in batches, oldest first, each its own short durable
  * transaction of at most STORE_REQUEUE_ROWS events and (past its first)
- * STORE_REQUEUE_BYTES of payload in all, so that receivers never wait long for
- * the lock; a row a batch has passed is never taken again, so each event
- * is replayed once even when a worker finishes it meanwhile.  With
+ * STORE_REQUEUE_BYTES of payload in all, so that receivers never wait
+ * long for the lock; a row a batch has passed is never taken again, so
+ * each event is replayed once even when a worker finishes it meanwhile.
+ * With
  * dry_run nothing changes (one read); fn sees what would.  *count is the
  * number of events, *batches (when not NULL) of transactions.  Returns
  * IH_OK, IH_ESTORE or what fn returned: the batch under way is then

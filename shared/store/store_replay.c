@@ -90,7 +90,7 @@ store_requeue_batches(struct store *st, const struct store_filter *f,
 		if (bf.limit <= 0)
 			break;
 		bf.after_rowid = w.last;
-		/* Each batch is its own transaction: the lock is held briefly. */
+		/* A batch per transaction: the lock is held briefly. */
 		rc = store_begin(st, STORE_DURABLE, &tx, err, errlen);
 		if (rc != IH_OK)
 			break;
