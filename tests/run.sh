@@ -8,7 +8,7 @@
 # - every tests/e2e/test_*.py (end-to-end through lighttpd), with
 #   IH_BIN=BINDIR;
 # - the suites in IH_PG_SUITES (default: stripe processing load faults
-#   cli objects console durability replay) a second time with IH_DB_BACKEND=pg,
+#   cli objects console durability replay console_bulk) a second time with IH_DB_BACKEND=pg,
 #   on PostgreSQL.
 # A throwaway PostgreSQL cluster (tests/pg_cluster.sh) runs on a Unix
 # socket in a temporary folder for the whole run; IH_PG_URI names it for
@@ -39,7 +39,7 @@ skips=$(mktemp "${TMPDIR:-/tmp}/ih-skips.XXXXXX")
 pgdir=$(mktemp -d "${TMPDIR:-/tmp}/ih-pg.XXXXXX")
 trap 'rm -f "$out" "$skips"; "$HERE/pg_cluster.sh" stop "$pgdir"' EXIT
 trap 'exit 130' INT TERM
-PG_SUITES=${IH_PG_SUITES-stripe processing load faults cli objects console durability replay}
+PG_SUITES=${IH_PG_SUITES-stripe processing load faults cli objects console durability replay console_bulk}
 
 # run NAME TIMEOUT COMMAND...
 run() {
