@@ -8,8 +8,8 @@
 # - every tests/e2e/test_*.py (end-to-end through lighttpd), with
 #   IH_BIN=BINDIR;
 # - the suites in IH_PG_SUITES (default: stripe processing load faults
-#   cli objects console durability replay console_bulk) a second time with IH_DB_BACKEND=pg,
-#   on PostgreSQL.
+#   cli objects console durability replay console_bulk) a second time
+#   with IH_DB_BACKEND=pg, on PostgreSQL.
 # A throwaway PostgreSQL cluster (tests/pg_cluster.sh) runs on a Unix
 # socket in a temporary folder for the whole run; IH_PG_URI names it for
 # every test.  It is stopped and removed at the end, on failure too.
