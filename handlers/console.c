@@ -1340,8 +1340,9 @@ post_bulk(struct page *pg)
 	struct html *h = &c->out;
 	struct store_filter sf;
 	struct filters f;
-	char confirm[8], err[STORE_ERR_MAX];
+	char confirm[8], all[8], err[STORE_ERR_MAX];
 	const char *why = NULL;
+	enum store_bulk rule;
 	long count = 0;
 	int rc, dry;
 
@@ -1366,6 +1367,15 @@ post_bulk(struct page *pg)
 	sf.event_type = f.type[0] ? f.type : NULL;
 	sf.since_ms = f.since_ms;
 	sf.until_ms = f.until_ms;
+	/* The rule idemhook replay applies: a status; done narrowed or all. */
+	rc = field((const char *)c->req.body, c->req.body_len, "all", all,
+	    sizeof(all));
+	rule = store_bulk_check(&sf, rc == IH_OK && strcmp(all, "yes") == 0);
+	if (rule == STORE_BULK_NOT_REPLAYABLE || (!dry && rule !=
+	    STORE_BULK_OK)) {
+		error_page(pg, 400, "bad_filter", store_bulk_why(rule));
+		return;
+	}
 	rc = store_requeue(c->store.st, &sf, dry, pg->now_ms, NULL, NULL,
 	    &count, err, sizeof(err));
 	if (rc != IH_OK) {
@@ -1382,7 +1392,11 @@ post_bulk(struct page *pg)
 	} else {
 		html_printf(h, "<p><span id=\"count\">%ld</span> event(s) "
 		    "would be made due again.</p>", count);
-		if (count > 0) {
+		if (rule != STORE_BULK_OK && rule != STORE_BULK_DONE_ALL) {
+			html_raw(h, "<p class=\"msg\">");
+			html_esc(h, store_bulk_why(rule));
+			html_raw(h, "</p>");
+		} else if (count > 0) {
 			html_raw(h, "<form method=\"post\" action=\"");
 			html_esc(h, pg->base);
 			html_raw(h, "/bulk\">");
@@ -1393,8 +1407,12 @@ post_bulk(struct page *pg)
 			put_hidden(h, "since", f.since);
 			put_hidden(h, "until", f.until);
 			put_hidden(h, "confirm", "yes");
-			html_printf(h, "<button type=\"submit\">Replay %ld "
-			    "event(s)</button></form>", count);
+			if (rule == STORE_BULK_DONE_ALL)
+				put_hidden(h, "all", "yes");
+			html_printf(h, "<button type=\"submit\">Replay %s%ld "
+			    "event(s)</button></form>", rule ==
+			    STORE_BULK_DONE_ALL ? "every done event: " : "",
+			    count);
 		}
 		pg->outcome = "bulk_dry_run";
 	}

@@ -286,17 +286,15 @@ record_run(struct batch_writer *w, struct ingest **ins, size_t n)
 }
 
 /*
- * Inline mode: record and claim in one durable commit, then run the
- * actions and the switch before answering, with no transaction open
- * while the actions run.  A failure deletes the record and answers 500,
- * so the provider's retry starts afresh; a redelivery while the event is
- * being processed is answered 503, never 200 before it is done.
+ * Inline mode, in the writer: record and claim in one durable commit.
+ * The actions then run on the request's own thread (batch_inline_run()),
+ * so that they hold up no other delivery; in->inline_run says so, and
+ * in->out already holds the answer they give when they succeed.
  */
 static void
 record_inline(struct batch_writer *w, struct ingest *in)
 {
 	struct store_txn *tx = NULL;
-	struct dispatch d;
 	struct rec r;
 	char owner[128], err[STORE_ERR_MAX];
 	int found = 1, rc;
@@ -341,18 +339,47 @@ record_inline(struct batch_writer *w, struct ingest *in)
 		return;
 	}
 	ingest_job_borrow(in);
-	dispatch_for(w, &in->cfg, owner, &d);
+	snprintf(in->owner, sizeof(in->owner), "%s", owner);
+	in->inline_run = 1;
+	outcome_set(&in->out, 200, r.res.duplicate ? "duplicate" :
+	    "accepted", "");
+}
+
+/*
+ * Inline mode, on the request's thread, with w's connection: runs the
+ * actions and the switch of the job record_inline() claimed, with no
+ * transaction open while the actions run.  A failure deletes the record
+ * and answers 500, so the provider's retry starts afresh; a redelivery
+ * while the event is being processed is answered 503, never 200 before
+ * it is done.
+ */
+void
+batch_inline_run(struct batch_writer *w, struct ingest *in)
+{
+	struct dispatch d;
+	char err[STORE_ERR_MAX];
+	int rc;
+
+	if (!in->inline_run)
+		return;
+	in->inline_run = 0;
+	if (open_store(w, in) != IH_OK) {
+		/* The claim waits for its lease to expire. */
+		ingest_job_drop(in);
+		return;
+	}
+	/* The writer's connection has the process's queue timer. */
+	if (w->side)
+		store_no_queue(w->slot.st);
+	dispatch_for(w, &in->cfg, in->owner, &d);
 	rc = dispatch_inline(&d, &in->job, err, sizeof(err));
 	/* The payload is the request's buffer, kept for its next request. */
 	ingest_job_drop(in);
-	if (rc == IH_OK)
-		outcome_set(&in->out, 200, r.res.duplicate ? "duplicate" :
-		    "accepted", "");
-	else if (rc == IH_ENOTFOUND)
+	if (rc == IH_ENOTFOUND)
 		outcome_set(&in->out, 503, "in_progress", err);
 	else if (rc == IH_ESTORE)
 		outcome_set(&in->out, 503, "store_unavailable", err);
-	else
+	else if (rc != IH_OK)
 		outcome_set(&in->out, 500, "processing_failed", err);
 }
 

@@ -20,9 +20,11 @@
  * savepoint of its own, the move to done), so it costs no second
  * transaction; an event with actions is claimed in its insert when the
  * processing thread is idle, and handed to it after the answer
- * (in->later).  Inline mode records, processes and answers one delivery
- * at a time, in the writer.  A plain CGI program calls batch_record()
- * itself with its one delivery.
+ * (in->later).  Inline mode records and claims one delivery at a time,
+ * in the writer; its actions then run on the request's own thread
+ * (batch_inline_run()), with a connection of that thread's, so a slow
+ * action holds up only its own answer.  A plain CGI program calls
+ * batch_record() and batch_inline_run() itself with its one delivery.
  */
 #ifndef IH_BATCH_H
 #define IH_BATCH_H
@@ -52,6 +54,7 @@ struct batch_writer {
 	struct settings_store	 slot;
 	struct log_dest		 logd;		/* IDEMHOOK_LOG */
 	struct processing	*proc;		/* NULL under plain CGI */
+	int			 side;	/* a request thread's, for inline */
 };
 
 void	batch_writer_init(struct batch_writer *w, const struct provider *p,
@@ -64,6 +67,16 @@ void	batch_writer_free(struct batch_writer *w);
  * answer.  n is at most BATCH_MAX.
  */
 void	batch_record(struct batch_writer *w, struct ingest **ins, size_t n);
+
+/*
+ * Inline mode, after batch_record() or batch_submit() and before the
+ * answer: runs the actions of the event claimed for in (in->inline_run)
+ * with w's connection, and sets in->out to what they came to.  Does
+ * nothing for any other delivery.  w is the request thread's own (side
+ * set: its connection leaves the process's writer queue alone), or
+ * under plain CGI the program's one writer.
+ */
+void	batch_inline_run(struct batch_writer *w, struct ingest *in);
 
 struct batch_node;
 

@@ -72,6 +72,7 @@ ingest_begin(struct ingest *in, const struct io *io)
 	in->same_action[0] = '\0';
 	in->headers[0] = '\0';
 	in->later = 0;
+	in->inline_run = 0;
 	in->deferred_len = 0;
 	request_begin(&in->req, &in->io.req);
 }

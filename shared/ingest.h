@@ -88,6 +88,7 @@ struct ingest {
 	struct store_job	 job;
 	char			 owner[128];	/* job's lease holder */
 	int			 later;		/* process after the answer */
+	int			 inline_run;	/* run job before the answer */
 };
 
 /* Prepares in for p's deliveries.  Returns IH_OK or IH_ENOMEM. */

@@ -35,6 +35,20 @@ void	io_fcgi(struct io *io, FCGX_Request *fx);
 /* The adapter for the process's one CGI request. */
 void	io_cgi(struct io *io);
 
+/*
+ * Plain CGI, after the answer and before processing: a web server ends
+ * the request only once every copy of the program's stdout and stderr is
+ * closed, and kills the program at its timeout (Apache's Timeout, when
+ * mod_cgi or mod_cgid waits for stderr).  So the program forks: the
+ * parent exits at once, ending the request, and the child, in a session
+ * of its own (out of reach of the server's kill), with stdin and stdout
+ * on /dev/null and stderr on errfd (IDEMHOOK_LOG's file; /dev/null when
+ * errfd is negative), returns IH_OK and goes on.  Returns IH_EIO when no
+ * child could be made (the caller goes on in place).  No store
+ * connection may be open across it: the child opens its own.
+ */
+int	io_cgi_detach(int errfd);
+
 /* Returns the CGI variable name of the request, or NULL. */
 static inline const char *
 io_param(const struct io *io, const char *name)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "ih.h"
 #include "io.h"
 #include "log.h"
 
@@ -44,6 +45,31 @@ finish_cgi(struct io *io)
 		dup2(fd, 1);
 		close(fd);
 	}
+}
+
+int
+io_cgi_detach(int errfd)
+{
+	pid_t pid;
+	int fd;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return IH_EIO;
+	if (pid > 0)
+		/* The server sees the answer end once the child lets go. */
+		_exit(0);
+	(void)setsid();
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(errfd >= 0 ? errfd : fd, 2);
+		close(fd);
+	}
+	return IH_OK;
 }
 
 void

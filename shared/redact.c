@@ -28,11 +28,53 @@ put(struct out *o, const char *s, size_t n)
 	o->len += n;
 }
 
-/* Is [s, s + n) the name of a password parameter (…password)? */
+/* Returns the value of hex digit c, or -1. */
 static int
-is_password_key(const char *s, size_t n)
+hexval(char c)
 {
-	return n >= 8 && strncasecmp(s + n - 8, "password", 8) == 0;
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Scans a parameter name at s: letters, digits, '_' and percent-encoded
+ * bytes, which libpq decodes in a URI's query ("%70assword" is
+ * "password").  Returns where the name ends; *pw is set when its decoded
+ * form ends in "password", whatever the case.
+ */
+static const char *
+scan_key(const char *s, int *pw)
+{
+	char tail[8];
+	size_t n = 0;
+	int hi, lo;
+	char c;
+
+	for (;;) {
+		hi = *s == '%' ? hexval(s[1]) : -1;
+		lo = hi >= 0 ? hexval(s[2]) : -1;
+		if (isalnum((unsigned char)*s) || *s == '_')
+			c = *s++;
+		else if (lo >= 0) {
+			c = (char)(hi * 16 + lo);
+			s += 3;
+		} else
+			break;
+		/* Only the last eight decoded bytes decide. */
+		if (n == sizeof(tail)) {
+			memmove(tail, tail + 1, sizeof(tail) - 1);
+			n--;
+		}
+		tail[n++] = c;
+	}
+	*pw = n == sizeof(tail) &&
+	    strncasecmp(tail, "password", sizeof(tail)) == 0;
+	return s;
 }
 
 /* Where an unquoted parameter value ends, in a URI query or conninfo. */
@@ -52,18 +94,18 @@ static void
 put_params(struct out *o, const char *s)
 {
 	const char *p = s, *k, *e;
+	int pw;
 
 	while (*p != '\0') {
 		if (p != s && strchr("?&; \t\r\n", p[-1]) == NULL) {
 			put(o, p++, 1);
 			continue;
 		}
-		for (k = p; isalnum((unsigned char)*k) || *k == '_'; k++)
-			;
+		k = scan_key(p, &pw);
 		e = k;
 		while (*e == ' ' || *e == '\t')
 			e++;
-		if (*e != '=' || !is_password_key(p, (size_t)(k - p))) {
+		if (*e != '=' || !pw) {
 			put(o, p++, 1);
 			continue;
 		}

@@ -9,10 +9,11 @@
  *   - the value of every parameter whose name ends in "password"
  *     (password, sslpassword), in a URI's query ("?password=x&...") or in
  *     a keyword/value string ("host=h password='x y' dbname=d").
- * Everything else is copied unchanged; a plain file path comes out as it
- * went in.  The helper over-redacts rather than under-redacts: with an
- * unencoded '@' or '/' in a password, everything up to the last '@' of
- * the authority is hidden.
+ * A name is matched after percent-decoding, in any case ("%70ASSword"),
+ * as libpq reads a URI's query.  Everything else is copied unchanged;
+ * a plain file path comes out as it went in.  The helper over-redacts
+ * rather than under-redacts: with an unencoded '@' or '/' in a password,
+ * everything up to the last '@' of the authority is hidden.
  */
 #ifndef IH_REDACT_H
 #define IH_REDACT_H

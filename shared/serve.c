@@ -56,6 +56,33 @@ job_take_body(struct ingest *in)
 }
 
 /*
+ * Plain CGI, after the answer: detaches from the web server (io.h), so
+ * that processing neither holds the answer nor is killed at the server's
+ * timeout.  The store is closed across the fork and opened again in the
+ * child.  Returns 1 when processing may go on here.
+ */
+static int
+cgi_detach(struct serve *sv, struct ingest *in)
+{
+	char err[STORE_ERR_MAX];
+
+	settings_store_close(&sv->cgi.slot);
+	if (io_cgi_detach(sv->cgi.logd.fd) != IH_OK) {
+		log_emit(log_dest_sink(&sv->cgi.logd, &log_stderr),
+		    "provider=%s cannot detach from the web server: processing"
+		    " before the request ends", sv->p->name);
+		in->io.finish(&in->io);
+	}
+	if (settings_store(&sv->cgi.slot, &in->cfg, err, sizeof(err)) ==
+	    IH_OK)
+		return 1;
+	/* A claimed job waits for its lease to expire. */
+	log_emit(log_dest_sink(&sv->cgi.logd, &log_stderr),
+	    "provider=%s processing stopped: %s", sv->p->name, err);
+	return 0;
+}
+
+/*
  * After the answer: the claimed job goes to the processing thread (or,
  * under CGI, runs here with a few due events), so that the provider has
  * its answer first.
@@ -73,13 +100,15 @@ after_answer(struct serve *sv, struct ingest *in)
 			processing_poll(&sv->proc, &in->cfg, SERVE_POLL_MS);
 		return;
 	}
-	in->io.finish(&in->io);
 	job_take_body(in);
 	if (sv->fcgi) {
+		in->io.finish(&in->io);
 		(void)processing_hand(&sv->proc, &in->cfg, &in->job,
 		    in->owner[0] != '\0' ? in->owner : NULL);
 		return;
 	}
+	if (!cgi_detach(sv, in))
+		return;
 	if (in->job.rowid > 0)
 		snprintf(owner, sizeof(owner), "%s", in->owner);
 	else
@@ -93,8 +122,13 @@ after_answer(struct serve *sv, struct ingest *in)
 		processing_here(&d, &in->job, PROCESSING_DRAIN);
 }
 
+/*
+ * One delivery.  own is the request thread's writer (for inline actions,
+ * which run here, holding up no other request), or under CGI the one.
+ */
 static void
-serve_one(struct serve *sv, struct ingest *in, const struct io *io)
+serve_one(struct serve *sv, struct ingest *in, const struct io *io,
+    struct batch_writer *own)
 {
 	ingest_begin(in, io);
 	in->owner[0] = '\0';
@@ -103,6 +137,7 @@ serve_one(struct serve *sv, struct ingest *in, const struct io *io)
 			batch_submit(&sv->batch, in);
 		else
 			batch_record(&sv->cgi, &in, 1);
+		batch_inline_run(own, in);
 	}
 	ingest_answer(in);
 	after_answer(sv, in);
@@ -117,6 +152,7 @@ static int
 accept_loop(struct serve *sv)
 {
 	FCGX_Request fx;
+	struct batch_writer own;
 	struct ingest *in;
 	struct io io;
 	int rc;
@@ -131,6 +167,9 @@ accept_loop(struct serve *sv)
 		free(in);
 		return 0;
 	}
+	/* Opens its store only for an inline delivery. */
+	batch_writer_init(&own, sv->p, NULL);
+	own.side = 1;
 	for (;;) {
 		/*
 		 * Every idle thread waits in accept(2) itself: Linux wakes one
@@ -141,11 +180,12 @@ accept_loop(struct serve *sv)
 		if (rc < 0)
 			break;
 		io_fcgi(&io, &fx);
-		serve_one(sv, in, &io);
+		serve_one(sv, in, &io, &own);
 		/* Now, not at the next accept: another thread may take it. */
 		FCGX_Finish_r(&fx);
 	}
 	FCGX_Free(&fx, 1);
+	batch_writer_free(&own);
 	ingest_free(in);
 	free(in);
 	return 1;
@@ -326,7 +366,7 @@ serve_main(const struct provider *p)
 	}
 	batch_writer_init(&sv.cgi, p, NULL);
 	io_cgi(&io);
-	serve_one(&sv, in, &io);
+	serve_one(&sv, in, &io, &sv.cgi);
 	batch_writer_free(&sv.cgi);
 	rc = 0;
 out:

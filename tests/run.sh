@@ -8,9 +8,8 @@
 # - every tests/e2e/test_*.py (end-to-end through lighttpd), with
 #   IH_BIN=BINDIR;
 # - the suites in IH_PG_SUITES (default: stripe processing load faults
-#   cli objects console console_signin durability backup) a second time
-#   with IH_DB_BACKEND=pg,
-#   on PostgreSQL.
+#   cli objects console console_signin durability backup replay
+#   console_bulk) a second time with IH_DB_BACKEND=pg, on PostgreSQL.
 # A throwaway PostgreSQL cluster (tests/pg_cluster.sh) runs on a Unix
 # socket in a temporary folder for the whole run; IH_PG_URI names it for
 # every test.  It is stopped and removed at the end, on failure too.
@@ -40,7 +39,7 @@ skips=$(mktemp "${TMPDIR:-/tmp}/ih-skips.XXXXXX")
 pgdir=$(mktemp -d "${TMPDIR:-/tmp}/ih-pg.XXXXXX")
 trap 'rm -f "$out" "$skips"; "$HERE/pg_cluster.sh" stop "$pgdir"' EXIT
 trap 'exit 130' INT TERM
-PG_SUITES=${IH_PG_SUITES-stripe processing load faults cli objects console console_signin durability backup}
+PG_SUITES=${IH_PG_SUITES-stripe processing load faults cli objects console console_signin durability backup replay console_bulk}
 
 # run NAME TIMEOUT COMMAND...
 run() {

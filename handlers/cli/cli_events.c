@@ -915,11 +915,10 @@ replay_guard(const struct cli *c, int argc, char **argv,
     const struct store_filter *f, int dry_run, int all)
 {
 	char cmd1[1024], cmd2[1024];
-	int narrowed = f->provider != NULL || f->event_type != NULL ||
-	    f->since_ms > 0 || f->until_ms > 0;
+	/* The console applies the same rule (store_bulk_check()). */
+	enum store_bulk b = store_bulk_check(f, all);
 
-	if (f->status != NULL && (strcmp(f->status, "received") == 0 ||
-	    strcmp(f->status, "processing") == 0)) {
+	if (b == STORE_BULK_NOT_REPLAYABLE) {
 		cli_errorf("replay: --status %s events are already due or "
 		    "being processed; give done, failed, dead or quarantined",
 		    f->status);
@@ -927,7 +926,7 @@ replay_guard(const struct cli *c, int argc, char **argv,
 	}
 	if (dry_run)
 		return -1;
-	if (f->status == NULL) {
+	if (b == STORE_BULK_NO_STATUS) {
 		replay_command(c, argc, argv, 1, NULL, NULL, cmd1,
 		    sizeof(cmd1));
 		replay_command(c, argc, argv, 0, "--status", "dead", cmd2,
@@ -939,7 +938,7 @@ replay_guard(const struct cli *c, int argc, char **argv,
 		    "example:\n    %s", cmd1, cmd2);
 		return CLI_EXIT_USAGE;
 	}
-	if (strcmp(f->status, "done") == 0 && !narrowed && !all) {
+	if (b == STORE_BULK_DONE_ALL) {
 		replay_command(c, argc, argv, 1, NULL, NULL, cmd1,
 		    sizeof(cmd1));
 		replay_command(c, argc, argv, 0, "--all", NULL, cmd2,
@@ -962,7 +961,7 @@ cli_replay(struct cli *c, int argc, char **argv)
 	struct store *st;
 	const char *pos[2] = { NULL, NULL };
 	char err[STORE_ERR_MAX];
-	long count;
+	long count, batches;
 	int a, r, n = 0, filtered = 0, all = 0, opts = 1, rc;
 
 	memset(&f, 0, sizeof(f));
@@ -1027,8 +1026,8 @@ cli_replay(struct cli *c, int argc, char **argv)
 		f.event_id = pos[1];
 		f.status = rs.status;
 	}
-	rc = store_requeue(st, &f, rs.dry_run, clock_wall_ms(), replay_row,
-	    &rs, &count, err, sizeof(err));
+	rc = store_requeue_batches(st, &f, rs.dry_run, clock_wall_ms(),
+	    replay_row, &rs, &count, &batches, err, sizeof(err));
 	if (rc != IH_OK) {
 		cli_errorf("replay: %s", err);
 		return CLI_EXIT_FAIL;
@@ -1038,7 +1037,10 @@ cli_replay(struct cli *c, int argc, char **argv)
 		    "again with idemhook show", pos[0], pos[1]);
 		return CLI_EXIT_FAIL;
 	}
-	printf("%ld event(s) %s\n", count, rs.dry_run ? "would be requeued" :
-	    "requeued; idemhook work processes them");
+	if (rs.dry_run)
+		printf("%ld event(s) would be requeued\n", count);
+	else
+		printf("%ld event(s) requeued in %ld transaction(s); idemhook "
+		    "work processes them\n", count, batches);
 	return CLI_EXIT_OK;
 }

@@ -219,13 +219,25 @@ pg_requeue(struct store *base, const struct store_filter *f, int dry_run,
 		    PGRES_TUPLES_OK, "cannot requeue events", err, errlen);
 	else {
 		pg_int(&p, now_ms);
+		pg_int(&p, f->after_rowid);
+		pg_int(&p, f->max_bytes);
+		/*
+		 * One batch: the next rows past $9, up to $7 of them and,
+		 * past the first, $10 bytes of payload in all.  octet_length()
+		 * reads no TOASTed payload, and the update keeps it as it is.
+		 */
 		r = pg_exec_sql(pg_of(base), "UPDATE events SET"
 		    " status = 'received', next_attempt_at = $8, attempts = 0,"
 		    " lease_owner = NULL, lease_until = NULL, done_at = NULL"
-		    " WHERE id IN (SELECT id FROM events WHERE" PG_FILTER_SQL
-		    PG_REPLAYABLE_SQL " ORDER BY id LIMIT $7"
-		    " FOR UPDATE SKIP LOCKED) RETURNING " PG_ROW_COLS,
-		    PG_FILTER_TYPES "i", &p, PGRES_TUPLES_OK,
+		    " WHERE id IN (SELECT id FROM (SELECT id, sum(len) OVER"
+		    " (ORDER BY id) - len AS before, len FROM (SELECT id,"
+		    " octet_length(payload) AS len FROM events WHERE"
+		    PG_FILTER_SQL PG_REPLAYABLE_SQL " AND id > $9"
+		    " ORDER BY id LIMIT $7 FOR UPDATE SKIP LOCKED) AS c) AS w"
+		    " WHERE $10::bigint <= 0 OR before = 0 OR"
+		    " before + len <= $10)"
+		    " RETURNING " PG_ROW_COLS,
+		    PG_FILTER_TYPES "iii", &p, PGRES_TUPLES_OK,
 		    "cannot requeue events", err, errlen);
 	}
 	if (r == NULL)

@@ -241,18 +241,29 @@ sq_requeue(struct store *base, const struct store_filter *f, int dry_run,
 		    " FROM events WHERE" STORE_FILTER_SQL STORE_REPLAYABLE_SQL
 		    " ORDER BY id LIMIT ?7", &s, err, errlen);
 	else
+		/*
+		 * One batch: the next rows past ?9, up to ?7 of them and,
+		 * past the first, ?10 bytes of payload in all (length()
+		 * reads no payload).
+		 */
 		rc = sq_prepare(st, "UPDATE events SET status = 'received',"
 		    " next_attempt_at = ?8, attempts = 0, lease_owner = NULL,"
 		    " lease_until = NULL, done_at = NULL"
-		    " WHERE id IN (SELECT id FROM events WHERE"
-		    STORE_FILTER_SQL STORE_REPLAYABLE_SQL
-		    " ORDER BY id LIMIT ?7) RETURNING " STORE_ROW_COLS, &s,
-		    err, errlen);
+		    " WHERE id IN (SELECT id FROM (SELECT id, sum(len) OVER"
+		    " (ORDER BY id) - len AS before, len FROM (SELECT id,"
+		    " length(payload) AS len FROM events WHERE"
+		    STORE_FILTER_SQL STORE_REPLAYABLE_SQL " AND id > ?9"
+		    " ORDER BY id LIMIT ?7)) WHERE ?10 <= 0 OR before = 0 OR"
+		    " before + len <= ?10)"
+		    " RETURNING " STORE_ROW_COLS, &s, err, errlen);
 	if (rc != IH_OK)
 		goto out;
 	bind_filter(s, f);
-	if (!dry_run)
+	if (!dry_run) {
 		sqlite3_bind_int64(s, 8, now_ms);
+		sqlite3_bind_int64(s, 9, f->after_rowid);
+		sqlite3_bind_int64(s, 10, f->max_bytes);
+	}
 	rc = walk_rows(st, s, fn, arg, count, "cannot requeue events", err,
 	    errlen);
 	sqlite3_reset(s);

@@ -463,29 +463,6 @@ store_attempts(struct store *st, int64_t rowid,
 }
 
 int
-store_requeue(struct store *st, const struct store_filter *f, int dry_run,
-    int64_t now_ms, store_row_fn fn, void *arg, long *count, char *err,
-    size_t errlen)
-{
-	struct store_txn *own = NULL;
-	int rc;
-
-	*count = 0;
-	if (dry_run)
-		return st->ops->requeue(st, f, 1, now_ms, fn, arg, count, err,
-		    errlen);
-	/* One statement; the transaction lets fn's failure undo it. */
-	rc = join_begin(st, NULL, STORE_DURABLE, &own, err, errlen);
-	if (rc != IH_OK)
-		return rc;
-	rc = st->ops->requeue(st, f, 0, now_ms, fn, arg, count, err, errlen);
-	rc = join_end(own, rc, err, errlen);
-	if (rc != IH_OK)
-		*count = 0;
-	return rc;
-}
-
-int
 store_purge(struct store *st, struct store_purge *p, char *err,
     size_t errlen)
 {

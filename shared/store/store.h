@@ -352,6 +352,8 @@ struct store_filter {
 	int64_t		 since_ms;	/* received_at >= this, when > 0 */
 	int64_t		 until_ms;	/* received_at < this, when > 0 */
 	long		 limit;		/* at most this many, when > 0 */
+	int64_t		 after_rowid;	/* requeue: rows past it, when > 0 */
+	long		 max_bytes;	/* requeue: payload cap, when > 0 */
 };
 
 /*
@@ -421,15 +423,47 @@ int	store_attempts(struct store *st, int64_t rowid,
 /*
  * Replay: makes every event matching f that is done, failed, dead or
  * quarantined and still has its payload due again (status received,
- * next attempt now, no lease, attempts counted from zero), in one atomic
- * statement, and calls fn for each.  Events being processed or already
- * due are left alone.  With dry_run nothing changes; fn sees what would.
- * *count is the number of events.  Returns IH_OK, IH_ESTORE or what fn
- * returned (the statement is then rolled back).
+ * next attempt now, no lease, attempts counted from zero), and calls fn
+ * for each.  Events being processed or already due are left alone.  The
+ * change is made in batches, oldest first, each its own short durable
+ * transaction of at most STORE_REQUEUE_ROWS events and (past its first)
+ * STORE_REQUEUE_BYTES of payload in all, so that receivers never wait
+ * long for the lock; a row a batch has passed is never taken again, so
+ * each event is replayed once even when a worker finishes it meanwhile.
+ * With
+ * dry_run nothing changes (one read); fn sees what would.  *count is the
+ * number of events, *batches (when not NULL) of transactions.  Returns
+ * IH_OK, IH_ESTORE or what fn returned: the batch under way is then
+ * rolled back, the ones before it stay, and *count says how many.
  */
+#define STORE_REQUEUE_ROWS	500
+#define STORE_REQUEUE_BYTES	(2L * 1024 * 1024)
+
 int	store_requeue(struct store *st, const struct store_filter *f,
 	    int dry_run, int64_t now_ms, store_row_fn fn, void *arg,
 	    long *count, char *err, size_t errlen);
+int	store_requeue_batches(struct store *st, const struct store_filter *f,
+	    int dry_run, int64_t now_ms, store_row_fn fn, void *arg,
+	    long *count, long *batches, char *err, size_t errlen);
+
+/*
+ * The rule a replay by filter (not of one event by id) must pass, the
+ * same for idemhook replay and the console: a status is needed (done,
+ * failed, dead or quarantined; never received or processing), and done
+ * with no other narrowing filter (provider, type, since, until) needs
+ * all, the operator's explicit "every done event".  A dry run is not
+ * held to it.
+ */
+enum store_bulk {
+	STORE_BULK_OK,
+	STORE_BULK_NOT_REPLAYABLE,	/* status received or processing */
+	STORE_BULK_NO_STATUS,		/* no status given */
+	STORE_BULK_DONE_ALL		/* done, not narrowed, without all */
+};
+
+enum store_bulk	store_bulk_check(const struct store_filter *f, int all);
+/* One sentence saying why, for a refusal. */
+const char	*store_bulk_why(enum store_bulk b);
 
 /*
  * Retention for one provider.  Payloads of done and quarantined events
@@ -582,6 +616,8 @@ struct store_object_filter {
 	const char	*status;	/* or NULL */
 	int64_t		 since_ms;	/* changed_at >= this, when > 0 */
 	long		 limit;		/* at most this many, when > 0 */
+	int64_t		 after_rowid;	/* requeue: rows past it, when > 0 */
+	long		 max_bytes;	/* requeue: payload cap, when > 0 */
 };
 
 typedef int (*store_object_fn)(void *arg, const struct store_object *o);

@@ -9,6 +9,7 @@ Usage: test_cgi.py BINDIR   (or IH_BIN=BINDIR test_cgi.py)
 
 import os
 import sys
+import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -68,6 +69,47 @@ def run_common_cgi(tap, spec, srv):
     t(p + "URL with a query string accepted", cases.case_query_string, spec, srv)
 
 
+# Apache's Timeout for the slow server, and its action's length: longer.
+SLOW_TIMEOUT_S = 3
+SLOW_ACTION_S = 7
+
+
+def slow_action_detached(srv):
+    """Issue 24 item 6: under mod_cgi with Timeout 3, an action of 7 s after
+    the answer. The answer arrives before the Timeout (the program detaches:
+    the server no longer waits for its stdout or stderr), and the action is
+    not killed: the event ends done after one attempt. Before, the answer
+    came at the Timeout and the action was killed (the event stayed
+    processing)."""
+    spec = STRIPE
+    eid = spec.new_id("cgislow")
+    body = spec.body(eid, "test.slow")
+    t0 = time.monotonic()
+    r = spec.post(srv, body, spec.headers(srv, body, eid, "test.slow"))
+    took = time.monotonic() - t0
+    print("# answer with a %d s action after it, Apache Timeout %d: %.2f s"
+          % (SLOW_ACTION_S, SLOW_TIMEOUT_S, took))
+    expect_accepted(r, "delivery with a slow action")
+    check(took < SLOW_TIMEOUT_S - 0.5, "the answer took %.2f s (Apache's Timeout is "
+          "%d s): processing held it" % (took, SLOW_TIMEOUT_S))
+    row = one_row(srv, spec, eid)
+    check(row["status"] in ("received", "processing"),
+          "status %r while the action runs" % row["status"])
+    deadline = time.monotonic() + SLOW_ACTION_S + 20
+    while time.monotonic() < deadline:
+        row = one_row(srv, spec, eid)
+        if row["status"] not in ("received", "processing"):
+            break
+        time.sleep(0.2)
+    check(row["status"] == "done", "status %r, attempts %r, last_error %r: the "
+          "action did not complete" % (row["status"], row["attempts"],
+                                      row["last_error"]))
+    check(row["attempts"] == 1, "attempts %r" % row["attempts"])
+    done = time.monotonic() - t0
+    check(done >= SLOW_ACTION_S, "done after %.2f s, before the %d s action could "
+          "end" % (done, SLOW_ACTION_S))
+
+
 def main():
     tap = Tap("cgi: ")
     try:
@@ -118,6 +160,22 @@ def main():
                     ts.max_body, lim, 1024)
             tap.run("limits server: no sanitizer reports", cases.case_sanitizers, lim)
             lim.stop()
+
+        # Plain mod_cgi, a short Timeout and a longer action after the answer.
+        for module in ("cgi", "cgid"):
+            slow = servers.add(ApacheServer(
+                bindir, mode="cgi", providers=["stripe"], name="cgi-slow-" + module,
+                cgi_module=module, timeout=SLOW_TIMEOUT_S,
+                env={"IDEMHOOK_STRIPE_ACTION": "test.slow sleep %d" % SLOW_ACTION_S}))
+            if tap.run("mod_%s starts with Timeout %d and a %d s action"
+                       % (module, SLOW_TIMEOUT_S, SLOW_ACTION_S), slow.start):
+                tap.run("stripe: mod_%s, a %d s action after the answer -> answered "
+                        "before the %d s Timeout, the event ends done"
+                        % (module, SLOW_ACTION_S, SLOW_TIMEOUT_S),
+                        slow_action_detached, slow)
+                tap.run("slow server (mod_%s): no sanitizer reports" % module,
+                        cases.case_sanitizers, slow)
+                slow.stop()
     return tap.finish()
 
 

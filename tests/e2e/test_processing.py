@@ -17,6 +17,8 @@ Servers (each its own lighttpd, store and temporary folder):
           deliveries are answered at once (issue 14, item 5)
   inline-lock  inline Stripe with a `sleep 3` action and GitHub on one
           store, 1 s busy timeout: no 503 while the action runs (item 3)
+  inline-one  inline Stripe in one process, a 4 s action: another type's
+          delivery is answered while it runs (issue 24, item 4)
 The worker server also runs the lease probes (item 4): two `idemhook work`
 with a 3 s lease and three 1.5 s actions, and a worker stopped past its
 lease; a lease not longer than the action timeout is refused.
@@ -1067,6 +1069,61 @@ def case_inline_no_lock(srv):
     cases.expect_duplicate(post_stripe(srv, body), "redelivery once done")
 
 
+# ---------------------------------------------------------------- inline, one program
+
+INLINE_SLOW_S = 4
+INLINE_SLOW_SH = """\
+sleep %(secs)d
+echo "$IDEMHOOK_EVENT_ID" > "%(dir)s/slow.ended"
+"""
+
+
+def inline_one_server(bindir):
+    """Inline Stripe in one FastCGI process (max_procs=1, the default
+    request threads): a test.slow action sleeps, then writes a marker."""
+    srv = Server(bindir, providers=["stripe"], name="inline-one", max_procs=1)
+    slow = write_script(srv, "slow.sh", INLINE_SLOW_SH % {"dir": srv.tmp,
+                                                         "secs": INLINE_SLOW_S})
+    srv.env.update({"IDEMHOOK_MODE": "inline",
+                    "IDEMHOOK_STRIPE_ACTION": "test.slow /bin/sh " + slow})
+    return srv
+
+
+def case_inline_same_program(srv, tap):
+    """Issue 24 item 4: inline mode, one process, a 4 s action: a delivery
+    of another type to the same program, sent 0.5 s later, is answered
+    while the action still runs (its marker file is not there yet); the
+    slow one is answered only after its action ended (the marker is)."""
+    marker = os.path.join(srv.tmp, "slow.ended")
+    slow = new_id("inl1")
+    res = {}
+
+    def post_slow():
+        res["slow"] = post_stripe(srv, stripe_body(slow, "test.slow"))
+        res["slow_marker"] = os.path.exists(marker)
+    th = threading.Thread(target=post_slow)
+    th.start()
+    time.sleep(0.5)
+    other = new_id("inl2")
+    t0 = time.monotonic()
+    r = post_stripe(srv, stripe_body(other, "charge.created"))
+    took = time.monotonic() - t0
+    ended = os.path.exists(marker)
+    tap.diag("other type's answer with a %d s inline action running in the same "
+             "process: %.3f s" % (INLINE_SLOW_S, took))
+    cases.expect_accepted(r, "the other delivery")
+    check(not ended, "the other delivery was answered only after the %d s action "
+          "ended (%.2f s)" % (INLINE_SLOW_S, took))
+    th.join(INLINE_SLOW_S + 30)
+    check("slow" in res, "the slow delivery got no answer")
+    cases.expect_accepted(res["slow"], "the slow delivery")
+    check(res["slow_marker"], "the slow delivery was answered before its action ended")
+    for eid in (slow, other):
+        row = event_row(srv, "stripe", eid)
+        check_eq((row["status"], row["attempts"]), ("done", 1),
+                 "status and attempts of %s" % eid)
+
+
 # ---------------------------------------------------------------- main
 
 def main():
@@ -1166,6 +1223,16 @@ def run_all(tap, bindir):
               srv)
             t("processing: inline-lock server: no sanitizer reports", cases.case_sanitizers,
               srv)
+            srv.stop()
+
+        srv = servers.add(inline_one_server(bindir))
+        if t("processing: lighttpd starts (inline, one process, a 4 s action)",
+             srv.start):
+            t("processing: inline 4 s action -> another type to the same process "
+              "answered while it runs; the slow one after it ended",
+              case_inline_same_program, srv, tap)
+            t("processing: inline-one server: no sanitizer reports",
+              cases.case_sanitizers, srv)
             srv.stop()
 
         srv = servers.add(inline_server(bindir))

@@ -41,6 +41,14 @@ static const struct rcase cases[] = {
 	    "postgresql://h/db?sslpassword=***#x" },
 	{ "postgresql://u:secretpw@h/db?password=secretpw",
 	    "postgresql://u:***@h/db?password=***" },
+	/* A percent-encoded name, as libpq decodes it, in any case. */
+	{ "postgresql://h/db?%70assword=secretpw&x=1",
+	    "postgresql://h/db?%70assword=***&x=1" },
+	{ "postgresql://h/db?%70%41%53%53%57%4f%52%44=secretpw",
+	    "postgresql://h/db?%70%41%53%53%57%4f%52%44=***" },
+	{ "postgresql://h/db?ssl%50assword=secretpw",
+	    "postgresql://h/db?ssl%50assword=***" },
+	{ "postgresql://h/db?pass%zzword=1", "postgresql://h/db?pass%zzword=1" },
 	/* Keyword/value strings, quoted or not. */
 	{ "host=h password=secretpw dbname=d",
 	    "host=h password=*** dbname=d" },
