@@ -21,6 +21,7 @@
 #include "clock.h"
 #include "ih.h"
 #include "sqlite_int.h"
+#include "sqlite_trust.h"
 
 /* db/sqlite/schema.sql, turned into a C string at build time. */
 extern const char store_sqlite_schema_sql[];
@@ -586,6 +587,9 @@ store_sqlite_open(const struct store_opts *opts, struct store **out,
 		st->queuefd = open(qpath, O_RDWR | O_CREAT | O_CLOEXEC |
 		    O_NOFOLLOW, 0600);
 	sqlite3_extended_result_codes(st->db, 1);
+	rc = sqtrust_harden(st->db, err, errlen);
+	if (rc != IH_OK)
+		goto out;
 	/*
 	 * A CGI program closes the store after every request; checkpointing
 	 * then would cost three more fsyncs per delivery.  Checkpoints still
