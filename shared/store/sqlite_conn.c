@@ -158,6 +158,8 @@ sq_fail(struct sq *st, int rc, const char *what, char *err, size_t errlen)
 	    sqlite3_errmsg(st->db) : sqlite3_errstr(rc);
 
 	snprintf(err, errlen, "%s: %s (sqlite %d)", what, msg, rc);
+	if (st != NULL && sqtrust_refused(err))
+		st->distrusted = 1;
 	return IH_ESTORE;
 }
 
@@ -715,6 +717,8 @@ sq_begin(struct store *base, enum store_durability d, char *err,
 	struct sq *st = sq_of(base);
 	int want = d == STORE_DURABLE ? st->sync_durable : 1, rc;
 
+	if (st->distrusted)
+		st->distrusted = sqtrust_recheck(st->db);
 	/* SHARED: written at NORMAL, synced by sq_commit (sqlite_sync.h). */
 	st->tx_shared = d == STORE_DURABLE && st->shared != NULL;
 	if (st->tx_shared)

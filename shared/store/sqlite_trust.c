@@ -1,5 +1,6 @@
 /* sqlite_trust.c -- the store's schema is data, not code (see the .h). */
 #include <stdio.h>
+#include <string.h>
 
 #include <sqlite3.h>
 
@@ -22,4 +23,17 @@ sqtrust_harden(sqlite3 *db, char *err, size_t errlen)
 		return IH_ESTORE;
 	}
 	return IH_OK;
+}
+
+int
+sqtrust_refused(const char *msg)
+{
+	return strstr(msg, "unsafe use of") != NULL;
+}
+
+int
+sqtrust_recheck(sqlite3 *db)
+{
+	return sqlite3_exec(db, "SELECT 1 FROM sqlite_master LIMIT 0", NULL,
+	    NULL, NULL) == SQLITE_OK ? 0 : 1;
 }

@@ -25,4 +25,18 @@
 
 int	sqtrust_harden(sqlite3 *db, char *err, size_t errlen);
 
+/* 1 when msg, an error's text, says planted code was refused. */
+int	sqtrust_refused(const char *msg);
+
+/*
+ * Once planted code was refused, the connection keeps the schema it
+ * read, and every later statement is compiled against it and refused
+ * again, even once the planted code is gone: nothing it runs checks the
+ * schema's version any more.  Called before the next transaction, this
+ * reads sqlite_master, which checks the version and reloads a changed
+ * schema, so the store works again as soon as it is cleaned.  Returns
+ * 0 (checked) or 1 (could not check: call again next time).
+ */
+int	sqtrust_recheck(sqlite3 *db);
+
 #endif
