@@ -30,6 +30,13 @@ extern const size_t store_postgres_nmigrations;
 #define PG_MIGRATE_LOCK	"7125504931064461312"
 
 /*
+ * Leases are set and compared on the server's clock (transaction start),
+ * never a host's: hosts whose clocks disagree would otherwise take over
+ * each other's live leases.
+ */
+#define PG_NOW_MS	"(extract(epoch FROM now()) * 1000)::bigint"
+
+/*
  * What is due, for a claim ($1 provider or NULL, $2 rowid or 0, $4 now),
  * as in the SQLite backend: received, failed with its time come, or
  * processing with an expired lease; and not behind an unfinished older
@@ -41,7 +48,7 @@ extern const size_t store_postgres_nmigrations;
 	" AND ($2::bigint = 0 OR e.id = $2)" \
 	" AND (e.status = 'received'" \
 	"  OR (e.status = 'failed' AND e.next_attempt_at <= $4)" \
-	"  OR (e.status = 'processing' AND e.lease_until <= $4))" \
+	"  OR (e.status = 'processing' AND e.lease_until <= " PG_NOW_MS "))" \
 	" AND (e.order_key IS NULL OR NOT EXISTS (SELECT 1 FROM events p" \
 	"  WHERE p.provider = e.provider AND p.order_key = e.order_key" \
 	"  AND p.id < e.id" \
@@ -64,7 +71,8 @@ static const struct {
 	    " attempts)"
 	    " VALUES ($1, $2, $3, $4, $5, $6, $7, $7,"
 	    " CASE WHEN $11::text IS NOT NULL THEN 'processing'"
-	    " ELSE coalesce($8, 'received') END, $7, $9, $10, $11, $12,"
+	    " ELSE coalesce($8, 'received') END, $7, $9, $10, $11,"
+	    " " PG_NOW_MS " + $12,"
 	    " CASE WHEN $11::text IS NOT NULL THEN 1 ELSE 0 END)"
 	    " ON CONFLICT (provider, event_id) DO UPDATE SET"
 	    " duplicates = events.duplicates + 1,"
@@ -73,7 +81,7 @@ static const struct {
 	/* A row another claim holds is skipped, never waited for. */
 	[PG_CLAIM] = { "ih_claim", "titii",
 	    "UPDATE events SET status = 'processing', lease_owner = $3,"
-	    " lease_until = $5, attempts = attempts + 1"
+	    " lease_until = " PG_NOW_MS " + $5, attempts = attempts + 1"
 	    " WHERE id = (SELECT e.id FROM events e WHERE " PG_DUE_SQL
 	    "  ORDER BY e.id LIMIT 1 FOR UPDATE SKIP LOCKED)"
 	    " RETURNING id, provider, event_id, event_type, subtype, payload,"
@@ -107,7 +115,7 @@ static const struct {
 	    "  WHERE provider = $1 AND event_id = $3)"
 	    " ORDER BY id LIMIT 1" },
 	[PG_RENEW] = { "ih_renew", "iti",
-	    "UPDATE events SET lease_until = $3"
+	    "UPDATE events SET lease_until = " PG_NOW_MS " + $3"
 	    " WHERE id = $1 AND lease_owner = $2 AND status = 'processing'" },
 	[PG_STALE] = { "ih_stale", "iti",
 	    "UPDATE attempts SET finished_at = $3,"
