@@ -86,10 +86,11 @@ audit_tls(struct pgs *st, struct store_audit *a)
 		return;
 	}
 	if (PQsslInUse(st->conn))
-		snprintf(a->advice, sizeof(a->advice), "the certificate of %s "
-		    "is not checked against its name, so whoever is on the "
-		    "path can pose as the store: use sslmode=verify-full and "
-		    "sslrootcert=<the CA's file> in IDEMHOOK_DB", host);
+		snprintf(a->advice, sizeof(a->advice), "the server's "
+		    "certificate is not verified for the name %s, so whoever "
+		    "is on the path can pose as the store: use "
+		    "sslmode=verify-full and sslrootcert=<the CA's file> in "
+		    "IDEMHOOK_DB", host);
 	else
 		snprintf(a->advice, sizeof(a->advice), "the connection to %s "
 		    "is not encrypted: add sslmode=verify-full and "
