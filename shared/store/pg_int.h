@@ -42,7 +42,6 @@ struct pgs {
 	/* pg_wait.c: the deadline of one round trip (0: none). */
 	long			 wait_ms;
 	int			 silent;	/* the last call timed out */
-	int64_t			 pause_until;	/* monotonic ms */
 	char			 why[160];	/* why there is no conn */
 };
 

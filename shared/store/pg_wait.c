@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,8 +42,40 @@ static const char *const pg_defaults[][2] = {
 };
 #define PG_NDEFAULTS	(sizeof(pg_defaults) / sizeof(pg_defaults[0]))
 
-/* After a failed or silent connection, calls fail at once this long. */
+/*
+ * After a failed or silent connection, opening one fails at once this
+ * long, in the whole process: every thread and every store opened anew
+ * (a receiver opens its store again for the next request), so deliveries
+ * queued behind a silent server do not each wait its connect_timeout.
+ */
 #define PG_PAUSE_MS	1000
+
+static pthread_mutex_t	pause_lock = PTHREAD_MUTEX_INITIALIZER;
+static int64_t		pause_until;	/* monotonic ms */
+static char		pause_why[160];
+
+static void
+pause_set(const char *why)
+{
+	pthread_mutex_lock(&pause_lock);
+	pause_until = clock_mono_ms() + PG_PAUSE_MS;
+	snprintf(pause_why, sizeof(pause_why), "%s", why);
+	pthread_mutex_unlock(&pause_lock);
+}
+
+/* 1 while paused, with the cause of the pause in why. */
+static int
+paused(char *why, size_t len)
+{
+	int on;
+
+	pthread_mutex_lock(&pause_lock);
+	on = pause_until > clock_mono_ms();
+	if (on)
+		snprintf(why, len, "%s", pause_why);
+	pthread_mutex_unlock(&pause_lock);
+	return on;
+}
 /* How long past statement_timeout the client still waits. */
 #define PG_GRACE_MS	250
 
@@ -68,7 +101,7 @@ drop_silent(struct pgs *st, const char *what)
 	st->conn = NULL;
 	st->ready = 0;
 	st->silent = 1;
-	st->pause_until = clock_mono_ms() + PG_PAUSE_MS;
+	pause_set(st->why);
 }
 
 /*
@@ -244,7 +277,7 @@ pg_connect(struct pgs *st, char *err, size_t errlen)
 	if (st->conn != NULL)
 		PQfinish(st->conn);
 	st->conn = NULL;
-	if (st->pause_until > clock_mono_ms()) {
+	if (paused(st->why, sizeof(st->why))) {
 		snprintf(err, errlen, "cannot connect to the store: it failed "
 		    "less than %d ms ago: %s", PG_PAUSE_MS, st->why);
 		return IH_ESTORE;
@@ -272,7 +305,7 @@ pg_connect(struct pgs *st, char *err, size_t errlen)
 		snprintf(st->why, sizeof(st->why), "%s", err);
 		PQfinish(st->conn);
 		st->conn = NULL;
-		st->pause_until = clock_mono_ms() + PG_PAUSE_MS;
+		pause_set(st->why);
 		return IH_ESTORE;
 	}
 	if (PQsetnonblocking(st->conn, 1) != 0)
