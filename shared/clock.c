@@ -2,9 +2,34 @@
  * clock.c -- the one clock: wall and monotonic time.  See clock.h.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "clock.h"
+
+/*
+ * The test builds (IH_FAULTS, as fault.h) let IDEMHOOK_CLOCK_SKEW_MS set
+ * this process's wall clock off by that many milliseconds, to play a
+ * host whose clock is wrong.  Other builds read the clock as it is.
+ */
+static int64_t
+skew_ns(void)
+{
+#ifdef IH_FAULTS
+	static int64_t skew;
+	static int done;
+	const char *v;
+
+	if (!done) {
+		v = getenv("IDEMHOOK_CLOCK_SKEW_MS");
+		skew = v != NULL ? strtoll(v, NULL, 10) * 1000000 : 0;
+		done = 1;
+	}
+	return skew;
+#else
+	return 0;
+#endif
+}
 
 /* Nanoseconds on clock id, or 0 if it cannot be read. */
 static int64_t
@@ -14,7 +39,8 @@ read_ns(clockid_t id)
 
 	if (clock_gettime(id, &ts) != 0)
 		return 0;
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec +
+	    (id == CLOCK_REALTIME ? skew_ns() : 0);
 }
 
 time_t

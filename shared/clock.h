@@ -8,6 +8,10 @@
  * when the system clock is set.  The readings cannot fail on Linux; if
  * clock_gettime ever did, they return 0, which every caller treats as
  * "long ago" (a deadline passed, a stamp too recent to trust).
+ *
+ * In the test builds only (-DIH_FAULTS), IDEMHOOK_CLOCK_SKEW_MS moves
+ * this process's wall time by that many milliseconds: a host whose
+ * clock is wrong, for the tests of what must not depend on it.
  */
 #ifndef IH_CLOCK_H
 #define IH_CLOCK_H

@@ -653,8 +653,9 @@ load_actions(struct config *cfg, const char *provider,
 
 /*
  * The pass-through list, and the lease against the action timeout: the
- * lease is renewed before each action, so one action must end within it,
- * or two processes could run the event's actions at once.
+ * lease is renewed before each action, so one action and then the commit
+ * that ends it (which may wait the busy timeout for the lock) must fit
+ * in it, or two processes could run the event's actions at once.
  */
 static int
 load_action_env(struct config *cfg, const char *provider,
@@ -672,12 +673,14 @@ load_action_env(struct config *cfg, const char *provider,
 		if (cfg->action_passenv == NULL)
 			return IH_ENOMEM;
 	}
-	if (cfg->nactions > 0 && cfg->lease_s <= cfg->action_timeout_s) {
+	if (cfg->nactions > 0 && cfg->lease_s * 1000 <=
+	    cfg->action_timeout_s * 1000 + cfg->busy_timeout_ms) {
 		snprintf(err, errlen, "IDEMHOOK_LEASE (%ld s) must be longer "
-		    "than IDEMHOOK_ACTION_TIMEOUT (%ld s): the lease is "
-		    "renewed before each action, and one action must end "
-		    "within it",
-		    cfg->lease_s, cfg->action_timeout_s);
+		    "than IDEMHOOK_ACTION_TIMEOUT (%ld s) plus "
+		    "IDEMHOOK_BUSY_TIMEOUT_MS (%ld ms): the lease is renewed "
+		    "before each action, and one action and the commit after "
+		    "it must end within it", cfg->lease_s,
+		    cfg->action_timeout_s, cfg->busy_timeout_ms);
 		return IH_ECONFIG;
 	}
 	return IH_OK;

@@ -14,6 +14,8 @@
 # through DIR (mode 0755 for the programs' user, the data itself 0700).
 # IH_PG_OPTS adds server options (make bench turns nothing off; the
 # tests keep fsync on too: every durable answer is a real flush).
+# IH_PG_PORT (default 5432) names the socket, and the TCP port when
+# IH_PG_OPTS sets listen_addresses.
 set -eu
 
 usage() {
@@ -39,7 +41,7 @@ as_owner() {
 
 server_start() {
 	as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
-	    -t 60 -o "-k $dir -c listen_addresses='' -p 5432 \
+	    -t 60 -o "-k $dir -c listen_addresses='' -p ${IH_PG_PORT:-5432} \
 	    -c max_connections=300 -c shared_buffers=32MB ${IH_PG_OPTS:-}" \
 	    start >/dev/null || {
 		cat "$dir/server.log" >&2
@@ -58,7 +60,7 @@ start)
 		exit 1
 	}
 	server_start
-	echo "postgresql:///postgres?host=$dir&port=5432&user=ih"
+	echo "postgresql:///postgres?host=$dir&port=${IH_PG_PORT:-5432}&user=ih"
 	;;
 pause)
 	as_owner "$bindir/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null

@@ -639,8 +639,8 @@ cli_check(struct cli *c, int argc, char **argv)
 			    cfg->nsecrets);
 		/* The settings loader refuses a shorter lease (see above). */
 		if (cfg->nactions > 0)
-			ok(&ck, "%s: IDEMHOOK_LEASE %ld s is longer than "
-			    "IDEMHOOK_ACTION_TIMEOUT %ld s",
+			ok(&ck, "%s: IDEMHOOK_LEASE %ld s leaves room for "
+			    "the commit after IDEMHOOK_ACTION_TIMEOUT %ld s",
 			    providers_all[i]->name, cfg->lease_s,
 			    cfg->action_timeout_s);
 	}

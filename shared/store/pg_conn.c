@@ -30,6 +30,13 @@ extern const size_t store_postgres_nmigrations;
 #define PG_MIGRATE_LOCK	"7125504931064461312"
 
 /*
+ * Leases are set and compared on the server's clock (transaction start),
+ * never a host's: hosts whose clocks disagree would otherwise take over
+ * each other's live leases.
+ */
+#define PG_NOW_MS	"(extract(epoch FROM now()) * 1000)::bigint"
+
+/*
  * What is due, for a claim ($1 provider or NULL, $2 rowid or 0, $4 now),
  * as in the SQLite backend: received, failed with its time come, or
  * processing with an expired lease; and not behind an unfinished older
@@ -41,7 +48,7 @@ extern const size_t store_postgres_nmigrations;
 	" AND ($2::bigint = 0 OR e.id = $2)" \
 	" AND (e.status = 'received'" \
 	"  OR (e.status = 'failed' AND e.next_attempt_at <= $4)" \
-	"  OR (e.status = 'processing' AND e.lease_until <= $4))" \
+	"  OR (e.status = 'processing' AND e.lease_until <= " PG_NOW_MS "))" \
 	" AND (e.order_key IS NULL OR NOT EXISTS (SELECT 1 FROM events p" \
 	"  WHERE p.provider = e.provider AND p.order_key = e.order_key" \
 	"  AND p.id < e.id" \
@@ -64,7 +71,8 @@ static const struct {
 	    " attempts)"
 	    " VALUES ($1, $2, $3, $4, $5, $6, $7, $7,"
 	    " CASE WHEN $11::text IS NOT NULL THEN 'processing'"
-	    " ELSE coalesce($8, 'received') END, $7, $9, $10, $11, $12,"
+	    " ELSE coalesce($8, 'received') END, $7, $9, $10, $11,"
+	    " " PG_NOW_MS " + $12,"
 	    " CASE WHEN $11::text IS NOT NULL THEN 1 ELSE 0 END)"
 	    " ON CONFLICT (provider, event_id) DO UPDATE SET"
 	    " duplicates = events.duplicates + 1,"
@@ -73,7 +81,7 @@ static const struct {
 	/* A row another claim holds is skipped, never waited for. */
 	[PG_CLAIM] = { "ih_claim", "titii",
 	    "UPDATE events SET status = 'processing', lease_owner = $3,"
-	    " lease_until = $5, attempts = attempts + 1"
+	    " lease_until = " PG_NOW_MS " + $5, attempts = attempts + 1"
 	    " WHERE id = (SELECT e.id FROM events e WHERE " PG_DUE_SQL
 	    "  ORDER BY e.id LIMIT 1 FOR UPDATE SKIP LOCKED)"
 	    " RETURNING id, provider, event_id, event_type, subtype, payload,"
@@ -108,7 +116,7 @@ static const struct {
 	    "  WHERE provider = $1 AND event_id = $3)"
 	    " ORDER BY id LIMIT 1" },
 	[PG_RENEW] = { "ih_renew", "iti",
-	    "UPDATE events SET lease_until = $3"
+	    "UPDATE events SET lease_until = " PG_NOW_MS " + $3"
 	    " WHERE id = $1 AND lease_owner = $2 AND status = 'processing'" },
 	[PG_STALE] = { "ih_stale", "iti",
 	    "UPDATE attempts SET finished_at = $3,"
@@ -188,8 +196,8 @@ pg_fail(struct pgs *st, PGresult *res, const char *what, char *err,
 	const char *state = res != NULL ?
 	    PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 
-	if ((msg == NULL || *msg == '\0') && st->conn != NULL)
-		msg = PQerrorMessage(st->conn);
+	if (msg == NULL || *msg == '\0')
+		msg = st->conn != NULL ? PQerrorMessage(st->conn) : st->why;
 	if (state != NULL && strcmp(state, "55P03") == 0)
 		/* lock_timeout: say it as SQLite's busy timeout says it. */
 		snprintf(err, errlen, "%s: the store is locked: other "
@@ -208,7 +216,7 @@ static int
 pg_simple(struct pgs *st, const char *sql, const char *what, char *err,
     size_t errlen)
 {
-	PGresult *res = PQexec(st->conn, sql);
+	PGresult *res = pg_wait_exec(st, sql);
 
 	if (PQresultStatus(res) != PGRES_COMMAND_OK &&
 	    PQresultStatus(res) != PGRES_TUPLES_OK)
@@ -227,7 +235,7 @@ prepare_all(struct pgs *st, char *err, size_t errlen)
 
 	for (i = 0; i < PG_NSTMT; i++) {
 		pg_types(pg_sql[i].types, oids, &n);
-		res = PQprepare(st->conn, pg_sql[i].name, pg_sql[i].sql, n,
+		res = pg_wait_prepare(st, pg_sql[i].name, pg_sql[i].sql, n,
 		    oids);
 		if (PQresultStatus(res) != PGRES_COMMAND_OK)
 			return pg_fail(st, res, "cannot prepare statement",
@@ -243,7 +251,7 @@ schema_version(struct pgs *st, int *version, char *err, size_t errlen)
 {
 	PGresult *res;
 
-	res = PQexec(st->conn, "SELECT coalesce(max(version), 0)"
+	res = pg_wait_exec(st, "SELECT coalesce(max(version), 0)"
 	    " FROM idemhook_schema");
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
 		return pg_fail(st, res, "cannot read schema version", err,
@@ -263,6 +271,7 @@ migrate(struct pgs *st, char *err, size_t errlen)
 {
 	char sql[128], what[64];
 	int version = 0, v, rc;
+	long wait = -1;
 
 	rc = pg_simple(st, "BEGIN; SELECT pg_advisory_xact_lock("
 	    PG_MIGRATE_LOCK "); CREATE TABLE IF NOT EXISTS idemhook_schema"
@@ -280,7 +289,14 @@ migrate(struct pgs *st, char *err, size_t errlen)
 		rc = IH_ECONFIG;
 		goto out;
 	}
-	if (version == 0)
+	/* A migration of a big table may take long; still bounded. */
+	if (version < STORE_SCHEMA_VERSION && st->wait_ms > 0) {
+		wait = st->wait_ms;
+		st->wait_ms = 600000 + 1000;
+		rc = pg_simple(st, "SET LOCAL statement_timeout = 600000",
+		    "cannot migrate", err, errlen);
+	}
+	if (version == 0 && rc == IH_OK)
 		rc = pg_simple(st, store_postgres_schema_sql,
 		    "cannot apply schema", err, errlen);
 	for (v = version + 1; version > 0 && v <= STORE_SCHEMA_VERSION &&
@@ -312,7 +328,9 @@ migrate(struct pgs *st, char *err, size_t errlen)
 out:
 	if (rc != IH_OK && st->conn != NULL &&
 	    PQtransactionStatus(st->conn) != PQTRANS_IDLE)
-		PQclear(PQexec(st->conn, "ROLLBACK"));
+		PQclear(pg_wait_exec(st, "ROLLBACK"));
+	if (wait >= 0)
+		st->wait_ms = wait;
 	return rc;
 }
 
@@ -320,34 +338,12 @@ out:
 static int
 connect_db(struct pgs *st, int set_up, char *err, size_t errlen)
 {
-	char sql[96];
-	PGresult *res;
 	int rc;
 
-	st->ready = 0;
-	if (st->conn != NULL)
-		PQfinish(st->conn);
-	st->conn = PQconnectdb(st->uri);
-	if (st->conn == NULL) {
-		snprintf(err, errlen, "cannot connect to the store: out of "
-		    "memory");
-		return IH_ESTORE;
-	}
-	if (PQstatus(st->conn) != CONNECTION_OK) {
-		pg_message(PQerrorMessage(st->conn),
-		    "cannot connect to the store", err, errlen);
-		return IH_ESTORE;
-	}
-	/*
-	 * Notices (e.g. "relation already exists") are not for the log.  A
-	 * lock held past the busy timeout (an operator's LOCK TABLE, a stuck
-	 * migration) fails the statement, answered 503, as in SQLite.
-	 */
-	snprintf(sql, sizeof(sql), "SET client_min_messages = warning;"
-	    " SET lock_timeout = %ld", st->busy_timeout_ms > 0 ?
-	    st->busy_timeout_ms : 5000);
-	res = PQexec(st->conn, sql);
-	PQclear(res);
+	/* Timeouts and session settings: pg_wait.c. */
+	rc = pg_connect(st, err, errlen);
+	if (rc != IH_OK)
+		return rc;
 	if (set_up) {
 		rc = migrate(st, err, errlen);
 		if (rc != IH_OK)
@@ -374,8 +370,8 @@ pg_exec_stmt(struct pgs *st, enum pg_stmt i, const struct pg_params *p,
 {
 	PGresult *res;
 
-	res = PQexecPrepared(st->conn, pg_sql[i].name, p->n, p->v, p->len,
-	    p->fmt, 0);
+	res = pg_wait_prepared(st, pg_sql[i].name, p->n, p->v, p->len,
+	    p->fmt);
 	if (PQresultStatus(res) != want) {
 		pg_fail(st, res, what, err, errlen);
 		return NULL;
@@ -396,8 +392,7 @@ pg_exec_sql(struct pgs *st, const char *sql, const char *types,
 	if (!st->base.tx.open && pg_ensure(st, err, errlen) != IH_OK)
 		return NULL;
 	pg_types(types, oids, &n);
-	res = PQexecParams(st->conn, sql, p->n, oids, p->v, p->len, p->fmt,
-	    0);
+	res = pg_wait_params(st, sql, p->n, oids, p->v, p->len, p->fmt);
 	if (PQresultStatus(res) != want) {
 		pg_fail(st, res, what, err, errlen);
 		return NULL;
@@ -511,12 +506,13 @@ pg_begin(struct store *base, enum store_durability d, char *err,
 			return rc;
 		rc = pg_simple(st, sql, "cannot begin transaction", err,
 		    errlen);
-		if (rc == IH_OK || st->ready)
+		/* A silent server is not asked twice: 503 at once. */
+		if (rc == IH_OK || st->ready || st->silent)
 			break;
 	}
 	if (rc != IH_OK && st->conn != NULL &&
 	    PQtransactionStatus(st->conn) != PQTRANS_IDLE)
-		PQclear(PQexec(st->conn, "ROLLBACK"));
+		PQclear(pg_wait_exec(st, "ROLLBACK"));
 	return rc;
 }
 
@@ -527,7 +523,7 @@ pg_rollback(struct store *base)
 
 	if (st->conn != NULL && PQstatus(st->conn) == CONNECTION_OK &&
 	    PQtransactionStatus(st->conn) != PQTRANS_IDLE)
-		PQclear(PQexec(st->conn, "ROLLBACK"));
+		PQclear(pg_wait_exec(st, "ROLLBACK"));
 }
 
 static int
@@ -536,7 +532,7 @@ pg_commit(struct store *base, char *err, size_t errlen)
 	struct pgs *st = pg_of(base);
 	PGresult *res;
 
-	res = PQexec(st->conn, "COMMIT");
+	res = pg_wait_exec(st, "COMMIT");
 	/* A failed transaction's COMMIT answers ROLLBACK: not committed. */
 	if (PQresultStatus(res) != PGRES_COMMAND_OK ||
 	    strcmp(PQcmdStatus(res), "COMMIT") != 0) {
@@ -570,81 +566,6 @@ pg_savepoint(struct store *base, enum store_sp op, char *err,
 		    "cannot roll back to savepoint", err, errlen);
 	return pg_simple(st, "RELEASE ih", "cannot release savepoint", err,
 	    errlen);
-}
-
-/* Reads one setting with SHOW. */
-static int
-show(struct pgs *st, const char *sql, char *out, size_t len, char *err,
-    size_t errlen)
-{
-	PGresult *res;
-
-	if (pg_ensure(st, err, errlen) != IH_OK)
-		return IH_ESTORE;
-	res = PQexec(st->conn, sql);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
-		return pg_fail(st, res, "cannot read a setting", err, errlen);
-	snprintf(out, len, "%s", PQgetvalue(res, 0, 0));
-	PQclear(res);
-	return IH_OK;
-}
-
-/*
- * The server version, synchronous_commit (what a durable commit relies
- * on: "off" would answer 200 before the WAL is flushed), and TLS, which a
- * connection over the network needs; a Unix socket stays on the host.
- */
-static int
-pg_audit(struct store *base, int (*fn)(void *, const struct store_audit *),
-    void *arg, char *err, size_t errlen)
-{
-	struct pgs *st = pg_of(base);
-	struct store_audit a;
-	const char *host;
-	int rc;
-
-	memset(&a, 0, sizeof(a));
-	a.name = "server_version";
-	rc = show(st, "SHOW server_version", a.value, sizeof(a.value), err,
-	    errlen);
-	if (rc != IH_OK)
-		return rc;
-	a.ok = PQserverVersion(st->conn) >= 110000;
-	if (!a.ok)
-		snprintf(a.advice, sizeof(a.advice), "PostgreSQL 11 or later "
-		    "is needed");
-	rc = fn(arg, &a);
-	if (rc != IH_OK)
-		return rc;
-	memset(&a, 0, sizeof(a));
-	a.name = "synchronous_commit";
-	rc = show(st, "SHOW synchronous_commit", a.value, sizeof(a.value),
-	    err, errlen);
-	if (rc != IH_OK)
-		return rc;
-	/* The store sets it per transaction; the default shows the server. */
-	a.ok = 1;
-	rc = fn(arg, &a);
-	if (rc != IH_OK)
-		return rc;
-	memset(&a, 0, sizeof(a));
-	a.name = "TLS";
-	host = PQhost(st->conn);
-	if (PQsslInUse(st->conn)) {
-		snprintf(a.value, sizeof(a.value), "in use (%s)",
-		    PQsslAttribute(st->conn, "protocol") != NULL ?
-		    PQsslAttribute(st->conn, "protocol") : "?");
-		a.ok = 1;
-	} else if (host == NULL || *host == '\0' || *host == '/') {
-		snprintf(a.value, sizeof(a.value), "not needed (Unix socket)");
-		a.ok = 1;
-	} else {
-		snprintf(a.value, sizeof(a.value), "not in use");
-		snprintf(a.advice, sizeof(a.advice), "the connection to %s "
-		    "is not encrypted: add sslmode=verify-full (or require) "
-		    "to IDEMHOOK_DB", host);
-	}
-	return fn(arg, &a);
 }
 
 static const struct store_ops pg_ops = {

@@ -498,11 +498,11 @@ pg_console_explain(struct store *base, char *buf, size_t len, char *err,
 	if (pg_ensure(st, err, errlen) != IH_OK)
 		return IH_ESTORE;
 	/* Sequential scans priced out, for this transaction only. */
-	b = PQexec(st->conn, "BEGIN READ ONLY");
+	b = pg_wait_exec(st, "BEGIN READ ONLY");
 	if (PQresultStatus(b) != PGRES_COMMAND_OK)
 		return pg_fail(st, b, "cannot begin explain", err, errlen);
 	PQclear(b);
-	b = PQexec(st->conn, "SET LOCAL enable_seqscan = off");
+	b = pg_wait_exec(st, "SET LOCAL enable_seqscan = off");
 	rc = PQresultStatus(b) == PGRES_COMMAND_OK ? IH_OK :
 	    pg_fail(st, b, "cannot set enable_seqscan", err, errlen);
 	if (rc == IH_OK) {
@@ -526,6 +526,6 @@ pg_console_explain(struct store *base, char *buf, size_t len, char *err,
 		rc = explain_one(st, "last", SQL_LAST, "t", &last, buf, len,
 		    &used, err, errlen);
 	if (st->conn != NULL && PQtransactionStatus(st->conn) != PQTRANS_IDLE)
-		PQclear(PQexec(st->conn, "ROLLBACK"));
+		PQclear(pg_wait_exec(st, "ROLLBACK"));
 	return rc;
 }

@@ -1,6 +1,8 @@
 /*
  * pg_int.h -- the PostgreSQL backend's own parts, shared by its files:
  * pg_conn.c (connection, reconnection, schema, transactions, audit),
+ * pg_wait.c (timeouts: every wait on the server bounded), pg_audit.c
+ * (what idemhook check reports),
  * pg_record.c (recording and processing), pg_query.c (the operator's
  * queries), pg_objects.c (the objects table) and pg_console.c (the
  * console's).
@@ -37,6 +39,10 @@ struct pgs {
 	enum store_durability	 durable_as;
 	long			 busy_timeout_ms;	/* lock_timeout */
 	int			 ready;	/* connected, statements prepared */
+	/* pg_wait.c: the deadline of one round trip (0: none). */
+	long			 wait_ms;
+	int			 silent;	/* the last call timed out */
+	char			 why[160];	/* why there is no conn */
 };
 
 #define PG_MAXP	24
@@ -80,6 +86,26 @@ int	pg_exec_change(struct pgs *, const char *, const char *,
 int64_t	pg_getint(const PGresult *, int, int);
 const char *pg_gettext(const PGresult *, int, int);
 long	pg_changes(const PGresult *);
+
+/*
+ * pg_wait.c: opens st->conn with the default timeouts (NULL conn and
+ * IH_ESTORE on failure), and the round trips with their deadline: each
+ * returns what PQexec would, or NULL when the server was silent (its
+ * connection dropped) or there is no connection; st->why then says so.
+ */
+int	pg_connect(struct pgs *, char *, size_t);
+PGresult *pg_wait_exec(struct pgs *, const char *);
+PGresult *pg_wait_prepared(struct pgs *, const char *, int,
+	    const char *const *, const int *, const int *);
+PGresult *pg_wait_params(struct pgs *, const char *, int,
+	    const unsigned int *, const char *const *, const int *,
+	    const int *);
+PGresult *pg_wait_prepare(struct pgs *, const char *, const char *, int,
+	    const unsigned int *);
+
+/* pg_audit.c: store_audit()'s findings, TLS and timeouts included. */
+int	pg_audit(struct store *, int (*)(void *, const struct store_audit *),
+	    void *, char *, size_t);
 
 /* pg_record.c */
 int	pg_record(struct store *, const struct store_event *, int64_t,

@@ -390,7 +390,7 @@ pg_stats(struct store *base, const char *provider, int64_t since_ms,
 	if (pg_ensure(st, err, errlen) != IH_OK)
 		return IH_ESTORE;
 	/* One snapshot for every figure. */
-	b = PQexec(st->conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+	b = pg_wait_exec(st, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
 	if (PQresultStatus(b) != PGRES_COMMAND_OK)
 		return pg_fail(st, b, "cannot begin read", err, errlen);
 	PQclear(b);
@@ -454,7 +454,7 @@ pg_stats(struct store *base, const char *provider, int64_t since_ms,
 out:
 	PQclear(r);
 	if (st->conn != NULL && PQtransactionStatus(st->conn) != PQTRANS_IDLE)
-		PQclear(PQexec(st->conn, "COMMIT"));
+		PQclear(pg_wait_exec(st, "COMMIT"));
 	return rc;
 }
 

@@ -5,13 +5,13 @@
 
 #include <libpq-fe.h>
 
-#include "clock.h"
 #include "ih.h"
 #include "pg_int.h"
 
 /*
  * Records ev, and with owner set claims the new event in the same insert
- * (status processing, attempt 1, lease until lease_until).
+ * (status processing, attempt 1): the lease runs for lease_until - now_ms
+ * on the server's clock (PG_NOW_MS), not this host's.
  */
 int
 pg_record(struct store *base, const struct store_event *ev, int64_t now_ms,
@@ -36,7 +36,7 @@ pg_record(struct store *base, const struct store_event *ev, int64_t now_ms,
 	pg_text(&p, ev->fingerprint);
 	pg_text(&p, owner);
 	if (owner != NULL)
-		pg_int(&p, lease_until);
+		pg_int(&p, lease_until - now_ms);
 	else
 		pg_text(&p, NULL);
 	r = pg_exec_stmt(st, PG_RECORD, &p, PGRES_TUPLES_OK,
@@ -165,7 +165,7 @@ pg_claim(struct store *base, const char *provider, int64_t rowid,
 	pg_int(&p, rowid);
 	pg_text(&p, owner);
 	pg_int(&p, now_ms);
-	pg_int(&p, now_ms + lease_ms);
+	pg_int(&p, lease_ms);	/* from the server's now: PG_NOW_MS */
 	r = pg_exec_stmt(st, PG_CLAIM, &p, PGRES_TUPLES_OK,
 	    "cannot claim event", err, errlen);
 	if (r == NULL)
@@ -312,8 +312,8 @@ pg_renew(struct store *base, const struct store_job *job, const char *owner,
 	memset(&p, 0, sizeof(p));
 	pg_int(&p, job->rowid);
 	pg_text(&p, owner);
-	/* The new lease runs from now, once the transaction is open. */
-	pg_int(&p, clock_wall_ms() + lease_ms);
+	/* The new lease runs from the server's now (PG_NOW_MS). */
+	pg_int(&p, lease_ms);
 	rc = job_move(pg_of(base), PG_RENEW, &p, &n, "cannot renew lease",
 	    err, errlen);
 	return lease_lost(rc, n, job, err, errlen);

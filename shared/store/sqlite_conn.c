@@ -21,6 +21,7 @@
 #include "clock.h"
 #include "ih.h"
 #include "sqlite_int.h"
+#include "sqlite_trust.h"
 
 /* db/sqlite/schema.sql, turned into a C string at build time. */
 extern const char store_sqlite_schema_sql[];
@@ -157,6 +158,8 @@ sq_fail(struct sq *st, int rc, const char *what, char *err, size_t errlen)
 	    sqlite3_errmsg(st->db) : sqlite3_errstr(rc);
 
 	snprintf(err, errlen, "%s: %s (sqlite %d)", what, msg, rc);
+	if (st != NULL && sqtrust_refused(err))
+		st->distrusted = 1;
 	return IH_ESTORE;
 }
 
@@ -586,6 +589,9 @@ store_sqlite_open(const struct store_opts *opts, struct store **out,
 		st->queuefd = open(qpath, O_RDWR | O_CREAT | O_CLOEXEC |
 		    O_NOFOLLOW, 0600);
 	sqlite3_extended_result_codes(st->db, 1);
+	rc = sqtrust_harden(st->db, err, errlen);
+	if (rc != IH_OK)
+		goto out;
 	/*
 	 * A CGI program closes the store after every request; checkpointing
 	 * then would cost three more fsyncs per delivery.  Checkpoints still
@@ -711,6 +717,8 @@ sq_begin(struct store *base, enum store_durability d, char *err,
 	struct sq *st = sq_of(base);
 	int want = d == STORE_DURABLE ? st->sync_durable : 1, rc;
 
+	if (st->distrusted)
+		st->distrusted = sqtrust_recheck(st->db);
 	/* SHARED: written at NORMAL, synced by sq_commit (sqlite_sync.h). */
 	st->tx_shared = d == STORE_DURABLE && st->shared != NULL;
 	if (st->tx_shared)

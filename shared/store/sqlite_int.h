@@ -21,6 +21,7 @@ struct sq {
 	int		 queued;	/* this store holds the queue lock */
 	long		 busy_timeout_ms;
 	int64_t		 busy_start_ms;
+	int		 distrusted;	/* code refused: sqlite_trust.h */
 	sqlite3_stmt	*record;
 	sqlite3_stmt	*begin;
 	sqlite3_stmt	*commit;

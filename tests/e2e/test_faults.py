@@ -404,6 +404,7 @@ def crash(bindir, servers, tap, point):
     actions = os.path.join(tmp, "actions-" + point)
     env = {"IDEMHOOK_FAULT": point, "IDEMHOOK_FAULT_ONCE": fired,
            "IDEMHOOK_LEASE": "2", "IDEMHOOK_ACTION_TIMEOUT": "1",
+           "IDEMHOOK_BUSY_TIMEOUT_MS": "900",  # LEASE > TIMEOUT + busy
            "IDEMHOOK_RETRY_BASE_MS": "100"}
     env.update(R.action_env(actions))
     srv = servers.add(Server(bindir, providers=["stripe", "asaas", "shopify"],

@@ -46,6 +46,7 @@ def hosts(bindir, servers, tmp):
     # Only payment_intent.* runs the counting action; test.slow the slow one.
     env["IDEMHOOK_STRIPE_ACTION"] = "payment_intent.* " + env["IDEMHOOK_STRIPE_ACTION"][2:]
     env.update({"IDEMHOOK_LEASE": str(LEASE_S), "IDEMHOOK_ACTION_TIMEOUT": "2",
+                "IDEMHOOK_BUSY_TIMEOUT_MS": "900",  # LEASE > TIMEOUT + busy
                 "IDEMHOOK_RETRY_BASE_MS": "200",
                 "IDEMHOOK_STRIPE_ACTION_2": "test.slow " + SLOW % os.path.join(tmp, "slow.out")})
     secret = harness.default_secret("stripe")

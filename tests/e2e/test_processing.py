@@ -508,6 +508,7 @@ def crash_server(bindir):
     srv.env.update({
         "IDEMHOOK_LEASE": "5",
         "IDEMHOOK_ACTION_TIMEOUT": "4",
+        "IDEMHOOK_BUSY_TIMEOUT_MS": "900",  # LEASE > TIMEOUT + busy
         "IDEMHOOK_MAX_ATTEMPTS": "5",
         "IDEMHOOK_RETRY_BASE_MS": "300",
         "IDEMHOOK_STRIPE_ACTION": "payment_intent.succeeded " + SLOW_CMD % d,
@@ -887,6 +888,7 @@ echo "end $IDEMHOOK_EVENT_ID $1 $(date +%%s.%%N)" >> "%(dir)s/lease.out"
 def lease_settings(srv, nap, lease, timeout):
     script = write_script(srv, "lease.sh", LEASE_SH % {"dir": srv.tmp, "nap": nap})
     return {"IDEMHOOK_LEASE": str(lease), "IDEMHOOK_ACTION_TIMEOUT": str(timeout),
+            "IDEMHOOK_BUSY_TIMEOUT_MS": "900",  # LEASE > TIMEOUT + busy
             "IDEMHOOK_RETRY_BASE_MS": "200", "IDEMHOOK_MAX_ATTEMPTS": "5",
             "IDEMHOOK_STRIPE_ACTION": "test.lease /bin/sh %s 1" % script,
             "IDEMHOOK_STRIPE_ACTION_2": "test.lease /bin/sh %s 2" % script,
@@ -929,12 +931,21 @@ def case_lease_refused(srv, bindir):
     out = r.stdout.decode(errors="replace")
     check(r.returncode != 0 and "IDEMHOOK_LEASE" in out,
           "idemhook work with LEASE=2 < ACTION_TIMEOUT=30 exited %d: %s" % (r.returncode, out))
-    env["IDEMHOOK_LEASE"] = "31"
+    # Issue 24 item 9: longer than the action, but no room for the commit
+    # after it (the busy timeout, 5 s by default): refused too.
+    env["IDEMHOOK_LEASE"] = "35"
+    r = subprocess.run([os.path.join(bindir, "idemhook"), "check", "--provider", "stripe"],
+                       env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+    out = r.stdout.decode(errors="replace")
+    check(r.returncode == 1 and "IDEMHOOK_BUSY_TIMEOUT_MS" in out,
+          "idemhook check with LEASE=35 = ACTION_TIMEOUT=30 + busy 5 s exited %d: %s"
+          % (r.returncode, out))
+    env["IDEMHOOK_LEASE"] = "36"
     r = subprocess.run([os.path.join(bindir, "idemhook"), "check", "--provider", "stripe"],
                        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
     out = r.stdout.decode(errors="replace")
     check("IDEMHOOK_LEASE" not in out or "problem" not in out.split("IDEMHOOK_LEASE")[0][-200:],
-          "LEASE=31 > ACTION_TIMEOUT=30 still reported: %s" % out)
+          "LEASE=36 > ACTION_TIMEOUT=30 + busy 5 s still reported: %s" % out)
 
 
 def case_lease_refused_receiver(bindir, servers):

@@ -1,0 +1,315 @@
+/*
+ * pg_wait.c -- PostgreSQL: every wait on the server is bounded.
+ *
+ * A server that accepts TCP and then says nothing (a frozen host, a
+ * pooler at its limit, a firewall that drops) must not hold a delivery
+ * past the provider's own timeout.  So the connection is opened with
+ * connect_timeout and TCP keepalives unless the URI sets its own, the
+ * session gets a statement_timeout unless the URI, role or database set
+ * one, and every round trip runs on libpq's asynchronous calls with a
+ * deadline of that statement_timeout plus a little: a server that has
+ * not answered by then is silent, not slow.  Its connection is dropped
+ * (the answer is IH_ESTORE, 503 for a delivery) and, after a short pause
+ * in which calls fail at once, opened anew, so a writer recovers by
+ * itself when the server comes back.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "clock.h"
+#include "ih.h"
+#include "pg_int.h"
+
+/*
+ * The defaults, each used only when the URI (or PGCONNECT_TIMEOUT and
+ * friends) does not set it: a connection is refused after 3 s, an idle
+ * one whose peer died is dropped after 10 + 3 * 5 s, and data unacknowledged
+ * for 10 s breaks the connection.
+ */
+static const char *const pg_defaults[][2] = {
+	{ "connect_timeout", "3" },
+	{ "keepalives", "1" },
+	{ "keepalives_idle", "10" },
+	{ "keepalives_interval", "5" },
+	{ "keepalives_count", "3" },
+	{ "tcp_user_timeout", "10000" },
+};
+#define PG_NDEFAULTS	(sizeof(pg_defaults) / sizeof(pg_defaults[0]))
+
+/*
+ * After a failed or silent connection, opening one fails at once this
+ * long, in the whole process: every thread and every store opened anew
+ * (a receiver opens its store again for the next request), so deliveries
+ * queued behind a silent server do not each wait its connect_timeout.
+ */
+#define PG_PAUSE_MS	1000
+
+static pthread_mutex_t	pause_lock = PTHREAD_MUTEX_INITIALIZER;
+static int64_t		pause_until;	/* monotonic ms */
+static char		pause_why[160];
+
+static void
+pause_set(const char *why)
+{
+	pthread_mutex_lock(&pause_lock);
+	pause_until = clock_mono_ms() + PG_PAUSE_MS;
+	snprintf(pause_why, sizeof(pause_why), "%s", why);
+	pthread_mutex_unlock(&pause_lock);
+}
+
+/* 1 while paused, with the cause of the pause in why. */
+static int
+paused(char *why, size_t len)
+{
+	int on;
+
+	pthread_mutex_lock(&pause_lock);
+	on = pause_until > clock_mono_ms();
+	if (on)
+		snprintf(why, len, "%s", pause_why);
+	pthread_mutex_unlock(&pause_lock);
+	return on;
+}
+/* How long past statement_timeout the client still waits. */
+#define PG_GRACE_MS	250
+
+/* 1 when this libpq knows the keyword (tcp_user_timeout needs 12). */
+static int
+known(const PQconninfoOption *all, const char *kw)
+{
+	const PQconninfoOption *o;
+
+	for (o = all; o != NULL && o->keyword != NULL; o++)
+		if (strcmp(o->keyword, kw) == 0)
+			return 1;
+	return 0;
+}
+
+/* Drops the connection of a silent server; the next call reopens it. */
+static void
+drop_silent(struct pgs *st, const char *what)
+{
+	snprintf(st->why, sizeof(st->why), "the store did not answer %s "
+	    "within %ld ms (connection dropped)", what, st->wait_ms);
+	PQfinish(st->conn);
+	st->conn = NULL;
+	st->ready = 0;
+	st->silent = 1;
+	pause_set(st->why);
+}
+
+/*
+ * Waits until the socket is ready for events or the deadline (0: none)
+ * passes.  Returns 1 ready, 0 deadline passed, -1 error.
+ */
+static int
+wait_sock(PGconn *conn, short events, int64_t deadline)
+{
+	struct pollfd pfd;
+	int64_t left;
+	int n;
+
+	pfd.fd = PQsocket(conn);
+	pfd.events = events;
+	if (pfd.fd < 0)
+		return -1;
+	for (;;) {
+		left = deadline > 0 ? deadline - clock_mono_ms() : -1;
+		if (deadline > 0 && left <= 0)
+			return 0;
+		n = poll(&pfd, 1, left > 1000000 ? 1000000 : (int)left);
+		if (n >= 0 || errno != EINTR)
+			return n > 0 ? 1 : n;
+	}
+}
+
+/*
+ * Collects the results of the query just sent: the last one, as PQexec
+ * gives it.  NULL when the server was silent past the deadline (st->why
+ * says so) or the connection is gone.
+ */
+static PGresult *
+collect(struct pgs *st, const char *what)
+{
+	PGconn *conn = st->conn;
+	PGresult *last = NULL, *r;
+	int64_t deadline;
+	int f, w;
+
+	deadline = st->wait_ms > 0 ? clock_mono_ms() + st->wait_ms : 0;
+	/* Nonblocking: a big payload is sent as the socket takes it. */
+	for (f = PQflush(conn); f == 1; f = PQflush(conn)) {
+		w = wait_sock(conn, POLLOUT | POLLIN, deadline);
+		if (w == 0)
+			goto silent;
+		if (w < 0 || !PQconsumeInput(conn))
+			break;
+	}
+	for (;;) {
+		while (f >= 0 && PQisBusy(conn)) {
+			w = wait_sock(conn, POLLIN, deadline);
+			if (w == 0)
+				goto silent;
+			if (w < 0 || !PQconsumeInput(conn))
+				break;
+		}
+		r = PQgetResult(conn);
+		if (r == NULL)
+			break;
+		PQclear(last);
+		last = r;
+		if (PQresultStatus(r) == PGRES_COPY_IN ||
+		    PQresultStatus(r) == PGRES_COPY_OUT ||
+		    PQstatus(conn) == CONNECTION_BAD)
+			break;
+	}
+	return last;
+silent:
+	PQclear(last);
+	drop_silent(st, what);
+	return NULL;
+}
+
+/* 1 when there is a connection to send on; else st->why says why. */
+static int
+usable(struct pgs *st)
+{
+	st->silent = 0;
+	if (st->conn != NULL)
+		return 1;
+	snprintf(st->why, sizeof(st->why), "the connection to the store "
+	    "was lost");
+	return 0;
+}
+
+PGresult *
+pg_wait_exec(struct pgs *st, const char *sql)
+{
+	if (!usable(st))
+		return NULL;
+	if (!PQsendQuery(st->conn, sql))
+		return NULL;
+	return collect(st, "a statement");
+}
+
+PGresult *
+pg_wait_prepared(struct pgs *st, const char *name, int n,
+    const char *const *v, const int *len, const int *fmt)
+{
+	if (!usable(st))
+		return NULL;
+	if (!PQsendQueryPrepared(st->conn, name, n, v, len, fmt, 0))
+		return NULL;
+	return collect(st, "a statement");
+}
+
+PGresult *
+pg_wait_params(struct pgs *st, const char *sql, int n,
+    const unsigned int *oids, const char *const *v, const int *len,
+    const int *fmt)
+{
+	if (!usable(st))
+		return NULL;
+	if (!PQsendQueryParams(st->conn, sql, n, oids, v, len, fmt, 0))
+		return NULL;
+	return collect(st, "a statement");
+}
+
+PGresult *
+pg_wait_prepare(struct pgs *st, const char *name, const char *sql, int n,
+    const unsigned int *oids)
+{
+	if (!usable(st))
+		return NULL;
+	if (!PQsendPrepare(st->conn, name, sql, n, oids))
+		return NULL;
+	return collect(st, "a prepare");
+}
+
+/*
+ * The session's settings: notices off the log; lock_timeout the busy
+ * timeout, as SQLite waits for its lock; statement_timeout the same
+ * unless the URI (options=-c statement_timeout=...), the role or the
+ * database set one; and the client's deadline that statement_timeout
+ * plus a grace, so that the server's own timeout speaks first.
+ */
+static int
+session(struct pgs *st, char *err, size_t errlen)
+{
+	char sql[448];
+	PGresult *r;
+	long busy = st->busy_timeout_ms > 0 ? st->busy_timeout_ms : 5000;
+	long stmt;
+
+	st->wait_ms = busy + PG_GRACE_MS;
+	snprintf(sql, sizeof(sql), "SET client_min_messages = warning;"
+	    " SET lock_timeout = %ld; SELECT CASE WHEN source IN ('client',"
+	    " 'user', 'database', 'database user') THEN setting::bigint"
+	    " ELSE extract(epoch FROM set_config('statement_timeout', '%ld',"
+	    " false)::interval) * 1000 END::bigint FROM pg_settings"
+	    " WHERE name = 'statement_timeout'", busy, busy);
+	r = pg_wait_exec(st, sql);
+	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
+		return pg_fail(st, r, "cannot set the session up", err,
+		    errlen);
+	stmt = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+	PQclear(r);
+	/* statement_timeout = 0 set on purpose: no deadline but TCP's. */
+	st->wait_ms = stmt > 0 ? stmt + PG_GRACE_MS : 0;
+	return IH_OK;
+}
+
+int
+pg_connect(struct pgs *st, char *err, size_t errlen)
+{
+	const char *kw[PG_NDEFAULTS + 2], *val[PG_NDEFAULTS + 2];
+	PQconninfoOption *all;
+	size_t i, n = 0;
+
+	st->ready = 0;
+	st->silent = 0;
+	if (st->conn != NULL)
+		PQfinish(st->conn);
+	st->conn = NULL;
+	if (paused(st->why, sizeof(st->why))) {
+		snprintf(err, errlen, "cannot connect to the store: it failed "
+		    "less than %d ms ago: %s", PG_PAUSE_MS, st->why);
+		return IH_ESTORE;
+	}
+	/* Entries before dbname are overridden by the URI's own. */
+	all = PQconndefaults();
+	for (i = 0; i < PG_NDEFAULTS; i++)
+		if (known(all, pg_defaults[i][0])) {
+			kw[n] = pg_defaults[i][0];
+			val[n++] = pg_defaults[i][1];
+		}
+	PQconninfoFree(all);
+	kw[n] = "dbname";
+	val[n++] = st->uri;
+	kw[n] = NULL;
+	val[n] = NULL;
+	st->conn = PQconnectdbParams(kw, val, 1);
+	if (st->conn == NULL) {
+		snprintf(err, errlen, "cannot connect to the store: out of "
+		    "memory");
+		return IH_ESTORE;
+	}
+	if (PQstatus(st->conn) != CONNECTION_OK) {
+		pg_fail(st, NULL, "cannot connect to the store", err, errlen);
+		snprintf(st->why, sizeof(st->why), "%s", err);
+		PQfinish(st->conn);
+		st->conn = NULL;
+		pause_set(st->why);
+		return IH_ESTORE;
+	}
+	if (PQsetnonblocking(st->conn, 1) != 0)
+		return pg_fail(st, NULL, "cannot connect to the store", err,
+		    errlen);
+	return session(st, err, errlen);
+}
