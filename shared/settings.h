@@ -11,9 +11,16 @@
  * provider's secrets when the process got no IDEMHOOK_* setting at
  * start-up (Apache mod_fcgid on shared hosting, where SetEnv is the only
  * way to pass anything); any other IDEMHOOK_* parameter is ignored and
- * named in one log line.  The file is read again whenever it changes
- * (one stat(2) per request otherwise).  struct settings is shared by the
- * request threads of a process: its calls take its lock.
+ * named in one log line.  The file's fixed places (config_find.h) are
+ * read only when nothing at all came at start-up; a file found there is
+ * named in the log, and so is one left unread because the start-up
+ * environment configured the program.  IDEMHOOK_DB set in both the
+ * start-up environment and the file, to different stores, is refused
+ * (IH_ECONFIG): the environment would win, and the idemhook command,
+ * which reads the file, would use another store.  The file is read
+ * again whenever it changes (one stat(2) per request otherwise).
+ * struct settings is shared by the request threads of a process: its
+ * calls take its lock.
  */
 #ifndef IH_SETTINGS_H
 #define IH_SETTINGS_H
@@ -32,6 +39,8 @@ struct settings {
 	struct config_vars	 env;		/* IDEMHOOK_* at start-up */
 	int			 startup_settings; /* any IDEMHOOK_* given */
 	struct config_file	 file;		/* IDEMHOOK_CONFIG's lines */
+	char			*said;	/* the file last logged, or NULL */
+	int			 said_any;	/* a source was logged */
 	pthread_mutex_t		 mu;
 };
 
@@ -73,11 +82,13 @@ struct settings_store {
 	char		*path;
 	int		 sync;
 	long		 busy;
+	int		 opened;	/* set when a store was (re)opened */
 };
 
 /*
  * Opens the store cfg names into slot, unless the one open there
- * matches cfg.  Returns what store_open() does.
+ * matches cfg, and then sets slot->opened (the caller logs the store it
+ * now uses and clears it).  Returns what store_open() does.
  */
 int	settings_store(struct settings_store *slot, const struct config *cfg,
 	    char *err, size_t errlen);
