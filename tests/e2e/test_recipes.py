@@ -424,6 +424,27 @@ def server_recipe(bindir, name, url_path="/"):
             wait_http(base + url_path)
             deliveries(base, secrets, name + "-nosystemd")
         if name == "nginx":
+            # spawn-fcgi.sh, run as root, gives the programs a clean
+            # environment: the programs' user's HOME (libpq's ~/.pgpass,
+            # the actions' home), never root's HOME or PATH.
+            home = pwd.getpwnam("www-data").pw_dir
+            seen = 0
+            for pid in ns.members():
+                try:
+                    with open("/proc/%d/cmdline" % pid, "rb") as f:
+                        argv0 = f.read().split(b"\0", 1)[0]
+                    if not argv0.endswith(b".fcgi"):
+                        continue
+                    with open("/proc/%d/environ" % pid, "rb") as f:
+                        env = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
+                except OSError:
+                    continue
+                seen += 1
+                check(env.get(b"HOME") == home.encode() and b"sbin" not in env.get(b"PATH", b"")
+                      and b"/root" not in b"".join(env.values()),
+                      "a program started by spawn-fcgi.sh has root's environment: HOME=%r "
+                      "PATH=%r" % (env.get(b"HOME"), env.get(b"PATH")))
+            check(seen > 0, "no program of spawn-fcgi.sh found in the namespace")
             # nginx files whatever a program writes to FastCGI stderr
             # under [error]: with IDEMHOOK_LOG nothing goes there.
             err = ns.read("/var/log/nginx/error.log")
