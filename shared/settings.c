@@ -1,4 +1,7 @@
 /* settings.c -- sources in order, the settings file's cache, the store. */
+#include <sys/socket.h>
+
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +15,24 @@
 #include "redact.h"
 #include "settings.h"
 #include "store.h"
+
+int
+settings_fd_tcp(int fd, char *where, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	unsigned port;
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0 ||
+	    (ss.ss_family != AF_INET && ss.ss_family != AF_INET6))
+		return 0;
+	port = ss.ss_family == AF_INET ?
+	    ntohs(((struct sockaddr_in *)&ss)->sin_port) :
+	    ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	if (where != NULL)
+		snprintf(where, len, "TCP port %u", port);
+	return 1;
+}
 
 int
 settings_init(struct settings *s, const struct provider *p, char **env)
@@ -29,6 +50,7 @@ settings_init(struct settings *s, const struct provider *p, char **env)
 	 * secrets only; the original block need not hold any.
 	 */
 	s->startup_settings = s->env.n > 0;
+	s->tcp = settings_fd_tcp(0, NULL, 0);
 	config_vars_keep_secrets(&s->env, p->secret_var);
 	harden_scrub_environ(env);
 	return IH_OK;
@@ -72,7 +94,7 @@ param_allowed(const struct settings *s, const char *name)
 {
 	if (strcmp(name, "IDEMHOOK_CONFIG") == 0)
 		return 1;
-	return !s->startup_settings &&
+	return !s->startup_settings && !s->tcp &&
 	    config_is_secret_of(name, s->p->secret_var);
 }
 
@@ -115,7 +137,7 @@ log_ignored(const struct settings *s, char **envp,
 		if (strlen(clean) == nlen && param_allowed(s, clean))
 			continue;
 		if (strlen(clean) == nlen && !s->startup_settings &&
-		    config_is_secret(clean))
+		    !s->tcp && config_is_secret(clean))
 			continue;
 		count++;
 		n = snprintf(names + len, sizeof(names) - len, "%s%s",
@@ -128,7 +150,7 @@ log_ignored(const struct settings *s, char **envp,
 		log_emit(sink, "provider=%s ignored_request_settings=%s "
 		    "(request parameters may set only IDEMHOOK_CONFIG%s; put "
 		    "the rest in the IDEMHOOK_CONFIG file)", s->p->name, names,
-		    s->startup_settings ? "" : " and secrets");
+		    s->startup_settings || s->tcp ? "" : " and secrets");
 }
 
 /* The value of name in v, or NULL when unset or empty. */

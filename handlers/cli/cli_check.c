@@ -31,6 +31,7 @@
 #include "cli_args.h"
 #include "cli_check.h"
 #include "cli_text.h"
+#include "check_programs.h"
 #include "config_find.h"
 #include "console_auth.h"
 #include "docroot.h"
@@ -547,7 +548,7 @@ check_audit(void *arg, const struct store_audit *a)
 		problem(ck, "the store is in journal mode %s, not WAL: %s",
 		    a->value, a->advice);
 	else if (a->ok)
-		ok(ck, "store %s: %s", a->name, a->value);
+		ok(ck, "store %s: %s", a->name, check_audit_value(a));
 	else
 		problem(ck, "store %s is %s: %s", a->name, a->value,
 		    a->advice);
@@ -561,7 +562,7 @@ cli_check(struct cli *c, int argc, char **argv)
 	const struct config *cfg;
 	const char *docroots[CHECK_MAX_DOCROOTS], *only[CLI_MAX_PROVIDERS];
 	const char *v, *conf, *db;
-	char path[PATH_MAX], err[STORE_ERR_MAX];
+	char path[PATH_MAX], err[STORE_ERR_MAX], owner[64];
 	char shown[REDACT_URI_MAX];
 	struct store *st;
 	size_t ndoc = 0, nonly = 0, j;
@@ -608,9 +609,12 @@ cli_check(struct cli *c, int argc, char **argv)
 	v = getenv("DOCUMENT_ROOT");
 	if (v != NULL && *v != '\0')
 		docroots[ndoc++] = v;
-
+	if (!ck.has_user && check_programs_user(c->config_path, owner,
+	    sizeof(owner)) != NULL && check_user(&ck, owner) != 0)
+		return CLI_EXIT_USAGE;
 	check_sources(c);
 	check_console(&ck, c);
+	ck.problems += check_programs_tcp();
 
 	for (i = 0; providers_all[i] != NULL; i++) {
 		want = nonly == 0;

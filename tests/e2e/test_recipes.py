@@ -517,6 +517,28 @@ def unusable_log_said(bindir):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def demo_own_folder(bindir):
+    """`make demo` as root keeps its store in its own folder (never
+    /var/lib/idemhook, which the deployment recipe then could not use)
+    and says where; its last section shows the processing lines."""
+    ns = Namespace("demo")
+    try:
+        port = free_port()
+        folder = os.path.join(ns.tmp, "demo")
+        r = ns.run("www-config/demo.sh %s" % shlex.quote(os.path.abspath(bindir)),
+                   env={"DEMO_PORT": str(port), "DEMO_DIR": folder}, timeout=180)
+        check(not os.path.exists(ns.path("/var/lib/idemhook")),
+              "make demo wrote into /var/lib/idemhook")
+        demo_db = os.path.join(folder, "idemhook.db")
+        check("store %s" % demo_db in r.stdout and os.path.exists(demo_db),
+              "the demo does not say where its store is: %s" % r.stdout[:400])
+        last = r.stdout.split("== processing after each answer", 1)[-1]
+        check("processing=done" in last, "the demo's processing section is empty: %r"
+              % last[:400])
+    finally:
+        ns.close()
+
+
 def blocks_parse():
     """Every recipe the README names is there, with the commands the
     tests rely on."""
@@ -542,6 +564,8 @@ def main():
     why = "a mount namespace with overlays on /etc, /var, /run, /usr/local"
     tap.run_as_root("IDEMHOOK_LOG=syslog: request and processing lines reach /dev/log",
                     why, syslog_lines, bindir)
+    tap.run_as_root("make demo: its own store, said where, processing lines shown", why,
+                    demo_own_folder, bindir)
     tap.run_as_root("lighttpd recipe as written: accepted, duplicate, 401, check clean, "
                     "lines in IDEMHOOK_LOG, cron; sockets again after a reboot, with and without "
                     "systemd-tmpfiles", why, server_recipe, bindir, "lighttpd")

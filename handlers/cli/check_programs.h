@@ -1,0 +1,44 @@
+/*
+ * check_programs.h -- what idemhook check learns from the running
+ * programs and the settings file's owner, beyond the settings: a
+ * FastCGI program listening on TCP, where anyone who reaches the port can
+ * send it requests (issue 24), and, for a check run as root with no
+ * --user, the user the programs run as.
+ *
+ * Both read /proc and the file system only; nothing is written or
+ * signalled.  The programs make themselves non-dumpable, so only root
+ * sees their sockets: another user gets a note saying so, not a verdict.
+ * Lines go to stdout in check's form ("PROBLEM: ", "ok: ", "note: ").
+ */
+#ifndef IH_CHECK_PROGRAMS_H
+#define IH_CHECK_PROGRAMS_H
+
+#include <stddef.h>
+
+#include "store.h"
+
+/*
+ * Prints one PROBLEM line per running idemhook program (<provider>.fcgi,
+ * console.fcgi) whose FastCGI socket (its fd 0) is a listening TCP
+ * socket, and an ok or note line otherwise.  Returns the number of
+ * problems printed.
+ */
+int	check_programs_tcp(void);
+
+/*
+ * For a check run as root with no --user: the owner of the settings file
+ * at path when that is not root (the README installs it owned by the
+ * programs' user), in name.  Returns name, or NULL (not root, no file, a
+ * root-owned file, an unknown user).
+ */
+const char *check_programs_user(const char *path, char *name, size_t len);
+
+/*
+ * A finding's value as the README names it: SQLite's synchronous level
+ * 2 or 1 as FULL or NORMAL (IDEMHOOK_SYNCHRONOUS's names; SHARED commits
+ * run at FULL's level between their shared fsyncs).  Other values as
+ * they are.
+ */
+const char *check_audit_value(const struct store_audit *a);
+
+#endif
