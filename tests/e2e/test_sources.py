@@ -211,7 +211,10 @@ def globals_after_command(bindir):
     tmp = tempfile.mkdtemp(prefix="ih-e2e-globals-")
     try:
         db = os.path.join(tmp, "events.db")
-        env = {"PATH": "/usr/bin:/bin", "IDEMHOOK_CONFIG": "/dev/null"}
+        # A decoy in the environment: a command that ignored the --db
+        # after its name would use it, never the host's default store.
+        env = {"PATH": "/usr/bin:/bin", "IDEMHOOK_CONFIG": "/dev/null",
+               "IDEMHOOK_DB": os.path.join(tmp, "decoy.db")}
         exe = os.path.join(bindir, "idemhook")
         r = subprocess.run([exe, "init", "--db", db], capture_output=True, text=True,
                            env=env, timeout=60)
@@ -226,6 +229,90 @@ def globals_after_command(bindir):
         check(r.returncode == 2 and "--db given twice" in r.stderr,
               "--db twice: %d %r" % (r.returncode, r.stderr[-300:]))
     finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def fcgi_request(port, params, body, timeout=20):
+    """One FastCGI request over TCP, as anyone who reaches the port can
+    send it; returns the program's stdout."""
+    import socket
+    import struct
+
+    def rec(t, content):
+        return struct.pack(">BBHHBx", 1, t, 1, len(content), 0) + content
+
+    def nv(k, v):
+        k, v = k.encode(), v.encode()
+        ln = lambda n: bytes([n]) if n < 128 else struct.pack(">I", n | 0x80000000)
+        return ln(len(k)) + ln(len(v)) + k + v
+
+    pairs = b"".join(nv(k, v) for k, v in params.items())
+    msg = (rec(1, struct.pack(">HB5x", 1, 0)) + rec(4, pairs) + rec(4, b"")
+           + rec(5, body) + rec(5, b""))
+    out = b""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as c:
+        c.sendall(msg)
+        buf = b""
+        while True:
+            chunk = c.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+        while len(buf) >= 8:
+            _, t, _, clen, plen = struct.unpack(">BBHHB", buf[:7])
+            if t == 6:
+                out += buf[8:8 + clen]
+            if t == 3:
+                break
+            buf = buf[8 + clen + plen:]
+    return out
+
+
+def tcp_socket(bindir):
+    """A program with no settings at start-up on a TCP socket takes no
+    secret from a request parameter (anyone who reaches the port could
+    sign their own events), says so at start, and `idemhook check`, as
+    root, reports it."""
+    from harness import free_port
+    ns = Namespace("tcp")
+    tmp = tempfile.mkdtemp(prefix="ih-e2e-tcp-")
+    os.chmod(tmp, 0o777)
+    try:
+        port = free_port()
+        errlog = os.path.join(tmp, "stderr.log")
+        # No setting at all at start-up, as mod_fcgid under .htaccess; the
+        # fixed place (in the namespace) names only the store.
+        write_fixed(ns, "IDEMHOOK_DB=%s\n" % os.path.join(tmp, "events.db"), "nobody")
+        # -n: spawn-fcgi keeps the program's stderr (its start-up line).
+        ns.run("env -i PATH=/usr/bin:/bin spawn-fcgi -n -a 127.0.0.1 -p %d -u nobody "
+               "-g nogroup -- %s </dev/null >/dev/null 2>%s &"
+               % (port, os.path.join(os.path.abspath(bindir), "stripe.fcgi"), errlog), cwd="/")
+        forged = "whsec_" + os.urandom(8).hex()
+        eid, body = body_for("tcp")
+        params = {"GATEWAY_INTERFACE": "CGI/1.1", "REQUEST_METHOD": "POST",
+                  "CONTENT_LENGTH": str(len(body)), "SCRIPT_NAME": "/hooks/stripe",
+                  "REMOTE_ADDR": "127.0.0.1", "IDEMHOOK_STRIPE_SECRET": forged,
+                  "HTTP_STRIPE_SIGNATURE": sign_stripe(forged, body)}
+        out = b""
+        for _ in range(50):
+            try:
+                out = fcgi_request(port, params, body)
+                break
+            except OSError:
+                import time
+                time.sleep(0.1)
+        check(b"accepted" not in out and (b"500" in out.split(b"\r\n", 1)[0]),
+              "a secret sent as a request parameter over TCP signed an event: %r" % out[:300])
+        r = ns.run("%s --config /etc/idemhook/idemhook.env check --provider stripe"
+                   % os.path.join(os.path.abspath(bindir), "idemhook"), check_rc=False, cwd="/")
+        check("listens on TCP port %d" % port in r.stdout,
+              "check does not report the TCP socket: %s" % r.stdout[-600:])
+        with open(errlog) as f:
+            err = f.read()
+        check("warning: listening on TCP port %d" % port in err,
+              "no warning at start: %r" % err[-300:])
+    finally:
+        ns.close()
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -244,6 +331,8 @@ def main():
     tap.run("shipped lighttpd files: IDEMHOOK_DB switched in the file moves the receivers "
             "to the command's store, and the move is logged", switch_store_in_file, bindir)
     tap.run("global options after the command's name", globals_after_command, bindir)
+    tap.run_as_root("FastCGI on TCP with no start-up settings: no secret from a request "
+                    "parameter, a warning at start, check reports it", WHY, tcp_socket, bindir)
     return tap.finish()
 
 
