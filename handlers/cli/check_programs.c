@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check_programs.h"
+#include "config.h"
 #include "providers.h"
 #include "provider.h"
 
@@ -191,4 +192,13 @@ check_audit_value(const struct store_audit *a)
 	if (strcmp(a->value, "1") == 0)
 		return "NORMAL";
 	return a->value;
+}
+
+const char *
+check_store_advice(void)
+{
+	if (geteuid() == 0 || access("/var/lib/idemhook", W_OK) == 0)
+		return IH_DEFAULT_DB;
+	return "~/idemhook/idemhook.db, in your home outside public_html "
+	    "(shared hosting)";
 }

@@ -34,6 +34,14 @@ int	check_programs_tcp(void);
 const char *check_programs_user(const char *path, char *name, size_t len);
 
 /*
+ * Where to move a store found under a document root: the system's
+ * place (/var/lib/idemhook/idemhook.db) for root or a user who can write
+ * it, else the shared-hosting one in the user's home, outside
+ * public_html, as the README's shared-hosting recipe has it.
+ */
+const char *check_store_advice(void);
+
+/*
  * A finding's value as the README names it: SQLite's synchronous level
  * 2 or 1 as FULL or NORMAL (IDEMHOOK_SYNCHRONOUS's names; SHARED commits
  * run at FULL's level between their shared fsyncs).  Other values as

@@ -203,7 +203,7 @@ check_docroot(struct check *ck, const char *db, const char **docroots,
 			problem(ck, "the store %s is inside the document root "
 			    "%s, where the web server could serve it: move it "
 			    "(e.g. to %s) and set IDEMHOOK_DB", shown, rdoc,
-			    IH_DEFAULT_DB);
+			    check_store_advice());
 			bad = 1;
 		}
 	}
@@ -212,7 +212,7 @@ check_docroot(struct check *ck, const char *db, const char **docroots,
 			problem(ck, "the store %s is under %s, a directory web "
 			    "servers serve by default: move it (e.g. to %s) "
 			    "and set IDEMHOOK_DB", shown, web_dirs[i],
-			    IH_DEFAULT_DB);
+			    check_store_advice());
 			bad = 1;
 		}
 	for (i = 0; web_parts[i] != NULL; i++)
@@ -220,7 +220,7 @@ check_docroot(struct check *ck, const char *db, const char **docroots,
 			problem(ck, "the store %s is under a %s directory, "
 			    "which web servers serve: move it (e.g. to %s) "
 			    "and set IDEMHOOK_DB", shown, web_parts[i],
-			    IH_DEFAULT_DB);
+			    check_store_advice());
 			bad = 1;
 		}
 	if (!bad)
@@ -427,8 +427,7 @@ check_sources(const struct cli *c)
 
 	config_find_user((unsigned)geteuid(), name, sizeof(name), home,
 	    sizeof(home));
-	printf("settings: read as user %s (uid %u)\n", name,
-	    (unsigned)geteuid());
+	printf("settings: read as user %s (uid %u)\n", name, geteuid());
 	if (c->config_path != NULL)
 		printf("settings: file %s (%s)\n", c->config_path,
 		    c->config_from != NULL ? c->config_from : "?");
@@ -663,10 +662,11 @@ cli_check(struct cli *c, int argc, char **argv)
 	if (store_is_postgres(db))
 		/* A server's store: no file here to check. */
 		goto open;
+	before = ck.problems;	/* A store to move is not to be made. */
 	check_docroot(&ck, db, docroots, ndoc);
-	before = ck.problems;
 	check_dir(&ck, db);
-	if (check_mode(&ck, "store", db, 1) != 0 && access(db, F_OK) != 0)
+	if (ck.problems == before && check_mode(&ck, "store", db, 1) != 0 &&
+	    access(db, F_OK) != 0)
 		goto out;
 	snprintf(path, sizeof(path), "%s-wal", db);
 	check_mode(&ck, "store WAL", path, 0);

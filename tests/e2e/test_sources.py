@@ -316,6 +316,43 @@ def tcp_socket(bindir):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def check_advice(bindir):
+    """idemhook check as a newcomer meets it: as root beside www-data's
+    settings file, no advice to chown what already belongs to the
+    programs' user, and synchronous by its README name; on shared
+    hosting, a store under public_html is to move to the home, and no
+    `idemhook init` is advised (it would make the store there)."""
+    ns = Namespace("check")
+    tmp = tempfile.mkdtemp(prefix="ih-e2e-check-")
+    os.chmod(tmp, 0o777)
+    try:
+        exe = os.path.join(os.path.abspath(bindir), "idemhook")
+        write_fixed(ns, "IDEMHOOK_STRIPE_SECRET=whsec_x\n", "www-data")
+        ns.run("install -d -o www-data -g www-data -m 0700 /var/lib/idemhook && "
+               "runuser -u www-data -- %s init" % exe, cwd="/")
+        r = ns.run("%s --config /etc/idemhook/idemhook.env check --provider stripe" % exe,
+                   check_rc=False, cwd="/")
+        check(r.returncode == 0 and "chown" not in r.stdout,
+              "check as root beside www-data's files: exit %d: %s"
+              % (r.returncode, r.stdout[-800:]))
+        check("store synchronous: FULL" in r.stdout, "synchronous not by name: %s"
+              % r.stdout[-500:])
+        pub = os.path.join(tmp, "home", "public_html")
+        os.makedirs(pub)
+        os.chmod(os.path.join(tmp, "home"), 0o777)
+        os.chmod(pub, 0o777)
+        db = os.path.join(pub, "hooks", "idemhook.db")
+        r = command(ns, bindir, "nobody", ["--db", db, "check", "--provider", "stripe",
+                                           "--docroot", pub])
+        out = r.stdout.decode(errors="replace")
+        check("~/idemhook/idemhook.db" in out and "/var/lib/idemhook" not in out
+              and "idemhook init" not in out and not os.path.exists(db),
+              "shared-hosting advice for a store under public_html: %s" % out[-800:])
+    finally:
+        ns.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
     tap = Tap("sources: ")
     try:
@@ -331,6 +368,8 @@ def main():
     tap.run("shipped lighttpd files: IDEMHOOK_DB switched in the file moves the receivers "
             "to the command's store, and the move is logged", switch_store_in_file, bindir)
     tap.run("global options after the command's name", globals_after_command, bindir)
+    tap.run_as_root("check: as root beside the programs' user's files, synchronous by "
+                    "name, shared-hosting advice under public_html", WHY, check_advice, bindir)
     tap.run_as_root("FastCGI on TCP with no start-up settings: no secret from a request "
                     "parameter, a warning at start, check reports it", WHY, tcp_socket, bindir)
     return tap.finish()
