@@ -254,7 +254,14 @@ def make_env(bindir):
     """`make` in a recipe uses the build under test: BUILD (a ?=
     variable) from the environment, so that nothing is rebuilt."""
     env = {"BUILD": os.path.relpath(os.path.abspath(bindir), REPO)}
-    if os.path.exists(os.path.join(bindir, "obj", "shared")) and "san" in bindir:
+    # A sanitizer build is relinked without the sanitizers unless make
+    # is told: whatever the folder's name, the program says which.
+    try:
+        with open(os.path.join(bindir, "stripe.fcgi"), "rb") as f:
+            sanitized = b"__asan_init" in f.read()
+    except OSError:
+        sanitized = False
+    if os.path.exists(os.path.join(bindir, "obj", "shared")) and sanitized:
         env["SANITIZE"] = "1"
     return env
 
