@@ -40,7 +40,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (  # noqa: E402
     ApacheServer, CONF_DIR, REPO, HarnessError, Server, Servers, Tap, bin_dir,
-    check, check_eq, conf_array, conf_str, install_signal_cleanup, is_pg,
+    check, check_eq, conf_str, install_signal_cleanup, is_pg,
     pg_backend, pg_new_db, sign_github, sign_stripe)
 import cases  # noqa: E402
 
