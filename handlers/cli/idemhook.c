@@ -202,6 +202,12 @@ cli_store(struct cli *c, struct store **out)
 			    "reach (the password in PGPASSFILE or the "
 			    "IDEMHOOK_CONFIG file)" :
 			    "a file this user can create and write");
+			if (strstr(cfg->db_path, "sslmode=verify-full") != NULL)
+				fprintf(stderr, "idemhook: sslmode=verify-full "
+				    "needs the server's CA in "
+				    "~/.postgresql/root.crt and a certificate "
+				    "for its name; on a local socket leave "
+				    "sslmode out\n");
 			return rc;
 		}
 		c->db_path = cfg->db_path;
