@@ -11,6 +11,9 @@
 
 #include "check_programs.h"
 #include "config.h"
+#include "idemhook.h"
+#include "ih.h"
+#include "redact.h"
 #include "providers.h"
 #include "provider.h"
 
@@ -101,8 +104,61 @@ fd0_socket(const char *pid, unsigned long *inode)
 	return 1;
 }
 
+/*
+ * Compares pid's start-up IDEMHOOK_DB and IDEMHOOK_CONFIG (its environ,
+ * which the programs keep but for the secrets) with the command's.
+ * Returns the problems printed.
+ */
+static int
+compare_env(const char *pid, const char *name, struct cli *c)
+{
+	const struct config *cfg;
+	char path[300], shown[REDACT_URI_MAX], mine[REDACT_URI_MAX];
+	char *buf, *p, *end;
+	const char *db = NULL, *conf = NULL;
+	size_t n;
+	int problems = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%s/environ", pid);
+	buf = malloc(CONFIG_FILE_MAX);
+	f = buf != NULL ? fopen(path, "re") : NULL;
+	if (f == NULL) {
+		free(buf);
+		return 0;
+	}
+	n = fread(buf, 1, CONFIG_FILE_MAX - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (p = buf, end = buf + n; p < end; p += strlen(p) + 1) {
+		if (strncmp(p, "IDEMHOOK_DB=", 12) == 0 && p[12] != '\0')
+			db = p + 12;
+		if (strncmp(p, "IDEMHOOK_CONFIG=", 16) == 0 && p[16] != '\0')
+			conf = p + 16;
+	}
+	if (db != NULL && cli_config(c, 0, &cfg) == IH_OK &&
+	    strcmp(db, cfg->db_path) != 0) {
+		problems++;
+		printf("PROBLEM: the %s program (pid %s) was started with "
+		    "IDEMHOOK_DB=%s, but this command uses %s: its events go "
+		    "where list, work and the cron jobs do not look; name the "
+		    "store in the settings file only\n", name, pid,
+		    ih_redact(db, shown, sizeof(shown)),
+		    ih_redact(cfg->db_path, mine, sizeof(mine)));
+	}
+	if (conf != NULL && c->config_path != NULL &&
+	    strcmp(conf, c->config_path) != 0) {
+		problems++;
+		printf("PROBLEM: the %s program (pid %s) reads the settings "
+		    "file %s, this command %s: run check with --config %s\n",
+		    name, pid, conf, c->config_path, conf);
+	}
+	free(buf);
+	return problems;
+}
+
 int
-check_programs_tcp(void)
+check_programs(struct cli *c)
 {
 	static struct listening l;
 	char path[300], argv0[512];
@@ -142,6 +198,7 @@ check_programs_tcp(void)
 			continue;
 		}
 		seen++;
+		problems += compare_env(de->d_name, name, c);
 		for (i = 0; r == 1 && i < l.n; i++)
 			if (l.inode[i] == inode) {
 				problems++;
@@ -155,8 +212,8 @@ check_programs_tcp(void)
 	}
 	closedir(d);
 	if (problems == 0 && seen > 0)
-		printf("ok: no running program listens on TCP (%d seen)\n",
-		    seen);
+		printf("ok: no running program listens on TCP or uses "
+		    "another store (%d seen)\n", seen);
 	if (hidden > 0)
 		printf("note: %d running program(s) whose socket this user "
 		    "cannot see: run check as root to see whether one "

@@ -2,13 +2,16 @@
  * check_programs.h -- what idemhook check learns from the running
  * programs and the settings file's owner, beyond the settings: a
  * FastCGI program listening on TCP, where anyone who reaches the port can
- * send it requests (issue 24), and, for a check run as root with no
- * --user, the user the programs run as.
+ * send it requests (issue 24), one started with another store or
+ * settings file than the command's (issue 25), and, for a check run as
+ * root with no --user, the user the programs run as; the README's names
+ * for the store's findings.
  *
- * Both read /proc and the file system only; nothing is written or
+ * They read /proc and the file system only; nothing is written or
  * signalled.  The programs make themselves non-dumpable, so only root
- * sees their sockets: another user gets a note saying so, not a verdict.
- * Lines go to stdout in check's form ("PROBLEM: ", "ok: ", "note: ").
+ * sees their sockets and environments: another user gets a note saying
+ * so, not a verdict.  Lines go to stdout in check's form ("PROBLEM: ",
+ * "ok: ", "note: ").
  */
 #ifndef IH_CHECK_PROGRAMS_H
 #define IH_CHECK_PROGRAMS_H
@@ -17,13 +20,18 @@
 
 #include "store.h"
 
+struct cli;
+
 /*
- * Prints one PROBLEM line per running idemhook program (<provider>.fcgi,
- * console.fcgi) whose FastCGI socket (its fd 0) is a listening TCP
- * socket, and an ok or note line otherwise.  Returns the number of
- * problems printed.
+ * Looks at every running idemhook program (<provider>.fcgi,
+ * console.fcgi) and prints one PROBLEM line for each whose FastCGI
+ * socket (its fd 0) is a listening TCP socket, and for each started with
+ * an IDEMHOOK_DB or IDEMHOOK_CONFIG (its start-up environment) other than
+ * the store and settings file this command uses: the programs would
+ * record where the command does not look.  An ok or note line
+ * otherwise.  Returns the number of problems printed.
  */
-int	check_programs_tcp(void);
+int	check_programs(struct cli *c);
 
 /*
  * For a check run as root with no --user: the owner of the settings file

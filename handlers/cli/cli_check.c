@@ -613,7 +613,7 @@ cli_check(struct cli *c, int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	check_sources(c);
 	check_console(&ck, c);
-	ck.problems += check_programs_tcp();
+	ck.problems += check_programs(c);
 
 	for (i = 0; providers_all[i] != NULL; i++) {
 		want = nonly == 0;

@@ -353,6 +353,37 @@ def check_advice(bindir):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def check_sees_programs_store(bindir):
+    """A program started with IDEMHOOK_DB (and no such line in its
+    settings file) records into a store the command does not read:
+    `idemhook check`, as root, names the program and both stores."""
+    ns = Namespace("split")
+    tmp = tempfile.mkdtemp(prefix="ih-e2e-split-")
+    os.chmod(tmp, 0o777)
+    try:
+        theirs = os.path.join(tmp, "programs.db")
+        mine = os.path.join(tmp, "command.db")
+        write_fixed(ns, "IDEMHOOK_STRIPE_SECRET=whsec_x\n", "nobody")
+        sock = os.path.join(tmp, "stripe.sock")
+        ns.run("env -i PATH=/usr/bin:/bin IDEMHOOK_DB=%s "
+               "IDEMHOOK_CONFIG=/etc/idemhook/idemhook.env spawn-fcgi -n -s %s -u nobody "
+               "-g nogroup -- %s </dev/null >/dev/null 2>&1 &"
+               % (theirs, sock, os.path.join(os.path.abspath(bindir), "stripe.fcgi")), cwd="/")
+        import time
+        deadline = time.time() + 10
+        while not os.path.exists(sock) and time.time() < deadline:
+            time.sleep(0.1)
+        r = ns.run("%s --config /etc/idemhook/idemhook.env --db %s check --provider stripe"
+                   % (os.path.join(os.path.abspath(bindir), "idemhook"), mine),
+                   check_rc=False, cwd="/")
+        check("was started with IDEMHOOK_DB=%s, but this command uses %s" % (theirs, mine)
+              in r.stdout, "check does not see the programs' other store: %s"
+              % r.stdout[-800:])
+    finally:
+        ns.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
     tap = Tap("sources: ")
     try:
@@ -370,6 +401,8 @@ def main():
     tap.run("global options after the command's name", globals_after_command, bindir)
     tap.run_as_root("check: as root beside the programs' user's files, synchronous by "
                     "name, shared-hosting advice under public_html", WHY, check_advice, bindir)
+    tap.run_as_root("check as root: a running program started with another IDEMHOOK_DB is "
+                    "reported with both stores", WHY, check_sees_programs_store, bindir)
     tap.run_as_root("FastCGI on TCP with no start-up settings: no secret from a request "
                     "parameter, a warning at start, check reports it", WHY, tcp_socket, bindir)
     return tap.finish()
