@@ -5,7 +5,8 @@
  * send it requests (issue 24), one started with another store or
  * settings file than the command's (issue 25), and, for a check run as
  * root with no --user, the user the programs run as; the README's names
- * for the store's findings.
+ * for the store's findings.  Programs reading another settings file
+ * belong to another deployment and are left alone.
  *
  * They read /proc and the file system only; nothing is written or
  * signalled.  The programs make themselves non-dumpable, so only root
@@ -24,12 +25,12 @@ struct cli;
 
 /*
  * Looks at every running idemhook program (<provider>.fcgi,
- * console.fcgi) and prints one PROBLEM line for each whose FastCGI
- * socket (its fd 0) is a listening TCP socket, and for each started with
- * an IDEMHOOK_DB or IDEMHOOK_CONFIG (its start-up environment) other than
- * the store and settings file this command uses: the programs would
- * record where the command does not look.  An ok or note line
- * otherwise.  Returns the number of problems printed.
+ * console.fcgi) in this PID namespace and prints one PROBLEM line for
+ * each whose FastCGI socket (its fd 0) is a listening TCP socket, and for
+ * each that reads this command's settings file but was started with an
+ * IDEMHOOK_DB (its start-up environment) other than the store this
+ * command uses: it would record where the command does not look.  An
+ * ok or note line otherwise.  Returns the number of problems printed.
  */
 int	check_programs(struct cli *c);
 
