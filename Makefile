@@ -79,7 +79,9 @@ CLI_OBJS = $(BUILD)/obj/handlers/cli/idemhook.o \
 	$(BUILD)/obj/handlers/cli/cli_text.o $(BUILD)/obj/handlers/cli/cli_console.o \
 	$(BUILD)/obj/handlers/cli/cli_copy.o $(BUILD)/obj/handlers/cli/cli_objects.o \
 	$(BUILD)/obj/handlers/cli/cli_backup.o \
-	$(BUILD)/obj/handlers/cli/cli_check_store.o
+	$(BUILD)/obj/handlers/cli/cli_check_store.o \
+	$(BUILD)/obj/handlers/cli/check_programs.o \
+	$(BUILD)/obj/handlers/cli/cli_check_console.o
 
 UNIT_SRCS  = $(wildcard tests/unit/test_*.c)
 UNIT_TESTS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
