@@ -20,8 +20,8 @@ CREATE TABLE IF NOT EXISTS events (
 	subtype		TEXT,
 	-- Events sharing an order key are processed in arrival order.
 	order_key	TEXT,
-	-- The body exactly as received; NULL once purged by retention.
-	payload		BLOB,
+	-- The body is in payloads (version 8), apart from the row that
+	-- each status change rewrites.
 	-- The headers needed to re-verify the signature, "name: value\n".
 	headers		TEXT	NOT NULL DEFAULT '',
 	received_at	INTEGER	NOT NULL,
@@ -54,6 +54,20 @@ CREATE INDEX IF NOT EXISTS events_fingerprint ON events (provider, fingerprint)
 -- The console's counts and last deliveries (version 3).
 CREATE INDEX IF NOT EXISTS events_provider_status
     ON events (provider, status, received_at);
+
+-- Each event's body exactly as received (version 8), written once with
+-- the event and never rewritten: a status change rewrites only the small
+-- events row.  Purging a payload (setting purged_at) deletes its row.
+CREATE TABLE IF NOT EXISTS payloads (
+	event		INTEGER	PRIMARY KEY REFERENCES events (id)
+	    ON DELETE CASCADE,
+	payload		BLOB	NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS events_purge_payload
+    AFTER UPDATE OF purged_at ON events WHEN new.purged_at IS NOT NULL
+BEGIN
+	DELETE FROM payloads WHERE event = new.id;
+END;
 
 -- The local effects of an event's switch, written in the same
 -- transaction that marks the event done: one row per event and kind,

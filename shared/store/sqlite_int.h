@@ -14,6 +14,17 @@
 #include "sqlite_sync.h"
 #include "store_backend.h"
 
+/*
+ * An event's payload, kept in a table of its own (version 8) so that a
+ * status change never rewrites it; NULL once purged.  For statements on
+ * events that name the table events (no alias).
+ */
+#define SQ_PAYLOAD	"(SELECT payload FROM payloads WHERE event = events.id)"
+#define SQ_PAYLOAD_LEN \
+	"(SELECT length(payload) FROM payloads WHERE event = events.id)"
+#define SQ_HAS_PAYLOAD \
+	"EXISTS (SELECT 1 FROM payloads WHERE event = events.id)"
+
 struct sq {
 	struct store	 base;	/* first: the front's part */
 	sqlite3		*db;
@@ -22,6 +33,8 @@ struct sq {
 	long		 busy_timeout_ms;
 	int64_t		 busy_start_ms;
 	sqlite3_stmt	*record;
+	sqlite3_stmt	*record_payload;
+	sqlite3_stmt	*payload_get;
 	sqlite3_stmt	*begin;
 	sqlite3_stmt	*commit;
 	sqlite3_stmt	*rollback;

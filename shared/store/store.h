@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION	4
+#define STORE_SCHEMA_VERSION	8
 #define STORE_ERR_MAX		256
 
 struct store;

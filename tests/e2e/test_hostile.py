@@ -378,7 +378,8 @@ def run_row(srv, row):
             check(len(got) == 1, "no row with the event id %r" % row.expect_id[:80])
             want_body = getattr(row.send, "body", None)
             if want_body is not None:
-                stored = R.query(srv.db, "SELECT payload FROM events WHERE provider=? AND "
+                stored = R.query(srv.db, "SELECT payload FROM payloads JOIN events ON"
+                                 " events.id = payloads.event WHERE provider=? AND "
                                  "event_id=?", (row.provider, row.expect_id))[0][0]
                 check(bytes(stored) == want_body, "stored payload %r, expected the "
                       "announced bytes %r" % (bytes(stored)[:80], want_body[:80]))
