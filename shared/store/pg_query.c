@@ -139,7 +139,8 @@ pg_show(struct store *base, const char *provider, const char *event_id,
 	memset(&p, 0, sizeof(p));
 	pg_text(&p, provider);
 	pg_text(&p, event_id);
-	r = pg_exec_sql(pg_of(base), "SELECT " PG_ROW_COLS ", headers, " PG_PAYLOAD
+	r = pg_exec_sql(pg_of(base), "SELECT " PG_ROW_COLS ", headers, "
+	    PG_PAYLOAD
 	    " FROM events WHERE provider = $1 AND event_id = $2", "tt", &p,
 	    PGRES_TUPLES_OK, "cannot read event", err, errlen);
 	if (r == NULL)

@@ -72,7 +72,7 @@ static const struct {
 	    " duplicates = duplicates + 1,"
 	    " last_seen_at = excluded.received_at"
 	    " RETURNING id, duplicates, status" },
-	/* A new event's payload, written once: status changes never touch it. */
+	/* A new event's payload, written once; status changes leave it. */
 	{ offsetof(struct sq, record_payload),
 	    "INSERT INTO payloads (event, payload) VALUES (?1, ?2)" },
 	{ offsetof(struct sq, payload_get),
