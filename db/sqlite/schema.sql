@@ -69,6 +69,12 @@ BEGIN
 	DELETE FROM payloads WHERE event = new.id;
 END;
 
+-- effects, attempts and object_events are WITHOUT ROWID (version 8):
+-- their rows are small and keyed by the primary key alone, so each is
+-- written in one b-tree, not in the table and again in the index that
+-- enforces the key (objects keeps its rowid: its rows hold JSON of up to
+-- 1 MiB, which an index b-tree would push to overflow pages).
+--
 -- The local effects of an event's switch, written in the same
 -- transaction that marks the event done: one row per event and kind,
 -- whatever the number of attempts or crashes.
@@ -78,7 +84,7 @@ CREATE TABLE IF NOT EXISTS effects (
 	kind		TEXT	NOT NULL,
 	created_at	INTEGER	NOT NULL,
 	PRIMARY KEY (event, kind)
-);
+) WITHOUT ROWID;
 
 -- One row per processing attempt, for the operator.
 CREATE TABLE IF NOT EXISTS attempts (
@@ -90,7 +96,7 @@ CREATE TABLE IF NOT EXISTS attempts (
 	outcome		TEXT,
 	error		TEXT,
 	PRIMARY KEY (event, attempt)
-);
+) WITHOUT ROWID;
 
 -- The current state of each object the switches map events to (version
 -- 4): one row per (provider, kind, object_id), set by the event with the
@@ -130,7 +136,7 @@ CREATE TABLE IF NOT EXISTS object_events (
 	recorded_at	INTEGER	NOT NULL,
 	seq		INTEGER	NOT NULL,
 	PRIMARY KEY (provider, kind, object_id, event_id)
-);
+) WITHOUT ROWID;
 
 -- The applications' interface, version 1: read-only views whose
 -- columns are promised across upgrades (the tables behind may change).

@@ -109,7 +109,7 @@ def strace_run(a):
         settled(srv, a.warm, a.mode)
         size0, page = store_pages(srv.db)
         mark = os.path.getsize(trace)
-        send(srv, "run", 0, a.events)
+        send(srv, "run", a.warm, a.events)
         settled(srv, a.warm + a.events, a.mode)
         size1, _ = store_pages(srv.db)
         end = os.path.getsize(trace)

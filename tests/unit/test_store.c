@@ -603,6 +603,10 @@ migrates_from_v1(void **state)
 	    " event_id = '1:old' AND payload = x'7b7d'"), 1);
 	assert_int_equal(count_rows(path, "SELECT count(*) FROM"
 	    " pragma_table_info('events') WHERE name = 'payload'"), 0);
+	/* And the small keyed tables lost their rowid (one b-tree each). */
+	assert_int_equal(count_rows(path, "SELECT count(*) FROM sqlite_master"
+	    " WHERE name IN ('effects', 'attempts', 'object_events')"
+	    " AND sql LIKE '%WITHOUT ROWID'"), 3);
 	/* A second open finds it current and changes nothing. */
 	assert_int_equal(store_open(&o, &st, err, sizeof(err)), IH_OK);
 	store_close(st);
