@@ -83,7 +83,8 @@ static const struct {
 	    " lease_until = ?5, attempts = attempts + 1"
 	    " WHERE id = (SELECT e.id FROM events e WHERE " STORE_DUE_SQL
 	    "  ORDER BY e.id LIMIT 1)"
-	    " RETURNING id, provider, event_id, event_type, subtype, NULL,"
+	    " RETURNING id, provider, event_id, event_type, subtype,"
+	    " (SELECT length(payload) FROM payloads WHERE event = events.id),"
 	    " attempts, received_at" },
 	/* The same search as a plain read, which takes no write lock. */
 	{ offsetof(struct sq, due),

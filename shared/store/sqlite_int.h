@@ -79,6 +79,14 @@ void	sq_bind_text(sqlite3_stmt *, int, const char *);
 int	sq_row(struct sq *, sqlite3_stmt *, const char *, int *, char *,
 	    size_t);
 
+/* sqlite_payload.c */
+/* Payloads past this many bytes go through SQLite's blob I/O. */
+#define SQ_PAYLOAD_STREAM	(1024 * 1024)
+int	sq_payload_put(struct sq *, const struct store_event *, int64_t,
+	    char *, size_t);
+int	sq_payload_get(struct sq *, struct store_job *, int64_t, char *,
+	    size_t);
+
 /* sqlite_record.c */
 int	sq_record(struct store *, const struct store_event *, int64_t,
 	    const char *, int64_t, struct store_result *, char *, size_t);

@@ -19,22 +19,6 @@
 #include "ih.h"
 #include "sqlite_int.h"
 
-/* Writes a new event's payload into its own table, once. */
-static int
-record_payload(struct sq *st, const struct store_event *ev, int64_t rowid,
-    char *err, size_t errlen)
-{
-	sqlite3_stmt *s = st->record_payload;
-	int rc;
-
-	sqlite3_bind_int64(s, 1, rowid);
-	sqlite3_bind_blob(s, 2, ev->payload_len ? ev->payload : "",
-	    (int)ev->payload_len, SQLITE_STATIC);
-	rc = sq_step_done(st, s, "cannot record payload", err, errlen);
-	sqlite3_clear_bindings(s);
-	return rc;
-}
-
 /*
  * Records ev (store_record()), and with owner set the claim of a new
  * event in the same statement: inserting it as processing avoids an
@@ -99,7 +83,7 @@ sq_record(struct store *base, const struct store_event *ev, int64_t now_ms,
 	}
 	rc = IH_OK;
 	if (!res->duplicate)
-		rc = record_payload(st, ev, res->rowid, err, errlen);
+		rc = sq_payload_put(st, ev, res->rowid, err, errlen);
 out:
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);
@@ -174,37 +158,6 @@ copy_text(sqlite3_stmt *s, int col, char **out)
 	return *out == NULL ? IH_ENOMEM : IH_OK;
 }
 
-/*
- * Reads the claimed job's payload (NULL once purged) into job->payload,
- * NUL-terminated, freeing SQLite's copy before it returns.
- */
-static int
-payload_get(struct sq *st, struct store_job *job, char *err, size_t errlen)
-{
-	sqlite3_stmt *s = st->payload_get;
-	const void *blob;
-	int rc = IH_OK, step;
-
-	sqlite3_bind_int64(s, 1, job->rowid);
-	step = sqlite3_step(s);
-	if (step == SQLITE_ROW) {
-		blob = sqlite3_column_blob(s, 0);
-		job->payload_len = (size_t)sqlite3_column_bytes(s, 0);
-		job->payload = malloc(job->payload_len + 1);
-		if (job->payload == NULL) {
-			rc = IH_ENOMEM;
-			goto out;
-		}
-		if (job->payload_len > 0)
-			memcpy(job->payload, blob, job->payload_len);
-		job->payload[job->payload_len] = '\0';
-	} else if (step != SQLITE_DONE)
-		rc = sq_fail(st, step, "cannot read payload", err, errlen);
-out:
-	sqlite3_reset(s);
-	return rc;
-}
-
 static int	close_stale_attempts(struct sq *, int64_t, int64_t, char *,
 		    size_t);
 
@@ -215,6 +168,7 @@ sq_claim(struct store *base, const char *provider, int64_t rowid,
 {
 	struct sq *st = sq_of(base);
 	sqlite3_stmt *s = st->claim;
+	int64_t len;
 	int rc, step;
 
 	if (provider != NULL)
@@ -246,13 +200,16 @@ sq_claim(struct store *base, const char *provider, int64_t rowid,
 		rc = copy_text(s, 4, &job->subtype);
 	if (rc != IH_OK)
 		goto out;
+	/* The payload's length, or -1 when it was purged. */
+	len = sqlite3_column_type(s, 5) == SQLITE_NULL ? -1 :
+	    sqlite3_column_int64(s, 5);
 	step = sqlite3_step(s);
 	if (step != SQLITE_DONE) {
 		rc = sq_fail(st, step, "cannot claim event", err, errlen);
 		goto out;
 	}
 	sqlite3_reset(s);
-	rc = payload_get(st, job, err, errlen);
+	rc = sq_payload_get(st, job, len, err, errlen);
 	if (rc != IH_OK)
 		goto out;
 	if (job->attempt > 1) {
