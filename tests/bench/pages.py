@@ -16,6 +16,9 @@ default), then reports per event:
   instructions           valgrind --tool=callgrind: two runs of W and W+N
                          events, the difference divided by N (start-up
                          and shutdown cancel out)
+  work_*                 with --mode worker, the same counts for one
+                         `idemhook work --once` that then processes all
+                         W+N events (claim, switch, done: per event)
 
 A warm-up of W events comes first in the strace run too, and only the
 system calls after it count.  Usage:
@@ -32,6 +35,7 @@ import os
 import re
 import shutil
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
@@ -97,6 +101,51 @@ def server(bindir, wrap, mode, name):
                           name=name)
 
 
+def count_trace(text, start, end, page):
+    """Per-call sums over text[start:end], the WAL and main file found by
+    their openat anywhere before end."""
+    wal, main = set(), set()
+    for m in re.finditer(r'^(\d+) +openat\(.*?"([^"]*)".*\) = (\d+)$',
+                         text[:end], re.M):
+        if m.group(2).endswith("-wal"):
+            wal.add((m.group(1), m.group(3)))
+        elif m.group(2).endswith(".db"):
+            main.add((m.group(1), m.group(3)))
+    out = {"wal_pages": 0, "wal_bytes": 0, "db_bytes": 0, "fsyncs": 0}
+    for ln in text[start:end].splitlines():
+        m = re.match(r'(\d+) +(\w+)\((\d+)(.*)\) += (-?\d+)', ln)
+        if not m:
+            continue
+        pid, call, fd, rest, ret = m.groups()
+        if call in ("fsync", "fdatasync"):
+            out["fsyncs"] += 1
+        elif call == "pwrite64" and (pid, fd) in wal:
+            out["wal_bytes"] += int(ret)
+            out["wal_pages"] += int(ret) == page
+        elif call == "pwrite64" and (pid, fd) in main:
+            out["db_bytes"] += int(ret)
+    return out
+
+
+def work_run(a, srv, page):
+    """Worker mode: idemhook work --once processes what the receiver
+    recorded, under strace; its counts per event."""
+    tdir = tempfile.mkdtemp(prefix="ih-pages-work-")
+    trace = os.path.join(tdir, "trace")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+           "IDEMHOOK_DB": srv.db}
+    subprocess.run([shutil.which("strace"), "-f", "-qq", "-s", "0", "-e",
+                    "trace=openat,pwrite64,write,fsync,fdatasync", "-o",
+                    trace, os.path.join(a.bin, "idemhook"), "work",
+                    "--once"], env=env, check=True, timeout=600,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(trace, errors="replace") as f:
+        text = f.read()
+    shutil.rmtree(tdir, ignore_errors=True)
+    out = count_trace(text, 0, len(text), page)
+    return {"work_" + k: v / (a.warm + a.events) for k, v in out.items()}
+
+
 def strace_run(a):
     tdir = tempfile.mkdtemp(prefix="ih-pages-")
     trace = os.path.join(tdir, "trace")
@@ -113,36 +162,19 @@ def strace_run(a):
         settled(srv, a.warm + a.events, a.mode)
         size1, _ = store_pages(srv.db)
         end = os.path.getsize(trace)
+        work = work_run(a, srv, page) if a.mode == "worker" else {}
     finally:
         srv.stop()
         srv.cleanup()
     with open(trace, errors="replace") as f:
         text = f.read()
     shutil.rmtree(tdir, ignore_errors=True)
-    wal, main = set(), set()
-    for m in re.finditer(r'^(\d+) +openat\(.*?"([^"]*)".*\) = (\d+)$',
-                         text[:end], re.M):
-        if m.group(2).endswith("-wal"):
-            wal.add((m.group(1), m.group(3)))
-        elif m.group(2).endswith(".db"):
-            main.add((m.group(1), m.group(3)))
     n = a.events
-    out = {"wal_pages": 0, "wal_bytes": 0, "db_bytes": 0, "fsyncs": 0}
-    for ln in text[mark:end].splitlines():
-        m = re.match(r'(\d+) +(\w+)\((\d+)(.*)\) += (-?\d+)', ln)
-        if not m:
-            continue
-        pid, call, fd, rest, ret = m.groups()
-        if call in ("fsync", "fdatasync"):
-            out["fsyncs"] += 1
-        elif call == "pwrite64" and (pid, fd) in wal:
-            out["wal_bytes"] += int(ret)
-            out["wal_pages"] += int(ret) == page
-        elif call == "pwrite64" and (pid, fd) in main:
-            out["db_bytes"] += int(ret)
+    out = count_trace(text, mark, end, page)
     res = {k: v / n for k, v in out.items()}
     res["store_pages"] = (size1 - size0) / page / n
     res["page_size"] = page
+    res.update(work)
     return res
 
 
@@ -187,7 +219,8 @@ def main():
     print("stripe, %s, %d events one at a time after %d warm-up, per event:"
           % (a.mode, a.events, a.warm))
     for k in ("wal_pages", "wal_bytes", "db_bytes", "fsyncs", "store_pages",
-              "instructions"):
+              "instructions", "work_wal_pages", "work_wal_bytes",
+              "work_db_bytes", "work_fsyncs"):
         if k in res:
             print("  %-13s %12.1f" % (k, res[k]))
     print("  (page size %d)" % res["page_size"])
