@@ -14,6 +14,8 @@
 #                               callgrind): WAL pages and bytes, fsyncs,
 #                               instructions of stripe.fcgi behind lighttpd
 #                               (tests/bench/pages.py; BENCH_PAGES_N events)
+#   make bench-cgi              one plain CGI delivery, counted: callgrind
+#                               and strace -c (tests/bench/cgi_cost.sh)
 #
 # Everything is built without sanitizers at -O2 into $(BUILD)/bench, so
 # that it never disturbs another build, and the results go to
@@ -27,7 +29,7 @@ BENCH_OPTS    ?=
 
 BENCH_PAGES_N ?= 200
 
-.PHONY: bench bench-build bench-tools bench-readme bench-pages
+.PHONY: bench bench-build bench-tools bench-readme bench-pages bench-cgi
 
 bench: deps bench-build
 	python3 tests/bench/run.py --bin $(BUILD)/bench \
@@ -38,6 +40,9 @@ bench: deps bench-build
 bench-pages: bench-build
 	python3 tests/bench/pages.py --bin $(BUILD)/bench \
 	    --events $(BENCH_PAGES_N)
+
+bench-cgi: bench-build
+	tests/bench/cgi_cost.sh $(BUILD)/bench $(BUILD)/bench/cgi
 
 # A separate make, so that $(BUILD)/bench gets its own flags and objects.
 bench-build:
