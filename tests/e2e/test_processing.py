@@ -735,6 +735,27 @@ def case_worker_records_only(srv, work):
              ["payment_completed"], "effects after work")
 
 
+def case_worker_big(srv, work):
+    """A 2 MiB event, past the store's 1 MiB line for blob I/O: recorded in
+    worker mode (inserted as zeros, then written into its pages), then
+    read back by `idemhook work` straight into one buffer: its action gets
+    the body byte for byte."""
+    eid = new_id("big")
+    obj = json.loads(stripe_body(eid, "payment_intent.succeeded"))
+    obj["data"]["object"]["metadata"] = {"pad": "x" * (2 * 1024 * 1024)}
+    body = json.dumps(obj).encode()
+    r = post_stripe(srv, body)
+    cases.expect_accepted(r, "delivery of the 2 MiB event")
+    check_eq(work.once("--provider", "stripe"), 1, "events processed")
+    row = event_row(srv, "stripe", eid)
+    check_eq((row["status"], row["attempts"]), ("done", 1), "status and attempts")
+    check(bytes(row["payload"]) == body, "stored payload differs from the body")
+    with open(os.path.join(srv.tmp, "payload." + eid), "rb") as f:
+        got = f.read()
+    check(got == body, "the action got %d bytes, not the %d of the body"
+          % (len(got), len(body)))
+
+
 def case_two_workers(srv, work, n_events=200):
     """Two `idemhook work --once` at once on 200 due events: each event
     processed exactly once."""
@@ -1226,6 +1247,8 @@ def run_all(tap, bindir):
             work = Work(bindir, srv.db, worker_settings(srv))
             t("processing: worker mode: the receiver only records until idemhook work "
               "--once", case_worker_records_only, srv, work)
+            t("processing: a 2 MiB event recorded in worker mode reaches its action "
+              "byte for byte through idemhook work", case_worker_big, srv, work)
             t("processing: two idemhook work on 200 due events -> each processed "
               "exactly once", case_two_workers, srv, work)
             t("processing: IDEMHOOK_ACTION_TIMEOUT=1, action sleeps 10 -> 'killed "
