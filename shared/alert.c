@@ -87,3 +87,21 @@ alert_silence_check(struct alert_silence *as, size_t i,
 	run(cfg, &ev, log);
 	return IH_OK;
 }
+
+void
+alert_text(const struct config *cfg, const char *provider,
+    const char *reason, const char *text, const struct log_sink *log)
+{
+	struct action_event ev;
+
+	if (cfg->alert_action == NULL || *cfg->alert_action == '\0')
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.provider = provider;
+	ev.event_id = "-";
+	ev.event_type = "-";
+	ev.payload = text;
+	ev.payload_len = strlen(text);
+	ev.alert_reason = reason;
+	run(cfg, &ev, log);
+}

@@ -9,7 +9,10 @@
  *     IDEMHOOK_EVENT_* name it;
  *   - "silent": the provider has received nothing for longer than
  *     IDEMHOOK_SILENCE_ALERT seconds (checked by idemhook work); one line
- *     saying so is on stdin.
+ *     saying so is on stdin;
+ *   - "endpoint": idemhook health found the endpoint unwell on the
+ *     provider's side (disabled, inactive, interrupted, a subscription
+ *     missing); its findings are on stdin.
  * A failing alert is logged and changes nothing else.
  */
 #ifndef IH_ALERT_H
@@ -50,5 +53,14 @@ int	alert_silence_check(struct alert_silence *as, size_t i,
 	    const struct config *cfg, const char *provider, struct store *st,
 	    int64_t now_ms, const struct log_sink *log, char *err,
 	    size_t errlen);
+
+/*
+ * Runs the alert for provider with reason and the lines of text on its
+ * stdin (IDEMHOOK_EVENT_ID and _TYPE are "-").  Nothing without an
+ * alert action.
+ */
+void	alert_text(const struct config *cfg, const char *provider,
+	    const char *reason, const char *text,
+	    const struct log_sink *log);
 
 #endif

@@ -40,6 +40,7 @@
 #include "store.h"
 
 #include "cli_args.h"
+#include "cli_catchup.h"
 #include "cli_check.h"
 #include "cli_console.h"
 #include "cli_copy.h"
@@ -351,6 +352,9 @@ static const struct cli_cmd commands[] = {
 	{ "copy", cli_copy, "copy the store into PostgreSQL (--to URI)" },
 	{ "objects", cli_objects, "objects' current state (orders, ...)" },
 	{ "object", cli_object, "one object: state and history with verdicts" },
+	{ "catch-up", cli_catchup, "record what the providers' APIs sent and "
+	    "we lack" },
+	{ "health", cli_health, "the endpoint as each provider sees it" },
 };
 
 #define NCOMMANDS	(sizeof(commands) / sizeof(commands[0]))
