@@ -209,14 +209,31 @@ have_row(void *arg, const struct store_row *row)
 }
 
 int
+catchup_have(struct catchup *cu, const char *event_id, int *found)
+{
+	char err[STORE_ERR_MAX];
+	int rc;
+
+	*found = 0;
+	rc = store_show(cu->st, cu->p->name, event_id, have_row, NULL, err,
+	    sizeof(err));
+	if (rc == IH_OK)
+		*found = 1;
+	else if (rc != IH_ENOTFOUND) {
+		snprintf(cu->err, sizeof(cu->err), "%s", err);
+		return IH_ESTORE;
+	}
+	return IH_OK;
+}
+
+int
 catchup_offer(struct catchup *cu, const char *body, size_t len, char *id,
     size_t idlen)
 {
 	struct provider_req pr;
 	struct ingest *in;
 	const char *why = "";
-	char err[STORE_ERR_MAX];
-	int rc;
+	int rc, found;
 
 	id[0] = '\0';
 	cu->seen++;
@@ -245,17 +262,12 @@ catchup_offer(struct catchup *cu, const char *body, size_t len, char *id,
 		return IH_EBODY;
 	}
 	snprintf(id, idlen, "%s", in->id.event_id);
-	rc = store_show(cu->st, cu->p->name, in->id.event_id, have_row, NULL,
-	    err, sizeof(err));
-	if (rc == IH_OK || rc != IH_ENOTFOUND || cu->dry_run) {
+	rc = catchup_have(cu, in->id.event_id, &found);
+	if (rc != IH_OK || found || cu->dry_run) {
 		unslot(in);
-		if (rc == IH_ENOTFOUND)
+		if (rc == IH_OK && !found)
 			cu->missing++;
-		else if (rc != IH_OK) {
-			snprintf(cu->err, sizeof(cu->err), "%s", err);
-			return IH_ESTORE;
-		}
-		return IH_OK;
+		return rc;
 	}
 	cu->missing++;
 	if (verify_sha256_hex(in->req.body, len, in->fingerprint) != IH_OK) {
@@ -474,6 +486,7 @@ run_one(struct cli *c, size_t pi, const struct api_provider *ap,
 	cu.dry_run = dry_run;
 	cu.repair = repair;
 	cu.tty = !json && isatty(2);
+	cu.json = json;
 	rc = ap->catchup(&cu);
 	if (catchup_flush(&cu) != IH_OK && rc == IH_OK)
 		rc = IH_ESTORE;

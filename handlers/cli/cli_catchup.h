@@ -46,6 +46,7 @@ struct catchup {
 	int			 dry_run;
 	int			 repair;
 	int			 tty;		/* progress on stderr */
+	int			 json;		/* stdout is one JSON array */
 	int64_t			 from_s;	/* the window, Unix seconds */
 	int64_t			 to_s;
 	/* What the run found, for the summary. */
@@ -78,6 +79,12 @@ int	cli_health(struct cli *c, int argc, char **argv);
 int	catchup_open(struct catchup *cu, struct cli *c, size_t pi,
 	    const char *def_base);
 void	catchup_close(struct catchup *cu);
+
+/*
+ * Sets *found to 1 when the store holds (provider, event_id).  Returns
+ * IH_OK or IH_ESTORE (cu->err says why).
+ */
+int	catchup_have(struct catchup *cu, const char *event_id, int *found);
 
 /*
  * One event the API listed, body being its JSON as the provider would

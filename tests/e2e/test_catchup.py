@@ -28,8 +28,12 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (Server, check, check_eq, sign_stripe,  # noqa: E402
-                     suite_main)
+import uuid  # noqa: E402
+
+from harness import (Server, check, check_eq, sign_github,  # noqa: E402
+                     sign_stripe, suite_main)
+from standins import openapi  # noqa: E402
+from standins.github import GitHubStandin  # noqa: E402
 from standins.stripe import StripeStandin  # noqa: E402
 
 KEY = "rk_test_51Standin" + "Kq9" * 8
@@ -276,8 +280,169 @@ def case_no_api(cmd):
     check(rc == 0 and "Standard Webhooks defines no API" in out, "help: %r" % out)
 
 
+GH_TOKEN = "github_pat_11Standin" + "Zx7" * 10
+GH_SCOPE = "repos/octocat/Hello-World"
+GH_HOOK = "12345678"
+
+
+def gh_body(action):
+    return json.dumps({"action": action, "issue": {
+        "number": 1347, "title": "Found a bug", "id": int.from_bytes(os.urandom(6), "big")},
+        "repository": {"id": 1296269, "full_name": "octocat/Hello-World"},
+        "sender": {"login": "octocat", "id": 1}}, indent=2).encode()
+
+
+def gh_deliver(srv):
+    def deliver(hook_id, guid, event, body, redelivery):
+        h = {"X-GitHub-Event": event, "X-GitHub-Delivery": guid, "X-GitHub-Hook-ID": hook_id,
+             "X-GitHub-Hook-Installation-Target-Type": "repository",
+             "X-GitHub-Hook-Installation-Target-ID": "1296269",
+             "User-Agent": "GitHub-Hookshot/b8c71d8", "Content-Type": "application/json",
+             "X-Hub-Signature-256": sign_github(srv.secrets["github"], body)}
+        return srv.post(srv.url("github"), body, h).status
+    return deliver
+
+
+def gh_scenario(api, srv):
+    """Attempts as GitHub would list them; returns the GUIDs by group."""
+    now = time.time()
+    g = {k: [] for k in "ABCDEF"}
+
+    def ev(group):
+        guid = str(uuid.uuid4())
+        g[group].append(guid)
+        return guid, gh_body("opened")
+    deliver = gh_deliver(srv)
+    for i in range(150):            # delivered fine: two pages of attempts
+        guid, body = str(uuid.uuid4()), gh_body("edited")
+        api.attempt(GH_SCOPE, GH_HOOK, guid, "issues", body, 200, now - 72000 + i * 400)
+    for i in range(6):              # A: delivered and recorded
+        guid, body = ev("A")
+        check_eq(deliver(GH_HOOK, guid, "issues", body, False), 200, "delivery A")
+        api.attempt(GH_SCOPE, GH_HOOK, guid, "issues", body, 200, now - 50000 + i)
+    for i in range(4):              # B: failed, never recorded
+        guid, body = ev("B")
+        api.attempt(GH_SCOPE, GH_HOOK, guid, "issues", body, 502 if i % 2 else 0,
+                    now - 40000 + i * 600)
+    for i in range(3):              # C: failed, then redelivered by hand
+        guid, body = ev("C")
+        api.attempt(GH_SCOPE, GH_HOOK, guid, "issues", body, 502, now - 30000 + i)
+        check_eq(deliver(GH_HOOK, guid, "issues", body, True), 200, "delivery C")
+        api.attempt(GH_SCOPE, GH_HOOK, guid, "issues", body, 200, now - 20000 + i,
+                    redelivery=True)
+    for i in range(2):              # D: recorded, but GitHub timed out
+        guid, body = ev("D")
+        check_eq(deliver(GH_HOOK, guid, "issues", body, False), 200, "delivery D")
+        api.attempt(GH_SCOPE, GH_HOOK, guid, "issues", body, 0, now - 10000 + i)
+    guid, body = ev("E")         # E: failed two days ago, outside --since 1d
+    api.attempt(GH_SCOPE, GH_HOOK, guid, "issues", body, 502, now - 2 * 86400)
+    guid, body = ev("F")         # F: redelivered three times, failing
+    for i in range(4):
+        api.attempt(GH_SCOPE, GH_HOOK, guid, "issues", body, 500, now - 5000 + i,
+                    redelivery=i > 0)
+    return g
+
+
+def gh_template(path):
+    import re
+    t = re.sub(r"^/repos/[^/]+/[^/]+/", "/repos/{owner}/{repo}/", path)
+    t = re.sub(r"^/orgs/[^/]+/", "/orgs/{org}/", t)
+    t = re.sub(r"/hooks/\d+", "/hooks/{hook_id}", t)
+    return re.sub(r"/deliveries/\d+", "/deliveries/{delivery_id}", t)
+
+
+def case_github(cmd, api, srv):
+    """Failed deliveries are redelivered (signed, verified, recorded by the
+    receiver); failed-then-succeeded and recorded ones are not; a dry run
+    asks nothing; the stand-in's answers match GitHub's OpenAPI."""
+    g = gh_scenario(api, srv)
+    rows0 = len(srv.rows("github"))
+    check_eq(rows0, 11, "github rows before")
+    rc, out, err = cmd.run("catch-up", "--provider", "github", "--since", "1d",
+                           "--dry-run", "--json")
+    check_eq(rc, 3, "dry run exit status: %s" % err[-300:])
+    r = json.loads(out)[0]
+    check_eq((r["missing"], r["asked"], r["failed"]), (5, 0, 1), "dry run: %r" % r)
+    check_eq(api.redelivered, [], "nothing redelivered by a dry run")
+    rc, out, err = cmd.run("catch-up", "--provider", "github", "--since", "1d", "--json")
+    check_eq(rc, 3, "exit status: %s" % err[-300:])
+    r = json.loads(out)[0]
+    print("# github: %r" % {k: r[k] for k in ("pages", "listed", "missing", "asked",
+                                              "failed")})
+    check_eq((r["missing"], r["asked"], r["failed"]), (5, 4, 1), "run: %r" % r)
+    check_eq(r["pages"], 2, "pages of 100, the second through the Link header")
+    api.wait_redeliveries()
+    check_eq(sorted(api.redelivered), sorted(g["B"]), "redelivered")
+    rows = {x["event_id"]: x for x in wait_gh(srv, rows0 + 4)}
+    for guid in g["B"]:
+        x = rows.get("%s:%s" % (GH_HOOK, guid))
+        check(x is not None, "B event %s not recorded" % guid)
+        check("X-Hub-Signature-256" in (x["headers"] or "") and
+              "Idemhook-Source" not in (x["headers"] or ""),
+              "a redelivery is a signed delivery: %r" % x["headers"])
+    calls = [c for c in api.calls() if c["path"].endswith("/deliveries")]
+    check(any("cursor" in c["query"] for c in calls), "a page by cursor")
+    rc, out, err = cmd.run("catch-up", "--provider", "github", "--since", "1d", "--json")
+    r = json.loads(out)[0]
+    check_eq((rc, r["missing"], r["asked"]), (3, 1, 0), "second run: %r" % r)
+    desc_check(api)
+    no_key_in(GH_TOKEN, cmd, out, err)
+
+
+def wait_gh(srv, n, timeout=30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        rows = srv.rows("github")
+        if len(rows) >= n and all(r["status"] == "done" for r in rows):
+            return rows
+        time.sleep(0.2)
+    check(False, "github: %d rows, wanted %d, all done" % (len(srv.rows("github")), n))
+
+
+def desc_check(api):
+    if not os.path.exists(openapi.GITHUB):
+        check(False, "GitHub's OpenAPI description is not installed: run "
+              "tests/deps.sh (npm ci in tests/openapi)")
+    desc = openapi.Description(openapi.GITHUB)
+    n = 0
+    for c in api.calls():
+        if c["status"] in (200, 202):
+            desc.check(c["method"], gh_template(c["path"]), c["query"], c["status"],
+                       c["answer"])
+            n += 1
+    print("# %d stand-in answers checked against GitHub's OpenAPI description" % n)
+    check(n >= 8, "answers checked: %d" % n)
+
+
+def no_key_in(key, cmd, *texts):
+    for t in texts + (cmd.logtext(),):
+        check(key not in t and key[12:] not in t, "the token was printed")
+
+
+def case_github_health(cmd, api, srv):
+    """The hook's active flag and last response; a wrong token."""
+    rc, out, err = cmd.run("health", "--provider", "github")
+    check_eq(rc, 0, "healthy: %s %s" % (out, err))
+    check("active" in out, "output: %r" % out)
+    api.hooks[(GH_SCOPE, GH_HOOK)]["active"] = False
+    api.hooks[(GH_SCOPE, GH_HOOK)]["last_response"] = {
+        "code": 502, "status": "failed", "message": "Invalid HTTP Response: 502"}
+    rc, out, err = cmd.run("health", "--provider", "github", "--json")
+    api.hooks[(GH_SCOPE, GH_HOOK)]["active"] = True
+    check_eq(rc, 3, "exit status")
+    r = json.loads(out)[0]
+    check_eq(r["problems"], 2, "problems: %r" % r)
+    rc, out, err = cmd.run("catch-up", "--provider", "github",
+                           IDEMHOOK_GITHUB_API_KEY="github_pat_wrongwrong")
+    check_eq(rc, 2, "wrong token: exit status")
+    check("IDEMHOOK_GITHUB_API_KEY" in err and "wrongwrong" not in out + err,
+          "wrong token: %r" % err)
+    desc_check(api)
+    no_key_in(GH_TOKEN, cmd, out, err)
+
+
 def cases(tap, bindir, servers):
-    srv = servers.add(Server(bindir, providers=["stripe"], name="catchup"))
+    srv = servers.add(Server(bindir, providers=["stripe", "github"], name="catchup"))
     srv.start()
     api = StripeStandin(KEY).start()
     try:
@@ -296,6 +461,17 @@ def cases(tap, bindir, servers):
         tap.run("stripe: health reports a disabled endpoint and alerts",
                 case_health, cmd, api, srv, srv.tmp)
         tap.run("standard: no API, said so", case_no_api, cmd)
+        gh = GitHubStandin(GH_TOKEN, gh_deliver(srv)).start()
+        try:
+            gh.add_hook(GH_SCOPE, GH_HOOK, srv.url("github"))
+            ghcmd = Cmd(bindir, srv, srv.tmp, IDEMHOOK_GITHUB_API_KEY=GH_TOKEN,
+                        IDEMHOOK_GITHUB_API_BASE=gh.base,
+                        IDEMHOOK_GITHUB_HOOKS="%s/%s" % (GH_SCOPE, GH_HOOK))
+            tap.run("github: failed deliveries redelivered, the rest left alone",
+                    case_github, ghcmd, gh, srv)
+            tap.run("github: health and a wrong token", case_github_health, ghcmd, gh, srv)
+        finally:
+            gh.stop()
         tap.run("no sanitizer reports", lambda: check(
             not srv.sanitizer_reports(), "sanitizer: %r" % srv.sanitizer_reports()[:2]))
     finally:

@@ -34,6 +34,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         else:
             status, headers, payload = st.route(req)
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        req["status"] = status
+        req["answer"] = payload
+        req["answer_headers"] = dict(headers or {})
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
