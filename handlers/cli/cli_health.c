@@ -24,6 +24,8 @@ static const struct api_provider table[] = {
 	    api_stripe_health, NULL },
 	{ "github", "https://api.github.com", api_github_catchup,
 	    api_github_health, NULL },
+	{ "asaas", "https://api.asaas.com/v3", api_asaas_catchup,
+	    api_asaas_health, NULL },
 	{ "standard", NULL, NULL, NULL, "Standard Webhooks defines no API "
 	    "for listing or redelivering events, nor for an endpoint's "
 	    "state: ask your sender (Svix has its own)" },

@@ -30,8 +30,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import uuid  # noqa: E402
 
-from harness import (Server, check, check_eq, sign_github,  # noqa: E402
-                     sign_stripe, suite_main)
+from harness import (ASAAS_TOKEN_HEADER, Server, check, check_eq,  # noqa: E402
+                     sign_github, sign_stripe, suite_main)
+from standins.asaas import AsaasStandin  # noqa: E402
 from standins import openapi  # noqa: E402
 from standins.github import GitHubStandin  # noqa: E402
 from standins.stripe import StripeStandin  # noqa: E402
@@ -441,8 +442,62 @@ def case_github_health(cmd, api, srv):
     no_key_in(GH_TOKEN, cmd, out, err)
 
 
+AS_KEY = "$aact_hmlg_000MzkwODA2MWY2OGM3MWRlMDU2NWM3MzJlNzZmNGZhZGY6OnN0YW5kaW4"
+
+
+def as_body(eid, etype, status):
+    return json.dumps({"id": eid, "event": etype, "dateCreated": "2026-11-20 10:00:00",
+                       "payment": {"object": "payment", "id": "pay_standin01", "value": 100.0,
+                                   "status": status, "billingType": "PIX"}},
+                      indent=2).encode()
+
+
+def case_asaas(cmd, api, srv):
+    """An interrupted queue: reported; --repair resumes it, Asaas sends what
+    it held, in order; the payment ends in the in-order state."""
+    steps = [("PAYMENT_CREATED", "PENDING"), ("PAYMENT_UPDATED", "PENDING"),
+             ("PAYMENT_CONFIRMED", "CONFIRMED"), ("PAYMENT_RECEIVED", "RECEIVED"),
+             ("PAYMENT_REFUNDED", "REFUNDED")]
+    bodies = [as_body("evt_%s&%d" % (os.urandom(8).hex(), i), e, st)
+              for i, (e, st) in enumerate(steps)]
+    api.interrupt(bodies)
+    rc, out, err = cmd.run("health", "--provider", "asaas")
+    check_eq(rc, 3, "health exit status: %s" % out)
+    check("interrupted" in out and "under penalty" in out, "health: %r" % out)
+    rc, out, err = cmd.run("catch-up", "--provider", "asaas")
+    check_eq(rc, 3, "exit status: %s" % err[-300:])
+    check("--repair" in out, "says how to resume: %r" % out)
+    check(not [c for c in api.calls() if c["method"] == "PUT"], "no change without --repair")
+    rc, out, err = cmd.run("catch-up", "--provider", "asaas", "--repair", "--json")
+    check_eq(rc, 3, "exit status: %s" % err[-300:])
+    r = json.loads(out)[0]
+    check_eq((r["missing"], r["asked"]), (1, 1), "repair: %r" % r)
+    api.wait_sent()
+    check_eq([s for _, s in api.sent], [200] * 5, "held events sent and accepted")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        rows = srv.rows("asaas")
+        if len(rows) == 5 and all(x["status"] == "done" for x in rows):
+            break
+        time.sleep(0.2)
+    check_eq(sorted(x["status"] for x in srv.rows("asaas")), ["done"] * 5, "processed")
+    o = srv.connect_ro().execute("SELECT status FROM idemhook_objects WHERE "
+                                 "provider='asaas' AND object_id='pay_standin01'").fetchall()
+    check_eq([tuple(x) for x in o], [("REFUNDED",)], "payment in order")
+    rc, out, err = cmd.run("catch-up", "--provider", "asaas")
+    check_eq(rc, 0, "second run: %s %s" % (out, err))
+    rc, out, err = cmd.run("health", "--provider", "asaas")
+    check_eq(rc, 0, "healthy again: %s" % out)
+    rc, out, err = cmd.run("catch-up", "--provider", "asaas",
+                           IDEMHOOK_ASAAS_API_KEY="$aact_hmlg_wrongwrongwrong")
+    check("IDEMHOOK_ASAAS_API_KEY" in err and "wrongwrong" not in out + err and rc == 2,
+          "wrong key: %d %r" % (rc, err))
+    no_key_in(AS_KEY, cmd, out, err)
+
+
 def cases(tap, bindir, servers):
-    srv = servers.add(Server(bindir, providers=["stripe", "github"], name="catchup"))
+    srv = servers.add(Server(bindir, providers=["stripe", "github", "asaas"],
+                             name="catchup"))
     srv.start()
     api = StripeStandin(KEY).start()
     try:
@@ -472,6 +527,19 @@ def cases(tap, bindir, servers):
             tap.run("github: health and a wrong token", case_github_health, ghcmd, gh, srv)
         finally:
             gh.stop()
+
+        def as_deliver(body):
+            return srv.post(srv.url("asaas"), body,
+                            {ASAAS_TOKEN_HEADER: srv.secrets["asaas"],
+                             "Content-Type": "application/json"}).status
+        asa = AsaasStandin(AS_KEY, as_deliver).start()
+        try:
+            ascmd = Cmd(bindir, srv, srv.tmp, IDEMHOOK_ASAAS_API_KEY=AS_KEY,
+                        IDEMHOOK_ASAAS_API_BASE=asa.base + "/v3")
+            tap.run("asaas: an interrupted queue reported, resumed with --repair",
+                    case_asaas, ascmd, asa, srv)
+        finally:
+            asa.stop()
         tap.run("no sanitizer reports", lambda: check(
             not srv.sanitizer_reports(), "sanitizer: %r" % srv.sanitizer_reports()[:2]))
     finally:
