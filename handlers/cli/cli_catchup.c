@@ -66,7 +66,9 @@ catchup_open(struct catchup *cu, struct cli *c, size_t pi,
 		return IH_ECONFIG;
 	if (cu->key == NULL)
 		return IH_ENOTFOUND;
-	if (api_http_url_ok(cu->base, cu->err, sizeof(cu->err)) != IH_OK) {
+	/* Shopify's has no default: the shop is part of it. */
+	if (cu->base[0] != '\0' &&
+	    api_http_url_ok(cu->base, cu->err, sizeof(cu->err)) != IH_OK) {
 		cli_errorf("%s: IDEMHOOK_%s_API_BASE: %s", p->name, up,
 		    cu->err);
 		return IH_ECONFIG;

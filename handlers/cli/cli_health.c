@@ -26,6 +26,7 @@ static const struct api_provider table[] = {
 	    api_github_health, NULL },
 	{ "asaas", "https://api.asaas.com/v3", api_asaas_catchup,
 	    api_asaas_health, NULL },
+	{ "shopify", "", api_shopify_catchup, api_shopify_health, NULL },
 	{ "standard", NULL, NULL, NULL, "Standard Webhooks defines no API "
 	    "for listing or redelivering events, nor for an endpoint's "
 	    "state: ask your sender (Svix has its own)" },

@@ -31,7 +31,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import uuid  # noqa: E402
 
 from harness import (ASAAS_TOKEN_HEADER, Server, check, check_eq,  # noqa: E402
-                     sign_github, sign_stripe, suite_main)
+                     sign_github, sign_shopify, sign_stripe, suite_main)
+from standins.shopify import ShopifyStandin  # noqa: E402
 from standins.asaas import AsaasStandin  # noqa: E402
 from standins import openapi  # noqa: E402
 from standins.github import GitHubStandin  # noqa: E402
@@ -495,8 +496,48 @@ def case_asaas(cmd, api, srv):
     no_key_in(AS_KEY, cmd, out, err)
 
 
+SH_TOKEN = "shpat_" + "5tand1n" * 4
+
+
+def case_shopify(cmd, api, srv):
+    """A missing subscription: reported with the gap; --repair re-creates it."""
+    body = json.dumps({"id": 820982911946154508, "email": "jon@example.com",
+                       "financial_status": "paid", "total_price": "10.00",
+                       "updated_at": "2026-11-26T01:00:00-00:00"}).encode()
+    r = srv.post(srv.url("shopify"), body, {
+        "X-Shopify-Topic": "orders/create", "X-Shopify-Webhook-Id": str(uuid.uuid4()),
+        "X-Shopify-Event-Id": str(uuid.uuid4()), "X-Shopify-Shop-Domain": "shop.myshopify.com",
+        "X-Shopify-API-Version": "2025-07", "Content-Type": "application/json",
+        "X-Shopify-Hmac-Sha256": sign_shopify(srv.secrets["shopify"], body)})
+    check_eq(r.status, 200, "a Shopify delivery")
+    rc, out, err = cmd.run("health", "--provider", "shopify")
+    check_eq(rc, 3, "health exit status: %s %s" % (out, err))
+    check("orders/paid: not subscribed" in out and "last Shopify delivery" in out,
+          "health: %r" % out)
+    rc, out, err = cmd.run("catch-up", "--provider", "shopify")
+    check_eq(rc, 3, "exit status: %s" % err[-300:])
+    check("orders/paid: not subscribed (--repair re-creates it)" in out, "out: %r" % out)
+    check("last Shopify delivery was recorded at" in out, "gap: %r" % out)
+    n = len(api.subs)
+    rc, out, err = cmd.run("catch-up", "--provider", "shopify", "--repair", "--json")
+    check_eq(rc, 3, "exit status: %s" % err[-300:])
+    r = json.loads(out)[0]
+    check_eq((r["listed"], r["missing"], r["asked"]), (4, 1, 1), "repair: %r" % r)
+    check_eq(len(api.subs), n + 1, "one subscription created")
+    check_eq((api.subs[-1]["topic"], api.subs[-1]["uri"]),
+             ("ORDERS_PAID", "https://hooks.example.com/hooks/shopify"), "re-created")
+    check(r["pages"] >= 3, "paged by endCursor: %r" % r)
+    rc, out, err = cmd.run("catch-up", "--provider", "shopify")
+    check_eq(rc, 0, "second run: %s %s" % (out, err))
+    rc, out, err = cmd.run("health", "--provider", "shopify",
+                           IDEMHOOK_SHOPIFY_API_KEY="shpat_wrongwrong")
+    check(rc == 2 and "IDEMHOOK_SHOPIFY_API_KEY" in err and "wrongwrong" not in out + err,
+          "wrong token: %d %r" % (rc, err))
+    no_key_in(SH_TOKEN, cmd, out, err)
+
+
 def cases(tap, bindir, servers):
-    srv = servers.add(Server(bindir, providers=["stripe", "github", "asaas"],
+    srv = servers.add(Server(bindir, providers=["stripe", "github", "asaas", "shopify"],
                              name="catchup"))
     srv.start()
     api = StripeStandin(KEY).start()
@@ -540,6 +581,22 @@ def cases(tap, bindir, servers):
                     case_asaas, ascmd, asa, srv)
         finally:
             asa.stop()
+        sh = ShopifyStandin(SH_TOKEN).start()
+        try:
+            url = "https://hooks.example.com/hooks/shopify"
+            for t in ("ORDERS_CREATE", "ORDERS_UPDATED", "APP_UNINSTALLED"):
+                sh.subscribe(t, url)
+            sh.subscribe("PRODUCTS_UPDATE", "https://other.example.com/x")
+            sh.subscribe("ORDERS_PAID", "https://other.example.com/x")
+            shcmd = Cmd(bindir, srv, srv.tmp, IDEMHOOK_SHOPIFY_API_KEY=SH_TOKEN,
+                        IDEMHOOK_SHOPIFY_API_BASE=sh.base + "/admin/api/2025-07",
+                        IDEMHOOK_SHOPIFY_TOPICS="orders/create orders/updated "
+                        "orders/paid app/uninstalled",
+                        IDEMHOOK_SHOPIFY_WEBHOOK_URL=url)
+            tap.run("shopify: a missing subscription reported, re-created with --repair",
+                    case_shopify, shcmd, sh, srv)
+        finally:
+            sh.stop()
         tap.run("no sanitizer reports", lambda: check(
             not srv.sanitizer_reports(), "sanitizer: %r" % srv.sanitizer_reports()[:2]))
     finally:
