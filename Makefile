@@ -29,9 +29,16 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || \
 	echo -lsqlite3 -lcrypto -lfcgi -lyajl -lpq)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 # libcurl: the idemhook command only (catch-up and health call the
-# providers' APIs); no receiver links it.
+# providers' APIs); no receiver links it.  NO_CURL=1 (the static build)
+# links handlers/cli/api_none.c instead, which refuses every call.
+ifeq ($(NO_CURL),1)
+API_HTTP_OBJ = $(BUILD)/obj/handlers/cli/api_none.o
+CURL_LIBS    =
+else
+API_HTTP_OBJ = $(BUILD)/obj/handlers/cli/api_http.o
 CURL_CFLAGS := $(shell pkg-config --cflags libcurl 2>/dev/null)
 CURL_LIBS   := $(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
+endif
 
 WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wmissing-declarations -Wpointer-arith \
@@ -82,7 +89,7 @@ CLI_OBJS = $(BUILD)/obj/handlers/cli/idemhook.o \
 	$(BUILD)/obj/handlers/cli/cli_text.o $(BUILD)/obj/handlers/cli/cli_console.o \
 	$(BUILD)/obj/handlers/cli/cli_copy.o $(BUILD)/obj/handlers/cli/cli_objects.o \
 	$(BUILD)/obj/handlers/cli/cli_catchup.o \
-	$(BUILD)/obj/handlers/cli/cli_health.o $(BUILD)/obj/handlers/cli/api_http.o \
+	$(BUILD)/obj/handlers/cli/cli_health.o $(API_HTTP_OBJ) \
 	$(BUILD)/obj/handlers/cli/api_stripe.o $(BUILD)/obj/handlers/cli/api_github.o \
 	$(BUILD)/obj/handlers/cli/api_asaas.o $(BUILD)/obj/handlers/cli/api_shopify.o
 

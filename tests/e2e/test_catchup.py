@@ -536,17 +536,58 @@ def case_shopify(cmd, api, srv):
     no_key_in(SH_TOKEN, cmd, out, err)
 
 
+README = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "README.md")
+
+
+def readme_cron():
+    """The command lines of the README's <!-- recipe: catchup-cron --> block."""
+    with open(README) as f:
+        lines = f.read().splitlines()
+    i = lines.index("<!-- recipe: catchup-cron -->")
+    check(lines[i + 1].startswith("```"), "the recipe is a code block")
+    out = []
+    for line in lines[i + 2:]:
+        if line.startswith("```"):
+            break
+        out.append(line.split(None, 5)[5])
+    return out
+
+
+def case_readme_cron(bindir, srv, settings, tmp):
+    """The README's cron lines, as written but for the binary's folder,
+    with one settings file naming every provider's key and stand-in."""
+    path = os.path.join(tmp, "catchup.env")
+    with open(path, "w") as f:
+        f.write("".join("%s=%s\n" % kv for kv in sorted(settings.items())))
+    os.chmod(path, 0o600)
+    cmd = Cmd(bindir, srv, tmp, IDEMHOOK_CONFIG=path)
+    lines = readme_cron()
+    check_eq(len(lines), 3, "cron lines")
+    for line in lines:
+        check(line.startswith("/usr/local/bin/idemhook "), "full path: %r" % line)
+        args = line.split()[1:]
+        rc, out, err = cmd.run(*args)
+        check(rc in (0, 3), "%r: exit %d: %s %s" % (line, rc, out[-300:], err[-300:]))
+        for p in ("stripe", "github", "asaas", "shopify"):
+            check(p + ":" in out, "%r: nothing about %s: %r" % (line, p, out))
+        for k in (KEY, GH_TOKEN, AS_KEY, SH_TOKEN):
+            check(k not in out + err + cmd.logtext(), "a key was printed")
+
+
 def cases(tap, bindir, servers):
     srv = servers.add(Server(bindir, providers=["stripe", "github", "asaas", "shopify"],
                              name="catchup"))
     srv.start()
-    api = StripeStandin(KEY).start()
+    stops = []
     try:
+        api = StripeStandin(KEY).start()
+        stops.append(api)
         evs = stripe_events(api)
         for ev, _ in evs:
             api.add(ev)
-        cmd = Cmd(bindir, srv, srv.tmp, IDEMHOOK_STRIPE_API_KEY=KEY,
-                  IDEMHOOK_STRIPE_API_BASE=api.base)
+        stripe_env = dict(IDEMHOOK_STRIPE_API_KEY=KEY, IDEMHOOK_STRIPE_API_BASE=api.base)
+        cmd = Cmd(bindir, srv, srv.tmp, **stripe_env)
         tap.run("stripe: a wrong key is refused, nothing recorded, no key shown",
                 case_wrong_key, cmd, api, srv)
         tap.run("stripe: down an hour, 500 events: each recorded and processed once",
@@ -557,50 +598,51 @@ def cases(tap, bindir, servers):
         tap.run("stripe: health reports a disabled endpoint and alerts",
                 case_health, cmd, api, srv, srv.tmp)
         tap.run("standard: no API, said so", case_no_api, cmd)
+
         gh = GitHubStandin(GH_TOKEN, gh_deliver(srv)).start()
-        try:
-            gh.add_hook(GH_SCOPE, GH_HOOK, srv.url("github"))
-            ghcmd = Cmd(bindir, srv, srv.tmp, IDEMHOOK_GITHUB_API_KEY=GH_TOKEN,
-                        IDEMHOOK_GITHUB_API_BASE=gh.base,
-                        IDEMHOOK_GITHUB_HOOKS="%s/%s" % (GH_SCOPE, GH_HOOK))
-            tap.run("github: failed deliveries redelivered, the rest left alone",
-                    case_github, ghcmd, gh, srv)
-            tap.run("github: health and a wrong token", case_github_health, ghcmd, gh, srv)
-        finally:
-            gh.stop()
+        stops.append(gh)
+        gh.add_hook(GH_SCOPE, GH_HOOK, srv.url("github"))
+        github_env = dict(IDEMHOOK_GITHUB_API_KEY=GH_TOKEN, IDEMHOOK_GITHUB_API_BASE=gh.base,
+                          IDEMHOOK_GITHUB_HOOKS="%s/%s" % (GH_SCOPE, GH_HOOK))
+        ghcmd = Cmd(bindir, srv, srv.tmp, **github_env)
+        tap.run("github: failed deliveries redelivered, the rest left alone",
+                case_github, ghcmd, gh, srv)
+        tap.run("github: health and a wrong token", case_github_health, ghcmd, gh, srv)
 
         def as_deliver(body):
             return srv.post(srv.url("asaas"), body,
                             {ASAAS_TOKEN_HEADER: srv.secrets["asaas"],
                              "Content-Type": "application/json"}).status
         asa = AsaasStandin(AS_KEY, as_deliver).start()
-        try:
-            ascmd = Cmd(bindir, srv, srv.tmp, IDEMHOOK_ASAAS_API_KEY=AS_KEY,
-                        IDEMHOOK_ASAAS_API_BASE=asa.base + "/v3")
-            tap.run("asaas: an interrupted queue reported, resumed with --repair",
-                    case_asaas, ascmd, asa, srv)
-        finally:
-            asa.stop()
+        stops.append(asa)
+        asaas_env = dict(IDEMHOOK_ASAAS_API_KEY=AS_KEY, IDEMHOOK_ASAAS_API_BASE=asa.base + "/v3")
+        tap.run("asaas: an interrupted queue reported, resumed with --repair",
+                case_asaas, Cmd(bindir, srv, srv.tmp, **asaas_env), asa, srv)
+
         sh = ShopifyStandin(SH_TOKEN).start()
-        try:
-            url = "https://hooks.example.com/hooks/shopify"
-            for t in ("ORDERS_CREATE", "ORDERS_UPDATED", "APP_UNINSTALLED"):
-                sh.subscribe(t, url)
-            sh.subscribe("PRODUCTS_UPDATE", "https://other.example.com/x")
-            sh.subscribe("ORDERS_PAID", "https://other.example.com/x")
-            shcmd = Cmd(bindir, srv, srv.tmp, IDEMHOOK_SHOPIFY_API_KEY=SH_TOKEN,
-                        IDEMHOOK_SHOPIFY_API_BASE=sh.base + "/admin/api/2025-07",
-                        IDEMHOOK_SHOPIFY_TOPICS="orders/create orders/updated "
-                        "orders/paid app/uninstalled",
-                        IDEMHOOK_SHOPIFY_WEBHOOK_URL=url)
-            tap.run("shopify: a missing subscription reported, re-created with --repair",
-                    case_shopify, shcmd, sh, srv)
-        finally:
-            sh.stop()
+        stops.append(sh)
+        url = "https://hooks.example.com/hooks/shopify"
+        for t in ("ORDERS_CREATE", "ORDERS_UPDATED", "APP_UNINSTALLED"):
+            sh.subscribe(t, url)
+        sh.subscribe("PRODUCTS_UPDATE", "https://other.example.com/x")
+        sh.subscribe("ORDERS_PAID", "https://other.example.com/x")
+        shopify_env = dict(IDEMHOOK_SHOPIFY_API_KEY=SH_TOKEN,
+                           IDEMHOOK_SHOPIFY_API_BASE=sh.base + "/admin/api/2025-07",
+                           IDEMHOOK_SHOPIFY_TOPICS="orders/create orders/updated "
+                           "orders/paid app/uninstalled",
+                           IDEMHOOK_SHOPIFY_WEBHOOK_URL=url)
+        tap.run("shopify: a missing subscription reported, re-created with --repair",
+                case_shopify, Cmd(bindir, srv, srv.tmp, **shopify_env), sh, srv)
+        every = {"IDEMHOOK_DB": srv.db}
+        for e in (stripe_env, github_env, asaas_env, shopify_env):
+            every.update(e)
+        tap.run("the README's catch-up cron lines, against the stand-ins",
+                case_readme_cron, bindir, srv, every, srv.tmp)
         tap.run("no sanitizer reports", lambda: check(
             not srv.sanitizer_reports(), "sanitizer: %r" % srv.sanitizer_reports()[:2]))
     finally:
-        api.stop()
+        for x in stops:
+            x.stop()
 
 
 if __name__ == "__main__":
