@@ -229,6 +229,34 @@ work_usage(FILE *f)
 	    "Several workers may run at once: each event is claimed by one.\n");
 }
 
+/*
+ * IDEMHOOK_<PROVIDER>_BADSIG_ALERT (else IDEMHOOK_BADSIG_ALERT): refused
+ * signatures that raise the alarm, 0 (off) when unset or bad; and
+ * IDEMHOOK_BADSIG_WINDOW, its window in minutes (1 to 60, default 60).
+ */
+static void
+badsig_settings(struct cli *c, const char *provider, long *threshold,
+    long *minutes)
+{
+	char name[96], up[32];
+	const char *v;
+	size_t i;
+
+	for (i = 0; provider[i] != '\0' && i < sizeof(up) - 1; i++)
+		up[i] = (char)(provider[i] >= 'a' && provider[i] <= 'z' ?
+		    provider[i] - 'a' + 'A' : provider[i]);
+	up[i] = '\0';
+	snprintf(name, sizeof(name), "IDEMHOOK_%s_BADSIG_ALERT", up);
+	v = cli_setting(c, name);
+	if (v == NULL)
+		v = cli_setting(c, "IDEMHOOK_BADSIG_ALERT");
+	if (v == NULL || cli_parse_long(v, 0, 1000000000L, threshold) != 0)
+		*threshold = 0;
+	v = cli_setting(c, "IDEMHOOK_BADSIG_WINDOW");
+	if (v == NULL || cli_parse_long(v, 1, 60, minutes) != 0)
+		*minutes = 60;
+}
+
 static int
 cmd_work(struct cli *c, int argc, char **argv)
 {
@@ -244,7 +272,8 @@ cmd_work(struct cli *c, int argc, char **argv)
 	size_t i;
 	struct log_dest ld;
 	struct alert_silence silence;
-	long found;
+	struct alert_badsig badsig;
+	long found, threshold, minutes;
 	int once = 0, any, rc, a, r, ret = 0;
 
 	for (a = 1; a < argc; a++) {
@@ -286,6 +315,7 @@ cmd_work(struct cli *c, int argc, char **argv)
 		fprintf(stderr, "idemhook: %s\n", err);
 	dispatch_owner(owner, sizeof(owner));
 	memset(&silence, 0, sizeof(silence));
+	memset(&badsig, 0, sizeof(badsig));
 	signal(SIGINT, on_stop);
 	signal(SIGTERM, on_stop);
 	signal(SIGPIPE, SIG_IGN);
@@ -309,6 +339,12 @@ cmd_work(struct cli *c, int argc, char **argv)
 			    providers_all[i]->name, st, clock_wall_ms(), d.log,
 			    err, sizeof(err)) != IH_OK)
 				cli_errorf("work: silence check: %s", err);
+			badsig_settings(c, providers_all[i]->name, &threshold,
+			    &minutes);
+			if (alert_badsig_check(&badsig, i, cfg,
+			    providers_all[i]->name, st, threshold, minutes,
+			    clock_wall_ms(), d.log, err, sizeof(err)) != IH_OK)
+				cli_errorf("work: signature check: %s", err);
 			found = 0;
 			rc = dispatch_drain(&d, 0, &stop_requested, &found,
 			    err, sizeof(err));
