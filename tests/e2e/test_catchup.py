@@ -234,6 +234,14 @@ def case_second_run(cmd, api, srv):
     check_eq(rc, 0, "exit status: %s" % err[-300:])
     check("500 listed, 0 missing, 0 recorded" in out, "output: %r" % out)
     check_eq(len(srv.rows("stripe")), 500, "rows")
+    api_ids = [x["event_id"] for x in srv.rows("stripe")
+               if "Idemhook-Source: api" in (x["headers"] or "")]
+    rc, out, err = cmd.run("verify", "stripe", api_ids[0],
+                           IDEMHOOK_STRIPE_SECRET=srv.secrets["stripe"])
+    check(rc == 1 and out.startswith("UNSIGNED: stripe %s: recorded by catch-up"
+                                     % api_ids[0]), "verify: %d %r %r" % (rc, out, err))
+    rc, out, err = cmd.run("show", "stripe", api_ids[0])
+    check(rc == 0 and "Idemhook-Source: api" in out, "show: %r" % out[:600])
 
 
 def case_too_long_wait(cmd, api, srv):
