@@ -234,6 +234,11 @@ def case_second_run(cmd, api, srv):
     check_eq(rc, 0, "exit status: %s" % err[-300:])
     check("500 listed, 0 missing, 0 recorded" in out, "output: %r" % out)
     check_eq(len(srv.rows("stripe")), 500, "rows")
+    frm = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 7200))
+    rc, out, err = cmd.run("catch-up", "--provider", "stripe", "--from", frm)
+    check(rc == 0 and "500 listed, 0 missing" in out, "--from: %d %r" % (rc, out))
+    rc, out, err = cmd.run("catch-up", "--since", "2h", "--from", frm)
+    check(rc == 2 and "one option" in err, "--since with --from: %d %r" % (rc, err))
     api_ids = [x["event_id"] for x in srv.rows("stripe")
                if "Idemhook-Source: api" in (x["headers"] or "")]
     rc, out, err = cmd.run("verify", "stripe", api_ids[0],
