@@ -97,6 +97,9 @@ api_stripe_catchup(struct catchup *cu)
 			snprintf(cu->err, sizeof(cu->err), "GET /v1/events: "
 			    "the answer is not a JSON list");
 		api_resp_free(&r);
+		/* Each page is recorded before the next is asked for. */
+		if (rc == IH_OK)
+			rc = catchup_flush(cu);
 		catchup_progress(cu);
 		if (rc != IH_OK || !more || pg.n == 0)
 			break;
