@@ -248,16 +248,29 @@ on_header(char *p, size_t size, size_t n, void *arg)
 	return len;
 }
 
+/*
+ * Transport failures worth another try: the network, not the TLS
+ * verification or the URL, which fail the same way every time.
+ */
+static int
+transient(CURLcode cc)
+{
+	return cc == CURLE_COULDNT_RESOLVE_HOST ||
+	    cc == CURLE_COULDNT_CONNECT || cc == CURLE_OPERATION_TIMEDOUT ||
+	    cc == CURLE_SEND_ERROR || cc == CURLE_RECV_ERROR ||
+	    cc == CURLE_GOT_NOTHING || cc == CURLE_PARTIAL_FILE;
+}
+
 /* How long to wait before retrying r's answer, or -1: no retry. */
 static long
-wait_for(const struct api_http *h, const struct api_resp *r, int transport,
+wait_for(const struct api_http *h, const struct api_resp *r, CURLcode cc,
     int tries)
 {
 	long backoff = 1L << (tries - 1 < 6 ? tries - 1 : 6);
 	long long now = (long long)time(NULL);
 
-	if (transport)
-		return backoff;
+	if (cc != CURLE_OK)
+		return transient(cc) ? backoff : -1;
 	if ((r->status == 403 || r->status == 429) && r->rl_remaining == 0 &&
 	    r->rl_reset > 0)
 		/* GitHub's primary rate limit: wait for its reset. */
@@ -429,7 +442,7 @@ api_http_call(struct api_http *h, const struct api_call *c,
 			rc = IH_ENOMEM;
 			break;
 		}
-		wait = wait_for(h, r, cc != CURLE_OK, tries);
+		wait = wait_for(h, r, cc, tries);
 		if (cc == CURLE_OK && wait < 0) {
 			rc = IH_OK;
 			break;
@@ -442,7 +455,7 @@ api_http_call(struct api_http *h, const struct api_call *c,
 			snprintf(err, errlen, "%s: HTTP %ld after %d tries",
 			    ih_redact(c->url, shown, sizeof(shown)), r->status,
 			    tries);
-		if (tries >= h->max_tries) {
+		if (tries >= h->max_tries || wait < 0) {
 			rc = IH_EIO;
 			break;
 		}

@@ -11,7 +11,8 @@
  * or put in an error message; URLs in messages pass through ih_redact().
  *
  * 429 and 5xx answers, GitHub's exhausted rate limit (403 or 429 with
- * X-RateLimit-Remaining: 0) and transport failures are retried, at most
+ * X-RateLimit-Remaining: 0) and network failures (not a certificate
+ * that does not verify) are retried, at most
  * max_tries calls in all, after Retry-After, the rate limit's reset, or
  * an exponential backoff (1 s, 2 s, 4 s ...), each wait at most
  * wait_max_s: a longer one is not waited for, and the call fails.

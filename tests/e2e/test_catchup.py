@@ -564,6 +564,40 @@ def case_shopify(cmd, api, srv):
     no_key_in(SH_TOKEN, cmd, out, err)
 
 
+def case_client_limits(cmd, srv, tmp):
+    """The client's guarantees: a certificate nobody signed is refused
+    (TLS verification on), a redirect is not followed (the key goes
+    nowhere else), plain http to a host other than loopback is refused
+    before any call; each with a clear error, nothing recorded."""
+    key, crt = os.path.join(tmp, "standin.key"), os.path.join(tmp, "standin.crt")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", key, "-out", crt], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, timeout=60)
+    n0 = len(srv.rows("stripe"))
+    tls = StripeStandin(KEY).start(tls=(crt, key))
+    redir = StripeStandin(KEY).start()
+    try:
+        tls.add(tls.event("evt_tls_1", "charge.created", {"id": "ch_1", "object": "charge"},
+                          int(time.time()) - 60))
+        rc, out, err = cmd.run("catch-up", "--provider", "stripe",
+                               IDEMHOOK_STRIPE_API_BASE=tls.base)
+        check(rc == 1 and "certificate" in err.lower(), "self-signed: %d %r" % (rc, err))
+        check_eq(len(tls.calls()), 0, "requests the stand-in answered")
+        redir.fail_next(302, {"Location": "http://127.0.0.2:9/steal"}, {})
+        rc, out, err = cmd.run("catch-up", "--provider", "stripe",
+                               IDEMHOOK_STRIPE_API_BASE=redir.base)
+        check(rc == 1 and "HTTP 302" in err, "redirect: %d %r" % (rc, err))
+        rc, out, err = cmd.run("catch-up", "--provider", "stripe",
+                               IDEMHOOK_STRIPE_API_BASE="http://192.0.2.1")
+        check(rc == 2 and "https only" in err, "plain http: %d %r" % (rc, err))
+        check_eq(len(srv.rows("stripe")), n0, "nothing recorded")
+        no_key(cmd, out, err)
+    finally:
+        tls.stop()
+        redir.stop()
+
+
 README = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "README.md")
 
@@ -626,6 +660,8 @@ def cases(tap, bindir, servers):
         tap.run("stripe: health reports a disabled endpoint and alerts",
                 case_health, cmd, api, srv, srv.tmp)
         tap.run("standard: no API, said so", case_no_api, cmd)
+        tap.run("the client: TLS verified, no redirect, https only", case_client_limits,
+                cmd, srv, srv.tmp)
 
         gh = GitHubStandin(GH_TOKEN, gh_deliver(srv)).start()
         stops.append(gh)

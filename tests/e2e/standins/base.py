@@ -4,6 +4,7 @@ of the requests it answered, and failures queued for the next calls."""
 import http.server
 import json
 import socket
+import ssl
 import threading
 import time
 import urllib.parse
@@ -69,8 +70,14 @@ class Standin:
         self.httpd = None
         self.thread = None
 
-    def start(self, port=0):
+    def start(self, port=0, tls=None):
+        """tls: (certfile, keyfile) to serve https instead."""
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        if tls is not None:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(*tls)
+            self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
+            self.scheme = "https"
         self.httpd.daemon_threads = True
         self.httpd.standin = self
         self.port = self.httpd.server_address[1]
@@ -78,9 +85,11 @@ class Standin:
         self.thread.start()
         return self
 
+    scheme = "http"
+
     @property
     def base(self):
-        return "http://127.0.0.1:%d" % self.port
+        return "%s://127.0.0.1:%d" % (self.scheme, self.port)
 
     def stop(self):
         if self.httpd is not None:
