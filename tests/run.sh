@@ -39,7 +39,7 @@ skips=$(mktemp "${TMPDIR:-/tmp}/ih-skips.XXXXXX")
 pgdir=$(mktemp -d "${TMPDIR:-/tmp}/ih-pg.XXXXXX")
 trap 'rm -f "$out" "$skips"; "$HERE/pg_cluster.sh" stop "$pgdir"' EXIT
 trap 'exit 130' INT TERM
-PG_SUITES=${IH_PG_SUITES-stripe processing load faults cli objects console durability}
+PG_SUITES=${IH_PG_SUITES-stripe processing load faults cli objects console durability catchup}
 
 # run NAME TIMEOUT COMMAND...
 run() {
