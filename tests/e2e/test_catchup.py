@@ -450,9 +450,22 @@ def no_key_in(key, cmd, *texts):
 
 
 def case_github_health(cmd, api, srv):
-    """The hook's active flag and last response; a wrong token."""
+    """The hook's active flag and last response; GitHub's exhausted rate
+    limit waited for until its reset; a wrong token."""
+    reset = int(time.time()) + 2
+    api.fail_next(403, {"x-ratelimit-limit": "5000", "x-ratelimit-remaining": "0",
+                        "x-ratelimit-used": "5000", "x-ratelimit-resource": "core",
+                        "x-ratelimit-reset": str(reset)},
+                  {"message": "API rate limit exceeded for user ID 1.",
+                   "documentation_url": "https://docs.github.com/rest/overview/"
+                                        "rate-limits-for-the-rest-api"})
+    n0 = len(api.calls())
     rc, out, err = cmd.run("health", "--provider", "github")
     check_eq(rc, 0, "healthy: %s %s" % (out, err))
+    calls = api.calls()[n0:]
+    check_eq([c["status"] for c in calls], [403, 200], "rate limited, then answered")
+    check(time.time() >= reset and calls[1]["at"] - calls[0]["at"] >= 0.9,
+          "waited for X-RateLimit-Reset")
     check("active" in out, "output: %r" % out)
     api.hooks[(GH_SCOPE, GH_HOOK)]["active"] = False
     api.hooks[(GH_SCOPE, GH_HOOK)]["last_response"] = {
