@@ -71,6 +71,17 @@ int	cli_catchup(struct cli *c, int argc, char **argv);
 int	cli_health(struct cli *c, int argc, char **argv);
 
 /*
+ * For idemhook work (IDEMHOOK_HEALTH_INTERVAL): the health checks of
+ * providers_all[pi], when it has an API and a key, without output; a
+ * problem runs the alert (reason "endpoint") unless last (lastlen bytes,
+ * the findings last alerted, "" at first) holds the same findings.
+ * Every run logs one line to log.  Returns IH_OK; a failed check is
+ * logged, not returned.
+ */
+int	cli_health_alert(struct cli *c, size_t pi, char *last, size_t lastlen,
+	    const struct log_sink *log);
+
+/*
  * Prepares cu for provider index pi: its settings, the store, the HTTP
  * client, IDEMHOOK_<P>_API_KEY and IDEMHOOK_<P>_API_BASE (default
  * def_base).  Returns IH_OK, IH_ENOTFOUND when no key is set, IH_ECONFIG

@@ -214,3 +214,45 @@ cli_health(struct cli *c, int argc, char **argv)
 	}
 	return ex;
 }
+
+int
+cli_health_alert(struct cli *c, size_t pi, char *last, size_t lastlen,
+    const struct log_sink *log)
+{
+	const struct api_provider *ap;
+	struct catchup cu;
+	struct health h;
+	char text[HEALTH_MAX * (HEALTH_LINE_MAX + 1)];
+	size_t i, len = 0;
+	int rc;
+
+	ap = api_provider_find(providers_all[pi]->name);
+	if (ap == NULL || ap->health == NULL)
+		return IH_OK;
+	rc = catchup_open(&cu, c, pi, ap->def_base);
+	if (rc != IH_OK) {
+		catchup_close(&cu);
+		return IH_OK;
+	}
+	memset(&h, 0, sizeof(h));
+	rc = ap->health(&cu, &h);
+	text[0] = '\0';
+	for (i = 0; rc == IH_OK && i < h.n; i++)
+		if (h.problem[i] && len < sizeof(text))
+			len += (size_t)snprintf(text + len, sizeof(text) - len,
+			    "%s\n", h.line[i]);
+	if (rc != IH_OK)
+		log_emit(log, "health provider=%s outcome=failed detail=%s",
+		    cu.p->name, cu.err);
+	else
+		log_emit(log, "health provider=%s problems=%d outcome=%s",
+		    cu.p->name, h.problems, h.problems > 0 ? "problem" : "ok");
+	if (rc == IH_OK && h.problems == 0)
+		last[0] = '\0';
+	else if (rc == IH_OK && strncmp(text, last, lastlen - 1) != 0) {
+		snprintf(last, lastlen, "%s", text);
+		alert_text(cu.cfg, cu.p->name, "endpoint", text, log);
+	}
+	catchup_close(&cu);
+	return IH_OK;
+}

@@ -273,7 +273,9 @@ cmd_work(struct cli *c, int argc, char **argv)
 	struct log_dest ld;
 	struct alert_silence silence;
 	struct alert_badsig badsig;
-	long found, threshold, minutes;
+	long found, threshold, minutes, health_s = 0;
+	int64_t health_at[CLI_MAX_PROVIDERS];
+	static char health_last[CLI_MAX_PROVIDERS][1024];
 	int once = 0, any, rc, a, r, ret = 0;
 
 	for (a = 1; a < argc; a++) {
@@ -316,6 +318,14 @@ cmd_work(struct cli *c, int argc, char **argv)
 	dispatch_owner(owner, sizeof(owner));
 	memset(&silence, 0, sizeof(silence));
 	memset(&badsig, 0, sizeof(badsig));
+	memset(health_at, 0, sizeof(health_at));
+	/* IDEMHOOK_HEALTH_INTERVAL: idemhook health's checks, with alerts. */
+	v = cli_setting(c, "IDEMHOOK_HEALTH_INTERVAL");
+	if (v != NULL && cli_parse_long(v, 0, 86400, &health_s) != 0) {
+		cli_errorf("IDEMHOOK_HEALTH_INTERVAL takes 0 to 86400 s");
+		ret = CLI_EXIT_USAGE;
+		goto out;
+	}
 	signal(SIGINT, on_stop);
 	signal(SIGTERM, on_stop);
 	signal(SIGPIPE, SIG_IGN);
@@ -345,6 +355,13 @@ cmd_work(struct cli *c, int argc, char **argv)
 			    providers_all[i]->name, st, threshold, minutes,
 			    clock_wall_ms(), d.log, err, sizeof(err)) != IH_OK)
 				cli_errorf("work: signature check: %s", err);
+			if (health_s > 0 && i < CLI_MAX_PROVIDERS &&
+			    (health_at[i] == 0 || clock_wall_ms() -
+			    health_at[i] >= health_s * 1000)) {
+				health_at[i] = clock_wall_ms();
+				(void)cli_health_alert(c, i, health_last[i],
+				    sizeof(health_last[i]), d.log);
+			}
 			found = 0;
 			rc = dispatch_drain(&d, 0, &stop_requested, &found,
 			    err, sizeof(err));

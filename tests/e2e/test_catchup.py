@@ -298,6 +298,22 @@ def case_health(cmd, api, srv, tmp):
     with open(alert) as f:
         text = f.read()
     check(text.startswith("endpoint stripe\n") and "disabled" in text, "alert: %r" % text)
+    # The same checks in idemhook work, with IDEMHOOK_HEALTH_INTERVAL.
+    os.unlink(alert)
+    rc, out, err = cmd.run("work", "--once", IDEMHOOK_ALERT_ACTION=action,
+                           IDEMHOOK_HEALTH_INTERVAL="60")
+    check(rc == 0 and not os.path.exists(alert), "work, healthy: %d %r" % (rc, err))
+    api.set_endpoint(status="disabled")
+    rc, out, err = cmd.run("work", "--once", IDEMHOOK_ALERT_ACTION=action,
+                           IDEMHOOK_HEALTH_INTERVAL="60")
+    api.set_endpoint(status="enabled")
+    check_eq(rc, 0, "work exit status: %s" % err[-300:])
+    with open(alert) as f:
+        text = f.read()
+    check(text.startswith("endpoint stripe\n") and "disabled" in text,
+          "work's alert: %r" % text)
+    check("health provider=stripe problems=1 outcome=problem" in cmd.logtext(),
+          "work's health line: %r" % cmd.logtext()[-400:])
     no_key(cmd, out, err)
 
 
