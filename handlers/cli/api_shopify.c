@@ -7,10 +7,13 @@
  * that should be subscribed (IDEMHOOK_SHOPIFY_TOPICS, REST names such as
  * "orders/create"), at IDEMHOOK_SHOPIFY_WEBHOOK_URL when set; each
  * missing topic is reported with the gap (the last Shopify delivery the
- * store holds), and with --repair re-created (webhookSubscriptionCreate).
- * What happened in the gap must be reconciled from the resources
- * themselves: their snapshots carry no event id, so they are not
- * recorded as events.  IDEMHOOK_SHOPIFY_API_BASE names the shop and the
+ * store holds), and with --repair re-created (webhookSubscriptionCreate);
+ * then the orders updated in the gap are fetched (REST orders.json, whose
+ * order is the body of an orders/updated delivery) and each state the
+ * store lacks is recorded as an orders/updated event with the webhook id
+ * "reconcile:<id>:<updated_at>": the switch and the objects table take
+ * it in, under their ordering guard.  Other resources are left to the
+ * operator.  IDEMHOOK_SHOPIFY_API_BASE names the shop and the
  * API version (https://SHOP.myshopify.com/admin/api/2025-07); the token
  * travels in X-Shopify-Access-Token, as Shopify requires.
  */
@@ -269,23 +272,121 @@ create(struct catchup *cu, struct subs *s, const struct want *w)
 	return rc == IH_EBODY ? IH_EIO : rc;
 }
 
+struct orders {
+	struct catchup	*cu;
+	struct json	*js;
+};
+
+/*
+ * One order as the REST API returns it, the shape of an orders/updated
+ * delivery's body: recorded as such an event, with the webhook id
+ * "reconcile:<order id>:<updated_at>", so that each state is recorded
+ * once and the objects table's ordering guard places it.
+ */
+static int
+on_order(void *arg, const char *item, size_t len)
+{
+	struct orders *o = arg;
+	struct json_want w[2];
+	const char *hdrs[7];
+	char wid[256], id[256];
+	int rc;
+
+	memset(w, 0, sizeof(w));
+	w[0].path = "$.id";
+	w[1].path = "$.updated_at";
+	rc = json_extract(o->js, item, len, w, 2, 0);
+	if (rc == IH_OK && w[0].val != NULL && w[1].val != NULL) {
+		snprintf(wid, sizeof(wid), "reconcile:%s:%s", w[0].val,
+		    w[1].val);
+		hdrs[0] = "X-Shopify-Topic";
+		hdrs[1] = "orders/updated";
+		hdrs[2] = "X-Shopify-Webhook-Id";
+		hdrs[3] = wid;
+		hdrs[4] = "X-Shopify-Triggered-At";
+		hdrs[5] = w[1].val;
+		hdrs[6] = NULL;
+		rc = catchup_offer(o->cu, item, len, hdrs, id, sizeof(id));
+	}
+	free(w[0].val);
+	free(w[1].val);
+	return rc == IH_EBODY ? IH_OK : rc;
+}
+
+/*
+ * Orders updated since since_ms (GET orders.json, status any, paged by
+ * the Link header, never outside the API base), recorded as above.
+ */
+static int
+reconcile(struct catchup *cu, struct json *js, int64_t since_ms)
+{
+	struct orders o;
+	struct api_resp r;
+	char url[API_HTTP_URL_MAX], base[API_HTTP_URL_MAX + 2];
+	char when[CLI_TIME_MAX], ewhen[3 * CLI_TIME_MAX];
+	int rc, more, pages;
+
+	memset(&r, 0, sizeof(r));
+	o.cu = cu;
+	o.js = js;
+	cli_format_time(since_ms, when, sizeof(when));
+	rc = api_http_escape(when, ewhen, sizeof(ewhen));
+	if (rc == IH_OK)
+		rc = catchup_url(cu, url, sizeof(url), "/orders.json?status=any"
+		    "&limit=250&updated_at_min=%s", ewhen);
+	snprintf(base, sizeof(base), "%s/", cu->base);
+	for (pages = 0; rc == IH_OK && pages < SHOPIFY_PAGES_MAX; pages++) {
+		rc = catchup_call(cu, "GET", url, "X-Shopify-Access-Token",
+		    cu->key, sh_headers, NULL, &r);
+		if (rc == IH_OK && r.status != 200)
+			rc = catchup_refused(cu, &r, "GET orders.json");
+		if (rc != IH_OK)
+			break;
+		cu->pages++;
+		rc = catchup_items(r.body, r.len, "$.orders", NULL, on_order,
+		    &o, &more);
+		if (rc == IH_OK)
+			rc = catchup_flush(cu);
+		if (rc != IH_OK || r.next[0] == '\0')
+			break;
+		if (strncmp(r.next, base, strlen(base)) != 0) {
+			snprintf(cu->err, sizeof(cu->err), "GET orders.json: "
+			    "the next page is not under "
+			    "IDEMHOOK_SHOPIFY_API_BASE");
+			rc = IH_EIO;
+			break;
+		}
+		memcpy(url, r.next, sizeof(url));
+		api_resp_free(&r);
+	}
+	api_resp_free(&r);
+	if (rc == IH_EBODY) {
+		snprintf(cu->err, sizeof(cu->err), "GET orders.json: the "
+		    "answer is not the expected JSON");
+		rc = IH_EIO;
+	}
+	return rc;
+}
+
 /* The gap: since when nothing of Shopify's arrived. */
 static void
-gap(struct catchup *cu, char *out, size_t len)
+gap(struct catchup *cu, char *out, size_t len, int64_t *last_ms)
 {
 	char when[CLI_TIME_MAX], err[STORE_ERR_MAX];
 	int64_t last = 0;
 
+	*last_ms = 0;
 	if (store_console_last_received(cu->st, "shopify", &last, err,
 	    sizeof(err)) != IH_OK || last == 0) {
 		snprintf(out, len, "no Shopify delivery is recorded: "
 		    "reconcile from the resources");
 		return;
 	}
+	*last_ms = last;
 	cli_format_time(last, when, sizeof(when));
 	snprintf(out, len, "the last Shopify delivery was recorded at %s: "
-	    "reconcile what changed since (e.g. orders updated_at >= %s)",
-	    when, when);
+	    "reconcile what changed since (--repair records the orders "
+	    "updated since)", when);
 }
 
 static int
@@ -293,6 +394,7 @@ run(struct catchup *cu, struct health *h)
 {
 	struct subs s;
 	char g[256];
+	int64_t last;
 	size_t i;
 	int rc;
 
@@ -311,7 +413,7 @@ run(struct catchup *cu, struct health *h)
 		rc = json_open(&s.js);
 	if (rc == IH_OK)
 		rc = list(cu, &s);
-	gap(cu, g, sizeof(g));
+	gap(cu, g, sizeof(g), &last);
 	for (i = 0; rc == IH_OK && i < s.n; i++) {
 		if (h != NULL) {
 			health_add(h, !s.w[i].found, "shopify: %s: %s%s%s",
@@ -343,6 +445,10 @@ run(struct catchup *cu, struct health *h)
 	}
 	if (cu->missing > 0)
 		snprintf(cu->note, sizeof(cu->note), "%s", g);
+	/* The gap's orders, once the subscriptions are back. */
+	if (rc == IH_OK && cu->asked > 0)
+		rc = reconcile(cu, s.js, last > cu->from_s * 1000 ? last :
+		    cu->from_s * 1000);
 	json_close(s.js);
 	return rc == IH_EINVAL || rc == IH_ETOOBIG ? IH_EIO : rc;
 }

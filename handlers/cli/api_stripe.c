@@ -48,7 +48,8 @@ on_event(void *arg, const char *item, size_t len)
 	int rc;
 
 	pg->n++;
-	rc = catchup_offer(pg->cu, item, len, pg->last, sizeof(pg->last));
+	rc = catchup_offer(pg->cu, item, len, NULL, pg->last,
+	    sizeof(pg->last));
 	/* An unusable event is counted and skipped, not the whole run. */
 	return rc == IH_EBODY ? IH_OK : rc;
 }

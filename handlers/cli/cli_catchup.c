@@ -16,6 +16,7 @@
 #include "cli_text.h"
 #include "clock.h"
 #include "dispatch.h"
+#include "headers.h"
 #include "ih.h"
 #include "ingest.h"
 #include "json.h"
@@ -228,13 +229,30 @@ catchup_have(struct catchup *cu, const char *event_id, int *found)
 	return IH_OK;
 }
 
+/* The request's CGI variables: the headers catchup_offer() was given. */
+static const char *
+offer_param(void *arg, const char *name)
+{
+	const struct catchup *cu = arg;
+	char cgi[HEADERS_CGI_NAME_MAX];
+	size_t i;
+
+	for (i = 0; cu->hdrs != NULL && cu->hdrs[i] != NULL &&
+	    cu->hdrs[i + 1] != NULL; i += 2)
+		if (headers_cgi_name(cu->hdrs[i], strlen(cu->hdrs[i]), cgi,
+		    sizeof(cgi)) == IH_OK && strcmp(cgi, name) == 0)
+			return cu->hdrs[i + 1];
+	return NULL;
+}
+
 int
-catchup_offer(struct catchup *cu, const char *body, size_t len, char *id,
-    size_t idlen)
+catchup_offer(struct catchup *cu, const char *body, size_t len,
+    const char *const *hdrs, char *id, size_t idlen)
 {
 	struct provider_req pr;
 	struct ingest *in;
 	const char *why = "";
+	size_t n;
 	int rc, found;
 
 	id[0] = '\0';
@@ -248,6 +266,10 @@ catchup_offer(struct catchup *cu, const char *body, size_t len, char *id,
 	memcpy(in->req.body, body, len);
 	in->req.body[len] = '\0';
 	in->req.body_len = len;
+	cu->hdrs = hdrs;
+	in->req.io.param = offer_param;
+	in->req.io.arg = cu;
+	in->req.method = "POST";
 	memset(&pr, 0, sizeof(pr));
 	pr.req = &in->req;
 	pr.cfg = cu->cfg;
@@ -276,7 +298,11 @@ catchup_offer(struct catchup *cu, const char *body, size_t len, char *id,
 		unslot(in);
 		return IH_ENOMEM;
 	}
-	snprintf(in->headers, sizeof(in->headers), "%s", SOURCE_LINE);
+	n = 0;
+	if (headers_keep(&in->req, cu->p->kept_headers, in->headers,
+	    sizeof(in->headers) - sizeof(SOURCE_LINE)) == IH_OK)
+		n = strlen(in->headers);
+	memcpy(in->headers + n, SOURCE_LINE, sizeof(SOURCE_LINE));
 	in->ev.provider = cu->p->name;
 	in->ev.event_id = in->id.event_id;
 	in->ev.event_type = in->id.event_type;
@@ -381,7 +407,8 @@ usage(FILE *f)
 	    "           hooks in IDEMHOOK_GITHUB_HOOKS (about 3 days kept)\n"
 	    "  asaas    reports an interrupted queue; --repair resumes it\n"
 	    "  shopify  reports missing subscriptions (IDEMHOOK_SHOPIFY_TOPICS)"
-	    ";\n           --repair re-creates them\n"
+	    ";\n           --repair re-creates them and records the orders "
+	    "updated since\n"
 	    "  standard Standard Webhooks defines no API: nothing to ask\n"
 	    "Without --provider: every provider whose IDEMHOOK_<P>_API_KEY is "
 	    "set.\n"

@@ -60,6 +60,7 @@ struct catchup {
 	char			 note[512];	/* what could not be covered */
 	char			 err[API_HTTP_ERR_MAX];
 	int			 rc;	/* IH_OK, or why the run stopped */
+	const char *const	*hdrs;	/* catchup_offer()'s, for identify */
 	/* The recorder: the receivers' writer, without a thread. */
 	struct batch_writer	 w;
 	struct ingest		*ins[BATCH_MAX];
@@ -99,13 +100,16 @@ int	catchup_have(struct catchup *cu, const char *event_id, int *found);
 
 /*
  * One event the API listed, body being its JSON as the provider would
- * deliver it: named by the provider's identify, looked up in the store,
- * and queued for recording unless there or dry_run.  The event id goes
- * to id (cut to idlen).  Returns IH_OK; IH_EBODY (the event is skipped
- * and counted as failed); IH_ESTORE or IH_ENOMEM, which end the run.
+ * deliver it, and hdrs (NULL, or name, value, ..., NULL) the headers a
+ * delivery would carry that its identify reads (Shopify's topic and
+ * webhook id): named by the provider's identify, looked up in the store,
+ * and queued for recording unless there or dry_run; the provider's kept
+ * headers among hdrs are kept with it.  The event id goes to id (cut to
+ * idlen).  Returns IH_OK; IH_EBODY (the event is skipped and counted as
+ * failed); IH_ESTORE or IH_ENOMEM, which end the run.
  */
 int	catchup_offer(struct catchup *cu, const char *body, size_t len,
-	    char *id, size_t idlen);
+	    const char *const *hdrs, char *id, size_t idlen);
 
 /*
  * Records what catchup_offer() queued, then processes it as a plain CGI

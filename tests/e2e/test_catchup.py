@@ -576,10 +576,30 @@ def case_shopify(cmd, api, srv):
     check("orders/paid: not subscribed (--repair re-creates it)" in out, "out: %r" % out)
     check("last Shopify delivery was recorded at" in out, "gap: %r" % out)
     n = len(api.subs)
+    # Orders: one updated before the gap, three states of two after it.
+    later = lambda dt: time.strftime("%Y-%m-%dT%H:%M:%S-00:00", time.gmtime(time.time() + dt))
+    api.order(1001, "pending", "2026-01-01T00:00:00-05:00")
+    api.order(1002, "pending", later(2))
+    api.order(1002, "paid", later(4))
+    api.order(1003, "refunded", later(6))
     rc, out, err = cmd.run("catch-up", "--provider", "shopify", "--repair", "--json")
     check_eq(rc, 3, "exit status: %s" % err[-300:])
     r = json.loads(out)[0]
-    check_eq((r["listed"], r["missing"], r["asked"]), (4, 1, 1), "repair: %r" % r)
+    check_eq((r["listed"], r["missing"], r["asked"], r["recorded"]), (7, 4, 1, 3),
+             "repair: %r" % r)
+    rows = [x for x in srv.rows("shopify") if "Idemhook-Source: api" in (x["headers"] or "")]
+    check_eq(sorted(x["event_id"].split(":")[1] for x in rows), ["1002", "1002", "1003"],
+             "the gap's orders recorded")
+    check(all(x["event_type"] == "orders/updated" and "X-Shopify-Topic: orders/updated"
+              in x["headers"] for x in rows), "as orders/updated: %r" % rows[:1])
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(
+            x["status"] != "done" for x in srv.rows("shopify")):
+        time.sleep(0.2)
+    objs = dict(tuple(x) for x in srv.connect_ro().execute(
+        "SELECT object_id, status FROM idemhook_objects WHERE provider='shopify' "
+        "AND object_id IN ('1001', '1002', '1003')"))
+    check_eq(objs, {"1002": "paid", "1003": "refunded"}, "orders in the in-order state")
     check_eq(len(api.subs), n + 1, "one subscription created")
     check_eq((api.subs[-1]["topic"], api.subs[-1]["uri"]),
              ("ORDERS_PAID", "https://hooks.example.com/hooks/shopify"), "re-created")

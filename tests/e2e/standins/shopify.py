@@ -1,6 +1,11 @@
 #!/usr/bin/env python3
 """A stand-in for Shopify's Admin GraphQL API: webhook subscriptions.
 
+  GET  /admin/api/{version}/orders.json      REST (legacy, still served):
+                                             status, updated_at_min, limit,
+                                             paged by page_info in the Link
+                                             header; orders in the shape of
+                                             fixtures/shopify_order.json
   POST /admin/api/{version}/graphql.json
     query webhookSubscriptions(first, after)  -> edges { node { id topic uri
                                                  ... } } pageInfo { hasNextPage
@@ -33,6 +38,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PAGE = 2
 
 
+def iso_s(t):
+    """Unix seconds of an ISO 8601 time with Z or an offset."""
+    import datetime
+    return datetime.datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp()
+
+
 def fixture(name):
     with open(os.path.join(HERE, "fixtures", name)) as f:
         return json.load(f)
@@ -44,6 +55,7 @@ class ShopifyStandin(Standin):
         self.token = token
         self.path = "/admin/api/%s/graphql.json" % version
         self.subs = []
+        self.orders = []
         self.next_id = 1000
 
     def subscribe(self, topic, uri):
@@ -56,6 +68,14 @@ class ShopifyStandin(Standin):
         self.subs.append(s)
         return s
 
+    def order(self, oid, status, updated_at):
+        o = fixture("shopify_order.json")
+        o.update({"id": oid, "admin_graphql_api_id": "gid://shopify/Order/%d" % oid,
+                  "name": "#%d" % (oid % 10000), "financial_status": status,
+                  "updated_at": updated_at})
+        self.orders.append(o)
+        return o
+
     def remove(self, topic):
         self.subs = [s for s in self.subs if s["topic"] != topic]
 
@@ -63,6 +83,9 @@ class ShopifyStandin(Standin):
         if req["headers"].get("x-shopify-access-token") != self.token:
             return (401, {}, {"errors": "[API] Invalid API key or access token "
                                         "(unrecognized login or wrong password)"})
+        if req["path"] == self.path.replace("graphql.json", "orders.json") \
+                and req["method"] == "GET":
+            return self.list_orders(req)
         if req["path"] != self.path or req["method"] != "POST":
             return (404, {}, {"errors": "Not Found"})
         try:
@@ -76,6 +99,26 @@ class ShopifyStandin(Standin):
             return self.list(v)
         return (200, {}, {"errors": [{"message": "Field doesn't exist on type "
                                                  "'QueryRoot'"}]})
+
+    def list_orders(self, req):
+        q = {k: v[-1] for k, v in req["query"].items()}
+        if "page_info" in q:
+            start = int(base64.b64decode(q["page_info"]).decode())
+            q.update(self.page_query)
+        else:
+            start = 0
+            self.page_query = {k: v for k, v in q.items() if k != "limit"}
+        since = q.get("updated_at_min")
+        items = [o for o in self.orders if since is None or
+                 iso_s(o["updated_at"]) >= iso_s(since)]
+        limit = min(int(q.get("limit", 50)), 250, PAGE)
+        page = items[start:start + limit]
+        h = {}
+        if start + limit < len(items):
+            nxt = base64.b64encode(str(start + limit).encode()).decode()
+            h["Link"] = '<%s%s?limit=%d&page_info=%s>; rel="next"' % (
+                self.base, self.path.replace("graphql.json", "orders.json"), limit, nxt)
+        return (200, h, {"orders": page})
 
     def list(self, v):
         start = 0
