@@ -365,8 +365,16 @@ catchup_flush(struct catchup *cu)
 		held_lines(in, sink);
 		later |= in->later;
 		if (in->later && in->job.rowid > 0 && cu->w.slot.st != NULL) {
-			/* Claimed in its insert: it runs now, as under CGI. */
-			ingest_job_borrow(in);
+			/*
+			 * Claimed in its insert: it runs now, as under CGI,
+			 * and the job, which dispatch frees, takes the body.
+			 */
+			if (in->job.payload == NULL) {
+				in->job.payload = in->req.body;
+				in->job.payload_len = in->req.body_len;
+				in->req.body = NULL;
+				in->req.body_len = 0;
+			}
 			d.st = cu->w.slot.st;
 			d.p = cu->p;
 			d.cfg = cu->cfg;

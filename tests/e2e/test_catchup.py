@@ -613,6 +613,41 @@ def case_shopify(cmd, api, srv):
     no_key_in(SH_TOKEN, cmd, out, err)
 
 
+def case_modes(cmd, srv, tmp):
+    """Caught-up events follow IDEMHOOK_MODE and the actions as deliveries
+    do: after-response and inline run each event's action once (more
+    events than one recording batch), worker leaves them to idemhook
+    work, which runs them once."""
+    for mode in ("after-response", "inline", "worker"):
+        api = StripeStandin(KEY).start()
+        try:
+            now = int(time.time())
+            ids = ["evt_%s_%03d" % (mode.replace("-", ""), i) for i in range(70)]
+            for i, eid in enumerate(ids):
+                api.add(api.event(eid, "customer.subscription.updated",
+                                  {"id": "sub_%s_%d" % (mode, i % 7), "object": "subscription",
+                                   "status": "active"}, now - 600 + i))
+            ran = os.path.join(tmp, "ran-%s.txt" % mode)
+            env = dict(IDEMHOOK_STRIPE_API_BASE=api.base, IDEMHOOK_MODE=mode,
+                       IDEMHOOK_STRIPE_ACTION="customer.subscription.* /bin/sh -c "
+                       "'cat >/dev/null; echo $IDEMHOOK_EVENT_ID >> %s'" % ran)
+            rc, out, err = cmd.run("catch-up", "--provider", "stripe", "--since", "1h",
+                                   "--json", **env)
+            check_eq(rc, 3, "%s: exit status: %s" % (mode, err[-300:]))
+            check_eq(json.loads(out)[0]["recorded"], 70, "%s: recorded" % mode)
+            if mode == "worker":
+                check(not os.path.exists(ran), "worker: nothing ran before idemhook work")
+                rc, out, err = cmd.run("work", "--once", **env)
+                check_eq(rc, 0, "work: %s" % err[-300:])
+            with open(ran) as f:
+                got = f.read().split()
+            check_eq(sorted(got), sorted(ids), "%s: each action ran once" % mode)
+            rows = [x for x in srv.rows("stripe") if x["event_id"] in set(ids)]
+            check_eq(sorted(x["status"] for x in rows), ["done"] * 70, "%s: done" % mode)
+        finally:
+            api.stop()
+
+
 def case_client_limits(cmd, srv, tmp):
     """The client's guarantees: a certificate nobody signed is refused
     (TLS verification on), a redirect is not followed (the key goes
@@ -709,6 +744,8 @@ def cases(tap, bindir, servers):
         tap.run("stripe: health reports a disabled endpoint and alerts",
                 case_health, cmd, api, srv, srv.tmp)
         tap.run("standard: no API, said so", case_no_api, cmd)
+        tap.run("stripe: caught-up events follow IDEMHOOK_MODE and the actions",
+                case_modes, cmd, srv, srv.tmp)
         tap.run("the client: TLS verified, no redirect, https only", case_client_limits,
                 cmd, srv, srv.tmp)
 
