@@ -303,6 +303,8 @@ catchup_offer(struct catchup *cu, const char *body, size_t len,
 	    sizeof(in->headers) - sizeof(SOURCE_LINE)) == IH_OK)
 		n = strlen(in->headers);
 	memcpy(in->headers + n, SOURCE_LINE, sizeof(SOURCE_LINE));
+	/* The caller's headers are read here only: none is kept. */
+	cu->hdrs = NULL;
 	in->ev.provider = cu->p->name;
 	in->ev.event_id = in->id.event_id;
 	in->ev.event_type = in->id.event_type;
