@@ -249,6 +249,28 @@ def case_second_run(cmd, api, srv):
     check_eq(rc, 0, "exit status: %s" % err[-300:])
     check("500 listed, 0 missing, 0 recorded" in out, "output: %r" % out)
     check_eq(len(srv.rows("stripe")), 500, "rows")
+    # Progress on a terminal: stderr a pty, the line rewritten per page.
+    import pty
+    master, slave = pty.openpty()
+    p = subprocess.Popen([cmd.bin, "catch-up", "--provider", "stripe", "--since", "2h"],
+                         env=cmd.env(), stdout=subprocess.PIPE, stderr=slave,
+                         stdin=subprocess.DEVNULL)
+    os.close(slave)
+    tty = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        tty += chunk
+    p.communicate(timeout=60)
+    os.close(master)
+    tty = tty.decode("utf-8", "replace")
+    check("\rstripe: 5 page(s), 500 event(s), 0 missing, 0 recorded" in tty,
+          "progress on a terminal: %r" % tty[-400:])
+    check_eq(p.returncode, 0, "exit status with a terminal")
     frm = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 7200))
     rc, out, err = cmd.run("catch-up", "--provider", "stripe", "--from", frm)
     check(rc == 0 and "500 listed, 0 missing" in out, "--from: %d %r" % (rc, out))
