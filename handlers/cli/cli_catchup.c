@@ -354,6 +354,8 @@ catchup_flush(struct catchup *cu)
 	dispatch_owner(owner, sizeof(owner));
 	for (i = 0; i < cu->nins; i++) {
 		in = cu->ins[i];
+		/* Inline mode: the actions run here, as on a request thread. */
+		batch_inline_run(&cu->w, in);
 		if (strcmp(in->out.name, "accepted") == 0)
 			cu->recorded++;
 		else if (strcmp(in->out.name, "duplicate") == 0)
