@@ -88,8 +88,11 @@ def main():
         write_settings(settings, IDEMHOOK_CONSOLE_USER=USER,
                        IDEMHOOK_CONSOLE_PASSWORD_HASH=hsh)
         srv.extra_conf = "\n".join([
-            "var.idemhook_console_env := %s" % conf_array({"IDEMHOOK_CONFIG": settings}),
-            "include %s" % conf_str(os.path.join(CONF_DIR, "hooks-console.conf"))])
+            # hooks-console.conf passes var.idemhook_config as it stands
+            # where it is included: the console's own settings file.
+            "var.idemhook_config := %s" % conf_str(settings),
+            "include %s" % conf_str(os.path.join(CONF_DIR, "hooks-console.conf")),
+            "var.idemhook_config := %s" % conf_str(srv.settings_file())])
         servers.add(srv)
         if tap.run("lighttpd starts with the console", srv.start):
             tap.run("bulk replay: done needs a narrowing filter or the explicit 'every "
