@@ -27,6 +27,7 @@
 	" 'duplicates', duplicates, 'attempts', attempts," \
 	" 'next_attempt_at', next_attempt_at, 'done_at', done_at," \
 	" 'purged_at', purged_at, 'last_error', last_error," \
+	" 'api_version', api_version," \
 	" 'payload_bytes', " PG_PAYLOAD_LEN ")::text"
 
 /* A struct store_filter's terms ($1..$6; the limit is $7). */
@@ -40,7 +41,7 @@
 #define PG_FILTER_TYPES	"ttttiii"
 
 #define PG_REPLAYABLE_SQL \
-	" AND status IN ('done', 'failed', 'dead', 'quarantined')" \
+	" AND status IN ('done', 'failed', 'dead', 'quarantined', 'held')" \
 	" AND " PG_HAS_PAYLOAD
 
 static void

@@ -39,6 +39,7 @@
 	" 'duplicates', duplicates, 'attempts', attempts," \
 	" 'next_attempt_at', next_attempt_at, 'done_at', done_at," \
 	" 'purged_at', purged_at, 'last_error', last_error," \
+	" 'api_version', api_version," \
 	" 'payload_bytes', " SQ_PAYLOAD_LEN ")"
 
 /* A struct store_filter's terms, bound by bind_filter(); limit is ?7. */
@@ -49,7 +50,7 @@
 
 /* What replay may take: finished, failed or set aside, with a payload. */
 #define STORE_REPLAYABLE_SQL \
-	" AND status IN ('done', 'failed', 'dead', 'quarantined')" \
+	" AND status IN ('done', 'failed', 'dead', 'quarantined', 'held')" \
 	" AND " SQ_HAS_PAYLOAD
 
 static void

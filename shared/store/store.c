@@ -189,6 +189,28 @@ event_ok(const struct store_event *ev, char *err, size_t errlen)
 	return IH_OK;
 }
 
+/*
+ * Records ev in the open transaction, after deleting the held event of
+ * its id when ev replaces one (store_event.replaces_held), so that the
+ * two commit or fail together and the expected version is recorded as
+ * the event, never processed beside the held one.
+ */
+static int
+record_ev(struct store *st, const struct store_event *ev, int64_t now_ms,
+    const char *owner, int64_t lease_until, struct store_result *res,
+    char *err, size_t errlen)
+{
+	int rc;
+
+	if (ev->replaces_held) {
+		rc = st->ops->release_held(st, ev, err, errlen);
+		if (rc != IH_OK)
+			return rc;
+	}
+	return st->ops->record(st, ev, now_ms, owner, lease_until, res, err,
+	    errlen);
+}
+
 int
 store_record(struct store *st, struct store_txn *tx,
     const struct store_event *ev, int64_t now_ms, struct store_result *res,
@@ -204,7 +226,7 @@ store_record(struct store *st, struct store_txn *tx,
 	rc = join_begin(st, tx, STORE_DURABLE, &own, err, errlen);
 	if (rc != IH_OK)
 		return rc;
-	rc = st->ops->record(st, ev, now_ms, NULL, 0, res, err, errlen);
+	rc = record_ev(st, ev, now_ms, NULL, 0, res, err, errlen);
 	return join_end(own, rc, err, errlen);
 }
 
@@ -231,7 +253,7 @@ store_record_batch(struct store *st, struct store_txn *tx,
 		rc = store_savepoint(use, STORE_SP_OPEN, err, errlen);
 		if (rc != IH_OK)
 			break;
-		rcs[i] = st->ops->record(st, &evs[i], now_ms, NULL, 0, &res[i],
+		rcs[i] = record_ev(st, &evs[i], now_ms, NULL, 0, &res[i],
 		    why, sizeof(why));
 		rc = store_savepoint(use, rcs[i] == IH_OK ? STORE_SP_KEEP :
 		    STORE_SP_UNDO, err, errlen);
@@ -266,7 +288,7 @@ store_record_claim(struct store *st, struct store_txn *tx,
 	rc = event_ok(ev, err, errlen);
 	if (rc != IH_OK)
 		return rc;
-	rc = st->ops->record(st, ev, now_ms, owner, now_ms + lease_ms, res,
+	rc = record_ev(st, ev, now_ms, owner, now_ms + lease_ms, res,
 	    err, errlen);
 	if (rc != IH_OK || res->duplicate)
 		return rc;

@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION	6
+#define STORE_SCHEMA_VERSION	7
 #define STORE_ERR_MAX		256
 
 struct store;
@@ -90,6 +90,14 @@ struct store_event {
 	const char	*status;
 	/* The payload's SHA-256 in hex, or NULL. */
 	const char	*fingerprint;
+	/* The provider's API version of the event, or NULL (version 7). */
+	const char	*api_version;
+	/*
+	 * Set when ev is of a version the settings expect and its version is
+	 * signed: a held event of the same id (another version) is deleted
+	 * in the same transaction, before ev is recorded in its place.
+	 */
+	int		 replaces_held;
 };
 
 struct store_result {

@@ -34,6 +34,9 @@ struct store_ops {
 	int	(*record)(struct store *, const struct store_event *, int64_t,
 		    const char *owner, int64_t lease_until,
 		    struct store_result *, char *, size_t);
+	/* Deletes a held event of ev's id (store_event.replaces_held). */
+	int	(*release_held)(struct store *, const struct store_event *,
+		    char *, size_t);
 	int	(*attempt_start)(struct store *, int64_t rowid, int64_t now,
 		    int64_t *seq, char *, size_t);
 	int	(*replay_of)(struct store *, const struct store_event *,
