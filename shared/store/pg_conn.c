@@ -600,6 +600,7 @@ static const struct store_ops pg_ops = {
 	.attempts = pg_attempts,
 	.purge = pg_purge,
 	.stats = pg_stats,
+	.versions = pg_versions,
 	.audit = pg_audit,
 	.console_counts = pg_console_counts,
 	.console_hours = pg_console_hours,

@@ -28,7 +28,7 @@
 	" 'next_attempt_at', next_attempt_at, 'done_at', done_at," \
 	" 'purged_at', purged_at, 'last_error', last_error," \
 	" 'api_version', api_version," \
-	" 'payload_bytes', " PG_PAYLOAD_LEN ")::text"
+	" 'payload_bytes', " PG_PAYLOAD_LEN ")::text, api_version"
 
 /* A struct store_filter's terms ($1..$6; the limit is $7). */
 #define PG_FILTER_SQL \
@@ -84,6 +84,7 @@ fill_row(const PGresult *r, int i, struct store_row *row)
 	row->has_payload = (int)pg_getint(r, i, 17);
 	row->payload_len = pg_getint(r, i, 18);
 	row->json = pg_gettext(r, i, 19);
+	row->api_version = pg_gettext(r, i, 20);
 	store_row_defaults(row);
 }
 
@@ -153,12 +154,12 @@ pg_show(struct store *base, const char *provider, const char *event_id,
 		goto out;
 	}
 	fill_row(r, 0, &row);
-	row.headers = pg_gettext(r, 0, 20);
+	row.headers = pg_gettext(r, 0, 21);
 	if (row.headers == NULL)
 		row.headers = "";
-	if (!PQgetisnull(r, 0, 21)) {
+	if (!PQgetisnull(r, 0, 22)) {
 		bytes = PQunescapeBytea((const unsigned char *)
-		    PQgetvalue(r, 0, 21), &len);
+		    PQgetvalue(r, 0, 22), &len);
 		if (bytes == NULL) {
 			rc = IH_ENOMEM;
 			goto out;

@@ -913,6 +913,7 @@ static const struct store_ops sq_ops = {
 	.attempts = sq_attempts,
 	.purge = sq_purge,
 	.stats = sq_stats,
+	.versions = sq_versions,
 	.audit = sq_audit,
 	.console_counts = sq_console_counts,
 	.console_hours = sq_console_hours,

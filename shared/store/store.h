@@ -393,6 +393,7 @@ struct store_row {
 	const char		*headers;	/* "name: value\n" lines */
 	const unsigned char	*payload;	/* or NULL once purged */
 	const char		*fingerprint;	/* store_copy_read() only */
+	const char		*api_version;	/* or NULL (version 7) */
 };
 
 /* Called once per row; a return other than IH_OK stops the walk. */

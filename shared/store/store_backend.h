@@ -13,6 +13,7 @@
 #define IH_STORE_BACKEND_H
 
 #include "store.h"
+#include "store_version.h"
 #include "store_console.h"
 #include "store_signin.h"
 
@@ -77,6 +78,9 @@ struct store_ops {
 	int	(*audit)(struct store *,
 		    int (*)(void *, const struct store_audit *), void *,
 		    char *, size_t);
+	int	(*versions)(struct store *, const char *, int64_t, int64_t,
+		    int (*)(void *, const struct store_version_count *),
+		    void *, char *, size_t);
 	/*
 	 * The console's reads (store_console.h; sqlite_console.c and
 	 * pg_console.c), each one statement outside a transaction.  hours
