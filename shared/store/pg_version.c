@@ -12,7 +12,7 @@
  * ev's, with its payload (ON DELETE CASCADE), inside the transaction that
  * records ev next.  The row lock it takes orders it against a concurrent
  * replay: whichever commits first wins, and the other finds the row no
- * longer held (this one then records a duplicate).
+ * longer held (this one then records a duplicate of the replayed one).
  */
 int
 pg_release_held(struct store *base, const struct store_event *ev,

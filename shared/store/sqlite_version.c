@@ -12,7 +12,7 @@
  * ev's, with its payload (ON DELETE CASCADE), inside the transaction that
  * records ev next: the expected version then takes the id as a new event.
  * A held event is never claimed, so nothing of it has run.  Prepared per
- * call: it runs only for providers with expected versions.
+ * call: it runs only when an expected version finds its id held.
  */
 int
 sq_release_held(struct store *base, const struct store_event *ev,

@@ -190,10 +190,14 @@ event_ok(const struct store_event *ev, char *err, size_t errlen)
 }
 
 /*
- * Records ev in the open transaction, after deleting the held event of
- * its id when ev replaces one (store_event.replaces_held), so that the
- * two commit or fail together and the expected version is recorded as
- * the event, never processed beside the held one.
+ * Records ev in the open transaction.  When ev replaces a held event
+ * (store_event.replaces_held) and its id turns out to be held, the held
+ * row is deleted and ev recorded again in its place, in the same
+ * transaction: the two commit or fail together, and the expected version
+ * becomes the event, never processed beside the held one.  Looking only
+ * after a duplicate costs the usual delivery nothing; and on PostgreSQL
+ * a held row committed while this insert waited on it is seen by the
+ * delete, which a look before the insert would miss.
  */
 static int
 record_ev(struct store *st, const struct store_event *ev, int64_t now_ms,
@@ -202,11 +206,14 @@ record_ev(struct store *st, const struct store_event *ev, int64_t now_ms,
 {
 	int rc;
 
-	if (ev->replaces_held) {
-		rc = st->ops->release_held(st, ev, err, errlen);
-		if (rc != IH_OK)
-			return rc;
-	}
+	rc = st->ops->record(st, ev, now_ms, owner, lease_until, res, err,
+	    errlen);
+	if (rc != IH_OK || !ev->replaces_held || !res->duplicate ||
+	    strcmp(res->status, "held") != 0)
+		return rc;
+	rc = st->ops->release_held(st, ev, err, errlen);
+	if (rc != IH_OK)
+		return rc;
 	return st->ops->record(st, ev, now_ms, owner, lease_until, res, err,
 	    errlen);
 }

@@ -95,7 +95,7 @@ struct store_event {
 	/*
 	 * Set when ev is of a version the settings expect and its version is
 	 * signed: a held event of the same id (another version) is deleted
-	 * in the same transaction, before ev is recorded in its place.
+	 * in the same transaction, and ev recorded in its place.
 	 */
 	int		 replaces_held;
 };

@@ -31,8 +31,8 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (SANITIZER_ENV, Server, check, check_eq, sign_stripe,  # noqa: E402
-                     suite_main)
+from harness import (SANITIZER_ENV, Server, check, check_eq, parallel,  # noqa: E402
+                     sign_stripe, suite_main)
 import test_shopify as tsh  # noqa: E402
 
 OLD = "2024-06-20"
@@ -169,6 +169,24 @@ def case_upgrade(srv, bindir, old_first):
     check_eq(srv.rows("stripe", eid)[0]["status"], "done", "still done")
 
 
+def case_upgrade_at_once(srv, bindir):
+    """Both endpoints' deliveries of one id at the same moment (as Stripe
+    sends them), for several ids: each is still one event, processed once,
+    in the expected version (on PostgreSQL the insert that waited on a
+    held row sees it once committed, and replaces it)."""
+    ids = ["evt_race%02d_%s" % (i, os.urandom(4).hex()) for i in range(8)]
+    for eid in ids:
+        res = parallel(2, lambda k: post(srv, eid, (OLD, NEW)[k], (OLD_SECRET, NEW_SECRET)[k]))
+        for r in res:
+            check(not isinstance(r, Exception) and r.status == 200, "delivery: %r" % (r,))
+    for eid in ids:
+        row = settle(srv, bindir, eid, "done")
+        check_eq(row["api_version"], NEW, "%s: the expected version kept" % eid)
+    idemhook(srv, bindir, "work", "--once")
+    for eid in ids:
+        check_eq(runs_of(srv, eid), [NEW], "%s: processed once, in the new version" % eid)
+
+
 def case_shopify(srv, bindir):
     """Shopify's header labels and holds; naming the expected version on
     the same delivery never releases a held event (it is unsigned)."""
@@ -203,12 +221,12 @@ def case_stats(srv, bindir):
     st = json.loads(idemhook(srv, bindir, "stats", "--json"))
     got = {(v["provider"], v["api_version"]): (v["events"], v["held"])
            for v in st["versions"]}
-    check_eq(got.get(("stripe", NEW)), (3, 0), "stripe, new version")
+    check_eq(got.get(("stripe", NEW)), (11, 0), "stripe, new version")
     check_eq(got.get(("stripe", OLD)), (1, 0), "stripe, old version (replayed)")
     check_eq(got.get(("shopify", "2025-04")), (1, 1), "shopify, held version")
     check_eq(got.get(("shopify", tsh.API_VERSION)), (1, 0), "shopify, expected version")
     prom = idemhook(srv, bindir, "stats", "--prometheus")
-    for line in ('idemhook_events_by_version_total{provider="stripe",api_version="%s"} 3'
+    for line in ('idemhook_events_by_version_total{provider="stripe",api_version="%s"} 11'
                  % NEW,
                  'idemhook_held_events{provider="shopify",api_version="2025-04"} 1'):
         check(line in prom.splitlines(), "metric %r in %r" % (line, prom[-800:]))
@@ -248,6 +266,8 @@ def cases(tap, bindir, servers):
             case_upgrade, srv, bindir, True)
     tap.run("stripe upgrade: new version first, the old one a duplicate",
             case_upgrade, srv, bindir, False)
+    tap.run("stripe upgrade: both versions of an id at the same moment",
+            case_upgrade_at_once, srv, bindir)
     tap.run("shopify: header version recorded and held, never released by a header",
             case_shopify, srv, bindir)
     tap.run("stats and metrics count events by version, with the held ones",
