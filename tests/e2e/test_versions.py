@@ -234,6 +234,21 @@ def case_stats(srv, bindir):
     check("by API version" in table and "2025-04" in table, "table: %r" % table[-400:])
 
 
+def case_bulk_replay(srv, bindir):
+    """The README's replay of every held event of a provider."""
+    held = [r for r in srv.rows("shopify") if r["status"] == "held"]
+    check_eq(len(held), 1, "one held shopify event")
+    out = idemhook(srv, bindir, "replay", "--provider", "shopify", "--status", "held")
+    check("1" in out, "replay says what it did: %r" % out)
+    deadline = time.monotonic() + 30
+    while srv.rows("shopify", held[0]["event_id"])[0]["status"] != "done" \
+            and time.monotonic() < deadline:
+        idemhook(srv, bindir, "work", "--once")
+        time.sleep(0.1)
+    row = srv.rows("shopify", held[0]["event_id"])[0]
+    check_eq((row["status"], row["api_version"]), ("done", "2025-04"), "processed")
+
+
 def case_unset(bindir, servers):
     """Without the setting every version is processed as before, and the
     version is still recorded."""
@@ -253,8 +268,9 @@ def cases(tap, bindir, servers):
     srv.env.update({
         "IDEMHOOK_STRIPE_API_VERSIONS": NEW + ", 2025-01-27.acacia",
         "IDEMHOOK_SHOPIFY_API_VERSIONS": tsh.API_VERSION,
-        "IDEMHOOK_STRIPE_ACTION": "* /bin/sh -c 'cat >> %s/runs; echo >> %s/runs'"
-                                  % (srv.tmp, srv.tmp),
+        # One write per run (O_APPEND), so that concurrent runs never interleave.
+        "IDEMHOOK_STRIPE_ACTION": "* /bin/sh -c 'x=$(cat); printf \"%%s\\n\" \"$x\" >> %s/runs'"
+                                  % srv.tmp,
     })
     servers.add(srv)
     if not tap.run("lighttpd starts (stripe expects %s; two endpoint secrets)" % NEW,
@@ -272,6 +288,8 @@ def cases(tap, bindir, servers):
             case_shopify, srv, bindir)
     tap.run("stats and metrics count events by version, with the held ones",
             case_stats, srv, bindir)
+    tap.run("replay --provider shopify --status held processes them", case_bulk_replay,
+            srv, bindir)
     tap.run("no setting: every version processed, still recorded", case_unset,
             bindir, servers)
     tap.run("no sanitizer reports", lambda: check(
