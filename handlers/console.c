@@ -429,7 +429,7 @@ static int
 valid_status(const char *s)
 {
 	static const char *const st[] = { "received", "processing", "done",
-	    "failed", "dead", "quarantined", NULL };
+	    "failed", "dead", "quarantined", "held", NULL };
 	size_t i;
 
 	for (i = 0; st[i] != NULL; i++)
@@ -543,8 +543,8 @@ put_event_link(struct html *h, const struct page *pg, const char *provider,
 
 #define MAX_PROVIDERS	32
 static const char *const STATUSES[] = { "received", "processing", "done",
-    "failed", "dead", "quarantined" };
-#define NSTATUS	6
+    "failed", "dead", "quarantined", "held" };
+#define NSTATUS	7
 
 struct overview {
 	size_t	 n;
@@ -1090,6 +1090,7 @@ show_row(void *arg, const struct store_row *r)
 	meta_row(h, "type", r->event_type);
 	meta_row(h, "subtype", r->subtype);
 	meta_row(h, "order key", r->order_key);
+	meta_row(h, "API version", r->api_version);
 	html_raw(h, "<tr><th>status</th><td id=\"status\">");
 	html_esc(h, r->status);
 	html_raw(h, "</td></tr>");
@@ -1106,7 +1107,7 @@ show_row(void *arg, const struct store_row *r)
 	html_raw(h, "</table>");
 
 	if (!pg->readonly && (strcmp(r->status, "failed") == 0 ||
-	    strcmp(r->status, "dead") == 0)) {
+	    strcmp(r->status, "dead") == 0 || strcmp(r->status, "held") == 0)) {
 		html_raw(h, "<form method=\"post\" action=\"");
 		html_esc(h, pg->base);
 		html_raw(h, "/replay\">");

@@ -20,6 +20,7 @@
 #include "ih.h"
 #include "redact.h"
 #include "store.h"
+#include "version.h"
 
 /* A file changed this recently may change again unseen in the same tick. */
 #define CONFIG_RACY_NS	(2LL * 1000000000LL)
@@ -762,6 +763,8 @@ config_load(struct config *cfg, const char *provider, const char *secret_var,
 	if (rc != IH_OK)
 		goto out;
 	rc = load_action_env(cfg, provider, src, nsrc, err, errlen);
+	if (rc == IH_OK)
+		rc = version_load(cfg, provider, src, nsrc, err, errlen);
 	if (rc != IH_OK)
 		goto out;
 	rc = IH_ECONFIG;
@@ -844,5 +847,6 @@ config_free(struct config *cfg)
 	free(cfg->allow_from);
 	free(cfg->log);
 	free(cfg->alert_action);
+	free(cfg->api_versions);
 	memset(cfg, 0, sizeof(*cfg));
 }

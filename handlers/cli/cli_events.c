@@ -88,6 +88,7 @@ event_json(FILE *f, const struct store_row *row)
 	json_text(f, "subtype", row->subtype);
 	json_text(f, "order_key", row->order_key);
 	json_text(f, "status", row->status);
+	json_text(f, "api_version", row->api_version);
 	fprintf(f, ", \"received_at\": %lld, \"last_seen_at\": %lld, "
 	    "\"duplicates\": %lld, \"attempts\": %lld, "
 	    "\"next_attempt_at\": %lld", (long long)row->received_at,
@@ -148,8 +149,8 @@ list_usage(FILE *f)
 	    "[--limit N] [--json]\n\n"
 	    "Lists events, newest first, as an aligned table or a JSON "
 	    "array.\n"
-	    "  --status  received, processing, done, failed, dead or "
-	    "quarantined\n"
+	    "  --status  received, processing, done, failed, dead, "
+	    "quarantined or held\n"
 	    "  --since   events received at or after WHEN; --until before "
 	    "WHEN\n"
 	    "            WHEN: Unix seconds, ISO date or time in UTC "
@@ -424,6 +425,7 @@ show_row(void *arg, const struct store_row *row)
 	show_field("subtype", row->subtype);
 	show_field("order_key", row->order_key);
 	show_field("status", row->status);
+	show_field("api_version", row->api_version);
 	show_time("received", row->received_at);
 	show_time("last_seen", row->last_seen_at);
 	snprintf(n, sizeof(n), "%lld", (long long)row->duplicates);

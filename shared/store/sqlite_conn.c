@@ -64,11 +64,11 @@ static const struct {
 	    "INSERT INTO events (provider, event_id, event_type, order_key,"
 	    " headers, received_at, last_seen_at, status,"
 	    " next_attempt_at, subtype, fingerprint, lease_owner, lease_until,"
-	    " attempts)"
+	    " attempts, api_version)"
 	    " VALUES (?1, ?2, ?3, ?4, ?6, ?7, ?7,"
 	    " CASE WHEN ?11 IS NOT NULL THEN 'processing'"
 	    " ELSE coalesce(?8, 'received') END, ?7, ?9, ?10, ?11, ?12,"
-	    " ?11 IS NOT NULL)"
+	    " ?11 IS NOT NULL, ?13)"
 	    " ON CONFLICT (provider, event_id) DO UPDATE SET"
 	    " duplicates = duplicates + 1,"
 	    " last_seen_at = excluded.received_at"
@@ -896,6 +896,7 @@ static const struct store_ops sq_ops = {
 	.rollback = sq_rollback,
 	.savepoint = sq_savepoint,
 	.record = sq_record,
+	.release_held = sq_release_held,
 	.attempt_start = sq_attempt_start,
 	.replay_of = sq_replay_of,
 	.claim = sq_claim,
@@ -912,6 +913,7 @@ static const struct store_ops sq_ops = {
 	.attempts = sq_attempts,
 	.purge = sq_purge,
 	.stats = sq_stats,
+	.versions = sq_versions,
 	.audit = sq_audit,
 	.console_counts = sq_console_counts,
 	.console_hours = sq_console_hours,

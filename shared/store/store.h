@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION	6
+#define STORE_SCHEMA_VERSION	7
 #define STORE_ERR_MAX		256
 
 struct store;
@@ -90,6 +90,14 @@ struct store_event {
 	const char	*status;
 	/* The payload's SHA-256 in hex, or NULL. */
 	const char	*fingerprint;
+	/* The provider's API version of the event, or NULL (version 7). */
+	const char	*api_version;
+	/*
+	 * Set when ev is of a version the settings expect and its version is
+	 * signed: a held event of the same id (another version) is deleted
+	 * in the same transaction, and ev recorded in its place.
+	 */
+	int		 replaces_held;
 };
 
 struct store_result {
@@ -385,6 +393,7 @@ struct store_row {
 	const char		*headers;	/* "name: value\n" lines */
 	const unsigned char	*payload;	/* or NULL once purged */
 	const char		*fingerprint;	/* store_copy_read() only */
+	const char		*api_version;	/* or NULL (version 7) */
 };
 
 /* Called once per row; a return other than IH_OK stops the walk. */
