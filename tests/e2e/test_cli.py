@@ -816,6 +816,27 @@ def case_check_hardening(ctx, tap):
         check(b"symbolic link" in out, "check of a symlinked store: %r" % out)
         os.unlink(link)
         ctx.run("check", *only, env=env, want=0)
+        # The bad-signature counts beside the store (shared/sigfail.c):
+        # owner-only, a regular file, as the store's other files.
+        sf = db + "-sigfail"
+        with open(sf, "wb"):
+            pass
+        os.chmod(sf, 0o644)
+        rc, out, _ = ctx.run("check", *only, env=env, want=1)
+        check(("store bad-signature counts %s has mode 0644" % sf).encode() in out
+              and ("chmod 600 %s" % sf).encode() in out, "-sigfail 0644: %r" % out)
+        os.unlink(sf)
+        os.symlink(target + "-sigfail", sf)
+        rc, out, _ = ctx.run("check", *only, env=env, want=1)
+        check(("bad-signature counts %s is a symbolic link" % sf).encode() in out,
+              "-sigfail symlink: %r" % out)
+        os.unlink(sf)
+        with open(sf, "wb"):
+            pass
+        os.chmod(sf, 0o600)
+        rc, out, _ = ctx.run("check", *only, env=env, want=0)
+        check(("store bad-signature counts %s is owner-only" % sf).encode() in out,
+              "-sigfail 0600 not reported ok: %r" % out)
         # The settings file: 0600 (what the README installs) or 0640 with the
         # programs' group, never readable by others or writable by the group.
         cfg = os.path.join(tmp, "idemhook.env")
@@ -961,8 +982,8 @@ def main():
         t("replay: dry run without --status, exact advice, --status done needs a filter, --",
           case_replay_defaults, ctx)
         t("purge keeps dead letters unless --include-dead", case_purge_dead, ctx)
-        t("check: sticky directory, symlinks, owners, settings file 0640 or 0600",
-          case_check_hardening, ctx, tap)
+        t("check: sticky directory, symlinks, owners, settings file 0640 or 0600, "
+          "-sigfail file 0644 reported", case_check_hardening, ctx, tap)
         t("check: console's IDEMHOOK_CONSOLE_TLS_PROXY: ok unset, note at 1, problem "
           "otherwise", case_check_console_tls_proxy, ctx)
         t("no sanitizer reports from the receivers",
