@@ -692,7 +692,8 @@ def main():
                     "lines in IDEMHOOK_LOG, cron; sockets again after a reboot, with and without "
                     "systemd-tmpfiles", why, server_recipe, bindir, "lighttpd")
     tap.run_as_root("Apache vhost recipe as written: accepted, duplicate, 401, check clean, "
-                    "lines in IDEMHOOK_LOG, cron", why, server_recipe, bindir, "vhost")
+                    "lines in IDEMHOOK_LOG, cron; 404 at /hooks/* on another virtual host",
+                    why, server_recipe, bindir, "vhost")
     tap.run_as_root("nginx recipe as written: accepted, duplicate, 401, check clean, "
                     "lines in IDEMHOOK_LOG, cron", why, server_recipe, bindir, "nginx")
     tap.run("the host's server, settings and store folders unchanged by every recipe above",
