@@ -6,10 +6,11 @@
  *   - the settings parse;
  *   - the store is outside the web server's document root (--docroot,
  *     DOCUMENT_ROOT, and well-known web directories);
- *   - the store, its -wal, -shm, -lock and -sync files are owner-only
- *     regular files (no symbolic link), owned by the programs' user
- *     (--user) or the invoking user, and the store's directory is
- *     writable by nobody else (sticky or not);
+ *   - the store, its -wal, -shm, -lock, -sync and -sigfail (bad
+ *     signature counts) files are owner-only regular files (no symbolic
+ *     link), owned by the programs' user (--user) or the invoking user,
+ *     and the store's directory is writable by nobody else (sticky or
+ *     not);
  *   - the settings file is readable by no other user: 0600 owned by the
  *     programs' user, or 0640 owned by root with their group, as the
  *     README installs it; and the programs' user can read it;
@@ -458,11 +459,10 @@ check_usage(FILE *f)
 	    "  - the store is outside the web server's document root "
 	    "(--docroot,\n    $DOCUMENT_ROOT, and /var/www, /srv/www, "
 	    "public_html, ...);\n"
-	    "  - the store and its -wal, -shm, -lock and -sync files are "
-	    "owner-only\n    files, not symbolic links, owned by USER (the "
-	    "user the programs run as)\n    or by the user running the check; "
-	    "their "
-	    "directory is writable by nobody else;\n"
+	    "  - the store and its -wal, -shm, -lock, -sync and -sigfail "
+	    "files are\n    owner-only files, not symbolic links, owned by "
+	    "USER (the user the\n    programs run as) or by the user running "
+	    "the check; their directory\n    is writable by nobody else;\n"
 	    "  - the IDEMHOOK_CONFIG file is readable by no other user: 0640 "
 	    "owned by\n    root with USER's group, or 0600 owned by USER; "
 	    "and USER can read it;\n"
@@ -613,6 +613,8 @@ cli_check(struct cli *c, int argc, char **argv)
 	check_mode(&ck, "store lock", path, 0);
 	snprintf(path, sizeof(path), "%s-sync", db);
 	check_mode(&ck, "store sync mark", path, 0);
+	snprintf(path, sizeof(path), "%s-sigfail", db);
+	check_mode(&ck, "store bad-signature counts", path, 0);
 	if (ck.problems > before) {
 		/* Opening would trust what the checks above refused. */
 		problem(&ck, "the store was not opened: fix the problems "

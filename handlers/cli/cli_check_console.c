@@ -22,6 +22,38 @@ console_setting(const struct cli *c, const char *name)
 }
 
 /*
+ * IDEMHOOK_CONSOLE_TLS_PROXY: the console takes only "1" (anything else
+ * is off, so a "yes" would silently keep the default); set, it takes
+ * Basic credentials from any address and sends HSTS, trusting a proxy
+ * in front to terminate TLS, which check cannot see.
+ */
+static void
+check_tls_proxy(const struct cli *c, int basic, int *problems, int *oks)
+{
+	const char *tp = console_setting(c, "IDEMHOOK_CONSOLE_TLS_PROXY");
+
+	if (tp != NULL && strcmp(tp, "1") != 0 && strcmp(tp, "0") != 0) {
+		cli_check_say(0, problems, oks, "console: "
+		    "IDEMHOOK_CONSOLE_TLS_PROXY must be 1 (a proxy in front "
+		    "terminates TLS) or unset; other values mean unset");
+		return;
+	}
+	if (tp == NULL || strcmp(tp, "1") != 0) {
+		if (basic)
+			cli_check_say(1, problems, oks, "console: Basic "
+			    "sign-in only over HTTPS or from loopback "
+			    "(IDEMHOOK_CONSOLE_TLS_PROXY unset)");
+		return;
+	}
+	printf("note: console: IDEMHOOK_CONSOLE_TLS_PROXY=1: %severy "
+	    "answer carries HSTS, trusting that a proxy in front "
+	    "terminates TLS: the web server must be reachable only through "
+	    "that proxy, or a password can cross the network in clear\n",
+	    basic ? "Basic credentials are taken from any address and " :
+	    "");
+}
+
+/*
  * Reports the console's settings as the secrets' are: which sign-in is
  * set up, never the hash or the key.  A console that is not set up is
  * not a problem (it serves nothing); a half or broken setup is.
@@ -48,6 +80,7 @@ cli_check_console(const struct cli *c, int *problems, int *oks)
 			cli_check_say(1, problems, oks, "console: sign-in by "
 			    "the web server (REMOTE_USER)%s",
 			    readonly ? ", read-only" : "");
+		check_tls_proxy(c, 0, problems, oks);
 		return;
 	}
 	if (mode != NULL && strcmp(mode, "basic") != 0) {
@@ -77,4 +110,5 @@ cli_check_console(const struct cli *c, int *problems, int *oks)
 	cli_check_say(1, problems, oks, "console: HTTP Basic sign-in for user "
 	    "%s, password hash set (scrypt)%s", user,
 	    readonly ? ", read-only" : "");
+	check_tls_proxy(c, 1, problems, oks);
 }

@@ -816,6 +816,27 @@ def case_check_hardening(ctx, tap):
         check(b"symbolic link" in out, "check of a symlinked store: %r" % out)
         os.unlink(link)
         ctx.run("check", *only, env=env, want=0)
+        # The bad-signature counts beside the store (shared/sigfail.c):
+        # owner-only, a regular file, as the store's other files.
+        sf = db + "-sigfail"
+        with open(sf, "wb"):
+            pass
+        os.chmod(sf, 0o644)
+        rc, out, _ = ctx.run("check", *only, env=env, want=1)
+        check(("store bad-signature counts %s has mode 0644" % sf).encode() in out
+              and ("chmod 600 %s" % sf).encode() in out, "-sigfail 0644: %r" % out)
+        os.unlink(sf)
+        os.symlink(target + "-sigfail", sf)
+        rc, out, _ = ctx.run("check", *only, env=env, want=1)
+        check(("bad-signature counts %s is a symbolic link" % sf).encode() in out,
+              "-sigfail symlink: %r" % out)
+        os.unlink(sf)
+        with open(sf, "wb"):
+            pass
+        os.chmod(sf, 0o600)
+        rc, out, _ = ctx.run("check", *only, env=env, want=0)
+        check(("store bad-signature counts %s is owner-only" % sf).encode() in out,
+              "-sigfail 0600 not reported ok: %r" % out)
         # The settings file: 0600 (what the README installs) or 0640 with the
         # programs' group, never readable by others or writable by the group.
         cfg = os.path.join(tmp, "idemhook.env")
@@ -858,6 +879,37 @@ def case_check_hardening(ctx, tap):
         ctx.run("check", "--user", "no-such-user-here", env=env, want=2)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def case_check_console_tls_proxy(ctx):
+    """check says where the console takes Basic credentials: ok when
+    IDEMHOOK_CONSOLE_TLS_PROXY is unset (HTTPS or loopback only), a note
+    when it is 1 (a proxy is trusted to terminate TLS), a problem for a
+    value the console would take as unset."""
+    p = subprocess.run([ctx.bin, "console-password"], input=b"pass phrase 1234\n",
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60,
+                       env=ctx.env())
+    check(p.returncode == 0, "console-password: %r" % p.stderr)
+    hsh = p.stdout.decode().strip().split("=", 1)[1]
+    env = {"IDEMHOOK_CONSOLE_USER": "op", "IDEMHOOK_CONSOLE_PASSWORD_HASH": hsh}
+    only = ("--provider", "stripe")
+    out = ctx.out("check", *only, env=env)
+    check("ok: console: Basic sign-in only over HTTPS or from loopback "
+          "(IDEMHOOK_CONSOLE_TLS_PROXY unset)" in out, "unset: %s" % out)
+    check("TLS_PROXY=1" not in out, "unset: %s" % out)
+    out = ctx.out("check", *only, env=dict(env, IDEMHOOK_CONSOLE_TLS_PROXY="1"))
+    check("note: console: IDEMHOOK_CONSOLE_TLS_PROXY=1: Basic credentials are taken from "
+          "any address" in out and "reachable only through that proxy" in out
+          and "Basic sign-in only over HTTPS" not in out, "=1: %s" % out)
+    rc, out, _ = ctx.run("check", *only, env=dict(env, IDEMHOOK_CONSOLE_TLS_PROXY="yes"),
+                         want=1)
+    check(b"PROBLEM: console: IDEMHOOK_CONSOLE_TLS_PROXY must be 1" in out, "=yes: %r" % out)
+    # Sign-in by the web server: only HSTS depends on the setting.
+    senv = {"IDEMHOOK_CONSOLE_AUTH": "server", "IDEMHOOK_CONSOLE_KEY": "k" * 40,
+            "IDEMHOOK_CONSOLE_TLS_PROXY": "1"}
+    out = ctx.out("check", *only, env=senv)
+    check("note: console: IDEMHOOK_CONSOLE_TLS_PROXY=1: every answer carries HSTS" in out,
+          "server sign-in with =1: %s" % out)
 
 
 def case_man(ctx):
@@ -930,8 +982,10 @@ def main():
         t("replay: dry run without --status, exact advice, --status done needs a filter, --",
           case_replay_defaults, ctx)
         t("purge keeps dead letters unless --include-dead", case_purge_dead, ctx)
-        t("check: sticky directory, symlinks, owners, settings file 0640 or 0600",
-          case_check_hardening, ctx, tap)
+        t("check: sticky directory, symlinks, owners, settings file 0640 or 0600, "
+          "-sigfail file 0644 reported", case_check_hardening, ctx, tap)
+        t("check: console's IDEMHOOK_CONSOLE_TLS_PROXY: ok unset, note at 1, problem "
+          "otherwise", case_check_console_tls_proxy, ctx)
         t("no sanitizer reports from the receivers",
           lambda: check(not srv.sanitizer_reports(), srv.errorlog()[-2000:]))
     return tap.finish()

@@ -59,7 +59,11 @@ FRESH = ("/var/lib/idemhook", "/etc/idemhook", "/run/idemhook", "/run/lighttpd",
          "/usr/local/libexec/idemhook", "/usr/local/share/idemhook", "/usr/local/bin/idemhook",
          "/usr/local/share/man/man1/idemhook.1", "/etc/lighttpd/idemhook",
          "/etc/lighttpd/conf-enabled/50-idemhook.conf", "/etc/apache2/conf-available/idemhook.conf",
-         "/etc/apache2/conf-enabled/idemhook.conf", "/etc/nginx/idemhook",
+         "/etc/apache2/conf-enabled/idemhook.conf",
+         "/etc/apache2/conf-available/idemhook-server.conf",
+         "/etc/apache2/conf-enabled/idemhook-server.conf", "/etc/apache2/idemhook",
+         "/etc/apache2/sites-enabled/ih-other.conf", "/etc/apache2/sites-available/ih-other.conf",
+         "/etc/nginx/idemhook",
          "/etc/tmpfiles.d/idemhook.conf", "/var/www/idemhook", "/root/idemhook",
          # The host's own servers' pid files: a recipe's init script must
          # never find a pid of the host's (there is none to find in the
@@ -295,6 +299,9 @@ def local_port(ns, port):
     """Debian's own files listen on 127.0.0.1:port instead of :80."""
     p = "/etc/apache2/ports.conf"
     ns.write(p, re.sub(r"(?m)^Listen 80$", "Listen 127.0.0.1:%d" % port, ns.read(p)))
+    p = "/etc/apache2/sites-available/000-default.conf"
+    ns.write(p, re.sub(r"(?m)^<VirtualHost \*:80>$", "<VirtualHost *:%d>" % port,
+                       ns.read(p)))
     p = "/etc/lighttpd/lighttpd.conf"
     text = re.sub(r"(?m)^server\.port\s*=\s*80$", "server.port = %d\nserver.bind = "
                   '"127.0.0.1"' % port, ns.read(p))
@@ -455,6 +462,8 @@ def server_recipe(bindir, name, url_path="/"):
             ns.run("/etc/init.d/lighttpd start")
             wait_http(base + url_path)
             deliveries(base, secrets, name + "-nosystemd")
+        if name == "vhost":
+            other_vhost(ns, base, port)
         if name == "nginx":
             # spawn-fcgi.sh, run as root, gives the programs a clean
             # environment: the programs' user's HOME (libpq's ~/.pgpass,
@@ -488,6 +497,54 @@ def server_recipe(bindir, name, url_path="/"):
             sys.stdout.write("".join("# " + l + "\n" for l in
                                      "\n".join(ns.log).splitlines()[-400:]))
         ns.close()
+
+
+def get_status(url, host):
+    req = urllib.request.Request(url, headers={"Host": host})
+    try:
+        with urllib.request.urlopen(req, timeout=15) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def get_body(url, host):
+    req = urllib.request.Request(url, headers={"Host": host})
+    try:
+        with urllib.request.urlopen(req, timeout=15) as r:
+            return r.read()
+    except OSError:
+        return None
+
+
+def other_vhost(ns, base, port):
+    """A second name-based virtual host on the same server (another
+    user's site) must not answer /hooks/*: the recipe includes vhost.conf
+    in one site only, where a server-wide a2enconf answers it on every
+    host."""
+    ns.run("install -d -m 0755 /var/www/ih-other && echo other > /var/www/ih-other/index.html")
+    ns.write("/etc/apache2/sites-available/ih-other.conf",
+             "<VirtualHost *:%d>\n  ServerName other.example\n"
+             "  DocumentRoot /var/www/ih-other\n</VirtualHost>\n" % port)
+    ns.run("a2ensite ih-other && apachectl configtest && apachectl graceful")
+    end = time.time() + 10
+    while get_body(base + "/", "other.example") != b"other\n":
+        check(time.time() < end, "the second virtual host does not answer")
+        time.sleep(0.1)
+    body = json.dumps({"id": "evt_other_" + os.urandom(4).hex(), "object": "event"}).encode()
+    for p in ("stripe", "github", "console/"):
+        url = base + "/hooks/" + p
+        req = urllib.request.Request(url, data=body, method="POST",
+                                     headers={"Host": "other.example"})
+        try:
+            with urllib.request.urlopen(req, timeout=15) as r:
+                status = r.status
+        except urllib.error.HTTPError as e:
+            status = e.code
+        check(status == 404, "/hooks/%s on another virtual host answered %d, not 404"
+              % (p, status))
+    st = get_status(base + "/hooks/stripe", "127.0.0.1")
+    check(st != 404, "/hooks/stripe on the recipe's site answered 404")
 
 
 def syslog_lines(bindir):
@@ -635,7 +692,8 @@ def main():
                     "lines in IDEMHOOK_LOG, cron; sockets again after a reboot, with and without "
                     "systemd-tmpfiles", why, server_recipe, bindir, "lighttpd")
     tap.run_as_root("Apache vhost recipe as written: accepted, duplicate, 401, check clean, "
-                    "lines in IDEMHOOK_LOG, cron", why, server_recipe, bindir, "vhost")
+                    "lines in IDEMHOOK_LOG, cron; 404 at /hooks/* on another virtual host",
+                    why, server_recipe, bindir, "vhost")
     tap.run_as_root("nginx recipe as written: accepted, duplicate, 401, check clean, "
                     "lines in IDEMHOOK_LOG, cron", why, server_recipe, bindir, "nginx")
     tap.run("the host's server, settings and store folders unchanged by every recipe above",

@@ -210,6 +210,7 @@ def install_files(sdir):
                 "share/idemhook/www-config/apache/fcgid.htaccess",
                 "share/idemhook/www-config/apache/cgi.htaccess",
                 "share/idemhook/www-config/apache/vhost.conf",
+                "share/idemhook/www-config/apache/idemhook-server.conf",
                 "share/idemhook/www-config/lighttpd/idemhook.conf",
                 "share/idemhook/www-config/lighttpd/hooks-stripe.conf",
                 "share/idemhook/www-config/nginx/idemhook.conf"]

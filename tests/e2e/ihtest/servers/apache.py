@@ -32,7 +32,8 @@ class ApacheServer(Server):
                the programs copied next to it, settings through SetEnv in
                the document root's own .htaccess (IDEMHOOK_CONFIG file).
       "cgi"    the same with cgi.htaccess under mod_cgid (plain CGI).
-      "vhost"  vhost.conf included from httpd.conf with Define lines for
+      "vhost"  idemhook-server.conf and vhost.conf included from httpd.conf
+               (the per-site form is test_recipes.py's) with Define lines for
                the program directory (bin), the settings file and the DB;
                settings reach the programs through FcgidInitialEnv.
     Secrets, env and provider_env go into one IDEMHOOK_CONFIG file
@@ -166,6 +167,8 @@ class ApacheServer(Server):
         if self.mode == "vhost":
             lines += ["Define IDEMHOOK_LIBEXEC %s" % self.bin,
                       "Define IDEMHOOK_ENV_FILE %s" % self.env_file,
+                      "Include %s" % apache_quote(os.path.join(APACHE_CONF_DIR,
+                                                               "idemhook-server.conf")),
                       "Include %s" % apache_quote(os.path.join(APACHE_CONF_DIR, "vhost.conf"))]
             if self.setenv:
                 lines.append("<Directory %s>" % apache_quote(self.bin))
