@@ -79,7 +79,10 @@ CLI_OBJS = $(BUILD)/obj/handlers/cli/idemhook.o \
 	$(BUILD)/obj/handlers/cli/cli_text.o $(BUILD)/obj/handlers/cli/cli_console.o \
 	$(BUILD)/obj/handlers/cli/cli_copy.o $(BUILD)/obj/handlers/cli/cli_objects.o \
 	$(BUILD)/obj/handlers/cli/cli_backup.o \
-	$(BUILD)/obj/handlers/cli/cli_check_store.o
+	$(BUILD)/obj/handlers/cli/cli_check_store.o \
+	$(BUILD)/obj/handlers/cli/cli_list.o $(BUILD)/obj/handlers/cli/cli_show.o \
+	$(BUILD)/obj/handlers/cli/cli_verify.o \
+	$(BUILD)/obj/handlers/cli/cli_replay.o
 
 UNIT_SRCS  = $(wildcard tests/unit/test_*.c)
 UNIT_TESTS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
