@@ -81,6 +81,8 @@ CLI_OBJS = $(BUILD)/obj/handlers/cli/idemhook.o \
 	$(BUILD)/obj/handlers/cli/cli_copy.o $(BUILD)/obj/handlers/cli/cli_objects.o \
 	$(BUILD)/obj/handlers/cli/cli_backup.o \
 	$(BUILD)/obj/handlers/cli/cli_check_store.o \
+	$(BUILD)/obj/handlers/cli/check_programs.o \
+	$(BUILD)/obj/handlers/cli/cli_check_console.o \
 	$(BUILD)/obj/handlers/cli/cli_list.o $(BUILD)/obj/handlers/cli/cli_show.o \
 	$(BUILD)/obj/handlers/cli/cli_verify.o \
 	$(BUILD)/obj/handlers/cli/cli_replay.o

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "processing.h"
 #include "provider.h"
+#include "redact.h"
 #include "settings.h"
 #include "store.h"
 
@@ -78,6 +79,14 @@ open_store(struct batch_writer *w, struct ingest *in)
 	if (rc != IH_OK)
 		outcome_set(&in->out, rc == IH_ECONFIG ? 500 : 503,
 		    rc == IH_ECONFIG ? "bad_store" : "store_unavailable", err);
+	/* Which store events go to, whenever that changes: one line. */
+	if (rc == IH_OK && w->slot.opened) {
+		w->slot.opened = 0;
+		log_emit(ingest_deferred(in), "provider=%s "
+		    "store=%s settings_file=%s", w->p->name,
+		    ih_redact(in->cfg.db_path, err, sizeof(err)),
+		    in->file_path[0] != '\0' ? in->file_path : "none");
+	}
 	return rc;
 }
 

@@ -474,7 +474,7 @@ config_sources_refresh(struct config_file *cf,
 	if (path == NULL)
 		path = config_lookup(src, n, "IDEMHOOK_CONFIG");
 	/* suEXEC drops SetEnv: then the file's fixed places (config_find.h). */
-	if (path == NULL) {
+	if (path == NULL && config_find_wanted(env)) {
 		rc = config_find(found, sizeof(found), err, errlen);
 		if (rc == IH_OK)
 			path = found;

@@ -235,8 +235,9 @@ const char *config_lookup(const struct config_source *src, size_t nsrc,
  * Fills src[0..2] with a program's settings sources, in order: param (a
  * request's parameters), env (the start-up environment), then cf's lines.
  * IDEMHOOK_CONFIG names cf's file: from param (the file is then
- * CONFIG_FILE_REQUEST), else from env, else config_find()'s fixed places
- * (suEXEC drops SetEnv); cf is refreshed from it, and when it was read
+ * CONFIG_FILE_REQUEST), else from env, else, only when env sets nothing
+ * (config_find_wanted()), config_find()'s fixed places (suEXEC drops
+ * SetEnv); cf is refreshed from it, and when it was read
  * again only secret_var's secret is kept (NULL: none).  Sets *nsrc to 3
  * on success.  Returns IH_OK, IH_ENOMEM, or IH_ECONFIG with the cause in
  * err.

@@ -7,8 +7,20 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "config_find.h"
 #include "ih.h"
+
+int
+config_find_wanted(const struct config_vars *env)
+{
+	size_t i;
+
+	for (i = 0; env != NULL && i < env->n; i++)
+		if (env->values[i][0] != '\0')
+			return 0;
+	return 1;
+}
 
 int
 config_find_safe(const char *path, unsigned uid, char *err, size_t errlen)

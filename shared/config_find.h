@@ -2,7 +2,8 @@
  * config_find.h -- where the settings file is when IDEMHOOK_CONFIG is unset.
  *
  * suEXEC (shared hosting) drops SetEnv variables, so a program may get no
- * IDEMHOOK_CONFIG at all.  It then looks, in this order, at
+ * setting at all.  Then, and only then (config_find_wanted()), it looks,
+ * in this order, at
  *
  *   <home>/idemhook/idemhook.env   <home> from the password database for
  *                                  the process's effective user (not
@@ -20,8 +21,20 @@
 
 #include <stddef.h>
 
+struct config_vars;
+
 #define CONFIG_FIND_USER	"idemhook/idemhook.env"	/* under <home> */
 #define CONFIG_FIND_SYSTEM	"/etc/idemhook/idemhook.env"
+
+/*
+ * Are the fixed places to be looked at?  Only when env, the start-up
+ * environment, sets no IDEMHOOK_* variable to a non-empty value (an
+ * empty value counts as unset everywhere): a program configured at
+ * start-up is configured there and by the file it names, and a file
+ * nobody named must not layer its settings, actions included, under
+ * those, nor fail a program that never needed it.
+ */
+int	config_find_wanted(const struct config_vars *env);
 
 /*
  * Looks for the settings file as above.  Returns IH_OK with its path in

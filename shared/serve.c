@@ -355,6 +355,11 @@ serve_main(const struct provider *p)
 	}
 	if (!FCGX_IsCGI()) {
 		sv.fcgi = 1;
+		if (settings_fd_tcp(0, err, sizeof(err)))
+			log_emit(NULL, "provider=%s warning: listening on %s: "
+			    "anyone who reaches it can send requests; no "
+			    "secret is taken from a request here, but prefer "
+			    "a UNIX socket (README, nginx)", p->name, err);
 		rc = serve_fcgi(&sv);
 		goto out;
 	}

@@ -1,15 +1,38 @@
 /* settings.c -- sources in order, the settings file's cache, the store. */
+#include <sys/socket.h>
+
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
+#include "config_find.h"
 #include "harden.h"
 #include "ih.h"
 #include "log.h"
 #include "provider.h"
+#include "redact.h"
 #include "settings.h"
 #include "store.h"
+
+int
+settings_fd_tcp(int fd, char *where, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	unsigned port;
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0 ||
+	    (ss.ss_family != AF_INET && ss.ss_family != AF_INET6))
+		return 0;
+	port = ss.ss_family == AF_INET ?
+	    ntohs(((struct sockaddr_in *)&ss)->sin_port) :
+	    ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	if (where != NULL)
+		snprintf(where, len, "TCP port %u", port);
+	return 1;
+}
 
 int
 settings_init(struct settings *s, const struct provider *p, char **env)
@@ -27,6 +50,7 @@ settings_init(struct settings *s, const struct provider *p, char **env)
 	 * secrets only; the original block need not hold any.
 	 */
 	s->startup_settings = s->env.n > 0;
+	s->tcp = settings_fd_tcp(0, NULL, 0);
 	config_vars_keep_secrets(&s->env, p->secret_var);
 	harden_scrub_environ(env);
 	return IH_OK;
@@ -37,6 +61,7 @@ settings_free(struct settings *s)
 {
 	config_vars_free(&s->env);
 	config_file_free(&s->file);
+	free(s->said);
 	pthread_mutex_destroy(&s->mu);
 }
 
@@ -69,7 +94,7 @@ param_allowed(const struct settings *s, const char *name)
 {
 	if (strcmp(name, "IDEMHOOK_CONFIG") == 0)
 		return 1;
-	return !s->startup_settings &&
+	return !s->startup_settings && !s->tcp &&
 	    config_is_secret_of(name, s->p->secret_var);
 }
 
@@ -112,7 +137,7 @@ log_ignored(const struct settings *s, char **envp,
 		if (strlen(clean) == nlen && param_allowed(s, clean))
 			continue;
 		if (strlen(clean) == nlen && !s->startup_settings &&
-		    config_is_secret(clean))
+		    !s->tcp && config_is_secret(clean))
 			continue;
 		count++;
 		n = snprintf(names + len, sizeof(names) - len, "%s%s",
@@ -125,7 +150,47 @@ log_ignored(const struct settings *s, char **envp,
 		log_emit(sink, "provider=%s ignored_request_settings=%s "
 		    "(request parameters may set only IDEMHOOK_CONFIG%s; put "
 		    "the rest in the IDEMHOOK_CONFIG file)", s->p->name, names,
-		    s->startup_settings ? "" : " and secrets");
+		    s->startup_settings || s->tcp ? "" : " and secrets");
+}
+
+/* The value of name in v, or NULL when unset or empty. */
+static const char *
+var_set(struct config_vars *v, const char *name)
+{
+	const char *val = config_vars_get(v, name);
+
+	return val != NULL && *val != '\0' ? val : NULL;
+}
+
+/*
+ * The store named twice, differently, by the start-up environment and
+ * the file: the environment would win, so the programs would use one
+ * store and the idemhook command, which reads the file, the other.  An
+ * event accepted into a store nobody looks at is lost in all but name,
+ * so this is refused rather than resolved.  A front source (the
+ * command's --db) that names the store settles it.
+ */
+static int
+db_conflict(const struct config_source *front, struct config_vars *env,
+    struct config_vars *file, char *err, size_t errlen)
+{
+	char se[REDACT_URI_MAX], sf[REDACT_URI_MAX];
+	const char *e, *f;
+
+	if (file == NULL || (front != NULL &&
+	    config_lookup(front, 1, "IDEMHOOK_DB") != NULL))
+		return IH_OK;
+	e = var_set(env, "IDEMHOOK_DB");
+	f = var_set(file, "IDEMHOOK_DB");
+	if (e == NULL || f == NULL || strcmp(e, f) == 0)
+		return IH_OK;
+	snprintf(err, errlen, "IDEMHOOK_DB is %s in the start-up environment "
+	    "but %s in the settings file: the programs would use the first "
+	    "and the idemhook command the second; name the store in the "
+	    "file only (remove IDEMHOOK_DB from the web server's "
+	    "configuration)", ih_redact(e, se, sizeof(se)),
+	    ih_redact(f, sf, sizeof(sf)));
+	return IH_ECONFIG;
 }
 
 int
@@ -136,6 +201,9 @@ settings_load(struct config *cfg, const char *name, const char *secret_var,
 	struct config_source src[3];
 	size_t n = 0;
 
+	if (db_conflict(front, env, file, err, errlen) != IH_OK)
+		return IH_ECONFIG;
+
 	if (front != NULL)
 		src[n++] = *front;
 	src[n].get = config_vars_get;
@@ -145,6 +213,44 @@ settings_load(struct config *cfg, const char *name, const char *secret_var,
 		src[n++].arg = file;
 	}
 	return config_load(cfg, name, secret_var, src, n, err, errlen);
+}
+
+/*
+ * Says once which settings file a program uses when nobody named one:
+ * the one found in a fixed place, or that one found there is not read
+ * because the start-up environment configured the program.  A file
+ * named by IDEMHOOK_CONFIG is the operator's choice and not logged.
+ */
+static void
+log_source(struct settings *s, const struct config_source *param,
+    const struct log_sink *sink)
+{
+	char found[4096], err[512];
+	int rc;
+
+	if (config_lookup(param, 1, "IDEMHOOK_CONFIG") != NULL ||
+	    var_set(&s->env, "IDEMHOOK_CONFIG") != NULL)
+		return;
+	if (s->file.path != NULL) {
+		if (s->said != NULL && strcmp(s->said, s->file.path) == 0)
+			return;
+		free(s->said);
+		s->said = strdup(s->file.path);
+		log_emit(sink, "provider=%s settings_file=%s (found in its "
+		    "fixed place: nothing was set at start-up)", s->p->name,
+		    s->file.path);
+		return;
+	}
+	if (s->said_any || config_find_wanted(&s->env))
+		return;
+	s->said_any = 1;
+	err[0] = '\0';
+	rc = config_find(found, sizeof(found), err, sizeof(err));
+	if (rc == IH_OK || rc == IH_ECONFIG)
+		log_emit(sink, "provider=%s settings_file=none: %s is not "
+		    "read, since the start-up environment sets IDEMHOOK_* "
+		    "variables (name it with IDEMHOOK_CONFIG to use it)",
+		    s->p->name, rc == IH_OK ? found : "the fixed place's file");
 }
 
 int
@@ -168,6 +274,8 @@ settings_request(struct settings *s, char **params,
 	if (rc == IH_OK)
 		rc = settings_load(cfg, s->p->name, s->p->secret_var, &param,
 		    &s->env, &s->file.vars, err, errlen);
+	if (rc == IH_OK)
+		log_source(s, &param, sink);
 	if (rc == IH_OK && s->file.path != NULL)
 		snprintf(file_path, pathlen, "%s", s->file.path);
 	pthread_mutex_unlock(&s->mu);
@@ -197,6 +305,7 @@ settings_store(struct settings_store *slot, const struct config *cfg,
 		return rc;
 	slot->sync = cfg->synchronous;
 	slot->busy = cfg->busy_timeout_ms;
+	slot->opened = 1;
 	return IH_OK;
 }
 

@@ -10,10 +10,19 @@
  * A receiver's request parameters may set only IDEMHOOK_CONFIG, and the
  * provider's secrets when the process got no IDEMHOOK_* setting at
  * start-up (Apache mod_fcgid on shared hosting, where SetEnv is the only
- * way to pass anything); any other IDEMHOOK_* parameter is ignored and
- * named in one log line.  The file is read again whenever it changes
- * (one stat(2) per request otherwise).  struct settings is shared by the
- * request threads of a process: its calls take its lock.
+ * way to pass anything) and its FastCGI socket is not TCP (anyone who
+ * reaches a TCP socket could send a secret and sign events with it);
+ * any other IDEMHOOK_* parameter is ignored and named in one log line.
+ * The file's fixed places (config_find.h) are read only when nothing at
+ * all came at start-up; a file found there is named in the log, and so
+ * is one left unread because the start-up environment configured the
+ * program.  IDEMHOOK_DB set in both the
+ * start-up environment and the file, to different stores, is refused
+ * (IH_ECONFIG): the environment would win, and the idemhook command,
+ * which reads the file, would use another store.  The file is read
+ * again whenever it changes (one stat(2) per request otherwise).
+ * struct settings is shared by the request threads of a process: its
+ * calls take its lock.
  */
 #ifndef IH_SETTINGS_H
 #define IH_SETTINGS_H
@@ -31,7 +40,10 @@ struct settings {
 	const struct provider	*p;
 	struct config_vars	 env;		/* IDEMHOOK_* at start-up */
 	int			 startup_settings; /* any IDEMHOOK_* given */
+	int			 tcp;	/* FastCGI socket on fd 0 is TCP */
 	struct config_file	 file;		/* IDEMHOOK_CONFIG's lines */
+	char			*said;	/* the file last logged, or NULL */
+	int			 said_any;	/* a source was logged */
 	pthread_mutex_t		 mu;
 };
 
@@ -43,6 +55,12 @@ struct settings {
 int	settings_init(struct settings *s, const struct provider *p,
 	    char **env);
 void	settings_free(struct settings *s);
+
+/*
+ * Is fd a TCP (IPv4 or IPv6) socket?  Then its port, as "TCP port N",
+ * goes to where (may be NULL).  Returns 1 or 0.
+ */
+int	settings_fd_tcp(int fd, char *where, size_t len);
 
 /*
  * Fills cfg for one request whose parameters are params ("NAME=value",
@@ -73,11 +91,13 @@ struct settings_store {
 	char		*path;
 	int		 sync;
 	long		 busy;
+	int		 opened;	/* set when a store was (re)opened */
 };
 
 /*
  * Opens the store cfg names into slot, unless the one open there
- * matches cfg.  Returns what store_open() does.
+ * matches cfg, and then sets slot->opened (the caller logs the store it
+ * now uses and clears it).  Returns what store_open() does.
  */
 int	settings_store(struct settings_store *slot, const struct config *cfg,
 	    char *err, size_t errlen);

@@ -6,23 +6,25 @@
 #
 #   DEMO_PORT=8080   port to listen on (the next free one is taken if busy)
 #   DEMO_KEEP=1      leave lighttpd running afterwards
+#   DEMO_DIR=DIR     the demo's folder (default BUILD/demo): its store,
+#                    settings, sockets and logs, emptied at each run
 set -euo pipefail
 
 BUILD=$(cd "${1:-build}" && pwd)
 TOP=$(cd "$(dirname "$0")/.." && pwd)
-RUN="$BUILD/demo"
+RUN=${DEMO_DIR:-$BUILD/demo}
 PORT=${DEMO_PORT:-8080}
 
-# The default store, as a real installation would use it; a user who
-# cannot create it gets one under $HOME instead.
-DB=/var/lib/idemhook/idemhook.db
-if ! mkdir -p "$(dirname "$DB")" 2>/dev/null || ! [ -w "$(dirname "$DB")" ]; then
-	DB="${XDG_STATE_HOME:-$HOME/.local/state}/idemhook/idemhook.db"
-	echo "demo: /var/lib/idemhook is not writable; using $DB"
-fi
+# The demo's own store and settings file, in its own folder: never the
+# production location (/var/lib/idemhook), which a deployment makes later
+# as the programs' user.
+DB="$RUN/idemhook.db"
+CONF="$RUN/idemhook.env"
 
 rm -rf "$RUN"
 mkdir -p "$RUN/run" "$RUN/www"
+printf 'IDEMHOOK_DB=%s\n' "$DB" > "$CONF"
+chmod 600 "$CONF"
 while (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; do
 	PORT=$((PORT + 1))
 done
@@ -44,7 +46,7 @@ server.pid-file      = "$RUN/lighttpd.pid"
 include "$TOP/www-config/lighttpd/idemhook.conf"
 var.idemhook_bin             := "$BUILD"
 var.idemhook_run             := "$RUN/run"
-var.idemhook_db              := "$DB"
+var.idemhook_config          := "$CONF"
 var.idemhook_stripe_secret   := "$STRIPE_SECRET"
 var.idemhook_github_secret   := "$GITHUB_SECRET"
 var.idemhook_shopify_secret  := "$SHOPIFY_SECRET"
@@ -93,7 +95,9 @@ post() {
 }
 
 echo
-echo "== lighttpd on $URL/{stripe,github,shopify,asaas,standard}, store $DB"
+echo "== lighttpd on $URL/{stripe,github,shopify,asaas,standard}"
+echo "== the demo's own store $DB and settings $CONF (removed at the next run;"
+echo "== a real installation uses /var/lib/idemhook, made by the README's recipe)"
 echo
 
 body="{\"id\":\"evt_demo_$STAMP\",\"object\":\"event\",\"type\":\"payment_intent.succeeded\",\"data\":{\"object\":{\"id\":\"pi_demo\",\"amount\":2000}}}"
@@ -167,17 +171,20 @@ sqlite3 -header -column "$DB" "SELECT e.provider, e.event_id, f.kind
     WHERE e.received_at >= ($STAMP - 5) * 1000 ORDER BY e.id DESC"
 echo
 echo "== the objects table: the current state, whatever the delivery order"
-IDEMHOOK_DB="$DB" "$BUILD/idemhook" objects --since 10m
+"$BUILD/idemhook" --config "$CONF" objects --since 10m
 echo
 echo "== one object's history: the late events were stale, the row kept"
-IDEMHOOK_DB="$DB" "$BUILD/idemhook" object stripe subscription "$sub" |
+"$BUILD/idemhook" --config "$CONF" object stripe subscription "$sub" |
     sed -n '/^history/,$p'
 echo
 echo "== the error log: one line per request (no secret, no signature)"
 grep -o 'idemhook: .*' "$RUN/error.log" | grep 'outcome=' || true
 echo
 echo "== processing after each answer: actions, then the switch (its object too)"
-grep -o 'idemhook: .*' "$RUN/stderr.log" | grep -E 'effect=|verdict=|processing=' || true
+# lighttpd files the programs' lines, processing ones included, in its
+# error log.
+grep -ho 'idemhook: .*' "$RUN/error.log" "$RUN/stderr.log" |
+    grep -E 'effect=|verdict=|processing=' || true
 echo
 if [ -n "${DEMO_KEEP:-}" ]; then
 	echo "lighttpd keeps running on port $PORT (pid $LPID); stop it with: kill $LPID"

@@ -37,6 +37,43 @@ cli_opt(int argc, char **argv, int *a, const char *name, const char **val)
 }
 
 int
+cli_globals_after(int argc, char **argv, int from, const char **config,
+    const char **db)
+{
+	const char *v, **dst;
+	int a, start, out = from, r;
+
+	for (a = from; a < argc; a++) {
+		if (strcmp(argv[a], "--") == 0) {
+			while (a < argc)
+				argv[out++] = argv[a++];
+			break;
+		}
+		start = a;
+		dst = config;
+		r = cli_opt(argc, argv, &a, "--config", &v);
+		if (r == 0) {
+			dst = db;
+			r = cli_opt(argc, argv, &a, "--db", &v);
+		}
+		if (r < 0)
+			return -1;
+		if (r == 0) {
+			argv[out++] = argv[a];
+			continue;
+		}
+		if (*dst != NULL) {
+			cli_errorf("%.*s given twice", (int)strcspn(argv[start],
+			    "="), argv[start]);
+			return -1;
+		}
+		*dst = v;
+	}
+	argv[out] = NULL;
+	return out;
+}
+
+int
 cli_parse_long(const char *s, long min, long max, long *out)
 {
 	char *end;

@@ -25,6 +25,16 @@
 int	cli_opt(int argc, char **argv, int *a, const char *name,
 	    const char **val);
 
+/*
+ * Takes the global options --config and --db out of argv[from..argc),
+ * where they follow the command's name ("idemhook copy --db OLD ..."),
+ * setting *config and *db, and closes the gap.  A stand-alone "--" ends
+ * the search.  Returns the new argc, or -1 (message printed) for a
+ * missing value or an option given twice.
+ */
+int	cli_globals_after(int argc, char **argv, int from,
+	    const char **config, const char **db);
+
 /* Parses a decimal in [min, max] into *out; 0 or -1. */
 int	cli_parse_long(const char *s, long min, long max, long *out);
 

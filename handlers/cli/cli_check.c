@@ -32,6 +32,7 @@
 #include "cli_check.h"
 #include "cli_check_store.h"
 #include "cli_text.h"
+#include "check_programs.h"
 #include "config_find.h"
 #include "console_auth.h"
 #include "docroot.h"
@@ -203,7 +204,7 @@ check_docroot(struct check *ck, const char *db, const char **docroots,
 			problem(ck, "the store %s is inside the document root "
 			    "%s, where the web server could serve it: move it "
 			    "(e.g. to %s) and set IDEMHOOK_DB", shown, rdoc,
-			    IH_DEFAULT_DB);
+			    check_store_advice());
 			bad = 1;
 		}
 	}
@@ -212,7 +213,7 @@ check_docroot(struct check *ck, const char *db, const char **docroots,
 			problem(ck, "the store %s is under %s, a directory web "
 			    "servers serve by default: move it (e.g. to %s) "
 			    "and set IDEMHOOK_DB", shown, web_dirs[i],
-			    IH_DEFAULT_DB);
+			    check_store_advice());
 			bad = 1;
 		}
 	for (i = 0; web_parts[i] != NULL; i++)
@@ -220,7 +221,7 @@ check_docroot(struct check *ck, const char *db, const char **docroots,
 			problem(ck, "the store %s is under a %s directory, "
 			    "which web servers serve: move it (e.g. to %s) "
 			    "and set IDEMHOOK_DB", shown, web_parts[i],
-			    IH_DEFAULT_DB);
+			    check_store_advice());
 			bad = 1;
 		}
 	if (!bad)
@@ -427,8 +428,7 @@ check_sources(const struct cli *c)
 
 	config_find_user((unsigned)geteuid(), name, sizeof(name), home,
 	    sizeof(home));
-	printf("settings: read as user %s (uid %u)\n", name,
-	    (unsigned)geteuid());
+	printf("settings: read as user %s (uid %u)\n", name, geteuid());
 	if (c->config_path != NULL)
 		printf("settings: file %s (%s)\n", c->config_path,
 		    c->config_from != NULL ? c->config_from : "?");
@@ -471,71 +471,6 @@ check_usage(FILE *f)
 	    "usage.\n");
 }
 
-/* A console setting from the environment, then the settings file. */
-static const char *
-console_setting(const struct cli *c, const char *name)
-{
-	const char *v = config_vars_get((void *)&c->env, name);
-
-	if (v == NULL || *v == '\0')
-		v = config_vars_get((void *)&c->file, name);
-	return v != NULL && *v != '\0' ? v : NULL;
-}
-
-/*
- * Reports the console's settings as the secrets' are: which sign-in is
- * set up, never the hash or the key.  A console that is not set up is
- * not a problem (it serves nothing); a half or broken setup is.
- */
-static void
-check_console(struct check *ck, const struct cli *c)
-{
-	const char *mode = console_setting(c, "IDEMHOOK_CONSOLE_AUTH");
-	const char *user = console_setting(c, "IDEMHOOK_CONSOLE_USER");
-	const char *hash = console_setting(c,
-	    "IDEMHOOK_CONSOLE_PASSWORD_HASH");
-	const char *key = console_setting(c, "IDEMHOOK_CONSOLE_KEY");
-	const char *ro = console_setting(c, "IDEMHOOK_CONSOLE_READONLY");
-	int readonly = ro != NULL && strcmp(ro, "0") != 0;
-
-	if (mode != NULL && strcmp(mode, "server") == 0) {
-		if (key == NULL || strlen(key) < 32)
-			problem(ck, "console: IDEMHOOK_CONSOLE_AUTH=server "
-			    "needs IDEMHOOK_CONSOLE_KEY (32 or more random "
-			    "characters: openssl rand -hex 32) for its CSRF "
-			    "tokens");
-		else
-			ok(ck, "console: sign-in by the web server "
-			    "(REMOTE_USER)%s", readonly ? ", read-only" : "");
-		return;
-	}
-	if (mode != NULL && strcmp(mode, "basic") != 0) {
-		problem(ck, "console: IDEMHOOK_CONSOLE_AUTH must be basic or "
-		    "server");
-		return;
-	}
-	if (user == NULL && hash == NULL) {
-		printf("note: console: not configured (console.fcgi answers "
-		    "500 not_configured): set IDEMHOOK_CONSOLE_USER and "
-		    "IDEMHOOK_CONSOLE_PASSWORD_HASH (idemhook "
-		    "console-password) to use it\n");
-		return;
-	}
-	if (user == NULL || hash == NULL) {
-		problem(ck, "console: set both IDEMHOOK_CONSOLE_USER and "
-		    "IDEMHOOK_CONSOLE_PASSWORD_HASH (idemhook "
-		    "console-password prints the hash line)");
-		return;
-	}
-	if (console_verify_password(hash, "-", 1) == IH_ECONFIG) {
-		problem(ck, "console: IDEMHOOK_CONSOLE_PASSWORD_HASH is not a "
-		    "hash from idemhook console-password");
-		return;
-	}
-	ok(ck, "console: HTTP Basic sign-in for user %s, password hash set "
-	    "(scrypt)%s", user, readonly ? ", read-only" : "");
-}
-
 /* One finding of the store's backend audit (store_audit()). */
 static int
 check_audit(void *arg, const struct store_audit *a)
@@ -548,7 +483,7 @@ check_audit(void *arg, const struct store_audit *a)
 		problem(ck, "the store is in journal mode %s, not WAL: %s",
 		    a->value, a->advice);
 	else if (a->ok)
-		ok(ck, "store %s: %s", a->name, a->value);
+		ok(ck, "store %s: %s", a->name, check_audit_value(a));
 	else
 		problem(ck, "store %s is %s: %s", a->name, a->value,
 		    a->advice);
@@ -562,7 +497,7 @@ cli_check(struct cli *c, int argc, char **argv)
 	const struct config *cfg;
 	const char *docroots[CHECK_MAX_DOCROOTS], *only[CLI_MAX_PROVIDERS];
 	const char *v, *conf, *db;
-	char path[PATH_MAX], err[STORE_ERR_MAX];
+	char path[PATH_MAX], err[STORE_ERR_MAX], owner[64];
 	char shown[REDACT_URI_MAX];
 	struct store *st;
 	size_t ndoc = 0, nonly = 0, j;
@@ -609,9 +544,12 @@ cli_check(struct cli *c, int argc, char **argv)
 	v = getenv("DOCUMENT_ROOT");
 	if (v != NULL && *v != '\0')
 		docroots[ndoc++] = v;
-
+	if (!ck.has_user && check_programs_user(c->config_path, owner,
+	    sizeof(owner)) != NULL && check_user(&ck, owner) != 0)
+		return CLI_EXIT_USAGE;
 	check_sources(c);
-	check_console(&ck, c);
+	cli_check_console(c, &ck.problems, &ck.oks);
+	ck.problems += check_programs(c);
 
 	for (i = 0; providers_all[i] != NULL; i++) {
 		want = nonly == 0;
@@ -660,11 +598,12 @@ cli_check(struct cli *c, int argc, char **argv)
 	if (store_is_postgres(db))
 		/* A server's store: no file here to check. */
 		goto open;
-	check_docroot(&ck, db, docroots, ndoc);
 	cli_check_fs(db, &ck.problems, &ck.oks);
-	before = ck.problems;
+	before = ck.problems;	/* A store to move is not to be made. */
+	check_docroot(&ck, db, docroots, ndoc);
 	check_dir(&ck, db);
-	if (check_mode(&ck, "store", db, 1) != 0 && access(db, F_OK) != 0)
+	if (ck.problems == before && check_mode(&ck, "store", db, 1) != 0 &&
+	    access(db, F_OK) != 0)
 		goto out;
 	snprintf(path, sizeof(path), "%s-wal", db);
 	check_mode(&ck, "store WAL", path, 0);

@@ -52,8 +52,8 @@ static const struct {
 	{ 0x786f4256UL, "VirtualBox shared folder" },
 };
 
-static void IH_PRINTF(4, 5)
-say(int good, int *problems, int *oks, const char *fmt, ...)
+void
+cli_check_say(int good, int *problems, int *oks, const char *fmt, ...)
 {
 	char buf[CHECK_STORE_LINE];
 	va_list ap;
@@ -91,14 +91,16 @@ cli_check_fs(const char *db, int *problems, int *oks)
 		return;
 	/* The folder: it exists before the store does. */
 	if (statfs(dirname(dir), &sf) != 0) {
-		say(0, problems, oks, "cannot read the filesystem of the "
+		cli_check_say(0, problems, oks,
+		    "cannot read the filesystem of the "
 		    "store's folder %s: %s", dir, strerror(errno));
 		return;
 	}
 	type = (unsigned long)(unsigned int)sf.f_type;
 	for (i = 0; i < sizeof(remote_fs) / sizeof(remote_fs[0]); i++)
 		if (remote_fs[i].magic == type) {
-			say(0, problems, oks, "the store's folder %s is on a "
+			cli_check_say(0, problems, oks,
+			    "the store's folder %s is on a "
 			    "%s filesystem (type 0x%lx): WAL needs the shared "
 			    "memory of one host, and a durable commit there "
 			    "can cost a large fraction of a second; keep the "
@@ -106,7 +108,8 @@ cli_check_fs(const char *db, int *problems, int *oks)
 			    type);
 			return;
 		}
-	say(1, problems, oks, "the store's folder is on a local filesystem "
+	cli_check_say(1, problems, oks,
+	    "the store's folder is on a local filesystem "
 	    "(type 0x%lx)", type);
 }
 
@@ -134,7 +137,8 @@ no_backup(struct store *st, const char *dir, int64_t oldest, int *problems,
 		first = 0;
 	cli_format_time(first, when, sizeof(when));
 	if (first > 0 && first < oldest)
-		say(0, problems, oks, "backups: none in %s, and the store "
+		cli_check_say(0, problems, oks,
+		    "backups: none in %s, and the store "
 		    "holds events since %s: run idemhook backup, nightly from "
 		    "cron", dir, when);
 	else
@@ -163,13 +167,14 @@ check_backup_age(struct cli *c, struct store *st, int *problems, int *oks)
 	if (max == NULL || *max == '\0')
 		max = BACKUP_MAX_AGE;
 	if (cli_parse_time(max, now, &oldest) != 0 || oldest >= now) {
-		say(0, problems, oks, "IDEMHOOK_BACKUP_MAX_AGE=%s is not an "
+		cli_check_say(0, problems, oks,
+		    "IDEMHOOK_BACKUP_MAX_AGE=%s is not an "
 		    "age such as 36h or 7d", max);
 		return;
 	}
 	rc = cli_backup_newest(dir, name, sizeof(name), &at);
 	if (rc == IH_EIO && errno != ENOENT) {
-		say(0, problems, oks, "backups: cannot read "
+		cli_check_say(0, problems, oks, "backups: cannot read "
 		    "IDEMHOOK_BACKUP_DIR %s: %s", dir, strerror(errno));
 		return;
 	}
@@ -179,17 +184,20 @@ check_backup_age(struct cli *c, struct store *st, int *problems, int *oks)
 	}
 	cli_format_time(at, when, sizeof(when));
 	if (at < oldest)
-		say(0, problems, oks, "backups: the last one, %s/%s (%s), is "
+		cli_check_say(0, problems, oks,
+		    "backups: the last one, %s/%s (%s), is "
 		    "%.1f hours old, older than IDEMHOOK_BACKUP_MAX_AGE %s: "
 		    "is the nightly idemhook backup still running?", dir,
 		    name, when, (double)(now - at) / 3.6e6, max);
 	else
-		say(1, problems, oks, "backups: the last one, %s/%s (%s), is "
+		cli_check_say(1, problems, oks,
+		    "backups: the last one, %s/%s (%s), is "
 		    "%.1f hours old", dir, name, when,
 		    (double)(now - at) / 3.6e6);
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	if (stat(path, &sb) == 0 && (sb.st_mode & 077) != 0)
-		say(0, problems, oks, "backups: %s is readable by others "
+		cli_check_say(0, problems, oks,
+		    "backups: %s is readable by others "
 		    "(mode %03o): chmod 600 it; it holds every payload",
 		    path, (unsigned)(sb.st_mode & 0777));
 }
@@ -202,14 +210,17 @@ cli_check_store(struct cli *c, struct store *st, int *problems, int *oks)
 
 	rc = store_quick_check(st, out, sizeof(out), err, sizeof(err));
 	if (rc == IH_OK && strcmp(out, "ok") == 0)
-		say(1, problems, oks, "the store passes SQLite's quick "
+		cli_check_say(1, problems, oks,
+		    "the store passes SQLite's quick "
 		    "integrity check");
 	else if (rc == IH_OK)
-		say(0, problems, oks, "the store fails SQLite's quick "
+		cli_check_say(0, problems, oks,
+		    "the store fails SQLite's quick "
 		    "integrity check: %s; stop the receivers and restore the "
 		    "last backup (idemhook restore)", out);
 	else if (rc != IH_EINVAL)
-		say(0, problems, oks, "cannot run the quick integrity check: "
+		cli_check_say(0, problems, oks,
+		    "cannot run the quick integrity check: "
 		    "%s", err);
 	if (rc == IH_EINVAL) {
 		printf("note: backups: on PostgreSQL, back up with pg_dump "

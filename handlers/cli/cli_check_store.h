@@ -19,8 +19,14 @@
 #define IH_CLI_CHECK_STORE_H
 
 #include "idemhook.h"
+#include "ih.h"
 
 void	cli_check_fs(const char *db, int *problems, int *oks);
+/* The line printer the check files share: "ok: " or "PROBLEM: ". */
+void	cli_check_say(int good, int *problems, int *oks, const char *fmt,
+	    ...) IH_PRINTF(4, 5);
+/* The console's sign-in settings (cli_check_console.c). */
+void	cli_check_console(const struct cli *c, int *problems, int *oks);
 void	cli_check_store(struct cli *c, struct store *st, int *problems,
 	    int *oks);
 

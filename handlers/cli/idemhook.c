@@ -19,6 +19,8 @@
  * Exit codes: 0 success; 1 the store or an event failed; 2 usage or
  * configuration error.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -80,6 +82,29 @@ cli_free(struct cli *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/*
+ * After a settings file in a fixed place was refused: root meets the
+ * programs' user's file, and the way on is to run as that user.
+ */
+static void
+find_hint(char **argv, int argc)
+{
+	char name[256], home[4096];
+	struct stat sb;
+	int a;
+
+	if (geteuid() != 0 || stat(CONFIG_FIND_SYSTEM, &sb) != 0 ||
+	    sb.st_uid == 0 || config_find_user((unsigned)sb.st_uid, name,
+	    sizeof(name), home, sizeof(home)) != IH_OK)
+		return;
+	fprintf(stderr, "idemhook: that file is the programs' user's: run "
+	    "the command as that user,\n  runuser -u %s --", name);
+	for (a = 0; a < argc; a++)
+		fprintf(stderr, " %s", argv[a]);
+	fprintf(stderr, "\n  or name a file root may use with "
+	    "--config FILE\n");
+}
+
 int
 cli_init(struct cli *c, const char *config_path, const char *db_path)
 {
@@ -87,7 +112,7 @@ cli_init(struct cli *c, const char *config_path, const char *db_path)
 	const char *path;
 	int rc;
 
-	memset(c, 0, sizeof(*c));
+	/* main() has zeroed c and set what it knows of the command. */
 	c->db_override = db_path;
 	rc = config_vars_from_env(&c->env, environ);
 	if (rc != IH_OK)
@@ -97,12 +122,18 @@ cli_init(struct cli *c, const char *config_path, const char *db_path)
 	path = config_path != NULL ? config_path :
 	    config_vars_get(&c->env, "IDEMHOOK_CONFIG");
 	c->config_from = config_path != NULL ? "--config" : "IDEMHOOK_CONFIG";
-	if (path == NULL || *path == '\0') {
-		/* As the receivers do under suEXEC: the fixed places. */
+	/*
+	 * As the receivers do: the fixed places only when nothing was given,
+	 * neither an IDEMHOOK_* variable nor --db.  A command that needs no
+	 * settings (console-password) skips a file it cannot use.
+	 */
+	if ((path == NULL || *path == '\0') && db_path == NULL &&
+	    config_find_wanted(&c->env)) {
 		rc = config_find(c->config_found, sizeof(c->config_found),
 		    err, sizeof(err));
-		if (rc == IH_ECONFIG) {
+		if (rc == IH_ECONFIG && !c->no_settings) {
 			fprintf(stderr, "idemhook: %s\n", err);
+			find_hint(c->gargv, c->gargc);
 			return IH_ECONFIG;
 		}
 		path = rc == IH_OK ? c->config_found : NULL;
@@ -176,6 +207,12 @@ cli_store(struct cli *c, struct store **out)
 			    "reach (the password in PGPASSFILE or the "
 			    "IDEMHOOK_CONFIG file)" :
 			    "a file this user can create and write");
+			if (strstr(cfg->db_path, "sslmode=verify-full") != NULL)
+				fprintf(stderr, "idemhook: sslmode=verify-full "
+				    "needs the server's CA in "
+				    "~/.postgresql/root.crt and a certificate "
+				    "for its name; on a local socket leave "
+				    "sslmode out\n");
 			return rc;
 		}
 		c->db_path = cfg->db_path;
@@ -342,22 +379,26 @@ out:
 
 /* Every subcommand, in the order usage lists them. */
 static const struct cli_cmd commands[] = {
-	{ "init", cmd_init, "create or migrate the store" },
-	{ "work", cmd_work, "process due events (--once for cron)" },
-	{ "check", cli_check, "audit secrets, file modes, WAL, document root" },
-	{ "list", cli_list, "list events (filters; table or --json)" },
-	{ "show", cli_show, "one event: metadata, attempts, headers, payload" },
-	{ "verify", cli_verify, "re-check a stored event's signature" },
-	{ "replay", cli_replay, "re-queue one event or a filtered set" },
-	{ "purge", cli_purge, "apply retention: payloads, then tombstones" },
-	{ "stats", cli_stats, "per-provider figures (--json, --prometheus)" },
+	{ "init", cmd_init, "create or migrate the store", 0 },
+	{ "work", cmd_work, "process due events (--once for cron)", 0 },
+	{ "check", cli_check,
+	    "audit secrets, file modes, WAL, document root", 0 },
+	{ "list", cli_list, "list events (filters; table or --json)", 0 },
+	{ "show", cli_show,
+	    "one event: metadata, attempts, headers, payload", 0 },
+	{ "verify", cli_verify, "re-check a stored event's signature", 0 },
+	{ "replay", cli_replay, "re-queue one event or a filtered set", 0 },
+	{ "purge", cli_purge, "apply retention: payloads, then tombstones", 0 },
+	{ "stats", cli_stats,
+	    "per-provider figures (--json, --prometheus)", 0 },
 	{ "console-password", cli_console_password,
-	    "hash the console's password (read on stdin)" },
-	{ "copy", cli_copy, "copy the store into PostgreSQL (--to URI)" },
-	{ "backup", cli_backup, "a checked copy of the live store (cron)" },
-	{ "restore", cli_restore, "put a backup in place of the store" },
-	{ "objects", cli_objects, "objects' current state (orders, ...)" },
-	{ "object", cli_object, "one object: state and history with verdicts" },
+	    "hash the console's password (read on stdin)", 1 },
+	{ "copy", cli_copy, "copy the store into PostgreSQL (--to URI)", 0 },
+	{ "backup", cli_backup, "a checked copy of the live store (cron)", 0 },
+	{ "restore", cli_restore, "put a backup in place of the store", 0 },
+	{ "objects", cli_objects, "objects' current state (orders, ...)", 0 },
+	{ "object", cli_object,
+	    "one object: state and history with verdicts", 0 },
 };
 
 #define NCOMMANDS	(sizeof(commands) / sizeof(commands[0]))
@@ -406,20 +447,30 @@ main(int argc, char **argv)
 		usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
+	for (i = 0; i < NCOMMANDS; i++)
+		if (strcmp(argv[a], commands[i].name) == 0)
+			break;
+	if (i == NCOMMANDS) {
+		cli_errorf("no command called %s", argv[a]);
+		usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	/* Global options may also follow the command's name. */
+	argc = cli_globals_after(argc, argv, a + 1, &config, &db);
+	if (argc < 0) {
+		usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	memset(&c, 0, sizeof(c));
+	c.no_settings = commands[i].no_settings;
+	c.gargc = argc;
+	c.gargv = argv;
 	if (cli_init(&c, config, db) != IH_OK) {
 		cli_free(&c);
 		return CLI_EXIT_USAGE;
 	}
 	c.gargc = a;
-	c.gargv = argv;
-	for (i = 0; i < NCOMMANDS; i++)
-		if (strcmp(argv[a], commands[i].name) == 0) {
-			rc = commands[i].fn(&c, argc - a, argv + a);
-			goto out;
-		}
-	cli_errorf("no command called %s", argv[a]);
-	usage(stderr);
-out:
+	rc = commands[i].fn(&c, argc - a, argv + a);
 	cli_free(&c);
 	return rc;
 }

@@ -37,6 +37,7 @@ struct cli {
 	/* The program and its global options as given, for advice. */
 	int			 gargc;
 	char			**gargv;
+	int			 no_settings;	/* the command needs none */
 };
 
 /*
@@ -47,8 +48,10 @@ struct cli_cmd {
 	const char	*name;
 	int		(*fn)(struct cli *c, int argc, char **argv);
 	const char	*help;
+	int		 no_settings;	/* runs without a settings file */
 };
 
+/* c zeroed by the caller, with no_settings, gargc and gargv set. */
 int	cli_init(struct cli *c, const char *config_path, const char *db_path);
 void	cli_free(struct cli *c);
 /* The settings of providers_all[i]; errors are printed. */

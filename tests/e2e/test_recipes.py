@@ -10,11 +10,18 @@ just above the fenced block:
 so that when the README changes, this test changes with it.  Each recipe
 runs on a fresh copy of this Debian machine's configuration: a private
 mount namespace (unshare -m) with an overlay on /etc, /var, /run,
-/usr/local and /home, so that `make install`, /etc/idemhook,
+/usr/local, /home and /root, so that `make install`, /etc/idemhook,
 /var/lib/idemhook, a2enconf and the servers' pid files and logs are real
 and vanish afterwards.  The only change made to what the README says is
 the port: Debian's files and the recipe's "listen 80" become a free
 loopback port, since this machine's port 80 is not ours.
+
+Nothing of the host is read, signalled or written: the namespace is also
+a PID namespace of its own (unshare --pid --fork --mount-proc), so a
+recipe's `/etc/init.d/nginx restart` or `apachectl graceful` sees only
+the processes started in it, never the host's servers (whose pid files
+are removed from the overlay, besides), and the host's settings file and
+store are whited out of the overlay (FRESH).
 
 Each recipe is then checked as a new user would: signed deliveries are
 accepted, a redelivery is a duplicate, a forged one 401; the request and
@@ -47,13 +54,17 @@ from harness import (REPO, HarnessError, Tap, bin_dir, check, free_port,  # noqa
 
 README = os.path.join(REPO, "README.md")
 MARK = re.compile(r"^<!-- recipe: ([\w-]+)(?: file=(\S+))? -->\s*$")
-OVERLAID = ("/etc", "/var", "/run", "/usr/local", "/home")
+OVERLAID = ("/etc", "/var", "/run", "/usr/local", "/home", "/root")
 FRESH = ("/var/lib/idemhook", "/etc/idemhook", "/run/idemhook", "/run/lighttpd",
          "/usr/local/libexec/idemhook", "/usr/local/share/idemhook", "/usr/local/bin/idemhook",
          "/usr/local/share/man/man1/idemhook.1", "/etc/lighttpd/idemhook",
          "/etc/lighttpd/conf-enabled/50-idemhook.conf", "/etc/apache2/conf-available/idemhook.conf",
          "/etc/apache2/conf-enabled/idemhook.conf", "/etc/nginx/idemhook",
-         "/etc/tmpfiles.d/idemhook.conf", "/var/www/idemhook", "/root/idemhook")
+         "/etc/tmpfiles.d/idemhook.conf", "/var/www/idemhook", "/root/idemhook",
+         # The host's own servers' pid files: a recipe's init script must
+         # never find a pid of the host's (there is none to find in the
+         # PID namespace anyway).
+         "/run/nginx.pid", "/run/lighttpd.pid", "/run/apache2", "/run/spawn-fcgi")
 CRON_ENV = ["env", "-i", "PATH=/usr/bin:/bin", "SHELL=/bin/sh"]
 
 
@@ -149,28 +160,68 @@ class Namespace:
         # recipe left is removed in the overlay (whiteouts), not on the host.
         script.append("rm -rf " + " ".join(FRESH))
         script += ["echo ready", "exec sleep 900"]
+        # A PID namespace too: the sleeping holder is its init, every
+        # process of the recipe is its descendant, and the host's servers
+        # are not there to be signalled by an init script's pid file.
         self.holder = subprocess.Popen(
-            ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-             "\n".join(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            start_new_session=True)
+            ["unshare", "--mount", "--propagation", "private", "--pid", "--fork",
+             "--mount-proc", "--kill-child", "sh", "-c", "\n".join(script)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         line = self.holder.stdout.readline()
         if line.strip() != b"ready":
             err = self.holder.stderr.read().decode(errors="replace")
             self.close()
             raise HarnessError("cannot make the namespace: %s" % err.strip()[-300:])
-        self.ns = os.readlink("/proc/%d/ns/mnt" % self.holder.pid)
+        # nsenter goes into the namespace's init (unshare's child), whose
+        # PID namespace is the new one; unshare itself stays in the host's.
+        self.init = self._child(self.holder.pid)
+        self.ns = os.readlink("/proc/%d/ns/mnt" % self.init)
+        self.pidns = os.readlink("/proc/%d/ns/pid" % self.init)
         _LIVE.append(self)
 
+    @staticmethod
+    def _child(pid):
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            kids = f.read().split()
+        if len(kids) != 1:
+            raise HarnessError("the namespace's holder has children %r" % kids)
+        return int(kids[0])
+
     def path(self, p):
-        """p as the namespace sees it, from outside."""
-        return "/proc/%d/root%s" % (self.holder.pid, p)
+        """p as the namespace sees it, from outside, with every symbolic
+        link resolved inside the namespace: the kernel resolves an
+        absolute link met under /proc/PID/root against our own root, so
+        /etc/nginx/sites-enabled/default (a link to /etc/nginx/...) would
+        otherwise open the host's file, not the overlay's."""
+        root = "/proc/%d/root" % self.init
+        parts, done, hops = p.split("/"), [], 0
+        while parts:
+            c = parts.pop(0)
+            if c in ("", "."):
+                continue
+            if c == "..":
+                if done:
+                    done.pop()
+                continue
+            here = root + "/" + "/".join(done + [c])
+            if os.path.islink(here):
+                hops += 1
+                if hops > 40:
+                    raise HarnessError("too many links under %s" % p)
+                target = os.readlink(here)
+                if target.startswith("/"):
+                    done = []
+                parts = target.split("/") + parts
+            else:
+                done.append(c)
+        return root + "/" + "/".join(done)
 
     def run(self, cmd, env=None, cwd=REPO, timeout=120, check_rc=True):
         """Runs the shell command cmd as root inside the namespace."""
         full = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                 "HOME": "/root", "LANG": "C"}
         full.update(env or {})
-        r = subprocess.run(["nsenter", "-t", str(self.holder.pid), "-m", "--",
+        r = subprocess.run(["nsenter", "-t", str(self.init), "-m", "-p", "--",
                             "sh", "-c", "cd %s && %s" % (shlex.quote(cwd), cmd)],
                            env=full, capture_output=True, text=True, timeout=timeout,
                            stdin=subprocess.DEVNULL)
@@ -193,9 +244,9 @@ class Namespace:
     def members(self):
         out = []
         for d in os.listdir("/proc"):
-            if d.isdigit() and int(d) != self.holder.pid:
+            if d.isdigit() and int(d) not in (self.holder.pid, self.init):
                 try:
-                    if os.readlink("/proc/%s/ns/mnt" % d) == self.ns:
+                    if os.readlink("/proc/%s/ns/pid" % d) == self.pidns:
                         out.append(int(d))
                 except OSError:
                     pass
@@ -228,7 +279,14 @@ def make_env(bindir):
     """`make` in a recipe uses the build under test: BUILD (a ?=
     variable) from the environment, so that nothing is rebuilt."""
     env = {"BUILD": os.path.relpath(os.path.abspath(bindir), REPO)}
-    if os.path.exists(os.path.join(bindir, "obj", "shared")) and "san" in bindir:
+    # A sanitizer build is relinked without the sanitizers unless make
+    # is told: whatever the folder's name, the program says which.
+    try:
+        with open(os.path.join(bindir, "stripe.fcgi"), "rb") as f:
+            sanitized = b"__asan_init" in f.read()
+    except OSError:
+        sanitized = False
+    if os.path.exists(os.path.join(bindir, "obj", "shared")) and sanitized:
         env["SANITIZE"] = "1"
     return env
 
@@ -398,6 +456,27 @@ def server_recipe(bindir, name, url_path="/"):
             wait_http(base + url_path)
             deliveries(base, secrets, name + "-nosystemd")
         if name == "nginx":
+            # spawn-fcgi.sh, run as root, gives the programs a clean
+            # environment: the programs' user's HOME (libpq's ~/.pgpass,
+            # the actions' home), never root's HOME or PATH.
+            home = pwd.getpwnam("www-data").pw_dir
+            seen = 0
+            for pid in ns.members():
+                try:
+                    with open("/proc/%d/cmdline" % pid, "rb") as f:
+                        argv0 = f.read().split(b"\0", 1)[0]
+                    if not argv0.endswith(b".fcgi"):
+                        continue
+                    with open("/proc/%d/environ" % pid, "rb") as f:
+                        env = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
+                except OSError:
+                    continue
+                seen += 1
+                check(env.get(b"HOME") == home.encode() and b"sbin" not in env.get(b"PATH", b"")
+                      and b"/root" not in b"".join(env.values()),
+                      "a program started by spawn-fcgi.sh has root's environment: HOME=%r "
+                      "PATH=%r" % (env.get(b"HOME"), env.get(b"PATH")))
+            check(seen > 0, "no program of spawn-fcgi.sh found in the namespace")
             # nginx files whatever a program writes to FastCGI stderr
             # under [error]: with IDEMHOOK_LOG nothing goes there.
             err = ns.read("/var/log/nginx/error.log")
@@ -431,7 +510,7 @@ def syslog_lines(bindir):
                "HTTP_STRIPE_SIGNATURE": sign_stripe(secret, body),
                "IDEMHOOK_STRIPE_SECRET": secret, "IDEMHOOK_LOG": "syslog",
                "IDEMHOOK_DB": os.path.join(tmp, "x.db")}
-        r = subprocess.run(["nsenter", "-t", str(ns.holder.pid), "-m", "--",
+        r = subprocess.run(["nsenter", "-t", str(ns.init), "-m", "-p", "--",
                             os.path.join(os.path.abspath(bindir), "stripe.fcgi")],
                            input=body, env=env, capture_output=True, timeout=30)
         check(b"accepted" in r.stdout, "CGI request: %r %r" % (r.stdout[:200], r.stderr[-200:]))
@@ -470,6 +549,28 @@ def unusable_log_said(bindir):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def demo_own_folder(bindir):
+    """`make demo` as root keeps its store in its own folder (never
+    /var/lib/idemhook, which the deployment recipe then could not use)
+    and says where; its last section shows the processing lines."""
+    ns = Namespace("demo")
+    try:
+        port = free_port()
+        folder = os.path.join(ns.tmp, "demo")
+        r = ns.run("www-config/demo.sh %s" % shlex.quote(os.path.abspath(bindir)),
+                   env={"DEMO_PORT": str(port), "DEMO_DIR": folder}, timeout=180)
+        check(not os.path.exists(ns.path("/var/lib/idemhook")),
+              "make demo wrote into /var/lib/idemhook")
+        demo_db = os.path.join(folder, "idemhook.db")
+        check("store %s" % demo_db in r.stdout and os.path.exists(demo_db),
+              "the demo does not say where its store is: %s" % r.stdout[:400])
+        last = r.stdout.split("== processing after each answer", 1)[-1]
+        check("processing=done" in last, "the demo's processing section is empty: %r"
+              % last[:400])
+    finally:
+        ns.close()
+
+
 def blocks_parse():
     """Every recipe the README names is there, with the commands the
     tests rely on."""
@@ -495,6 +596,8 @@ def main():
     why = "a mount namespace with overlays on /etc, /var, /run, /usr/local"
     tap.run_as_root("IDEMHOOK_LOG=syslog: request and processing lines reach /dev/log",
                     why, syslog_lines, bindir)
+    tap.run_as_root("make demo: its own store, said where, processing lines shown", why,
+                    demo_own_folder, bindir)
     tap.run_as_root("lighttpd recipe as written: accepted, duplicate, 401, check clean, "
                     "lines in IDEMHOOK_LOG, cron; sockets again after a reboot, with and without "
                     "systemd-tmpfiles", why, server_recipe, bindir, "lighttpd")

@@ -13,13 +13,20 @@
 # file only to name candidates: it reads a root-owned regular file, takes
 # lines of digits only, and signals a process only if its executable is
 # the provider's program. A line such as "-9 -1" kills nothing.
+#
+# The programs start with a clean environment, never root's: PATH, HOME
+# of the programs' user (libpq reads its ~/.pgpass, actions run there),
+# LANG, TZ if set, IDEMHOOK_CONFIG and IDEMHOOK_THREADS if set. Every
+# other setting, the store included, belongs in the IDEMHOOK_CONFIG file.
 set -eu
 
 LIBEXEC=${IDEMHOOK_LIBEXEC:-/usr/local/libexec/idemhook}
 RUN=${IDEMHOOK_RUN:-/run/idemhook}
 USER_=${IDEMHOOK_USER:-www-data}
 PROCS=${IDEMHOOK_PROCS:-1}            # processes per provider
-export IDEMHOOK_CONFIG="${IDEMHOOK_CONFIG:-/etc/idemhook/idemhook.env}"
+CONFIG=${IDEMHOOK_CONFIG:-/etc/idemhook/idemhook.env}
+HOME_=$(getent passwd "$USER_" | cut -d: -f6)
+[ -n "$HOME_" ] || HOME_=/nonexistent
 
 cmd=${1:-start}
 [ $# -gt 0 ] && shift
@@ -76,7 +83,11 @@ for p in $providers; do
 		rm -f "$sock"
 		# spawn-fcgi writes the pid file as root, before it drops
 		# privileges; -F writes one pid per line, one per process.
-		spawn-fcgi -s "$sock" -M 0660 -u "$USER_" -g "$USER_" \
+		env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$HOME_" \
+		    LANG="${LANG:-C.UTF-8}" ${TZ:+TZ="$TZ"} \
+		    IDEMHOOK_CONFIG="$CONFIG" \
+		    ${IDEMHOOK_THREADS:+IDEMHOOK_THREADS="$IDEMHOOK_THREADS"} \
+		    spawn-fcgi -s "$sock" -M 0660 -u "$USER_" -g "$USER_" \
 		    -U "$USER_" -G "$USER_" -F "$PROCS" -P "$pid" \
 		    -- "$LIBEXEC/$p.fcgi"
 		;;

@@ -166,7 +166,6 @@ class ApacheServer(Server):
         if self.mode == "vhost":
             lines += ["Define IDEMHOOK_LIBEXEC %s" % self.bin,
                       "Define IDEMHOOK_ENV_FILE %s" % self.env_file,
-                      "Define IDEMHOOK_DB_FILE %s" % self.db,
                       "Include %s" % apache_quote(os.path.join(APACHE_CONF_DIR, "vhost.conf"))]
             if self.setenv:
                 lines.append("<Directory %s>" % apache_quote(self.bin))

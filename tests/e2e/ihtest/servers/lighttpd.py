@@ -150,9 +150,9 @@ class Server:
             "include %s" % conf_str(os.path.join(CONF_DIR, "idemhook.conf")),
             "var.idemhook_bin := %s" % conf_str(self.bin_path_prefix()),
             "var.idemhook_run := %s" % conf_str(os.path.join(self.tmp, "run")),
-            "var.idemhook_db := %s" % conf_str(self.db),
+            "var.idemhook_config := %s" % conf_str(self.settings_file()),
             "var.idemhook_max_procs := %d" % self.max_procs,
-            "var.idemhook_env := %s" % conf_array(self.env),
+            "var.idemhook_env := %s" % conf_array(self.startup_env()),
             "var.idemhook_copy_env := %s" % conf_list(
                 ("PATH", "TZ", "LANG", "LC_ALL") + SANITIZER_ENV),
         ]
@@ -165,6 +165,38 @@ class Server:
         for p in self.providers:
             lines.append("include %s" % conf_str(os.path.join(CONF_DIR, "hooks-%s.conf" % p)))
         return self.write_lines("lighttpd.conf", lines)
+
+    def settings_file(self):
+        """The hooks files pass var.idemhook_config as IDEMHOOK_CONFIG:
+        the test's own file, else an empty one of the server's, so that
+        no program ever reads a settings file of this host's."""
+        named = self.env.get("IDEMHOOK_CONFIG")
+        if named:
+            return named
+        path = os.path.join(self.tmp, "etc", "empty.env")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if not os.path.exists(path):
+            with open(path, "w"):
+                pass
+            os.chmod(path, 0o644)
+        return path
+
+    def startup_env(self):
+        """var.idemhook_env: the test's settings and the store, unless
+        the test's own settings file names the store (the shipped hooks
+        files no longer pass IDEMHOOK_DB: the file names it)."""
+        env = {k: v for k, v in self.env.items() if k != "IDEMHOOK_CONFIG"}
+        named = self.env.get("IDEMHOOK_CONFIG")
+        in_file = False
+        if named:
+            try:
+                with open(named) as f:
+                    in_file = any(l.startswith("IDEMHOOK_DB=") for l in f)
+            except OSError:
+                pass
+        if "IDEMHOOK_DB" not in env and not in_file:
+            env["IDEMHOOK_DB"] = self.db
+        return env
 
     def write_lines(self, name, lines):
         """Writes lines to the file name in the server's folder; returns
