@@ -19,7 +19,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (CONF_DIR, Server, Servers, Tap, bin_dir, check,  # noqa: E402
-                     check_eq, conf_array, conf_str, install_signal_cleanup)
+                     check_eq, conf_str, install_signal_cleanup)
 import cases  # noqa: E402
 import test_stripe as ts  # noqa: E402
 from test_console import USER, console_hash, write_settings  # noqa: E402
@@ -88,8 +88,9 @@ def main():
         write_settings(settings, IDEMHOOK_CONSOLE_USER=USER,
                        IDEMHOOK_CONSOLE_PASSWORD_HASH=hsh)
         srv.extra_conf = "\n".join([
-            "var.idemhook_console_env := %s" % conf_array({"IDEMHOOK_CONFIG": settings}),
-            "include %s" % conf_str(os.path.join(CONF_DIR, "hooks-console.conf"))])
+            "var.idemhook_config := %s" % conf_str(settings),
+            "include %s" % conf_str(os.path.join(CONF_DIR, "hooks-console.conf")),
+            "var.idemhook_config := %s" % conf_str(srv.settings_file())])
         servers.add(srv)
         if tap.run("lighttpd starts with the console", srv.start):
             tap.run("bulk replay: done needs a narrowing filter or the explicit 'every "

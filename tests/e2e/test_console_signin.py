@@ -255,8 +255,9 @@ def main():
             '  cgi.assign = (".cgi" => "")',
             '  setenv.add-environment = %s' % conf_array(cgi_env),
             '}',
-            "var.idemhook_console_env := %s" % conf_array({"IDEMHOOK_CONFIG": settings}),
-            "include %s" % conf_str(os.path.join(CONF_DIR, "hooks-console.conf"))])
+            "var.idemhook_config := %s" % conf_str(settings),
+            "include %s" % conf_str(os.path.join(CONF_DIR, "hooks-console.conf")),
+            "var.idemhook_config := %s" % conf_str(srv.settings_file())])
         servers.add(srv)
         srv.start()
         port = srv.port
