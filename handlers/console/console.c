@@ -121,8 +121,8 @@ load_settings(struct page *pg, struct config_source *src, size_t *nsrc,
 	int rc;
 
 	/* The console needs no provider's secret: none is kept. */
-	rc = config_sources_refresh(&c->file, &param, &c->env, NULL, src,
-	    nsrc, err, errlen);
+	rc = settings_sources(&c->file, &param, &c->env, NULL, src, nsrc,
+	    err, errlen);
 	if (rc != IH_OK)
 		return rc;
 	return config_load(&pg->cfg, "console", NULL, src, *nsrc, err,
