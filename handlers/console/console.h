@@ -138,7 +138,17 @@ int	console_field(const char *src, size_t len, const char *name, char *out,
 /* Appends the filters as a query string (without '?'), before excluded. */
 void	console_put_filter_query(struct html *h, const struct filters *f);
 
-/* Reads the filters; 0, or -1 with *why saying which field is wrong. */
+/*
+ * Opens the bulk replay form (POST M/bulk) with the CSRF token and the
+ * filters as hidden fields: the events page's and the dry run's.
+ */
+void	console_put_bulk_form(struct html *h, const struct page *pg,
+	    const struct filters *f);
+
+/*
+ * Reads the filters from the urlencoded src (a query or a form body).
+ * Returns IH_OK, or IH_EINVAL with *why saying what is wrong.
+ */
 int	console_read_filters(const char *src, size_t len, struct filters *f,
 	    const char **why);
 

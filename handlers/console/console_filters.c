@@ -167,3 +167,18 @@ console_put_filter_query(struct html *h, const struct filters *f)
 		first = 0;
 	}
 }
+
+void
+console_put_bulk_form(struct html *h, const struct page *pg,
+    const struct filters *f)
+{
+	html_raw(h, "<form method=\"post\" action=\"");
+	html_esc(h, pg->base);
+	html_raw(h, "/bulk\">");
+	console_put_hidden(h, "csrf", pg->token);
+	console_put_hidden(h, "provider", f->provider);
+	console_put_hidden(h, "status", f->status);
+	console_put_hidden(h, "type", f->type);
+	console_put_hidden(h, "since", f->since);
+	console_put_hidden(h, "until", f->until);
+}

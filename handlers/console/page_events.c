@@ -122,16 +122,8 @@ console_page_events(struct page *pg)
 	}
 	html_raw(h, "</p>");
 	if (!pg->readonly) {
-		html_raw(h, "<h2>Replay by filter</h2><form method=\"post\" "
-		    "action=\"");
-		html_esc(h, pg->base);
-		html_raw(h, "/bulk\">");
-		console_put_hidden(h, "csrf", pg->token);
-		console_put_hidden(h, "provider", f.provider);
-		console_put_hidden(h, "status", f.status);
-		console_put_hidden(h, "type", f.type);
-		console_put_hidden(h, "since", f.since);
-		console_put_hidden(h, "until", f.until);
+		html_raw(h, "<h2>Replay by filter</h2>");
+		console_put_bulk_form(h, pg, &f);
 		html_raw(h, "<p>Makes the done, failed, dead or quarantined "
 		    "events matching the provider, status, type (exact) and "
 		    "dates above due again; the search text is not used. "

@@ -210,15 +210,7 @@ console_post_bulk(struct page *pg)
 			html_esc(h, store_bulk_why(rule));
 			html_raw(h, "</p>");
 		} else if (count > 0) {
-			html_raw(h, "<form method=\"post\" action=\"");
-			html_esc(h, pg->base);
-			html_raw(h, "/bulk\">");
-			console_put_hidden(h, "csrf", pg->token);
-			console_put_hidden(h, "provider", f.provider);
-			console_put_hidden(h, "status", f.status);
-			console_put_hidden(h, "type", f.type);
-			console_put_hidden(h, "since", f.since);
-			console_put_hidden(h, "until", f.until);
+			console_put_bulk_form(h, pg, &f);
 			console_put_hidden(h, "confirm", "yes");
 			if (rule == STORE_BULK_DONE_ALL)
 				console_put_hidden(h, "all", "yes");
