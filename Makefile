@@ -28,6 +28,17 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || \
 	echo -lsqlite3 -lcrypto -lfcgi -lyajl -lpq)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+# libcurl: the idemhook command only (catch-up and health call the
+# providers' APIs); no receiver links it.  NO_CURL=1 (the static build)
+# links handlers/cli/api_none.c instead, which refuses every call.
+ifeq ($(NO_CURL),1)
+API_HTTP_OBJ = $(BUILD)/obj/handlers/cli/api_none.o
+CURL_LIBS    =
+else
+API_HTTP_OBJ = $(BUILD)/obj/handlers/cli/api_http.o
+CURL_CFLAGS := $(shell pkg-config --cflags libcurl 2>/dev/null)
+CURL_LIBS   := $(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
+endif
 
 WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wmissing-declarations -Wpointer-arith \
@@ -83,6 +94,10 @@ CLI_OBJS = $(BUILD)/obj/handlers/cli/idemhook.o \
 	$(BUILD)/obj/handlers/cli/cli_check_store.o \
 	$(BUILD)/obj/handlers/cli/check_programs.o \
 	$(BUILD)/obj/handlers/cli/cli_check_console.o \
+	$(BUILD)/obj/handlers/cli/cli_catchup.o \
+	$(BUILD)/obj/handlers/cli/cli_health.o $(API_HTTP_OBJ) \
+	$(BUILD)/obj/handlers/cli/api_stripe.o $(BUILD)/obj/handlers/cli/api_github.o \
+	$(BUILD)/obj/handlers/cli/api_asaas.o $(BUILD)/obj/handlers/cli/api_shopify.o \
 	$(BUILD)/obj/handlers/cli/cli_list.o $(BUILD)/obj/handlers/cli/cli_show.o \
 	$(BUILD)/obj/handlers/cli/cli_verify.o \
 	$(BUILD)/obj/handlers/cli/cli_replay.o
@@ -167,7 +182,12 @@ $(BUILD)/console.fcgi: $(CONSOLE_OBJS) $(LIB)
 
 $(BUILD)/idemhook: $(CLI_OBJS) $(HANDLER_OBJS) $(LIB)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CURL_LIBS)
+
+$(BUILD)/obj/handlers/cli/api_%.o: handlers/cli/api_%.c $(HEADERS)
+	@mkdir -p $(@D)
+	@[ "$(V)" = 1 ] || echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(CURL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/tests/%: tests/unit/%.c $(HANDLER_OBJS) $(LIB) $(HEADERS) \
     $(wildcard tests/unit/*.h)

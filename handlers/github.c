@@ -358,12 +358,12 @@ int
 github_repeat_ok(const struct store_first *first,
     const struct store_event *ev, const char **why)
 {
-	if (strcmp(first->event_type, ev->event_type) != 0) {
+	if (!object_name_is(first->event_type, ev->event_type)) {
 		*why = "under another X-GitHub-Event";
 		return 0;
 	}
-	if (strcmp(github_guid(first->event_id),
-	    github_guid(ev->event_id)) != 0) {
+	if (!object_name_is(github_guid(first->event_id),
+	    github_guid(ev->event_id))) {
 		*why = "under another X-GitHub-Delivery, which GitHub keeps "
 		    "for every hook and redelivery of one event";
 		return 0;

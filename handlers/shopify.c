@@ -144,21 +144,12 @@ shopify_topic_shared(const char *topic)
 	    !object_suffix(topic, "/delete");
 }
 
-/* Do topics a and b name the same kind of object (orders/...)? */
-static int
-shopify_same_kind(const char *a, const char *b)
-{
-	size_t n = strcspn(a, "/");
-
-	return n == strcspn(b, "/") && strncmp(a, b, n) == 0;
-}
-
 int
 shopify_repeat_ok(const struct store_first *first,
     const struct store_event *ev, const char **why)
 {
 	/* Another subscription of the topic. */
-	if (strcmp(first->event_type, ev->event_type) == 0)
+	if (object_name_is(first->event_type, ev->event_type))
 		return 1;
 	if (!shopify_topic_shared(first->event_type) ||
 	    !shopify_topic_shared(ev->event_type)) {
@@ -166,7 +157,7 @@ shopify_repeat_ok(const struct store_first *first,
 		    "compliance topic";
 		return 0;
 	}
-	if (!shopify_same_kind(first->event_type, ev->event_type)) {
+	if (!object_same_kind(first->event_type, ev->event_type)) {
 		*why = "under another object kind";
 		return 0;
 	}

@@ -14,7 +14,9 @@
 #
 # The static programs are SQLite-only (NO_PG=1): Debian ships libpq.a but
 # not the Kerberos and LDAP archives it needs, so libpq cannot be linked
-# statically; a postgresql:// IDEMHOOK_DB gets a clear refusal.
+# statically; a postgresql:// IDEMHOOK_DB gets a clear refusal.  For the
+# same reason the static idemhook has no libcurl (NO_CURL=1): catch-up
+# and health say they need the dynamic build.
 #
 # make check builds them into $(BUILD)/san/static, where
 # tests/e2e/test_static.py looks for them next to the binaries it tests.
@@ -31,7 +33,7 @@ STATIC_PROGRAMS = $(PROVIDERS:%=$(STATIC_DIR)/%.fcgi) $(STATIC_DIR)/console.fcgi
 
 # A separate make, so that the static objects get their own flags.
 static:
-	$(MAKE) BUILD=$(STATIC_DIR)/build SANITIZE=0 FAULTS=0 NO_PG=1 \
+	$(MAKE) BUILD=$(STATIC_DIR)/build SANITIZE=0 FAULTS=0 NO_PG=1 NO_CURL=1 \
 	    CFLAGS='-O2 -g' \
 	    STATIC_DIR=$(STATIC_DIR) static-programs
 

@@ -7,10 +7,12 @@
 #include "config.h"
 #include "ih.h"
 #include "log.h"
+#include "sigfail.h"
 #include "store.h"
 #include "store_console.h"
 
 #define SILENCE_CHECK_MS	60000
+#define BADSIG_CHECK_MS		10000
 
 static void
 run(const struct config *cfg, const struct action_event *ev,
@@ -84,6 +86,74 @@ alert_silence_check(struct alert_silence *as, size_t i,
 	ev.payload_len = n > 0 && (size_t)n < sizeof(line) ? (size_t)n : 0;
 	ev.attempt = 0;
 	ev.alert_reason = "silent";
+	run(cfg, &ev, log);
+	return IH_OK;
+}
+
+void
+alert_text(const struct config *cfg, const char *provider,
+    const char *reason, const char *text, const struct log_sink *log)
+{
+	struct action_event ev;
+
+	if (cfg->alert_action == NULL || *cfg->alert_action == '\0')
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.provider = provider;
+	ev.event_id = "-";
+	ev.event_type = "-";
+	ev.payload = text;
+	ev.payload_len = strlen(text);
+	ev.alert_reason = reason;
+	run(cfg, &ev, log);
+}
+
+int
+alert_badsig_check(struct alert_badsig *ab, size_t i,
+    const struct config *cfg, const char *provider, struct store *st,
+    long threshold, long minutes, int64_t now_ms,
+    const struct log_sink *log, char *err, size_t errlen)
+{
+	struct action_event ev;
+	char line[320];
+	int64_t first = 0, last = 0;
+	long count = 0;
+	int rc, n;
+
+	if (i >= ALERT_MAX_PROVIDERS || threshold <= 0 ||
+	    cfg->alert_action == NULL || *cfg->alert_action == '\0')
+		return IH_OK;
+	if (ab->checked_at[i] != 0 && now_ms - ab->checked_at[i] <
+	    BADSIG_CHECK_MS)
+		return IH_OK;
+	ab->checked_at[i] = now_ms;
+	rc = sigfail_count(cfg->db_path, provider, now_ms, minutes, &count,
+	    &first, err, errlen);
+	if (rc == IH_OK)
+		rc = store_console_last_received(st, provider, &last, err,
+		    errlen);
+	if (rc != IH_OK)
+		return rc;
+	/* A delivery accepted during the window ends the burst. */
+	if (count < threshold || last >= now_ms - minutes * 60000) {
+		ab->alerted_for[i] = 0;
+		return IH_OK;
+	}
+	if (ab->alerted_for[i] != 0)
+		return IH_OK;
+	ab->alerted_for[i] = first;
+	n = snprintf(line, sizeof(line), "idemhook: %s refused %ld "
+	    "deliveries for their signature in the last %ld minutes "
+	    "(IDEMHOOK_BADSIG_ALERT=%ld) and accepted none: was the secret "
+	    "rotated on one side only?\n", provider, count, minutes,
+	    threshold);
+	memset(&ev, 0, sizeof(ev));
+	ev.provider = provider;
+	ev.event_id = "-";
+	ev.event_type = "-";
+	ev.payload = line;
+	ev.payload_len = n > 0 && (size_t)n < sizeof(line) ? (size_t)n : 0;
+	ev.alert_reason = "bad_signatures";
 	run(cfg, &ev, log);
 	return IH_OK;
 }

@@ -9,7 +9,14 @@
  *     IDEMHOOK_EVENT_* name it;
  *   - "silent": the provider has received nothing for longer than
  *     IDEMHOOK_SILENCE_ALERT seconds (checked by idemhook work); one line
- *     saying so is on stdin.
+ *     saying so is on stdin;
+ *   - "bad_signatures": more than IDEMHOOK_BADSIG_ALERT deliveries of the
+ *     provider were refused for their signature within
+ *     IDEMHOOK_BADSIG_WINDOW minutes while none was accepted (checked by
+ *     idemhook work; counted by the receivers, sigfail.h);
+ *   - "endpoint": idemhook health found the endpoint unwell on the
+ *     provider's side (disabled, inactive, interrupted, a subscription
+ *     missing); its findings are on stdin.
  * A failing alert is logged and changes nothing else.
  */
 #ifndef IH_ALERT_H
@@ -50,5 +57,33 @@ int	alert_silence_check(struct alert_silence *as, size_t i,
 	    const struct config *cfg, const char *provider, struct store *st,
 	    int64_t now_ms, const struct log_sink *log, char *err,
 	    size_t errlen);
+
+/* Per provider: the burst already alerted about (its first minute). */
+struct alert_badsig {
+	int64_t	alerted_for[ALERT_MAX_PROVIDERS];
+	int64_t	checked_at[ALERT_MAX_PROVIDERS];
+};
+
+/*
+ * For provider (index i): when cfg sets an alert and threshold > 0, and
+ * at least threshold deliveries were refused for their signature in the
+ * last minutes (sigfail.h) while the provider's last accepted delivery
+ * is older than that window, runs the alert once per burst.  Looks at
+ * most every ten seconds.  Returns
+ * IH_OK, or IH_ESTORE / IH_EIO with the cause in err.
+ */
+int	alert_badsig_check(struct alert_badsig *ab, size_t i,
+	    const struct config *cfg, const char *provider, struct store *st,
+	    long threshold, long minutes, int64_t now_ms,
+	    const struct log_sink *log, char *err, size_t errlen);
+
+/*
+ * Runs the alert for provider with reason and the lines of text on its
+ * stdin (IDEMHOOK_EVENT_ID and _TYPE are "-").  Nothing without an
+ * alert action.
+ */
+void	alert_text(const struct config *cfg, const char *provider,
+	    const char *reason, const char *text,
+	    const struct log_sink *log);
 
 #endif

@@ -69,7 +69,8 @@ config_is_secret(const char *name)
 {
 	return strncmp(name, "IDEMHOOK_", 9) == 0 &&
 	    (strstr(name + 9, "_SECRET") != NULL ||
-	    strstr(name + 9, "_TOKEN") != NULL);
+	    strstr(name + 9, "_TOKEN") != NULL ||
+	    strstr(name + 9, "_API_KEY") != NULL);
 }
 
 int

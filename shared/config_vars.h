@@ -49,7 +49,10 @@ const char *config_vars_get(void *v, const char *name);
 
 void	config_vars_free(struct config_vars *v);
 
-/* Is name a secret's: IDEMHOOK_ then a name holding _SECRET or _TOKEN? */
+/*
+ * Is name a secret's: IDEMHOOK_ then a name holding _SECRET, _TOKEN or
+ * _API_KEY (the providers' API keys, which only the command reads)?
+ */
 int	config_is_secret(const char *name);
 
 /* Is name secret_var (NULL: none), or secret_var_2 to _4? */

@@ -17,6 +17,7 @@
 #include "provider.h"
 #include "request.h"
 #include "respond.h"
+#include "sigfail.h"
 #include "store.h"
 #include "verify.h"
 
@@ -297,6 +298,7 @@ read_body(struct ingest *in)
 {
 	struct provider_req pr;
 	const char *why = "";
+	char err[STORE_ERR_MAX];
 	int rc;
 
 	rc = request_read_body(&in->req, (size_t)in->cfg.max_body);
@@ -319,6 +321,10 @@ read_body(struct ingest *in)
 	pr.check_time = 1;
 	pr.json = in->json;
 	rc = in->p->verify(&pr, &why);
+	/* Counted for the alarm on a burst of them (sigfail.h). */
+	if (rc == IH_EAUTH)
+		(void)sigfail_note(in->cfg.db_path, in->p->name,
+		    clock_wall_ms(), err, sizeof(err));
 	if (rc != IH_OK) {
 		outcome_set(&in->out, 401, rc == IH_ESTALE ?
 		    "stale_timestamp" : "bad_signature", why);

@@ -68,8 +68,12 @@ int	json_path_text(struct json *js, const void *doc, size_t len,
  * reads it.  Without raw, val becomes its string or integer text as
  * json_path_text() returns it; with raw, the member must be an object or
  * an array, and val becomes its exact text in doc (valid JSON, since doc
- * is), or NULL when it is longer than the caller's raw_max.
+ * is), or NULL when it is longer than the caller's raw_max.  With raw
+ * JSON_WANT_BOOL, the member must be a boolean, and val becomes "true" or
+ * "false".
  */
+#define JSON_WANT_RAW	1
+#define JSON_WANT_BOOL	2
 struct json_want {
 	const char	*path;
 	int		 raw;

@@ -68,6 +68,7 @@ struct json {
 	size_t		 ntargets;
 	int		 err;		/* why a callback stopped the parse */
 	int		 done;		/* the top-level object closed */
+	const char	*boolean;	/* "true"/"false" while one is read */
 };
 
 /*

@@ -138,6 +138,10 @@ value(struct json *js, int container, const void *s, size_t n)
 		} else if (d == t->nsteps && s != NULL && !t->raw &&
 		    capture(t->val, s, n) != IH_OK)
 			return stop(js, IH_ENOMEM);
+		else if (d == t->nsteps && t->raw == JSON_WANT_BOOL &&
+		    js->boolean != NULL && capture(t->val, js->boolean,
+		    strlen(js->boolean)) != IH_OK)
+			return stop(js, IH_ENOMEM);
 	}
 	if (lv->is_array)
 		lv->index++;
@@ -156,9 +160,12 @@ static int
 on_boolean(void *ctx, int b)
 {
 	struct json *js = ctx;
+	int ok;
 
-	(void)b;
-	return value(js, 0, NULL, 0) && next(js);
+	js->boolean = b ? "true" : "false";
+	ok = value(js, 0, NULL, 0);
+	js->boolean = NULL;
+	return ok && next(js);
 }
 
 /* A number: an integer that fits in 64 bits is returned as %lld would
@@ -302,7 +309,7 @@ raw_close(struct json *js)
 
 	for (i = 0; i < js->ntargets; i++) {
 		t = &js->target[i];
-		if (!t->raw || t->matched != js->depth ||
+		if (t->raw != JSON_WANT_RAW || t->matched != js->depth ||
 		    js->depth != t->nsteps + 1 || *t->val != NULL)
 			continue;
 		if (end > js->len || t->raw_start >= end ||

@@ -314,3 +314,11 @@ object_name_is(const char *s, const char *name)
 {
 	return s != NULL && name != NULL && strcmp(s, name) == 0;
 }
+
+int
+object_same_kind(const char *a, const char *b)
+{
+	size_t n = strcspn(a, "/");
+
+	return n == strcspn(b, "/") && strncmp(a, b, n) == 0;
+}

@@ -124,12 +124,14 @@ int	object_read(const struct object_rule *rule, const void *body,
 /*
  * Returns 1 when s ends with suffix (object_suffix), begins with prefix
  * (object_prefix) or equals name (object_name_is, name NULL: never),
- * else 0.  For the public names of a mapping table (event types, topics,
- * actions): a provider file compares its MAC or token only through
- * verify_equal().
+ * or when a and b have the same part before their first '/'
+ * (object_same_kind: orders/create and orders/updated), else 0.  For the
+ * public names of a mapping table (event types, topics, actions): a
+ * provider file compares its MAC or token only through verify_equal().
  */
 int	object_suffix(const char *s, const char *suffix);
 int	object_prefix(const char *s, const char *prefix);
 int	object_name_is(const char *s, const char *name);
+int	object_same_kind(const char *a, const char *b);
 
 #endif

@@ -8,7 +8,7 @@ PKGS="build-essential pkg-config libfcgi-dev libsqlite3-dev sqlite3 \
 libssl-dev openssl libyajl-dev libcmocka-dev lighttpd apache2 \
 libapache2-mod-fcgid curl python3 wrk clang nginx spawn-fcgi \
 libclang-rt-14-dev valgrind strace apache2-suexec-custom \
-chromium nodejs libpq-dev postgresql bindfs"
+chromium nodejs libpq-dev postgresql bindfs libcurl4-openssl-dev"
 
 missing=""
 for p in $PKGS; do
@@ -28,8 +28,20 @@ browser_deps() {
 	    echo "deps: npm ci failed: the browser tests will be skipped" >&2
 }
 
+# The catch-up tests check the GitHub stand-in against GitHub's OpenAPI
+# description, @octokit/openapi, pinned in tests/openapi/package-lock.json.
+openapi_deps() {
+	dir=$(dirname "$0")/openapi
+	[ -d "$dir/node_modules/@octokit/openapi" ] && return 0
+	command -v npm >/dev/null 2>&1 || return 0
+	echo "deps: npm ci in tests/openapi"
+	(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) ||
+	    echo "deps: npm ci failed: test_catchup's GitHub case will fail" >&2
+}
+
 if [ -z "$missing" ]; then
 	browser_deps
+	openapi_deps
 	exit 0
 fi
 
@@ -42,6 +54,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	# Debian starts apache2 and lighttpd as services on install; the
 	# project runs its own instances on loopback ports instead.
 	browser_deps
+	openapi_deps
 	exit 0
 fi
 echo "deps: missing packages:$missing" >&2

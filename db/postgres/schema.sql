@@ -14,7 +14,6 @@ CREATE TABLE IF NOT EXISTS events (
 	event_type	TEXT	NOT NULL,
 	subtype		TEXT,
 	order_key	TEXT,
-	payload		BYTEA,
 	headers		TEXT	NOT NULL DEFAULT '',
 	received_at	BIGINT	NOT NULL,
 	last_seen_at	BIGINT	NOT NULL,
@@ -44,6 +43,15 @@ CREATE INDEX IF NOT EXISTS events_fingerprint ON events (provider, fingerprint)
     WHERE fingerprint IS NOT NULL;
 CREATE INDEX IF NOT EXISTS events_provider_status
     ON events (provider, status, received_at);
+
+-- Each event's body exactly as received (version 6), written once with
+-- the event, apart from the row each status change rewrites; purging a
+-- payload deletes its row.
+CREATE TABLE IF NOT EXISTS payloads (
+	event		BIGINT	PRIMARY KEY REFERENCES events (id)
+	    ON DELETE CASCADE,
+	payload		BYTEA	NOT NULL
+);
 
 CREATE TABLE IF NOT EXISTS effects (
 	event		BIGINT	NOT NULL REFERENCES events (id)

@@ -20,8 +20,8 @@ CREATE TABLE IF NOT EXISTS events (
 	subtype		TEXT,
 	-- Events sharing an order key are processed in arrival order.
 	order_key	TEXT,
-	-- The body exactly as received; NULL once purged by retention.
-	payload		BLOB,
+	-- The body is in payloads (version 6), apart from the row that
+	-- each status change rewrites.
 	-- The headers needed to re-verify the signature, "name: value\n".
 	headers		TEXT	NOT NULL DEFAULT '',
 	received_at	INTEGER	NOT NULL,
@@ -55,6 +55,26 @@ CREATE INDEX IF NOT EXISTS events_fingerprint ON events (provider, fingerprint)
 CREATE INDEX IF NOT EXISTS events_provider_status
     ON events (provider, status, received_at);
 
+-- Each event's body exactly as received (version 6), written once with
+-- the event and never rewritten: a status change rewrites only the small
+-- events row.  Purging a payload (setting purged_at) deletes its row.
+CREATE TABLE IF NOT EXISTS payloads (
+	event		INTEGER	PRIMARY KEY REFERENCES events (id)
+	    ON DELETE CASCADE,
+	payload		BLOB	NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS events_purge_payload
+    AFTER UPDATE OF purged_at ON events WHEN new.purged_at IS NOT NULL
+BEGIN
+	DELETE FROM payloads WHERE event = new.id;
+END;
+
+-- effects, attempts and object_events are WITHOUT ROWID (version 6):
+-- their rows are small and keyed by the primary key alone, so each is
+-- written in one b-tree, not in the table and again in the index that
+-- enforces the key (objects keeps its rowid: its rows hold JSON of up to
+-- 1 MiB, which an index b-tree would push to overflow pages).
+--
 -- The local effects of an event's switch, written in the same
 -- transaction that marks the event done: one row per event and kind,
 -- whatever the number of attempts or crashes.
@@ -64,7 +84,7 @@ CREATE TABLE IF NOT EXISTS effects (
 	kind		TEXT	NOT NULL,
 	created_at	INTEGER	NOT NULL,
 	PRIMARY KEY (event, kind)
-);
+) WITHOUT ROWID;
 
 -- One row per processing attempt, for the operator.
 CREATE TABLE IF NOT EXISTS attempts (
@@ -76,7 +96,7 @@ CREATE TABLE IF NOT EXISTS attempts (
 	outcome		TEXT,
 	error		TEXT,
 	PRIMARY KEY (event, attempt)
-);
+) WITHOUT ROWID;
 
 -- The current state of each object the switches map events to (version
 -- 4): one row per (provider, kind, object_id), set by the event with the
@@ -116,7 +136,7 @@ CREATE TABLE IF NOT EXISTS object_events (
 	recorded_at	INTEGER	NOT NULL,
 	seq		INTEGER	NOT NULL,
 	PRIMARY KEY (provider, kind, object_id, event_id)
-);
+) WITHOUT ROWID;
 
 -- The applications' interface, version 1: read-only views whose
 -- columns are promised across upgrades (the tables behind may change).

@@ -44,6 +44,7 @@
 
 #include "cli_args.h"
 #include "cli_backup.h"
+#include "cli_catchup.h"
 #include "cli_check.h"
 #include "cli_console.h"
 #include "cli_copy.h"
@@ -270,6 +271,34 @@ work_usage(FILE *f)
 	    "Several workers may run at once: each event is claimed by one.\n");
 }
 
+/*
+ * IDEMHOOK_<PROVIDER>_BADSIG_ALERT (else IDEMHOOK_BADSIG_ALERT): refused
+ * signatures that raise the alarm, 0 (off) when unset or bad; and
+ * IDEMHOOK_BADSIG_WINDOW, its window in minutes (1 to 60, default 60).
+ */
+static void
+badsig_settings(struct cli *c, const char *provider, long *threshold,
+    long *minutes)
+{
+	char name[96], up[32];
+	const char *v;
+	size_t i;
+
+	for (i = 0; provider[i] != '\0' && i < sizeof(up) - 1; i++)
+		up[i] = (char)(provider[i] >= 'a' && provider[i] <= 'z' ?
+		    provider[i] - 'a' + 'A' : provider[i]);
+	up[i] = '\0';
+	snprintf(name, sizeof(name), "IDEMHOOK_%s_BADSIG_ALERT", up);
+	v = cli_setting(c, name);
+	if (v == NULL)
+		v = cli_setting(c, "IDEMHOOK_BADSIG_ALERT");
+	if (v == NULL || cli_parse_long(v, 0, 1000000000L, threshold) != 0)
+		*threshold = 0;
+	v = cli_setting(c, "IDEMHOOK_BADSIG_WINDOW");
+	if (v == NULL || cli_parse_long(v, 1, 60, minutes) != 0)
+		*minutes = 60;
+}
+
 static int
 cmd_work(struct cli *c, int argc, char **argv)
 {
@@ -285,7 +314,10 @@ cmd_work(struct cli *c, int argc, char **argv)
 	size_t i;
 	struct log_dest ld;
 	struct alert_silence silence;
-	long found;
+	struct alert_badsig badsig;
+	long found, threshold, minutes, health_s = 0;
+	int64_t health_at[CLI_MAX_PROVIDERS];
+	static char health_last[CLI_MAX_PROVIDERS][1024];
 	int once = 0, any, rc, a, r, ret = 0;
 
 	for (a = 1; a < argc; a++) {
@@ -327,6 +359,15 @@ cmd_work(struct cli *c, int argc, char **argv)
 		fprintf(stderr, "idemhook: %s\n", err);
 	dispatch_owner(owner, sizeof(owner));
 	memset(&silence, 0, sizeof(silence));
+	memset(&badsig, 0, sizeof(badsig));
+	memset(health_at, 0, sizeof(health_at));
+	/* IDEMHOOK_HEALTH_INTERVAL: idemhook health's checks, with alerts. */
+	v = cli_setting(c, "IDEMHOOK_HEALTH_INTERVAL");
+	if (v != NULL && cli_parse_long(v, 0, 86400, &health_s) != 0) {
+		cli_errorf("IDEMHOOK_HEALTH_INTERVAL takes 0 to 86400 s");
+		ret = CLI_EXIT_USAGE;
+		goto out;
+	}
 	signal(SIGINT, on_stop);
 	signal(SIGTERM, on_stop);
 	signal(SIGPIPE, SIG_IGN);
@@ -350,6 +391,19 @@ cmd_work(struct cli *c, int argc, char **argv)
 			    providers_all[i]->name, st, clock_wall_ms(), d.log,
 			    err, sizeof(err)) != IH_OK)
 				cli_errorf("work: silence check: %s", err);
+			badsig_settings(c, providers_all[i]->name, &threshold,
+			    &minutes);
+			if (alert_badsig_check(&badsig, i, cfg,
+			    providers_all[i]->name, st, threshold, minutes,
+			    clock_wall_ms(), d.log, err, sizeof(err)) != IH_OK)
+				cli_errorf("work: signature check: %s", err);
+			if (health_s > 0 && i < CLI_MAX_PROVIDERS &&
+			    (health_at[i] == 0 || clock_wall_ms() -
+			    health_at[i] >= health_s * 1000)) {
+				health_at[i] = clock_wall_ms();
+				(void)cli_health_alert(c, i, health_last[i],
+				    sizeof(health_last[i]), d.log);
+			}
 			found = 0;
 			rc = dispatch_drain(&d, 0, &stop_requested, &found,
 			    err, sizeof(err));
@@ -399,6 +453,9 @@ static const struct cli_cmd commands[] = {
 	{ "objects", cli_objects, "objects' current state (orders, ...)", 0 },
 	{ "object", cli_object,
 	    "one object: state and history with verdicts", 0 },
+	{ "catch-up", cli_catchup, "record what the providers' APIs sent and "
+	    "we lack", 0 },
+	{ "health", cli_health, "the endpoint as each provider sees it", 0 },
 };
 
 #define NCOMMANDS	(sizeof(commands) / sizeof(commands[0]))

@@ -62,14 +62,16 @@ static const struct {
 	/*
 	 * One statement inserts the event or counts the duplicate: under
 	 * UNIQUE (provider, event_id) a concurrent second insert waits for
-	 * the first and then takes the conflict branch.
+	 * the first and then takes the conflict branch.  A new event's
+	 * payload goes to its own table in the same statement (one round
+	 * trip), written once: status changes never touch it.
 	 */
 	[PG_RECORD] = { "ih_record", "ttttbtitttti",
-	    "INSERT INTO events (provider, event_id, event_type, order_key,"
-	    " payload, headers, received_at, last_seen_at, status,"
+	    "WITH ev AS (INSERT INTO events (provider, event_id, event_type,"
+	    " order_key, headers, received_at, last_seen_at, status,"
 	    " next_attempt_at, subtype, fingerprint, lease_owner, lease_until,"
 	    " attempts)"
-	    " VALUES ($1, $2, $3, $4, $5, $6, $7, $7,"
+	    " VALUES ($1, $2, $3, $4, $6, $7, $7,"
 	    " CASE WHEN $11::text IS NOT NULL THEN 'processing'"
 	    " ELSE coalesce($8, 'received') END, $7, $9, $10, $11,"
 	    " " PG_NOW_MS " + $12,"
@@ -77,14 +79,18 @@ static const struct {
 	    " ON CONFLICT (provider, event_id) DO UPDATE SET"
 	    " duplicates = events.duplicates + 1,"
 	    " last_seen_at = excluded.received_at"
-	    " RETURNING id, duplicates, status" },
+	    " RETURNING id, duplicates, status),"
+	    " pl AS (INSERT INTO payloads (event, payload)"
+	    " SELECT id, $5 FROM ev WHERE duplicates = 0)"
+	    " SELECT id, duplicates, status FROM ev" },
 	/* A row another claim holds is skipped, never waited for. */
 	[PG_CLAIM] = { "ih_claim", "titii",
 	    "UPDATE events SET status = 'processing', lease_owner = $3,"
 	    " lease_until = " PG_NOW_MS " + $5, attempts = attempts + 1"
 	    " WHERE id = (SELECT e.id FROM events e WHERE " PG_DUE_SQL
 	    "  ORDER BY e.id LIMIT 1 FOR UPDATE SKIP LOCKED)"
-	    " RETURNING id, provider, event_id, event_type, subtype, payload,"
+	    " RETURNING id, provider, event_id, event_type, subtype,"
+	    " (SELECT payload FROM payloads WHERE event = events.id),"
 	    " attempts, received_at" },
 	[PG_DUE] = { "ih_due", "titi",
 	    "SELECT 1 FROM events e WHERE " PG_DUE_SQL " LIMIT 1" },

@@ -53,8 +53,8 @@ static const char SQL_BOUNDS[] = "SELECT min(id), max(id) FROM events";
 static const char SQL_LIST[] =
     "SELECT id, provider, event_id, event_type, subtype, status,"
     " received_at, last_seen_at, duplicates, attempts, next_attempt_at,"
-    " coalesce(done_at, 0), last_error, (payload IS NOT NULL)::int,"
-    " coalesce(octet_length(payload), 0) FROM events"
+    " coalesce(done_at, 0), last_error, (" PG_HAS_PAYLOAD ")::int,"
+    " coalesce(" PG_PAYLOAD_LEN ", 0) FROM events"
     " WHERE id < $1 AND id >= $2"
     " AND ($3::text IS NULL OR provider = $3)"
     " AND ($4::text IS NULL OR status = $4)"

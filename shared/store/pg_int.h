@@ -32,6 +32,17 @@ enum pg_stmt {
 	PG_NSTMT
 };
 
+/*
+ * An event's payload, kept in a table of its own (version 6) so that a
+ * status change never rewrites it; NULL once purged.  For statements on
+ * events that name the table events (no alias).
+ */
+#define PG_PAYLOAD	"(SELECT payload FROM payloads WHERE event = events.id)"
+#define PG_PAYLOAD_LEN	"(SELECT octet_length(payload) FROM payloads" \
+	" WHERE event = events.id)"
+#define PG_HAS_PAYLOAD \
+	"EXISTS (SELECT 1 FROM payloads WHERE event = events.id)"
+
 struct pgs {
 	struct store		 base;	/* first: the front's part */
 	PGconn			*conn;

@@ -20,14 +20,14 @@
 	" received_at, last_seen_at, duplicates, attempts, next_attempt_at," \
 	" coalesce(done_at, 0), coalesce(purged_at, 0)," \
 	" coalesce(lease_until, 0), lease_owner, last_error," \
-	" (payload IS NOT NULL)::int, coalesce(octet_length(payload), 0)," \
+	" (" PG_HAS_PAYLOAD ")::int, coalesce(" PG_PAYLOAD_LEN ", 0)," \
 	" json_build_object('provider', provider, 'event_id', event_id," \
 	" 'type', event_type, 'subtype', subtype, 'status', status," \
 	" 'received_at', received_at, 'last_seen_at', last_seen_at," \
 	" 'duplicates', duplicates, 'attempts', attempts," \
 	" 'next_attempt_at', next_attempt_at, 'done_at', done_at," \
 	" 'purged_at', purged_at, 'last_error', last_error," \
-	" 'payload_bytes', octet_length(payload))::text"
+	" 'payload_bytes', " PG_PAYLOAD_LEN ")::text"
 
 /* A struct store_filter's terms ($1..$6; the limit is $7). */
 #define PG_FILTER_SQL \
@@ -41,7 +41,7 @@
 
 #define PG_REPLAYABLE_SQL \
 	" AND status IN ('done', 'failed', 'dead', 'quarantined')" \
-	" AND payload IS NOT NULL"
+	" AND " PG_HAS_PAYLOAD
 
 static void
 bind_filter(struct pg_params *p, const struct store_filter *f)
@@ -139,7 +139,8 @@ pg_show(struct store *base, const char *provider, const char *event_id,
 	memset(&p, 0, sizeof(p));
 	pg_text(&p, provider);
 	pg_text(&p, event_id);
-	r = pg_exec_sql(pg_of(base), "SELECT " PG_ROW_COLS ", headers, payload"
+	r = pg_exec_sql(pg_of(base), "SELECT " PG_ROW_COLS ", headers, "
+	    PG_PAYLOAD
 	    " FROM events WHERE provider = $1 AND event_id = $2", "tt", &p,
 	    PGRES_TUPLES_OK, "cannot read event", err, errlen);
 	if (r == NULL)
@@ -223,15 +224,15 @@ pg_requeue(struct store *base, const struct store_filter *f, int dry_run,
 		pg_int(&p, f->max_bytes);
 		/*
 		 * One batch: the next rows past $9, up to $7 of them and,
-		 * past the first, $10 bytes of payload in all.  octet_length()
-		 * reads no TOASTed payload, and the update keeps it as it is.
+		 * past the first, $10 bytes of payload in all.  The payloads
+		 * are in their own table: the update never rewrites them.
 		 */
 		r = pg_exec_sql(pg_of(base), "UPDATE events SET"
 		    " status = 'received', next_attempt_at = $8, attempts = 0,"
 		    " lease_owner = NULL, lease_until = NULL, done_at = NULL"
 		    " WHERE id IN (SELECT id FROM (SELECT id, sum(len) OVER"
 		    " (ORDER BY id) - len AS before, len FROM (SELECT id,"
-		    " octet_length(payload) AS len FROM events WHERE"
+		    " coalesce(" PG_PAYLOAD_LEN ", 0) AS len FROM events WHERE"
 		    PG_FILTER_SQL PG_REPLAYABLE_SQL " AND id > $9"
 		    " ORDER BY id LIMIT $7 FOR UPDATE SKIP LOCKED) AS c) AS w"
 		    " WHERE $10::bigint <= 0 OR before = 0 OR"
@@ -274,7 +275,7 @@ purge_step(struct pgs *st, const char *sql, const struct pg_params *p,
 	" AND received_at < $2 AND $3 > 0 AND last_seen_at < $3"
 #define PG_PURGE_PAYLOAD_SQL \
 	" provider = $1 AND" PG_PURGE_STATUS_SQL \
-	" AND received_at < $2 AND payload IS NOT NULL"
+	" AND received_at < $2 AND " PG_HAS_PAYLOAD
 
 /*
  * Retention, in short transactions of at most batch rows each (every
@@ -329,9 +330,11 @@ pg_purge(struct store *base, struct store_purge *p, char *err,
 		nanosleep(&nap, NULL);
 	} while (n == batch);
 	do {
-		rc = purge_step(st, "UPDATE events SET payload = NULL,"
-		    " purged_at = $5 WHERE id IN (SELECT id FROM events WHERE"
-		    PG_PURGE_PAYLOAD_SQL " LIMIT $4 FOR UPDATE SKIP LOCKED)",
+		rc = purge_step(st, "WITH d AS (DELETE FROM payloads WHERE"
+		    " event IN (SELECT id FROM events WHERE"
+		    PG_PURGE_PAYLOAD_SQL " LIMIT $4 FOR UPDATE SKIP LOCKED)"
+		    " RETURNING event) UPDATE events SET purged_at = $5"
+		    " WHERE id IN (SELECT event FROM d)",
 		    &q, 0, &n, "cannot drop payloads", err, errlen);
 		if (rc != IH_OK)
 			return rc;
@@ -495,14 +498,16 @@ pg_copy_put(struct store *base, const struct store_row *row, int64_t *rowid,
 	pg_int(&p, row->purged_at);
 	pg_text(&p, row->fingerprint);
 	r = pg_exec_sql(st, "WITH ins AS (INSERT INTO events (provider,"
-	    " event_id, event_type, subtype, order_key, payload, headers,"
+	    " event_id, event_type, subtype, order_key, headers,"
 	    " received_at, last_seen_at, duplicates, status, attempts,"
 	    " next_attempt_at, lease_until, lease_owner, last_error, done_at,"
 	    " purged_at, fingerprint)"
-	    " SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,"
+	    " SELECT $1, $2, $3, $4, $5, $7, $8, $9, $10, $11, $12, $13,"
 	    " nullif($14, 0), $15, $16, nullif($17, 0), nullif($18, 0),"
 	    " $19"
 	    " ON CONFLICT (provider, event_id) DO NOTHING RETURNING id),"
+	    " pl AS (INSERT INTO payloads (event, payload)"
+	    " SELECT id, $6 FROM ins WHERE $6 IS NOT NULL),"
 	    " fin AS (UPDATE events SET status = $11, attempts = $12,"
 	    " next_attempt_at = $13, lease_until = NULL, lease_owner = NULL,"
 	    " last_error = $16, done_at = nullif($17, 0),"

@@ -62,10 +62,10 @@ static const struct {
 	{ offsetof(struct sq, sp_undo), "ROLLBACK TO ih" },
 	{ offsetof(struct sq, record),
 	    "INSERT INTO events (provider, event_id, event_type, order_key,"
-	    " payload, headers, received_at, last_seen_at, status,"
+	    " headers, received_at, last_seen_at, status,"
 	    " next_attempt_at, subtype, fingerprint, lease_owner, lease_until,"
 	    " attempts)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7,"
+	    " VALUES (?1, ?2, ?3, ?4, ?6, ?7, ?7,"
 	    " CASE WHEN ?11 IS NOT NULL THEN 'processing'"
 	    " ELSE coalesce(?8, 'received') END, ?7, ?9, ?10, ?11, ?12,"
 	    " ?11 IS NOT NULL)"
@@ -73,13 +73,19 @@ static const struct {
 	    " duplicates = duplicates + 1,"
 	    " last_seen_at = excluded.received_at"
 	    " RETURNING id, duplicates, status" },
+	/* A new event's payload, written once; status changes leave it. */
+	{ offsetof(struct sq, record_payload),
+	    "INSERT INTO payloads (event, payload) VALUES (?1, ?2)" },
+	{ offsetof(struct sq, payload_get),
+	    "SELECT payload FROM payloads WHERE event = ?1" },
 	/* One statement picks and takes the event: two never both take it. */
 	{ offsetof(struct sq, claim),
 	    "UPDATE events SET status = 'processing', lease_owner = ?3,"
 	    " lease_until = ?5, attempts = attempts + 1"
 	    " WHERE id = (SELECT e.id FROM events e WHERE " STORE_DUE_SQL
 	    "  ORDER BY e.id LIMIT 1)"
-	    " RETURNING id, provider, event_id, event_type, subtype, payload,"
+	    " RETURNING id, provider, event_id, event_type, subtype,"
+	    " (SELECT length(payload) FROM payloads WHERE event = events.id),"
 	    " attempts, received_at" },
 	/* The same search as a plain read, which takes no write lock. */
 	{ offsetof(struct sq, due),

@@ -46,8 +46,8 @@ static const char SQL_BOUNDS[] = "SELECT MIN(id), MAX(id) FROM events";
 static const char SQL_LIST[] =
     "SELECT id, provider, event_id, event_type, subtype, status, "
     "received_at, last_seen_at, duplicates, attempts, next_attempt_at, "
-    "done_at, last_error, payload IS NOT NULL, "
-    "coalesce(length(payload), 0) FROM events "
+    "done_at, last_error, " SQ_HAS_PAYLOAD ", "
+    "coalesce(" SQ_PAYLOAD_LEN ", 0) FROM events "
     "WHERE id < ?1 AND id >= ?2 "
     "AND (?3 IS NULL OR provider = ?3) AND (?4 IS NULL OR status = ?4) "
     "AND (?5 IS NULL OR event_type GLOB ?5) "

@@ -14,6 +14,17 @@
 #include "sqlite_sync.h"
 #include "store_backend.h"
 
+/*
+ * An event's payload, kept in a table of its own (version 6) so that a
+ * status change never rewrites it; NULL once purged.  For statements on
+ * events that name the table events (no alias).
+ */
+#define SQ_PAYLOAD	"(SELECT payload FROM payloads WHERE event = events.id)"
+#define SQ_PAYLOAD_LEN \
+	"(SELECT length(payload) FROM payloads WHERE event = events.id)"
+#define SQ_HAS_PAYLOAD \
+	"EXISTS (SELECT 1 FROM payloads WHERE event = events.id)"
+
 struct sq {
 	struct store	 base;	/* first: the front's part */
 	sqlite3		*db;
@@ -23,6 +34,8 @@ struct sq {
 	int64_t		 busy_start_ms;
 	int		 distrusted;	/* code refused: sqlite_trust.h */
 	sqlite3_stmt	*record;
+	sqlite3_stmt	*record_payload;
+	sqlite3_stmt	*payload_get;
 	sqlite3_stmt	*begin;
 	sqlite3_stmt	*commit;
 	sqlite3_stmt	*rollback;
@@ -65,6 +78,14 @@ void	sq_bind_text(sqlite3_stmt *, int, const char *);
  * IH_OK) or the step failed (*rc the error, err filled with what).
  */
 int	sq_row(struct sq *, sqlite3_stmt *, const char *, int *, char *,
+	    size_t);
+
+/* sqlite_payload.c */
+/* Payloads past this many bytes go through SQLite's blob I/O. */
+#define SQ_PAYLOAD_STREAM	(1024 * 1024)
+int	sq_payload_put(struct sq *, const struct store_event *, int64_t,
+	    char *, size_t);
+int	sq_payload_get(struct sq *, struct store_job *, int64_t, char *,
 	    size_t);
 
 /* sqlite_record.c */

@@ -32,14 +32,14 @@
 	" received_at, last_seen_at, duplicates, attempts, next_attempt_at," \
 	" coalesce(done_at, 0), coalesce(purged_at, 0)," \
 	" coalesce(lease_until, 0), lease_owner, last_error," \
-	" payload IS NOT NULL, coalesce(length(payload), 0)," \
+	" " SQ_HAS_PAYLOAD ", coalesce(" SQ_PAYLOAD_LEN ", 0)," \
 	" json_object('provider', provider, 'event_id', event_id," \
 	" 'type', event_type, 'subtype', subtype, 'status', status," \
 	" 'received_at', received_at, 'last_seen_at', last_seen_at," \
 	" 'duplicates', duplicates, 'attempts', attempts," \
 	" 'next_attempt_at', next_attempt_at, 'done_at', done_at," \
 	" 'purged_at', purged_at, 'last_error', last_error," \
-	" 'payload_bytes', length(payload))"
+	" 'payload_bytes', " SQ_PAYLOAD_LEN ")"
 
 /* A struct store_filter's terms, bound by bind_filter(); limit is ?7. */
 #define STORE_FILTER_SQL \
@@ -50,7 +50,7 @@
 /* What replay may take: finished, failed or set aside, with a payload. */
 #define STORE_REPLAYABLE_SQL \
 	" AND status IN ('done', 'failed', 'dead', 'quarantined')" \
-	" AND payload IS NOT NULL"
+	" AND " SQ_HAS_PAYLOAD
 
 static void
 bind_filter(sqlite3_stmt *s, const struct store_filter *f)
@@ -170,7 +170,7 @@ sq_show(struct store *base, const char *provider, const char *event_id,
 	struct store_row row;
 	int rc, step;
 
-	rc = sq_prepare(st, "SELECT " STORE_ROW_COLS ", headers, payload"
+	rc = sq_prepare(st, "SELECT " STORE_ROW_COLS ", headers, " SQ_PAYLOAD
 	    " FROM events WHERE provider = ?1 AND event_id = ?2", &s, err,
 	    errlen);
 	if (rc != IH_OK)
@@ -244,14 +244,14 @@ sq_requeue(struct store *base, const struct store_filter *f, int dry_run,
 		/*
 		 * One batch: the next rows past ?9, up to ?7 of them and,
 		 * past the first, ?10 bytes of payload in all (length()
-		 * reads no payload).
+		 * reads no payload; the payloads table is never rewritten).
 		 */
 		rc = sq_prepare(st, "UPDATE events SET status = 'received',"
 		    " next_attempt_at = ?8, attempts = 0, lease_owner = NULL,"
 		    " lease_until = NULL, done_at = NULL"
 		    " WHERE id IN (SELECT id FROM (SELECT id, sum(len) OVER"
 		    " (ORDER BY id) - len AS before, len FROM (SELECT id,"
-		    " length(payload) AS len FROM events WHERE"
+		    " coalesce(" SQ_PAYLOAD_LEN ", 0) AS len FROM events WHERE"
 		    STORE_FILTER_SQL STORE_REPLAYABLE_SQL " AND id > ?9"
 		    " ORDER BY id LIMIT ?7)) WHERE ?10 <= 0 OR before = 0 OR"
 		    " before + len <= ?10)"
@@ -313,7 +313,7 @@ step_count(struct sq *st, sqlite3_stmt *s, long *n, const char *what,
 /* A payload purge may drop (of a row it keeps). */
 #define STORE_PURGE_PAYLOAD_SQL \
 	" provider = ?1 AND" STORE_PURGE_STATUS_SQL \
-	" AND received_at < ?2 AND payload IS NOT NULL"
+	" AND received_at < ?2 AND " SQ_HAS_PAYLOAD
 
 /* Dead letters past the payload cutoff that purge keeps. */
 #define STORE_PURGE_DEAD_SQL \
@@ -355,7 +355,7 @@ sq_purge(struct store *base, struct store_purge *p, char *err,
 		    " FROM events WHERE" STORE_PURGE_ROW_SQL " LIMIT ?4)",
 		    &rows, err, errlen);
 		if (rc == IH_OK)
-			rc = sq_prepare(st, "UPDATE events SET payload = NULL,"
+			rc = sq_prepare(st, "UPDATE events SET"
 			    " purged_at = ?5 WHERE id IN (SELECT id FROM events"
 			    " WHERE" STORE_PURGE_PAYLOAD_SQL " LIMIT ?4)",
 			    &payloads, err, errlen);
@@ -545,8 +545,8 @@ sq_copy_read(struct store *base, int64_t after, long limit, store_row_fn fn,
 	struct store_row row;
 	int rc;
 
-	rc = sq_prepare(st, "SELECT " STORE_ROW_COLS ", headers, payload,"
-	    " fingerprint FROM events WHERE id > ?1 ORDER BY id LIMIT ?2", &s,
+	rc = sq_prepare(st, "SELECT " STORE_ROW_COLS ", headers, " SQ_PAYLOAD
+	    ", fingerprint FROM events WHERE id > ?1 ORDER BY id LIMIT ?2", &s,
 	    err, errlen);
 	if (rc != IH_OK)
 		goto out;

@@ -22,7 +22,7 @@
 /*
  * Records ev (store_record()), and with owner set the claim of a new
  * event in the same statement: inserting it as processing avoids an
- * UPDATE, which would read the whole payload back and write it again.
+ * UPDATE of the row.  A new event's payload goes to its own table.
  */
 int
 sq_record(struct store *base, const struct store_event *ev, int64_t now_ms,
@@ -42,8 +42,6 @@ sq_record(struct store *base, const struct store_event *ev, int64_t now_ms,
 		sqlite3_bind_text(s, 4, ev->order_key, -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(s, 4);
-	sqlite3_bind_blob(s, 5, ev->payload_len ? ev->payload : "",
-	    (int)ev->payload_len, SQLITE_STATIC);
 	sqlite3_bind_text(s, 6, ev->headers ? ev->headers : "", -1,
 	    SQLITE_STATIC);
 	sqlite3_bind_int64(s, 7, now_ms);
@@ -84,6 +82,8 @@ sq_record(struct store *base, const struct store_event *ev, int64_t now_ms,
 		goto out;
 	}
 	rc = IH_OK;
+	if (!res->duplicate)
+		rc = sq_payload_put(st, ev, res->rowid, err, errlen);
 out:
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);
@@ -170,7 +170,7 @@ sq_claim(struct store *base, const char *provider, int64_t rowid,
 {
 	struct sq *st = sq_of(base);
 	sqlite3_stmt *s = st->claim;
-	const void *blob;
+	int64_t len;
 	int rc, step;
 
 	if (provider != NULL)
@@ -202,23 +202,18 @@ sq_claim(struct store *base, const char *provider, int64_t rowid,
 		rc = copy_text(s, 4, &job->subtype);
 	if (rc != IH_OK)
 		goto out;
-	blob = sqlite3_column_blob(s, 5);
-	job->payload_len = (size_t)sqlite3_column_bytes(s, 5);
-	if (blob != NULL) {
-		job->payload = malloc(job->payload_len + 1);
-		if (job->payload == NULL) {
-			rc = IH_ENOMEM;
-			goto out;
-		}
-		memcpy(job->payload, blob, job->payload_len);
-		job->payload[job->payload_len] = '\0';
-	}
+	/* The payload's length, or -1 when it was purged. */
+	len = sqlite3_column_type(s, 5) == SQLITE_NULL ? -1 :
+	    sqlite3_column_int64(s, 5);
 	step = sqlite3_step(s);
 	if (step != SQLITE_DONE) {
 		rc = sq_fail(st, step, "cannot claim event", err, errlen);
 		goto out;
 	}
 	sqlite3_reset(s);
+	rc = sq_payload_get(st, job, len, err, errlen);
+	if (rc != IH_OK)
+		goto out;
 	if (job->attempt > 1) {
 		rc = close_stale_attempts(st, job->rowid, now_ms, err, errlen);
 		if (rc != IH_OK)

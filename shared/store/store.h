@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION	5
+#define STORE_SCHEMA_VERSION	6
 #define STORE_ERR_MAX		256
 
 struct store;

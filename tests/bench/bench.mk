@@ -10,6 +10,12 @@
 #                               chart into tests/bench/chart.svg
 #   make bench BENCH_OPTS=--no-apache   (or --no-pg, --apache-only,
 #                               --apache-conf 'LINE', --runs ...: run.py -h)
+#   make bench-pages            per event, with deterministic tools (strace,
+#                               callgrind): WAL pages and bytes, fsyncs,
+#                               instructions of stripe.fcgi behind lighttpd
+#                               (tests/bench/pages.py; BENCH_PAGES_N events)
+#   make bench-cgi              one plain CGI delivery, counted: callgrind
+#                               and strace -c (tests/bench/cgi_cost.sh)
 #
 # Everything is built without sanitizers at -O2 into $(BUILD)/bench, so
 # that it never disturbs another build, and the results go to
@@ -21,13 +27,22 @@ BENCH_SECONDS ?= 5
 BENCH_ONLY    ?=
 BENCH_OPTS    ?=
 
-.PHONY: bench bench-build bench-tools bench-readme
+BENCH_PAGES_N ?= 200
+
+.PHONY: bench bench-build bench-tools bench-readme bench-pages bench-cgi
 
 bench: deps bench-build
 	python3 tests/bench/run.py --bin $(BUILD)/bench \
 	    --tools $(BUILD)/bench/tools --seconds $(BENCH_SECONDS) \
 	    $(if $(BENCH_ONLY),--only $(BENCH_ONLY)) $(BENCH_OPTS) \
 	    --out $(BUILD)/bench/results.md
+
+bench-pages: bench-build
+	python3 tests/bench/pages.py --bin $(BUILD)/bench \
+	    --events $(BENCH_PAGES_N)
+
+bench-cgi: bench-build
+	tests/bench/cgi_cost.sh $(BUILD)/bench $(BUILD)/bench/cgi
 
 # A separate make, so that $(BUILD)/bench gets its own flags and objects.
 bench-build:

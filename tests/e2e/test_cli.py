@@ -277,12 +277,13 @@ def case_verify(ctx):
     p, e = ctx.ids["s2"]
     with ctx.db() as c:
         if harness.is_pg(ctx.srv.db):
-            c.execute("UPDATE events SET payload = convert_to(replace(convert_from(payload,"
-                      " 'UTF8'), '2000', '9000'), 'UTF8') WHERE provider = ? AND event_id = ?",
-                      (p, e))
+            c.execute("UPDATE payloads SET payload = convert_to(replace(convert_from(payload,"
+                      " 'UTF8'), '2000', '9000'), 'UTF8') WHERE event = (SELECT id FROM events"
+                      " WHERE provider = ? AND event_id = ?)", (p, e))
         else:
-            c.execute("UPDATE events SET payload = CAST(replace(CAST(payload AS TEXT), '2000',"
-                      " '9000') AS BLOB) WHERE provider = ? AND event_id = ?", (p, e))
+            c.execute("UPDATE payloads SET payload = CAST(replace(CAST(payload AS TEXT), '2000',"
+                      " '9000') AS BLOB) WHERE event = (SELECT id FROM events"
+                      " WHERE provider = ? AND event_id = ?)", (p, e))
         c.commit()
     check(b"9000" in bytes(ctx.row("s2")["payload"]), "tampering failed")
     rc, out, err = ctx.run("verify", p, e, want=1)
@@ -549,12 +550,14 @@ def insert_event(ctx, provider, event_id, status="dead", payload=b"{}", headers=
         txt = lambda v: v.decode() if isinstance(v, bytes) else v  # noqa: E731
         with ctx.db() as c:
             rid = c.execute(
-                "INSERT INTO events (provider, event_id, event_type, payload, headers,"
-                " received_at, last_seen_at, status, attempts, last_error) VALUES (?, ?, ?, ?, ?,"
+                "INSERT INTO events (provider, event_id, event_type, headers,"
+                " received_at, last_seen_at, status, attempts, last_error) VALUES (?, ?, ?, ?,"
                 " ?, ?, ?, ?, ?) RETURNING id",
-                (txt(provider), txt(event_id), txt(etype),
-                 bytes(payload) if payload is not None else None, txt(headers), now, now,
+                (txt(provider), txt(event_id), txt(etype), txt(headers), now, now,
                  status, len(attempts), txt(error))).fetchone()[0]
+            if payload is not None:
+                c.execute("INSERT INTO payloads (event, payload) VALUES (?, ?)",
+                          (rid, bytes(payload)))
             for i, err in enumerate(attempts):
                 c.execute("INSERT INTO attempts (event, attempt, started_at, finished_at,"
                           " outcome, error) VALUES (?, ?, ?, ?, 'failed', ?)",
@@ -562,11 +565,14 @@ def insert_event(ctx, provider, event_id, status="dead", payload=b"{}", headers=
         return
     with ctx.db() as c:
         cur = c.execute(
-            "INSERT INTO events (provider, event_id, event_type, payload, headers, received_at,"
+            "INSERT INTO events (provider, event_id, event_type, headers, received_at,"
             " last_seen_at, status, attempts, last_error) VALUES (CAST(? AS TEXT), CAST(? AS TEXT),"
-            " CAST(? AS TEXT), ?, CAST(? AS TEXT), ?, ?, ?, ?, CAST(? AS TEXT))",
-            (asb(provider), asb(event_id), asb(etype), payload, asb(headers), now, now, status,
+            " CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, CAST(? AS TEXT))",
+            (asb(provider), asb(event_id), asb(etype), asb(headers), now, now, status,
              len(attempts), asb(error) if error is not None else None))
+        if payload is not None:
+            c.execute("INSERT INTO payloads (event, payload) VALUES (?, ?)",
+                      (cur.lastrowid, payload))
         for i, err in enumerate(attempts):
             c.execute("INSERT INTO attempts (event, attempt, started_at, finished_at, outcome, error)"
                       " VALUES (?, ?, ?, ?, 'failed', CAST(? AS TEXT))",
@@ -693,7 +699,8 @@ def case_replay_defaults(ctx):
     with ctx.db() as c:
         c.text_factory = lambda b: b.decode("utf-8", "replace")
         want = {r["event_id"] for r in c.execute(
-            "SELECT event_id FROM events WHERE provider = 'stripe' AND payload IS NOT NULL AND"
+            "SELECT event_id FROM events WHERE provider = 'stripe' AND EXISTS (SELECT 1 FROM"
+            " payloads WHERE event = events.id) AND"
             " status IN ('done', 'failed', 'dead', 'quarantined')")}
         before = {(r["provider"], r["event_id"]): r["status"]
                   for r in c.execute("SELECT provider, event_id, status FROM events")}

@@ -25,6 +25,7 @@ lease; a lease not longer than the action timeout is refused.
 """
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -43,6 +44,7 @@ from harness import (ASAAS_TOKEN_HEADER, SANITIZER_ENV, SANITIZER_MARKERS,  # no
                      HarnessError, Server, Servers, Tap, bin_dir, check,
                      check_eq, install_signal_cleanup, parallel, sign_stripe)
 import cases  # noqa: E402
+import harness  # noqa: E402
 
 WORK_TIMEOUT = 90.0     # seconds any one `idemhook work` may take
 POLL = 0.05
@@ -326,6 +328,97 @@ class Work:
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
         self.finish(p, "idemhook work --interval 0.05", 30)
+
+
+# ---------------------------------------------------------------- migration
+
+SHA_SH = """\
+# One line per run: the event and the SHA-256 of the payload on stdin.
+printf '%%s %%s\\n' "$IDEMHOOK_EVENT_ID" "$(sha256sum | cut -c1-64)" \\
+    >> "%(dir)s/sha.out"
+"""
+
+# Version 6 back to the shape of version 5: the payload in the events row.
+DOWN_TO_7 = {
+    "sqlite": ["ALTER TABLE events ADD COLUMN payload BLOB",
+               "UPDATE events SET payload = (SELECT payload FROM payloads"
+               " WHERE event = events.id)",
+               "DROP TRIGGER events_purge_payload", "DROP TABLE payloads",
+               "PRAGMA user_version = 5"],
+    "pg": ["ALTER TABLE events ADD COLUMN payload BYTEA",
+           "UPDATE events SET payload = (SELECT payload FROM payloads"
+           " WHERE event = events.id)",
+           "DROP TABLE payloads", "UPDATE idemhook_schema SET version = 5"],
+}
+
+
+def case_migrate_payloads(bindir, servers):
+    """A store of schema version 5, its payloads in the events rows (three
+    events recorded and due, one done, one purged), is migrated by the
+    first program that opens it: each payload moves byte for byte to its
+    own table, each due event is processed exactly once with its payload
+    (an action hashes its stdin), a second run finds nothing, and the
+    receiver then records a new event and counts a redelivery."""
+    srv = servers.add(Server(bindir, providers=["stripe"], name="migrate"))
+    sha = write_script(srv, "sha.sh", SHA_SH % {"dir": srv.tmp})
+    srv.env.update({"IDEMHOOK_MODE": "worker",
+                    "IDEMHOOK_STRIPE_ACTION": "* /bin/sh " + sha})
+    work = Work(bindir, srv.db, worker_settings(srv))
+    srv.start()
+    ids = [new_id("mig%d" % i) for i in range(5)]
+    bodies = {eid: deliver(srv, eid, "payment_intent.succeeded") for eid in ids}
+    check_eq(work.once("--provider", "stripe"), 5, "processed before the downgrade")
+    srv.stop()
+    os.unlink(os.path.join(srv.tmp, "sha.out"))
+    pg = harness.is_pg(srv.db)
+    with contextlib.closing(harness.db_connect(srv.db)) as c:
+        # Three back to due, one left done, one purged (no payload).
+        for eid in ids[:3]:
+            c.execute("UPDATE events SET status = 'received', attempts = 0,"
+                      " done_at = NULL WHERE event_id = ?", (eid,))
+            c.execute("DELETE FROM attempts WHERE event = (SELECT id FROM events"
+                      " WHERE event_id = ?)", (eid,))
+            c.execute("DELETE FROM effects WHERE event = (SELECT id FROM events"
+                      " WHERE event_id = ?)", (eid,))
+        c.execute("DELETE FROM payloads WHERE event = (SELECT id FROM events"
+                  " WHERE event_id = ?)", (ids[4],))
+        c.execute("UPDATE events SET purged_at = 1 WHERE event_id = ?", (ids[4],))
+        if not pg:
+            c.commit()
+    with contextlib.closing(harness.db_connect(srv.db)) as c:
+        for q in DOWN_TO_7["pg" if pg else "sqlite"]:
+            c.execute(q)
+        if not pg:
+            c.commit()
+    check_eq(work.once("--provider", "stripe"), 3, "processed after the migration")
+    runs = sorted(tuple(l.split()) for l in read_lines(os.path.join(srv.tmp, "sha.out")))
+    want = sorted((eid, hashlib.sha256(bodies[eid]).hexdigest()) for eid in ids[:3])
+    check_eq(runs, want, "one action run per due event, with its payload")
+    check_eq(work.once("--provider", "stripe"), 0, "a second run")
+    with contextlib.closing(harness.db_connect(srv.db, ro=True)) as c:
+        got = {r[0]: bytes(r[1]) for r in c.execute(
+            "SELECT event_id, payload FROM payloads JOIN events"
+            " ON events.id = payloads.event")}
+        if pg:
+            v = harness.psql(srv.db, "SELECT version FROM idemhook_schema").strip()
+            cols = harness.psql(srv.db, "SELECT count(*) FROM information_schema.columns"
+                                " WHERE table_name = 'events' AND column_name = 'payload'")
+        else:
+            v = str(c.execute("PRAGMA user_version").fetchone()[0])
+            cols = str(c.execute("SELECT count(*) FROM pragma_table_info('events')"
+                                 " WHERE name = 'payload'").fetchone()[0])
+    check_eq(v, "6", "schema version after migration")
+    check_eq(cols.strip(), "0", "payload columns left in events")
+    check_eq(got, {eid: bodies[eid] for eid in ids[:4]}, "payloads after migration")
+    for eid in ids[:4]:
+        row = event_row(srv, "stripe", eid)
+        check_eq((row["status"], row["attempts"]), ("done", 1), "%s after migration" % eid)
+        check_eq(len(attempt_rows(srv, "stripe", eid)), 1, "attempt rows of %s" % eid)
+    srv.start()
+    r = post_stripe(srv, bodies[ids[0]])
+    check(r.status == 200 and b'"duplicate"' in r.body, "redelivery: %r" % r)
+    deliver(srv, new_id("mig_new"), "payment_intent.succeeded")
+    srv.stop()
 
 
 # ---------------------------------------------------------------- after server
@@ -643,6 +736,27 @@ def case_worker_records_only(srv, work):
              "action runs after work")
     check_eq([e["kind"] for e in effect_rows(srv, "stripe", eid)],
              ["payment_completed"], "effects after work")
+
+
+def case_worker_big(srv, work):
+    """A 2 MiB event, past the store's 1 MiB line for blob I/O: recorded in
+    worker mode (inserted as zeros, then written into its pages), then
+    read back by `idemhook work` straight into one buffer: its action gets
+    the body byte for byte."""
+    eid = new_id("big")
+    obj = json.loads(stripe_body(eid, "payment_intent.succeeded"))
+    obj["data"]["object"]["metadata"] = {"pad": "x" * (2 * 1024 * 1024)}
+    body = json.dumps(obj).encode()
+    r = post_stripe(srv, body)
+    cases.expect_accepted(r, "delivery of the 2 MiB event")
+    check_eq(work.once("--provider", "stripe"), 1, "events processed")
+    row = event_row(srv, "stripe", eid)
+    check_eq((row["status"], row["attempts"]), ("done", 1), "status and attempts")
+    check(bytes(row["payload"]) == body, "stored payload differs from the body")
+    with open(os.path.join(srv.tmp, "payload." + eid), "rb") as f:
+        got = f.read()
+    check(got == body, "the action got %d bytes, not the %d of the body"
+          % (len(got), len(body)))
 
 
 def case_two_workers(srv, work, n_events=200):
@@ -1201,6 +1315,8 @@ def run_all(tap, bindir):
             work = Work(bindir, srv.db, worker_settings(srv))
             t("processing: worker mode: the receiver only records until idemhook work "
               "--once", case_worker_records_only, srv, work)
+            t("processing: a 2 MiB event recorded in worker mode reaches its action "
+              "byte for byte through idemhook work", case_worker_big, srv, work)
             t("processing: two idemhook work on 200 due events -> each processed "
               "exactly once", case_two_workers, srv, work)
             t("processing: IDEMHOOK_ACTION_TIMEOUT=1, action sleeps 10 -> 'killed "
@@ -1218,6 +1334,10 @@ def run_all(tap, bindir):
             srv.stop()
         t("processing: LEASE=2 with ACTION_TIMEOUT=30 -> receiver answers 500 bad_config",
           case_lease_refused_receiver, bindir, servers)
+
+        t("processing: a version-5 store (payloads in the events rows) is migrated; "
+          "its due events processed once with their payloads", case_migrate_payloads,
+          bindir, servers)
 
         srv = servers.add(slow_server(bindir))
         if t("processing: lighttpd starts (one process, a sleep 3 action)", srv.start):

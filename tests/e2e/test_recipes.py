@@ -583,6 +583,38 @@ def blocks_parse():
             check(cmd.startswith("/"), "cron line without a full path: %r" % cmd)
 
 
+# What the recipes write inside their namespace, as the host holds it:
+# none of it may change while they run (issue 25: a link under
+# /proc/PID/root once led a recipe's write to the host's nginx site).
+HOST_WATCHED = ("/etc/nginx", "/etc/lighttpd", "/etc/apache2", "/etc/idemhook",
+                "/etc/cron.d", "/etc/tmpfiles.d", "/var/lib/idemhook", "/run/idemhook",
+                "/usr/local/bin", "/root/idemhook")
+
+
+def host_snapshot():
+    """Every entry under HOST_WATCHED: its type, mode, owner, size,
+    modification time and, for a link, its target (never its content:
+    the suite reads nothing of the host's files)."""
+    seen = {}
+    for top in HOST_WATCHED:
+        for d, dirs, files in os.walk(top):
+            for n in dirs + files:
+                p = os.path.join(d, n)
+                try:
+                    st = os.lstat(p)
+                except OSError:
+                    continue
+                link = os.readlink(p) if os.path.islink(p) else None
+                seen[p] = (st.st_mode, st.st_uid, st.st_size, st.st_mtime_ns, link)
+    return seen
+
+
+def host_untouched(before):
+    after = host_snapshot()
+    changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+    check(not changed, "the recipes changed the host's files: %s" % ", ".join(changed[:10]))
+
+
 def main():
     tap = Tap("recipes: ")
     try:
@@ -590,6 +622,7 @@ def main():
     except HarnessError as e:
         tap.not_ok("setup", e)
         return tap.finish()
+    host = host_snapshot()
     tap.run("the README marks every recipe; cron lines use full paths", blocks_parse)
     tap.run("IDEMHOOK_LOG that cannot be opened: said once, lines on stderr instead",
             unusable_log_said, bindir)
@@ -605,6 +638,8 @@ def main():
                     "lines in IDEMHOOK_LOG, cron", why, server_recipe, bindir, "vhost")
     tap.run_as_root("nginx recipe as written: accepted, duplicate, 401, check clean, "
                     "lines in IDEMHOOK_LOG, cron", why, server_recipe, bindir, "nginx")
+    tap.run("the host's server, settings and store folders unchanged by every recipe above",
+            host_untouched, host)
     return tap.finish()
 
 

@@ -424,15 +424,20 @@ def own_secrets_scan(bin, servers, env_too):
     tmp = tempfile.mkdtemp(prefix="ih-settings-own-")
     github = ("gh-other-" + os.urandom(12).hex()).encode()
     shopify = ("shpss_other-" + os.urandom(12).hex()).encode()
+    # Its own provider's API keys too: only idemhook catch-up reads them.
+    key_file = ("rk_live_file-" + os.urandom(12).hex()).encode()
+    key_env = ("rk_live_env-" + os.urandom(12).hex()).encode()
     try:
         os.chmod(tmp, 0o755)
         cfg = os.path.join(tmp, "idemhook.env")
         with open(cfg, "w") as f:
             f.write("IDEMHOOK_SHOPIFY_SECRET=%s\n" % shopify.decode())
+            f.write("IDEMHOOK_STRIPE_API_KEY=%s\n" % key_file.decode())
         os.chmod(cfg, 0o600)
         srv = servers.add(Server(bin, providers=["stripe"], name="own-secrets",
                                  env={"IDEMHOOK_CONFIG": cfg,
-                                      "IDEMHOOK_GITHUB_SECRET": github.decode()}))
+                                      "IDEMHOOK_GITHUB_SECRET": github.decode(),
+                                      "IDEMHOOK_STRIPE_API_KEY": key_env.decode()}))
         try:
             srv.start()
             for _ in range(ROUNDS):
@@ -441,14 +446,18 @@ def own_secrets_scan(bin, servers, env_too):
             own = srv.secrets["stripe"].encode()
             pids = fcgi_pids(srv)
             check(pids, "no receiver found")
-            seen = {pid: memory_holds(pid, (own, github, shopify)) for pid in pids}
+            seen = {pid: memory_holds(pid, (own, github, shopify, key_file, key_env))
+                    for pid in pids}
             check(all(own in f for f in seen.values()),
                   "the control failed: the Stripe secret not found in the memory of %r"
                   % [pid for pid, f in seen.items() if own not in f])
-            leaks = ["%d: %s" % (pid, "GitHub (start-up environment)" if n == github
-                                 else "Shopify (settings file)")
+            names = {github: "GitHub (start-up environment)",
+                     shopify: "Shopify (settings file)",
+                     key_file: "its API key (settings file)",
+                     key_env: "its API key (start-up environment)"}
+            leaks = ["%d: %s" % (pid, names[n])
                      for pid, f in seen.items() for n in f
-                     if n == shopify or (n == github and env_too)]
+                     if n in (shopify, key_file) or (n in (github, key_env) and env_too)]
             check(not leaks, "%s: other providers' secrets in a Stripe receiver's memory: %s"
                   % (bin, "; ".join(leaks)))
         finally:

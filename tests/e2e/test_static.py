@@ -155,7 +155,8 @@ def chroot_static(sdir):
         db = jail.path("/data/idemhook.db")
         check(os.path.exists(db), "no database at /data/idemhook.db in the chroot")
         with sqlite3.connect("file:%s?mode=ro" % db, uri=True) as c:
-            rows = c.execute("SELECT payload FROM events WHERE provider='stripe' "
+            rows = c.execute("SELECT payload FROM payloads JOIN events ON events.id ="
+                             " payloads.event WHERE provider='stripe' "
                              "AND event_id=?", (eid,)).fetchall()
         check_eq(len(rows), 1, "rows for %s" % eid)
         check(bytes(rows[0][0]) == body, "stored payload differs from the body")

@@ -488,6 +488,39 @@ long_value_dropped(void **state)
 	free(doc);
 }
 
+/* JSON_WANT_BOOL: a boolean's text; anything else is absent. */
+static void
+want_bool(void **state)
+{
+	static const char doc[] = "{\"has_more\":true,\"x\":false,"
+	    "\"s\":\"true\",\"o\":{\"b\":false},\"d\":[{\"id\":\"e1\"}]}";
+	struct json_want w[5];
+	struct json *js;
+	size_t i;
+
+	(void)state;
+	memset(w, 0, sizeof(w));
+	w[0].path = "$.has_more";
+	w[1].path = "$.x";
+	w[2].path = "$.s";
+	w[3].path = "$.o";
+	w[4].path = "$.d[0]";
+	for (i = 0; i < 4; i++)
+		w[i].raw = JSON_WANT_BOOL;
+	w[4].raw = JSON_WANT_RAW;
+	assert_int_equal(json_open(&js), IH_OK);
+	assert_int_equal(json_extract(js, doc, strlen(doc), w, 5, 1024),
+	    IH_OK);
+	json_close(js);
+	assert_string_equal(w[0].val, "true");
+	assert_string_equal(w[1].val, "false");
+	assert_null(w[2].val);
+	assert_null(w[3].val);
+	assert_string_equal(w[4].val, "{\"id\":\"e1\"}");
+	for (i = 0; i < 5; i++)
+		free(w[i].val);
+}
+
 int
 main(void)
 {
@@ -502,6 +535,7 @@ main(void)
 		cmocka_unit_test(many_keys_checked),
 		cmocka_unit_test(many_objects),
 		cmocka_unit_test(long_numbers),
+		cmocka_unit_test(want_bool),
 	};
 
 	return cmocka_run_group_tests_name("json", tests, NULL, NULL);

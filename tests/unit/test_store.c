@@ -122,7 +122,7 @@ record_then_duplicate(void **state)
 	    1);
 	/* The payload is kept byte for byte, NUL included. */
 	assert_int_equal(count_rows(f->path, "SELECT length(payload) FROM "
-	    "events"), 10);
+	    "payloads"), 10);
 	assert_int_equal(count_rows(f->path, "SELECT last_seen_at FROM "
 	    "events"), 3000);
 	/* The same id from another provider is another event. */
@@ -597,6 +597,16 @@ migrates_from_v1(void **state)
 	    " event_id = '1:old' AND fingerprint IS NULL"), 1);
 	assert_int_equal(count_rows(path, "SELECT count(*) FROM sqlite_master"
 	    " WHERE name = 'events_fingerprint'"), 1);
+	/* Version 8: the payload moved to its own table, byte for byte. */
+	assert_int_equal(count_rows(path, "SELECT count(*) FROM payloads"
+	    " JOIN events ON events.id = payloads.event WHERE"
+	    " event_id = '1:old' AND payload = x'7b7d'"), 1);
+	assert_int_equal(count_rows(path, "SELECT count(*) FROM"
+	    " pragma_table_info('events') WHERE name = 'payload'"), 0);
+	/* And the small keyed tables lost their rowid (one b-tree each). */
+	assert_int_equal(count_rows(path, "SELECT count(*) FROM sqlite_master"
+	    " WHERE name IN ('effects', 'attempts', 'object_events')"
+	    " AND sql LIKE '%WITHOUT ROWID'"), 3);
 	/* A second open finds it current and changes nothing. */
 	assert_int_equal(store_open(&o, &st, err, sizeof(err)), IH_OK);
 	store_close(st);

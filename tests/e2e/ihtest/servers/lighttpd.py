@@ -401,12 +401,15 @@ class Server:
                 return []       # no receiver has created the schema yet
         with contextlib.closing(self.connect_ro()) as c:
             c.row_factory = sqlite3.Row
-            q, args = "SELECT * FROM events WHERE 1=1", []
+            # The payload is in a table of its own (schema version 6).
+            q, args = ("SELECT events.*, payloads.payload FROM events"
+                       " LEFT JOIN payloads ON payloads.event = events.id"
+                       " WHERE 1=1"), []
             if provider is not None:
-                q += " AND provider=?"
+                q += " AND events.provider=?"
                 args.append(provider)
             if event_id is not None:
-                q += " AND event_id=?"
+                q += " AND events.event_id=?"
                 args.append(event_id)
             return [dict(r) for r in c.execute(q, args)]
 

@@ -1,0 +1,481 @@
+/*
+ * api_github.c -- GitHub's API for catch-up (a hook's deliveries, and
+ * redelivery) and health (the hook's active flag and last response).
+ *
+ * IDEMHOOK_GITHUB_HOOKS names the hooks, as the API's own paths:
+ * "repos/OWNER/REPO/HOOK_ID" and "orgs/ORG/HOOK_ID", separated by
+ * blanks or commas.  (The App hook's API takes a JWT signed with the
+ * App's private key, which this command does not make.)
+ *
+ * Catch-up pages through GET /{scope}/hooks/{id}/deliveries (newest
+ * first, cursor in the Link header) until the deliveries leave the
+ * window, groups the attempts by GUID, and for every event with no 2xx
+ * attempt whose "<hook id>:<guid>" the store lacks, asks GitHub to
+ * redeliver its last attempt (POST .../deliveries/{id}/attempts): the
+ * redelivery is signed like any delivery, and verified and recorded by
+ * the receiver.  Fetching the delivery instead would give a payload
+ * re-serialized as JSON, which no signature covers.  An event whose
+ * redeliveries failed GITHUB_GIVE_UP times in the window is reported,
+ * not asked again.
+ */
+#include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+
+#include "api_http.h"
+#include "api_providers.h"
+#include "cli_args.h"
+#include "cli_catchup.h"
+#include "cli_text.h"
+#include "clock.h"
+#include "ih.h"
+#include "json.h"
+#include "store.h"
+
+#define GITHUB_KEEP_S		(3L * 86400)
+#define GITHUB_GIVE_UP		3
+#define GITHUB_HOOKS_MAX	16
+#define GITHUB_ITEMS_MAX	100000
+
+static const char *const gh_headers[] = {
+	"Accept: application/vnd.github+json",
+	"X-GitHub-Api-Version: 2022-11-28",
+	NULL
+};
+
+/* One configured hook. */
+struct hook {
+	char	scope[256];	/* "repos/OWNER/REPO" or "orgs/ORG" */
+	char	id[24];
+};
+
+/* One delivery attempt as listed. */
+struct item {
+	char	guid[64];
+	char	event[64];
+	int64_t	id;
+	int64_t	at_ms;
+	int	ok;
+	int	redelivery;
+};
+
+struct list {
+	struct catchup	*cu;
+	struct json	*js;
+	struct item	*items;
+	size_t		 n, cap;
+	int64_t		 from_ms;
+	long		 in_window;	/* of this page */
+};
+
+static int
+name_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '-' &&
+		    s[i] != '_' && s[i] != '.')
+			return 0;
+	return 1;
+}
+
+/* Parses one "repos/O/R/ID" or "orgs/O/ID".  Returns IH_OK or EINVAL. */
+static int
+hook_parse(const char *s, size_t n, struct hook *h)
+{
+	const char *part[4];
+	size_t len[4], k = 0, i, start = 0;
+
+	for (i = 0; i <= n && k < 4; i++)
+		if (i == n || s[i] == '/') {
+			part[k] = s + start;
+			len[k++] = i - start;
+			start = i + 1;
+		}
+	if (i <= n || k < 3)
+		return IH_EINVAL;
+	for (i = 1; i < k; i++)
+		if (!name_ok(part[i], len[i]))
+			return IH_EINVAL;
+	for (i = 0; i < len[k - 1]; i++)
+		if (!isdigit((unsigned char)part[k - 1][i]))
+			return IH_EINVAL;
+	if (len[k - 1] >= sizeof(h->id) || n >= sizeof(h->scope))
+		return IH_EINVAL;
+	if (!(k == 4 && len[0] == 5 && strncmp(part[0], "repos", 5) == 0) &&
+	    !(k == 3 && len[0] == 4 && strncmp(part[0], "orgs", 4) == 0))
+		return IH_EINVAL;
+	memcpy(h->scope, s, (size_t)(part[k - 1] - s - 1));
+	h->scope[part[k - 1] - s - 1] = '\0';
+	memcpy(h->id, part[k - 1], len[k - 1]);
+	h->id[len[k - 1]] = '\0';
+	return IH_OK;
+}
+
+/* IDEMHOOK_GITHUB_HOOKS.  Returns IH_OK, IH_ENOTFOUND or IH_ECONFIG. */
+static int
+hooks_of(struct catchup *cu, struct hook *hs, size_t *n)
+{
+	const char *v = cli_setting(cu->c, "IDEMHOOK_GITHUB_HOOKS");
+	size_t len;
+
+	*n = 0;
+	if (v == NULL || *v == '\0') {
+		snprintf(cu->err, sizeof(cu->err), "set IDEMHOOK_GITHUB_HOOKS "
+		    "(repos/OWNER/REPO/HOOK_ID or orgs/ORG/HOOK_ID ...)");
+		return IH_ECONFIG;
+	}
+	while (*v != '\0') {
+		while (*v == ' ' || *v == ',' || *v == '\t')
+			v++;
+		len = strcspn(v, " ,\t");
+		if (len == 0)
+			break;
+		if (*n == GITHUB_HOOKS_MAX || hook_parse(v, len,
+		    &hs[*n]) != IH_OK) {
+			snprintf(cu->err, sizeof(cu->err),
+			    "IDEMHOOK_GITHUB_HOOKS: %.*s: not "
+			    "repos/OWNER/REPO/HOOK_ID or "
+			    "orgs/ORG/HOOK_ID (at most %d)", (int)(len < 80 ?
+			    len : 80), v, GITHUB_HOOKS_MAX);
+			return IH_ECONFIG;
+		}
+		(*n)++;
+		v += len;
+	}
+	return IH_OK;
+}
+
+static int
+bearer(const struct catchup *cu, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "Bearer %s", cu->key);
+
+	return n < 0 || (size_t)n >= len ? IH_ETOOBIG : IH_OK;
+}
+
+/* GETs url, whose answer must be 200.  *r is the caller's to free. */
+static int
+get(struct catchup *cu, const char *url, const char *what,
+    struct api_resp *r)
+{
+	char auth[512];
+	int rc;
+
+	rc = bearer(cu, auth, sizeof(auth));
+	if (rc == IH_OK)
+		rc = catchup_call(cu, "GET", url, "Authorization", auth,
+		    gh_headers, NULL, r);
+	OPENSSL_cleanse(auth, sizeof(auth));
+	if (rc == IH_OK && r->status != 200)
+		rc = catchup_refused(cu, r, what);
+	return rc;
+}
+
+static int
+on_item(void *arg, const char *item, size_t len)
+{
+	struct list *l = arg;
+	struct json_want w[6];
+	struct item *it, *ni;
+	long long code;
+	size_t i;
+	int rc;
+
+	memset(w, 0, sizeof(w));
+	w[0].path = "$.id";
+	w[1].path = "$.guid";
+	w[2].path = "$.delivered_at";
+	w[3].path = "$.status_code";
+	w[4].path = "$.redelivery";
+	w[4].raw = JSON_WANT_BOOL;
+	w[5].path = "$.event";
+	rc = json_extract(l->js, item, len, w, 6, 0);
+	if (rc != IH_OK)
+		return rc == IH_ENOMEM ? rc : IH_OK;
+	if (l->n == l->cap && l->cap < GITHUB_ITEMS_MAX) {
+		l->cap = l->cap ? l->cap * 2 : 256;
+		ni = realloc(l->items, l->cap * sizeof(*ni));
+		if (ni == NULL) {
+			rc = IH_ENOMEM;
+			goto out;
+		}
+		l->items = ni;
+	}
+	if (w[0].val == NULL || w[1].val == NULL || w[2].val == NULL ||
+	    w[1].len >= sizeof(it->guid) || l->n == l->cap)
+		goto out;
+	it = &l->items[l->n];
+	memset(it, 0, sizeof(*it));
+	memcpy(it->guid, w[1].val, w[1].len + 1);
+	snprintf(it->event, sizeof(it->event), "%s", w[5].val ? w[5].val :
+	    "?");
+	it->id = strtoll(w[0].val, NULL, 10);
+	if (cli_parse_time(w[2].val, clock_wall_ms(), &it->at_ms) != 0)
+		goto out;
+	code = w[3].val != NULL ? strtoll(w[3].val, NULL, 10) : 0;
+	it->ok = code >= 200 && code <= 299;
+	it->redelivery = w[4].val != NULL && strcmp(w[4].val, "true") == 0;
+	if (it->at_ms >= l->from_ms) {
+		l->n++;
+		l->in_window++;
+	}
+out:
+	for (i = 0; i < 6; i++)
+		free(w[i].val);
+	return rc;
+}
+
+/* By GUID, then newest attempt first. */
+static int
+by_guid(const void *a, const void *b)
+{
+	const struct item *x = a, *y = b;
+	int c = strcmp(x->guid, y->guid);
+
+	if (c != 0)
+		return c;
+	return x->id < y->id ? 1 : x->id > y->id ? -1 : 0;
+}
+
+/*
+ * The answer is a JSON array, and the project's reader takes objects
+ * only: it reads it as the member of a one-member object.
+ */
+static int
+page_items(struct list *l, const struct api_resp *r, int *any)
+{
+	char *doc;
+	size_t n = r->len + 8;
+	int more, rc;
+
+	doc = malloc(n);
+	if (doc == NULL)
+		return IH_ENOMEM;
+	memcpy(doc, "{\"a\":", 5);
+	memcpy(doc + 5, r->body, r->len);
+	memcpy(doc + 5 + r->len, "}", 2);
+	l->in_window = 0;
+	rc = catchup_items(doc, r->len + 6, "$.a", NULL, on_item, l, &more);
+	free(doc);
+	*any = l->in_window > 0;
+	return rc;
+}
+
+/* Asks for the redelivery of attempt id.  Returns IH_OK on 202. */
+static int
+redeliver(struct catchup *cu, const struct hook *h, int64_t id)
+{
+	struct api_resp r;
+	char url[API_HTTP_URL_MAX], auth[512];
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	rc = catchup_url(cu, url, sizeof(url), "/%s/hooks/%s/deliveries/%lld"
+	    "/attempts", h->scope, h->id, (long long)id);
+	if (rc == IH_OK)
+		rc = bearer(cu, auth, sizeof(auth));
+	if (rc == IH_OK)
+		rc = catchup_call(cu, "POST", url, "Authorization", auth,
+		    gh_headers, "", &r);
+	OPENSSL_cleanse(auth, sizeof(auth));
+	if (rc == IH_OK && r.status != 202)
+		rc = catchup_refused(cu, &r, "POST .../attempts");
+	api_resp_free(&r);
+	return rc;
+}
+
+static int
+have(struct catchup *cu, const struct hook *h, const char *guid,
+    int *found)
+{
+	char eid[128];
+
+	snprintf(eid, sizeof(eid), "%s:%s", h->id, guid);
+	return catchup_have(cu, eid, found);
+}
+
+/* The events of the listed attempts: which need a redelivery. */
+static int
+settle(struct catchup *cu, const struct hook *h, struct list *l)
+{
+	struct item *it, *last;
+	size_t i = 0, j;
+	long fails;
+	int ok, found, rc = IH_OK;
+	char when[CLI_TIME_MAX];
+
+	qsort(l->items, l->n, sizeof(*l->items), by_guid);
+	while (i < l->n && rc == IH_OK) {
+		ok = 0;
+		fails = 0;
+		last = &l->items[i];
+		for (j = i; j < l->n && strcmp(l->items[j].guid,
+		    last->guid) == 0; j++) {
+			it = &l->items[j];
+			ok |= it->ok;
+			fails += !it->ok && it->redelivery;
+		}
+		i = j;
+		cu->seen++;
+		if (ok)
+			continue;
+		rc = have(cu, h, last->guid, &found);
+		if (rc != IH_OK || found)
+			continue;
+		cu->missing++;
+		cli_format_time(last->at_ms, when, sizeof(when));
+		if (fails >= GITHUB_GIVE_UP) {
+			cu->failed++;
+			if (!cu->json)
+				cli_printf(stdout, "github: %s/hooks/%s: %s "
+				    "(%s, %s): %ld redeliveries failed: not "
+				    "asked again\n", h->scope, h->id,
+				    last->guid, last->event, when, fails);
+			continue;
+		}
+		if (!cu->dry_run)
+			rc = redeliver(cu, h, last->id);
+		if (rc == IH_OK && !cu->dry_run)
+			cu->asked++;
+		if (!cu->tty)
+			continue;
+		cli_printf(stderr, "\ngithub: %s/hooks/%s: %s (%s, %s): %s",
+		    h->scope, h->id, last->guid, last->event, when,
+		    cu->dry_run ? "missing" : rc == IH_OK ?
+		    "redelivery asked" : "redelivery refused");
+	}
+	return rc;
+}
+
+static int
+one_hook(struct catchup *cu, const struct hook *h)
+{
+	struct list l;
+	struct api_resp r;
+	char url[API_HTTP_URL_MAX], base[API_HTTP_URL_MAX + 2];
+	int rc, any;
+
+	memset(&l, 0, sizeof(l));
+	memset(&r, 0, sizeof(r));
+	l.cu = cu;
+	l.from_ms = cu->from_s * 1000;
+	rc = json_open(&l.js);
+	if (rc == IH_OK)
+		rc = catchup_url(cu, url, sizeof(url), "/%s/hooks/%s/"
+		    "deliveries?per_page=100", h->scope, h->id);
+	snprintf(base, sizeof(base), "%s/", cu->base);
+	while (rc == IH_OK) {
+		rc = get(cu, url, "GET .../deliveries", &r);
+		if (rc != IH_OK)
+			break;
+		cu->pages++;
+		rc = page_items(&l, &r, &any);
+		if (rc == IH_EBODY) {
+			snprintf(cu->err, sizeof(cu->err), "GET .../deliveries:"
+			    " the answer is not a JSON array");
+			rc = IH_EIO;
+		}
+		catchup_progress(cu);
+		/* Newest first: a page with nothing in the window ends it. */
+		if (rc != IH_OK || !any || r.next[0] == '\0')
+			break;
+		/* The key goes nowhere but the API's own base. */
+		if (strncmp(r.next, base, strlen(base)) != 0) {
+			snprintf(cu->err, sizeof(cu->err), "GET .../deliveries:"
+			    " the next page is not under "
+			    "IDEMHOOK_GITHUB_API_BASE");
+			rc = IH_EIO;
+			break;
+		}
+		memcpy(url, r.next, sizeof(url));
+		api_resp_free(&r);
+	}
+	api_resp_free(&r);
+	json_close(l.js);
+	if (rc == IH_OK)
+		rc = settle(cu, h, &l);
+	free(l.items);
+	return rc;
+}
+
+int
+api_github_catchup(struct catchup *cu)
+{
+	struct hook hs[GITHUB_HOOKS_MAX];
+	char when[CLI_TIME_MAX];
+	size_t n, i;
+	int rc;
+
+	rc = hooks_of(cu, hs, &n);
+	if (cu->to_s - cu->from_s > GITHUB_KEEP_S) {
+		cu->from_s = cu->to_s - GITHUB_KEEP_S;
+		cli_format_time(cu->from_s * 1000, when, sizeof(when));
+		snprintf(cu->note, sizeof(cu->note), "GitHub redelivers for 3 "
+		    "days: nothing before %s can be caught up", when);
+	}
+	for (i = 0; rc == IH_OK && i < n; i++)
+		rc = one_hook(cu, &hs[i]);
+	return rc == IH_EINVAL || rc == IH_ETOOBIG ? IH_EIO : rc;
+}
+
+int
+api_github_health(struct catchup *cu, struct health *h)
+{
+	struct hook hs[GITHUB_HOOKS_MAX];
+	struct json_want w[5];
+	struct api_resp r;
+	struct json *js = NULL;
+	char url[API_HTTP_URL_MAX];
+	long long code;
+	size_t n, i, k;
+	int rc, bad;
+
+	rc = hooks_of(cu, hs, &n);
+	if (rc == IH_OK)
+		rc = json_open(&js);
+	for (i = 0; rc == IH_OK && i < n; i++) {
+		memset(&r, 0, sizeof(r));
+		rc = catchup_url(cu, url, sizeof(url), "/%s/hooks/%s",
+		    hs[i].scope, hs[i].id);
+		if (rc == IH_OK)
+			rc = get(cu, url, "GET .../hooks/{id}", &r);
+		memset(w, 0, sizeof(w));
+		w[0].path = "$.active";
+		w[0].raw = JSON_WANT_BOOL;
+		w[1].path = "$.config.url";
+		w[2].path = "$.last_response.code";
+		w[3].path = "$.last_response.status";
+		w[4].path = "$.last_response.message";
+		if (rc == IH_OK && json_extract(js, r.body, r.len, w, 5, 0) !=
+		    IH_OK) {
+			snprintf(cu->err, sizeof(cu->err), "GET .../hooks/{id}:"
+			    " the answer is not a JSON object");
+			rc = IH_EIO;
+		}
+		api_resp_free(&r);
+		if (rc != IH_OK)
+			break;
+		code = w[2].val != NULL ? strtoll(w[2].val, NULL, 10) : 0;
+		bad = w[0].val == NULL || strcmp(w[0].val, "true") != 0;
+		health_add(h, bad, "github: %s/hooks/%s %s: %s", hs[i].scope,
+		    hs[i].id, w[1].val ? w[1].val : "?", bad ? "inactive "
+		    "(GitHub sends it nothing)" : "active");
+		bad = code != 0 && (code < 200 || code > 299);
+		health_add(h, bad, "github: %s/hooks/%s: last response %s%s%s"
+		    "%s%s", hs[i].scope, hs[i].id, w[2].val ? w[2].val : "-",
+		    w[3].val ? " " : "", w[3].val ? w[3].val : "",
+		    w[4].val ? ": " : "", w[4].val ? w[4].val : "");
+		for (k = 0; k < 5; k++)
+			free(w[k].val);
+	}
+	json_close(js);
+	return rc == IH_EINVAL || rc == IH_ETOOBIG ? IH_EIO : rc;
+}

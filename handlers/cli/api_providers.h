@@ -1,0 +1,56 @@
+/*
+ * api_providers.h -- the providers' own APIs as idemhook catch-up and
+ * idemhook health use them: one module each (api_stripe.c,
+ * api_github.c, api_asaas.c, api_shopify.c) and their table
+ * (cli_health.c).
+ *
+ * Each catch-up function fills the struct catchup it is given (counts,
+ * cu->err, cu->note) and returns IH_OK when the window was covered,
+ * IH_ECONFIG when the provider refused the key, IH_EIO when a call
+ * failed, IH_ESTORE when the store did.  Each health function adds its
+ * findings to a struct health and returns the same codes.
+ */
+#ifndef IH_API_PROVIDERS_H
+#define IH_API_PROVIDERS_H
+
+#include <stddef.h>
+
+#include "cli_catchup.h"
+#include "ih.h"
+
+#define HEALTH_MAX	32
+#define HEALTH_LINE_MAX	512
+
+/* What health found: one line per check, each a problem or not. */
+struct health {
+	char	 line[HEALTH_MAX][HEALTH_LINE_MAX];
+	int	 problem[HEALTH_MAX];
+	size_t	 n;
+	int	 problems;
+};
+
+/* Adds one finding (cut at HEALTH_LINE_MAX; dropped past HEALTH_MAX). */
+void	health_add(struct health *h, int problem, const char *fmt, ...)
+	    IH_PRINTF(3, 4);
+
+struct api_provider {
+	const char	*name;
+	const char	*def_base;	/* IDEMHOOK_<P>_API_BASE's default */
+	int		(*catchup)(struct catchup *cu);
+	int		(*health)(struct catchup *cu, struct health *h);
+	const char	*no_api;	/* why there is none, or NULL */
+};
+
+/* Returns the provider called name, or NULL. */
+const struct api_provider *api_provider_find(const char *name);
+
+int	api_stripe_catchup(struct catchup *cu);
+int	api_stripe_health(struct catchup *cu, struct health *h);
+int	api_github_catchup(struct catchup *cu);
+int	api_github_health(struct catchup *cu, struct health *h);
+int	api_asaas_catchup(struct catchup *cu);
+int	api_asaas_health(struct catchup *cu, struct health *h);
+int	api_shopify_catchup(struct catchup *cu);
+int	api_shopify_health(struct catchup *cu, struct health *h);
+
+#endif

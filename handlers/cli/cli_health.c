@@ -1,0 +1,258 @@
+/*
+ * cli_health.c -- idemhook health: the endpoint as each provider sees it
+ * (Stripe's endpoint status, GitHub's hook, Asaas's queue, Shopify's
+ * subscriptions), through the same credentials and client as catch-up.
+ * A problem runs IDEMHOOK_ALERT_ACTION with IDEMHOOK_ALERT_REASON
+ * "endpoint", as idemhook work does for dead events and silences.  The
+ * console's overview does not show these yet.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "alert.h"
+#include "api_providers.h"
+#include "cli_args.h"
+#include "cli_catchup.h"
+#include "cli_text.h"
+#include "ih.h"
+#include "log.h"
+#include "providers.h"
+
+static const struct api_provider table[] = {
+	{ "stripe", "https://api.stripe.com", api_stripe_catchup,
+	    api_stripe_health, NULL },
+	{ "github", "https://api.github.com", api_github_catchup,
+	    api_github_health, NULL },
+	{ "asaas", "https://api.asaas.com/v3", api_asaas_catchup,
+	    api_asaas_health, NULL },
+	{ "shopify", "", api_shopify_catchup, api_shopify_health, NULL },
+	{ "standard", NULL, NULL, NULL, "Standard Webhooks defines no API "
+	    "for listing or redelivering events, nor for an endpoint's "
+	    "state: ask your sender (Svix has its own)" },
+};
+
+const struct api_provider *
+api_provider_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (strcmp(table[i].name, name) == 0)
+			return &table[i];
+	return NULL;
+}
+
+void
+health_add(struct health *h, int problem, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (problem)
+		h->problems++;
+	if (h->n >= HEALTH_MAX)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(h->line[h->n], sizeof(h->line[h->n]), fmt, ap);
+	va_end(ap);
+	h->problem[h->n++] = problem;
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: idemhook health [--provider P]... [--json]\n\n"
+	    "Reads the endpoint's state on each provider's side, with the\n"
+	    "provider's API key (IDEMHOOK_<P>_API_KEY):\n"
+	    "  stripe   each webhook endpoint's status (disabled?), URL and "
+	    "API version\n"
+	    "  github   each hook's active flag and last response\n"
+	    "  asaas    each webhook's queue: interrupted, penalized events\n"
+	    "  shopify  subscriptions missing from IDEMHOOK_SHOPIFY_TOPICS\n"
+	    "  standard Standard Webhooks defines no API: nothing to read\n"
+	    "A problem runs IDEMHOOK_ALERT_ACTION (reason \"endpoint\").\n"
+	    "Exit: 0 healthy, 1 a call failed, 2 usage or configuration "
+	    "(a key refused), 3 a problem found.\n");
+}
+
+/* The findings: terminal or JSON, the alert, and one log line. */
+static void
+report(struct catchup *cu, const struct health *h, int json, int first,
+    int ex)
+{
+	char text[HEALTH_MAX * (HEALTH_LINE_MAX + 1)];
+	size_t i, len = 0;
+
+	if (json) {
+		printf("%s{\"provider\":", first ? "" : ",");
+		cli_put_json(stdout, cu->p->name);
+		printf(",\"problems\":%d,\"findings\":[", h->problems);
+		for (i = 0; i < h->n; i++) {
+			printf("%s{\"problem\":%s,\"text\":", i ? "," : "",
+			    h->problem[i] ? "true" : "false");
+			cli_put_json(stdout, h->line[i]);
+			printf("}");
+		}
+		printf("],\"error\":");
+		if (ex == 1 || ex == 2)
+			cli_put_json(stdout, cu->err);
+		else
+			printf("null");
+		printf("}");
+	} else {
+		for (i = 0; i < h->n; i++)
+			cli_printf(stdout, "%s %s\n", h->problem[i] ?
+			    "PROBLEM" : "ok     ", h->line[i]);
+		if (ex == 1 || ex == 2)
+			cli_errorf("health: %s: %s", cu->p->name, cu->err);
+	}
+	text[0] = '\0';
+	for (i = 0; i < h->n; i++)
+		if (h->problem[i] && len < sizeof(text))
+			len += (size_t)snprintf(text + len, sizeof(text) - len,
+			    "%s\n", h->line[i]);
+	if (h->problems > 0)
+		alert_text(cu->cfg, cu->p->name, "endpoint", text,
+		    log_dest_sink(&cu->w.logd, &log_stderr));
+	log_emit(log_dest_sink(&cu->w.logd, &log_stderr), "health "
+	    "provider=%s problems=%d outcome=%s", cu->p->name, h->problems,
+	    ex == 0 ? "ok" : ex == 3 ? "problem" : ex == 2 ? "refused" :
+	    "failed");
+}
+
+static int
+run_one(struct cli *c, size_t pi, const struct api_provider *ap, int named,
+    int json, int *first)
+{
+	struct catchup cu;
+	struct health h;
+	char err[256];
+	int rc, ex;
+
+	rc = catchup_open(&cu, c, pi, ap->def_base);
+	if (rc == IH_ENOTFOUND && !named) {
+		catchup_close(&cu);
+		return -1;
+	}
+	if (rc != IH_OK) {
+		if (rc == IH_ENOTFOUND)
+			cli_errorf("health: %s: set %s", cu.p->name,
+			    cu.key_var);
+		catchup_close(&cu);
+		return rc == IH_ENOMEM ? 1 : 2;
+	}
+	(void)log_dest_set(&cu.w.logd, cu.cfg->log, err, sizeof(err));
+	memset(&h, 0, sizeof(h));
+	rc = ap->health(&cu, &h);
+	if (rc == IH_ECONFIG)
+		ex = 2;
+	else if (rc != IH_OK)
+		ex = 1;
+	else
+		ex = h.problems > 0 ? CLI_EXIT_MISSING : 0;
+	report(&cu, &h, json, *first, ex);
+	*first = 0;
+	catchup_close(&cu);
+	return ex;
+}
+
+int
+cli_health(struct cli *c, int argc, char **argv)
+{
+	static const int rank[] = { 0, 2, 3, 1 };
+	const char *named[CLI_MAX_PROVIDERS];
+	const struct api_provider *ap;
+	size_t nnamed = 0, i, j;
+	int a, r, json = 0, first = 1, ex = 0, one, tried = 0;
+
+	for (a = 1; a < argc; a++) {
+		r = cli_opt(argc, argv, &a, "--provider", &named[nnamed]);
+		if (r == 1 && nnamed + 1 < CLI_MAX_PROVIDERS) {
+			if (cli_provider_index(named[nnamed]) < 0)
+				return 2;
+			ap = api_provider_find(named[nnamed]);
+			if (ap == NULL || ap->health == NULL) {
+				cli_errorf("health: %s: %s", named[nnamed],
+				    ap != NULL && ap->no_api != NULL ?
+				    ap->no_api : "no API");
+				return 2;
+			}
+			nnamed++;
+		} else if (r == 0 && strcmp(argv[a], "--json") == 0)
+			json = 1;
+		else if (r == 0 && strcmp(argv[a], "--help") == 0) {
+			usage(stdout);
+			return 0;
+		} else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (json)
+		printf("[");
+	for (i = 0; providers_all[i] != NULL; i++) {
+		ap = api_provider_find(providers_all[i]->name);
+		for (j = 0; j < nnamed; j++)
+			if (strcmp(named[j], providers_all[i]->name) == 0)
+				break;
+		if (ap == NULL || ap->health == NULL ||
+		    (nnamed > 0 && j == nnamed))
+			continue;
+		one = run_one(c, i, ap, nnamed > 0, json, &first);
+		if (one < 0)
+			continue;
+		tried = 1;
+		if (rank[one] > rank[ex])
+			ex = one;
+	}
+	if (json)
+		printf("]\n");
+	if (!tried && nnamed == 0) {
+		cli_errorf("health: no provider has an API key: set "
+		    "IDEMHOOK_<PROVIDER>_API_KEY (see the README)");
+		return 2;
+	}
+	return ex;
+}
+
+int
+cli_health_alert(struct cli *c, size_t pi, char *last, size_t lastlen,
+    const struct log_sink *log)
+{
+	const struct api_provider *ap;
+	struct catchup cu;
+	struct health h;
+	char text[HEALTH_MAX * (HEALTH_LINE_MAX + 1)];
+	size_t i, len = 0;
+	int rc;
+
+	ap = api_provider_find(providers_all[pi]->name);
+	if (ap == NULL || ap->health == NULL)
+		return IH_OK;
+	rc = catchup_open(&cu, c, pi, ap->def_base);
+	if (rc != IH_OK) {
+		catchup_close(&cu);
+		return IH_OK;
+	}
+	memset(&h, 0, sizeof(h));
+	rc = ap->health(&cu, &h);
+	text[0] = '\0';
+	for (i = 0; rc == IH_OK && i < h.n; i++)
+		if (h.problem[i] && len < sizeof(text))
+			len += (size_t)snprintf(text + len, sizeof(text) - len,
+			    "%s\n", h.line[i]);
+	if (rc != IH_OK)
+		log_emit(log, "health provider=%s outcome=failed detail=%s",
+		    cu.p->name, cu.err);
+	else
+		log_emit(log, "health provider=%s problems=%d outcome=%s",
+		    cu.p->name, h.problems, h.problems > 0 ? "problem" : "ok");
+	if (rc == IH_OK && h.problems == 0)
+		last[0] = '\0';
+	else if (rc == IH_OK && strncmp(text, last, lastlen - 1) != 0) {
+		snprintf(last, lastlen, "%s", text);
+		alert_text(cu.cfg, cu.p->name, "endpoint", text, log);
+	}
+	catchup_close(&cu);
+	return IH_OK;
+}

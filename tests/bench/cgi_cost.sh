@@ -1,0 +1,47 @@
+#!/bin/sh
+# tests/bench/cgi_cost.sh -- what one plain CGI delivery costs, counted
+# (issue 27): stripe.fcgi run as a CGI program on a signed ~2 KB Stripe
+# event, once untraced (it creates the store), then once under callgrind
+# (instructions, and where they go: callgrind_annotate --inclusive=yes
+# OUT/cg.out) and once under strace -c (system calls, pwrite64, fsyncs).
+#
+#   tests/bench/cgi_cost.sh BINDIR OUTDIR      (make bench-cgi)
+#
+# Needs valgrind, strace, openssl and python3.  Writes only into OUTDIR.
+set -eu
+B=$(cd "$1" && pwd)
+mkdir -p "$2"
+O=$(cd "$2" && pwd)
+one() {
+	eid=evt_cgi_$1_$$
+	body=$(python3 -c 'import json, sys
+e = sys.argv[1]
+print(json.dumps({"id": e, "object": "event", "type": "invoice.paid",
+    "created": 1700000000, "data": {"object": {"id": "in_" + e,
+    "object": "invoice", "status": "paid",
+    "metadata": {"pad": "x" * 1800}}}}, separators=(",", ":")), end="")' \
+	    "$eid")
+	t=$(date +%s)
+	sig=$(printf '%s.%s' "$t" "$body" |
+	    openssl dgst -sha256 -hmac whsec_cgi_cost | awk '{print $NF}')
+	shift
+	printf '%s' "$body" | env -i PATH=/usr/bin:/bin \
+	    IDEMHOOK_CONFIG=/dev/null IDEMHOOK_DB="$O/e.db" \
+	    IDEMHOOK_STRIPE_SECRET=whsec_cgi_cost REQUEST_METHOD=POST \
+	    CONTENT_LENGTH=${#body} CONTENT_TYPE=application/json \
+	    HTTP_STRIPE_SIGNATURE="t=$t,v1=$sig" "$@" "$B/stripe.fcgi" \
+	    >"$O/answer.$eid" 2>&1
+	grep -q '"accepted"' "$O/answer.$eid" || {
+		echo "not accepted:" >&2; cat "$O/answer.$eid" >&2; exit 1; }
+}
+rm -f "$O"/e.db*
+one warm
+one cg valgrind --tool=callgrind --dump-instr=no \
+    --callgrind-out-file="$O/cg.out"
+one st strace -f -c -o "$O/strace.txt"
+echo "instructions: $(awk '/^(summary|totals):/ {print $2; exit}' \
+    "$O/cg.out")"
+callgrind_annotate --auto=no --inclusive=yes "$O/cg.out" 2>/dev/null |
+    grep -E 'dl_relocate_object|EVP_MAC_fetch|OPENSSL_init_crypto |store_sqlite_open|sq_prepare|sq_exec|verify_hmac|batch_record|dispatch_within' |
+    cut -c1-110
+awk 'NR <= 2 || /pwrite64|fdatasync|fsync|openat|total/' "$O/strace.txt"

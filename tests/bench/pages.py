@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""make bench-pages: the per-event work of the real program, measured with
+deterministic tools, so that a loaded machine does not blur it (issue 27).
+
+stripe.fcgi runs behind lighttpd (the end-to-end harness's launcher, one
+process), and this script sends it distinct, signed ~2 KB Stripe events
+one at a time (so each commit carries one event: the worst case, and the
+same every run), waits until each is processed (after-response by
+default), then reports per event:
+
+  WAL pages, WAL bytes   pwrite64 calls of a page's size on the -wal
+                         file and all bytes written to it (strace -f);
+                         db bytes: checkpoints into the main file
+  fsyncs                 fdatasync + fsync on any descriptor
+  store pages            growth of the store file plus its WAL, in pages
+  instructions           valgrind --tool=callgrind: two runs of W and W+N
+                         events, the difference divided by N (start-up
+                         and shutdown cancel out)
+  work_*                 with --mode worker, the same counts for one
+                         `idemhook work --once` that then processes all
+                         W+N events (claim, switch, done: per event)
+
+A warm-up of W events comes first in the strace run too, and only the
+system calls after it count.  Usage:
+
+  python3 tests/bench/pages.py --bin BUILD [--events N] [--warm W]
+      [--mode after-response|worker] [--no-callgrind]
+
+Python 3 standard library; strace and valgrind.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
+sys.dont_write_bytecode = True
+import harness  # noqa: E402
+
+PAD = 1800      # bytes of metadata: a ~2 KB event, as make bench sends
+
+
+def body(eid, i):
+    """A Stripe invoice.paid event of its own object, about 2 KB."""
+    ev = {"id": eid, "object": "event", "type": "invoice.paid",
+          "created": 1700000000 + i, "livemode": False,
+          "data": {"object": {"id": "in_pages_%d" % i, "object": "invoice",
+                              "status": "paid", "amount_paid": 1000 + i,
+                              "metadata": {"pad": "x" * PAD}}}}
+    return json.dumps(ev, separators=(",", ":")).encode()
+
+
+def send(srv, prefix, first, n):
+    secret = srv.secrets["stripe"]
+    for i in range(first, first + n):
+        eid = "evt_%s_%d" % (prefix, i)
+        b = body(eid, i)
+        r = srv.post("/hooks/stripe", b,
+                     {"Stripe-Signature": harness.sign_stripe(secret, b),
+                      "Content-Type": "application/json"})
+        if r is None or r.status != 200 or b'"accepted"' not in r.body:
+            raise SystemExit("event %s: %r" % (eid, r and (r.status, r.body)))
+
+
+def settled(srv, total, mode, timeout=120):
+    """Waits until total events are recorded, and processed unless the
+    mode is worker; then a moment for the last commit's syscalls."""
+    want = "received" if mode == "worker" else "done"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with sqlite3.connect("file:%s?mode=ro" % srv.db, uri=True,
+                             timeout=5) as c:
+            n = c.execute("SELECT count(*) FROM events WHERE status = ?",
+                          (want,)).fetchone()[0]
+        if n >= total:
+            time.sleep(0.5)
+            return
+        time.sleep(0.1)
+    raise SystemExit("only %d of %d events %s" % (n, total, want))
+
+
+def store_pages(db):
+    size = sum(os.path.getsize(p) for p in (db, db + "-wal")
+               if os.path.exists(p))
+    with sqlite3.connect("file:%s?mode=ro" % db, uri=True) as c:
+        page = c.execute("PRAGMA page_size").fetchone()[0]
+    return size, page
+
+
+def server(bindir, wrap, mode, name):
+    return harness.Server(bindir, providers=["stripe"], wrap=wrap,
+                          env={"IDEMHOOK_MODE": mode}, max_procs=1,
+                          name=name)
+
+
+def count_trace(text, start, end, page):
+    """Per-call sums over text[start:end], the WAL and main file found by
+    their openat anywhere before end."""
+    wal, main = set(), set()
+    for m in re.finditer(r'^(\d+) +openat\(.*?"([^"]*)".*\) = (\d+)$',
+                         text[:end], re.M):
+        if m.group(2).endswith("-wal"):
+            wal.add((m.group(1), m.group(3)))
+        elif m.group(2).endswith(".db"):
+            main.add((m.group(1), m.group(3)))
+    out = {"wal_pages": 0, "wal_bytes": 0, "db_bytes": 0, "fsyncs": 0}
+    for ln in text[start:end].splitlines():
+        m = re.match(r'(\d+) +(\w+)\((\d+)(.*)\) += (-?\d+)', ln)
+        if not m:
+            continue
+        pid, call, fd, rest, ret = m.groups()
+        if call in ("fsync", "fdatasync"):
+            out["fsyncs"] += 1
+        elif call == "pwrite64" and (pid, fd) in wal:
+            out["wal_bytes"] += int(ret)
+            out["wal_pages"] += int(ret) == page
+        elif call == "pwrite64" and (pid, fd) in main:
+            out["db_bytes"] += int(ret)
+    return out
+
+
+def work_run(a, srv, page):
+    """Worker mode: idemhook work --once processes what the receiver
+    recorded, under strace; its counts per event."""
+    tdir = tempfile.mkdtemp(prefix="ih-pages-work-")
+    trace = os.path.join(tdir, "trace")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+           "IDEMHOOK_DB": srv.db}
+    subprocess.run([shutil.which("strace"), "-f", "-qq", "-s", "0", "-e",
+                    "trace=openat,pwrite64,write,fsync,fdatasync", "-o",
+                    trace, os.path.join(a.bin, "idemhook"), "work",
+                    "--once"], env=env, check=True, timeout=600,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(trace, errors="replace") as f:
+        text = f.read()
+    shutil.rmtree(tdir, ignore_errors=True)
+    out = count_trace(text, 0, len(text), page)
+    return {"work_" + k: v / (a.warm + a.events) for k, v in out.items()}
+
+
+def strace_run(a):
+    tdir = tempfile.mkdtemp(prefix="ih-pages-")
+    trace = os.path.join(tdir, "trace")
+    wrap = ("%s -f -qq -s 0 -e trace=openat,pwrite64,write,fsync,fdatasync"
+            " -o %s" % (shutil.which("strace"), trace))
+    srv = server(a.bin, wrap, a.mode, "pages-strace")
+    try:
+        srv.start()
+        send(srv, "warm", 0, a.warm)
+        settled(srv, a.warm, a.mode)
+        size0, page = store_pages(srv.db)
+        mark = os.path.getsize(trace)
+        send(srv, "run", a.warm, a.events)
+        settled(srv, a.warm + a.events, a.mode)
+        size1, _ = store_pages(srv.db)
+        end = os.path.getsize(trace)
+        work = work_run(a, srv, page) if a.mode == "worker" else {}
+    finally:
+        srv.stop()
+        srv.cleanup()
+    with open(trace, errors="replace") as f:
+        text = f.read()
+    shutil.rmtree(tdir, ignore_errors=True)
+    n = a.events
+    out = count_trace(text, mark, end, page)
+    res = {k: v / n for k, v in out.items()}
+    res["store_pages"] = (size1 - size0) / page / n
+    res["page_size"] = page
+    res.update(work)
+    return res
+
+
+def callgrind_total(a, n):
+    tdir = tempfile.mkdtemp(prefix="ih-pages-cg-")
+    wrap = ("%s --tool=callgrind --dump-instr=no --callgrind-out-file=%s/cg.%%p"
+            % (shutil.which("valgrind"), tdir))
+    srv = server(a.bin, wrap, a.mode, "pages-cg")
+    try:
+        srv.start()
+        send(srv, "cg", 0, n)
+        settled(srv, n, a.mode, timeout=600)
+    finally:
+        srv.stop()
+        srv.cleanup()
+    total = 0
+    for f in os.listdir(tdir):
+        with open(os.path.join(tdir, f)) as fh:
+            for ln in fh:
+                if ln.startswith("totals:") or ln.startswith("summary:"):
+                    total = max(total, int(ln.split()[1]))
+    shutil.rmtree(tdir, ignore_errors=True)
+    if total == 0:
+        raise SystemExit("callgrind wrote no totals (did the program exit?)")
+    return total
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--events", type=int, default=200)
+    ap.add_argument("--warm", type=int, default=20)
+    ap.add_argument("--mode", default="after-response")
+    ap.add_argument("--no-callgrind", action="store_true")
+    a = ap.parse_args()
+    a.bin = os.path.abspath(a.bin)
+    res = strace_run(a)
+    if not a.no_callgrind:
+        lo = callgrind_total(a, a.warm)
+        hi = callgrind_total(a, a.warm + a.events)
+        res["instructions"] = (hi - lo) / a.events
+    print("stripe, %s, %d events one at a time after %d warm-up, per event:"
+          % (a.mode, a.events, a.warm))
+    for k in ("wal_pages", "wal_bytes", "db_bytes", "fsyncs", "store_pages",
+              "instructions", "work_wal_pages", "work_wal_bytes",
+              "work_db_bytes", "work_fsyncs"):
+        if k in res:
+            print("  %-13s %12.1f" % (k, res[k]))
+    print("  (page size %d)" % res["page_size"])
+
+
+if __name__ == "__main__":
+    main()

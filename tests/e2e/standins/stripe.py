@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""A stand-in for Stripe's API: the calls idemhook catch-up and health make.
+
+  GET /v1/events             list, newest first; limit (1-100, default 10),
+                             created (integer or created[gt|gte|lt|lte]),
+                             starting_after | ending_before (not both),
+                             has_more; only the last 30 days are kept
+  GET /v1/webhook_endpoints  list of endpoints (status enabled/disabled)
+
+Authentication is "Authorization: Bearer <key>"; a wrong or missing key is
+answered 401 with Stripe's error object.  Shapes follow
+https://docs.stripe.com/api/events, /api/pagination, /api/webhook_endpoints
+and /api/errors; the objects are built from fixtures/stripe_*.json.
+Failures for the next calls (429 with Retry-After, 500) are queued with
+fail_next().
+
+By hand: stripe.py PORT KEY EVENTS.json  (EVENTS.json: a JSON array of
+events, as GET /v1/events/{id} returns them).
+"""
+
+import copy
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from standins.base import Standin, serve_forever  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KEEP_S = 30 * 86400
+
+
+def fixture(name):
+    with open(os.path.join(HERE, "fixtures", name)) as f:
+        return json.load(f)
+
+
+def error(status, etype, message, code=None, param=None):
+    e = {"type": etype, "message": message}
+    if code:
+        e["code"] = code
+    if param:
+        e["param"] = param
+    return (status, {"Request-Id": "req_standin"}, {"error": e})
+
+
+class StripeStandin(Standin):
+    def __init__(self, key):
+        super().__init__()
+        self.key = key
+        self.events = []        # newest last (as created)
+        self.endpoints = [fixture("stripe_webhook_endpoint.json")]
+
+    def event(self, eid, etype, obj, created):
+        ev = fixture("stripe_event.json")
+        ev.update({"id": eid, "type": etype, "created": created})
+        ev["data"] = {"object": copy.deepcopy(obj)}
+        return ev
+
+    def add(self, ev):
+        with self.lock:
+            self.events.append(ev)
+
+    def set_endpoint(self, **kw):
+        self.endpoints[0].update(kw)
+
+    def route(self, req):
+        auth = req["headers"].get("authorization", "")
+        if not auth:
+            return error(401, "invalid_request_error",
+                         "You did not provide an API key.")
+        if auth != "Bearer " + self.key:
+            k = auth[7:] if auth.startswith("Bearer ") else auth
+            return error(401, "invalid_request_error", "Invalid API Key provided: %s****%s"
+                         % (k[:8], k[-4:]))
+        if req["method"] != "GET":
+            return error(405, "invalid_request_error", "method not allowed")
+        if req["path"] == "/v1/events":
+            return self.list(req["query"], self.live_events(), "/v1/events")
+        if req["path"] == "/v1/webhook_endpoints":
+            return self.list(req["query"], list(reversed(self.endpoints)),
+                             "/v1/webhook_endpoints")
+        if req["path"].startswith("/v1/events/"):
+            eid = req["path"][len("/v1/events/"):]
+            for ev in self.live_events():
+                if ev["id"] == eid:
+                    return (200, {}, ev)
+            return error(404, "invalid_request_error", "No such event: '%s'" % eid,
+                         "resource_missing", "id")
+        return error(404, "invalid_request_error",
+                     "Unrecognized request URL (GET: %s)." % req["path"])
+
+    def live_events(self):
+        """Kept events, newest first (ties: the later created first)."""
+        now = int(time.time())
+        with self.lock:
+            evs = [e for e in self.events if e["created"] >= now - KEEP_S]
+        order = {id(e): i for i, e in enumerate(evs)}
+        return sorted(evs, key=lambda e: (e["created"], order[id(e)]), reverse=True)
+
+    def list(self, q, items, url):
+        one = {k: v[-1] for k, v in q.items()}
+        try:
+            limit = int(one.get("limit", "10"))
+        except ValueError:
+            return error(400, "invalid_request_error", "Invalid integer: %s"
+                         % one["limit"], param="limit")
+        if not 1 <= limit <= 100:
+            return error(400, "invalid_request_error",
+                         "This value must be between 1 and 100.", param="limit")
+        if "starting_after" in one and "ending_before" in one:
+            return error(400, "invalid_request_error", "You may only specify one of "
+                         "these parameters: ending_before, starting_after.")
+        ops = {"created[gt]": lambda c, v: c > v, "created[gte]": lambda c, v: c >= v,
+               "created[lt]": lambda c, v: c < v, "created[lte]": lambda c, v: c <= v,
+               "created": lambda c, v: c == v}
+        for k, f in ops.items():
+            if k in one:
+                try:
+                    v = int(one[k])
+                except ValueError:
+                    return error(400, "invalid_request_error", "Invalid integer: %s"
+                                 % one[k], param=k)
+                items = [e for e in items if f(e["created"], v)]
+        ids = [e["id"] for e in items]
+        if "starting_after" in one:
+            if one["starting_after"] not in ids:
+                return error(400, "invalid_request_error", "No such object: '%s'"
+                             % one["starting_after"], "resource_missing",
+                             "starting_after")
+            items = items[ids.index(one["starting_after"]) + 1:]
+        elif "ending_before" in one:
+            if one["ending_before"] not in ids:
+                return error(400, "invalid_request_error", "No such object: '%s'"
+                             % one["ending_before"], "resource_missing", "ending_before")
+            items = items[:ids.index(one["ending_before"])][-limit:]
+        page = items[:limit]
+        return (200, {"Request-Id": "req_standin"},
+                {"object": "list", "url": url, "has_more": len(items) > limit,
+                 "data": page})
+
+
+def main():
+    port, key, path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    s = StripeStandin(key)
+    with open(path) as f:
+        for ev in json.load(f):
+            s.add(ev)
+    serve_forever(s, port)
+
+
+if __name__ == "__main__":
+    main()
