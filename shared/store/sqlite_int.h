@@ -115,17 +115,17 @@ int	sq_audit(struct store *, int (*)(void *, const struct store_audit *),
 /* sqlite_payload.c */
 /* Payloads past this many bytes go through SQLite's blob I/O. */
 #define SQ_PAYLOAD_STREAM	(1024 * 1024)
-int	sq_payload_put(struct sq *, const struct store_event *, int64_t,
+int	sq_payload_put(struct sq *, const struct event *, int64_t,
 	    char *, size_t);
 int	sq_payload_get(struct sq *, struct store_job *, int64_t, char *,
 	    size_t);
 
 /* sqlite_record.c */
-int	sq_record(struct store *, const struct store_event *, int64_t,
+int	sq_record(struct store *, const struct event *, int64_t,
 	    const char *, int64_t, struct store_result *, char *, size_t);
 int	sq_attempt_start(struct store *, int64_t, int64_t, int64_t *, char *,
 	    size_t);
-int	sq_replay_of(struct store *, const struct store_event *, const char *,
+int	sq_replay_of(struct store *, const struct event *, const char *,
 	    int *, struct store_first *, char *, size_t);
 int	sq_claim(struct store *, const char *, int64_t, const char *, int64_t,
 	    int64_t, struct store_job *, int *, char *, size_t);

@@ -179,7 +179,7 @@ join_end(struct store_txn *own, int rc, char *err, size_t errlen)
 }
 
 static int
-event_ok(const struct store_event *ev, char *err, size_t errlen)
+event_ok(const struct event *ev, char *err, size_t errlen)
 {
 	if (ev->provider == NULL || ev->event_id == NULL ||
 	    ev->event_type == NULL || ev->payload_len > 0x7fffffff) {
@@ -191,7 +191,7 @@ event_ok(const struct store_event *ev, char *err, size_t errlen)
 
 int
 store_record(struct store *st, struct store_txn *tx,
-    const struct store_event *ev, int64_t now_ms, struct store_result *res,
+    const struct event *ev, int64_t now_ms, struct store_result *res,
     char *err, size_t errlen)
 {
 	struct store_txn *own = NULL;
@@ -210,7 +210,7 @@ store_record(struct store *st, struct store_txn *tx,
 
 int
 store_record_batch(struct store *st, struct store_txn *tx,
-    const struct store_event *evs, size_t n, int64_t now_ms,
+    const struct event *evs, size_t n, int64_t now_ms,
     struct store_result *res, int *rcs, char *err, size_t errlen)
 {
 	struct store_txn *own = NULL, *use;
@@ -251,7 +251,7 @@ store_record_batch(struct store *st, struct store_txn *tx,
 
 int
 store_record_claim(struct store *st, struct store_txn *tx,
-    const struct store_event *ev, int64_t now_ms, const char *owner,
+    const struct event *ev, int64_t now_ms, const char *owner,
     int64_t lease_ms, struct store_result *res, struct store_job *job,
     char *err, size_t errlen)
 {
@@ -270,20 +270,14 @@ store_record_claim(struct store *st, struct store_txn *tx,
 	    err, errlen);
 	if (rc != IH_OK || res->duplicate)
 		return rc;
-	rc = IH_ENOMEM;
-	job->rowid = res->rowid;
-	job->attempt = 1;
-	job->received_at = now_ms;
-	job->provider = strdup(ev->provider);
-	job->event_id = strdup(ev->event_id);
-	job->event_type = strdup(ev->event_type);
-	if (ev->subtype != NULL)
-		job->subtype = strdup(ev->subtype);
-	if (job->provider == NULL || job->event_id == NULL ||
-	    job->event_type == NULL || (ev->subtype != NULL &&
-	    job->subtype == NULL))
+	rc = store_job_set(job, ev->provider, ev->event_id, ev->event_type,
+	    ev->subtype);
+	if (rc != IH_OK)
 		goto out;
-	rc = st->ops->attempt_start(st, job->rowid, now_ms, &job->seq, err,
+	job->ev.rowid = res->rowid;
+	job->ev.attempt = 1;
+	job->ev.received_at = now_ms;
+	rc = st->ops->attempt_start(st, job->ev.rowid, now_ms, &job->seq, err,
 	    errlen);
 out:
 	if (rc != IH_OK)
@@ -293,7 +287,7 @@ out:
 
 int
 store_replay_of(struct store *st, struct store_txn *tx,
-    const struct store_event *ev, const char *same_action, int *found,
+    const struct event *ev, const char *same_action, int *found,
     struct store_first *first, char *err, size_t errlen)
 {
 	struct store_txn *own = NULL;
@@ -311,14 +305,45 @@ store_replay_of(struct store *st, struct store_txn *tx,
 	return join_end(own, rc, err, errlen);
 }
 
+/* A copy of s, or NULL for NULL; *failed set when out of memory. */
+static const char *
+job_copy(const char *s, int *failed)
+{
+	char *c;
+
+	if (s == NULL)
+		return NULL;
+	c = strdup(s);
+	if (c == NULL)
+		*failed = 1;
+	return c;
+}
+
+int
+store_job_set(struct store_job *job, const char *provider,
+    const char *event_id, const char *event_type, const char *subtype)
+{
+	int failed = 0;
+
+	job->ev.provider = job_copy(provider, &failed);
+	job->ev.event_id = job_copy(event_id, &failed);
+	job->ev.event_type = job_copy(event_type, &failed);
+	job->ev.subtype = job_copy(subtype, &failed);
+	return failed ? IH_ENOMEM : IH_OK;
+}
+
+/*
+ * The job owns what its view points at (store.h): the casts drop the
+ * view's const to free the job's own copies.
+ */
 void
 store_job_free(struct store_job *job)
 {
-	free(job->provider);
-	free(job->event_id);
-	free(job->event_type);
-	free(job->subtype);
-	free(job->payload);
+	free((void *)job->ev.provider);
+	free((void *)job->ev.event_id);
+	free((void *)job->ev.event_type);
+	free((void *)job->ev.subtype);
+	free((void *)job->ev.payload);
 	memset(job, 0, sizeof(*job));
 }
 
