@@ -128,13 +128,8 @@ cli_list(struct cli *c, int argc, char **argv)
 			continue;
 		if (strcmp(argv[a], "--json") == 0)
 			ls.json = 1;
-		else if (strcmp(argv[a], "--help") == 0) {
-			list_usage(stdout);
-			return CLI_EXIT_OK;
-		} else {
-			list_usage(stderr);
-			return CLI_EXIT_USAGE;
-		}
+		else
+			return cli_help_or_usage(argv[a], list_usage);
 	}
 	if (!ls.json && f.limit == 0)
 		f.limit = 100;

@@ -67,6 +67,15 @@ console_param(const struct page *pg, const char *name)
 	return getenv(name);
 }
 
+/* The request's parameter name, or dflt when it has none. */
+static const char *
+param_or(const struct page *pg, const char *name, const char *dflt)
+{
+	const char *v = console_param(pg, name);
+
+	return v != NULL ? v : dflt;
+}
+
 static const char *
 param_io(void *arg, const char *name)
 {
@@ -193,9 +202,7 @@ route(struct page *pg)
 		return;
 	}
 	if (rc != IH_OK) {
-		log_emit(&pg->sink, "console store_error=%s", err);
-		console_error_page(pg, 503, "store_unavailable",
-		    "the store cannot be opened now; try again");
+		console_store_error(pg, err, "be opened");
 		return;
 	}
 	if (!console_sign_in(pg, src, nsrc))
@@ -265,18 +272,10 @@ console_one(struct console *c)
 	request_begin(&c->req, &io);
 	html_reset(&c->out);
 	pg.now_ms = clock_wall_ms();
-	pg.method = console_param(&pg, "REQUEST_METHOD");
-	if (pg.method == NULL)
-		pg.method = "GET";
-	pg.base = console_param(&pg, "SCRIPT_NAME");
-	if (pg.base == NULL)
-		pg.base = "";
-	pg.path = console_param(&pg, "PATH_INFO");
-	if (pg.path == NULL)
-		pg.path = "";
-	pg.query = console_param(&pg, "QUERY_STRING");
-	if (pg.query == NULL)
-		pg.query = "";
+	pg.method = param_or(&pg, "REQUEST_METHOD", "GET");
+	pg.base = param_or(&pg, "SCRIPT_NAME", "");
+	pg.path = param_or(&pg, "PATH_INFO", "");
+	pg.query = param_or(&pg, "QUERY_STRING", "");
 	route(&pg);
 	if (html_full(&c->out) && pg.status == 200)
 		console_error_page(&pg, 500, "page_too_big",

@@ -88,6 +88,13 @@ const char *	console_param(const struct page *pg, const char *name);
 void	console_error_page(struct page *pg, int status, const char *code,
 	    const char *text);
 
+/*
+ * The store failed at doing ("be read", "change"): logs err (the
+ * store's reason) and answers 503 store_unavailable.
+ */
+void	console_store_error(struct page *pg, const char *err,
+	    const char *doing);
+
 /* Formats a time (Unix ms) or an age for the pages. */
 void	console_fmt_age(int64_t ms, char *buf, size_t len);
 

@@ -136,6 +136,17 @@ console_error_page(struct page *pg, int status, const char *code,
 }
 
 void
+console_store_error(struct page *pg, const char *err, const char *doing)
+{
+	char text[128];
+
+	log_emit(&pg->sink, "console store_error=%s", err);
+	snprintf(text, sizeof(text), "the store cannot %s now; try again",
+	    doing);
+	console_error_page(pg, 503, "store_unavailable", text);
+}
+
+void
 console_fmt_time(int64_t ms, char *buf, size_t len)
 {
 	time_t t = (time_t)(ms / 1000);

@@ -268,9 +268,7 @@ console_page_event(struct page *pg)
 		return;
 	}
 	if (rc != IH_OK) {
-		log_emit(&pg->sink, "console store_error=%s", err);
-		console_error_page(pg, 503, "store_unavailable",
-		    "the store cannot be read now; try again");
+		console_store_error(pg, err, "be read");
 		return;
 	}
 	pg->status = 200;

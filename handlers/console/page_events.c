@@ -97,9 +97,7 @@ console_page_events(struct page *pg)
 	rc = store_console_list(pg->c->store.st, &q, list_row, &ls, &next,
 	    err, sizeof(err));
 	if (rc == IH_ESTORE) {
-		log_emit(&pg->sink, "console store_error=%s", err);
-		console_error_page(pg, 503, "store_unavailable",
-		    "the store cannot be read now; try again");
+		console_store_error(pg, err, "be read");
 		return;
 	}
 	html_raw(h, "</table>");

@@ -169,9 +169,7 @@ console_page_overview(struct page *pg)
 	    pg->now_ms, &s, err, sizeof(err)) != IH_OK ||
 	    store_console_size(pg->c->store.st, &size, err, sizeof(err)) !=
 	    IH_OK) {
-		log_emit(&pg->sink, "console store_error=%s", err);
-		console_error_page(pg, 503, "store_unavailable",
-		    "the store cannot be read now; try again");
+		console_store_error(pg, err, "be read");
 		return;
 	}
 	console_page_start(pg, "Overview");

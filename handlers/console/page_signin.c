@@ -116,9 +116,7 @@ console_sign_in(struct page *pg, const struct config_source *src, size_t nsrc)
 		return 0;
 	}
 	if (rc == IH_ESTORE) {
-		log_emit(&pg->sink, "console store_error=%s", err);
-		console_error_page(pg, 503, "store_unavailable",
-		    "the store cannot be used now; try again");
+		console_store_error(pg, err, "be used");
 		pg->retry_after = 5;
 		return 0;
 	}

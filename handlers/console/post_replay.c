@@ -118,9 +118,7 @@ console_post_replay(struct page *pg)
 	rc = store_requeue(c->store.st, &f, 0, pg->now_ms, NULL, NULL, &count,
 	    err, sizeof(err));
 	if (rc != IH_OK) {
-		log_emit(&pg->sink, "console store_error=%s", err);
-		console_error_page(pg, 503, "store_unavailable",
-		    "the store cannot change now; try again");
+		console_store_error(pg, err, "change");
 		return;
 	}
 	if (count == 0) {
@@ -191,9 +189,7 @@ console_post_bulk(struct page *pg)
 	rc = store_requeue(c->store.st, &sf, dry, pg->now_ms, NULL, NULL,
 	    &count, err, sizeof(err));
 	if (rc != IH_OK) {
-		log_emit(&pg->sink, "console store_error=%s", err);
-		console_error_page(pg, 503, "store_unavailable",
-		    "the store cannot be used now; try again");
+		console_store_error(pg, err, "be used");
 		return;
 	}
 	console_page_start(pg, dry ? "Replay by filter: dry run" :

@@ -10,15 +10,19 @@
 #include "ih.h"
 #include "sqlite_int.h"
 
-/* Reads a one-value pragma's text into out. */
+/* Starts the finding a: the pragma name and its one value's text. */
 static int
-pragma_text(struct sq *st, const char *sql, char *out, size_t len,
+pragma_text(struct sq *st, const char *name, struct store_audit *a,
     char *err, size_t errlen)
 {
 	sqlite3_stmt *s = NULL;
+	char sql[64];
 	const char *m;
 	int rc, step;
 
+	memset(a, 0, sizeof(*a));
+	a->name = name;
+	snprintf(sql, sizeof(sql), "PRAGMA %s", name);
 	rc = sq_prepare(st, sql, &s, err, errlen);
 	if (rc != IH_OK)
 		goto out;
@@ -28,7 +32,7 @@ pragma_text(struct sq *st, const char *sql, char *out, size_t len,
 		goto out;
 	}
 	m = (const char *)sqlite3_column_text(s, 0);
-	snprintf(out, len, "%s", m != NULL ? m : "");
+	snprintf(a->value, sizeof(a->value), "%s", m != NULL ? m : "");
 	rc = IH_OK;
 out:
 	sqlite3_finalize(s);
@@ -48,10 +52,7 @@ sq_audit(struct store *base, int (*fn)(void *, const struct store_audit *),
 	struct store_audit a;
 	int rc;
 
-	memset(&a, 0, sizeof(a));
-	a.name = "journal_mode";
-	rc = pragma_text(st, "PRAGMA journal_mode", a.value, sizeof(a.value),
-	    err, errlen);
+	rc = pragma_text(st, "journal_mode", &a, err, errlen);
 	if (rc != IH_OK)
 		return rc;
 	a.ok = strcmp(a.value, "wal") == 0;
@@ -62,10 +63,7 @@ sq_audit(struct store *base, int (*fn)(void *, const struct store_audit *),
 	rc = fn(arg, &a);
 	if (rc != IH_OK)
 		return rc;
-	memset(&a, 0, sizeof(a));
-	a.name = "synchronous";
-	rc = pragma_text(st, "PRAGMA synchronous", a.value, sizeof(a.value),
-	    err, errlen);
+	rc = pragma_text(st, "synchronous", &a, err, errlen);
 	if (rc != IH_OK)
 		return rc;
 	a.ok = 1;

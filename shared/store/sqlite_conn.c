@@ -67,12 +67,35 @@ static const struct store_ops sq_ops;
 
 static void	sq_close(struct store *);
 
+/* The settings every connection runs with, after synchronous. */
+static const struct {
+	const char	*sql;
+	const char	*what;
+} pragmas[] = {
+	{ "PRAGMA foreign_keys = ON", "cannot enable foreign keys" },
+	/*
+	 * Each event of a batch has its savepoint, whose journal of page
+	 * images would otherwise go to a temporary file once past 64 KiB:
+	 * about 19 writes per event.  In memory it costs at most one
+	 * batch's pages, freed at its commit.
+	 */
+	{ "PRAGMA temp_store = MEMORY",
+	    "cannot keep temporary data in memory" },
+	/*
+	 * 1 MiB of page cache, not SQLite's 2: a receiver's inserts touch
+	 * the right edges of the table and the indexes' upper levels, and
+	 * the process stays near 4 MiB of private memory.
+	 */
+	{ "PRAGMA cache_size = -1024", "cannot set the page cache" },
+};
+
 int
 store_sqlite_open(const struct store_opts *opts, struct store **out,
     char *err, size_t errlen)
 {
 	struct sq *st = NULL;
 	char sql[64], qpath[4200];
+	size_t i;
 	int n, rc = IH_ENOMEM;
 
 	*out = NULL;
@@ -125,29 +148,11 @@ store_sqlite_open(const struct store_opts *opts, struct store **out,
 	rc = sq_exec(st, sql, "cannot set synchronous", err, errlen);
 	if (rc != IH_OK)
 		goto out;
-	rc = sq_exec(st, "PRAGMA foreign_keys = ON",
-	    "cannot enable foreign keys", err, errlen);
-	if (rc != IH_OK)
-		goto out;
-	/*
-	 * Each event of a batch has its savepoint, whose journal of page
-	 * images would otherwise go to a temporary file once past 64 KiB:
-	 * about 19 writes per event.  In memory it costs at most one
-	 * batch's pages, freed at its commit.
-	 */
-	rc = sq_exec(st, "PRAGMA temp_store = MEMORY",
-	    "cannot keep temporary data in memory", err, errlen);
-	if (rc != IH_OK)
-		goto out;
-	/*
-	 * 1 MiB of page cache, not SQLite's 2: a receiver's inserts touch
-	 * the right edges of the table and the indexes' upper levels, and
-	 * the process stays near 4 MiB of private memory.
-	 */
-	rc = sq_exec(st, "PRAGMA cache_size = -1024",
-	    "cannot set the page cache", err, errlen);
-	if (rc != IH_OK)
-		goto out;
+	for (i = 0; i < sizeof(pragmas) / sizeof(pragmas[0]); i++) {
+		rc = sq_exec(st, pragmas[i].sql, pragmas[i].what, err, errlen);
+		if (rc != IH_OK)
+			goto out;
+	}
 	rc = sq_set_up(st, err, errlen);
 	if (rc != IH_OK)
 		goto out;
