@@ -30,7 +30,7 @@
  * module: page_signin.c (who is asking), page_overview.c, page_events.c,
  * page_event.c, post_replay.c (replay and bulk replay), all writing
  * through console_frame.c and reading filters with console_filters.c
- * (console.h is their contract).
+ * (console_int.h is their contract).
  */
 #include <errno.h>
 #include <signal.h>
@@ -44,7 +44,7 @@
 
 #include "clock.h"
 #include "config.h"
-#include "console.h"
+#include "console_int.h"
 #include "console_auth.h"
 #include "harden.h"
 #include "html.h"
@@ -58,14 +58,6 @@ extern char **environ;
 
 #define PAGE_MAX		(8L * 1024 * 1024)	/* one page's HTML */
 #define DEFAULT_SILENCE_S	0	/* no warning unless set */
-
-const char *
-console_param(const struct page *pg, const char *name)
-{
-	if (pg->c->fx != NULL)
-		return FCGX_GetParam(name, pg->c->fx->envp);
-	return getenv(name);
-}
 
 /* The request's parameter name, or dflt when it has none. */
 static const char *

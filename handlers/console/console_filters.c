@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "console.h"
+#include "console_int.h"
 #include "form.h"
 #include "html.h"
 #include "ih.h"

@@ -1,18 +1,20 @@
 /*
- * console_frame.c -- the HTML frame every console page shares: the
- * Content-Security-Policy and security headers, the page's start and
- * end, the error page, and the small widgets (times, ages, hidden
- * fields, selects, event links) the pages put in it.  Escaping stays in
- * shared/html.c, form fields in shared/form.c.
+ * console_frame.c -- the request's parameters and the HTML frame every
+ * console page shares: the Content-Security-Policy and security headers,
+ * the page's start and end, the error pages, and the small widgets
+ * (times, ages, hidden fields, selects, event links) the pages put in
+ * it.  Escaping stays in shared/html.c, form fields in shared/form.c.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <fcgiapp.h>
 #include <openssl/evp.h>
 
-#include "console.h"
+#include "console_int.h"
 #include "html.h"
 #include "respond.h"
 
@@ -31,6 +33,14 @@ static const char CSS[] =
     ".charts{display:flex;flex-wrap:wrap;gap:1.5em}"
     "form.filter input,form.filter select{margin-right:.6em}"
     "button{font-weight:bold}";
+
+const char *
+console_param(const struct page *pg, const char *name)
+{
+	if (pg->c->fx != NULL)
+		return FCGX_GetParam(name, pg->c->fx->envp);
+	return getenv(name);
+}
 
 /* Builds the one Content-Security-Policy, with the stylesheet's hash. */
 void

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "console.h"
+#include "console_int.h"
 #include "form.h"
 #include "html.h"
 #include "ih.h"

@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "console.h"
+#include "console_int.h"
 #include "html.h"
 #include "ih.h"
 #include "log.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "console.h"
+#include "console_int.h"
 #include "html.h"
 #include "ih.h"
 #include "log.h"

@@ -10,7 +10,7 @@
 #include <openssl/crypto.h>
 
 #include "config.h"
-#include "console.h"
+#include "console_int.h"
 #include "console_auth.h"
 #include "console_throttle.h"
 #include "ih.h"

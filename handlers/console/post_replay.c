@@ -7,7 +7,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "console.h"
+#include "console_int.h"
 #include "console_auth.h"
 #include "html.h"
 #include "ih.h"

@@ -1,9 +1,9 @@
 /*
  * sqlite_conn.c -- SQLite: the connection (open, close, the pragmas it
- * runs with), the ops table, and the error and step helpers every
- * sqlite_*.c uses.  The writers' queue is sqlite_queue.c, the schema
- * sqlite_schema.c, the statements sqlite_stmt.c, transactions
- * sqlite_txn.c and the audit sqlite_audit.c.
+ * runs with) and the ops table.  The helpers every sqlite_*.c uses to
+ * run a statement are sqlite_exec.c, the writers' queue sqlite_queue.c,
+ * the schema sqlite_schema.c, the statements sqlite_stmt.c,
+ * transactions sqlite_txn.c and the audit sqlite_audit.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,44 +23,6 @@ store_process_init(void)
 {
 	/* SQLITE_MISUSE once SQLite is initialised: then nothing changes. */
 	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-}
-
-/* Writes "what: sqlite's message" into err. */
-int
-sq_fail(struct sq *st, int rc, const char *what, char *err, size_t errlen)
-{
-	const char *msg = st != NULL && st->db != NULL ?
-	    sqlite3_errmsg(st->db) : sqlite3_errstr(rc);
-
-	snprintf(err, errlen, "%s: %s (sqlite %d)", what, msg, rc);
-	if (st != NULL && sqtrust_refused(err))
-		st->distrusted = 1;
-	return IH_ESTORE;
-}
-
-int
-sq_exec(struct sq *st, const char *sql, const char *what, char *err,
-    size_t errlen)
-{
-	int rc;
-
-	rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
-	if (rc != SQLITE_OK)
-		return sq_fail(st, rc, what, err, errlen);
-	return IH_OK;
-}
-
-int
-sq_prepare(struct sq *st, const char *sql, sqlite3_stmt **stmt, char *err,
-    size_t errlen)
-{
-	int rc;
-
-	rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
-	    stmt, NULL);
-	if (rc != SQLITE_OK)
-		return sq_fail(st, rc, "cannot prepare statement", err, errlen);
-	return IH_OK;
 }
 
 static const struct store_ops sq_ops;
@@ -180,44 +142,6 @@ sq_close(struct store *base)
 	if (st->queuefd >= 0)
 		close(st->queuefd);
 	free(st);
-}
-
-/* Runs a prepared statement that returns no rows. */
-int
-sq_step_done(struct sq *st, sqlite3_stmt *stmt, const char *what,
-    char *err, size_t errlen)
-{
-	int rc;
-
-	rc = sqlite3_step(stmt);
-	sqlite3_reset(stmt);
-	if (rc != SQLITE_DONE)
-		return sq_fail(st, rc, what, err, errlen);
-	return IH_OK;
-}
-
-void
-sq_bind_text(sqlite3_stmt *s, int i, const char *v)
-{
-	if (v != NULL)
-		sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(s, i);
-}
-
-int
-sq_row(struct sq *st, sqlite3_stmt *stmt, const char *what, int *rc,
-    char *err, size_t errlen)
-{
-	int step;
-
-	step = sqlite3_step(stmt);
-	*rc = IH_OK;
-	if (step == SQLITE_ROW)
-		return 1;
-	if (step != SQLITE_DONE)
-		*rc = sq_fail(st, step, what, err, errlen);
-	return 0;
 }
 
 static const struct store_ops sq_ops = {

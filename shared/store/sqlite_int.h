@@ -1,8 +1,9 @@
 /*
  * sqlite_int.h -- the SQLite backend's own parts, shared by its files:
- * sqlite_conn.c (the connection and its helpers), sqlite_stmt.c (the
- * statement table), sqlite_queue.c (the writers' queue), sqlite_schema.c
- * (creation, schema, migrations), sqlite_txn.c (transactions),
+ * sqlite_conn.c (the connection), sqlite_exec.c (the helpers that run
+ * statements and report failures), sqlite_stmt.c (the statement table),
+ * sqlite_queue.c (the writers' queue), sqlite_schema.c (creation,
+ * schema, migrations), sqlite_txn.c (transactions),
  * sqlite_audit.c (what check reports), sqlite_record.c (recording and
  * processing), sqlite_payload.c (the payloads table), sqlite_query.c
  * (the operator's queries), sqlite_objects.c (the objects table) and

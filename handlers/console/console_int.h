@@ -1,5 +1,5 @@
 /*
- * console.h -- the console's internal contract (handlers/console/):
+ * console_int.h -- the console's internal contract (handlers/console/):
  * struct console (one per process: settings, store, output buffer),
  * struct page (one per request, on the router's stack) and struct
  * filters, and the functions one module of the console calls in
@@ -7,8 +7,8 @@
  * pages write into c->out through console_frame.c and never send
  * anything themselves.  Nothing here is used outside console.fcgi.
  */
-#ifndef IH_CONSOLE_H
-#define IH_CONSOLE_H
+#ifndef IH_CONSOLE_INT_H
+#define IH_CONSOLE_INT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -78,11 +78,10 @@ struct filters {
 	int64_t	since_ms, until_ms, before_id;
 };
 
-/* console.c */
-
-const char *	console_param(const struct page *pg, const char *name);
-
 /* console_frame.c */
+
+/* The request's CGI parameter name (FastCGI or plain CGI), or NULL. */
+const char *	console_param(const struct page *pg, const char *name);
 
 /* A short page saying why, with the code the log line names. */
 void	console_error_page(struct page *pg, int status, const char *code,
