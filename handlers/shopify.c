@@ -389,4 +389,6 @@ const struct provider shopify_provider = {
 	.handle = shopify_handle,
 	.map_object = shopify_map,
 	.keep_unusable = 0,
+	/* Unsigned: it labels and may hold an event, never releases one. */
+	.version_header = "X-Shopify-API-Version",
 };

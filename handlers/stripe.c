@@ -263,4 +263,6 @@ const struct provider stripe_provider = {
 	.handle = stripe_handle,
 	.map_object = stripe_map,
 	.keep_unusable = 0,
+	/* Signed: the endpoint's pinned version, rendered into the body. */
+	.version_key = "api_version",
 };

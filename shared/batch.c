@@ -178,8 +178,9 @@ record_one(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
 	rc = replay_check(w, tx, in, r, err, sizeof(err));
 	if (rc != IH_OK || r->replay)
 		goto end;
+	/* Quarantined and held events are recorded, never claimed. */
 	after = in->cfg.mode == CONFIG_MODE_AFTER_RESPONSE &&
-	    in->quarantine == NULL;
+	    in->ev.status == NULL;
 	/* A last attempt may alert: that runs outside the transaction. */
 	within = after && in->cfg.max_attempts > 1 &&
 	    in->ev.payload_len <= BATCH_WITHIN_MAX &&
@@ -236,6 +237,10 @@ answer_of(struct ingest *in, const struct rec *r)
 	else if (in->quarantine != NULL)
 		outcome_set(&in->out, 200, r->res.duplicate ? "duplicate" :
 		    "quarantined", in->quarantine);
+	else if (in->ev.status != NULL && !r->res.duplicate)
+		/* Held: an answer as any other, a log line that says so. */
+		outcome_set(&in->out, 200, "accepted",
+		    "held: its API version is not in the expected list");
 	else
 		outcome_set(&in->out, 200, r->res.duplicate ? "duplicate" :
 		    "accepted", "");
@@ -404,7 +409,7 @@ same_store(const struct ingest *a, const struct ingest *b)
 static int
 is_inline(const struct ingest *in)
 {
-	return in->cfg.mode == CONFIG_MODE_INLINE && in->quarantine == NULL;
+	return in->cfg.mode == CONFIG_MODE_INLINE && in->ev.status == NULL;
 }
 
 void

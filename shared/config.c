@@ -20,6 +20,7 @@
 #include "ih.h"
 #include "redact.h"
 #include "store.h"
+#include "version.h"
 
 int
 config_db_check(const char *db, char *err, size_t errlen)
@@ -325,6 +326,8 @@ config_load(struct config *cfg, const char *provider, const char *secret_var,
 	if (rc != IH_OK)
 		goto out;
 	rc = load_action_env(cfg, provider, src, nsrc, err, errlen);
+	if (rc == IH_OK)
+		rc = version_load(cfg, provider, src, nsrc, err, errlen);
 	if (rc != IH_OK)
 		goto out;
 	rc = IH_ECONFIG;
@@ -407,5 +410,6 @@ config_free(struct config *cfg)
 	free(cfg->allow_from);
 	free(cfg->log);
 	free(cfg->alert_action);
+	free(cfg->api_versions);
 	memset(cfg, 0, sizeof(*cfg));
 }

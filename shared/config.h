@@ -84,6 +84,7 @@ struct config {
 	char	*allow_from;		/* CIDR list (allow.h), or NULL */
 	char	*log;			/* IDEMHOOK_LOG, or NULL */
 	char	*alert_action;		/* IDEMHOOK_ALERT_ACTION, or NULL */
+	char	*api_versions;		/* "v1,v2" (version.h), or NULL */
 	long	 silence_alert_s;	/* IDEMHOOK_SILENCE_ALERT; 0 off */
 	size_t	 nsecrets;
 	char	*secrets[CONFIG_MAX_SECRETS];

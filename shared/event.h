@@ -26,6 +26,14 @@ struct event {
 	const char		*headers;	/* "name: value\n" lines */
 	const char		*fingerprint;	/* payload's SHA-256 hex */
 	const char		*status;	/* NULL, or "quarantined" */
+	const char		*api_version;	/* or NULL (version 7) */
+	/*
+	 * Set when the event is of a version the settings expect and its
+	 * version is signed: a held event of the same id (another version)
+	 * is deleted in the same transaction, and this one recorded in its
+	 * place.
+	 */
+	int			 replaces_held;
 	/* Set once the event has a row: a claim, or a record that claims. */
 	int64_t			 rowid;
 	long			 attempt;	/* 1: the first since queued */

@@ -72,6 +72,7 @@ ingest_begin(struct ingest *in, const struct io *io)
 	in->quarantine = NULL;
 	in->same_action[0] = '\0';
 	in->headers[0] = '\0';
+	in->api_version[0] = '\0';
 	in->later = 0;
 	in->inline_run = 0;
 	in->deferred_len = 0;
@@ -356,6 +357,11 @@ read_body(struct ingest *in)
 			return 0;
 		}
 	}
+	if (version_of(in->p, &pr, in->api_version,
+	    sizeof(in->api_version)) != IH_OK) {
+		outcome_set(&in->out, 503, "out_of_memory", "");
+		return 0;
+	}
 	return 1;
 }
 
@@ -400,6 +406,14 @@ ingest_read(struct ingest *in)
 	in->ev.payload_len = in->req.body_len;
 	in->ev.headers = in->headers;
 	in->ev.fingerprint = in->fingerprint;
+	in->ev.api_version = in->api_version[0] != '\0' ? in->api_version :
+	    NULL;
+	/* Recorded and answered as always, but not processed (version.h). */
+	if (in->quarantine == NULL &&
+	    !version_expected(in->cfg.api_versions, in->ev.api_version))
+		in->ev.status = "held";
+	in->ev.replaces_held = in->quarantine == NULL &&
+	    version_replaces(in->p, in->cfg.api_versions, in->ev.api_version);
 	return 1;
 }
 

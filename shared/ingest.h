@@ -30,6 +30,7 @@
 #include "settings.h"
 #include "store.h"
 #include "verify.h"
+#include "version.h"
 
 #define INGEST_HEADERS_MAX	8192
 /* How long a document-root verdict holds for the same paths. */
@@ -74,6 +75,7 @@ struct ingest {
 	char			 same_action[REQUEST_HEADER_NAME_MAX + 1024];
 	char			 headers[INGEST_HEADERS_MAX];
 	char			 fingerprint[VERIFY_SHA256_HEX];
+	char			 api_version[VERSION_MAX];	/* or "" */
 	char			 file_path[PATH_MAX];
 	struct outcome		 out;
 	/*

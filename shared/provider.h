@@ -120,6 +120,14 @@ struct provider {
 	 * otherwise retry it until it pauses the whole queue (Asaas).
 	 */
 	int	keep_unusable;
+
+	/*
+	 * Or NULL: where the event's API version is (version.h), a member
+	 * of the signed body (Stripe's "api_version"), or else a header the
+	 * signature does not cover (Shopify's X-Shopify-API-Version).
+	 */
+	const char	*version_key;
+	const char	*version_header;
 };
 
 #endif

@@ -9,7 +9,7 @@
 #   IH_BIN=BINDIR;
 # - the suites in IH_PG_SUITES (default: stripe processing load faults
 #   cli objects console console_signin durability backup replay
-#   console_bulk catchup) a second time with IH_DB_BACKEND=pg, on
+#   console_bulk catchup versions) a second time with IH_DB_BACKEND=pg, on
 #   PostgreSQL.
 # A throwaway PostgreSQL cluster (tests/pg_cluster.sh) runs on a Unix
 # socket in a temporary folder for the whole run; IH_PG_URI names it for
@@ -40,7 +40,7 @@ skips=$(mktemp "${TMPDIR:-/tmp}/ih-skips.XXXXXX")
 pgdir=$(mktemp -d "${TMPDIR:-/tmp}/ih-pg.XXXXXX")
 trap 'rm -f "$out" "$skips"; "$HERE/pg_cluster.sh" stop "$pgdir"' EXIT
 trap 'exit 130' INT TERM
-PG_SUITES=${IH_PG_SUITES-stripe processing load faults cli objects console console_signin durability backup replay console_bulk catchup}
+PG_SUITES=${IH_PG_SUITES-stripe processing load faults cli objects console console_signin durability backup replay console_bulk catchup versions}
 
 # run NAME TIMEOUT COMMAND...
 run() {

@@ -20,7 +20,7 @@ CREATE TABLE IF NOT EXISTS events (
 	duplicates	BIGINT	NOT NULL DEFAULT 0,
 	status		TEXT	NOT NULL DEFAULT 'received'
 	    CHECK (status IN ('received', 'processing', 'done', 'failed',
-	    'dead', 'quarantined')),
+	    'dead', 'quarantined', 'held')),
 	attempts	BIGINT	NOT NULL DEFAULT 0,
 	next_attempt_at	BIGINT	NOT NULL DEFAULT 0,
 	-- A claim's lease: its holder and when it ends.  A killed holder's
@@ -31,6 +31,8 @@ CREATE TABLE IF NOT EXISTS events (
 	done_at		BIGINT,
 	purged_at	BIGINT,
 	fingerprint	TEXT,
+	-- The provider's API version of the event (version 7), or NULL.
+	api_version	TEXT,
 	UNIQUE (provider, event_id)
 );
 

@@ -29,7 +29,7 @@ CREATE TABLE IF NOT EXISTS events (
 	duplicates	INTEGER	NOT NULL DEFAULT 0,
 	status		TEXT	NOT NULL DEFAULT 'received'
 	    CHECK (status IN ('received', 'processing', 'done', 'failed',
-	    'dead', 'quarantined')),
+	    'dead', 'quarantined', 'held')),
 	attempts	INTEGER	NOT NULL DEFAULT 0,
 	next_attempt_at	INTEGER	NOT NULL DEFAULT 0,
 	lease_until	INTEGER,
@@ -40,6 +40,8 @@ CREATE TABLE IF NOT EXISTS events (
 	-- The lowercase hex SHA-256 of the payload as received (version 2):
 	-- the same signed bytes under another identity are a replay.
 	fingerprint	TEXT,
+	-- The provider's API version of the event (version 7), or NULL.
+	api_version	TEXT,
 	UNIQUE (provider, event_id)
 );
 

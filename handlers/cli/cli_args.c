@@ -207,14 +207,14 @@ static int
 valid_status(const char *status)
 {
 	static const char *const statuses[] = { "received", "processing",
-	    "done", "failed", "dead", "quarantined", NULL };
+	    "done", "failed", "dead", "quarantined", "held", NULL };
 	size_t i;
 
 	for (i = 0; statuses[i] != NULL; i++)
 		if (strcmp(status, statuses[i]) == 0)
 			return 1;
 	cli_errorf("--status %s: give received, processing, done, failed, "
-	    "dead or quarantined", status);
+	    "dead, quarantined or held", status);
 	return 0;
 }
 

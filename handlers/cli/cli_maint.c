@@ -22,6 +22,7 @@
 #include "ih.h"
 #include "providers.h"
 #include "store.h"
+#include "store_version.h"
 
 #define DAY_MS			(86400LL * 1000)
 #define PURGE_DEFAULT_PAYLOAD	30
@@ -278,7 +279,8 @@ stats_json(const struct stats_state *ss, int64_t since, int64_t until,
 			printf("\"oldest_pending_at\": null, "
 			    "\"oldest_pending_age_s\": null}");
 	}
-	printf("\n]}\n");
+	/* The object is closed after its "versions" (versions_print()). */
+	printf("\n]");
 }
 
 /*
@@ -435,6 +437,96 @@ stats_table(const struct stats_state *ss, int64_t since, int64_t until)
 		printf("(no events)\n");
 }
 
+/* How versions_row() prints: a table, JSON or Prometheus. */
+enum ver_mode {
+	VER_TABLE,
+	VER_JSON,
+	VER_PROM_EVENTS,
+	VER_PROM_HELD
+};
+
+struct ver_state {
+	enum ver_mode	mode;
+	long		n;
+};
+
+static int
+versions_row(void *arg, const struct store_version_count *c)
+{
+	struct ver_state *vs = arg;
+	const char *v = c->api_version != NULL ? c->api_version : "";
+	size_t len;
+
+	if (vs->mode == VER_JSON) {
+		printf("%s\n  {\"provider\": ", vs->n > 0 ? "," : "");
+		cli_put_json(stdout, c->provider);
+		printf(", \"api_version\": ");
+		if (c->api_version != NULL)
+			cli_put_json(stdout, c->api_version);
+		else
+			printf("null");
+		printf(", \"events\": %lld, \"held\": %lld}",
+		    (long long)c->events, (long long)c->held);
+	} else if (vs->mode == VER_PROM_EVENTS)
+		prom_value("idemhook_events_by_version_total", c->provider,
+		    "api_version", v, (double)c->events);
+	else if (vs->mode == VER_PROM_HELD)
+		prom_value("idemhook_held_events", c->provider, "api_version",
+		    v, (double)c->held);
+	else {
+		len = cli_clean_width(c->provider);
+		cli_put_clean(stdout, c->provider);
+		printf("%*s", (int)(len < 10 ? 11 - len : 1), "");
+		len = cli_clean_width(*v != '\0' ? v : "-");
+		cli_put_clean(stdout, *v != '\0' ? v : "-");
+		printf("%*s", (int)(len < 24 ? 25 - len : 1), "");
+		printf("%8lld %6lld\n", (long long)c->events,
+		    (long long)c->held);
+	}
+	vs->n++;
+	return IH_OK;
+}
+
+/*
+ * The events of the window by API version (issue 30), after the figures
+ * per provider: a table, the "versions" of the JSON object (which it
+ * closes), or two Prometheus families.
+ */
+static int
+versions_print(struct store *st, const char *provider, int64_t since,
+    int64_t until, int json, int prom, char *err, size_t errlen)
+{
+	struct ver_state vs;
+	int rc;
+
+	memset(&vs, 0, sizeof(vs));
+	if (prom) {
+		prom_head("idemhook_events_by_version_total", "gauge",
+		    "Events first received in the window, by API version.");
+		vs.mode = VER_PROM_EVENTS;
+		rc = store_versions(st, provider, since, until, versions_row,
+		    &vs, err, errlen);
+		if (rc != IH_OK)
+			return rc;
+		prom_head("idemhook_held_events", "gauge", "Of those, the "
+		    "events held for their version (status held).");
+		vs.mode = VER_PROM_HELD;
+		return store_versions(st, provider, since, until,
+		    versions_row, &vs, err, errlen);
+	}
+	if (json)
+		printf(", \"versions\": [");
+	else
+		printf("\nby API version\n%-10s %-24s %8s %6s\n", "PROVIDER",
+		    "API VERSION", "EVENTS", "HELD");
+	vs.mode = json ? VER_JSON : VER_TABLE;
+	rc = store_versions(st, provider, since, until, versions_row, &vs,
+	    err, errlen);
+	if (json)
+		printf("\n]}\n");
+	return rc;
+}
+
 static void
 stats_usage(FILE *f)
 {
@@ -446,7 +538,8 @@ stats_usage(FILE *f)
 	    "and their share of\nall deliveries, status now (done, failed, "
 	    "dead, quarantined, ...),\nprocessing latency p50/p95/p99 "
 	    "(received to done, nearest rank); and, of\nany age, the pending "
-	    "events and the oldest of them.\n"
+	    "events and the oldest of them; then the events of the window "
+	    "by API\nversion, and how many of them are held.\n"
 	    "  WHEN          Unix seconds, ISO date or time in UTC, or an age "
 	    "(24h, 7d)\n"
 	    "  --json        one JSON object\n"
@@ -510,6 +603,12 @@ cli_stats(struct cli *c, int argc, char **argv)
 		stats_prometheus(ss, since, until, now);
 	else
 		stats_table(ss, since, until);
+	rc = versions_print(st, f.provider, since, until, json, prom, err,
+	    sizeof(err));
+	if (rc != IH_OK) {
+		cli_errorf("stats: %s", err);
+		goto out;
+	}
 	status = CLI_EXIT_OK;
 out:
 	free(ss);

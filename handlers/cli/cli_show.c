@@ -225,6 +225,7 @@ show_row(void *arg, const struct store_row *row)
 	show_field("subtype", row->subtype);
 	show_field("order_key", row->order_key);
 	show_field("status", row->status);
+	show_field("api_version", row->api_version);
 	show_time("received", row->received_at);
 	show_time("last_seen", row->last_seen_at);
 	snprintf(n, sizeof(n), "%lld", (long long)row->duplicates);

@@ -31,6 +31,7 @@
 
 #include "clock.h"
 #include "alert.h"
+#include "alert_held.h"
 #include "config.h"
 #include "config_find.h"
 #include "dispatch.h"
@@ -315,6 +316,7 @@ cmd_work(struct cli *c, int argc, char **argv)
 	struct log_dest ld;
 	struct alert_silence silence;
 	struct alert_badsig badsig;
+	struct alert_held held;
 	long found, threshold, minutes, health_s = 0;
 	int64_t health_at[CLI_MAX_PROVIDERS];
 	static char health_last[CLI_MAX_PROVIDERS][1024];
@@ -360,6 +362,7 @@ cmd_work(struct cli *c, int argc, char **argv)
 	dispatch_owner(owner, sizeof(owner));
 	memset(&silence, 0, sizeof(silence));
 	memset(&badsig, 0, sizeof(badsig));
+	memset(&held, 0, sizeof(held));
 	memset(health_at, 0, sizeof(health_at));
 	/* IDEMHOOK_HEALTH_INTERVAL: idemhook health's checks, with alerts. */
 	v = cli_setting(c, "IDEMHOOK_HEALTH_INTERVAL");
@@ -397,6 +400,11 @@ cmd_work(struct cli *c, int argc, char **argv)
 			    providers_all[i]->name, st, threshold, minutes,
 			    clock_wall_ms(), d.log, err, sizeof(err)) != IH_OK)
 				cli_errorf("work: signature check: %s", err);
+			/* Events held back for their API version. */
+			if (alert_held_check(&held, i, cfg,
+			    providers_all[i]->name, st, clock_wall_ms(), d.log,
+			    err, sizeof(err)) != IH_OK)
+				cli_errorf("work: held check: %s", err);
 			if (health_s > 0 && i < CLI_MAX_PROVIDERS &&
 			    (health_at[i] == 0 || clock_wall_ms() -
 			    health_at[i] >= health_s * 1000)) {

@@ -87,7 +87,7 @@ parse_when(const char *s, int64_t *ms)
 }
 
 const char *const console_statuses[CONSOLE_NSTATUS] = { "received",
-    "processing", "done", "failed", "dead", "quarantined" };
+    "processing", "done", "failed", "dead", "quarantined", "held" };
 
 static int
 valid_status(const char *s)

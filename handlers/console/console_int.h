@@ -131,7 +131,7 @@ void	console_send_page(struct page *pg);
 /* console_filters.c */
 
 /* The statuses an event can have, in the order the pages show them. */
-#define CONSOLE_NSTATUS	6
+#define CONSOLE_NSTATUS	7
 extern const char *const console_statuses[CONSOLE_NSTATUS];
 
 /*

@@ -162,6 +162,7 @@ show_row(void *arg, const struct store_row *r)
 	meta_row(h, "type", r->event_type);
 	meta_row(h, "subtype", r->subtype);
 	meta_row(h, "order key", r->order_key);
+	meta_row(h, "API version", r->api_version);
 	html_raw(h, "<tr><th>status</th><td id=\"status\">");
 	html_esc(h, r->status);
 	html_raw(h, "</td></tr>");
@@ -178,7 +179,7 @@ show_row(void *arg, const struct store_row *r)
 	html_raw(h, "</table>");
 
 	if (!pg->readonly && (strcmp(r->status, "failed") == 0 ||
-	    strcmp(r->status, "dead") == 0)) {
+	    strcmp(r->status, "dead") == 0 || strcmp(r->status, "held") == 0)) {
 		html_raw(h, "<form method=\"post\" action=\"");
 		html_esc(h, pg->base);
 		html_raw(h, "/replay\">");

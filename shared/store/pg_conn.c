@@ -66,16 +66,16 @@ static const struct {
 	 * payload goes to its own table in the same statement (one round
 	 * trip), written once: status changes never touch it.
 	 */
-	[PG_RECORD] = { "ih_record", "ttttbtitttti",
+	[PG_RECORD] = { "ih_record", "ttttbtittttit",
 	    "WITH ev AS (INSERT INTO events (provider, event_id, event_type,"
 	    " order_key, headers, received_at, last_seen_at, status,"
 	    " next_attempt_at, subtype, fingerprint, lease_owner, lease_until,"
-	    " attempts)"
+	    " attempts, api_version)"
 	    " VALUES ($1, $2, $3, $4, $6, $7, $7,"
 	    " CASE WHEN $11::text IS NOT NULL THEN 'processing'"
 	    " ELSE coalesce($8, 'received') END, $7, $9, $10, $11,"
 	    " " PG_NOW_MS " + $12,"
-	    " CASE WHEN $11::text IS NOT NULL THEN 1 ELSE 0 END)"
+	    " CASE WHEN $11::text IS NOT NULL THEN 1 ELSE 0 END, $13)"
 	    " ON CONFLICT (provider, event_id) DO UPDATE SET"
 	    " duplicates = events.duplicates + 1,"
 	    " last_seen_at = excluded.received_at"
@@ -583,6 +583,7 @@ static const struct store_ops pg_ops = {
 	.rollback = pg_rollback,
 	.savepoint = pg_savepoint,
 	.record = pg_record,
+	.release_held = pg_release_held,
 	.attempt_start = pg_attempt_start,
 	.replay_of = pg_replay_of,
 	.claim = pg_claim,
@@ -599,6 +600,7 @@ static const struct store_ops pg_ops = {
 	.attempts = pg_attempts,
 	.purge = pg_purge,
 	.stats = pg_stats,
+	.versions = pg_versions,
 	.audit = pg_audit,
 	.console_counts = pg_console_counts,
 	.console_hours = pg_console_hours,

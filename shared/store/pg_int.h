@@ -118,6 +118,13 @@ PGresult *pg_wait_prepare(struct pgs *, const char *, const char *, int,
 int	pg_audit(struct store *, int (*)(void *, const struct store_audit *),
 	    void *, char *, size_t);
 
+/* pg_version.c */
+int	pg_release_held(struct store *, const struct event *, char *,
+	    size_t);
+int	pg_versions(struct store *, const char *, int64_t, int64_t,
+	    int (*)(void *, const struct store_version_count *), void *,
+	    char *, size_t);
+
 /* pg_record.c */
 int	pg_record(struct store *, const struct event *, int64_t,
 	    const char *, int64_t, struct store_result *, char *, size_t);

@@ -27,7 +27,8 @@
 	" 'duplicates', duplicates, 'attempts', attempts," \
 	" 'next_attempt_at', next_attempt_at, 'done_at', done_at," \
 	" 'purged_at', purged_at, 'last_error', last_error," \
-	" 'payload_bytes', " PG_PAYLOAD_LEN ")::text"
+	" 'api_version', api_version," \
+	" 'payload_bytes', " PG_PAYLOAD_LEN ")::text, api_version"
 
 /* A struct store_filter's terms ($1..$6; the limit is $7). */
 #define PG_FILTER_SQL \
@@ -40,7 +41,7 @@
 #define PG_FILTER_TYPES	"ttttiii"
 
 #define PG_REPLAYABLE_SQL \
-	" AND status IN ('done', 'failed', 'dead', 'quarantined')" \
+	" AND status IN ('done', 'failed', 'dead', 'quarantined', 'held')" \
 	" AND " PG_HAS_PAYLOAD
 
 static void
@@ -83,6 +84,7 @@ fill_row(const PGresult *r, int i, struct store_row *row)
 	row->has_payload = (int)pg_getint(r, i, 17);
 	row->payload_len = pg_getint(r, i, 18);
 	row->json = pg_gettext(r, i, 19);
+	row->api_version = pg_gettext(r, i, 20);
 	store_row_defaults(row);
 }
 
@@ -152,12 +154,12 @@ pg_show(struct store *base, const char *provider, const char *event_id,
 		goto out;
 	}
 	fill_row(r, 0, &row);
-	row.headers = pg_gettext(r, 0, 20);
+	row.headers = pg_gettext(r, 0, 21);
 	if (row.headers == NULL)
 		row.headers = "";
-	if (!PQgetisnull(r, 0, 21)) {
+	if (!PQgetisnull(r, 0, 22)) {
 		bytes = PQunescapeBytea((const unsigned char *)
-		    PQgetvalue(r, 0, 21), &len);
+		    PQgetvalue(r, 0, 22), &len);
 		if (bytes == NULL) {
 			rc = IH_ENOMEM;
 			goto out;
@@ -497,14 +499,15 @@ pg_copy_put(struct store *base, const struct store_row *row, int64_t *rowid,
 	pg_int(&p, row->done_at);
 	pg_int(&p, row->purged_at);
 	pg_text(&p, row->fingerprint);
+	pg_text(&p, row->api_version);
 	r = pg_exec_sql(st, "WITH ins AS (INSERT INTO events (provider,"
 	    " event_id, event_type, subtype, order_key, headers,"
 	    " received_at, last_seen_at, duplicates, status, attempts,"
 	    " next_attempt_at, lease_until, lease_owner, last_error, done_at,"
-	    " purged_at, fingerprint)"
+	    " purged_at, fingerprint, api_version)"
 	    " SELECT $1, $2, $3, $4, $5, $7, $8, $9, $10, $11, $12, $13,"
 	    " nullif($14, 0), $15, $16, nullif($17, 0), nullif($18, 0),"
-	    " $19"
+	    " $19, $20"
 	    " ON CONFLICT (provider, event_id) DO NOTHING RETURNING id),"
 	    " pl AS (INSERT INTO payloads (event, payload)"
 	    " SELECT id, $6 FROM ins WHERE $6 IS NOT NULL),"
@@ -521,7 +524,7 @@ pg_copy_put(struct store *base, const struct store_row *row, int64_t *rowid,
 	    " UNION ALL SELECT id, 0 FROM events WHERE provider = $1"
 	    " AND event_id = $2 AND NOT EXISTS (SELECT 1 FROM ins)"
 	    " AND NOT EXISTS (SELECT 1 FROM fin)",
-	    "tttttbtiiitiiittiit", &p, PGRES_TUPLES_OK, "cannot copy event",
+	    "tttttbtiiitiiittiitt", &p, PGRES_TUPLES_OK, "cannot copy event",
 	    err, errlen);
 	if (r == NULL)
 		return IH_ESTORE;

@@ -39,6 +39,7 @@ pg_record(struct store *base, const struct event *ev, int64_t now_ms,
 		pg_int(&p, lease_until - now_ms);
 	else
 		pg_text(&p, NULL);
+	pg_text(&p, ev->api_version);
 	r = pg_exec_stmt(st, PG_RECORD, &p, PGRES_TUPLES_OK,
 	    "cannot record event", err, errlen);
 	if (r == NULL)

@@ -76,6 +76,8 @@ paused(char *why, size_t len)
 	pthread_mutex_unlock(&pause_lock);
 	return on;
 }
+/* How much longer a statement may run than a wait for a lock. */
+#define PG_STMT_SLACK_MS	500
 /* How long past statement_timeout the client still waits. */
 #define PG_GRACE_MS	250
 
@@ -234,10 +236,13 @@ pg_wait_prepare(struct pgs *st, const char *name, const char *sql, int n,
 
 /*
  * The session's settings: notices off the log; lock_timeout the busy
- * timeout, as SQLite waits for its lock; statement_timeout the same
- * unless the URI (options=-c statement_timeout=...), the role or the
- * database set one; and the client's deadline that statement_timeout
- * plus a grace, so that the server's own timeout speaks first.
+ * timeout, as SQLite waits for its lock; statement_timeout half a second
+ * longer, so that a wait for a lock ends as a lock timeout (the store is
+ * busy) and only a statement that stalls otherwise ends as a statement
+ * timeout, unless the URI (options=-c statement_timeout=...), the role
+ * or the database set one; and the client's deadline that
+ * statement_timeout plus a grace, so that the server's own timeout
+ * speaks first.
  */
 static int
 session(struct pgs *st, char *err, size_t errlen)
@@ -253,7 +258,7 @@ session(struct pgs *st, char *err, size_t errlen)
 	    " 'user', 'database', 'database user') THEN setting::bigint"
 	    " ELSE extract(epoch FROM set_config('statement_timeout', '%ld',"
 	    " false)::interval) * 1000 END::bigint FROM pg_settings"
-	    " WHERE name = 'statement_timeout'", busy, busy);
+	    " WHERE name = 'statement_timeout'", busy, busy + PG_STMT_SLACK_MS);
 	r = pg_wait_exec(st, sql);
 	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
 		return pg_fail(st, r, "cannot set the session up", err,

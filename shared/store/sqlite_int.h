@@ -121,6 +121,13 @@ int	sq_payload_put(struct sq *, const struct event *, int64_t,
 int	sq_payload_get(struct sq *, struct store_job *, int64_t, char *,
 	    size_t);
 
+/* sqlite_version.c */
+int	sq_release_held(struct store *, const struct event *, char *,
+	    size_t);
+int	sq_versions(struct store *, const char *, int64_t, int64_t,
+	    int (*)(void *, const struct store_version_count *), void *,
+	    char *, size_t);
+
 /* sqlite_record.c */
 int	sq_record(struct store *, const struct event *, int64_t,
 	    const char *, int64_t, struct store_result *, char *, size_t);

@@ -39,7 +39,8 @@
 	" 'duplicates', duplicates, 'attempts', attempts," \
 	" 'next_attempt_at', next_attempt_at, 'done_at', done_at," \
 	" 'purged_at', purged_at, 'last_error', last_error," \
-	" 'payload_bytes', " SQ_PAYLOAD_LEN ")"
+	" 'api_version', api_version," \
+	" 'payload_bytes', " SQ_PAYLOAD_LEN "), api_version"
 
 /* A struct store_filter's terms, bound by bind_filter(); limit is ?7. */
 #define STORE_FILTER_SQL \
@@ -49,7 +50,7 @@
 
 /* What replay may take: finished, failed or set aside, with a payload. */
 #define STORE_REPLAYABLE_SQL \
-	" AND status IN ('done', 'failed', 'dead', 'quarantined')" \
+	" AND status IN ('done', 'failed', 'dead', 'quarantined', 'held')" \
 	" AND " SQ_HAS_PAYLOAD
 
 static void
@@ -95,22 +96,23 @@ fill_row(sqlite3_stmt *s, struct store_row *row)
 	row->has_payload = sqlite3_column_int(s, 17);
 	row->payload_len = sqlite3_column_int64(s, 18);
 	row->json = col_text(s, 19);
+	row->api_version = col_text(s, 20);
 	store_row_defaults(row);
 }
 
 /*
  * Fills row from STORE_ROW_COLS followed by headers and payload (columns
- * 20 and 21); an event that kept an empty payload reads as "", not NULL.
+ * 21 and 22); an event that kept an empty payload reads as "", not NULL.
  */
 static void
 fill_row_body(sqlite3_stmt *s, struct store_row *row)
 {
 	fill_row(s, row);
-	row->headers = col_text(s, 20);
+	row->headers = col_text(s, 21);
 	if (row->headers == NULL)
 		row->headers = "";
-	row->payload = sqlite3_column_blob(s, 21);
-	row->payload_len = sqlite3_column_bytes(s, 21);
+	row->payload = sqlite3_column_blob(s, 22);
+	row->payload_len = sqlite3_column_bytes(s, 22);
 	if (row->payload == NULL && row->has_payload)
 		row->payload = (const unsigned char *)"";
 }
@@ -555,7 +557,7 @@ sq_copy_read(struct store *base, int64_t after, long limit, store_row_fn fn,
 	while (rc == IH_OK &&
 	    sq_row(st, s, "cannot read events", &rc, err, errlen)) {
 		fill_row_body(s, &row);
-		row.fingerprint = col_text(s, 22);
+		row.fingerprint = col_text(s, 23);
 		rc = fn(arg, &row);
 	}
 out:

@@ -64,6 +64,10 @@ sq_record(struct store *base, const struct event *ev, int64_t now_ms,
 		sqlite3_bind_null(s, 11);
 		sqlite3_bind_null(s, 12);
 	}
+	if (ev->api_version != NULL)
+		sqlite3_bind_text(s, 13, ev->api_version, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 13);
 
 	step = sqlite3_step(s);
 	if (step != SQLITE_ROW) {

@@ -189,6 +189,35 @@ event_ok(const struct event *ev, char *err, size_t errlen)
 	return IH_OK;
 }
 
+/*
+ * Records ev in the open transaction.  When ev replaces a held event
+ * (struct event's replaces_held) and its id turns out to be held, the held
+ * row is deleted and ev recorded again in its place, in the same
+ * transaction: the two commit or fail together, and the expected version
+ * becomes the event, never processed beside the held one.  Looking only
+ * after a duplicate costs the usual delivery nothing; and on PostgreSQL
+ * a held row committed while this insert waited on it is seen by the
+ * delete, which a look before the insert would miss.
+ */
+static int
+record_ev(struct store *st, const struct event *ev, int64_t now_ms,
+    const char *owner, int64_t lease_until, struct store_result *res,
+    char *err, size_t errlen)
+{
+	int rc;
+
+	rc = st->ops->record(st, ev, now_ms, owner, lease_until, res, err,
+	    errlen);
+	if (rc != IH_OK || !ev->replaces_held || !res->duplicate ||
+	    strcmp(res->status, "held") != 0)
+		return rc;
+	rc = st->ops->release_held(st, ev, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	return st->ops->record(st, ev, now_ms, owner, lease_until, res, err,
+	    errlen);
+}
+
 int
 store_record(struct store *st, struct store_txn *tx,
     const struct event *ev, int64_t now_ms, struct store_result *res,
@@ -204,7 +233,7 @@ store_record(struct store *st, struct store_txn *tx,
 	rc = join_begin(st, tx, STORE_DURABLE, &own, err, errlen);
 	if (rc != IH_OK)
 		return rc;
-	rc = st->ops->record(st, ev, now_ms, NULL, 0, res, err, errlen);
+	rc = record_ev(st, ev, now_ms, NULL, 0, res, err, errlen);
 	return join_end(own, rc, err, errlen);
 }
 
@@ -231,7 +260,7 @@ store_record_batch(struct store *st, struct store_txn *tx,
 		rc = store_savepoint(use, STORE_SP_OPEN, err, errlen);
 		if (rc != IH_OK)
 			break;
-		rcs[i] = st->ops->record(st, &evs[i], now_ms, NULL, 0, &res[i],
+		rcs[i] = record_ev(st, &evs[i], now_ms, NULL, 0, &res[i],
 		    why, sizeof(why));
 		rc = store_savepoint(use, rcs[i] == IH_OK ? STORE_SP_KEEP :
 		    STORE_SP_UNDO, err, errlen);
@@ -266,7 +295,7 @@ store_record_claim(struct store *st, struct store_txn *tx,
 	rc = event_ok(ev, err, errlen);
 	if (rc != IH_OK)
 		return rc;
-	rc = st->ops->record(st, ev, now_ms, owner, now_ms + lease_ms, res,
+	rc = record_ev(st, ev, now_ms, owner, now_ms + lease_ms, res,
 	    err, errlen);
 	if (rc != IH_OK || res->duplicate)
 		return rc;
@@ -303,48 +332,6 @@ store_replay_of(struct store *st, struct store_txn *tx,
 	rc = st->ops->replay_of(st, ev, same_action, found, first, err,
 	    errlen);
 	return join_end(own, rc, err, errlen);
-}
-
-/* A copy of s, or NULL for NULL; *failed set when out of memory. */
-static const char *
-job_copy(const char *s, int *failed)
-{
-	char *c;
-
-	if (s == NULL)
-		return NULL;
-	c = strdup(s);
-	if (c == NULL)
-		*failed = 1;
-	return c;
-}
-
-int
-store_job_set(struct store_job *job, const char *provider,
-    const char *event_id, const char *event_type, const char *subtype)
-{
-	int failed = 0;
-
-	job->ev.provider = job_copy(provider, &failed);
-	job->ev.event_id = job_copy(event_id, &failed);
-	job->ev.event_type = job_copy(event_type, &failed);
-	job->ev.subtype = job_copy(subtype, &failed);
-	return failed ? IH_ENOMEM : IH_OK;
-}
-
-/*
- * The job owns what its view points at (store.h): the casts drop the
- * view's const to free the job's own copies.
- */
-void
-store_job_free(struct store_job *job)
-{
-	free((void *)job->ev.provider);
-	free((void *)job->ev.event_id);
-	free((void *)job->ev.event_type);
-	free((void *)job->ev.subtype);
-	free((void *)job->ev.payload);
-	memset(job, 0, sizeof(*job));
 }
 
 int

@@ -31,7 +31,7 @@
 
 #include "event.h"
 
-#define STORE_SCHEMA_VERSION	6
+#define STORE_SCHEMA_VERSION	7
 #define STORE_ERR_MAX		256
 
 struct store;
@@ -372,6 +372,7 @@ struct store_row {
 	const char		*headers;	/* "name: value\n" lines */
 	const unsigned char	*payload;	/* or NULL once purged */
 	const char		*fingerprint;	/* store_copy_read() only */
+	const char		*api_version;	/* or NULL (version 7) */
 };
 
 /* Called once per row; a return other than IH_OK stops the walk. */

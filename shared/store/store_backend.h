@@ -13,6 +13,7 @@
 #define IH_STORE_BACKEND_H
 
 #include "store.h"
+#include "store_version.h"
 #include "store_console.h"
 #include "store_signin.h"
 
@@ -34,6 +35,9 @@ struct store_ops {
 	int	(*record)(struct store *, const struct event *, int64_t,
 		    const char *owner, int64_t lease_until,
 		    struct store_result *, char *, size_t);
+	/* Deletes a held event of ev's id (struct event's replaces_held). */
+	int	(*release_held)(struct store *, const struct event *,
+		    char *, size_t);
 	int	(*attempt_start)(struct store *, int64_t rowid, int64_t now,
 		    int64_t *seq, char *, size_t);
 	int	(*replay_of)(struct store *, const struct event *,
@@ -74,6 +78,9 @@ struct store_ops {
 	int	(*audit)(struct store *,
 		    int (*)(void *, const struct store_audit *), void *,
 		    char *, size_t);
+	int	(*versions)(struct store *, const char *, int64_t, int64_t,
+		    int (*)(void *, const struct store_version_count *),
+		    void *, char *, size_t);
 	/*
 	 * The console's reads (store_console.h; sqlite_console.c and
 	 * pg_console.c), each one statement outside a transaction.  hours

@@ -29,11 +29,11 @@ store_bulk_why(enum store_bulk b)
 	switch (b) {
 	case STORE_BULK_NOT_REPLAYABLE:
 		return "events received or processing are already due or "
-		    "being processed; choose done, failed, dead or "
-		    "quarantined";
+		    "being processed; choose done, failed, dead, "
+		    "quarantined or held";
 	case STORE_BULK_NO_STATUS:
 		return "a replay by filter needs a status (done, failed, "
-		    "dead or quarantined), so that done events are never "
+		    "dead, quarantined or held), so that done events are never "
 		    "replayed by accident";
 	case STORE_BULK_DONE_ALL:
 		return "done with no other filter would run the actions of "

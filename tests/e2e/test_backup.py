@@ -73,7 +73,7 @@ def fill(db, n, tag="fill"):
     c = sqlite3.connect(db, timeout=30)
     now = int(time.time() * 1000)
     pad = "x" * 900
-    rows = []
+    rows, bodies = [], []
     for i in range(n):
         eid = "evt_%s_%07d" % (tag, i)
         body = json.dumps({"id": eid, "object": "event",
@@ -81,14 +81,19 @@ def fill(db, n, tag="fill"):
                            "data": {"object": {"id": "pi_%d" % i,
                                                "amount": 2000,
                                                "note": pad}}}).encode()
-        rows.append(("stripe", eid, "payment_intent.succeeded", body,
+        bodies.append((body, eid))
+        rows.append(("stripe", eid, "payment_intent.succeeded",
                      "stripe-signature: t=1,v1=00\n", now - (n - i),
                      now - (n - i), "done", 1, now,
                      hashlib.sha256(body).hexdigest()))
     c.executemany(
-        "INSERT INTO events (provider, event_id, event_type, payload,"
+        "INSERT INTO events (provider, event_id, event_type,"
         " headers, received_at, last_seen_at, status, attempts, done_at,"
-        " fingerprint) VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
+        " fingerprint) VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+    # Each payload in the payloads table (schema version 6).
+    c.executemany(
+        "INSERT INTO payloads (event, payload) SELECT id, ? FROM events"
+        " WHERE provider = 'stripe' AND event_id = ?", bodies)
     c.execute("INSERT INTO attempts (event, attempt, started_at,"
               " finished_at, outcome) SELECT id, 1, received_at,"
               " received_at, 'done' FROM events WHERE event_id LIKE ?",

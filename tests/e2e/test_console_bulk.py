@@ -19,7 +19,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (CONF_DIR, Server, Servers, Tap, bin_dir, check,  # noqa: E402
-                     check_eq, conf_str, install_signal_cleanup)
+                     check_eq, conf_array, conf_str, install_signal_cleanup)
 import cases  # noqa: E402
 import test_stripe as ts  # noqa: E402
 from test_console import USER, console_hash, write_settings  # noqa: E402
@@ -88,6 +88,8 @@ def main():
         write_settings(settings, IDEMHOOK_CONSOLE_USER=USER,
                        IDEMHOOK_CONSOLE_PASSWORD_HASH=hsh)
         srv.extra_conf = "\n".join([
+            # hooks-console.conf passes var.idemhook_config as it stands
+            # where it is included: the console's own settings file.
             "var.idemhook_config := %s" % conf_str(settings),
             "include %s" % conf_str(os.path.join(CONF_DIR, "hooks-console.conf")),
             "var.idemhook_config := %s" % conf_str(srv.settings_file())])

@@ -255,6 +255,8 @@ def main():
             '  cgi.assign = (".cgi" => "")',
             '  setenv.add-environment = %s' % conf_array(cgi_env),
             '}',
+            # hooks-console.conf passes var.idemhook_config as it stands
+            # where it is included: the console's own settings file.
             "var.idemhook_config := %s" % conf_str(settings),
             "include %s" % conf_str(os.path.join(CONF_DIR, "hooks-console.conf")),
             "var.idemhook_config := %s" % conf_str(srv.settings_file())])

@@ -36,7 +36,8 @@ import tempfile
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import HarnessError, Server, Tap, bin_dir, check, sign_stripe  # noqa: E402
+from harness import (HarnessError, Server, Tap, bin_dir, check, sign_stripe,  # noqa: E402
+                     staged_programs)
 from test_recipes import Namespace  # noqa: E402
 
 WHY = "a mount namespace with overlays on /etc and /root, runuser"
@@ -387,7 +388,8 @@ def check_sees_programs_store(bindir):
 def main():
     tap = Tap("sources: ")
     try:
-        bindir = bin_dir()
+        # Programs run as nobody and www-data: out of a 0700 checkout.
+        bindir = staged_programs(bin_dir())
     except HarnessError as e:
         tap.not_ok("setup", e)
         return tap.finish()

@@ -1,0 +1,67 @@
+/* pg_version.c -- PostgreSQL: a held event replaced by its expected version. */
+#include <stdio.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "ih.h"
+#include "pg_int.h"
+
+/*
+ * Deletes the held event (provider, event_id) of ev whose version is not
+ * ev's, with its payload (ON DELETE CASCADE), inside the transaction that
+ * records ev next.  The row lock it takes orders it against a concurrent
+ * replay: whichever commits first wins, and the other finds the row no
+ * longer held (this one then records a duplicate of the replayed one).
+ */
+int
+pg_release_held(struct store *base, const struct event *ev,
+    char *err, size_t errlen)
+{
+	struct pgs *st = pg_of(base);
+	struct pg_params p;
+	long n;
+
+	memset(&p, 0, sizeof(p));
+	pg_text(&p, ev->provider);
+	pg_text(&p, ev->event_id);
+	pg_text(&p, ev->api_version);
+	return pg_exec_change(st, "DELETE FROM events WHERE provider = $1"
+	    " AND event_id = $2 AND status = 'held'"
+	    " AND api_version IS DISTINCT FROM $3", "ttt", &p,
+	    "cannot replace held event", &n, err, errlen);
+}
+
+int
+pg_versions(struct store *base, const char *provider, int64_t since_ms,
+    int64_t until_ms, int (*fn)(void *, const struct store_version_count *),
+    void *arg, char *err, size_t errlen)
+{
+	struct pgs *st = pg_of(base);
+	struct store_version_count c;
+	struct pg_params p;
+	PGresult *r;
+	int i, rc = IH_OK;
+
+	memset(&p, 0, sizeof(p));
+	pg_text(&p, provider);
+	pg_int(&p, since_ms);
+	pg_int(&p, until_ms);
+	r = pg_exec_sql(st, "SELECT provider, api_version, count(*),"
+	    " count(*) FILTER (WHERE status = 'held') FROM events"
+	    " WHERE ($1::text IS NULL OR provider = $1)"
+	    " AND received_at >= $2 AND received_at < $3"
+	    " GROUP BY provider, api_version ORDER BY provider, api_version",
+	    "tii", &p, PGRES_TUPLES_OK, "cannot count versions", err, errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	for (i = 0; i < PQntuples(r) && rc == IH_OK; i++) {
+		c.provider = PQgetvalue(r, i, 0);
+		c.api_version = pg_gettext(r, i, 1);
+		c.events = pg_getint(r, i, 2);
+		c.held = pg_getint(r, i, 3);
+		rc = fn(arg, &c);
+	}
+	PQclear(r);
+	return rc;
+}

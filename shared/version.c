@@ -1,0 +1,119 @@
+/* version.c -- each event's API version, and the versions expected. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ih.h"
+#include "json.h"
+#include "request.h"
+#include "version.h"
+
+/* A version: 1 to VERSION_MAX - 1 bytes of [A-Za-z0-9._-]. */
+static int
+version_ok(const char *v, size_t len)
+{
+	size_t i;
+
+	if (len == 0 || len >= VERSION_MAX)
+		return 0;
+	for (i = 0; i < len; i++)
+		if (!isalnum((unsigned char)v[i]) && v[i] != '.' &&
+		    v[i] != '_' && v[i] != '-')
+			return 0;
+	return 1;
+}
+
+int
+version_load(struct config *cfg, const char *provider,
+    const struct config_source *src, size_t nsrc, char *err, size_t errlen)
+{
+	char name[128], list[VERSION_LIST_MAX * VERSION_MAX];
+	const char *v, *p;
+	size_t i, len, used = 0, n = 0;
+	int k;
+
+	k = snprintf(name, sizeof(name), "IDEMHOOK_%s_API_VERSIONS",
+	    provider);
+	if (k < 0 || (size_t)k >= sizeof(name))
+		return IH_ECONFIG;
+	for (i = 9; name[i] != '\0' && name[i] != '_'; i++)
+		name[i] = (char)toupper((unsigned char)name[i]);
+	v = config_lookup(src, nsrc, name);
+	if (v == NULL)
+		return IH_OK;
+	list[0] = '\0';
+	for (p = v; *p != '\0'; p += len) {
+		p += strspn(p, ", \t");
+		len = strcspn(p, ", \t");
+		if (len == 0)
+			continue;
+		if (!version_ok(p, len) || ++n > VERSION_LIST_MAX) {
+			snprintf(err, errlen, "%s must list at most %d "
+			    "versions of letters, digits, '.', '_' and '-'",
+			    name, VERSION_LIST_MAX);
+			return IH_ECONFIG;
+		}
+		k = snprintf(list + used, sizeof(list) - used, "%s%.*s",
+		    used > 0 ? "," : "", (int)len, p);
+		used += (size_t)k;
+	}
+	if (n == 0) {
+		snprintf(err, errlen, "%s names no version", name);
+		return IH_ECONFIG;
+	}
+	cfg->api_versions = strdup(list);
+	return cfg->api_versions != NULL ? IH_OK : IH_ENOMEM;
+}
+
+int
+version_of(const struct provider *p, const struct provider_req *pr,
+    char *out, size_t outlen)
+{
+	const char *keys[1], *h;
+	char *val = NULL;
+	int rc;
+
+	out[0] = '\0';
+	if (p->version_key != NULL) {
+		keys[0] = p->version_key;
+		rc = json_fields(pr->json, pr->req->body, pr->req->body_len,
+		    keys, 1, &val);
+		if (rc == IH_ENOMEM)
+			return rc;
+		if (val != NULL && version_ok(val, strlen(val)))
+			snprintf(out, outlen, "%s", val);
+		free(val);
+	} else if (p->version_header != NULL) {
+		h = request_header(pr->req, p->version_header);
+		if (h != NULL && version_ok(h, strlen(h)))
+			snprintf(out, outlen, "%s", h);
+	}
+	return IH_OK;
+}
+
+int
+version_expected(const char *list, const char *v)
+{
+	const char *p;
+	size_t len, vlen;
+
+	if (list == NULL)
+		return 1;
+	if (v == NULL || *v == '\0')
+		return 0;
+	vlen = strlen(v);
+	for (p = list; *p != '\0'; p += len + (p[len] == ',')) {
+		len = strcspn(p, ",");
+		if (len == vlen && memcmp(p, v, len) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int
+version_replaces(const struct provider *p, const char *list, const char *v)
+{
+	return list != NULL && p->version_key != NULL &&
+	    version_expected(list, v);
+}

@@ -1,0 +1,58 @@
+/*
+ * version.h -- each event's API version, and the versions the switch is
+ * written for (IDEMHOOK_<PROVIDER>_API_VERSIONS).
+ *
+ * A provider names where its version is: a member of the signed body
+ * (Stripe's api_version), or else a header the signature does not cover
+ * (Shopify's X-Shopify-API-Version).  A version is kept with the event;
+ * when the setting lists versions, an event of another version (or of
+ * none) is recorded as held instead of received, and processed only when
+ * the operator replays it.  An unsigned version may only label and hold
+ * an event: it never replaces a held one (version_replaces()).
+ *
+ * The list is owned by struct config (config_free() frees it).  Versions
+ * are at most VERSION_MAX - 1 bytes of [A-Za-z0-9._-]; a value of another
+ * shape is not a version (the event has none).  Failures: IH_ECONFIG with
+ * the reason in err for a bad setting, IH_ENOMEM.
+ */
+#ifndef IH_VERSION_H
+#define IH_VERSION_H
+
+#include <stddef.h>
+
+#include "config.h"
+#include "provider.h"
+
+#define VERSION_MAX		64
+/* At most this many versions in one setting. */
+#define VERSION_LIST_MAX	16
+
+/*
+ * Reads IDEMHOOK_<PROVIDER>_API_VERSIONS (a list separated by commas or
+ * spaces) into cfg->api_versions, normalised to "v1,v2"; NULL when unset,
+ * which accepts every version.  Returns IH_OK, IH_ECONFIG or IH_ENOMEM.
+ */
+int	version_load(struct config *cfg, const char *provider,
+	    const struct config_source *src, size_t nsrc, char *err,
+	    size_t errlen);
+
+/*
+ * The version of the verified event of pr, as p says where it is, into
+ * out ("" when it has none or p names no place).  Returns IH_OK or
+ * IH_ENOMEM.
+ */
+int	version_of(const struct provider *p, const struct provider_req *pr,
+	    char *out, size_t outlen);
+
+/* 1 when list (from version_load(); NULL: any) names v ("" or NULL: no). */
+int	version_expected(const char *list, const char *v);
+
+/*
+ * 1 when an event of p with version v, expected under list, replaces a
+ * held event of its id: only a version the signature covers, and only
+ * when a list is set (else nothing is held).
+ */
+int	version_replaces(const struct provider *p, const char *list,
+	    const char *v);
+
+#endif
