@@ -76,9 +76,10 @@ LIB_SRCS = $(filter-out $(PG_OUT),$(wildcard shared/*.c shared/store/*.c))
 LIB_OBJS = $(LIB_SRCS:shared/%.c=$(BUILD)/obj/shared/%.o) \
 	$(BUILD)/obj/schema_sql.o
 LIB      = $(BUILD)/libidemhook.a
-HEADERS  = $(wildcard shared/*.h shared/store/*.h handlers/*.h handlers/cli/*.h)
+HEADERS  = $(wildcard shared/*.h shared/store/*.h handlers/*.h handlers/cli/*.h \
+	handlers/console/*.h)
 
-# The operator's web console (handlers/console.c), on the same library.
+# The operator's web console (handlers/console/), on the same library.
 PROGRAMS = $(PROVIDERS:%=$(BUILD)/%.fcgi) $(BUILD)/console.fcgi \
 	$(BUILD)/idemhook
 # The provider objects (no main()), each compiled once and shared by its
@@ -97,7 +98,14 @@ CLI_OBJS = $(BUILD)/obj/handlers/cli/idemhook.o \
 	$(BUILD)/obj/handlers/cli/cli_catchup.o \
 	$(BUILD)/obj/handlers/cli/cli_health.o $(API_HTTP_OBJ) \
 	$(BUILD)/obj/handlers/cli/api_stripe.o $(BUILD)/obj/handlers/cli/api_github.o \
-	$(BUILD)/obj/handlers/cli/api_asaas.o $(BUILD)/obj/handlers/cli/api_shopify.o
+	$(BUILD)/obj/handlers/cli/api_asaas.o $(BUILD)/obj/handlers/cli/api_shopify.o \
+	$(BUILD)/obj/handlers/cli/cli_list.o $(BUILD)/obj/handlers/cli/cli_show.o \
+	$(BUILD)/obj/handlers/cli/cli_verify.o \
+	$(BUILD)/obj/handlers/cli/cli_replay.o
+
+# The console: a router and one module per page (handlers/console/).
+CONSOLE_OBJS = $(patsubst handlers/console/%.c,\
+	$(BUILD)/obj/handlers/console/%.o,$(wildcard handlers/console/*.c))
 
 UNIT_SRCS  = $(wildcard tests/unit/test_*.c)
 UNIT_TESTS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
@@ -169,7 +177,7 @@ $(PROVIDERS:%=$(BUILD)/%.fcgi): $(BUILD)/%.fcgi: $(RECEIVER_OBJS) $(LIB)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(BUILD)/console.fcgi: $(BUILD)/obj/handlers/console.o $(LIB)
+$(BUILD)/console.fcgi: $(CONSOLE_OBJS) $(LIB)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
@@ -207,7 +215,7 @@ demo: deps all
 # functions, files of at most 700 lines (tests/lint/checksrc.py; known
 # leftovers in tests/lint/pending).
 LINT_SRCS = $(wildcard shared/*.[ch] shared/store/*.[ch] handlers/*.[ch] \
-	handlers/cli/*.[ch])
+	handlers/cli/*.[ch] handlers/console/*.[ch])
 lint:
 	@python3 tests/lint/checksrc.py --pending tests/lint/pending $(LINT_SRCS)
 

@@ -173,7 +173,7 @@ static const struct {
 };
 
 static int
-asaas_map(const struct dispatch_event *ev, struct object_found *f)
+asaas_map(const struct event *ev, struct object_found *f)
 {
 	struct object_rule r;
 	size_t i, n = sizeof(asaas_objects) / sizeof(asaas_objects[0]);
@@ -190,7 +190,7 @@ asaas_map(const struct dispatch_event *ev, struct object_found *f)
 }
 
 static int
-asaas_handle(const struct dispatch_event *ev, struct dispatch_ctx *ctx,
+asaas_handle(const struct event *ev, struct dispatch_ctx *ctx,
     char *err, size_t errlen)
 {
 	const char *kind;

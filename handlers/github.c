@@ -280,7 +280,7 @@ static const struct {
 };
 
 static int
-github_map(const struct dispatch_event *ev, struct object_found *f)
+github_map(const struct event *ev, struct object_found *f)
 {
 	enum github_type type = github_type_of(ev->event_type);
 	struct object_rule r;
@@ -298,7 +298,7 @@ github_map(const struct dispatch_event *ev, struct object_found *f)
 }
 
 static int
-github_handle(const struct dispatch_event *ev, struct dispatch_ctx *ctx,
+github_handle(const struct event *ev, struct dispatch_ctx *ctx,
     char *err, size_t errlen)
 {
 	const char *kind;
@@ -356,7 +356,7 @@ github_guid(const char *event_id)
 
 int
 github_repeat_ok(const struct store_first *first,
-    const struct store_event *ev, const char **why)
+    const struct event *ev, const char **why)
 {
 	if (!object_name_is(first->event_type, ev->event_type)) {
 		*why = "under another X-GitHub-Event";

@@ -56,7 +56,7 @@ int	github_check_type(const char *event, const char *zen,
  * Returns 1, or 0 with a static *why.
  */
 int	github_repeat_ok(const struct store_first *first,
-	    const struct store_event *ev, const char **why);
+	    const struct event *ev, const char **why);
 
 extern const struct provider github_provider;
 

@@ -146,7 +146,7 @@ shopify_topic_shared(const char *topic)
 
 int
 shopify_repeat_ok(const struct store_first *first,
-    const struct store_event *ev, const char **why)
+    const struct event *ev, const char **why)
 {
 	/* Another subscription of the topic. */
 	if (object_name_is(first->event_type, ev->event_type))
@@ -293,7 +293,7 @@ static const struct object_rule shopify_rule = {
 };
 
 static int
-shopify_map(const struct dispatch_event *ev, struct object_found *f)
+shopify_map(const struct event *ev, struct object_found *f)
 {
 	struct object_rule r = shopify_rule;
 	char kind[OBJECT_KIND_MAX];
@@ -318,7 +318,7 @@ shopify_map(const struct dispatch_event *ev, struct object_found *f)
 }
 
 static int
-shopify_handle(const struct dispatch_event *ev, struct dispatch_ctx *ctx,
+shopify_handle(const struct event *ev, struct dispatch_ctx *ctx,
     char *err, size_t errlen)
 {
 	const char *kind;

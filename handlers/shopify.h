@@ -44,7 +44,7 @@ int	shopify_check_topic(const char *topic, int has_shop,
  * static *why.
  */
 int	shopify_repeat_ok(const struct store_first *first,
-	    const struct store_event *ev, const char **why);
+	    const struct event *ev, const char **why);
 
 extern const struct provider shopify_provider;
 

@@ -215,7 +215,7 @@ static const struct object_rule standard_rule = {
 };
 
 static int
-standard_map(const struct dispatch_event *ev, struct object_found *f)
+standard_map(const struct event *ev, struct object_found *f)
 {
 	struct object_rule r = standard_rule;
 	char kind[OBJECT_KIND_MAX];
@@ -233,7 +233,7 @@ standard_map(const struct dispatch_event *ev, struct object_found *f)
 }
 
 static int
-standard_handle(const struct dispatch_event *ev, struct dispatch_ctx *ctx,
+standard_handle(const struct event *ev, struct dispatch_ctx *ctx,
     char *err, size_t errlen)
 {
 	const char *kind;

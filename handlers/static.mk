@@ -52,7 +52,7 @@ $(PROVIDERS:%=$(STATIC_DIR)/%.fcgi): $(STATIC_DIR)/%.fcgi: $(RECEIVER_OBJS) $(LI
 	@echo "  STATIC  $@"
 	@$(STATIC_LINK)
 
-$(STATIC_DIR)/console.fcgi: $(BUILD)/obj/handlers/console.o $(LIB)
+$(STATIC_DIR)/console.fcgi: $(CONSOLE_OBJS) $(LIB)
 	@mkdir -p $(@D)
 	@echo "  STATIC  $@"
 	@$(STATIC_LINK)

@@ -191,7 +191,7 @@ static const struct object_rule stripe_rule = {
 };
 
 static int
-stripe_map(const struct dispatch_event *ev, struct object_found *f)
+stripe_map(const struct event *ev, struct object_found *f)
 {
 	struct object_rule r = stripe_rule;
 
@@ -206,7 +206,7 @@ stripe_map(const struct dispatch_event *ev, struct object_found *f)
  * an action configured with IDEMHOOK_STRIPE_ACTION.
  */
 static int
-stripe_handle(const struct dispatch_event *ev, struct dispatch_ctx *ctx,
+stripe_handle(const struct event *ev, struct dispatch_ctx *ctx,
     char *err, size_t errlen)
 {
 	const char *kind;

@@ -192,8 +192,8 @@ env_add(char **env, size_t *n, const char *name, const char *value)
  * it has none, and the event's variables.
  */
 static int
-env_build(const char *command, const struct action_event *ev,
-    const char *passenv, char ***out)
+env_build(const char *command, const struct event *ev,
+    const char *alert_reason, const char *passenv, char ***out)
 {
 	char key[ACTION_KEY_LEN], attempt[32], **env = NULL, **e;
 	const char *eq;
@@ -231,8 +231,8 @@ env_build(const char *command, const struct action_event *ev,
 	    env_add(env, &n, "IDEMHOOK_ATTEMPT", attempt) != IH_OK ||
 	    env_add(env, &n, "IDEMHOOK_IDEMPOTENCY_KEY", key) != IH_OK)
 		goto out;
-	if (ev->alert_reason != NULL && env_add(env, &n,
-	    "IDEMHOOK_ALERT_REASON", ev->alert_reason) != IH_OK)
+	if (alert_reason != NULL && env_add(env, &n,
+	    "IDEMHOOK_ALERT_REASON", alert_reason) != IH_OK)
 		goto out;
 	*out = env;
 	env = NULL;
@@ -382,8 +382,9 @@ feed(int fd, const unsigned char *p, size_t len, int64_t deadline)
 }
 
 int
-action_run(const char *command, const struct action_event *ev,
-    const char *passenv, long timeout_s, char *err, size_t errlen)
+action_run(const char *command, const struct event *ev,
+    const char *alert_reason, const char *passenv, long timeout_s,
+    char *err, size_t errlen)
 {
 	struct timespec nap = { 0, 5000000 };
 	int64_t deadline;
@@ -391,7 +392,7 @@ action_run(const char *command, const struct action_event *ev,
 	char **env = NULL;
 	int pfd[2] = { -1, -1 }, status = 0, rc = IH_EIO, timed_out = 0;
 
-	if (env_build(command, ev, passenv, &env) != IH_OK) {
+	if (env_build(command, ev, alert_reason, passenv, &env) != IH_OK) {
 		snprintf(err, errlen, "cannot build the action's environment");
 		goto out;
 	}
@@ -414,7 +415,9 @@ action_run(const char *command, const struct action_event *ev,
 	close(pfd[0]);
 	pfd[0] = -1;
 	fcntl(pfd[1], F_SETFL, O_NONBLOCK);
-	feed(pfd[1], ev->payload, ev->payload_len, deadline);
+	/* A purged payload (NULL) is fed as an empty one. */
+	if (ev->payload != NULL)
+		feed(pfd[1], ev->payload, ev->payload_len, deadline);
 	close(pfd[1]);
 	pfd[1] = -1;
 	for (;;) {

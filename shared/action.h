@@ -27,32 +27,27 @@
 
 #include <stddef.h>
 
-#define ACTION_KEY_LEN	65	/* hex SHA-256 and a NUL */
+#include "event.h"
 
-struct action_event {
-	const char	*provider;
-	const char	*event_id;
-	const char	*event_type;
-	const void	*payload;
-	size_t		 payload_len;
-	long		 attempt;
-	/* An alert's reason ("dead", "silent"), as IDEMHOOK_ALERT_REASON. */
-	const char	*alert_reason;	/* NULL for an action */
-};
+#define ACTION_KEY_LEN	65	/* hex SHA-256 and a NUL */
 
 #define ACTION_PASSENV_MAX	32	/* names in a pass-through list */
 #define ACTION_NAME_MAX		64	/* longest pass-through name */
 
 /*
- * Runs command for ev and waits at most timeout_s seconds.  passenv is
+ * Runs command for ev and waits at most timeout_s seconds, the payload
+ * (empty once purged) on its standard input.  alert_reason is an
+ * alert's ("dead", "silent"), given as IDEMHOOK_ALERT_REASON, or NULL
+ * for an action: why it runs, not a part of the event.  passenv is
  * the pass-through list (names separated by blanks or commas), or NULL.
  * Returns IH_OK when it exits 0; IH_EIO with the reason in err ("exit
  * status 3", "killed after the 60 s timeout") otherwise.  Safe to call
  * from any one thread: everything the child needs is prepared before the
  * fork, and the child only execs.
  */
-int	action_run(const char *command, const struct action_event *ev,
-	    const char *passenv, long timeout_s, char *err, size_t errlen);
+int	action_run(const char *command, const struct event *ev,
+	    const char *alert_reason, const char *passenv, long timeout_s,
+	    char *err, size_t errlen);
 
 /*
  * Checks a pass-through list: at most ACTION_PASSENV_MAX names of

@@ -15,39 +15,45 @@
 #define BADSIG_CHECK_MS		10000
 
 static void
-run(const struct config *cfg, const struct action_event *ev,
+run(const struct config *cfg, const struct event *ev, const char *reason,
     const struct log_sink *log)
 {
 	char err[256], cid[LOG_CLEAN_SIZE], cerr[LOG_CLEAN_SIZE];
 	int rc;
 
-	rc = action_run(cfg->alert_action, ev, cfg->action_passenv,
+	rc = action_run(cfg->alert_action, ev, reason, cfg->action_passenv,
 	    cfg->action_timeout_s, err, sizeof(err));
 	log_clean(cid, ev->event_id, (size_t)-1);
 	log_clean(cerr, rc == IH_OK ? "" : err, (size_t)-1);
 	log_emit(log, "provider=%s event=%s alert=%s outcome=%s%s%s",
-	    ev->provider, cid, ev->alert_reason, rc == IH_OK ? "sent" :
+	    ev->provider, cid, reason, rc == IH_OK ? "sent" :
 	    "failed", rc == IH_OK ? "" : " detail=", rc == IH_OK ? "" : cerr);
+}
+
+/* An alert about a provider, not an event: the text is its input. */
+static void
+run_text(const struct config *cfg, const char *provider, const char *reason,
+    const char *text, size_t len, const struct log_sink *log)
+{
+	struct event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.provider = provider;
+	ev.event_id = "-";
+	ev.event_type = "-";
+	ev.payload = (const unsigned char *)text;
+	ev.payload_len = len;
+	run(cfg, &ev, reason, log);
 }
 
 void
 alert_dead(const struct config *cfg, const struct store_job *job,
     const char *why, const struct log_sink *log)
 {
-	struct action_event ev;
-
 	(void)why;
 	if (cfg->alert_action == NULL || *cfg->alert_action == '\0')
 		return;
-	memset(&ev, 0, sizeof(ev));
-	ev.provider = job->provider;
-	ev.event_id = job->event_id;
-	ev.event_type = job->event_type;
-	ev.payload = job->payload != NULL ? (const void *)job->payload : "";
-	ev.payload_len = job->payload != NULL ? job->payload_len : 0;
-	ev.attempt = job->attempt;
-	ev.alert_reason = "dead";
-	run(cfg, &ev, log);
+	run(cfg, &job->ev, "dead", log);
 }
 
 int
@@ -55,7 +61,6 @@ alert_silence_check(struct alert_silence *as, size_t i,
     const struct config *cfg, const char *provider, struct store *st,
     int64_t now_ms, const struct log_sink *log, char *err, size_t errlen)
 {
-	struct action_event ev;
 	char line[256];
 	int64_t last = 0;
 	int rc, n;
@@ -78,15 +83,8 @@ alert_silence_check(struct alert_silence *as, size_t i,
 	    "for %lld s (IDEMHOOK_SILENCE_ALERT=%ld); last delivery at %lld "
 	    "(Unix ms)\n", provider, (long long)((now_ms - last) / 1000),
 	    cfg->silence_alert_s, (long long)last);
-	memset(&ev, 0, sizeof(ev));
-	ev.provider = provider;
-	ev.event_id = "-";
-	ev.event_type = "-";
-	ev.payload = line;
-	ev.payload_len = n > 0 && (size_t)n < sizeof(line) ? (size_t)n : 0;
-	ev.attempt = 0;
-	ev.alert_reason = "silent";
-	run(cfg, &ev, log);
+	run_text(cfg, provider, "silent", line,
+	    n > 0 && (size_t)n < sizeof(line) ? (size_t)n : 0, log);
 	return IH_OK;
 }
 
@@ -94,18 +92,10 @@ void
 alert_text(const struct config *cfg, const char *provider,
     const char *reason, const char *text, const struct log_sink *log)
 {
-	struct action_event ev;
 
 	if (cfg->alert_action == NULL || *cfg->alert_action == '\0')
 		return;
-	memset(&ev, 0, sizeof(ev));
-	ev.provider = provider;
-	ev.event_id = "-";
-	ev.event_type = "-";
-	ev.payload = text;
-	ev.payload_len = strlen(text);
-	ev.alert_reason = reason;
-	run(cfg, &ev, log);
+	run_text(cfg, provider, reason, text, strlen(text), log);
 }
 
 int
@@ -114,7 +104,6 @@ alert_badsig_check(struct alert_badsig *ab, size_t i,
     long threshold, long minutes, int64_t now_ms,
     const struct log_sink *log, char *err, size_t errlen)
 {
-	struct action_event ev;
 	char line[320];
 	int64_t first = 0, last = 0;
 	long count = 0;
@@ -147,13 +136,7 @@ alert_badsig_check(struct alert_badsig *ab, size_t i,
 	    "(IDEMHOOK_BADSIG_ALERT=%ld) and accepted none: was the secret "
 	    "rotated on one side only?\n", provider, count, minutes,
 	    threshold);
-	memset(&ev, 0, sizeof(ev));
-	ev.provider = provider;
-	ev.event_id = "-";
-	ev.event_type = "-";
-	ev.payload = line;
-	ev.payload_len = n > 0 && (size_t)n < sizeof(line) ? (size_t)n : 0;
-	ev.alert_reason = "bad_signatures";
-	run(cfg, &ev, log);
+	run_text(cfg, provider, "bad_signatures", line,
+	    n > 0 && (size_t)n < sizeof(line) ? (size_t)n : 0, log);
 	return IH_OK;
 }

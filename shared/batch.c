@@ -189,7 +189,7 @@ record_one(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
 	rc = record_claim(w, tx, in, claim, owner, &r->res, err, sizeof(err));
 	if (rc != IH_OK || r->res.duplicate || !after)
 		goto end;
-	if (in->job.rowid > 0 && within) {
+	if (in->job.ev.rowid > 0 && within) {
 		/* The bytes are in memory: the switch reads them there. */
 		ingest_job_borrow(in);
 		dispatch_for(w, &in->cfg, owner, &d);
@@ -202,7 +202,7 @@ record_one(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
 		/* A done job is kept for its log line after the commit. */
 		if (!r->within)
 			ingest_job_drop(in);
-	} else if (in->job.rowid > 0) {
+	} else if (in->job.ev.rowid > 0) {
 		*claim_free = 0;
 		in->later = 1;
 		snprintf(in->owner, sizeof(in->owner), "%s", owner);

@@ -29,22 +29,19 @@
  *
  * Secrets: the provider's secret variable (IDEMHOOK_STRIPE_SECRET) and
  * the same name suffixed _2, _3 and _4, for rotation.  Values are used
- * byte for byte; in the file, surrounding blanks are trimmed.  A struct
- * config owns copies of every string it holds; config_free() and
- * config_vars_free() wipe every value (OPENSSL_cleanse) before freeing,
- * and the file's read buffer is wiped as soon as it is parsed.
+ * byte for byte.  A struct config owns copies of every string it holds;
+ * config_free() wipes every value (OPENSSL_cleanse) before freeing.
+ *
+ * The sources are read elsewhere: config_vars.h (the environment and the
+ * file parsed into NAME=value pairs), config_file.h (the file's cache)
+ * and settings.h (their order, the one place that builds the list).
  */
 #ifndef IH_CONFIG_H
 #define IH_CONFIG_H
 
-#include <sys/types.h>
-
 #include <stddef.h>
-#include <time.h>
 
 #define CONFIG_MAX_SECRETS	4
-#define CONFIG_VALUE_MAX	4096	/* longest accepted value */
-#define CONFIG_FILE_MAX		(256 * 1024)	/* longest config file */
 
 #ifndef IH_DEFAULT_DB
 #define IH_DEFAULT_DB		"/var/lib/idemhook/idemhook.db"
@@ -100,104 +97,6 @@ struct config_source {
 	void		 *arg;
 };
 
-/* An owned list of NAME=value pairs: a file, or a captured environment. */
-struct config_vars {
-	size_t	  n;
-	char	**names;
-	char	**values;
-};
-
-/*
- * Copies every IDEMHOOK_* entry of env (an environ-style array) into v.
- * Returns IH_OK or IH_ENOMEM; on failure v is empty.
- */
-int	config_vars_from_env(struct config_vars *v, char *const *env);
-
-/*
- * Reads the file at path into v.  Returns IH_OK; IH_ENOTFOUND or IH_EIO
- * when it cannot be read; IH_EINVAL (with the line number in err) for a
- * line that is not NAME=value; IH_ETOOBIG past CONFIG_FILE_MAX.  On
- * failure v is empty.
- */
-int	config_vars_from_file(struct config_vars *v, const char *path,
-	    char *err, size_t errlen);
-
-/* Returns the value of name in v, or NULL.  Usable as a source's get. */
-const char *config_vars_get(void *v, const char *name);
-
-void	config_vars_free(struct config_vars *v);
-
-/*
- * Is name a secret's: IDEMHOOK_ then a name holding _SECRET, _TOKEN or
- * _API_KEY (the providers' API keys, which only the command reads)?
- */
-int	config_is_secret(const char *name);
-
-/* Is name secret_var (NULL: none), or secret_var_2 to _4? */
-int	config_is_secret_of(const char *name, const char *secret_var);
-
-/*
- * Wipes and drops from v every secret (a name with _SECRET or _TOKEN
- * after IDEMHOOK_) other than secret_var and secret_var_2 to _4, so that
- * a program holds no other provider's secret.  With secret_var NULL,
- * every secret goes.
- */
-void	config_vars_keep_secrets(struct config_vars *v,
-	    const char *secret_var);
-
-/*
- * What identifies one version of a file: any edit or replacement changes
- * at least one field, including a same-size rewrite in the same second
- * (nanosecond mtime and ctime).
- */
-struct config_stamp {
-	dev_t		 dev;
-	ino_t		 ino;
-	off_t		 size;
-	struct timespec	 mtim;
-	struct timespec	 ctim;
-};
-
-/*
- * The IDEMHOOK_CONFIG file as a long-running program holds it: its lines,
- * and the stamp of the version they came from.  config_file_refresh()
- * costs one stat(2) when nothing changed, so the programs call it for
- * every request and a rotated or removed secret takes effect at the next
- * one, without a restart.
- */
-struct config_file {
-	struct config_vars	 vars;
-	char			*path;	/* NULL: no file loaded */
-	struct config_stamp	 stamp;
-	int			 flags;	/* CONFIG_FILE_* it was loaded with */
-	int			 racy;	/* stamp too recent to be trusted */
-};
-
-/*
- * The file was named by a FastCGI request parameter, not by the operator
- * at start-up: it must be a regular file owned by root, by the user this
- * program runs as, or by the owner of the program file, and writable by
- * no one else, so that whoever can reach the socket cannot name a file of
- * their own.
- */
-#define CONFIG_FILE_REQUEST	0x1
-
-/*
- * Makes cf hold the lines of the file at path (no file when path is NULL
- * or empty), reading it again only when its name, flags or stamp changed,
- * or when the last read was too close to the file's last change to tell a
- * later same-size edit apart.  Sets *reloaded (when not NULL) to 1 when
- * the file was read.  Returns IH_OK, or the error of
- * config_vars_from_file() (or IH_EAUTH when CONFIG_FILE_REQUEST's rule
- * fails) with the cause in err; on failure cf holds no lines at all, so
- * that a broken or removed file never leaves old secrets in force.
- */
-int	config_file_refresh(struct config_file *cf, const char *path,
-	    int flags, int *reloaded, char *err, size_t errlen);
-
-/* Wipes and frees what cf holds; cf is then empty and reusable. */
-void	config_file_free(struct config_file *cf);
-
 /*
  * Checks a store location (IDEMHOOK_DB, --db).  Returns IH_OK for an
  * absolute file path (SQLite) or a postgresql:// or postgres:// URI
@@ -234,22 +133,6 @@ int	config_load(struct config *cfg, const char *provider,
  */
 const char *config_lookup(const struct config_source *src, size_t nsrc,
 	    const char *name);
-
-/*
- * Fills src[0..2] with a program's settings sources, in order: param (a
- * request's parameters), env (the start-up environment), then cf's lines.
- * IDEMHOOK_CONFIG names cf's file: from param (the file is then
- * CONFIG_FILE_REQUEST), else from env, else, only when env sets nothing
- * (config_find_wanted()), config_find()'s fixed places (suEXEC drops
- * SetEnv); cf is refreshed from it, and when it was read
- * again only secret_var's secret is kept (NULL: none).  Sets *nsrc to 3
- * on success.  Returns IH_OK, IH_ENOMEM, or IH_ECONFIG with the cause in
- * err.
- */
-int	config_sources_refresh(struct config_file *cf,
-	    const struct config_source *param, struct config_vars *env,
-	    const char *secret_var, struct config_source src[3], size_t *nsrc,
-	    char *err, size_t errlen);
 
 void	config_free(struct config *cfg);
 

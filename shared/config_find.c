@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "config_find.h"
+#include "config_vars.h"
 #include "ih.h"
 
 int

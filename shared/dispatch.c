@@ -30,7 +30,7 @@ dispatch_effect(struct dispatch_ctx *ctx, const char *kind, char *err,
 }
 
 int
-dispatch_object(struct dispatch_ctx *ctx, const struct dispatch_event *ev,
+dispatch_object(struct dispatch_ctx *ctx, const struct event *ev,
     dispatch_map_fn map, char *err, size_t errlen)
 {
 	char cid[LOG_CLEAN_SIZE], coid[LOG_CLEAN_SIZE], ckind[LOG_CLEAN_SIZE];
@@ -61,7 +61,7 @@ dispatch_object(struct dispatch_ctx *ctx, const struct dispatch_event *ev,
 	 * header's time, which nobody signed.
 	 */
 	if (f.source_ms == 0)
-		f.source_ms = ctx->job->received_at;
+		f.source_ms = ctx->job->ev.received_at;
 	o.provider = ev->provider;
 	o.kind = f.kind;
 	o.object_id = f.object_id;
@@ -99,7 +99,7 @@ dispatch_type_of(const struct dispatch_type *tab, size_t n, const char *name)
 }
 
 int
-dispatch_record(struct dispatch_ctx *ctx, const struct dispatch_event *ev,
+dispatch_record(struct dispatch_ctx *ctx, const struct event *ev,
     const char *kind, char *err, size_t errlen)
 {
 	char cid[LOG_CLEAN_SIZE], ctype[LOG_CLEAN_SIZE];
@@ -214,21 +214,6 @@ action_row_fn(void *arg, const struct store_object *o)
  * when it is processed again)?  A stale or tied event, or one that
  * leaves the status as it is, does not.
  */
-/* The handler's view of a job: borrowed fields, nothing copied. */
-static void
-event_of(struct dispatch_event *ev, const struct store_job *job)
-{
-	memset(ev, 0, sizeof(*ev));
-	ev->rowid = job->rowid;
-	ev->provider = job->provider;
-	ev->event_id = job->event_id;
-	ev->event_type = job->event_type;
-	ev->subtype = job->subtype;
-	ev->payload = job->payload;
-	ev->payload_len = job->payload_len;
-	ev->attempt = job->attempt;
-}
-
 static int
 action_becomes(const struct dispatch *d, const struct store_job *job,
     const struct object_found *f, int *becomes)
@@ -242,17 +227,17 @@ action_becomes(const struct dispatch *d, const struct store_job *job,
 	*becomes = 0;
 	memset(&r, 0, sizeof(r));
 	r.status = f->status;
-	r.ev_id = job->event_id;
+	r.ev_id = job->ev.event_id;
 	memset(&of, 0, sizeof(of));
-	of.provider = job->provider;
+	of.provider = job->ev.provider;
 	of.kind = f->kind;
 	of.object_id = f->object_id;
 	rc = store_objects(d->st, &of, action_row_fn, &r, err, sizeof(err));
 	if (rc == IH_OK) {
 		ev.source_ms = f->source_ms > 0 ? f->source_ms :
-		    job->received_at;
+		    job->ev.received_at;
 		ev.rank = f->rank;
-		ev.event_id = job->event_id;
+		ev.event_id = job->ev.event_id;
 		*becomes = !r.found || r.set_by_event || (!r.same_status &&
 		    object_guard(&r.key, &ev) == OBJECT_APPLIED);
 	}
@@ -269,7 +254,6 @@ static int
 action_status(const struct dispatch *d, const struct store_job *job,
     struct object_found *f)
 {
-	struct dispatch_event ev;
 	size_t i;
 	int becomes, rc;
 
@@ -278,10 +262,9 @@ action_status(const struct dispatch *d, const struct store_job *job,
 		if (strchr(d->cfg->action_pattern[i], '@') != NULL)
 			break;
 	if (i == d->cfg->nactions || d->p->map_object == NULL ||
-	    job->payload == NULL)
+	    job->ev.payload == NULL)
 		return IH_OK;
-	event_of(&ev, job);
-	rc = d->p->map_object(&ev, f);
+	rc = d->p->map_object(&job->ev, f);
 	if (rc != IH_OK || !f->mapped)
 		return rc;
 	rc = action_becomes(d, job, f, &becomes);
@@ -303,7 +286,6 @@ static int
 run_actions(const struct dispatch *d, const struct store_job *job,
     char *err, size_t errlen)
 {
-	struct action_event ev;
 	struct object_found f;
 	size_t i;
 	int rc;
@@ -317,23 +299,15 @@ run_actions(const struct dispatch *d, const struct store_job *job,
 			rc = IH_EIO;
 		goto out;
 	}
-	ev.provider = job->provider;
-	ev.event_id = job->event_id;
-	ev.event_type = job->event_type;
-	ev.payload = job->payload != NULL ? job->payload :
-	    (const unsigned char *)"";
-	ev.payload_len = job->payload_len;
-	ev.attempt = job->attempt;
-	ev.alert_reason = NULL;
 	for (i = 0; i < d->cfg->nactions; i++) {
 		if (!action_matches(d->cfg->action_pattern[i],
-		    job->event_type, f.mapped ? f.status : NULL))
+		    job->ev.event_type, f.mapped ? f.status : NULL))
 			continue;
 		rc = store_renew(d->st, NULL, job, d->owner,
 		    (int64_t)d->cfg->lease_s * 1000, err, errlen);
 		if (rc != IH_OK)
 			goto out;
-		rc = action_run(d->cfg->action_command[i], &ev,
+		rc = action_run(d->cfg->action_command[i], &job->ev, NULL,
 		    d->cfg->action_passenv, d->cfg->action_timeout_s, err,
 		    errlen);
 		if (rc != IH_OK) {
@@ -352,15 +326,13 @@ static int
 run_switch(const struct dispatch *d, struct store_txn *tx,
     const struct store_job *job, char *err, size_t errlen)
 {
-	struct dispatch_event ev;
 	struct dispatch_ctx ctx;
 
-	event_of(&ev, job);
 	ctx.log = d->log;
 	ctx.st = d->st;
 	ctx.tx = tx;
 	ctx.job = job;
-	return d->p->handle(&ev, &ctx, err, errlen);
+	return d->p->handle(&job->ev, &ctx, err, errlen);
 }
 
 static void
@@ -370,12 +342,12 @@ log_job(const struct dispatch *d, const struct store_job *job,
 	char cid[LOG_CLEAN_SIZE], ctype[LOG_CLEAN_SIZE];
 	char cdetail[LOG_CLEAN_SIZE];
 
-	log_clean(cid, job->event_id, (size_t)-1);
-	log_clean(ctype, job->event_type, (size_t)-1);
+	log_clean(cid, job->ev.event_id, (size_t)-1);
+	log_clean(ctype, job->ev.event_type, (size_t)-1);
 	log_clean(cdetail, detail, (size_t)-1);
 	log_emit(d->log, "provider=%s event=%s type=%s processing=%s "
-	    "attempt=%ld%s%s", job->provider, cid, ctype, outcome,
-	    job->attempt, detail != NULL ? " detail=" : "",
+	    "attempt=%ld%s%s", job->ev.provider, cid, ctype, outcome,
+	    job->ev.attempt, detail != NULL ? " detail=" : "",
 	    detail != NULL ? cdetail : "");
 }
 
@@ -400,9 +372,9 @@ give_up(const struct dispatch *d, const struct store_job *job,
     const char *why, char *err, size_t errlen)
 {
 	int64_t now = clock_wall_ms(), next;
-	int dead = job->attempt >= d->cfg->max_attempts, rc;
+	int dead = job->ev.attempt >= d->cfg->max_attempts, rc;
 
-	next = dead ? now : now + dispatch_backoff_ms(d->cfg, job->attempt);
+	next = dead ? now : now + dispatch_backoff_ms(d->cfg, job->ev.attempt);
 	rc = store_fail(d->st, NULL, job, d->owner, why, next, dead, now, err,
 	    errlen);
 	if (rc == IH_ENOTFOUND) {
@@ -447,7 +419,7 @@ dispatch_job(const struct dispatch *d, struct store_job *job, char *err,
 	char why[256];
 	int rc;
 
-	if (job->attempt > d->cfg->max_attempts) {
+	if (job->ev.attempt > d->cfg->max_attempts) {
 		/* Every earlier attempt died with its process or lease. */
 		rc = give_up(d, job, "lease expired on the last attempt",
 		    err, errlen);
@@ -552,10 +524,10 @@ dispatch_within(const struct dispatch *d, struct store_txn *tx,
 		return rc;
 	now = clock_wall_ms();
 	rc = store_fail(d->st, tx, job, d->owner, why,
-	    now + dispatch_backoff_ms(d->cfg, job->attempt),
-	    job->attempt >= d->cfg->max_attempts, now, err, errlen);
+	    now + dispatch_backoff_ms(d->cfg, job->ev.attempt),
+	    job->ev.attempt >= d->cfg->max_attempts, now, err, errlen);
 	if (rc == IH_OK)
-		log_job(d, job, job->attempt >= d->cfg->max_attempts ?
+		log_job(d, job, job->ev.attempt >= d->cfg->max_attempts ?
 		    "dead" : "failed", why);
 	return rc;
 }

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "event.h"
 #include "log.h"
 
 struct config;
@@ -28,18 +29,6 @@ struct provider;
 struct store;
 struct store_job;
 struct store_txn;
-
-/* The event as the switch sees it. */
-struct dispatch_event {
-	int64_t			 rowid;
-	const char		*provider;
-	const char		*event_id;
-	const char		*event_type;
-	const char		*subtype;	/* or NULL */
-	const unsigned char	*payload;	/* or NULL once purged */
-	size_t			 payload_len;
-	long			 attempt;	/* 1 for the first */
-};
 
 /* What the switch may use: the log, and the transaction for effects. */
 struct dispatch_ctx {
@@ -54,7 +43,7 @@ struct dispatch_ctx {
  * effects are complete, or another code with a reason in err to have the
  * attempt rolled back and retried.
  */
-typedef int (*dispatch_fn)(const struct dispatch_event *ev,
+typedef int (*dispatch_fn)(const struct event *ev,
     struct dispatch_ctx *ctx, char *err, size_t errlen);
 
 /*
@@ -72,7 +61,7 @@ struct object_found;
  * transaction.  Returns IH_OK or IH_ENOMEM; f is freed by the caller
  * with object_found_free() either way.
  */
-typedef int (*dispatch_map_fn)(const struct dispatch_event *ev,
+typedef int (*dispatch_map_fn)(const struct event *ev,
     struct object_found *f);
 
 /*
@@ -85,7 +74,7 @@ typedef int (*dispatch_map_fn)(const struct dispatch_event *ev,
  * a reason in err (the attempt is then rolled back and retried).
  */
 int	dispatch_object(struct dispatch_ctx *ctx,
-	    const struct dispatch_event *ev, dispatch_map_fn map, char *err,
+	    const struct event *ev, dispatch_map_fn map, char *err,
 	    size_t errlen);
 
 /* One row of a provider's table of event types, for its switch. */
@@ -107,7 +96,7 @@ int	dispatch_type_of(const struct dispatch_type *tab, size_t n,
  * records it with dispatch_effect().  Returns what dispatch_effect() does.
  */
 int	dispatch_record(struct dispatch_ctx *ctx,
-	    const struct dispatch_event *ev, const char *kind, char *err,
+	    const struct event *ev, const char *kind, char *err,
 	    size_t errlen);
 
 struct dispatch {
@@ -158,7 +147,7 @@ int	dispatch_has_actions(const struct config *cfg,
  * when it fails, only its effects are undone and the event is marked
  * failed (due again after the backoff) in tx.  No alert runs here, with
  * the write lock held: call it only while attempts are left
- * (job->attempt < max_attempts), so that the event cannot die in it.
+ * (job->ev.attempt < max_attempts), so that the event cannot die in it.
  * *done says which; the caller logs done with dispatch_within_done() once
  * tx has committed.
  * Returns IH_OK, or IH_ESTORE when tx itself failed.

@@ -11,6 +11,7 @@
 #include <openssl/crypto.h>
 
 #include "config.h"
+#include "config_vars.h"
 #include "harden.h"
 #include "ih.h"
 
@@ -40,13 +41,13 @@ void
 harden_scrub_environ(char **env)
 {
 	char *eq;
+	size_t n;
 
 	for (; env != NULL && *env != NULL; env++) {
-		if (strncmp(*env, "IDEMHOOK_", 9) != 0)
+		n = config_env_name_len(*env);
+		if (n == 0)
 			continue;
-		eq = strchr(*env, '=');
-		if (eq == NULL)
-			continue;
+		eq = *env + n;
 		*eq = '\0';
 		if (config_is_secret(*env))
 			OPENSSL_cleanse(eq + 1, strlen(eq + 1));

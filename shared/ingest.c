@@ -118,17 +118,17 @@ write_deferred(struct ingest *in, const struct log_sink *sink)
 void
 ingest_job_borrow(struct ingest *in)
 {
-	if (in->job.payload == NULL) {
-		in->job.payload = in->req.body;
-		in->job.payload_len = in->req.body_len;
+	if (in->job.ev.payload == NULL) {
+		in->job.ev.payload = in->req.body;
+		in->job.ev.payload_len = in->req.body_len;
 	}
 }
 
 void
 ingest_job_drop(struct ingest *in)
 {
-	if (in->job.payload == in->req.body)
-		in->job.payload = NULL;
+	if (in->job.ev.payload == in->req.body)
+		in->job.ev.payload = NULL;
 	store_job_free(&in->job);
 }
 

@@ -69,7 +69,7 @@ struct ingest {
 	int64_t			 t0;	/* clock_mono_ns() at the start */
 	struct config		 cfg;
 	struct ident		 id;
-	struct store_event	 ev;		/* borrows the fields below */
+	struct event	 ev;		/* borrows the fields below */
 	const char		*quarantine;	/* why, when kept unusable */
 	/* The replay check's shared-action line, or "". */
 	char			 same_action[REQUEST_HEADER_NAME_MAX + 1024];

@@ -21,7 +21,7 @@ processing_here(const struct dispatch *d, struct store_job *job, long drain)
 	long done = 0;
 	int rc = IH_OK;
 
-	if (job->rowid > 0)
+	if (job->ev.rowid > 0)
 		rc = dispatch_job(d, job, err, sizeof(err));
 	if (rc == IH_OK && drain > 0)
 		rc = dispatch_drain(d, drain, NULL, &done, err, sizeof(err));
@@ -144,7 +144,7 @@ processing_hand(struct processing *w, struct config *cfg,
 		}
 		w->started = 1;
 	}
-	if (w->busy && job->rowid <= 0) {
+	if (w->busy && job->ev.rowid <= 0) {
 		w->more++;
 		goto out;
 	}

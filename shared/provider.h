@@ -33,7 +33,7 @@ struct ident {
 	char	*event_id;
 	char	*event_type;
 	char	*subtype;	/* or NULL: a finer type (GitHub's action) */
-	char	*order_key;	/* or NULL: see store_event.order_key */
+	char	*order_key;	/* or NULL: see struct event (event.h) */
 };
 
 /*
@@ -81,7 +81,7 @@ struct provider {
 	 * *why for a replay, which is recorded nowhere and runs nothing.
 	 */
 	int	(*repeat_ok)(const struct store_first *first,
-		    const struct store_event *ev, const char **why);
+		    const struct event *ev, const char **why);
 	/*
 	 * Set when the provider never retries a refused delivery (GitHub):
 	 * a replay is answered 409, which its delivery log shows.  Otherwise

@@ -46,10 +46,10 @@ struct serve {
 static void
 job_take_body(struct ingest *in)
 {
-	if (in->job.rowid <= 0 || in->job.payload != NULL)
+	if (in->job.ev.rowid <= 0 || in->job.ev.payload != NULL)
 		return;
-	in->job.payload = in->req.body;
-	in->job.payload_len = in->req.body_len;
+	in->job.ev.payload = in->req.body;
+	in->job.ev.payload_len = in->req.body_len;
 	in->req.body = NULL;
 	in->req.body_cap = 0;
 	in->req.body_len = 0;
@@ -109,7 +109,7 @@ after_answer(struct serve *sv, struct ingest *in)
 	}
 	if (!cgi_detach(sv, in))
 		return;
-	if (in->job.rowid > 0)
+	if (in->job.ev.rowid > 0)
 		snprintf(owner, sizeof(owner), "%s", in->owner);
 	else
 		dispatch_owner(owner, sizeof(owner));

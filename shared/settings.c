@@ -193,16 +193,15 @@ db_conflict(const struct config_source *front, struct config_vars *env,
 	return IH_ECONFIG;
 }
 
-int
-settings_load(struct config *cfg, const char *name, const char *secret_var,
-    const struct config_source *front, struct config_vars *env,
-    struct config_vars *file, char *err, size_t errlen)
+/*
+ * The one order of the sources: front (or none), the start-up
+ * environment, then the file's lines (or none).  Returns how many.
+ */
+static size_t
+source_list(struct config_source src[3], const struct config_source *front,
+    struct config_vars *env, struct config_vars *file)
 {
-	struct config_source src[3];
 	size_t n = 0;
-
-	if (db_conflict(front, env, file, err, errlen) != IH_OK)
-		return IH_ECONFIG;
 
 	if (front != NULL)
 		src[n++] = *front;
@@ -212,6 +211,58 @@ settings_load(struct config *cfg, const char *name, const char *secret_var,
 		src[n].get = config_vars_get;
 		src[n++].arg = file;
 	}
+	return n;
+}
+
+int
+settings_sources(struct config_file *cf,
+    const struct config_source *param, struct config_vars *env,
+    const char *secret_var, struct config_source src[3], size_t *nsrc,
+    char *err, size_t errlen)
+{
+	const char *path;
+	char found[4096];
+	size_t n;
+	int flags = 0, reloaded, rc;
+
+	n = source_list(src, param, env, NULL);
+	path = config_lookup(src, 1, "IDEMHOOK_CONFIG");
+	if (path != NULL)
+		flags = CONFIG_FILE_REQUEST;
+	else
+		path = config_lookup(src, n, "IDEMHOOK_CONFIG");
+	/* suEXEC drops SetEnv: then the file's fixed places (config_find.h). */
+	if (path == NULL && config_find_wanted(env)) {
+		rc = config_find(found, sizeof(found), err, errlen);
+		if (rc == IH_OK)
+			path = found;
+		else if (rc != IH_ENOTFOUND)
+			return IH_ECONFIG;
+	}
+	rc = config_file_refresh(cf, path, flags, &reloaded, err, errlen);
+	if (rc == IH_ENOMEM)
+		return rc;
+	if (rc != IH_OK)
+		return IH_ECONFIG;
+	/* Secrets of other programs in a shared file are not kept. */
+	if (reloaded)
+		config_vars_keep_secrets(&cf->vars, secret_var);
+	*nsrc = source_list(src, param, env, &cf->vars);
+	return IH_OK;
+}
+
+int
+settings_load(struct config *cfg, const char *name, const char *secret_var,
+    const struct config_source *front, struct config_vars *env,
+    struct config_vars *file, char *err, size_t errlen)
+{
+	struct config_source src[3];
+	size_t n;
+
+	if (db_conflict(front, env, file, err, errlen) != IH_OK)
+		return IH_ECONFIG;
+
+	n = source_list(src, front, env, file);
 	return config_load(cfg, name, secret_var, src, n, err, errlen);
 }
 
@@ -269,7 +320,7 @@ settings_request(struct settings *s, char **params,
 		log_ignored(s, params, sink);
 	pthread_mutex_lock(&s->mu);
 	/* Other providers' secrets in a shared file are not kept here. */
-	rc = config_sources_refresh(&s->file, &param, &s->env,
+	rc = settings_sources(&s->file, &param, &s->env,
 	    s->p->secret_var, src, &n, err, errlen);
 	if (rc == IH_OK)
 		rc = settings_load(cfg, s->p->name, s->p->secret_var, &param,

@@ -31,6 +31,8 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "config_file.h"
+#include "config_vars.h"
 #include "log.h"
 
 struct provider;
@@ -102,5 +104,22 @@ struct settings_store {
 int	settings_store(struct settings_store *slot, const struct config *cfg,
 	    char *err, size_t errlen);
 void	settings_store_close(struct settings_store *slot);
+
+/*
+ * Fills src[0..2] with a program's settings sources, in the order above
+ * (settings.c is the one place that builds that list): param (a
+ * request's parameters), env (the start-up environment), then cf's
+ * lines.  IDEMHOOK_CONFIG names cf's file: from param (the file is then
+ * CONFIG_FILE_REQUEST), else from env, else, only when env sets nothing
+ * (config_find_wanted()), config_find()'s fixed places (suEXEC drops
+ * SetEnv); cf is refreshed from it, and when it was read again only
+ * secret_var's secret is kept (NULL: none).  Sets *nsrc to 3 on
+ * success.  Returns IH_OK, IH_ENOMEM, or IH_ECONFIG with the cause in
+ * err.
+ */
+int	settings_sources(struct config_file *cf,
+	    const struct config_source *param, struct config_vars *env,
+	    const char *secret_var, struct config_source src[3], size_t *nsrc,
+	    char *err, size_t errlen);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "check_programs.h"
 #include "config.h"
+#include "config_vars.h"
 #include "idemhook.h"
 #include "ih.h"
 #include "redact.h"

@@ -12,6 +12,7 @@
 
 #include "cli_args.h"
 #include "cli_text.h"
+#include "idemhook.h"
 #include "providers.h"
 
 int
@@ -275,4 +276,15 @@ cli_provider_index(const char *name)
 	}
 	cli_errorf("no provider called %s; known:%s", name, known);
 	return -1;
+}
+
+int
+cli_help_or_usage(const char *arg, void (*usage)(FILE *))
+{
+	if (strcmp(arg, "--help") == 0) {
+		usage(stdout);
+		return CLI_EXIT_OK;
+	}
+	usage(stderr);
+	return CLI_EXIT_USAGE;
 }

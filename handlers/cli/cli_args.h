@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "store.h"
 
@@ -60,5 +61,12 @@ int	cli_filter_opt(int argc, char **argv, int *a, int64_t now_ms,
 
 /* Returns the index in providers_all of name, or -1 (printed). */
 int	cli_provider_index(const char *name);
+
+/*
+ * For an argument a command does not take: with arg "--help", prints
+ * usage to stdout and returns CLI_EXIT_OK; else prints it to stderr and
+ * returns CLI_EXIT_USAGE.
+ */
+int	cli_help_or_usage(const char *arg, void (*usage)(FILE *));
 
 #endif

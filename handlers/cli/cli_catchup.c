@@ -368,14 +368,15 @@ catchup_flush(struct catchup *cu)
 		}
 		held_lines(in, sink);
 		later |= in->later;
-		if (in->later && in->job.rowid > 0 && cu->w.slot.st != NULL) {
+		if (in->later && in->job.ev.rowid > 0 &&
+		    cu->w.slot.st != NULL) {
 			/*
 			 * Claimed in its insert: it runs now, as under CGI,
 			 * and the job, which dispatch frees, takes the body.
 			 */
-			if (in->job.payload == NULL) {
-				in->job.payload = in->req.body;
-				in->job.payload_len = in->req.body_len;
+			if (in->job.ev.payload == NULL) {
+				in->job.ev.payload = in->req.body;
+				in->job.ev.payload_len = in->req.body_len;
 				in->req.body = NULL;
 				in->req.body_len = 0;
 			}

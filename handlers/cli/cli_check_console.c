@@ -7,6 +7,7 @@
 
 #include "cli_check_store.h"
 #include "config.h"
+#include "config_vars.h"
 #include "console_auth.h"
 #include "ih.h"
 

@@ -1,17 +1,32 @@
 /*
- * cli_events.h -- idemhook list, show, verify and replay: the
- * operator's view of single events (cli_events.c).
- * Each command takes its argv (argv[0] its name), prints its output and
- * its errors, and returns a CLI_EXIT_* code (idemhook.h).
+ * cli_events.h -- what the event commands (cli_list.c, cli_show.c,
+ * cli_verify.c, cli_replay.c) share: the PROVIDER EVENT_ID arguments
+ * and an event's metadata as JSON (cli_events.c).  Nothing here keeps
+ * state; errors are printed by the function that finds them.
  */
 #ifndef IH_CLI_EVENTS_H
 #define IH_CLI_EVENTS_H
 
-#include "idemhook.h"
+#include <stdio.h>
 
-int	cli_list(struct cli *c, int argc, char **argv);
-int	cli_show(struct cli *c, int argc, char **argv);
-int	cli_verify(struct cli *c, int argc, char **argv);
-int	cli_replay(struct cli *c, int argc, char **argv);
+#include "store.h"
+
+/*
+ * Parses "[FLAG]... [--] PROVIDER EVENT_ID", where flags is a NULL-ended
+ * list of flag names (or NULL) and set[i] becomes 1 for each flags[i]
+ * given.  *provider and *event_id point into argv.  Returns -1 to go on,
+ * else the exit code (after --help, or a usage error, printed with
+ * usage()).
+ */
+int	cli_event_args(int argc, char **argv, const char *const *flags,
+	    int *set, const char **provider, const char **event_id,
+	    void (*usage)(FILE *));
+
+/*
+ * Writes the row's metadata as one JSON object: the fields of list
+ * --json, and the "event" of show --json.  Times are Unix ms, null when
+ * unset.
+ */
+void	cli_event_json(FILE *f, const struct store_row *row);
 
 #endif

@@ -151,13 +151,8 @@ cli_purge(struct cli *c, int argc, char **argv)
 			dry_run = 1;
 		else if (strcmp(argv[a], "--include-dead") == 0)
 			include_dead = 1;
-		else if (strcmp(argv[a], "--help") == 0) {
-			purge_usage(stdout);
-			return CLI_EXIT_OK;
-		} else {
-			purge_usage(stderr);
-			return CLI_EXIT_USAGE;
-		}
+		else
+			return cli_help_or_usage(argv[a], purge_usage);
 	}
 	if (cli_store(c, &st) != IH_OK)
 		return CLI_EXIT_FAIL;
@@ -578,13 +573,8 @@ cli_stats(struct cli *c, int argc, char **argv)
 			json = 1;
 		else if (strcmp(argv[a], "--prometheus") == 0)
 			prom = 1;
-		else if (strcmp(argv[a], "--help") == 0) {
-			stats_usage(stdout);
-			return CLI_EXIT_OK;
-		} else {
-			stats_usage(stderr);
-			return CLI_EXIT_USAGE;
-		}
+		else
+			return cli_help_or_usage(argv[a], stats_usage);
 	}
 	if (json && prom) {
 		fprintf(stderr, "idemhook: stats: --json or --prometheus, not "

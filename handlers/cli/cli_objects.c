@@ -190,12 +190,8 @@ cli_objects(struct cli *c, int argc, char **argv)
 				return CLI_EXIT_USAGE;
 		} else if (strcmp(argv[a], "--json") == 0) {
 			s.json = 1;
-		} else if (strcmp(argv[a], "--help") == 0) {
-			objects_usage(stdout);
-			return CLI_EXIT_OK;
 		} else {
-			objects_usage(stderr);
-			return CLI_EXIT_USAGE;
+			return cli_help_or_usage(argv[a], objects_usage);
 		}
 	}
 	if (!s.json && f.limit == 0)

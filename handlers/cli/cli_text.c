@@ -224,3 +224,19 @@ cli_json_base64(FILE *f, const void *p, size_t len)
 	}
 	putc('"', f);
 }
+
+void
+cli_json_ms(FILE *f, const char *name, int64_t ms)
+{
+	if (ms > 0)
+		fprintf(f, ", \"%s\": %lld", name, (long long)ms);
+	else
+		fprintf(f, ", \"%s\": null", name);
+}
+
+void
+cli_json_field(FILE *f, const char *name, const char *text)
+{
+	fprintf(f, ", \"%s\": ", name);
+	cli_put_json(f, text);
+}

@@ -15,6 +15,7 @@
 #define IH_CLI_TEXT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "ih.h"
@@ -60,6 +61,12 @@ void	cli_json_text(FILE *f, const void *p, size_t len);
 
 /* cli_json_text() of the NUL-terminated s, or null when s is NULL. */
 void	cli_put_json(FILE *f, const char *s);
+
+/* Writes ", \"name\": ms" (Unix ms), or null when ms is 0 (unset). */
+void	cli_json_ms(FILE *f, const char *name, int64_t ms);
+
+/* Writes ", \"name\": " and cli_put_json() of text (null when NULL). */
+void	cli_json_field(FILE *f, const char *name, const char *text);
 
 /*
  * Writes the len bytes at p as one JSON string of standard, padded

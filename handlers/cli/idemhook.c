@@ -6,11 +6,11 @@
  *   idemhook init                 create or migrate the store
  *   idemhook work [--once] ...    process due events
  *
- * The other subcommands live one group a file: cli_events.c (list,
- * show, verify, replay), cli_maint.c (purge, stats), cli_check.c
- * (check), cli_console.c (console-password), cli_copy.c (copy),
- * cli_backup.c (backup, restore); all
- * parse their arguments with cli_args.c.
+ * The other subcommands live one group a file: cli_list.c, cli_show.c,
+ * cli_verify.c and cli_replay.c (one each, sharing cli_events.c),
+ * cli_maint.c (purge, stats), cli_check.c (check), cli_console.c
+ * (console-password), cli_copy.c (copy), cli_backup.c (backup,
+ * restore); all parse their arguments with cli_args.c.
  *
  * Settings come from the environment and the file named by
  * IDEMHOOK_CONFIG (or --config), exactly as the receivers read them, so
@@ -49,10 +49,13 @@
 #include "cli_check.h"
 #include "cli_console.h"
 #include "cli_copy.h"
-#include "cli_events.h"
+#include "cli_list.h"
 #include "cli_maint.h"
 #include "cli_objects.h"
+#include "cli_replay.h"
+#include "cli_show.h"
 #include "cli_text.h"
+#include "cli_verify.h"
 #include "idemhook.h"
 
 extern char **environ;

@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "config_vars.h"
 #include "store.h"
 
 #define CLI_EXIT_OK	0

@@ -119,18 +119,18 @@ int	pg_audit(struct store *, int (*)(void *, const struct store_audit *),
 	    void *, char *, size_t);
 
 /* pg_version.c */
-int	pg_release_held(struct store *, const struct store_event *, char *,
+int	pg_release_held(struct store *, const struct event *, char *,
 	    size_t);
 int	pg_versions(struct store *, const char *, int64_t, int64_t,
 	    int (*)(void *, const struct store_version_count *), void *,
 	    char *, size_t);
 
 /* pg_record.c */
-int	pg_record(struct store *, const struct store_event *, int64_t,
+int	pg_record(struct store *, const struct event *, int64_t,
 	    const char *, int64_t, struct store_result *, char *, size_t);
 int	pg_attempt_start(struct store *, int64_t, int64_t, int64_t *, char *,
 	    size_t);
-int	pg_replay_of(struct store *, const struct store_event *, const char *,
+int	pg_replay_of(struct store *, const struct event *, const char *,
 	    int *, struct store_first *, char *, size_t);
 int	pg_claim(struct store *, const char *, int64_t, const char *, int64_t,
 	    int64_t, struct store_job *, int *, char *, size_t);

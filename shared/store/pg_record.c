@@ -14,7 +14,7 @@
  * on the server's clock (PG_NOW_MS), not this host's.
  */
 int
-pg_record(struct store *base, const struct store_event *ev, int64_t now_ms,
+pg_record(struct store *base, const struct event *ev, int64_t now_ms,
     const char *owner, int64_t lease_until, struct store_result *res,
     char *err, size_t errlen)
 {
@@ -78,7 +78,7 @@ pg_attempt_start(struct store *base, int64_t rowid, int64_t now_ms,
 }
 
 int
-pg_replay_of(struct store *base, const struct store_event *ev,
+pg_replay_of(struct store *base, const struct event *ev,
     const char *same_action, int *found, struct store_first *first,
     char *err, size_t errlen)
 {
@@ -108,18 +108,6 @@ pg_replay_of(struct store *base, const struct store_event *ev,
 	return IH_OK;
 }
 
-static int
-copy_text(const PGresult *r, int col, char **out)
-{
-	const char *t = pg_gettext(r, 0, col);
-
-	*out = NULL;
-	if (t == NULL)
-		return IH_OK;
-	*out = strdup(t);
-	return *out == NULL ? IH_ENOMEM : IH_OK;
-}
-
 /* Runs a job move with the parameters given; *n is the rows changed. */
 static int
 job_move(struct pgs *st, enum pg_stmt i, const struct pg_params *p, long *n,
@@ -142,7 +130,7 @@ lease_lost(int rc, long n, const struct store_job *job, char *err,
 {
 	if (rc == IH_OK && n != 1) {
 		snprintf(err, errlen, "lease on event %lld was lost",
-		    (long long)job->rowid);
+		    (long long)job->ev.rowid);
 		return IH_ENOTFOUND;
 	}
 	return rc;
@@ -156,7 +144,7 @@ pg_claim(struct store *base, const char *provider, int64_t rowid,
 	struct pgs *st = pg_of(base);
 	struct pg_params p;
 	PGresult *r;
-	unsigned char *bytes;
+	unsigned char *bytes, *buf;
 	size_t len;
 	long n;
 	int rc;
@@ -175,38 +163,34 @@ pg_claim(struct store *base, const char *provider, int64_t rowid,
 		PQclear(r);
 		return IH_OK;
 	}
-	job->rowid = pg_getint(r, 0, 0);
-	job->attempt = (long)pg_getint(r, 0, 6);
-	job->received_at = pg_getint(r, 0, 7);
-	rc = copy_text(r, 1, &job->provider);
-	if (rc == IH_OK)
-		rc = copy_text(r, 2, &job->event_id);
-	if (rc == IH_OK)
-		rc = copy_text(r, 3, &job->event_type);
-	if (rc == IH_OK)
-		rc = copy_text(r, 4, &job->subtype);
+	job->ev.rowid = pg_getint(r, 0, 0);
+	job->ev.attempt = (long)pg_getint(r, 0, 6);
+	job->ev.received_at = pg_getint(r, 0, 7);
+	rc = store_job_set(job, pg_gettext(r, 0, 1), pg_gettext(r, 0, 2),
+	    pg_gettext(r, 0, 3), pg_gettext(r, 0, 4));
 	if (rc != IH_OK)
 		goto out;
 	if (!PQgetisnull(r, 0, 5)) {
 		bytes = PQunescapeBytea((const unsigned char *)
 		    PQgetvalue(r, 0, 5), &len);
-		job->payload = bytes != NULL ? malloc(len + 1) : NULL;
-		if (job->payload == NULL) {
+		buf = bytes != NULL ? malloc(len + 1) : NULL;
+		if (buf == NULL) {
 			PQfreemem(bytes);
 			rc = IH_ENOMEM;
 			goto out;
 		}
-		memcpy(job->payload, bytes, len);
-		job->payload[len] = '\0';
-		job->payload_len = len;
+		memcpy(buf, bytes, len);
+		buf[len] = '\0';
+		job->ev.payload = buf;
+		job->ev.payload_len = len;
 		PQfreemem(bytes);
 	}
 	PQclear(r);
 	r = NULL;
-	if (job->attempt > 1) {
+	if (job->ev.attempt > 1) {
 		/* The earlier holders' attempts end as "lease_expired". */
 		memset(&p, 0, sizeof(p));
-		pg_int(&p, job->rowid);
+		pg_int(&p, job->ev.rowid);
 		pg_text(&p, "the lease expired before the attempt ended");
 		pg_int(&p, now_ms);
 		rc = job_move(st, PG_STALE, &p, &n,
@@ -214,7 +198,7 @@ pg_claim(struct store *base, const char *provider, int64_t rowid,
 		if (rc != IH_OK)
 			goto out;
 	}
-	rc = pg_attempt_start(base, job->rowid, now_ms, &job->seq, err,
+	rc = pg_attempt_start(base, job->ev.rowid, now_ms, &job->seq, err,
 	    errlen);
 	if (rc == IH_OK)
 		*found = 1;
@@ -231,7 +215,7 @@ pg_effect(struct store *base, const struct store_job *job, const char *kind,
 	long n;
 
 	memset(&p, 0, sizeof(p));
-	pg_int(&p, job->rowid);
+	pg_int(&p, job->ev.rowid);
 	pg_text(&p, kind);
 	pg_int(&p, now_ms);
 	return job_move(pg_of(base), PG_EFFECT, &p, &n,
@@ -247,7 +231,7 @@ attempt_end(struct pgs *st, const struct store_job *job, int64_t now_ms,
 	long n;
 
 	memset(&p, 0, sizeof(p));
-	pg_int(&p, job->rowid);
+	pg_int(&p, job->ev.rowid);
 	pg_int(&p, job->seq);
 	pg_int(&p, now_ms);
 	pg_text(&p, outcome);
@@ -266,7 +250,7 @@ pg_complete(struct store *base, const struct store_job *job,
 	int rc;
 
 	memset(&p, 0, sizeof(p));
-	pg_int(&p, job->rowid);
+	pg_int(&p, job->ev.rowid);
 	pg_text(&p, owner);
 	pg_int(&p, now_ms);
 	rc = job_move(st, PG_COMPLETE, &p, &n, "cannot complete event", err,
@@ -288,7 +272,7 @@ pg_fail_job(struct store *base, const struct store_job *job,
 	int rc;
 
 	memset(&p, 0, sizeof(p));
-	pg_int(&p, job->rowid);
+	pg_int(&p, job->ev.rowid);
 	pg_text(&p, owner);
 	pg_text(&p, error);
 	pg_int(&p, next_ms);
@@ -311,7 +295,7 @@ pg_renew(struct store *base, const struct store_job *job, const char *owner,
 	int rc;
 
 	memset(&p, 0, sizeof(p));
-	pg_int(&p, job->rowid);
+	pg_int(&p, job->ev.rowid);
 	pg_text(&p, owner);
 	/* The new lease runs from the server's now (PG_NOW_MS). */
 	pg_int(&p, lease_ms);
@@ -328,7 +312,7 @@ pg_attempt_lost(struct store *base, const struct store_job *job,
 	long n;
 
 	memset(&p, 0, sizeof(p));
-	pg_int(&p, job->rowid);
+	pg_int(&p, job->ev.rowid);
 	pg_text(&p, "another process took the event over");
 	pg_int(&p, now_ms);
 	pg_int(&p, job->seq);
@@ -345,7 +329,7 @@ pg_forget(struct store *base, const struct store_job *job, const char *owner,
 	int rc;
 
 	memset(&p, 0, sizeof(p));
-	pg_int(&p, job->rowid);
+	pg_int(&p, job->ev.rowid);
 	pg_text(&p, owner);
 	rc = job_move(pg_of(base), PG_FORGET, &p, &n, "cannot forget event",
 	    err, errlen);

@@ -15,7 +15,7 @@
  * longer held (this one then records a duplicate of the replayed one).
  */
 int
-pg_release_held(struct store *base, const struct store_event *ev,
+pg_release_held(struct store *base, const struct event *ev,
     char *err, size_t errlen)
 {
 	struct pgs *st = pg_of(base);

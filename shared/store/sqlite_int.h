@@ -1,7 +1,11 @@
 /*
  * sqlite_int.h -- the SQLite backend's own parts, shared by its files:
- * sqlite_conn.c (connection, writers' queue, schema, transactions,
- * audit), sqlite_record.c (recording and processing), sqlite_query.c
+ * sqlite_conn.c (the connection), sqlite_exec.c (the helpers that run
+ * statements and report failures), sqlite_stmt.c (the statement table),
+ * sqlite_queue.c (the writers' queue), sqlite_schema.c (creation,
+ * schema, migrations), sqlite_txn.c (transactions),
+ * sqlite_audit.c (what check reports), sqlite_record.c (recording and
+ * processing), sqlite_payload.c (the payloads table), sqlite_query.c
  * (the operator's queries), sqlite_objects.c (the objects table) and
  * sqlite_console.c (the console's).
  */
@@ -80,27 +84,56 @@ void	sq_bind_text(sqlite3_stmt *, int, const char *);
 int	sq_row(struct sq *, sqlite3_stmt *, const char *, int *, char *,
 	    size_t);
 
+/* sqlite_stmt.c: every statement of struct sq, prepared or finalized. */
+int	sq_prepare_all(struct sq *, char *, size_t);
+void	sq_finalize_all(struct sq *);
+
+/* sqlite_queue.c */
+/* SQLite's busy handler (arg the struct sq): waits, bounded. */
+int	sq_busy_wait(void *, int);
+/* Takes the writers' queue for a transaction, or leaves it. */
+int	sq_queue_enter(struct sq *, char *, size_t);
+void	sq_queue_leave(struct sq *);
+void	sq_no_queue(struct store *);
+
+/* sqlite_schema.c */
+/* The store's folders (0700) and file (0600), never through a link. */
+int	sq_make_parents(const char *, char *, size_t);
+int	sq_make_file(const char *, char *, size_t);
+/* WAL, the schema or its migrations, then the readiness check. */
+int	sq_set_up(struct sq *, char *, size_t);
+
+/* sqlite_txn.c */
+int	sq_begin(struct store *, enum store_durability, char *, size_t);
+int	sq_commit(struct store *, char *, size_t);
+void	sq_rollback(struct store *);
+int	sq_savepoint(struct store *, enum store_sp, char *, size_t);
+
+/* sqlite_audit.c */
+int	sq_audit(struct store *, int (*)(void *, const struct store_audit *),
+	    void *, char *, size_t);
+
 /* sqlite_payload.c */
 /* Payloads past this many bytes go through SQLite's blob I/O. */
 #define SQ_PAYLOAD_STREAM	(1024 * 1024)
-int	sq_payload_put(struct sq *, const struct store_event *, int64_t,
+int	sq_payload_put(struct sq *, const struct event *, int64_t,
 	    char *, size_t);
 int	sq_payload_get(struct sq *, struct store_job *, int64_t, char *,
 	    size_t);
 
 /* sqlite_version.c */
-int	sq_release_held(struct store *, const struct store_event *, char *,
+int	sq_release_held(struct store *, const struct event *, char *,
 	    size_t);
 int	sq_versions(struct store *, const char *, int64_t, int64_t,
 	    int (*)(void *, const struct store_version_count *), void *,
 	    char *, size_t);
 
 /* sqlite_record.c */
-int	sq_record(struct store *, const struct store_event *, int64_t,
+int	sq_record(struct store *, const struct event *, int64_t,
 	    const char *, int64_t, struct store_result *, char *, size_t);
 int	sq_attempt_start(struct store *, int64_t, int64_t, int64_t *, char *,
 	    size_t);
-int	sq_replay_of(struct store *, const struct store_event *, const char *,
+int	sq_replay_of(struct store *, const struct event *, const char *,
 	    int *, struct store_first *, char *, size_t);
 int	sq_claim(struct store *, const char *, int64_t, const char *, int64_t,
 	    int64_t, struct store_job *, int *, char *, size_t);

@@ -21,7 +21,7 @@
 
 /* Writes the large payload of the new payloads row rowid in place. */
 static int
-payload_stream(struct sq *st, const struct store_event *ev, int64_t rowid,
+payload_stream(struct sq *st, const struct event *ev, int64_t rowid,
     char *err, size_t errlen)
 {
 	sqlite3_blob *blob = NULL;
@@ -46,7 +46,7 @@ out:
 }
 
 int
-sq_payload_put(struct sq *st, const struct store_event *ev, int64_t rowid,
+sq_payload_put(struct sq *st, const struct event *ev, int64_t rowid,
     char *err, size_t errlen)
 {
 	sqlite3_stmt *s = st->record_payload;
@@ -56,7 +56,8 @@ sq_payload_put(struct sq *st, const struct store_event *ev, int64_t rowid,
 	if (big)
 		sqlite3_bind_zeroblob64(s, 2, (sqlite3_uint64)ev->payload_len);
 	else
-		sqlite3_bind_blob(s, 2, ev->payload_len ? ev->payload : "",
+		sqlite3_bind_blob(s, 2, ev->payload_len ?
+		    (const void *)ev->payload : "",
 		    (int)ev->payload_len, SQLITE_STATIC);
 	rc = sq_step_done(st, s, "cannot record payload", err, errlen);
 	sqlite3_clear_bindings(s);
@@ -65,40 +66,40 @@ sq_payload_put(struct sq *st, const struct store_event *ev, int64_t rowid,
 	return rc;
 }
 
-/* Reads a large payload of len bytes straight into job->payload. */
+/* Reads a large payload of len bytes straight into job->ev.payload. */
 static int
 payload_read(struct sq *st, struct store_job *job, int64_t len, char *err,
     size_t errlen)
 {
 	sqlite3_blob *blob = NULL;
+	unsigned char *buf = NULL;
 	int rc;
 
 	rc = sqlite3_blob_open(st->db, "main", "payloads", "payload",
-	    job->rowid, 0, &blob);
+	    job->ev.rowid, 0, &blob);
 	if (rc != SQLITE_OK) {
 		rc = sq_fail(st, rc, "cannot read payload", err, errlen);
 		goto out;
 	}
-	job->payload = malloc((size_t)len + 1);
-	if (job->payload == NULL) {
+	buf = malloc((size_t)len + 1);
+	if (buf == NULL) {
 		rc = IH_ENOMEM;
 		goto out;
 	}
-	rc = sqlite3_blob_read(blob, job->payload, (int)len, 0);
+	rc = sqlite3_blob_read(blob, buf, (int)len, 0);
 	if (rc != SQLITE_OK) {
 		rc = sq_fail(st, rc, "cannot read payload", err, errlen);
 		goto out;
 	}
-	job->payload[len] = '\0';
-	job->payload_len = (size_t)len;
+	buf[len] = '\0';
+	job->ev.payload = buf;
+	job->ev.payload_len = (size_t)len;
+	buf = NULL;
 	rc = IH_OK;
 out:
 	if (blob != NULL)
 		sqlite3_blob_close(blob);
-	if (rc != IH_OK) {
-		free(job->payload);
-		job->payload = NULL;
-	}
+	free(buf);
 	return rc;
 }
 
@@ -108,6 +109,8 @@ sq_payload_get(struct sq *st, struct store_job *job, int64_t len, char *err,
 {
 	sqlite3_stmt *s = st->payload_get;
 	const void *blob;
+	unsigned char *buf;
+	size_t n;
 	int rc = IH_OK, step;
 
 	/* Purged: the job runs without one, as before version 6. */
@@ -115,19 +118,21 @@ sq_payload_get(struct sq *st, struct store_job *job, int64_t len, char *err,
 		return IH_OK;
 	if (len > SQ_PAYLOAD_STREAM && len < INT32_MAX)
 		return payload_read(st, job, len, err, errlen);
-	sqlite3_bind_int64(s, 1, job->rowid);
+	sqlite3_bind_int64(s, 1, job->ev.rowid);
 	step = sqlite3_step(s);
 	if (step == SQLITE_ROW) {
 		blob = sqlite3_column_blob(s, 0);
-		job->payload_len = (size_t)sqlite3_column_bytes(s, 0);
-		job->payload = malloc(job->payload_len + 1);
-		if (job->payload == NULL) {
+		n = (size_t)sqlite3_column_bytes(s, 0);
+		buf = malloc(n + 1);
+		if (buf == NULL) {
 			rc = IH_ENOMEM;
 			goto out;
 		}
-		if (job->payload_len > 0)
-			memcpy(job->payload, blob, job->payload_len);
-		job->payload[job->payload_len] = '\0';
+		if (n > 0)
+			memcpy(buf, blob, n);
+		buf[n] = '\0';
+		job->ev.payload = buf;
+		job->ev.payload_len = n;
 	} else if (step != SQLITE_DONE)
 		rc = sq_fail(st, step, "cannot read payload", err, errlen);
 out:

@@ -25,7 +25,7 @@
  * UPDATE of the row.  A new event's payload goes to its own table.
  */
 int
-sq_record(struct store *base, const struct store_event *ev, int64_t now_ms,
+sq_record(struct store *base, const struct event *ev, int64_t now_ms,
     const char *owner, int64_t lease_until, struct store_result *res,
     char *err, size_t errlen)
 {
@@ -117,7 +117,7 @@ sq_attempt_start(struct store *base, int64_t rowid, int64_t now_ms,
 }
 
 int
-sq_replay_of(struct store *base, const struct store_event *ev,
+sq_replay_of(struct store *base, const struct event *ev,
     const char *same_action, int *found, struct store_first *first,
     char *err, size_t errlen)
 {
@@ -152,18 +152,6 @@ sq_replay_of(struct store *base, const struct store_event *ev,
 	return rc;
 }
 
-static int
-copy_text(sqlite3_stmt *s, int col, char **out)
-{
-	const unsigned char *t = sqlite3_column_text(s, col);
-
-	*out = NULL;
-	if (t == NULL)
-		return IH_OK;
-	*out = strdup((const char *)t);
-	return *out == NULL ? IH_ENOMEM : IH_OK;
-}
-
 static int	close_stale_attempts(struct sq *, int64_t, int64_t, char *,
 		    size_t);
 
@@ -194,16 +182,13 @@ sq_claim(struct store *base, const char *provider, int64_t rowid,
 		rc = sq_fail(st, step, "cannot claim event", err, errlen);
 		goto out;
 	}
-	job->rowid = sqlite3_column_int64(s, 0);
-	job->attempt = (long)sqlite3_column_int64(s, 6);
-	job->received_at = sqlite3_column_int64(s, 7);
-	rc = copy_text(s, 1, &job->provider);
-	if (rc == IH_OK)
-		rc = copy_text(s, 2, &job->event_id);
-	if (rc == IH_OK)
-		rc = copy_text(s, 3, &job->event_type);
-	if (rc == IH_OK)
-		rc = copy_text(s, 4, &job->subtype);
+	job->ev.rowid = sqlite3_column_int64(s, 0);
+	job->ev.attempt = (long)sqlite3_column_int64(s, 6);
+	job->ev.received_at = sqlite3_column_int64(s, 7);
+	rc = store_job_set(job, (const char *)sqlite3_column_text(s, 1),
+	    (const char *)sqlite3_column_text(s, 2),
+	    (const char *)sqlite3_column_text(s, 3),
+	    (const char *)sqlite3_column_text(s, 4));
 	if (rc != IH_OK)
 		goto out;
 	/* The payload's length, or -1 when it was purged. */
@@ -218,12 +203,13 @@ sq_claim(struct store *base, const char *provider, int64_t rowid,
 	rc = sq_payload_get(st, job, len, err, errlen);
 	if (rc != IH_OK)
 		goto out;
-	if (job->attempt > 1) {
-		rc = close_stale_attempts(st, job->rowid, now_ms, err, errlen);
+	if (job->ev.attempt > 1) {
+		rc = close_stale_attempts(st, job->ev.rowid, now_ms, err,
+		    errlen);
 		if (rc != IH_OK)
 			goto out;
 	}
-	rc = sq_attempt_start(base, job->rowid, now_ms, &job->seq, err,
+	rc = sq_attempt_start(base, job->ev.rowid, now_ms, &job->seq, err,
 	    errlen);
 	if (rc != IH_OK)
 		goto out;
@@ -240,7 +226,7 @@ sq_effect(struct store *base, const struct store_job *job, const char *kind,
 {
 	struct sq *st = sq_of(base);
 
-	sqlite3_bind_int64(st->effect, 1, job->rowid);
+	sqlite3_bind_int64(st->effect, 1, job->ev.rowid);
 	sqlite3_bind_text(st->effect, 2, kind, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st->effect, 3, now_ms);
 	return sq_step_done(st, st->effect, "cannot record effect", err,
@@ -254,7 +240,7 @@ attempt_end(struct sq *st, const struct store_job *job, int64_t now_ms,
 {
 	sqlite3_stmt *s = st->attempt_end;
 
-	sqlite3_bind_int64(s, 1, job->rowid);
+	sqlite3_bind_int64(s, 1, job->ev.rowid);
 	sqlite3_bind_int64(s, 2, job->seq);
 	sqlite3_bind_int64(s, 3, now_ms);
 	sqlite3_bind_text(s, 4, outcome, -1, SQLITE_STATIC);
@@ -277,7 +263,7 @@ lease_held(int changes, const struct store_job *job, char *err,
 	if (changes == 1)
 		return IH_OK;
 	snprintf(err, errlen, "lease on event %lld was lost",
-	    (long long)job->rowid);
+	    (long long)job->ev.rowid);
 	return IH_ENOTFOUND;
 }
 
@@ -289,7 +275,7 @@ sq_complete(struct store *base, const struct store_job *job,
 	sqlite3_stmt *s = st->complete;
 	int rc;
 
-	sqlite3_bind_int64(s, 1, job->rowid);
+	sqlite3_bind_int64(s, 1, job->ev.rowid);
 	sqlite3_bind_text(s, 2, owner, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, now_ms);
 	rc = sq_step_done(st, s, "cannot complete event", err, errlen);
@@ -309,7 +295,7 @@ sq_fail_job(struct store *base, const struct store_job *job,
 	sqlite3_stmt *s = st->failed;
 	int rc;
 
-	sqlite3_bind_int64(s, 1, job->rowid);
+	sqlite3_bind_int64(s, 1, job->ev.rowid);
 	sqlite3_bind_text(s, 2, owner, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, error, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 4, next_ms);
@@ -392,7 +378,7 @@ sq_renew(struct store *base, const struct store_job *job,
 	/* The new lease runs from now, once the write lock is held. */
 	rc = run_job_sql(st, "UPDATE events SET lease_until = ?3"
 	    " WHERE id = ?1 AND lease_owner = ?2 AND status = 'processing'",
-	    job->rowid, owner, clock_wall_ms() + lease_ms, 0, &n,
+	    job->ev.rowid, owner, clock_wall_ms() + lease_ms, 0, &n,
 	    "cannot renew lease", err, errlen);
 	if (rc == IH_OK)
 		rc = lease_held(n, job, err, errlen);
@@ -409,7 +395,7 @@ sq_attempt_lost(struct store *base, const struct store_job *job,
 	rc = run_job_sql(st, "UPDATE attempts SET finished_at = ?3,"
 	    " outcome = 'lease_lost', error = ?2"
 	    " WHERE event = ?1 AND attempt = ?4 AND finished_at IS NULL",
-	    job->rowid, "another process took the event over", now_ms,
+	    job->ev.rowid, "another process took the event over", now_ms,
 	    job->seq, &n,
 	    "cannot close attempt", err, errlen);
 	return rc;
@@ -425,7 +411,7 @@ sq_forget(struct store *base, const struct store_job *job,
 	/* Its attempts and effects go with it (ON DELETE CASCADE). */
 	rc = run_job_sql(st, "DELETE FROM events WHERE id = ?1"
 	    " AND lease_owner = ?2 AND status = 'processing'",
-	    job->rowid, owner, 0, 0, &n, "cannot forget event", err, errlen);
+	    job->ev.rowid, owner, 0, 0, &n, "cannot forget event", err, errlen);
 	if (rc == IH_OK)
 		rc = lease_held(n, job, err, errlen);
 	return rc;

@@ -15,7 +15,7 @@
  * call: it runs only when an expected version finds its id held.
  */
 int
-sq_release_held(struct store *base, const struct store_event *ev,
+sq_release_held(struct store *base, const struct event *ev,
     char *err, size_t errlen)
 {
 	struct sq *st = sq_of(base);

@@ -179,7 +179,7 @@ join_end(struct store_txn *own, int rc, char *err, size_t errlen)
 }
 
 static int
-event_ok(const struct store_event *ev, char *err, size_t errlen)
+event_ok(const struct event *ev, char *err, size_t errlen)
 {
 	if (ev->provider == NULL || ev->event_id == NULL ||
 	    ev->event_type == NULL || ev->payload_len > 0x7fffffff) {
@@ -191,7 +191,7 @@ event_ok(const struct store_event *ev, char *err, size_t errlen)
 
 /*
  * Records ev in the open transaction.  When ev replaces a held event
- * (store_event.replaces_held) and its id turns out to be held, the held
+ * (struct event's replaces_held) and its id turns out to be held, the held
  * row is deleted and ev recorded again in its place, in the same
  * transaction: the two commit or fail together, and the expected version
  * becomes the event, never processed beside the held one.  Looking only
@@ -200,7 +200,7 @@ event_ok(const struct store_event *ev, char *err, size_t errlen)
  * delete, which a look before the insert would miss.
  */
 static int
-record_ev(struct store *st, const struct store_event *ev, int64_t now_ms,
+record_ev(struct store *st, const struct event *ev, int64_t now_ms,
     const char *owner, int64_t lease_until, struct store_result *res,
     char *err, size_t errlen)
 {
@@ -220,7 +220,7 @@ record_ev(struct store *st, const struct store_event *ev, int64_t now_ms,
 
 int
 store_record(struct store *st, struct store_txn *tx,
-    const struct store_event *ev, int64_t now_ms, struct store_result *res,
+    const struct event *ev, int64_t now_ms, struct store_result *res,
     char *err, size_t errlen)
 {
 	struct store_txn *own = NULL;
@@ -239,7 +239,7 @@ store_record(struct store *st, struct store_txn *tx,
 
 int
 store_record_batch(struct store *st, struct store_txn *tx,
-    const struct store_event *evs, size_t n, int64_t now_ms,
+    const struct event *evs, size_t n, int64_t now_ms,
     struct store_result *res, int *rcs, char *err, size_t errlen)
 {
 	struct store_txn *own = NULL, *use;
@@ -280,7 +280,7 @@ store_record_batch(struct store *st, struct store_txn *tx,
 
 int
 store_record_claim(struct store *st, struct store_txn *tx,
-    const struct store_event *ev, int64_t now_ms, const char *owner,
+    const struct event *ev, int64_t now_ms, const char *owner,
     int64_t lease_ms, struct store_result *res, struct store_job *job,
     char *err, size_t errlen)
 {
@@ -299,20 +299,14 @@ store_record_claim(struct store *st, struct store_txn *tx,
 	    err, errlen);
 	if (rc != IH_OK || res->duplicate)
 		return rc;
-	rc = IH_ENOMEM;
-	job->rowid = res->rowid;
-	job->attempt = 1;
-	job->received_at = now_ms;
-	job->provider = strdup(ev->provider);
-	job->event_id = strdup(ev->event_id);
-	job->event_type = strdup(ev->event_type);
-	if (ev->subtype != NULL)
-		job->subtype = strdup(ev->subtype);
-	if (job->provider == NULL || job->event_id == NULL ||
-	    job->event_type == NULL || (ev->subtype != NULL &&
-	    job->subtype == NULL))
+	rc = store_job_set(job, ev->provider, ev->event_id, ev->event_type,
+	    ev->subtype);
+	if (rc != IH_OK)
 		goto out;
-	rc = st->ops->attempt_start(st, job->rowid, now_ms, &job->seq, err,
+	job->ev.rowid = res->rowid;
+	job->ev.attempt = 1;
+	job->ev.received_at = now_ms;
+	rc = st->ops->attempt_start(st, job->ev.rowid, now_ms, &job->seq, err,
 	    errlen);
 out:
 	if (rc != IH_OK)
@@ -322,7 +316,7 @@ out:
 
 int
 store_replay_of(struct store *st, struct store_txn *tx,
-    const struct store_event *ev, const char *same_action, int *found,
+    const struct event *ev, const char *same_action, int *found,
     struct store_first *first, char *err, size_t errlen)
 {
 	struct store_txn *own = NULL;
@@ -338,17 +332,6 @@ store_replay_of(struct store *st, struct store_txn *tx,
 	rc = st->ops->replay_of(st, ev, same_action, found, first, err,
 	    errlen);
 	return join_end(own, rc, err, errlen);
-}
-
-void
-store_job_free(struct store_job *job)
-{
-	free(job->provider);
-	free(job->event_id);
-	free(job->event_type);
-	free(job->subtype);
-	free(job->payload);
-	memset(job, 0, sizeof(*job));
 }
 
 int

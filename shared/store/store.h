@@ -29,6 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "event.h"
+
 #define STORE_SCHEMA_VERSION	7
 #define STORE_ERR_MAX		256
 
@@ -76,30 +78,6 @@ struct store_opts {
 /* Which backend a location names: 1 for PostgreSQL, 0 for SQLite. */
 int	store_is_postgres(const char *path);
 
-/* An event as received, borrowed from the request for the call. */
-struct store_event {
-	const char	*provider;
-	const char	*event_id;
-	const char	*event_type;
-	const char	*subtype;	/* may be NULL */
-	const char	*order_key;	/* may be NULL */
-	const void	*payload;
-	size_t		 payload_len;
-	const char	*headers;	/* "name: value\n" lines, or "" */
-	/* NULL for "received"; or "quarantined". */
-	const char	*status;
-	/* The payload's SHA-256 in hex, or NULL. */
-	const char	*fingerprint;
-	/* The provider's API version of the event, or NULL (version 7). */
-	const char	*api_version;
-	/*
-	 * Set when ev is of a version the settings expect and its version is
-	 * signed: a held event of the same id (another version) is deleted
-	 * in the same transaction, and ev recorded in its place.
-	 */
-	int		 replaces_held;
-};
-
 struct store_result {
 	int		 duplicate;	/* 1 when the event was already there */
 	int64_t		 rowid;		/* the event's row */
@@ -145,7 +123,7 @@ void	store_no_queue(struct store *st);
  * is recorded.
  */
 int	store_record(struct store *st, struct store_txn *tx,
-	    const struct store_event *ev, int64_t now_ms,
+	    const struct event *ev, int64_t now_ms,
 	    struct store_result *res, char *err, size_t errlen);
 
 /*
@@ -160,7 +138,7 @@ int	store_record(struct store *st, struct store_txn *tx,
  * joined).
  */
 int	store_record_batch(struct store *st, struct store_txn *tx,
-	    const struct store_event *evs, size_t n, int64_t now_ms,
+	    const struct event *evs, size_t n, int64_t now_ms,
 	    struct store_result *res, int *rcs, char *err, size_t errlen);
 
 /*
@@ -188,7 +166,7 @@ struct store_first {
  * (*found 0 when ev has no fingerprint) or IH_ESTORE.
  */
 int	store_replay_of(struct store *st, struct store_txn *tx,
-	    const struct store_event *ev, const char *same_action, int *found,
+	    const struct event *ev, const char *same_action, int *found,
 	    struct store_first *first, char *err, size_t errlen);
 
 /*
@@ -229,17 +207,18 @@ int	store_savepoint(struct store_txn *tx, enum store_sp op, char *err,
  * again.  Moves out of processing check the lease owner, so a holder
  * whose lease was taken over cannot complete the event twice.
  */
+/*
+ * A claim: the event (rowid, attempt and received_at set) and the lease's
+ * bookkeeping.  It is not the event itself because it OWNS what ev points
+ * at (provider, ids, type, subtype and payload are its own copies, freed
+ * by store_job_free()): a job outlives the request that recorded it, and
+ * is handed to the processing thread while the request's buffers serve
+ * the next delivery.  The one exception is ingest.c's job, whose payload
+ * is borrowed from the request (ingest_job_borrow()).
+ */
 struct store_job {
-	int64_t		 rowid;
-	char		*provider;
-	char		*event_id;
-	char		*event_type;
-	char		*subtype;	/* or NULL */
-	unsigned char	*payload;	/* or NULL once purged */
-	size_t		 payload_len;
-	long		 attempt;	/* 1 for the first since (re)queued */
+	struct event	 ev;
 	int64_t		 seq;		/* its row in attempts, over all time */
-	int64_t		 received_at;
 };
 
 /*
@@ -339,7 +318,7 @@ void	store_job_free(struct store_job *job);
  * IH_EINVAL without a transaction, IH_ENOMEM or IH_ESTORE.
  */
 int	store_record_claim(struct store *st, struct store_txn *tx,
-	    const struct store_event *ev,
+	    const struct event *ev,
 	    int64_t now_ms, const char *owner, int64_t lease_ms,
 	    struct store_result *res, struct store_job *job, char *err,
 	    size_t errlen);

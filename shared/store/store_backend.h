@@ -32,15 +32,15 @@ struct store_ops {
 	void	(*rollback)(struct store *);
 	int	(*savepoint)(struct store *, enum store_sp, char *, size_t);
 	/* Writes, inside the open transaction. */
-	int	(*record)(struct store *, const struct store_event *, int64_t,
+	int	(*record)(struct store *, const struct event *, int64_t,
 		    const char *owner, int64_t lease_until,
 		    struct store_result *, char *, size_t);
-	/* Deletes a held event of ev's id (store_event.replaces_held). */
-	int	(*release_held)(struct store *, const struct store_event *,
+	/* Deletes a held event of ev's id (struct event's replaces_held). */
+	int	(*release_held)(struct store *, const struct event *,
 		    char *, size_t);
 	int	(*attempt_start)(struct store *, int64_t rowid, int64_t now,
 		    int64_t *seq, char *, size_t);
-	int	(*replay_of)(struct store *, const struct store_event *,
+	int	(*replay_of)(struct store *, const struct event *,
 		    const char *, int *, struct store_first *, char *,
 		    size_t);
 	int	(*claim)(struct store *, const char *, int64_t, const char *,
@@ -158,6 +158,14 @@ struct store {
  * backend's row decoding ends with it, so callers never see NULL there.
  */
 void	store_row_defaults(struct store_row *row);
+
+/*
+ * Points job->ev's provider, ids, type and subtype (each may be NULL) at
+ * the job's own copies, for a claim.  Returns IH_OK or IH_ENOMEM; either
+ * way store_job_free() frees what was copied.
+ */
+int	store_job_set(struct store_job *job, const char *provider,
+	    const char *event_id, const char *event_type, const char *subtype);
 
 /*
  * The ordering guard's verdict for o against the row's key (row NULL:

@@ -82,7 +82,7 @@ run(const char *path, int sync, double seconds, size_t body_len, int proc,
     long *count)
 {
 	struct store_opts opts;
-	struct store_event ev;
+	struct event ev;
 	struct store_result res;
 	struct store *st = NULL;
 	char err[STORE_ERR_MAX], id[64], headers[128];
@@ -108,7 +108,7 @@ run(const char *path, int sync, double seconds, size_t body_len, int proc,
 	ev.provider = "stripe";
 	ev.event_type = "payment_intent.succeeded";
 	ev.event_id = id;
-	ev.payload = body;
+	ev.payload = (const unsigned char *)body;
 	ev.headers = headers;
 	t0 = now_s();
 	do {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "config_vars.h"
 #include "fuzz.h"
 #include "ih.h"
 

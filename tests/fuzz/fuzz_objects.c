@@ -114,7 +114,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const struct provider *p = NULL;
-	struct dispatch_event ev;
+	struct event ev;
 	struct object_found f;
 	struct fuzz_fields in;
 	size_t i, n = sizeof(fuzz_providers) / sizeof(fuzz_providers[0]);

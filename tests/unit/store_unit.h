@@ -11,16 +11,16 @@
 #include "store.h"
 
 /* A Stripe invoice.paid event with id id; payload and headers static. */
-static inline struct store_event
+static inline struct event
 unit_event(const char *id)
 {
-	struct store_event ev;
+	struct event ev;
 
 	memset(&ev, 0, sizeof(ev));
 	ev.provider = "stripe";
 	ev.event_id = id;
 	ev.event_type = "invoice.paid";
-	ev.payload = "{\"a\":\"\0b\"}";
+	ev.payload = (const unsigned char *)"{\"a\":\"\0b\"}";
 	ev.payload_len = 10;
 	ev.headers = "Stripe-Signature: t=1,v1=00\n";
 	return ev;

@@ -13,6 +13,8 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "config_file.h"
+#include "config_vars.h"
 #include "ih.h"
 #include "log.h"
 

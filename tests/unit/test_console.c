@@ -179,7 +179,7 @@ static void
 record_tx(struct store *st, struct store_txn *tx, const char *provider,
     const char *id, const char *type, int64_t at)
 {
-	struct store_event ev;
+	struct event ev;
 	struct store_result res;
 	char err[STORE_ERR_MAX];
 
@@ -187,7 +187,7 @@ record_tx(struct store *st, struct store_txn *tx, const char *provider,
 	ev.provider = provider;
 	ev.event_id = id;
 	ev.event_type = type;
-	ev.payload = "{}";
+	ev.payload = (const unsigned char *)"{}";
 	ev.payload_len = 2;
 	ev.headers = "";
 	assert_int_equal(store_record(st, tx, &ev, at, &res, err,
@@ -378,7 +378,7 @@ process(struct store *st, int64_t at, int64_t ms)
 	    &job, &found, err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 1);
 	assert_int_equal(store_complete(st, NULL, &job, "t",
-	    job.received_at + ms, err, sizeof(err)), IH_OK);
+	    job.ev.received_at + ms, err, sizeof(err)), IH_OK);
 	store_job_free(&job);
 }
 

@@ -329,7 +329,7 @@ static int
 repeat(const char *id, const char *type, const char *id2, const char *type2)
 {
 	struct store_first f;
-	struct store_event ev;
+	struct event ev;
 	const char *why = NULL;
 	int ok;
 

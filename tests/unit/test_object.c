@@ -169,7 +169,7 @@ static void
 map(const struct provider *p, const char *type, const char *subtype,
     const char *body, struct object_found *f)
 {
-	struct dispatch_event ev;
+	struct event ev;
 
 	memset(&ev, 0, sizeof(ev));
 	ev.provider = p->name;

@@ -233,7 +233,7 @@ static int
 repeat(const char *first, int same_action, const char *topic)
 {
 	struct store_first f;
-	struct store_event ev;
+	struct event ev;
 	const char *why = NULL;
 	int ok;
 

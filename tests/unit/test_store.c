@@ -103,7 +103,7 @@ static void
 record_then_duplicate(void **state)
 {
 	struct fixture *f = *state;
-	struct store_event ev = unit_event("evt_1");
+	struct event ev = unit_event("evt_1");
 	struct store_result r1, r2, r3;
 	char err[STORE_ERR_MAX];
 
@@ -137,7 +137,7 @@ rollback_leaves_nothing(void **state)
 {
 	struct store_txn *tx = NULL;
 	struct fixture *f = *state;
-	struct store_event ev = unit_event("evt_rb");
+	struct event ev = unit_event("evt_rb");
 	struct store_result r;
 	char err[STORE_ERR_MAX];
 
@@ -154,7 +154,7 @@ static void
 busy_past_timeout_fails(void **state)
 {
 	struct fixture *f = *state;
-	struct store_event ev = unit_event("evt_busy");
+	struct event ev = unit_event("evt_busy");
 	struct store_result r;
 	char err[STORE_ERR_MAX];
 	sqlite3 *other;
@@ -196,7 +196,7 @@ commits_durable_or_relaxed(void **state)
 {
 	struct store_txn *tx = NULL;
 	struct fixture *f = *state;
-	struct store_event ev = unit_event("evt_sync");
+	struct event ev = unit_event("evt_sync");
 	struct store_result r;
 	char err[STORE_ERR_MAX];
 	int level;
@@ -264,7 +264,7 @@ static void
 claim_lease_and_moves(void **state)
 {
 	struct fixture *f = *state;
-	struct store_event ev = unit_event("evt_claim");
+	struct event ev = unit_event("evt_claim");
 	struct store_result r;
 	struct store_job a, b;
 	char err[STORE_ERR_MAX];
@@ -275,9 +275,9 @@ claim_lease_and_moves(void **state)
 	assert_int_equal(store_claim(f->st, NULL, "stripe", 0, "A", 2000, 100, &a,
 	    &found, err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 1);
-	assert_int_equal(a.attempt, 1);
+	assert_int_equal(a.ev.attempt, 1);
 	assert_int_equal(a.seq, 1);
-	assert_int_equal(a.payload_len, 10);
+	assert_int_equal(a.ev.payload_len, 10);
 	/* Held under a lease: nobody else gets it. */
 	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", 2050, 100, &b,
 	    &found, err, sizeof(err)), IH_OK);
@@ -286,7 +286,7 @@ claim_lease_and_moves(void **state)
 	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", 2100, 100, &b,
 	    &found, err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 1);
-	assert_int_equal(b.attempt, 2);
+	assert_int_equal(b.ev.attempt, 2);
 	assert_int_equal(store_complete(f->st, NULL, &a, "A", 2150, err,
 	    sizeof(err)), IH_ENOTFOUND);
 	assert_int_equal(store_fail(f->st, NULL, &a, "A", "x", 0, 0, 2150, err,
@@ -321,7 +321,7 @@ static void
 renew_lost_and_forget(void **state)
 {
 	struct fixture *f = *state;
-	struct store_event ev = unit_event("evt_renew");
+	struct event ev = unit_event("evt_renew");
 	struct store_result r;
 	struct store_job a, b;
 	char err[STORE_ERR_MAX];
@@ -370,7 +370,7 @@ static void
 order_key_waits(void **state)
 {
 	struct fixture *f = *state;
-	struct store_event e1 = unit_event("evt_o1"), e2 = unit_event("evt_o2");
+	struct event e1 = unit_event("evt_o1"), e2 = unit_event("evt_o2");
 	struct store_result r;
 	struct store_job j;
 	char err[STORE_ERR_MAX];
@@ -388,7 +388,7 @@ order_key_waits(void **state)
 	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "A", 2000, 100, &j,
 	    &found, err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 1);
-	assert_string_equal(j.event_id, "evt_o1");
+	assert_string_equal(j.ev.event_id, "evt_o1");
 	assert_int_equal(store_complete(f->st, NULL, &j, "A", 2001, err,
 	    sizeof(err)), IH_OK);
 	store_job_free(&j);
@@ -422,7 +422,7 @@ shared_writer(const char *path, int proc, int n)
 	struct store_opts o = { NULL, STORE_DURABLE, 5000 };
 	struct store *st = NULL;
 	struct store_result r;
-	struct store_event ev;
+	struct event ev;
 	char err[STORE_ERR_MAX], id[32];
 	uint64_t before[2], after[2];
 	int i, bad = 0;
@@ -487,7 +487,7 @@ shared_sync_link_refused(void **state)
 {
 	struct fixture *f = *state;
 	struct store_opts o = { NULL, STORE_DURABLE, 200 };
-	struct store_event ev = unit_event("evt_link");
+	struct event ev = unit_event("evt_link");
 	struct store_result r;
 	struct store *st = NULL;
 	char err[STORE_ERR_MAX], name[160], target[160];
@@ -619,7 +619,7 @@ static void
 replay_of(void **state)
 {
 	struct fixture *f = *state;
-	struct store_event ev = unit_event("evt_fp1"), probe;
+	struct event ev = unit_event("evt_fp1"), probe;
 	struct store_result res;
 	struct store_first first;
 	char err[STORE_ERR_MAX];
@@ -692,7 +692,7 @@ record_claim(void **state)
 {
 	struct store_txn *tx = NULL;
 	struct fixture *f = *state;
-	struct store_event ev = unit_event("evt_rc1");
+	struct event ev = unit_event("evt_rc1");
 	struct store_result res;
 	struct store_job job;
 	char err[STORE_ERR_MAX];
@@ -705,12 +705,12 @@ record_claim(void **state)
 	    &res, &job, err, sizeof(err)), IH_OK);
 	assert_int_equal(store_commit(tx, err, sizeof(err)), IH_OK);
 	assert_int_equal(res.duplicate, 0);
-	assert_int_equal(job.rowid, res.rowid);
-	assert_int_equal(job.attempt, 1);
+	assert_int_equal(job.ev.rowid, res.rowid);
+	assert_int_equal(job.ev.attempt, 1);
 	assert_true(job.seq >= 1);
-	assert_null(job.payload);
-	assert_string_equal(job.event_id, "evt_rc1");
-	assert_string_equal(job.event_type, "invoice.paid");
+	assert_null(job.ev.payload);
+	assert_string_equal(job.ev.event_id, "evt_rc1");
+	assert_string_equal(job.ev.event_type, "invoice.paid");
 	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM events"
 	    " WHERE event_id = 'evt_rc1' AND status = 'processing' AND"
 	    " attempts = 1 AND lease_owner = 'me' AND lease_until = 6000"),
@@ -728,7 +728,7 @@ record_claim(void **state)
 	    &res, &job, err, sizeof(err)), IH_OK);
 	assert_int_equal(store_commit(tx, err, sizeof(err)), IH_OK);
 	assert_int_equal(res.duplicate, 1);
-	assert_int_equal(job.rowid, 0);
+	assert_int_equal(job.ev.rowid, 0);
 	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM events"
 	    " WHERE event_id = 'evt_rc1' AND status = 'done'"), 1);
 }

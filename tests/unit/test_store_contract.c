@@ -91,7 +91,7 @@ static void
 record_and_duplicate(void **state)
 {
 	struct unit_store *f = *state;
-	struct store_event ev = unit_event("evt_1");
+	struct event ev = unit_event("evt_1");
 	struct store_result r1, r2, r3;
 	struct seen s;
 	char err[STORE_ERR_MAX];
@@ -122,7 +122,7 @@ static void
 rollback_leaves_nothing(void **state)
 {
 	struct unit_store *f = *state;
-	struct store_event ev = unit_event("evt_rb");
+	struct event ev = unit_event("evt_rb");
 	struct store_result r;
 	struct store_txn *tx;
 	char err[STORE_ERR_MAX];
@@ -142,7 +142,7 @@ static void
 batch_reports_each(void **state)
 {
 	struct unit_store *f = *state;
-	struct store_event evs[4];
+	struct event evs[4];
 	struct store_result res[4];
 	int rcs[4];
 	char err[STORE_ERR_MAX];
@@ -170,8 +170,8 @@ static void
 savepoints_undo_alone(void **state)
 {
 	struct unit_store *f = *state;
-	struct store_event a = unit_event("evt_sa"), b = unit_event("evt_sb");
-	struct store_event c = unit_event("evt_sc"), d = unit_event("evt_sd");
+	struct event a = unit_event("evt_sa"), b = unit_event("evt_sb");
+	struct event c = unit_event("evt_sc"), d = unit_event("evt_sd");
 	struct store_result r;
 	struct store_txn *tx;
 	char err[STORE_ERR_MAX];
@@ -215,7 +215,7 @@ static void
 claim_lease_and_takeover(void **state)
 {
 	struct unit_store *f = *state;
-	struct store_event ev = unit_event("evt_c");
+	struct event ev = unit_event("evt_c");
 	struct store_result r;
 	struct store_job a, b, c;
 	char err[STORE_ERR_MAX];
@@ -230,9 +230,9 @@ claim_lease_and_takeover(void **state)
 	assert_int_equal(store_claim(f->st, NULL, "stripe", 0, "A", 1000,
 	    2000, &a, &found, err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 1);
-	assert_int_equal(a.attempt, 1);
-	assert_int_equal(a.payload_len, 10);
-	assert_memory_equal(a.payload, "{\"a\":\"\0b\"}", 10);
+	assert_int_equal(a.ev.attempt, 1);
+	assert_int_equal(a.ev.payload_len, 10);
+	assert_memory_equal(a.ev.payload, "{\"a\":\"\0b\"}", 10);
 	/* Held: nothing else is due before the lease ends. */
 	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", 2000, 5000,
 	    &b, &found, err, sizeof(err)), IH_OK);
@@ -242,7 +242,7 @@ claim_lease_and_takeover(void **state)
 	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", 7000, 5000,
 	    &b, &found, err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 1);
-	assert_int_equal(b.attempt, 2);
+	assert_int_equal(b.ev.attempt, 2);
 	assert_int_equal(store_complete(f->st, NULL, &a, "A", 7100, err,
 	    sizeof(err)), IH_ENOTFOUND);
 	assert_int_equal(store_fail(f->st, NULL, &a, "A", "x", 9000, 0, 7100,
@@ -273,7 +273,7 @@ static void
 complete_with_effects(void **state)
 {
 	struct unit_store *f = *state;
-	struct store_event ev = unit_event("evt_e");
+	struct event ev = unit_event("evt_e");
 	struct store_result r;
 	struct store_job job;
 	struct store_txn *tx;
@@ -285,7 +285,7 @@ complete_with_effects(void **state)
 	assert_int_equal(store_record_claim(f->st, tx, &ev, 1000, "me", 5000,
 	    &r, &job, err, sizeof(err)), IH_OK);
 	assert_int_equal(store_commit(tx, err, sizeof(err)), IH_OK);
-	assert_int_equal(job.attempt, 1);
+	assert_int_equal(job.ev.attempt, 1);
 	assert_string_equal(show(f->st, "evt_e").status, "processing");
 	assert_int_equal(store_due(f->st, NULL, 2000, &due, err, sizeof(err)),
 	    IH_OK);
@@ -310,7 +310,7 @@ static void
 order_key_waits(void **state)
 {
 	struct unit_store *f = *state;
-	struct store_event e1 = unit_event("evt_o1"), e2 = unit_event("evt_o2");
+	struct event e1 = unit_event("evt_o1"), e2 = unit_event("evt_o2");
 	struct store_result r;
 	struct store_job a, b;
 	char err[STORE_ERR_MAX];
@@ -324,7 +324,7 @@ order_key_waits(void **state)
 	    sizeof(err)), IH_OK);
 	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "A", 2000, 5000,
 	    &a, &found, err, sizeof(err)), IH_OK);
-	assert_string_equal(a.event_id, "evt_o1");
+	assert_string_equal(a.ev.event_id, "evt_o1");
 	/* The second waits while the first is being processed. */
 	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", 2000, 5000,
 	    &b, &found, err, sizeof(err)), IH_OK);
@@ -334,7 +334,7 @@ order_key_waits(void **state)
 	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", 2200, 5000,
 	    &b, &found, err, sizeof(err)), IH_OK);
 	assert_int_equal(found, 1);
-	assert_string_equal(b.event_id, "evt_o2");
+	assert_string_equal(b.ev.event_id, "evt_o2");
 	store_job_free(&a);
 	store_job_free(&b);
 }
@@ -351,7 +351,7 @@ static void
 requeue_and_purge(void **state)
 {
 	struct unit_store *f = *state;
-	struct store_event ev = unit_event("evt_r"), dead = unit_event("evt_dead");
+	struct event ev = unit_event("evt_r"), dead = unit_event("evt_dead");
 	struct store_result r;
 	struct store_filter flt;
 	struct store_purge p;
@@ -426,7 +426,7 @@ static void
 stats_counts(void **state)
 {
 	struct unit_store *f = *state;
-	struct store_event a = unit_event("evt_s1"), b = unit_event("evt_s2");
+	struct event a = unit_event("evt_s1"), b = unit_event("evt_s2");
 	struct store_result r;
 	struct store_stats x;
 	struct store_job job;
@@ -462,7 +462,7 @@ static void
 replay_of_fingerprint(void **state)
 {
 	struct unit_store *f = *state;
-	struct store_event a = unit_event("evt_f1"), b = unit_event("evt_f2");
+	struct event a = unit_event("evt_f1"), b = unit_event("evt_f2");
 	struct store_result r;
 	struct store_txn *tx;
 	struct store_first first;
@@ -643,7 +643,7 @@ console_reads(void **state)
 	struct unit_store *f = *state;
 	struct store_console_query q;
 	struct store_result r;
-	struct store_event ev = unit_event("evt_k1");
+	struct event ev = unit_event("evt_k1");
 	struct store_job job;
 	struct seen s;
 	char err[STORE_ERR_MAX], counts[256] = "";

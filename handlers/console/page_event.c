@@ -1,0 +1,277 @@
+/*
+ * page_event.c -- GET M/events/PROVIDER/EVENT_ID : one event, its
+ * headers (credentials never shown), payload and attempts, and the
+ * replay button.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "console_int.h"
+#include "form.h"
+#include "html.h"
+#include "ih.h"
+#include "json.h"
+#include "log.h"
+#include "request.h"
+#include "store.h"
+
+#define PAYLOAD_SHOWN_MAX	(1024L * 1024)	/* payload bytes shown */
+
+struct show_state {
+	struct page	*pg;
+	int		 found;
+	char		 status[16];
+};
+
+/* Headers that hold a signature, token or credential are never shown. */
+static int
+sensitive_header(const char *name, size_t n)
+{
+	static const char *const words[] = { "signature", "hmac", "token",
+	    "secret", "authorization", "cookie", "password", NULL };
+	char low[REQUEST_HEADER_NAME_MAX + 1];
+	size_t i;
+
+	if (n > REQUEST_HEADER_NAME_MAX)
+		return 1;
+	for (i = 0; i < n; i++)
+		low[i] = (char)((name[i] >= 'A' && name[i] <= 'Z') ?
+		    name[i] + 32 : name[i]);
+	low[n] = '\0';
+	for (i = 0; words[i] != NULL; i++)
+		if (strstr(low, words[i]) != NULL)
+			return 1;
+	return 0;
+}
+
+static void
+put_headers(struct html *h, const char *hd)
+{
+	const char *end, *colon;
+
+	html_raw(h, "<pre id=\"headers\">");
+	for (; hd != NULL && *hd != '\0'; hd = *end != '\0' ? end + 1 : end) {
+		end = strchr(hd, '\n');
+		if (end == NULL)
+			end = hd + strlen(hd);
+		colon = memchr(hd, ':', (size_t)(end - hd));
+		if (colon != NULL && sensitive_header(hd, (size_t)(colon -
+		    hd))) {
+			html_esc_n(h, hd, (size_t)(colon - hd));
+			html_raw(h, ": (hidden)\n");
+			continue;
+		}
+		html_esc_n(h, hd, (size_t)(end - hd));
+		html_raw(h, "\n");
+	}
+	html_raw(h, "</pre>");
+}
+
+/* The payload as text, indented when it is a JSON document. */
+static void
+put_payload(struct html *h, const unsigned char *p, size_t len)
+{
+	struct json *js = NULL;
+	char *pretty = NULL;
+	size_t shown = len, plen;
+
+	if (len <= (size_t)PAYLOAD_SHOWN_MAX && json_open(&js) == IH_OK) {
+		if (json_indent(js, p, len, &pretty, &plen) != IH_OK)
+			pretty = NULL;
+		json_close(js);
+	}
+	html_raw(h, "<pre id=\"payload\">");
+	if (pretty != NULL) {
+		html_esc(h, pretty);
+		free(pretty);
+	} else {
+		if (shown > (size_t)PAYLOAD_SHOWN_MAX)
+			shown = (size_t)PAYLOAD_SHOWN_MAX;
+		html_esc_n(h, (const char *)p, shown);
+	}
+	html_raw(h, "</pre>");
+	if (shown < len)
+		html_printf(h, "<p>First %zu of %zu bytes shown.</p>", shown,
+		    len);
+}
+
+static void
+meta_row(struct html *h, const char *name, const char *value)
+{
+	html_raw(h, "<tr><th>");
+	html_esc(h, name);
+	html_raw(h, "</th><td>");
+	html_esc(h, value != NULL ? value : "-");
+	html_raw(h, "</td></tr>");
+}
+
+static void
+meta_time(struct html *h, const char *name, int64_t ms)
+{
+	char buf[64];
+
+	console_fmt_time(ms, buf, sizeof(buf));
+	meta_row(h, name, buf);
+}
+
+static void
+meta_num(struct html *h, const char *name, int64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%lld", (long long)v);
+	meta_row(h, name, buf);
+}
+
+static int
+show_attempt(void *arg, const struct store_attempt *a)
+{
+	struct html *h = arg;
+
+	html_printf(h, "<tr><td>%lld</td><td>", (long long)a->attempt);
+	console_put_time(h, a->started_at);
+	html_raw(h, "</td><td>");
+	console_put_time(h, a->finished_at);
+	html_raw(h, "</td><td>");
+	html_esc(h, a->outcome != NULL ? a->outcome : "-");
+	html_raw(h, "</td><td>");
+	html_esc(h, a->error != NULL ? a->error : "");
+	html_raw(h, "</td></tr>\n");
+	return IH_OK;
+}
+
+static int
+show_row(void *arg, const struct store_row *r)
+{
+	struct show_state *ss = arg;
+	struct page *pg = ss->pg;
+	struct html *h = &pg->c->out;
+	char err[STORE_ERR_MAX], title[160];
+
+	ss->found = 1;
+	snprintf(ss->status, sizeof(ss->status), "%s", r->status);
+	snprintf(title, sizeof(title), "Event %.140s", r->event_id);
+	console_page_start(pg, title);
+	if (strstr(pg->query, "replayed=1") != NULL)
+		html_raw(h, "<p class=\"msg\" id=\"replayed\">Replayed: the "
+		    "event is due again.</p>");
+	html_raw(h, "<table id=\"meta\">");
+	meta_row(h, "provider", r->provider);
+	meta_row(h, "event id", r->event_id);
+	meta_row(h, "type", r->event_type);
+	meta_row(h, "subtype", r->subtype);
+	meta_row(h, "order key", r->order_key);
+	meta_row(h, "API version", r->api_version);
+	html_raw(h, "<tr><th>status</th><td id=\"status\">");
+	html_esc(h, r->status);
+	html_raw(h, "</td></tr>");
+	meta_time(h, "received", r->received_at);
+	meta_time(h, "last seen", r->last_seen_at);
+	meta_num(h, "duplicates", r->duplicates);
+	meta_num(h, "attempts", r->attempts);
+	meta_time(h, "next attempt", r->next_attempt_at);
+	meta_time(h, "done", r->done_at);
+	meta_time(h, "payload purged", r->purged_at);
+	meta_row(h, "lease holder", r->lease_owner);
+	meta_row(h, "last error", r->last_error);
+	meta_num(h, "payload bytes", r->payload_len);
+	html_raw(h, "</table>");
+
+	if (!pg->readonly && (strcmp(r->status, "failed") == 0 ||
+	    strcmp(r->status, "dead") == 0 || strcmp(r->status, "held") == 0)) {
+		html_raw(h, "<form method=\"post\" action=\"");
+		html_esc(h, pg->base);
+		html_raw(h, "/replay\">");
+		console_put_hidden(h, "csrf", pg->token);
+		console_put_hidden(h, "provider", r->provider);
+		console_put_hidden(h, "event_id", r->event_id);
+		html_raw(h, "<button type=\"submit\">Replay</button></form>");
+	}
+	html_raw(h, "<h2>Attempts</h2><table id=\"attempts\"><tr><th>#</th>"
+	    "<th>started</th><th>finished</th><th>outcome</th><th>error</th>"
+	    "</tr>\n");
+	if (store_attempts(pg->c->store.st, r->rowid, show_attempt, h, err,
+	    sizeof(err)) != IH_OK)
+		html_raw(h, "<tr><td colspan=\"5\">cannot be read now</td>"
+		    "</tr>");
+	html_raw(h, "</table><h2>Kept headers</h2>");
+	put_headers(h, r->headers);
+	html_raw(h, "<h2>Payload</h2>");
+	if (r->payload != NULL)
+		put_payload(h, r->payload, (size_t)r->payload_len);
+	else
+		html_raw(h, "<p>Purged by retention.</p>");
+	console_page_end(pg);
+	return IH_OK;
+}
+
+/*
+ * Splits ".../events/PROVIDER/ID" from the raw REQUEST_URI, so that an id
+ * holding "/" or "%2F" is read exactly as it was encoded: servers decode
+ * PATH_INFO, and some of them fold or refuse "%2F".
+ */
+static int
+event_from_uri(const struct page *pg, char *provider, size_t plen,
+    char *id, size_t idlen)
+{
+	const char *uri = console_param(pg, "REQUEST_URI"), *p, *slash, *end;
+	size_t n;
+
+	if (uri == NULL)
+		return IH_EINVAL;
+	end = strchr(uri, '?');
+	if (end == NULL)
+		end = uri + strlen(uri);
+	p = strstr(uri, "/events/");
+	if (p == NULL || p >= end)
+		return IH_EINVAL;
+	p += 8;
+	slash = memchr(p, '/', (size_t)(end - p));
+	if (slash == NULL)
+		return IH_EINVAL;
+	n = (size_t)(slash - p);
+	if (n == 0 || n >= plen ||
+	    strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_-") < n)
+		return IH_EINVAL;
+	memcpy(provider, p, n);
+	provider[n] = '\0';
+	p = slash + 1;
+	if (p == end || form_decode(p, (size_t)(end - p), id, idlen - 1, &n) !=
+	    IH_OK || memchr(id, '\0', n) != NULL)
+		return IH_EINVAL;
+	id[n] = '\0';
+	/* '+' is a space only in queries: in a path it is itself. */
+	return strchr(p, '+') != NULL && strchr(p, '+') < end ? IH_EINVAL :
+	    IH_OK;
+}
+
+void
+console_page_event(struct page *pg)
+{
+	struct show_state ss;
+	char provider[64], id[1024], err[STORE_ERR_MAX];
+	int rc;
+
+	if (event_from_uri(pg, provider, sizeof(provider), id, sizeof(id)) !=
+	    IH_OK) {
+		console_error_page(pg, 400, "bad_event_url",
+		    "the address should read events/PROVIDER/EVENT_ID, the id "
+		    "percent-encoded");
+		return;
+	}
+	memset(&ss, 0, sizeof(ss));
+	ss.pg = pg;
+	rc = store_show(pg->c->store.st, provider, id, show_row, &ss, err,
+	    sizeof(err));
+	if (rc == IH_ENOTFOUND || (rc == IH_OK && !ss.found)) {
+		console_error_page(pg, 404, "no_such_event", "no such event");
+		return;
+	}
+	if (rc != IH_OK) {
+		console_store_error(pg, err, "be read");
+		return;
+	}
+	pg->status = 200;
+	pg->outcome = "event";
+}

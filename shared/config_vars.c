@@ -1,0 +1,271 @@
+/*
+ * config_vars.c -- one source of settings read into NAME=value pairs:
+ * the process environment's IDEMHOOK_* variables, or the settings file
+ * parsed line by line; and which names hold secrets.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+
+#include "config.h"
+#include "config_vars.h"
+#include "ih.h"
+
+static int
+vars_add(struct config_vars *v, const char *name, size_t nlen,
+    const char *value, size_t vlen)
+{
+	char **nn = NULL, **nv = NULL;
+	char *n = NULL, *val = NULL;
+	int rc = IH_ENOMEM;
+
+	n = strndup(name, nlen);
+	val = strndup(value, vlen);
+	if (n == NULL || val == NULL)
+		goto out;
+	nn = realloc(v->names, (v->n + 1) * sizeof(*nn));
+	if (nn == NULL)
+		goto out;
+	v->names = nn;
+	nv = realloc(v->values, (v->n + 1) * sizeof(*nv));
+	if (nv == NULL)
+		goto out;
+	v->values = nv;
+	v->names[v->n] = n;
+	v->values[v->n] = val;
+	v->n++;
+	n = val = NULL;
+	rc = IH_OK;
+out:
+	free(n);
+	free(val);
+	return rc;
+}
+
+void
+config_vars_free(struct config_vars *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++) {
+		free(v->names[i]);
+		/* Values may be secrets; do not leave them in freed memory. */
+		OPENSSL_cleanse(v->values[i], strlen(v->values[i]));
+		free(v->values[i]);
+	}
+	free(v->names);
+	free(v->values);
+	memset(v, 0, sizeof(*v));
+}
+
+int
+config_is_secret(const char *name)
+{
+	return strncmp(name, "IDEMHOOK_", 9) == 0 &&
+	    (strstr(name + 9, "_SECRET") != NULL ||
+	    strstr(name + 9, "_TOKEN") != NULL ||
+	    strstr(name + 9, "_API_KEY") != NULL);
+}
+
+int
+config_is_secret_of(const char *name, const char *secret_var)
+{
+	size_t n;
+
+	if (secret_var == NULL)
+		return 0;
+	n = strlen(secret_var);
+	if (strncmp(name, secret_var, n) != 0)
+		return 0;
+	name += n;
+	return *name == '\0' || (name[0] == '_' && name[1] >= '2' &&
+	    name[1] <= '0' + CONFIG_MAX_SECRETS && name[2] == '\0');
+}
+
+void
+config_vars_keep_secrets(struct config_vars *v, const char *secret_var)
+{
+	size_t i, j = 0;
+
+	for (i = 0; i < v->n; i++) {
+		if (config_is_secret(v->names[i]) &&
+		    !config_is_secret_of(v->names[i], secret_var)) {
+			OPENSSL_cleanse(v->values[i], strlen(v->values[i]));
+			free(v->values[i]);
+			free(v->names[i]);
+			continue;
+		}
+		v->names[j] = v->names[i];
+		v->values[j] = v->values[i];
+		j++;
+	}
+	v->n = j;
+}
+
+size_t
+config_env_name_len(const char *entry)
+{
+	const char *eq;
+
+	if (strncmp(entry, "IDEMHOOK_", 9) != 0)
+		return 0;
+	eq = strchr(entry, '=');
+	return eq != NULL ? (size_t)(eq - entry) : 0;
+}
+
+int
+config_vars_from_env(struct config_vars *v, char *const *env)
+{
+	size_t n;
+	int rc = IH_OK;
+
+	memset(v, 0, sizeof(*v));
+	for (; env != NULL && *env != NULL; env++) {
+		n = config_env_name_len(*env);
+		if (n == 0)
+			continue;
+		rc = vars_add(v, *env, n, *env + n + 1, strlen(*env + n + 1));
+		if (rc != IH_OK)
+			goto out;
+	}
+out:
+	if (rc != IH_OK)
+		config_vars_free(v);
+	return rc;
+}
+
+/* Trims blanks and a carriage return from both ends of [*s, *e). */
+static void
+trim(const char **s, const char **e)
+{
+	while (*s < *e && isspace((unsigned char)**s))
+		(*s)++;
+	while (*e > *s && isspace((unsigned char)(*e)[-1]))
+		(*e)--;
+}
+
+int
+config_vars_from_fd(struct config_vars *v, int fd, const char *path,
+    char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t len = 0, lineno = 0;
+	ssize_t n;
+	const char *p, *end, *nl, *eq, *ns, *ne, *vs, *ve;
+	int rc = IH_EIO;
+
+	memset(v, 0, sizeof(*v));
+	buf = malloc(CONFIG_FILE_MAX + 1);
+	if (buf == NULL) {
+		rc = IH_ENOMEM;
+		goto out;
+	}
+	while (len < CONFIG_FILE_MAX + 1) {
+		n = read(fd, buf + len, CONFIG_FILE_MAX + 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(err, errlen, "cannot read config %s: %s",
+			    path, strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len > CONFIG_FILE_MAX) {
+		rc = IH_ETOOBIG;
+		snprintf(err, errlen, "config %s is over %d bytes", path,
+		    CONFIG_FILE_MAX);
+		goto out;
+	}
+	for (p = buf, end = buf + len; p < end; p = nl + 1) {
+		lineno++;
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (nl == NULL)
+			nl = end;
+		ns = p;
+		ne = nl;
+		trim(&ns, &ne);
+		if (ns == ne || *ns == '#')
+			continue;
+		eq = memchr(ns, '=', (size_t)(ne - ns));
+		if (eq == NULL) {
+			rc = IH_EINVAL;
+			snprintf(err, errlen, "config %s line %zu: expected "
+			    "NAME=value", path, lineno);
+			goto out;
+		}
+		vs = eq + 1;
+		ve = ne;
+		ne = eq;
+		trim(&ns, &ne);
+		trim(&vs, &ve);
+		if (ns == ne || strncmp(ns, "IDEMHOOK_", 9) != 0 ||
+		    (size_t)(ve - vs) > CONFIG_VALUE_MAX) {
+			rc = IH_EINVAL;
+			snprintf(err, errlen, "config %s line %zu: names start "
+			    "with IDEMHOOK_ and values are at most %d bytes",
+			    path, lineno, CONFIG_VALUE_MAX);
+			goto out;
+		}
+		rc = vars_add(v, ns, (size_t)(ne - ns), vs, (size_t)(ve - vs));
+		if (rc != IH_OK)
+			goto out;
+	}
+	rc = IH_OK;
+out:
+	if (buf != NULL) {
+		OPENSSL_cleanse(buf, CONFIG_FILE_MAX + 1);
+		free(buf);
+	}
+	if (rc != IH_OK)
+		config_vars_free(v);
+	return rc;
+}
+
+int
+config_vars_open(const char *path, int *fd, char *err, size_t errlen)
+{
+	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (*fd < 0) {
+		snprintf(err, errlen, "cannot open config %s: %s", path,
+		    strerror(errno));
+		return errno == ENOENT ? IH_ENOTFOUND : IH_EIO;
+	}
+	return IH_OK;
+}
+
+int
+config_vars_from_file(struct config_vars *v, const char *path, char *err,
+    size_t errlen)
+{
+	int fd = -1, rc;
+
+	memset(v, 0, sizeof(*v));
+	rc = config_vars_open(path, &fd, err, errlen);
+	if (rc == IH_OK)
+		rc = config_vars_from_fd(v, fd, path, err, errlen);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+const char *
+config_vars_get(void *arg, const char *name)
+{
+	const struct config_vars *v = arg;
+	size_t i;
+
+	/* The last line wins, as in a shell environment file. */
+	for (i = v->n; i > 0; i--)
+		if (strcmp(v->names[i - 1], name) == 0)
+			return v->values[i - 1];
+	return NULL;
+}

@@ -1,0 +1,80 @@
+/*
+ * config_vars.h -- one source of settings as NAME=value pairs: the
+ * process environment's IDEMHOOK_* variables, or the settings file,
+ * whose lines read NAME=value with '#' comments and surrounding blanks
+ * trimmed (values are otherwise kept byte for byte).  A struct
+ * config_vars owns its copies; config_vars_free() wipes every value
+ * (OPENSSL_cleanse) before freeing, and the file's read buffer is wiped
+ * as soon as it is parsed, since the lines hold secrets.  Which names
+ * are secrets is decided here too.
+ */
+#ifndef IH_CONFIG_VARS_H
+#define IH_CONFIG_VARS_H
+
+#include <stddef.h>
+
+#define CONFIG_VALUE_MAX	4096	/* longest accepted value */
+#define CONFIG_FILE_MAX		(256 * 1024)	/* longest config file */
+
+/* An owned list of NAME=value pairs: a file, or a captured environment. */
+struct config_vars {
+	size_t	  n;
+	char	**names;
+	char	**values;
+};
+
+/*
+ * The length of the name of an environ-style entry "IDEMHOOK_...=value",
+ * or 0 for any other entry (another variable's, or one without '=').
+ */
+size_t	config_env_name_len(const char *entry);
+
+/*
+ * Copies every IDEMHOOK_* entry of env (an environ-style array) into v.
+ * Returns IH_OK or IH_ENOMEM; on failure v is empty.
+ */
+int	config_vars_from_env(struct config_vars *v, char *const *env);
+
+/*
+ * Reads the file at path into v.  Returns IH_OK; IH_ENOTFOUND or IH_EIO
+ * when it cannot be read; IH_EINVAL (with the line number in err) for a
+ * line that is not NAME=value; IH_ETOOBIG past CONFIG_FILE_MAX.  On
+ * failure v is empty.
+ */
+int	config_vars_from_file(struct config_vars *v, const char *path,
+	    char *err, size_t errlen);
+
+/* Returns the value of name in v, or NULL.  Usable as a source's get. */
+const char *config_vars_get(void *v, const char *name);
+
+void	config_vars_free(struct config_vars *v);
+
+/*
+ * Is name a secret's: IDEMHOOK_ then a name holding _SECRET, _TOKEN or
+ * _API_KEY (the providers' API keys, which only the command reads)?
+ */
+int	config_is_secret(const char *name);
+
+/* Is name secret_var (NULL: none), or secret_var_2 to _4? */
+int	config_is_secret_of(const char *name, const char *secret_var);
+
+/*
+ * Wipes and drops from v every secret (a name with _SECRET or _TOKEN
+ * after IDEMHOOK_) other than secret_var and secret_var_2 to _4, so that
+ * a program holds no other provider's secret.  With secret_var NULL,
+ * every secret goes.
+ */
+void	config_vars_keep_secrets(struct config_vars *v,
+	    const char *secret_var);
+
+/*
+ * The two steps of config_vars_from_file(), for config_file.c, which
+ * checks the open file before parsing it: opens path read-only (IH_OK,
+ * IH_ENOTFOUND or IH_EIO with the cause in err), and parses the file
+ * open on fd (named path in messages) into v.
+ */
+int	config_vars_open(const char *path, int *fd, char *err, size_t errlen);
+int	config_vars_from_fd(struct config_vars *v, int fd, const char *path,
+	    char *err, size_t errlen);
+
+#endif

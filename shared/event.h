@@ -1,0 +1,43 @@
+/*
+ * event.h -- one event as the receive and process path reads it: a
+ * borrowed view, defined once.  Whoever fills it owns the bytes it
+ * points at and keeps them alive while the view is used: ingest.c (the
+ * request's buffers, for one delivery), or a struct store_job (its own
+ * copies, for one claim; store.h).  The store, the provider's switch and
+ * mapping, and the actions read it and keep no pointer past their call.
+ * Each reader tolerates NULL or 0 in the fields it does not use.
+ */
+#ifndef IH_EVENT_H
+#define IH_EVENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct event {
+	/* Always set. */
+	const char		*provider;
+	const char		*event_id;
+	const char		*event_type;
+	const char		*subtype;	/* or NULL */
+	const unsigned char	*payload;	/* or NULL once purged */
+	size_t			 payload_len;
+	/* Set on receipt (ingest.c); NULL once read back from the store. */
+	const char		*order_key;	/* or NULL */
+	const char		*headers;	/* "name: value\n" lines */
+	const char		*fingerprint;	/* payload's SHA-256 hex */
+	const char		*status;	/* NULL, or "quarantined" */
+	const char		*api_version;	/* or NULL (version 7) */
+	/*
+	 * Set when the event is of a version the settings expect and its
+	 * version is signed: a held event of the same id (another version)
+	 * is deleted in the same transaction, and this one recorded in its
+	 * place.
+	 */
+	int			 replaces_held;
+	/* Set once the event has a row: a claim, or a record that claims. */
+	int64_t			 rowid;
+	long			 attempt;	/* 1: the first since queued */
+	int64_t			 received_at;	/* Unix ms */
+};
+
+#endif
