@@ -549,7 +549,7 @@ cli_catchup(struct cli *c, int argc, char **argv)
 	const char *named[CLI_MAX_PROVIDERS], *since = NULL, *from = NULL;
 	const struct api_provider *ap;
 	int64_t now_ms = clock_wall_ms(), from_ms;
-	size_t nnamed = 0, i, j;
+	size_t nnamed = 0, i;
 	int a, r, dry_run = 0, repair = 0, json = 0, first = 1, ex = 0, pi;
 	int one, tried = 0;
 
@@ -594,22 +594,15 @@ cli_catchup(struct cli *c, int argc, char **argv)
 		pi = cli_provider_index(named[i]);
 		if (pi < 0)
 			return 2;
-		ap = api_provider_find(named[i]);
-		if (ap == NULL || ap->catchup == NULL) {
-			cli_errorf("catch-up: %s: %s", named[i], ap != NULL &&
-			    ap->no_api != NULL ? ap->no_api : "no API");
+		if (api_provider_named("catch-up", named[i],
+		    API_JOB_CATCHUP) == NULL)
 			return 2;
-		}
 	}
 	if (json)
 		printf("[");
 	for (i = 0; providers_all[i] != NULL; i++) {
-		ap = api_provider_find(providers_all[i]->name);
-		for (j = 0; j < nnamed; j++)
-			if (strcmp(named[j], providers_all[i]->name) == 0)
-				break;
-		if (ap == NULL || ap->catchup == NULL ||
-		    (nnamed > 0 && j == nnamed))
+		ap = api_provider_pick(i, API_JOB_CATCHUP, named, nnamed);
+		if (ap == NULL)
 			continue;
 		one = run_one(c, i, ap, nnamed > 0, from_ms, now_ms, dry_run,
 		    repair, json, &first);
