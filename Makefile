@@ -97,7 +97,8 @@ CLI_OBJS = $(BUILD)/obj/handlers/cli/idemhook.o \
 	$(BUILD)/obj/handlers/cli/cli_catchup.o \
 	$(BUILD)/obj/handlers/cli/cli_health.o $(API_HTTP_OBJ) \
 	$(BUILD)/obj/handlers/cli/api_stripe.o $(BUILD)/obj/handlers/cli/api_github.o \
-	$(BUILD)/obj/handlers/cli/api_asaas.o $(BUILD)/obj/handlers/cli/api_shopify.o
+	$(BUILD)/obj/handlers/cli/api_asaas.o $(BUILD)/obj/handlers/cli/api_shopify.o \
+	$(BUILD)/obj/handlers/cli/api_common.o
 
 UNIT_SRCS  = $(wildcard tests/unit/test_*.c)
 UNIT_TESTS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
