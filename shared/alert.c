@@ -30,6 +30,23 @@ run(const struct config *cfg, const struct action_event *ev,
 	    "failed", rc == IH_OK ? "" : " detail=", rc == IH_OK ? "" : cerr);
 }
 
+/* Runs the alert action for a line of text about provider, not an event. */
+static void
+run_text(const struct config *cfg, const char *provider, const char *reason,
+    const char *text, size_t len, const struct log_sink *log)
+{
+	struct action_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.provider = provider;
+	ev.event_id = "-";
+	ev.event_type = "-";
+	ev.payload = text;
+	ev.payload_len = len;
+	ev.alert_reason = reason;
+	run(cfg, &ev, log);
+}
+
 void
 alert_dead(const struct config *cfg, const struct store_job *job,
     const char *why, const struct log_sink *log)
@@ -55,7 +72,6 @@ alert_silence_check(struct alert_silence *as, size_t i,
     const struct config *cfg, const char *provider, struct store *st,
     int64_t now_ms, const struct log_sink *log, char *err, size_t errlen)
 {
-	struct action_event ev;
 	char line[256];
 	int64_t last = 0;
 	int rc, n;
@@ -78,15 +94,8 @@ alert_silence_check(struct alert_silence *as, size_t i,
 	    "for %lld s (IDEMHOOK_SILENCE_ALERT=%ld); last delivery at %lld "
 	    "(Unix ms)\n", provider, (long long)((now_ms - last) / 1000),
 	    cfg->silence_alert_s, (long long)last);
-	memset(&ev, 0, sizeof(ev));
-	ev.provider = provider;
-	ev.event_id = "-";
-	ev.event_type = "-";
-	ev.payload = line;
-	ev.payload_len = n > 0 && (size_t)n < sizeof(line) ? (size_t)n : 0;
-	ev.attempt = 0;
-	ev.alert_reason = "silent";
-	run(cfg, &ev, log);
+	run_text(cfg, provider, "silent", line, n > 0 &&
+	    (size_t)n < sizeof(line) ? (size_t)n : 0, log);
 	return IH_OK;
 }
 
@@ -94,18 +103,9 @@ void
 alert_text(const struct config *cfg, const char *provider,
     const char *reason, const char *text, const struct log_sink *log)
 {
-	struct action_event ev;
-
 	if (cfg->alert_action == NULL || *cfg->alert_action == '\0')
 		return;
-	memset(&ev, 0, sizeof(ev));
-	ev.provider = provider;
-	ev.event_id = "-";
-	ev.event_type = "-";
-	ev.payload = text;
-	ev.payload_len = strlen(text);
-	ev.alert_reason = reason;
-	run(cfg, &ev, log);
+	run_text(cfg, provider, reason, text, strlen(text), log);
 }
 
 int
@@ -114,7 +114,6 @@ alert_badsig_check(struct alert_badsig *ab, size_t i,
     long threshold, long minutes, int64_t now_ms,
     const struct log_sink *log, char *err, size_t errlen)
 {
-	struct action_event ev;
 	char line[320];
 	int64_t first = 0, last = 0;
 	long count = 0;
@@ -147,13 +146,7 @@ alert_badsig_check(struct alert_badsig *ab, size_t i,
 	    "(IDEMHOOK_BADSIG_ALERT=%ld) and accepted none: was the secret "
 	    "rotated on one side only?\n", provider, count, minutes,
 	    threshold);
-	memset(&ev, 0, sizeof(ev));
-	ev.provider = provider;
-	ev.event_id = "-";
-	ev.event_type = "-";
-	ev.payload = line;
-	ev.payload_len = n > 0 && (size_t)n < sizeof(line) ? (size_t)n : 0;
-	ev.alert_reason = "bad_signatures";
-	run(cfg, &ev, log);
+	run_text(cfg, provider, "bad_signatures", line, n > 0 &&
+	    (size_t)n < sizeof(line) ? (size_t)n : 0, log);
 	return IH_OK;
 }
