@@ -57,6 +57,18 @@ const struct api_provider *api_provider_named(const char *cmd,
 	    const char *name, int job);
 
 /*
+ * Opens cu for providers_all[pi] (catchup_open) with the receivers' log
+ * destination, for the command cmd.  Returns 0 when cu is ready (the
+ * caller closes it); otherwise cu is closed and the provider's exit code
+ * is returned: -1 (skip quietly) when it has no key and was not named,
+ * 2 after "cmd: NAME: set VAR" and hint when it was, 2 or 1 (no memory)
+ * for any other failure.
+ */
+int	api_provider_open(struct catchup *cu, struct cli *c, size_t pi,
+	    const struct api_provider *ap, int named, const char *cmd,
+	    const char *hint);
+
+/*
  * Returns the API of providers_all[i] when it can do job and, when
  * nnamed is not 0, the operator named it among named[]; NULL otherwise.
  */

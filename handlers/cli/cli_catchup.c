@@ -505,23 +505,12 @@ run_one(struct cli *c, size_t pi, const struct api_provider *ap,
     int json, int *first)
 {
 	struct catchup cu;
-	char err[256];
 	int rc, ex;
 
-	rc = catchup_open(&cu, c, pi, ap->def_base);
-	if (rc == IH_ENOTFOUND && !named) {
-		catchup_close(&cu);
-		return -1;
-	}
-	if (rc != IH_OK) {
-		if (rc == IH_ENOTFOUND)
-			cli_errorf("catch-up: %s: set %s (see the README's "
-			    "catch-up section)", cu.p->name, cu.key_var);
-		catchup_close(&cu);
-		return rc == IH_ENOMEM ? 1 : 2;
-	}
-	/* The log line goes where the receivers' lines go. */
-	(void)log_dest_set(&cu.w.logd, cu.cfg->log, err, sizeof(err));
+	ex = api_provider_open(&cu, c, pi, ap, named, "catch-up",
+	    " (see the README's catch-up section)");
+	if (ex != 0)
+		return ex;
 	cu.from_s = from_ms / 1000;
 	cu.to_s = now_ms / 1000;
 	cu.dry_run = dry_run;

@@ -80,6 +80,31 @@ api_provider_pick(size_t i, int job, const char *const *named,
 	return ap;
 }
 
+int
+api_provider_open(struct catchup *cu, struct cli *c, size_t pi,
+    const struct api_provider *ap, int named, const char *cmd,
+    const char *hint)
+{
+	char err[256];
+	int rc;
+
+	rc = catchup_open(cu, c, pi, ap->def_base);
+	if (rc == IH_ENOTFOUND && !named) {
+		catchup_close(cu);
+		return -1;
+	}
+	if (rc != IH_OK) {
+		if (rc == IH_ENOTFOUND)
+			cli_errorf("%s: %s: set %s%s", cmd, cu->p->name,
+			    cu->key_var, hint);
+		catchup_close(cu);
+		return rc == IH_ENOMEM ? 1 : 2;
+	}
+	/* The log line goes where the receivers' lines go. */
+	(void)log_dest_set(&cu->w.logd, cu->cfg->log, err, sizeof(err));
+	return 0;
+}
+
 void
 health_add(struct health *h, int problem, const char *fmt, ...)
 {
@@ -163,22 +188,11 @@ run_one(struct cli *c, size_t pi, const struct api_provider *ap, int named,
 {
 	struct catchup cu;
 	struct health h;
-	char err[256];
 	int rc, ex;
 
-	rc = catchup_open(&cu, c, pi, ap->def_base);
-	if (rc == IH_ENOTFOUND && !named) {
-		catchup_close(&cu);
-		return -1;
-	}
-	if (rc != IH_OK) {
-		if (rc == IH_ENOTFOUND)
-			cli_errorf("health: %s: set %s", cu.p->name,
-			    cu.key_var);
-		catchup_close(&cu);
-		return rc == IH_ENOMEM ? 1 : 2;
-	}
-	(void)log_dest_set(&cu.w.logd, cu.cfg->log, err, sizeof(err));
+	ex = api_provider_open(&cu, c, pi, ap, named, "health", "");
+	if (ex != 0)
+		return ex;
 	memset(&h, 0, sizeof(h));
 	rc = ap->health(&cu, &h);
 	if (rc == IH_ECONFIG)
