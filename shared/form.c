@@ -5,8 +5,8 @@
 #include "form.h"
 #include "ih.h"
 
-static int
-hexval(unsigned char c)
+int
+form_hexval(unsigned char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -33,8 +33,8 @@ form_decode(const char *s, size_t len, char *out, size_t cap,
 		else if (c == '%') {
 			if (len - i < 3)
 				return IH_EINVAL;
-			hi = hexval((unsigned char)s[i + 1]);
-			lo = hexval((unsigned char)s[i + 2]);
+			hi = form_hexval((unsigned char)s[i + 1]);
+			lo = form_hexval((unsigned char)s[i + 2]);
 			if (hi < 0 || lo < 0)
 				return IH_EINVAL;
 			c = (char)(hi << 4 | lo);

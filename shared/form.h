@@ -18,6 +18,12 @@
 #define FORM_NAME_MAX	64	/* longest field name that can be asked for */
 
 /*
+ * Returns the value of hex digit c (either case), or -1: the one reader
+ * of a %XX escape, shared with redact.c's parameter names.
+ */
+int	form_hexval(unsigned char c);
+
+/*
  * Decodes len bytes at s ('+' and %XX) into out, of capacity cap, or
  * only checks and measures them when out is NULL.  Returns IH_OK with
  * *outlen set; IH_EINVAL for a malformed escape; IH_ETOOBIG when the

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "form.h"
 #include "ih.h"
 #include "redact.h"
 
@@ -28,19 +29,6 @@ put(struct out *o, const char *s, size_t n)
 	o->len += n;
 }
 
-/* Returns the value of hex digit c, or -1. */
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * Scans a parameter name at s: letters, digits, '_' and percent-encoded
  * bytes, which libpq decodes in a URI's query ("%70assword" is
@@ -56,8 +44,8 @@ scan_key(const char *s, int *pw)
 	char c;
 
 	for (;;) {
-		hi = *s == '%' ? hexval(s[1]) : -1;
-		lo = hi >= 0 ? hexval(s[2]) : -1;
+		hi = *s == '%' ? form_hexval((unsigned char)s[1]) : -1;
+		lo = hi >= 0 ? form_hexval((unsigned char)s[2]) : -1;
 		if (isalnum((unsigned char)*s) || *s == '_')
 			c = *s++;
 		else if (lo >= 0) {

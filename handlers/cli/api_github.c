@@ -26,6 +26,7 @@
 
 #include <openssl/crypto.h>
 
+#include "api_common.h"
 #include "api_http.h"
 #include "api_providers.h"
 #include "cli_args.h"
@@ -133,9 +134,7 @@ hooks_of(struct catchup *cu, struct hook *hs, size_t *n)
 		return IH_ECONFIG;
 	}
 	while (*v != '\0') {
-		while (*v == ' ' || *v == ',' || *v == '\t')
-			v++;
-		len = strcspn(v, " ,\t");
+		len = api_list_word(&v);
 		if (len == 0)
 			break;
 		if (*n == GITHUB_HOOKS_MAX || hook_parse(v, len,
@@ -153,14 +152,6 @@ hooks_of(struct catchup *cu, struct hook *hs, size_t *n)
 	return IH_OK;
 }
 
-static int
-bearer(const struct catchup *cu, char *buf, size_t len)
-{
-	int n = snprintf(buf, len, "Bearer %s", cu->key);
-
-	return n < 0 || (size_t)n >= len ? IH_ETOOBIG : IH_OK;
-}
-
 /* GETs url, whose answer must be 200.  *r is the caller's to free. */
 static int
 get(struct catchup *cu, const char *url, const char *what,
@@ -169,7 +160,7 @@ get(struct catchup *cu, const char *url, const char *what,
 	char auth[512];
 	int rc;
 
-	rc = bearer(cu, auth, sizeof(auth));
+	rc = api_bearer(cu->key, auth, sizeof(auth));
 	if (rc == IH_OK)
 		rc = catchup_call(cu, "GET", url, "Authorization", auth,
 		    gh_headers, NULL, r);
@@ -281,7 +272,7 @@ redeliver(struct catchup *cu, const struct hook *h, int64_t id)
 	rc = catchup_url(cu, url, sizeof(url), "/%s/hooks/%s/deliveries/%lld"
 	    "/attempts", h->scope, h->id, (long long)id);
 	if (rc == IH_OK)
-		rc = bearer(cu, auth, sizeof(auth));
+		rc = api_bearer(cu->key, auth, sizeof(auth));
 	if (rc == IH_OK)
 		rc = catchup_call(cu, "POST", url, "Authorization", auth,
 		    gh_headers, "", &r);

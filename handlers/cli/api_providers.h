@@ -44,6 +44,37 @@ struct api_provider {
 /* Returns the provider called name, or NULL. */
 const struct api_provider *api_provider_find(const char *name);
 
+/* The job a command asks of a provider's API. */
+#define API_JOB_CATCHUP	0
+#define API_JOB_HEALTH	1
+
+/*
+ * Returns the API of the provider an operator named (--provider name)
+ * when it can do job, or NULL after printing why not as "cmd: name:
+ * reason".
+ */
+const struct api_provider *api_provider_named(const char *cmd,
+	    const char *name, int job);
+
+/*
+ * Opens cu for providers_all[pi] (catchup_open) with the receivers' log
+ * destination, for the command cmd.  Returns 0 when cu is ready (the
+ * caller closes it); otherwise cu is closed and the provider's exit code
+ * is returned: -1 (skip quietly) when it has no key and was not named,
+ * 2 after "cmd: NAME: set VAR" and hint when it was, 2 or 1 (no memory)
+ * for any other failure.
+ */
+int	api_provider_open(struct catchup *cu, struct cli *c, size_t pi,
+	    const struct api_provider *ap, int named, const char *cmd,
+	    const char *hint);
+
+/*
+ * Returns the API of providers_all[i] when it can do job and, when
+ * nnamed is not 0, the operator named it among named[]; NULL otherwise.
+ */
+const struct api_provider *api_provider_pick(size_t i, int job,
+	    const char *const *named, size_t nnamed);
+
 int	api_stripe_catchup(struct catchup *cu);
 int	api_stripe_health(struct catchup *cu, struct health *h);
 int	api_github_catchup(struct catchup *cu);

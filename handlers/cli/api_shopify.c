@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api_common.h"
 #include "api_http.h"
 #include "api_providers.h"
 #include "cli_args.h"
@@ -80,9 +81,7 @@ topics_of(struct catchup *cu, struct subs *s)
 		return IH_ECONFIG;
 	}
 	while (*v != '\0') {
-		while (*v == ' ' || *v == ',' || *v == '\t')
-			v++;
-		len = strcspn(v, " ,\t");
+		len = api_list_word(&v);
 		if (len == 0)
 			break;
 		if (s->n == SHOPIFY_TOPICS_MAX || len >= SHOPIFY_TOPIC_LEN) {

@@ -16,6 +16,7 @@
 
 #include <openssl/crypto.h>
 
+#include "api_common.h"
 #include "api_http.h"
 #include "api_providers.h"
 #include "cli_args.h"
@@ -32,14 +33,6 @@ struct page {
 	char		 last[256];	/* the page's last id */
 	long		 n;
 };
-
-static int
-bearer(const struct catchup *cu, char *buf, size_t len)
-{
-	int n = snprintf(buf, len, "Bearer %s", cu->key);
-
-	return n < 0 || (size_t)n >= len ? IH_ETOOBIG : IH_OK;
-}
 
 static int
 on_event(void *arg, const char *item, size_t len)
@@ -74,7 +67,7 @@ api_stripe_catchup(struct catchup *cu)
 		    "days: nothing before %s can be caught up", when);
 	}
 	cu->from_s = from;
-	rc = bearer(cu, auth, sizeof(auth));
+	rc = api_bearer(cu->key, auth, sizeof(auth));
 	after[0] = '\0';
 	while (rc == IH_OK) {
 		rc = catchup_url(cu, url, sizeof(url), "/v1/events?limit=%d"
@@ -161,7 +154,7 @@ api_stripe_health(struct catchup *cu, struct health *h)
 	memset(&e, 0, sizeof(e));
 	e.cu = cu;
 	e.h = h;
-	rc = bearer(cu, auth, sizeof(auth));
+	rc = api_bearer(cu->key, auth, sizeof(auth));
 	if (rc == IH_OK)
 		rc = catchup_url(cu, url, sizeof(url),
 		    "/v1/webhook_endpoints?limit=100");

@@ -506,23 +506,12 @@ run_one(struct cli *c, size_t pi, const struct api_provider *ap,
     int json, int *first)
 {
 	struct catchup cu;
-	char err[256];
 	int rc, ex;
 
-	rc = catchup_open(&cu, c, pi, ap->def_base);
-	if (rc == IH_ENOTFOUND && !named) {
-		catchup_close(&cu);
-		return -1;
-	}
-	if (rc != IH_OK) {
-		if (rc == IH_ENOTFOUND)
-			cli_errorf("catch-up: %s: set %s (see the README's "
-			    "catch-up section)", cu.p->name, cu.key_var);
-		catchup_close(&cu);
-		return rc == IH_ENOMEM ? 1 : 2;
-	}
-	/* The log line goes where the receivers' lines go. */
-	(void)log_dest_set(&cu.w.logd, cu.cfg->log, err, sizeof(err));
+	ex = api_provider_open(&cu, c, pi, ap, named, "catch-up",
+	    " (see the README's catch-up section)");
+	if (ex != 0)
+		return ex;
 	cu.from_s = from_ms / 1000;
 	cu.to_s = now_ms / 1000;
 	cu.dry_run = dry_run;
@@ -550,7 +539,7 @@ cli_catchup(struct cli *c, int argc, char **argv)
 	const char *named[CLI_MAX_PROVIDERS], *since = NULL, *from = NULL;
 	const struct api_provider *ap;
 	int64_t now_ms = clock_wall_ms(), from_ms;
-	size_t nnamed = 0, i, j;
+	size_t nnamed = 0, i;
 	int a, r, dry_run = 0, repair = 0, json = 0, first = 1, ex = 0, pi;
 	int one, tried = 0;
 
@@ -595,22 +584,15 @@ cli_catchup(struct cli *c, int argc, char **argv)
 		pi = cli_provider_index(named[i]);
 		if (pi < 0)
 			return 2;
-		ap = api_provider_find(named[i]);
-		if (ap == NULL || ap->catchup == NULL) {
-			cli_errorf("catch-up: %s: %s", named[i], ap != NULL &&
-			    ap->no_api != NULL ? ap->no_api : "no API");
+		if (api_provider_named("catch-up", named[i],
+		    API_JOB_CATCHUP) == NULL)
 			return 2;
-		}
 	}
 	if (json)
 		printf("[");
 	for (i = 0; providers_all[i] != NULL; i++) {
-		ap = api_provider_find(providers_all[i]->name);
-		for (j = 0; j < nnamed; j++)
-			if (strcmp(named[j], providers_all[i]->name) == 0)
-				break;
-		if (ap == NULL || ap->catchup == NULL ||
-		    (nnamed > 0 && j == nnamed))
+		ap = api_provider_pick(i, API_JOB_CATCHUP, named, nnamed);
+		if (ap == NULL)
 			continue;
 		one = run_one(c, i, ap, nnamed > 0, from_ms, now_ms, dry_run,
 		    repair, json, &first);

@@ -44,7 +44,6 @@
 
 #define CHECK_MAX_DOCROOTS	8
 #define CHECK_MAX_GROUPS	64
-#define CHECK_LINE_MAX		2048
 
 /* Directories that are, by convention, served by a web server. */
 static const char *const web_dirs[] = {
@@ -66,31 +65,13 @@ struct check {
 	gid_t	 groups[CHECK_MAX_GROUPS];	/* --user's groups */
 };
 
-/* Writes "label" and the formatted line, masked, as one line. */
-static void
-check_line(const char *label, const char *fmt, va_list ap)
-{
-	char buf[CHECK_LINE_MAX];
-	int n;
-
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	if (n < 0)
-		return;
-	if ((size_t)n >= sizeof(buf))
-		n = sizeof(buf) - 1;
-	fputs(label, stdout);
-	cli_put_text(stdout, buf, (size_t)n, 0);
-	putchar('\n');
-}
-
 static void IH_PRINTF(2, 3)
 problem(struct check *ck, const char *fmt, ...)
 {
 	va_list ap;
 
-	ck->problems++;
 	va_start(ap, fmt);
-	check_line("PROBLEM: ", fmt, ap);
+	cli_check_vsay(0, &ck->problems, &ck->oks, fmt, ap);
 	va_end(ap);
 }
 
@@ -99,9 +80,8 @@ ok(struct check *ck, const char *fmt, ...)
 {
 	va_list ap;
 
-	ck->oks++;
 	va_start(ap, fmt);
-	check_line("ok: ", fmt, ap);
+	cli_check_vsay(1, &ck->problems, &ck->oks, fmt, ap);
 	va_end(ap);
 }
 

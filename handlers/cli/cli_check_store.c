@@ -55,13 +55,21 @@ static const struct {
 void
 cli_check_say(int good, int *problems, int *oks, const char *fmt, ...)
 {
-	char buf[CHECK_STORE_LINE];
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	cli_check_vsay(good, problems, oks, fmt, ap);
 	va_end(ap);
+}
+
+void
+cli_check_vsay(int good, int *problems, int *oks, const char *fmt,
+    va_list ap)
+{
+	char buf[CHECK_STORE_LINE];
+	int n;
+
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	if (n < 0)
 		return;
 	if ((size_t)n >= sizeof(buf))

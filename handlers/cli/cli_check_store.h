@@ -18,6 +18,8 @@
 #ifndef IH_CLI_CHECK_STORE_H
 #define IH_CLI_CHECK_STORE_H
 
+#include <stdarg.h>
+
 #include "idemhook.h"
 #include "ih.h"
 
@@ -25,6 +27,9 @@ void	cli_check_fs(const char *db, int *problems, int *oks);
 /* The line printer the check files share: "ok: " or "PROBLEM: ". */
 void	cli_check_say(int good, int *problems, int *oks, const char *fmt,
 	    ...) IH_PRINTF(4, 5);
+/* The same with a va_list, for check's own printers (cli_check.c). */
+void	cli_check_vsay(int good, int *problems, int *oks, const char *fmt,
+	    va_list ap);
 /* The console's sign-in settings (cli_check_console.c). */
 void	cli_check_console(const struct cli *c, int *problems, int *oks);
 void	cli_check_store(struct cli *c, struct store *st, int *problems,

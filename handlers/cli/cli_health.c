@@ -43,6 +43,68 @@ api_provider_find(const char *name)
 	return NULL;
 }
 
+static int
+can_do(const struct api_provider *ap, int job)
+{
+	return job == API_JOB_HEALTH ? ap->health != NULL :
+	    ap->catchup != NULL;
+}
+
+const struct api_provider *
+api_provider_named(const char *cmd, const char *name, int job)
+{
+	const struct api_provider *ap;
+
+	ap = api_provider_find(name);
+	if (ap == NULL || !can_do(ap, job)) {
+		cli_errorf("%s: %s: %s", cmd, name, ap != NULL &&
+		    ap->no_api != NULL ? ap->no_api : "no API");
+		return NULL;
+	}
+	return ap;
+}
+
+const struct api_provider *
+api_provider_pick(size_t i, int job, const char *const *named,
+    size_t nnamed)
+{
+	const struct api_provider *ap;
+	size_t j;
+
+	ap = api_provider_find(providers_all[i]->name);
+	for (j = 0; j < nnamed; j++)
+		if (strcmp(named[j], providers_all[i]->name) == 0)
+			break;
+	if (ap == NULL || !can_do(ap, job) || (nnamed > 0 && j == nnamed))
+		return NULL;
+	return ap;
+}
+
+int
+api_provider_open(struct catchup *cu, struct cli *c, size_t pi,
+    const struct api_provider *ap, int named, const char *cmd,
+    const char *hint)
+{
+	char err[256];
+	int rc;
+
+	rc = catchup_open(cu, c, pi, ap->def_base);
+	if (rc == IH_ENOTFOUND && !named) {
+		catchup_close(cu);
+		return -1;
+	}
+	if (rc != IH_OK) {
+		if (rc == IH_ENOTFOUND)
+			cli_errorf("%s: %s: set %s%s", cmd, cu->p->name,
+			    cu->key_var, hint);
+		catchup_close(cu);
+		return rc == IH_ENOMEM ? 1 : 2;
+	}
+	/* The log line goes where the receivers' lines go. */
+	(void)log_dest_set(&cu->w.logd, cu->cfg->log, err, sizeof(err));
+	return 0;
+}
+
 void
 health_add(struct health *h, int problem, const char *fmt, ...)
 {
@@ -126,22 +188,11 @@ run_one(struct cli *c, size_t pi, const struct api_provider *ap, int named,
 {
 	struct catchup cu;
 	struct health h;
-	char err[256];
 	int rc, ex;
 
-	rc = catchup_open(&cu, c, pi, ap->def_base);
-	if (rc == IH_ENOTFOUND && !named) {
-		catchup_close(&cu);
-		return -1;
-	}
-	if (rc != IH_OK) {
-		if (rc == IH_ENOTFOUND)
-			cli_errorf("health: %s: set %s", cu.p->name,
-			    cu.key_var);
-		catchup_close(&cu);
-		return rc == IH_ENOMEM ? 1 : 2;
-	}
-	(void)log_dest_set(&cu.w.logd, cu.cfg->log, err, sizeof(err));
+	ex = api_provider_open(&cu, c, pi, ap, named, "health", "");
+	if (ex != 0)
+		return ex;
 	memset(&h, 0, sizeof(h));
 	rc = ap->health(&cu, &h);
 	if (rc == IH_ECONFIG)
@@ -162,7 +213,7 @@ cli_health(struct cli *c, int argc, char **argv)
 	static const int rank[] = { 0, 2, 3, 1 };
 	const char *named[CLI_MAX_PROVIDERS];
 	const struct api_provider *ap;
-	size_t nnamed = 0, i, j;
+	size_t nnamed = 0, i;
 	int a, r, json = 0, first = 1, ex = 0, one, tried = 0;
 
 	for (a = 1; a < argc; a++) {
@@ -170,13 +221,9 @@ cli_health(struct cli *c, int argc, char **argv)
 		if (r == 1 && nnamed + 1 < CLI_MAX_PROVIDERS) {
 			if (cli_provider_index(named[nnamed]) < 0)
 				return 2;
-			ap = api_provider_find(named[nnamed]);
-			if (ap == NULL || ap->health == NULL) {
-				cli_errorf("health: %s: %s", named[nnamed],
-				    ap != NULL && ap->no_api != NULL ?
-				    ap->no_api : "no API");
+			if (api_provider_named("health", named[nnamed],
+			    API_JOB_HEALTH) == NULL)
 				return 2;
-			}
 			nnamed++;
 		} else if (r == 0 && strcmp(argv[a], "--json") == 0)
 			json = 1;
@@ -191,12 +238,8 @@ cli_health(struct cli *c, int argc, char **argv)
 	if (json)
 		printf("[");
 	for (i = 0; providers_all[i] != NULL; i++) {
-		ap = api_provider_find(providers_all[i]->name);
-		for (j = 0; j < nnamed; j++)
-			if (strcmp(named[j], providers_all[i]->name) == 0)
-				break;
-		if (ap == NULL || ap->health == NULL ||
-		    (nnamed > 0 && j == nnamed))
+		ap = api_provider_pick(i, API_JOB_HEALTH, named, nnamed);
+		if (ap == NULL)
 			continue;
 		one = run_one(c, i, ap, nnamed > 0, json, &first);
 		if (one < 0)

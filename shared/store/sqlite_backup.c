@@ -110,6 +110,15 @@ out:
 	return rc;
 }
 
+/* Sets *there to whether db has a table called name. */
+static int
+db_has_table(sqlite3 *db, const char *name, int64_t *there, char *err,
+    size_t errlen)
+{
+	return db_int(db, "SELECT count(*) FROM sqlite_master WHERE "
+	    "type = 'table' AND name = ?1", name, there, err, errlen);
+}
+
 /*
  * The rows of each table (0 for a table an older schema lacks) and the
  * schema version, as db sees them now.
@@ -128,9 +137,8 @@ db_counts(sqlite3 *db, struct store_backup_info *info, char *err,
 	info->schema_version = (int)v;
 	for (i = 0; i < BACKUP_NTABLES; i++) {
 		*table_count(info, i) = 0;
-		rc = db_int(db, "SELECT count(*) FROM sqlite_master WHERE "
-		    "type = 'table' AND name = ?1", backup_tables[i].name,
-		    &there, err, errlen);
+		rc = db_has_table(db, backup_tables[i].name, &there, err,
+		    errlen);
 		if (rc == IH_OK && there)
 			rc = db_int(db, backup_tables[i].sql, NULL,
 			    table_count(info, i), err, errlen);
@@ -202,9 +210,7 @@ check_copy(sqlite3 *db, struct store_backup_info *info, char *err,
 	}
 	rc = db_counts(db, info, err, errlen);
 	if (rc == IH_OK)
-		rc = db_int(db, "SELECT count(*) FROM sqlite_master WHERE "
-		    "type = 'table' AND name = 'events'", NULL, &there, err,
-		    errlen);
+		rc = db_has_table(db, "events", &there, err, errlen);
 	if (rc != IH_OK)
 		return rc;
 	if (!there || info->schema_version < 1) {

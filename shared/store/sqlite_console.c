@@ -60,19 +60,26 @@ static const char SQL_SIZE[] =
     "SELECT page_count * page_size FROM pragma_page_count(), "
     "pragma_page_size()";
 
-/* Prepared per call, like the operator's queries: each runs once. */
-static int
-prepare(struct sq *st, const char *sql, sqlite3_stmt **stmt, char *err,
-    size_t errlen)
+int
+sq_prepare_once(struct sq *st, const char *sql, sqlite3_stmt **stmt,
+    const char *what, char *err, size_t errlen)
 {
 	int rc;
 
 	rc = sqlite3_prepare_v2(st->db, sql, -1, stmt, NULL);
 	if (rc != SQLITE_OK) {
 		*stmt = NULL;
-		return sq_fail(st, rc, "console query", err, errlen);
+		return sq_fail(st, rc, what, err, errlen);
 	}
 	return IH_OK;
+}
+
+/* Prepared per call, like the operator's queries: each runs once. */
+static int
+prepare(struct sq *st, const char *sql, sqlite3_stmt **stmt, char *err,
+    size_t errlen)
+{
+	return sq_prepare_once(st, sql, stmt, "console query", err, errlen);
 }
 
 static const char *

@@ -73,6 +73,12 @@ int	sq_fail(struct sq *, int, const char *, char *, size_t);
 int	sq_exec(struct sq *, const char *, const char *, char *, size_t);
 int	sq_prepare(struct sq *, const char *, sqlite3_stmt **, char *,
 	    size_t);
+/*
+ * Prepares a statement that runs once (not kept), *stmt NULL on failure;
+ * what names it in the error.  Defined in sqlite_console.c.
+ */
+int	sq_prepare_once(struct sq *, const char *, sqlite3_stmt **,
+	    const char *, char *, size_t);
 int	sq_step_done(struct sq *, sqlite3_stmt *, const char *, char *,
 	    size_t);
 /* Binds v to parameter i of s, as text, or NULL when v is NULL. */

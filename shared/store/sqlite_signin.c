@@ -42,14 +42,7 @@ static int
 prepare(struct sq *st, const char *sql, sqlite3_stmt **stmt, char *err,
     size_t errlen)
 {
-	int rc;
-
-	rc = sqlite3_prepare_v2(st->db, sql, -1, stmt, NULL);
-	if (rc != SQLITE_OK) {
-		*stmt = NULL;
-		return sq_fail(st, rc, "sign-in budget", err, errlen);
-	}
-	return IH_OK;
+	return sq_prepare_once(st, sql, stmt, "sign-in budget", err, errlen);
 }
 
 /* Runs stmt to its row (want_row) or its end; sets *row when one came. */

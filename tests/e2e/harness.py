@@ -73,7 +73,8 @@ from ihtest.procs import (  # noqa: F401
     program_of, reach_problem, server_group, server_user, staged_programs,
     suite_main, wait_or_kill_group)
 from ihtest.servers.lighttpd import (  # noqa: F401
-    CONF_DIR, Server, conf_array, conf_list, conf_str, env_file_text)
+    CONF_DIR, Server, conf_array, conf_list, conf_str, console_conf,
+    env_file_text)
 from ihtest.servers.apache import (  # noqa: F401
     APACHE_CONF_DIR, APACHE_MODULES, ApacheServer, apache_quote)
 from ihtest.servers.nginx import NGINX_CONF_DIR, NginxServer  # noqa: F401

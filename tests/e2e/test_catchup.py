@@ -137,17 +137,19 @@ def deliver_all(srv, bodies, threads=6):
     check(not errors, "deliveries failed: %r" % errors[:2])
 
 
-def wait_done(srv, n, timeout=60):
+def wait_done(srv, n, timeout=60, provider="stripe"):
+    """The provider's rows once there are n or more, all done."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        rows = srv.rows("stripe")
+        rows = srv.rows(provider)
         if len(rows) >= n and all(r["status"] == "done" for r in rows):
             return rows
         time.sleep(0.2)
-    rows = srv.rows("stripe")
-    check(False, "%d rows, not all done: %r" % (
-        len(rows), [(r["event_id"], r["status"], r["last_error"]) for r in rows
-                    if r["status"] != "done"][:4]))
+    rows = srv.rows(provider)
+    check(False, "%s: %d rows, wanted %d, not all done: %r" % (
+        provider, len(rows), n,
+        [(r["event_id"], r["status"], r["last_error"]) for r in rows
+         if r["status"] != "done"][:4]))
 
 
 def no_key(cmd, *texts):
@@ -441,7 +443,7 @@ def case_github(cmd, api, srv):
     check_eq(r["pages"], 2, "pages of 100, the second through the Link header")
     api.wait_redeliveries()
     check_eq(sorted(api.redelivered), sorted(g["B"]), "redelivered")
-    rows = {x["event_id"]: x for x in wait_gh(srv, rows0 + 4)}
+    rows = {x["event_id"]: x for x in wait_done(srv, rows0 + 4, 30, "github")}
     for guid in g["B"]:
         x = rows.get("%s:%s" % (GH_HOOK, guid))
         check(x is not None, "B event %s not recorded" % guid)
@@ -455,16 +457,6 @@ def case_github(cmd, api, srv):
     check_eq((rc, r["missing"], r["asked"]), (3, 1, 0), "second run: %r" % r)
     desc_check(api)
     no_key_in(GH_TOKEN, cmd, out, err)
-
-
-def wait_gh(srv, n, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        rows = srv.rows("github")
-        if len(rows) >= n and all(r["status"] == "done" for r in rows):
-            return rows
-        time.sleep(0.2)
-    check(False, "github: %d rows, wanted %d, all done" % (len(srv.rows("github")), n))
 
 
 def desc_check(api):

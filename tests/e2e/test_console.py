@@ -39,8 +39,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (  # noqa: E402
-    ApacheServer, CONF_DIR, REPO, HarnessError, Server, Servers, Tap, bin_dir,
-    check, check_eq, conf_str, install_signal_cleanup, is_pg,
+    ApacheServer, REPO, HarnessError, Server, Servers, Tap, bin_dir,
+    check, check_eq, console_conf, install_signal_cleanup, is_pg,
     pg_backend, pg_new_db, sign_github, sign_stripe)
 import cases  # noqa: E402
 
@@ -402,12 +402,7 @@ def main():
         settings = os.path.join(srv.tmp, "console.env")
         write_settings(settings, IDEMHOOK_CONSOLE_USER=USER,
                        IDEMHOOK_CONSOLE_PASSWORD_HASH=hsh)
-        # The console's own settings file: hooks-console.conf passes
-        # var.idemhook_config as it stands where it is included.
-        srv.extra_conf = "\n".join([
-            "var.idemhook_config := %s" % conf_str(settings),
-            "include %s" % conf_str(os.path.join(CONF_DIR, "hooks-console.conf")),
-            "var.idemhook_config := %s" % conf_str(srv.settings_file())])
+        srv.extra_conf = "\n".join(console_conf(settings, srv.settings_file()))
         servers.add(srv)
         srv.start()
         data = fill(srv)

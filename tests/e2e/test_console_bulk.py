@@ -18,8 +18,8 @@ import urllib.parse
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (CONF_DIR, Server, Servers, Tap, bin_dir, check,  # noqa: E402
-                     check_eq, conf_array, conf_str, install_signal_cleanup)
+from harness import (Server, Servers, Tap, bin_dir, check,  # noqa: E402
+                     check_eq, console_conf, install_signal_cleanup)
 import cases  # noqa: E402
 import test_stripe as ts  # noqa: E402
 from test_console import USER, console_hash, write_settings  # noqa: E402
@@ -87,12 +87,7 @@ def main():
         settings = os.path.join(srv.tmp, "console.env")
         write_settings(settings, IDEMHOOK_CONSOLE_USER=USER,
                        IDEMHOOK_CONSOLE_PASSWORD_HASH=hsh)
-        srv.extra_conf = "\n".join([
-            # hooks-console.conf passes var.idemhook_config as it stands
-            # where it is included: the console's own settings file.
-            "var.idemhook_config := %s" % conf_str(settings),
-            "include %s" % conf_str(os.path.join(CONF_DIR, "hooks-console.conf")),
-            "var.idemhook_config := %s" % conf_str(srv.settings_file())])
+        srv.extra_conf = "\n".join(console_conf(settings, srv.settings_file()))
         servers.add(srv)
         if tap.run("lighttpd starts with the console", srv.start):
             tap.run("bulk replay: done needs a narrowing filter or the explicit 'every "

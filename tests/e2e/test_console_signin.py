@@ -45,8 +45,9 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (  # noqa: E402
-    APACHE_MODULES, ApacheServer, CONF_DIR, HarnessError, Server, Servers, Tap,
-    apache_quote, bin_dir, check, check_eq, conf_array, conf_str, db_connect,
+    APACHE_MODULES, ApacheServer, HarnessError, Server, Servers, Tap,
+    apache_quote, bin_dir, check, check_eq, conf_array, console_conf,
+    db_connect,
     install_signal_cleanup, is_pg, pg_backend, pg_new_db)
 
 USER = "admin"
@@ -254,12 +255,7 @@ def main():
             '$HTTP["url"] =^ "/cgi/" {',
             '  cgi.assign = (".cgi" => "")',
             '  setenv.add-environment = %s' % conf_array(cgi_env),
-            '}',
-            # hooks-console.conf passes var.idemhook_config as it stands
-            # where it is included: the console's own settings file.
-            "var.idemhook_config := %s" % conf_str(settings),
-            "include %s" % conf_str(os.path.join(CONF_DIR, "hooks-console.conf")),
-            "var.idemhook_config := %s" % conf_str(srv.settings_file())])
+            '}'] + console_conf(settings, srv.settings_file()))
         servers.add(srv)
         srv.start()
         port = srv.port

@@ -21,8 +21,8 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (IS_ROOT, ApacheServer, HarnessError, NginxServer,  # noqa: E402
-                     Servers, Tap, bin_dir, check, install_signal_cleanup,
-                     reach_problem, server_user, staged_programs)
+                     check, reach_problem, server_user, staged_programs,
+                     suite_main)
 import cases  # noqa: E402
 import test_stripe as ts  # noqa: E402
 
@@ -95,28 +95,22 @@ def staged_serves(bindir, servers):
         srv.cleanup()
 
 
+def run_cases(tap, bindir, servers):
+    tap.run("programs under a closed folder are staged where %s can run them"
+            % server_user(), staged_from_closed, bindir)
+    tap.run("Apache vhost on the staged programs: accepted", staged_serves, bindir, servers)
+    tap.run("Apache: an unreachable store folder -> one line naming it and the user",
+            one_line, lambda d: ApacheServer(
+                bindir, mode="vhost", providers=["stripe"], name="reach-apache",
+                db=os.path.join(d, "data", "events.db")), servers)
+    tap.run("nginx: an unreachable store folder -> one line naming it and the user",
+            one_line, lambda d: NginxServer(
+                bindir, providers=["stripe"], name="reach-nginx",
+                db=os.path.join(d, "data", "events.db")), servers)
+
+
 def main():
-    tap = Tap("reach: ")
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("setup", e)
-        return tap.finish()
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        tap.run("programs under a closed folder are staged where %s can run them"
-                % server_user(), staged_from_closed, bindir)
-        tap.run("Apache vhost on the staged programs: accepted", staged_serves, bindir, servers)
-        tap.run("Apache: an unreachable store folder -> one line naming it and the user",
-                one_line, lambda d: ApacheServer(
-                    bindir, mode="vhost", providers=["stripe"], name="reach-apache",
-                    db=os.path.join(d, "data", "events.db")), servers)
-        tap.run("nginx: an unreachable store folder -> one line naming it and the user",
-                one_line, lambda d: NginxServer(
-                    bindir, providers=["stripe"], name="reach-nginx",
-                    db=os.path.join(d, "data", "events.db")), servers)
-    return tap.finish()
+    return suite_main("reach", run_cases, prefix=True)
 
 
 if __name__ == "__main__":

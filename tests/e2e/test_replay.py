@@ -17,8 +17,8 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (SANITIZER_ENV, HarnessError, Server, Servers, Tap,  # noqa: E402
-                     bin_dir, check, check_eq, install_signal_cleanup, parallel)
+from harness import (SANITIZER_ENV, Server, check, check_eq,  # noqa: E402
+                     parallel, suite_main)
 import cases  # noqa: E402
 import test_stripe as ts  # noqa: E402
 
@@ -123,31 +123,25 @@ def case_bulk_replay(srv, bindir, tap):
     check("%d event(s) would be requeued" % EVENTS in out, "dry run after: %r" % out[-200:])
 
 
+def run_cases(tap, bindir, servers):
+    srv = Server(bindir, providers=["stripe"], name="replay", max_procs=1)
+    srv.env.update({
+        "IDEMHOOK_BUSY_TIMEOUT_MS": str(BUSY_MS),
+        "IDEMHOOK_STRIPE_ACTION":
+            "test.bulk /bin/sh -c 'echo $IDEMHOOK_EVENT_ID >> %s/runs'" % srv.tmp,
+    })
+    servers.add(srv)
+    if tap.run("lighttpd starts (busy timeout %d ms, an action per event)" % BUSY_MS,
+               srv.start):
+        tap.run("bulk replay of %d events of %d kB: several short transactions, "
+                "deliveries meanwhile all 200, each event processed exactly once more"
+                % (EVENTS, PAD // 1000), case_bulk_replay, srv, bindir, tap)
+        tap.run("no sanitizer reports", cases.case_sanitizers, srv)
+        srv.stop()
+
+
 def main():
-    tap = Tap("replay: ")
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("setup", e)
-        return tap.finish()
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        srv = Server(bindir, providers=["stripe"], name="replay", max_procs=1)
-        srv.env.update({
-            "IDEMHOOK_BUSY_TIMEOUT_MS": str(BUSY_MS),
-            "IDEMHOOK_STRIPE_ACTION":
-                "test.bulk /bin/sh -c 'echo $IDEMHOOK_EVENT_ID >> %s/runs'" % srv.tmp,
-        })
-        servers.add(srv)
-        if tap.run("lighttpd starts (busy timeout %d ms, an action per event)" % BUSY_MS,
-                   srv.start):
-            tap.run("bulk replay of %d events of %d kB: several short transactions, "
-                    "deliveries meanwhile all 200, each event processed exactly once more"
-                    % (EVENTS, PAD // 1000), case_bulk_replay, srv, bindir, tap)
-            tap.run("no sanitizer reports", cases.case_sanitizers, srv)
-            srv.stop()
-    return tap.finish()
+    return suite_main("replay", run_cases, prefix=True)
 
 
 if __name__ == "__main__":

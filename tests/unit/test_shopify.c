@@ -139,9 +139,7 @@ run(const char *body, const char *whid, const char *topic,
 	unsigned char mac[VERIFY_SHA256_LEN];
 	struct verify_part part = { body, strlen(body) };
 	struct unit_req u;
-	struct ident id;
 	struct json *js;
-	const char *why = NULL;
 	char b64[64];
 
 	assert_int_equal(verify_hmac_sha256(V_SECRET, strlen(V_SECRET), &part,
@@ -151,18 +149,11 @@ run(const char *body, const char *whid, const char *topic,
 	unit_begin(&u, js, body, strlen(body), secrets);
 	unit_set(&u, "HTTP_X_SHOPIFY_HMAC_SHA256", b64);
 	unit_set(&u, "HTTP_X_SHOPIFY_SHOP_DOMAIN", "example.myshopify.com");
-	if (whid != NULL)
-		unit_set(&u, "HTTP_X_SHOPIFY_WEBHOOK_ID", whid);
-	if (topic != NULL)
-		unit_set(&u, "HTTP_X_SHOPIFY_TOPIC", topic);
-	if (sub != NULL)
-		unit_set(&u, "HTTP_X_SHOPIFY_SUB_TOPIC", sub);
-	assert_int_equal(shopify_provider.verify(&u.pr, &why), IH_OK);
-	unit_identify(&u, &shopify_provider, &id, &why, want_ident, whid,
-	    topic);
-	if (want_ident == IH_OK)
-		unit_str_or_null(id.subtype, sub);
-	ident_free(&id);
+	unit_set_opt(&u, "HTTP_X_SHOPIFY_WEBHOOK_ID", whid);
+	unit_set_opt(&u, "HTTP_X_SHOPIFY_TOPIC", topic);
+	unit_set_opt(&u, "HTTP_X_SHOPIFY_SUB_TOPIC", sub);
+	unit_verify_identify(&u, &shopify_provider, IH_OK, want_ident, whid,
+	    topic, sub);
 	json_close(js);
 }
 

@@ -153,6 +153,34 @@ unit_identify(struct unit_req *u, const struct provider *p, struct ident *id,
 		assert_non_null(*why);
 }
 
+/* unit_set for a header a case may leave out: NULL sets nothing. */
+static inline void
+unit_set_opt(struct unit_req *u, const char *name, const char *value)
+{
+	if (value != NULL)
+		unit_set(u, name, value);
+}
+
+/*
+ * Runs p's verify (want_verify) and identify (unit_identify) on u, as
+ * serve.c does, and when identified checks the subtype against
+ * want_sub (NULL: none).
+ */
+static inline void
+unit_verify_identify(struct unit_req *u, const struct provider *p,
+    int want_verify, int want_ident, const char *want_id,
+    const char *want_type, const char *want_sub)
+{
+	struct ident id;
+	const char *why = NULL;
+
+	assert_int_equal(p->verify(&u->pr, &why), want_verify);
+	unit_identify(u, p, &id, &why, want_ident, want_id, want_type);
+	if (want_ident == IH_OK)
+		unit_str_or_null(id.subtype, want_sub);
+	ident_free(&id);
+}
+
 /* Whether p keeps the header name with the event. */
 static inline int
 unit_kept(const struct provider *p, const char *name)

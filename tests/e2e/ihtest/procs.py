@@ -221,18 +221,18 @@ def install_signal_cleanup(servers):
         signal.signal(s, handler)
 
 
-def suite_main(name, cases):
+def suite_main(name, cases, prefix=False):
     """The main of a test module: TAP output, the binaries' folder (a
     failure "NAME: setup" without it), and servers stopped at exit or on
     a signal.  cases(tap, bindir, servers) runs the cases; returns the
-    exit status."""
+    exit status.  With prefix, every case's name begins "NAME: " too."""
     from .common import HarnessError, bin_dir
     from .tap import Tap
-    tap = Tap()
+    tap = Tap("%s: " % name if prefix else "")
     try:
         bindir = bin_dir()
     except HarnessError as e:
-        tap.not_ok("%s: setup" % name, e)
+        tap.not_ok("setup" if prefix else "%s: setup" % name, e)
         return tap.finish()
     servers = Servers()
     install_signal_cleanup(servers)

@@ -31,6 +31,16 @@ def conf_str(s):
     return '"' + str(s).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def console_conf(settings, receivers_settings):
+    """The lighttpd lines that serve the shipped hooks-console.conf with
+    the console's own settings file, then give the receivers theirs back:
+    hooks-console.conf passes var.idemhook_config as it stands where it
+    is included."""
+    return ["var.idemhook_config := %s" % conf_str(settings),
+            "include %s" % conf_str(os.path.join(CONF_DIR, "hooks-console.conf")),
+            "var.idemhook_config := %s" % conf_str(receivers_settings)]
+
+
 def conf_array(d):
     if not d:
         return "()"
