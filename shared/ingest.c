@@ -99,9 +99,8 @@ ingest_deferred(struct ingest *in)
 	return &in->defer;
 }
 
-/* Writes the held lines, each as the sink's own line. */
-static void
-write_deferred(struct ingest *in, const struct log_sink *sink)
+void
+ingest_write_deferred(struct ingest *in, const struct log_sink *sink)
 {
 	const char *p = in->deferred, *end = in->deferred + in->deferred_len;
 	const char *nl;
@@ -445,5 +444,5 @@ ingest_answer(struct ingest *in)
 	    "ms=%.2f%s%s", in->p->name, cid, ctype, o->name, o->rsp.status,
 	    clock_ms_since(in->t0), o->detail[0] ? " detail=" : "",
 	    o->detail[0] ? cdetail : "");
-	write_deferred(in, log_dest_sink(&in->logd, &in->io.log));
+	ingest_write_deferred(in, log_dest_sink(&in->logd, &in->io.log));
 }

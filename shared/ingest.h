@@ -115,6 +115,8 @@ void	ingest_answer(struct ingest *in);
 
 /* The sink that holds lines for ingest_answer() to write after its own. */
 const struct log_sink *ingest_deferred(struct ingest *in);
+/* Writes the held lines to sink, each as its own line, and forgets them. */
+void	ingest_write_deferred(struct ingest *in, const struct log_sink *sink);
 
 /*
  * The job's payload and the request's body: ingest_job_borrow() points a

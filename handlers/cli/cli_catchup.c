@@ -320,22 +320,6 @@ catchup_offer(struct catchup *cu, const char *body, size_t len,
 	return IH_OK;
 }
 
-/* Writes the processing lines held during the recording transaction. */
-static void
-held_lines(struct ingest *in, const struct log_sink *sink)
-{
-	const char *p = in->deferred, *end = in->deferred + in->deferred_len;
-	const char *nl;
-
-	while (p < end) {
-		nl = memchr(p, '\n', (size_t)(end - p));
-		nl = nl != NULL ? nl + 1 : end;
-		sink->write(sink->arg, p, (size_t)(nl - p));
-		p = nl;
-	}
-	in->deferred_len = 0;
-}
-
 int
 catchup_flush(struct catchup *cu)
 {
@@ -366,7 +350,8 @@ catchup_flush(struct catchup *cu)
 			    in->out.name, in->out.detail);
 			rc = IH_ESTORE;
 		}
-		held_lines(in, sink);
+		/* The processing lines held while it was recorded. */
+		ingest_write_deferred(in, sink);
 		later |= in->later;
 		if (in->later && in->job.ev.rowid > 0 &&
 		    cu->w.slot.st != NULL) {
