@@ -150,12 +150,33 @@ class Flood:
             t.join(60)
 
 
+def locks(pid, path):
+    """Whether process pid holds a lock on path, as /proc/locks says
+    (readable by any user: a WAL connection keeps a shared lock on the
+    store for as long as it is open)."""
+    try:
+        ino = os.stat(path).st_ino
+        with open("/proc/locks") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return False
+    for line in lines:
+        words = line.split()
+        for i, w in enumerate(words):
+            if w.count(":") == 2 and i > 0 and words[i - 1] == str(pid):
+                if w.rsplit(":", 1)[1] == str(ino):
+                    return True
+    return False
+
+
 def holds(pid, path):
-    """Whether process pid has path open."""
+    """Whether process pid has path open.  Its file descriptors can be
+    read by root only (the programs are not dumpable); as another user,
+    its locks on path tell."""
     try:
         fds = os.listdir("/proc/%d/fd" % pid)
     except OSError:
-        return False
+        return locks(pid, path)
     for fd in fds:
         try:
             if os.readlink("/proc/%d/fd/%s" % (pid, fd)) == path:
