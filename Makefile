@@ -203,9 +203,10 @@ tests: all $(UNIT_TESTS)
 deps:
 	@tests/deps.sh
 
-# Everything a test needs is installed first, then built with sanitizers.
+# Everything a test needs is installed first, then built with sanitizers,
+# one compiler per processor; tests/run.sh runs as many programs at a time.
 check: deps lint
-	$(MAKE) BUILD=$(BUILD)/san SANITIZE=1 tests
+	$(MAKE) -j$$(nproc 2>/dev/null || echo 1) BUILD=$(BUILD)/san SANITIZE=1 tests
 	tests/run.sh $(BUILD)/san
 
 demo: deps all

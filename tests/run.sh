@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # Runs every test of idemhook against one directory of binaries.
 #
 #   tests/run.sh BINDIR
@@ -14,6 +14,12 @@
 # A throwaway PostgreSQL cluster (tests/pg_cluster.sh) runs on a Unix
 # socket in a temporary folder for the whole run; IH_PG_URI names it for
 # every test.  It is stopped and removed at the end, on failure too.
+# The programs run IH_JOBS at a time (default: the number of processors),
+# the longest known ones first, so that two cores are both busy: most
+# suites spend their time waiting on fsync, sleeps and child processes.
+# Each program's output is printed whole when it ends, with its time.
+# Suites never share a port, a folder or a database: each picks free
+# ports and makes its own temporary folders and databases.
 # Counts lines starting with "ok" and "not ok". A program that exits non-zero
 # without printing a "not ok" line (a crash, a timeout, a setup error), or
 # that prints no result at all, counts as one failure.
@@ -31,87 +37,161 @@ BINDIR=$(cd "$1" && pwd)
 HERE=$(cd "$(dirname "$0")" && pwd)
 UNIT_TIMEOUT=${IH_UNIT_TIMEOUT:-120}
 E2E_TIMEOUT=${IH_E2E_TIMEOUT:-300}
+JOBS=${IH_JOBS:-$(nproc 2>/dev/null || echo 1)}
+case $JOBS in
+'' | *[!0-9]* | 0) echo "IH_JOBS must be a whole number above 0" >&2; exit 2 ;;
+esac
 
 passed=0
 failed=0
 skipped=0
-out=$(mktemp "${TMPDIR:-/tmp}/ih-run.XXXXXX")
-skips=$(mktemp "${TMPDIR:-/tmp}/ih-skips.XXXXXX")
+work=$(mktemp -d "${TMPDIR:-/tmp}/ih-run.XXXXXX")
 pgdir=$(mktemp -d "${TMPDIR:-/tmp}/ih-pg.XXXXXX")
-trap 'rm -f "$out" "$skips"; "$HERE/pg_cluster.sh" stop "$pgdir"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null; "$HERE/pg_cluster.sh" stop "$pgdir"; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 PG_SUITES=${IH_PG_SUITES-stripe processing load faults cli objects console console_signin durability backup replay console_bulk catchup versions}
 
-# run NAME TIMEOUT COMMAND...
-run() {
-	name=$1
-	limit=$2
+# The slowest programs of a full run (seconds on 2 cores), started first so
+# that none of them is left running alone at the end.  A name not listed
+# here runs after these, in the usual order.
+SLOW="e2e(pg):test_replay e2e:test_fuzz e2e(pg):test_processing
+e2e:test_processing e2e(pg):test_objects e2e:test_recipes e2e:test_cgi
+e2e:test_catchup e2e:test_fresh_store e2e:test_replay e2e(pg):test_catchup
+e2e:test_pg_hosts e2e:test_console e2e:test_load e2e:test_hostile
+e2e:test_sources e2e(pg):test_cli e2e(pg):test_console e2e:test_suexec
+e2e:test_console_signin"
+
+names=()
+limits=()
+cmds=()
+
+# add NAME TIMEOUT ENV=VALUE... -- COMMAND...
+add() {
+	local name=$1 limit=$2 c=""
 	shift 2
-	echo "# --- $name"
-	t0=$(date +%s)
-	if command -v timeout >/dev/null 2>&1; then
-		timeout -k 10 "$limit" "$@" >"$out" 2>&1
-	else
-		"$@" >"$out" 2>&1
-	fi
-	rc=$?
+	while [ "$1" != "--" ]; do
+		c="$c $(printf '%q' "$1")"
+		shift
+	done
+	shift
+	for a in "$@"; do
+		c="$c $(printf '%q' "$a")"
+	done
+	names+=("$name")
+	limits+=("$limit")
+	cmds+=("env$c")
+}
+
+# report I: prints job I's output and adds up its results.
+report() {
+	local i=$1 out="$work/$1.out" rc p f s why
+	rc=$(cat "$work/$i.rc" 2>/dev/null || echo 255)
+	echo "# --- ${names[$i]}"
 	cat "$out"
-	echo "# $name: $(($(date +%s) - t0)) s"
+	echo "# ${names[$i]}: $(cat "$work/$i.time" 2>/dev/null || echo '?') s"
 	s=$(grep -c '^ok.*# SKIP' "$out")
 	p=$(($(grep -c '^ok' "$out") - s))
 	f=$(grep -c '^not ok' "$out")
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-			why="timed out after ${limit}s"
+			why="timed out after ${limits[$i]}s"
 		else
 			why="exited with status $rc"
 		fi
-		echo "not ok - $name: $why without reporting a failure"
+		echo "not ok - ${names[$i]}: $why without reporting a failure"
 		f=1
 	elif [ "$p" -eq 0 ] && [ "$f" -eq 0 ] && [ "$s" -eq 0 ]; then
-		echo "not ok - $name: reported no test results (exit status $rc)"
+		echo "not ok - ${names[$i]}: reported no test results (exit status $rc)"
 		f=1
 	fi
 	passed=$((passed + p))
 	failed=$((failed + f))
 	skipped=$((skipped + s))
-	grep '^ok.*# SKIP' "$out" >>"$skips"
+	grep '^ok.*# SKIP' "$out" >>"$work/skips"
+}
+
+# start I: runs job I in the background; its output, exit status and time
+# go to files named after I.
+start() {
+	local i=$1
+	(
+		t0=$(date +%s)
+		if command -v timeout >/dev/null 2>&1; then
+			eval "timeout -k 10 ${limits[$i]} ${cmds[$i]}" \
+			    >"$work/$i.out" 2>&1 </dev/null
+		else
+			eval "${cmds[$i]}" >"$work/$i.out" 2>&1 </dev/null
+		fi
+		echo $? >"$work/$i.rc"
+		echo $(($(date +%s) - t0)) >"$work/$i.time"
+	) &
+	pids[$!]=$i
 }
 
 echo "# --- PostgreSQL"
-if IH_PG_URI=$("$HERE/pg_cluster.sh" start "$pgdir" 2>"$out"); then
+if IH_PG_URI=$("$HERE/pg_cluster.sh" start "$pgdir" 2>"$work/pg.out"); then
 	export IH_PG_URI
 	echo "ok - PostgreSQL test cluster started in $pgdir"
 	passed=$((passed + 1))
 else
-	cat "$out"
+	cat "$work/pg.out"
 	echo "not ok - PostgreSQL test cluster did not start (make deps installs it)"
 	failed=$((failed + 1))
 	unset IH_PG_URI
 fi
+: >"$work/skips"
 
 for t in "$BINDIR"/tests/test_*; do
 	[ -f "$t" ] && [ -x "$t" ] || continue
-	CMOCKA_MESSAGE_OUTPUT=TAP run "unit $(basename "$t")" "$UNIT_TIMEOUT" "$t"
+	add "unit $(basename "$t")" "$UNIT_TIMEOUT" CMOCKA_MESSAGE_OUTPUT=TAP -- "$t"
 done
-
 for t in "$HERE"/e2e/test_*.py; do
 	[ -f "$t" ] || continue
-	IH_BIN=$BINDIR run "e2e $(basename "$t")" "$E2E_TIMEOUT" python3 "$t" "$BINDIR"
+	add "e2e $(basename "$t")" "$E2E_TIMEOUT" IH_BIN="$BINDIR" -- \
+	    python3 "$t" "$BINDIR"
 done
-
 # The same suites against PostgreSQL.
 for s in $PG_SUITES; do
 	t="$HERE/e2e/test_$s.py"
 	[ -f "$t" ] || continue
-	IH_BIN=$BINDIR IH_DB_BACKEND=pg run "e2e(pg) test_$s.py" "$E2E_TIMEOUT" \
-	    python3 "$t" "$BINDIR"
+	add "e2e(pg) test_$s.py" "$E2E_TIMEOUT" IH_BIN="$BINDIR" \
+	    IH_DB_BACKEND=pg -- python3 "$t" "$BINDIR"
+done
+
+# The order: the slow ones as listed, then the rest as added.
+order=()
+for k in $SLOW; do
+	for i in "${!names[@]}"; do
+		[ "${names[$i]}" = "${k%%:*} ${k#*:}.py" ] && order+=("$i")
+	done
+done
+for i in "${!names[@]}"; do
+	case " ${order[*]} " in *" $i "*) ;; *) order+=("$i") ;; esac
+done
+
+declare -A pids
+running=0
+for i in "${order[@]}"; do
+	while [ "$running" -ge "$JOBS" ]; do
+		wait -n -p done_pid
+		report "${pids[$done_pid]}"
+		unset "pids[$done_pid]"
+		running=$((running - 1))
+	done
+	start "$i"
+	running=$((running + 1))
+done
+while [ "$running" -gt 0 ]; do
+	wait -n -p done_pid
+	report "${pids[$done_pid]}"
+	unset "pids[$done_pid]"
+	running=$((running - 1))
 done
 
 # Every skip again, with its reason, just above the closing line.
 if [ "$skipped" -gt 0 ]; then
 	echo "# skipped, each with its reason:"
-	sed 's/^ok[^-]*- /#   /' "$skips"
+	sed 's/^ok[^-]*- /#   /' "$work/skips"
 	echo "$passed passed, $failed failed, $skipped skipped"
 else
 	echo "$passed passed, $failed failed"

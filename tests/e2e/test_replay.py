@@ -22,8 +22,8 @@ from harness import (SANITIZER_ENV, Server, check, check_eq,  # noqa: E402
 import cases  # noqa: E402
 import test_stripe as ts  # noqa: E402
 
-EVENTS = 96             # events replayed
-PAD = 1000 * 1000       # bytes of padding in each: 96 MB in all
+EVENTS = 32             # events replayed
+PAD = 1000 * 1000       # bytes of padding in each: 32 MB in all
 BUSY_MS = 1500          # the receiver's busy timeout during the replay
 
 
