@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "api_http.h"
+#include "api_limits.h"
 #include "api_providers.h"
 #include "batch.h"
 #include "cli_args.h"
@@ -72,6 +73,11 @@ catchup_open(struct catchup *cu, struct cli *c, size_t pi,
 	    api_http_url_ok(cu->base, cu->err, sizeof(cu->err)) != IH_OK) {
 		cli_errorf("%s: IDEMHOOK_%s_API_BASE: %s", p->name, up,
 		    cu->err);
+		return IH_ECONFIG;
+	}
+	if (api_limits_read(c, &cu->http, cu->err, sizeof(cu->err)) !=
+	    IH_OK) {
+		cli_errorf("%s: %s", p->name, cu->err);
 		return IH_ECONFIG;
 	}
 	rc = cli_store(c, &cu->st);

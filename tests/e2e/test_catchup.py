@@ -36,6 +36,7 @@ from standins.shopify import ShopifyStandin  # noqa: E402
 from standins.asaas import AsaasStandin  # noqa: E402
 from standins import openapi  # noqa: E402
 from standins.github import GitHubStandin  # noqa: E402
+from standins.raw import RawStandin  # noqa: E402
 from standins.stripe import StripeStandin  # noqa: E402
 
 KEY = "rk_test_51Standin" + "Kq9" * 8
@@ -696,6 +697,48 @@ def case_client_limits(cmd, srv, tmp):
         redir.stop()
 
 
+def case_stall_and_cap(cmd, srv):
+    """An API that accepts and never answers: catch-up and health end
+    after IDEMHOOK_API_TIMEOUT (2 s; not tried again) with a clear error
+    and exit 1; an answer claiming, or streaming, more than 32 MiB is
+    refused; nonsense limits are refused (exit 2) before any call;
+    nothing recorded."""
+    n0 = len(srv.rows("stripe"))
+    stall = RawStandin("stall").start()
+    try:
+        for what in (("catch-up", "--provider", "stripe"),
+                     ("health", "--provider", "stripe")):
+            t0 = time.monotonic()
+            rc, out, err = cmd.run(*what, IDEMHOOK_STRIPE_API_BASE=stall.base,
+                                   IDEMHOOK_API_TIMEOUT="2")
+            took = time.monotonic() - t0
+            check(rc == 1 and "no answer within 2 s (IDEMHOOK_API_TIMEOUT" in err,
+                  "%s, stalled: %d %r" % (what[0], rc, err))
+            check(1.5 < took < 6, "%s took %.1f s" % (what[0], took))
+        check_eq(stall.accepted, 2, "one call each: a stall is not tried again")
+        for bad in (dict(IDEMHOOK_API_TIMEOUT="0"), dict(IDEMHOOK_API_TIMEOUT="2s"),
+                    dict(IDEMHOOK_API_TIMEOUT="5", IDEMHOOK_API_CONNECT_TIMEOUT="9")):
+            rc, out, err = cmd.run("health", "--provider", "stripe",
+                                   IDEMHOOK_STRIPE_API_BASE=stall.base, **bad)
+            name = sorted(bad)[-1] if len(bad) == 1 else "IDEMHOOK_API_CONNECT_TIMEOUT"
+            check(rc == 2 and name + ": not a whole number" in err,
+                  "%r: %d %r" % (bad, rc, err))
+        check_eq(stall.accepted, 2, "no call with nonsense limits")
+    finally:
+        stall.stop()
+    for mode in ("huge", "stream"):
+        big = RawStandin(mode).start()
+        try:
+            rc, out, err = cmd.run("catch-up", "--provider", "stripe",
+                                   IDEMHOOK_STRIPE_API_BASE=big.base)
+            check(rc == 1 and "answer over 33554432 bytes: refused" in err,
+                  "%s: %d %r" % (mode, rc, err))
+        finally:
+            big.stop()
+    check_eq(len(srv.rows("stripe")), n0, "nothing recorded")
+    no_key(cmd, out, err)
+
+
 README = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "README.md")
 
@@ -762,6 +805,8 @@ def cases(tap, bindir, servers):
                 case_modes, cmd, srv, srv.tmp)
         tap.run("the client: TLS verified, no redirect, https only", case_client_limits,
                 cmd, srv, srv.tmp)
+        tap.run("the client: a stall ends at IDEMHOOK_API_TIMEOUT, 32 MiB at most",
+                case_stall_and_cap, cmd, srv)
 
         gh = GitHubStandin(GH_TOKEN, gh_deliver(srv)).start()
         stops.append(gh)
