@@ -8,15 +8,22 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "ih.h"
 #include "sigfail.h"
 #include "store.h"
+#include "store_health.h"
 
-/* One provider's counts: minute[i] is the Unix minute count[i] is of. */
+/*
+ * One provider's counts: minute[i] is the Unix minute count[i] is of,
+ * hour[i] the Unix hour hcount[i] is of (the console's last day).
+ */
 struct rec {
 	char		provider[16];
 	int64_t		minute[SIGFAIL_MINUTES];
 	uint32_t	count[SIGFAIL_MINUTES];
+	int64_t		hour[SIGFAIL_HOURS];
+	uint32_t	hcount[SIGFAIL_HOURS];
 };
 
 static int
@@ -98,6 +105,12 @@ sigfail_note(const char *db_path, const char *provider, int64_t now_ms,
 	}
 	if (r.count[slot] < UINT32_MAX)
 		r.count[slot]++;
+	if (r.hour[m / 60 % SIGFAIL_HOURS] != m / 60) {
+		r.hour[m / 60 % SIGFAIL_HOURS] = m / 60;
+		r.hcount[m / 60 % SIGFAIL_HOURS] = 0;
+	}
+	if (r.hcount[m / 60 % SIGFAIL_HOURS] < UINT32_MAX)
+		r.hcount[m / 60 % SIGFAIL_HOURS]++;
 	rc = pwrite(fd, &r, sizeof(r), (off_t)(at * sizeof(r))) ==
 	    (ssize_t)sizeof(r) ? IH_OK : IH_EIO;
 out:
@@ -108,25 +121,59 @@ out:
 	return rc == IH_ENOTFOUND ? IH_OK : rc;
 }
 
+/* Adds the counts of r within (m - minutes, m] to *count and *first. */
+static void
+sum(const struct rec *r, int64_t m, long minutes, long *count,
+    int64_t *first)
+{
+	size_t i;
+
+	for (i = 0; minutes <= SIGFAIL_MINUTES && i < SIGFAIL_MINUTES; i++) {
+		if (r->minute[i] <= m - minutes || r->minute[i] > m ||
+		    r->count[i] == 0)
+			continue;
+		*count += (long)r->count[i];
+		if (*first == 0 || r->minute[i] < *first)
+			*first = r->minute[i];
+	}
+	/* Longer windows in whole hours, the current one included. */
+	for (i = 0; minutes > SIGFAIL_MINUTES && i < SIGFAIL_HOURS; i++) {
+		if (r->hour[i] <= (m - minutes) / 60 || r->hour[i] > m / 60 ||
+		    r->hcount[i] == 0)
+			continue;
+		*count += (long)r->hcount[i];
+		if (*first == 0 || r->hour[i] * 60 < *first)
+			*first = r->hour[i] * 60;
+	}
+}
+
 int
-sigfail_count(const char *db_path, const char *provider, int64_t now_ms,
-    long minutes, long *count, int64_t *first_ms, char *err, size_t errlen)
+sigfail_count(struct store *st, const char *db_path, const char *provider,
+    int64_t now_ms, long minutes, long *count, int64_t *first_ms, char *err,
+    size_t errlen)
 {
 	char path[4200];
 	struct rec r;
 	int64_t m = now_ms / 60000, first = 0;
-	size_t at, i;
+	size_t at;
 	int fd, rc;
 
 	*count = 0;
 	*first_ms = 0;
+	if (minutes > SIGFAIL_HOURS * 60)
+		minutes = SIGFAIL_HOURS * 60;
+	if (st != NULL) {
+		rc = store_sigfail_count(st, provider, m - minutes, m, count,
+		    &first, err, errlen);
+		*first_ms = first * 60000;
+		if (rc != IH_ENOTFOUND)
+			return rc;
+	}
 	rc = path_of(db_path, path, sizeof(path));
 	if (rc == IH_ENOTFOUND)
 		return IH_OK;
 	if (rc != IH_OK)
 		return IH_EINVAL;
-	if (minutes > SIGFAIL_MINUTES)
-		minutes = SIGFAIL_MINUTES;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0 && errno == ENOENT)
 		return IH_OK;
@@ -137,18 +184,23 @@ sigfail_count(const char *db_path, const char *provider, int64_t now_ms,
 	}
 	rc = flock(fd, LOCK_SH) == 0 ? find(fd, provider, 0, &at, &r) :
 	    IH_EIO;
-	for (i = 0; rc == IH_OK && i < SIGFAIL_MINUTES; i++) {
-		if (r.minute[i] <= m - minutes || r.minute[i] > m ||
-		    r.count[i] == 0)
-			continue;
-		*count += (long)r.count[i];
-		if (first == 0 || r.minute[i] < first)
-			first = r.minute[i];
-	}
+	if (rc == IH_OK)
+		sum(&r, m, minutes, count, &first);
 	*first_ms = first * 60000;
 	close(fd);
 	if (rc == IH_EIO)
 		snprintf(err, errlen, "cannot read %s: %s", path,
 		    strerror(errno));
 	return rc == IH_ENOTFOUND ? IH_OK : rc;
+}
+
+void
+sigfail_note_slot(struct settings_store *slot, const struct config *cfg,
+    const char *provider)
+{
+	char err[STORE_ERR_MAX];
+
+	if (settings_store(slot, cfg, err, sizeof(err)) == IH_OK)
+		(void)store_sigfail_note(slot->st, provider, clock_wall_ms(),
+		    err, sizeof(err));
 }

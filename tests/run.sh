@@ -9,8 +9,8 @@
 #   IH_BIN=BINDIR;
 # - the suites in IH_PG_SUITES (default: stripe processing load faults
 #   cli objects console console_signin durability backup replay
-#   console_bulk catchup versions) a second time with IH_DB_BACKEND=pg, on
-#   PostgreSQL.
+#   console_bulk catchup versions badsig) a second time with
+#   IH_DB_BACKEND=pg, on PostgreSQL.
 # A throwaway PostgreSQL cluster (tests/pg_cluster.sh) runs on a Unix
 # socket in a temporary folder for the whole run; IH_PG_URI names it for
 # every test.  It is stopped and removed at the end, on failure too.
@@ -40,7 +40,7 @@ skips=$(mktemp "${TMPDIR:-/tmp}/ih-skips.XXXXXX")
 pgdir=$(mktemp -d "${TMPDIR:-/tmp}/ih-pg.XXXXXX")
 trap 'rm -f "$out" "$skips"; "$HERE/pg_cluster.sh" stop "$pgdir"' EXIT
 trap 'exit 130' INT TERM
-PG_SUITES=${IH_PG_SUITES-stripe processing load faults cli objects console console_signin durability backup replay console_bulk catchup versions}
+PG_SUITES=${IH_PG_SUITES-stripe processing load faults cli objects console console_signin durability backup replay console_bulk catchup versions badsig}
 
 # run NAME TIMEOUT COMMAND...
 run() {
