@@ -68,7 +68,7 @@ PG_OUT = shared/store/pg_conn.c shared/store/pg_record.c \
 	shared/store/pg_query.c shared/store/pg_objects.c \
 	shared/store/pg_console.c shared/store/pg_signin.c \
 	shared/store/pg_wait.c shared/store/pg_audit.c \
-	shared/store/pg_version.c
+	shared/store/pg_version.c shared/store/pg_health.c
 else
 PG_OUT = shared/store/pg_none.c
 endif

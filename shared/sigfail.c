@@ -204,3 +204,43 @@ sigfail_note_slot(struct settings_store *slot, const struct config *cfg,
 		(void)store_sigfail_note(slot->st, provider, clock_wall_ms(),
 		    err, sizeof(err));
 }
+
+int
+sigfail_sums(struct store *st, const char *db_path, int64_t now_ms,
+    store_sigfail_fn fn, void *arg, char *err, size_t errlen)
+{
+	char path[4200];
+	struct rec r;
+	int64_t m = now_ms / 60000, first;
+	long hour, day;
+	size_t i;
+	int fd, rc;
+
+	if (st != NULL) {
+		rc = store_sigfail_sums(st, m - 60, m - SIGFAIL_HOURS * 60, m,
+		    fn, arg, err, errlen);
+		if (rc != IH_ENOTFOUND)
+			return rc;
+	}
+	if (path_of(db_path, path, sizeof(path)) != IH_OK)
+		return IH_OK;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? IH_OK : IH_EIO;
+	rc = flock(fd, LOCK_SH) == 0 ? IH_OK : IH_EIO;
+	for (i = 0; rc == IH_OK && i < SIGFAIL_PROVIDERS; i++) {
+		rc = rec_read(fd, i, &r);
+		if (rc != IH_OK || r.provider[0] == '\0')
+			continue;
+		hour = day = 0;
+		first = 0;
+		sum(&r, m, SIGFAIL_MINUTES, &hour, &first);
+		sum(&r, m, SIGFAIL_HOURS * 60, &day, &first);
+		rc = fn(arg, r.provider, hour, day);
+	}
+	close(fd);
+	if (rc == IH_EIO)
+		snprintf(err, errlen, "cannot read %s: %s", path,
+		    strerror(errno));
+	return rc;
+}

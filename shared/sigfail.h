@@ -27,6 +27,7 @@
 #include "config.h"
 #include "settings.h"
 #include "store.h"
+#include "store_health.h"
 
 #define SIGFAIL_MINUTES		60
 /* Whole hours counted too, for the console's last day. */
@@ -61,5 +62,15 @@ int	sigfail_count(struct store *st, const char *db_path,
  */
 void	sigfail_note_slot(struct settings_store *slot,
 	    const struct config *cfg, const char *provider);
+
+/*
+ * Calls fn per provider with refused signatures counted, with those of
+ * the last hour and of the last SIGFAIL_HOURS hours before now_ms (in
+ * whole hours): from st when it is a PostgreSQL store, else from the
+ * file beside db_path (none: no call).  Returns IH_OK, IH_EIO,
+ * IH_ESTORE, or what fn returned.
+ */
+int	sigfail_sums(struct store *st, const char *db_path, int64_t now_ms,
+	    store_sigfail_fn fn, void *arg, char *err, size_t errlen);
 
 #endif

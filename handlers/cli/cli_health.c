@@ -3,8 +3,9 @@
  * (Stripe's endpoint status, GitHub's hook, Asaas's queue, Shopify's
  * subscriptions), through the same credentials and client as catch-up.
  * A problem runs IDEMHOOK_ALERT_ACTION with IDEMHOOK_ALERT_REASON
- * "endpoint", as idemhook work does for dead events and silences.  The
- * console's overview does not show these yet.
+ * "endpoint", as idemhook work does for dead events and silences.  Each
+ * result is kept in the store (store_health.h) for the console's
+ * overview.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,9 +16,11 @@
 #include "cli_args.h"
 #include "cli_catchup.h"
 #include "cli_text.h"
+#include "clock.h"
 #include "ih.h"
 #include "log.h"
 #include "providers.h"
+#include "store_health.h"
 
 static const struct api_provider table[] = {
 	{ "stripe", "https://api.stripe.com", api_stripe_catchup,
@@ -137,6 +140,31 @@ usage(FILE *f)
 	    "(a key refused), 3 a problem found.\n");
 }
 
+/*
+ * Keeps the result in the store for the console, which holds no API
+ * key (store_health.h): the problem lines, or why the check failed.
+ */
+static void
+keep(struct catchup *cu, const struct health *h, int rc, const char *text)
+{
+	struct store_health sh;
+	char err[STORE_ERR_MAX];
+
+	if (cu->st == NULL)
+		return;
+	memset(&sh, 0, sizeof(sh));
+	sh.provider = cu->p->name;
+	sh.checked_at = clock_wall_ms();
+	sh.outcome = rc == IH_ECONFIG ? "refused" : rc != IH_OK ? "failed" :
+	    h->problems > 0 ? "problem" : "ok";
+	sh.problems = h->problems;
+	sh.findings = rc != IH_OK ? cu->err : text;
+	if (store_health_put(cu->st, &sh, err, sizeof(err)) != IH_OK)
+		log_emit(log_dest_sink(&cu->w.logd, &log_stderr), "health "
+		    "provider=%s cannot be kept in the store: %s",
+		    cu->p->name, err);
+}
+
 /* The findings: terminal or JSON, the alert, and one log line. */
 static void
 report(struct catchup *cu, const struct health *h, int json, int first,
@@ -173,6 +201,7 @@ report(struct catchup *cu, const struct health *h, int json, int first,
 		if (h->problem[i] && len < sizeof(text))
 			len += (size_t)snprintf(text + len, sizeof(text) - len,
 			    "%s\n", h->line[i]);
+	keep(cu, h, ex == 2 ? IH_ECONFIG : ex == 1 ? IH_EIO : IH_OK, text);
 	if (h->problems > 0)
 		alert_text(cu->cfg, cu->p->name, "endpoint", text,
 		    log_dest_sink(&cu->w.logd, &log_stderr));
@@ -284,6 +313,7 @@ cli_health_alert(struct cli *c, size_t pi, char *last, size_t lastlen,
 		if (h.problem[i] && len < sizeof(text))
 			len += (size_t)snprintf(text + len, sizeof(text) - len,
 			    "%s\n", h.line[i]);
+	keep(&cu, &h, rc, text);
 	if (rc != IH_OK)
 		log_emit(log, "health provider=%s outcome=failed detail=%s",
 		    cu.p->name, cu.err);

@@ -617,6 +617,7 @@ static const struct store_ops pg_ops = {
 	.health_list = pg_health_list,
 	.sigfail_note = pg_sigfail_note,
 	.sigfail_count = pg_sigfail_count,
+	.sigfail_sums = pg_sigfail_sums,
 	.copy_put = pg_copy_put,
 	.copy_attempt = pg_copy_attempt,
 	.copy_effect = pg_copy_effect,

@@ -34,6 +34,12 @@ static const char SQL_COUNT[] =
     "SELECT coalesce(sum(count), 0)::bigint, coalesce(min(minute), 0)"
     " FROM sigfails WHERE provider = $1 AND minute > $2 AND minute <= $3";
 
+static const char SQL_SUMS[] =
+    "SELECT provider, coalesce(sum(count) FILTER (WHERE minute > $1), 0)"
+    "::bigint, sum(count)::bigint FROM sigfails"
+    " WHERE minute > $2 AND minute <= $3"
+    " GROUP BY provider ORDER BY provider COLLATE \"C\"";
+
 int
 pg_health_put(struct store *base, const struct store_health *h, char *err,
     size_t errlen)
@@ -59,7 +65,7 @@ pg_health_put(struct store *base, const struct store_health *h, char *err,
 	pg_text(&p, h->outcome);
 	pg_int(&p, h->problems);
 	pg_text(&p, text);
-	return pg_exec_change(pg_of(base), SQL_PUT, "tiiit", &p,
+	return pg_exec_change(pg_of(base), SQL_PUT, "titit", &p,
 	    "endpoint health", &n, err, errlen);
 }
 
@@ -127,4 +133,28 @@ pg_sigfail_count(struct store *base, const char *provider, int64_t from_min,
 	}
 	PQclear(r);
 	return IH_OK;
+}
+
+int
+pg_sigfail_sums(struct store *base, int64_t hour_min, int64_t day_min,
+    int64_t to_min, store_sigfail_fn fn, void *arg, char *err,
+    size_t errlen)
+{
+	struct pg_params p;
+	PGresult *r;
+	int i, rc = IH_OK;
+
+	memset(&p, 0, sizeof(p));
+	pg_int(&p, hour_min);
+	pg_int(&p, day_min);
+	pg_int(&p, to_min);
+	r = pg_exec_sql(pg_of(base), SQL_SUMS, "iii", &p, PGRES_TUPLES_OK,
+	    "refused signatures", err, errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	for (i = 0; rc == IH_OK && i < PQntuples(r); i++)
+		rc = fn(arg, pg_gettext(r, i, 0), (long)pg_getint(r, i, 1),
+		    (long)pg_getint(r, i, 2));
+	PQclear(r);
+	return rc;
 }

@@ -208,6 +208,8 @@ int	pg_sigfail_note(struct store *, const char *, int64_t, int64_t,
 	    char *, size_t);
 int	pg_sigfail_count(struct store *, const char *, int64_t, int64_t,
 	    long *, int64_t *, char *, size_t);
+int	pg_sigfail_sums(struct store *, int64_t, int64_t, int64_t,
+	    store_sigfail_fn, void *, char *, size_t);
 
 /* pg_signin.c */
 int	pg_signin_charge(struct store *, const char *, int64_t, int64_t, long,

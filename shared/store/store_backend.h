@@ -158,6 +158,8 @@ struct store_ops {
 		    int64_t prune_before, char *, size_t);
 	int	(*sigfail_count)(struct store *, const char *, int64_t,
 		    int64_t, long *, int64_t *, char *, size_t);
+	int	(*sigfail_sums)(struct store *, int64_t, int64_t, int64_t,
+		    store_sigfail_fn, void *, char *, size_t);
 };
 
 /* The part of every backend's store that store.c reads. */

@@ -37,6 +37,17 @@ store_sigfail_note(struct store *st, const char *provider, int64_t now_ms,
 }
 
 int
+store_sigfail_sums(struct store *st, int64_t hour_min, int64_t day_min,
+    int64_t to_min, store_sigfail_fn fn, void *arg, char *err,
+    size_t errlen)
+{
+	if (st->ops->sigfail_sums == NULL)
+		return IH_ENOTFOUND;
+	return st->ops->sigfail_sums(st, hour_min, day_min, to_min, fn, arg,
+	    err, errlen);
+}
+
+int
 store_sigfail_count(struct store *st, const char *provider,
     int64_t from_min, int64_t to_min, long *count, int64_t *first_min,
     char *err, size_t errlen)

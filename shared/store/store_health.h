@@ -57,4 +57,16 @@ int	store_sigfail_count(struct store *st, const char *provider,
 	    int64_t from_min, int64_t to_min, long *count, int64_t *first_min,
 	    char *err, size_t errlen);
 
+/* Called per provider: refused signatures in the hour and the day. */
+typedef int (*store_sigfail_fn)(void *arg, const char *provider,
+    long hour, long day);
+
+/*
+ * Calls fn per provider with refused signatures after minute day_min up
+ * to to_min: those after hour_min, and all.  IH_ENOTFOUND on SQLite.
+ */
+int	store_sigfail_sums(struct store *st, int64_t hour_min,
+	    int64_t day_min, int64_t to_min, store_sigfail_fn fn, void *arg,
+	    char *err, size_t errlen);
+
 #endif
