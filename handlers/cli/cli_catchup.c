@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api_common.h"
 #include "api_http.h"
 #include "api_limits.h"
 #include "api_providers.h"
@@ -423,15 +424,6 @@ usage(FILE *f)
 	    "(recorded).\n");
 }
 
-/* Worse exit codes win: 2, then 1, then 3, then 0. */
-static int
-worse(int a, int b)
-{
-	static const int rank[] = { 0, 2, 3, 1 };
-
-	return rank[b] > rank[a] ? b : a;
-}
-
 static void
 put_json_str(const char *name, const char *v, int comma)
 {
@@ -490,12 +482,22 @@ report(struct catchup *cu, int json, int first, int ex)
 	    cu->dry_run, outcome[ex]);
 }
 
+/* The run's options, for each provider. */
+struct run {
+	struct cli	*c;
+	int64_t		 from_ms, now_ms;
+	int		 dry_run, repair, json;
+};
+
 /* One provider's run; returns its exit code. */
 static int
-run_one(struct cli *c, size_t pi, const struct api_provider *ap,
-    int named, int64_t from_ms, int64_t now_ms, int dry_run, int repair,
-    int json, int *first)
+run_one(void *arg, size_t pi, const struct api_provider *ap, int named,
+    int *first)
 {
+	const struct run *run = arg;
+	int64_t from_ms = run->from_ms, now_ms = run->now_ms;
+	int dry_run = run->dry_run, repair = run->repair, json = run->json;
+	struct cli *c = run->c;
 	struct catchup cu;
 	int rc, ex;
 
@@ -527,12 +529,13 @@ run_one(struct cli *c, size_t pi, const struct api_provider *ap,
 int
 cli_catchup(struct cli *c, int argc, char **argv)
 {
+	/* Worse exit codes win: 2, then 1, then 3, then 0. */
+	static const int rank[] = { 0, 2, 3, 1 };
 	const char *named[CLI_MAX_PROVIDERS], *since = NULL, *from = NULL;
-	const struct api_provider *ap;
 	int64_t now_ms = clock_wall_ms(), from_ms;
+	struct run run;
 	size_t nnamed = 0, i;
-	int a, r, dry_run = 0, repair = 0, json = 0, first = 1, ex = 0, pi;
-	int one, tried = 0;
+	int a, r, dry_run = 0, repair = 0, json = 0, pi;
 
 	for (a = 1; a < argc; a++) {
 		r = cli_opt(argc, argv, &a, "--provider", &named[nnamed]);
@@ -579,27 +582,14 @@ cli_catchup(struct cli *c, int argc, char **argv)
 		    API_JOB_CATCHUP) == NULL)
 			return 2;
 	}
-	if (json)
-		printf("[");
-	for (i = 0; providers_all[i] != NULL; i++) {
-		ap = api_provider_pick(i, API_JOB_CATCHUP, named, nnamed);
-		if (ap == NULL)
-			continue;
-		one = run_one(c, i, ap, nnamed > 0, from_ms, now_ms, dry_run,
-		    repair, json, &first);
-		if (one < 0)
-			continue;
-		tried = 1;
-		ex = worse(ex, one);
-	}
-	if (json)
-		printf("]\n");
-	if (!tried && nnamed == 0) {
-		cli_errorf("catch-up: no provider has an API key: set "
-		    "IDEMHOOK_<PROVIDER>_API_KEY (see the README)");
-		return 2;
-	}
-	return ex;
+	run.c = c;
+	run.from_ms = from_ms;
+	run.now_ms = now_ms;
+	run.dry_run = dry_run;
+	run.repair = repair;
+	run.json = json;
+	return api_each_provider("catch-up", API_JOB_CATCHUP, named, nnamed,
+	    json, rank, run_one, &run);
 }
 
 int

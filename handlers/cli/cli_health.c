@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "alert.h"
+#include "api_common.h"
 #include "api_providers.h"
 #include "cli_args.h"
 #include "cli_catchup.h"
@@ -211,10 +212,18 @@ report(struct catchup *cu, const struct health *h, int json, int first,
 	    "failed");
 }
 
+struct run {
+	struct cli	*c;
+	int		 json;
+};
+
 static int
-run_one(struct cli *c, size_t pi, const struct api_provider *ap, int named,
-    int json, int *first)
+run_one(void *arg, size_t pi, const struct api_provider *ap, int named,
+    int *first)
 {
+	const struct run *run = arg;
+	struct cli *c = run->c;
+	int json = run->json;
 	struct catchup cu;
 	struct health h;
 	int rc, ex;
@@ -239,11 +248,12 @@ run_one(struct cli *c, size_t pi, const struct api_provider *ap, int named,
 int
 cli_health(struct cli *c, int argc, char **argv)
 {
+	/* Worse exit codes win: 2, then 1, then 3, then 0. */
 	static const int rank[] = { 0, 2, 3, 1 };
 	const char *named[CLI_MAX_PROVIDERS];
-	const struct api_provider *ap;
-	size_t nnamed = 0, i;
-	int a, r, json = 0, first = 1, ex = 0, one, tried = 0;
+	struct run run;
+	size_t nnamed = 0;
+	int a, r, json = 0;
 
 	for (a = 1; a < argc; a++) {
 		r = cli_opt(argc, argv, &a, "--provider", &named[nnamed]);
@@ -264,27 +274,10 @@ cli_health(struct cli *c, int argc, char **argv)
 			return 2;
 		}
 	}
-	if (json)
-		printf("[");
-	for (i = 0; providers_all[i] != NULL; i++) {
-		ap = api_provider_pick(i, API_JOB_HEALTH, named, nnamed);
-		if (ap == NULL)
-			continue;
-		one = run_one(c, i, ap, nnamed > 0, json, &first);
-		if (one < 0)
-			continue;
-		tried = 1;
-		if (rank[one] > rank[ex])
-			ex = one;
-	}
-	if (json)
-		printf("]\n");
-	if (!tried && nnamed == 0) {
-		cli_errorf("health: no provider has an API key: set "
-		    "IDEMHOOK_<PROVIDER>_API_KEY (see the README)");
-		return 2;
-	}
-	return ex;
+	run.c = c;
+	run.json = json;
+	return api_each_provider("health", API_JOB_HEALTH, named, nnamed,
+	    json, rank, run_one, &run);
 }
 
 int

@@ -349,6 +349,12 @@ def case_no_api(cmd):
     check("defines no API" in err, "error: %r" % err)
     rc, out, err = cmd.run("catch-up", "--help")
     check(rc == 0 and "Standard Webhooks defines no API" in out, "help: %r" % out)
+    # No key at all: one line each (api_each_provider()), exit 2.
+    for what in ("catch-up", "health"):
+        rc, out, err = cmd.run(what, "--json", IDEMHOOK_STRIPE_API_KEY="")
+        check(rc == 2 and err.count("no provider has an API key") == 1 and
+              ("idemhook: %s: " % what) in err and out.strip() == "[]",
+              "%s without keys: %d %r %r" % (what, rc, out, err))
 
 
 GH_TOKEN = "github_pat_11Standin" + "Zx7" * 10
