@@ -103,7 +103,8 @@ CLI_OBJS = $(BUILD)/obj/handlers/cli/idemhook.o \
 	$(BUILD)/obj/handlers/cli/cli_verify.o \
 	$(BUILD)/obj/handlers/cli/cli_replay.o \
 	$(BUILD)/obj/handlers/cli/api_common.o \
-	$(BUILD)/obj/handlers/cli/api_limits.o
+	$(BUILD)/obj/handlers/cli/api_limits.o \
+	$(BUILD)/obj/handlers/cli/api_github_app.o
 
 # The console: a router and one module per page (handlers/console/).
 CONSOLE_OBJS = $(patsubst handlers/console/%.c,\

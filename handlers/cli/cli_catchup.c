@@ -35,8 +35,9 @@
 
 int
 catchup_open(struct catchup *cu, struct cli *c, size_t pi,
-    const char *def_base)
+    const struct api_provider *ap)
 {
+	const char *def_base = ap->def_base;
 	const struct provider *p = providers_all[pi];
 	const char *v;
 	char var[96], up[32];
@@ -62,6 +63,10 @@ catchup_open(struct catchup *cu, struct cli *c, size_t pi,
 	cu->key = cli_setting(c, cu->key_var);
 	if (cu->key != NULL && *cu->key == '\0')
 		cu->key = NULL;
+	/* Another credential (GitHub's App) may stand in for the key. */
+	v = ap->alt_cred != NULL ? cli_setting(c, ap->alt_cred) : NULL;
+	if (cu->key == NULL && v != NULL && *v != '\0')
+		cu->key = "";
 	batch_writer_init(&cu->w, p, NULL);
 	if (api_http_init(&cu->http) != IH_OK)
 		return IH_ENOMEM;
@@ -409,7 +414,10 @@ usage(FILE *f)
 	    "\"Idemhook-Source: api\".\n"
 	    "  stripe   pages through GET /v1/events (30 days kept)\n"
 	    "  github   asks GitHub to redeliver each failed delivery of the\n"
-	    "           hooks in IDEMHOOK_GITHUB_HOOKS (about 3 days kept)\n"
+	    "           hooks in IDEMHOOK_GITHUB_HOOKS (about 3 days kept;\n"
+	    "           app/HOOK_ID: the App's own, with\n"
+	    "           IDEMHOOK_GITHUB_APP_ID and "
+	    "IDEMHOOK_GITHUB_APP_KEY_FILE)\n"
 	    "  asaas    reports an interrupted queue; --repair resumes it\n"
 	    "  shopify  reports missing subscriptions (IDEMHOOK_SHOPIFY_TOPICS)"
 	    ";\n           --repair re-creates them and records the orders "

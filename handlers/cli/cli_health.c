@@ -25,15 +25,15 @@
 
 static const struct api_provider table[] = {
 	{ "stripe", "https://api.stripe.com", api_stripe_catchup,
-	    api_stripe_health, NULL },
+	    api_stripe_health, NULL, NULL },
 	{ "github", "https://api.github.com", api_github_catchup,
-	    api_github_health, NULL },
+	    api_github_health, NULL, "IDEMHOOK_GITHUB_APP_ID" },
 	{ "asaas", "https://api.asaas.com/v3", api_asaas_catchup,
-	    api_asaas_health, NULL },
-	{ "shopify", "", api_shopify_catchup, api_shopify_health, NULL },
+	    api_asaas_health, NULL, NULL },
+	{ "shopify", "", api_shopify_catchup, api_shopify_health, NULL, NULL },
 	{ "standard", NULL, NULL, NULL, "Standard Webhooks defines no API "
 	    "for listing or redelivering events, nor for an endpoint's "
-	    "state: ask your sender (Svix has its own)" },
+	    "state: ask your sender (Svix has its own)", NULL },
 };
 
 const struct api_provider *
@@ -92,7 +92,7 @@ api_provider_open(struct catchup *cu, struct cli *c, size_t pi,
 	char err[256];
 	int rc;
 
-	rc = catchup_open(cu, c, pi, ap->def_base);
+	rc = catchup_open(cu, c, pi, ap);
 	if (rc == IH_ENOTFOUND && !named) {
 		catchup_close(cu);
 		return -1;
@@ -294,7 +294,7 @@ cli_health_alert(struct cli *c, size_t pi, char *last, size_t lastlen,
 	ap = api_provider_find(providers_all[pi]->name);
 	if (ap == NULL || ap->health == NULL)
 		return IH_OK;
-	rc = catchup_open(&cu, c, pi, ap->def_base);
+	rc = catchup_open(&cu, c, pi, ap);
 	if (rc != IH_OK) {
 		catchup_close(&cu);
 		return IH_OK;

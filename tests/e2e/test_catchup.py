@@ -466,7 +466,7 @@ def case_github(cmd, api, srv):
     no_key_in(GH_TOKEN, cmd, out, err)
 
 
-def desc_check(api):
+def desc_check(api, least=8):
     if not os.path.exists(openapi.GITHUB):
         check(False, "GitHub's OpenAPI description is not installed: run "
               "tests/deps.sh (npm ci in tests/openapi)")
@@ -478,7 +478,76 @@ def desc_check(api):
                        c["answer"])
             n += 1
     print("# %d stand-in answers checked against GitHub's OpenAPI description" % n)
-    check(n >= 8, "answers checked: %d" % n)
+    check(n >= least, "answers checked: %d" % n)
+
+
+APP_ID = "1234567"
+APP_HOOK = "87654321"
+
+
+def app_key(path):
+    """A GitHub App's private key as GitHub gives it (PKCS#1 PEM), 0600;
+    returns its public key's PEM."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    k = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(k.private_bytes(serialization.Encoding.PEM,
+                                serialization.PrivateFormat.TraditionalOpenSSL,
+                                serialization.NoEncryption()))
+    return k.public_key().public_bytes(serialization.Encoding.PEM,
+                                       serialization.PublicFormat.SubjectPublicKeyInfo)
+
+
+def case_github_app(bindir, srv, tmp):
+    """The GitHub App's own webhook (IDEMHOOK_GITHUB_HOOKS=app/HOOK_ID),
+    with the App's JWT (RS256, checked by the stand-in with the public
+    key) and no token: a failed delivery is redelivered, signed and
+    recorded; a recorded one is left alone; health reads its config and
+    last delivery; another key is refused (exit 2, nothing asked); the
+    answers match GitHub's OpenAPI description."""
+    keyfile, other = os.path.join(tmp, "app.pem"), os.path.join(tmp, "other.pem")
+    pub = app_key(keyfile)
+    app_key(other)
+    deliver = gh_deliver(srv)
+    api = GitHubStandin("no-token-for-the-app", deliver).start()
+    try:
+        api.add_app(APP_ID, pub, APP_HOOK, srv.url("github"))
+        now = time.time()
+        ok_guid, failed_guid = str(uuid.uuid4()), str(uuid.uuid4())
+        body = gh_body("opened")
+        check_eq(deliver(APP_HOOK, ok_guid, "issues", body, False), 200, "delivery")
+        api.attempt("app", APP_HOOK, ok_guid, "issues", body, 200, now - 600)
+        api.attempt("app", APP_HOOK, failed_guid, "issues", gh_body("closed"), 502, now - 300)
+        cmd = Cmd(bindir, srv, tmp, IDEMHOOK_GITHUB_API_BASE=api.base,
+                  IDEMHOOK_GITHUB_HOOKS="app/" + APP_HOOK, IDEMHOOK_GITHUB_APP_ID=APP_ID,
+                  IDEMHOOK_GITHUB_APP_KEY_FILE=keyfile)
+        rc, out, err = cmd.run("catch-up", "--provider", "github", "--since", "1h", "--json")
+        check_eq(rc, 3, "exit status: %s" % err[-300:])
+        r = json.loads(out)[0]
+        check_eq((r["listed"], r["missing"], r["asked"]), (2, 1, 1), "run: %r" % r)
+        api.wait_redeliveries()
+        check_eq(api.redelivered, [failed_guid], "redelivered")
+        row = [x for x in srv.rows("github") if x["event_id"] == "%s:%s" % (APP_HOOK,
+                                                                            failed_guid)]
+        check(row and "X-Hub-Signature-256" in (row[0]["headers"] or ""),
+              "the redelivery recorded, signed: %r" % row)
+        check(api.jwt_seen and all(c["iss"] == APP_ID for c in api.jwt_seen),
+              "the App's JWT: %r" % api.jwt_seen[:1])
+        rc, out, err = cmd.run("health", "--provider", "github")
+        check(rc == 0 and "app/%s %s" % (APP_HOOK, srv.url("github")) in out,
+              "health: %d %r %r" % (rc, out, err))
+        n = len(api.calls())
+        rc, out, err = cmd.run("catch-up", "--provider", "github",
+                               IDEMHOOK_GITHUB_APP_KEY_FILE=other)
+        check(rc == 2 and "IDEMHOOK_GITHUB_APP_KEY_FILE" in err, "another key: %d %r" % (rc, err))
+        check_eq([c["status"] for c in api.calls()[n:]], [401], "refused, nothing asked")
+        desc_check(api, 4)
+        for t in (out, err, cmd.logtext()):
+            check("PRIVATE KEY" not in t and "eyJ" not in t, "the key or token was printed")
+    finally:
+        api.stop()
 
 
 def no_key_in(key, cmd, *texts):
@@ -823,6 +892,8 @@ def cases(tap, bindir, servers):
         tap.run("github: failed deliveries redelivered, the rest left alone",
                 case_github, ghcmd, gh, srv)
         tap.run("github: health and a wrong token", case_github_health, ghcmd, gh, srv)
+        tap.run("github: the App's own webhook, with the App's JWT", case_github_app,
+                bindir, srv, srv.tmp)
 
         def as_deliver(body):
             return srv.post(srv.url("asaas"), body,
