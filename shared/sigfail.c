@@ -37,6 +37,21 @@ path_of(const char *db_path, char *out, size_t len)
 	return n < 0 || (size_t)n >= len ? IH_ETOOBIG : IH_OK;
 }
 
+/*
+ * Is the file in this layout?  Records gained their hourly counts after
+ * the first layout; a file of the old one holds no whole number of
+ * records of this one (736 bytes each then, at most 16): its counts are
+ * dropped (note) or taken as none (count) rather than misread.
+ */
+static int
+layout_ok(int fd)
+{
+	struct stat sb;
+
+	return fstat(fd, &sb) == 0 && sb.st_size % (off_t)sizeof(struct rec)
+	    == 0;
+}
+
 /* Reads record i into r; a short read (a new file) is zeros. */
 static int
 rec_read(int fd, size_t i, struct rec *r)
@@ -93,7 +108,8 @@ sigfail_note(const char *db_path, const char *provider, int64_t now_ms,
 		return IH_EIO;
 	}
 	rc = IH_EIO;
-	if (flock(fd, LOCK_EX) != 0)
+	if (flock(fd, LOCK_EX) != 0 || (!layout_ok(fd) &&
+	    ftruncate(fd, 0) != 0))
 		goto out;
 	rc = find(fd, provider, 1, &at, &r);
 	if (rc != IH_OK)
@@ -182,8 +198,8 @@ sigfail_count(struct store *st, const char *db_path, const char *provider,
 		    strerror(errno));
 		return IH_EIO;
 	}
-	rc = flock(fd, LOCK_SH) == 0 ? find(fd, provider, 0, &at, &r) :
-	    IH_EIO;
+	rc = flock(fd, LOCK_SH) != 0 ? IH_EIO : !layout_ok(fd) ?
+	    IH_ENOTFOUND : find(fd, provider, 0, &at, &r);
 	if (rc == IH_OK)
 		sum(&r, m, minutes, count, &first);
 	*first_ms = first * 60000;
@@ -228,7 +244,8 @@ sigfail_sums(struct store *st, const char *db_path, int64_t now_ms,
 	if (fd < 0)
 		return errno == ENOENT ? IH_OK : IH_EIO;
 	rc = flock(fd, LOCK_SH) == 0 ? IH_OK : IH_EIO;
-	for (i = 0; rc == IH_OK && i < SIGFAIL_PROVIDERS; i++) {
+	for (i = 0; rc == IH_OK && layout_ok(fd) && i < SIGFAIL_PROVIDERS;
+	    i++) {
 		rc = rec_read(fd, i, &r);
 		if (rc != IH_OK || r.provider[0] == '\0')
 			continue;
