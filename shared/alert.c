@@ -116,7 +116,7 @@ alert_badsig_check(struct alert_badsig *ab, size_t i,
 	    BADSIG_CHECK_MS)
 		return IH_OK;
 	ab->checked_at[i] = now_ms;
-	rc = sigfail_count(cfg->db_path, provider, now_ms, minutes, &count,
+	rc = sigfail_count(st, cfg->db_path, provider, now_ms, minutes, &count,
 	    &first, err, errlen);
 	if (rc == IH_OK)
 		rc = store_console_last_received(st, provider, &last, err,

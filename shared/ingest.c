@@ -75,6 +75,7 @@ ingest_begin(struct ingest *in, const struct io *io)
 	in->api_version[0] = '\0';
 	in->later = 0;
 	in->inline_run = 0;
+	in->sigfail = 0;
 	in->deferred_len = 0;
 	request_begin(&in->req, &in->io.req);
 }
@@ -321,8 +322,14 @@ read_body(struct ingest *in)
 	pr.check_time = 1;
 	pr.json = in->json;
 	rc = in->p->verify(&pr, &why);
-	/* Counted for the alarm on a burst of them (sigfail.h). */
-	if (rc == IH_EAUTH)
+	/*
+	 * Counted for the alarm on a burst of them (sigfail.h): beside a
+	 * SQLite store here, in a PostgreSQL store by the caller, which
+	 * has a connection (serve.c).
+	 */
+	if (rc == IH_EAUTH && store_is_postgres(in->cfg.db_path))
+		in->sigfail = 1;
+	else if (rc == IH_EAUTH)
 		(void)sigfail_note(in->cfg.db_path, in->p->name,
 		    clock_wall_ms(), err, sizeof(err));
 	if (rc != IH_OK) {

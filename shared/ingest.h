@@ -91,6 +91,8 @@ struct ingest {
 	char			 owner[128];	/* job's lease holder */
 	int			 later;		/* process after the answer */
 	int			 inline_run;	/* run job before the answer */
+	/* A refused signature the store counts (PostgreSQL: sigfail.h). */
+	int			 sigfail;
 };
 
 /* Prepares in for p's deliveries.  Returns IH_OK or IH_ENOMEM. */

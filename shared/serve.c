@@ -21,6 +21,7 @@
 #include "provider.h"
 #include "serve.h"
 #include "settings.h"
+#include "sigfail.h"
 #include "store.h"
 
 extern char **environ;
@@ -138,7 +139,8 @@ serve_one(struct serve *sv, struct ingest *in, const struct io *io,
 		else
 			batch_record(&sv->cgi, &in, 1);
 		batch_inline_run(own, in);
-	}
+	} else if (in->sigfail)
+		sigfail_note_slot(&own->slot, &in->cfg, in->p->name);
 	ingest_answer(in);
 	after_answer(sv, in);
 	ingest_end(in);

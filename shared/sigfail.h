@@ -10,7 +10,9 @@
  * the request is kept, only the count; the store is not written.
  * idemhook work reads the counts (sigfail_count()) and alerts when they
  * pass IDEMHOOK_BADSIG_ALERT while no delivery was accepted (alert.h).
- * A PostgreSQL store has no file beside it: nothing is counted there.
+ * A PostgreSQL store (several hosts) has no file beside it: there the
+ * receivers count in the store itself (store_health.h, table sigfails,
+ * migration 10) through their own connection (sigfail_note_slot()).
  *
  * Every call opens, locks (flock) and closes the file, so that any
  * number of processes share it.  A receiver ignores a failure to count:
@@ -22,7 +24,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
+#include "settings.h"
+#include "store.h"
+#include "store_health.h"
+
 #define SIGFAIL_MINUTES		60
+/* Whole hours counted too, for the console's last day. */
+#define SIGFAIL_HOURS		24
 #define SIGFAIL_PROVIDERS	16
 
 /*
@@ -35,12 +44,33 @@ int	sigfail_note(const char *db_path, const char *provider, int64_t now_ms,
 
 /*
  * Sets *count to the refused signatures of provider in the last minutes
- * (at most SIGFAIL_MINUTES) before now_ms, and *first_ms to the start of
- * the oldest minute counted (0 when none).  A missing file is no count.
- * Returns IH_OK or IH_EIO.
+ * before now_ms (past SIGFAIL_MINUTES, in whole hours, at most
+ * SIGFAIL_HOURS), and *first_ms to the start of the oldest minute or
+ * hour counted (0 when none).  st, when not NULL, is the store db_path
+ * names: a PostgreSQL one is asked; a SQLite one, or none, means the
+ * file, where a missing file is no count.  Returns IH_OK, IH_EIO or
+ * IH_ESTORE.
  */
-int	sigfail_count(const char *db_path, const char *provider,
-	    int64_t now_ms, long minutes, long *count, int64_t *first_ms,
-	    char *err, size_t errlen);
+int	sigfail_count(struct store *st, const char *db_path,
+	    const char *provider, int64_t now_ms, long minutes, long *count,
+	    int64_t *first_ms, char *err, size_t errlen);
+
+/*
+ * For a receiver refusing a signature with a PostgreSQL store: counts
+ * it there through slot (the request thread's connection, opened if
+ * need be).  A failure is ignored: the delivery is refused all the same.
+ */
+void	sigfail_note_slot(struct settings_store *slot,
+	    const struct config *cfg, const char *provider);
+
+/*
+ * Calls fn per provider with refused signatures counted, with those of
+ * the last hour and of the last SIGFAIL_HOURS hours before now_ms (in
+ * whole hours): from st when it is a PostgreSQL store, else from the
+ * file beside db_path (none: no call).  Returns IH_OK, IH_EIO,
+ * IH_ESTORE, or what fn returned.
+ */
+int	sigfail_sums(struct store *st, const char *db_path, int64_t now_ms,
+	    store_sigfail_fn fn, void *arg, char *err, size_t errlen);
 
 #endif

@@ -165,3 +165,14 @@ CREATE TABLE IF NOT EXISTS console_signin (
 );
 CREATE INDEX IF NOT EXISTS console_signin_window
     ON console_signin (window_ms);
+
+-- The last `idemhook health` result per provider (version 10): written
+-- by the command and by idemhook work's checks, read by the console,
+-- which holds no API key.  findings is the problem lines, one a line.
+CREATE TABLE IF NOT EXISTS endpoint_health (
+	provider	TEXT	PRIMARY KEY,
+	checked_at	INTEGER	NOT NULL,
+	outcome		TEXT	NOT NULL,
+	problems	INTEGER	NOT NULL,
+	findings	TEXT	NOT NULL DEFAULT ''
+);

@@ -4,8 +4,10 @@
  *
  * IDEMHOOK_GITHUB_HOOKS names the hooks, as the API's own paths:
  * "repos/OWNER/REPO/HOOK_ID" and "orgs/ORG/HOOK_ID", separated by
- * blanks or commas.  (The App hook's API takes a JWT signed with the
- * App's private key, which this command does not make.)
+ * blanks or commas, and "app/HOOK_ID" for the GitHub App's own webhook
+ * (/app/hook/...; HOOK_ID is its X-GitHub-Hook-ID, which the store's
+ * event ids hold), whose API takes the App's JWT (api_github_app.h)
+ * instead of IDEMHOOK_GITHUB_API_KEY.
  *
  * Catch-up pages through GET /{scope}/hooks/{id}/deliveries (newest
  * first, cursor in the Link header) until the deliveries leave the
@@ -27,6 +29,7 @@
 #include <openssl/crypto.h>
 
 #include "api_common.h"
+#include "api_github_app.h"
 #include "api_http.h"
 #include "api_providers.h"
 #include "cli_args.h"
@@ -50,8 +53,9 @@ static const char *const gh_headers[] = {
 
 /* One configured hook. */
 struct hook {
-	char	scope[256];	/* "repos/OWNER/REPO" or "orgs/ORG" */
+	char	scope[256];	/* "repos/OWNER/REPO", "orgs/ORG", "app" */
 	char	id[24];
+	char	path[320];	/* "/SCOPE/hooks/ID", or "/app/hook" */
 };
 
 /* One delivery attempt as listed. */
@@ -100,7 +104,7 @@ hook_parse(const char *s, size_t n, struct hook *h)
 			len[k++] = i - start;
 			start = i + 1;
 		}
-	if (i <= n || k < 3)
+	if (i <= n || k < 2)
 		return IH_EINVAL;
 	for (i = 1; i < k; i++)
 		if (!name_ok(part[i], len[i]))
@@ -111,12 +115,18 @@ hook_parse(const char *s, size_t n, struct hook *h)
 	if (len[k - 1] >= sizeof(h->id) || n >= sizeof(h->scope))
 		return IH_EINVAL;
 	if (!(k == 4 && len[0] == 5 && strncmp(part[0], "repos", 5) == 0) &&
-	    !(k == 3 && len[0] == 4 && strncmp(part[0], "orgs", 4) == 0))
+	    !(k == 3 && len[0] == 4 && strncmp(part[0], "orgs", 4) == 0) &&
+	    !(k == 2 && len[0] == 3 && strncmp(part[0], "app", 3) == 0))
 		return IH_EINVAL;
 	memcpy(h->scope, s, (size_t)(part[k - 1] - s - 1));
 	h->scope[part[k - 1] - s - 1] = '\0';
 	memcpy(h->id, part[k - 1], len[k - 1]);
 	h->id[len[k - 1]] = '\0';
+	if (k == 2)
+		snprintf(h->path, sizeof(h->path), "/app/hook");
+	else
+		snprintf(h->path, sizeof(h->path), "/%s/hooks/%s", h->scope,
+		    h->id);
 	return IH_OK;
 }
 
@@ -130,7 +140,8 @@ hooks_of(struct catchup *cu, struct hook *hs, size_t *n)
 	*n = 0;
 	if (v == NULL || *v == '\0') {
 		snprintf(cu->err, sizeof(cu->err), "set IDEMHOOK_GITHUB_HOOKS "
-		    "(repos/OWNER/REPO/HOOK_ID or orgs/ORG/HOOK_ID ...)");
+		    "(repos/OWNER/REPO/HOOK_ID, orgs/ORG/HOOK_ID or "
+		    "app/HOOK_ID ...)");
 		return IH_ECONFIG;
 	}
 	while (*v != '\0') {
@@ -141,8 +152,8 @@ hooks_of(struct catchup *cu, struct hook *hs, size_t *n)
 		    &hs[*n]) != IH_OK) {
 			snprintf(cu->err, sizeof(cu->err),
 			    "IDEMHOOK_GITHUB_HOOKS: %.*s: not "
-			    "repos/OWNER/REPO/HOOK_ID or "
-			    "orgs/ORG/HOOK_ID (at most %d)", (int)(len < 80 ?
+			    "repos/OWNER/REPO/HOOK_ID, orgs/ORG/HOOK_ID or "
+			    "app/HOOK_ID (at most %d)", (int)(len < 80 ?
 			    len : 80), v, GITHUB_HOOKS_MAX);
 			return IH_ECONFIG;
 		}
@@ -152,21 +163,51 @@ hooks_of(struct catchup *cu, struct hook *hs, size_t *n)
 	return IH_OK;
 }
 
+/* The Authorization value for h: the App's JWT, or the token. */
+static int
+auth_of(struct catchup *cu, const struct hook *h, char *auth, size_t len)
+{
+	if (h->path[1] == 'a')
+		return api_github_app_auth(cu->c, clock_wall_s(), auth, len,
+		    cu->err, sizeof(cu->err));
+	if (*cu->key == '\0') {
+		snprintf(cu->err, sizeof(cu->err), "%s/hooks/%s: set "
+		    "IDEMHOOK_GITHUB_API_KEY (the App's JWT is for app/HOOK_ID "
+		    "only)", h->scope, h->id);
+		return IH_ECONFIG;
+	}
+	return api_bearer(cu->key, auth, len);
+}
+
+/* Says which credential GitHub refused for h. */
+static int
+refused(struct catchup *cu, const struct hook *h, const struct api_resp *r,
+    const char *what)
+{
+	int rc = catchup_refused(cu, r, what);
+
+	if (rc == IH_ECONFIG && h->path[1] == 'a')
+		snprintf(cu->err, sizeof(cu->err), "%s: the API refused the "
+		    "App's token (HTTP %ld): check IDEMHOOK_GITHUB_APP_ID and "
+		    "IDEMHOOK_GITHUB_APP_KEY_FILE", what, r->status);
+	return rc;
+}
+
 /* GETs url, whose answer must be 200.  *r is the caller's to free. */
 static int
-get(struct catchup *cu, const char *url, const char *what,
-    struct api_resp *r)
+get(struct catchup *cu, const struct hook *h, const char *url,
+    const char *what, struct api_resp *r)
 {
-	char auth[512];
+	char auth[GITHUB_APP_AUTH_MAX];
 	int rc;
 
-	rc = api_bearer(cu->key, auth, sizeof(auth));
+	rc = auth_of(cu, h, auth, sizeof(auth));
 	if (rc == IH_OK)
 		rc = catchup_call(cu, "GET", url, "Authorization", auth,
 		    gh_headers, NULL, r);
 	OPENSSL_cleanse(auth, sizeof(auth));
 	if (rc == IH_OK && r->status != 200)
-		rc = catchup_refused(cu, r, what);
+		rc = refused(cu, h, r, what);
 	return rc;
 }
 
@@ -265,20 +306,20 @@ static int
 redeliver(struct catchup *cu, const struct hook *h, int64_t id)
 {
 	struct api_resp r;
-	char url[API_HTTP_URL_MAX], auth[512];
+	char url[API_HTTP_URL_MAX], auth[GITHUB_APP_AUTH_MAX];
 	int rc;
 
 	memset(&r, 0, sizeof(r));
-	rc = catchup_url(cu, url, sizeof(url), "/%s/hooks/%s/deliveries/%lld"
-	    "/attempts", h->scope, h->id, (long long)id);
+	rc = catchup_url(cu, url, sizeof(url), "%s/deliveries/%lld/attempts",
+	    h->path, (long long)id);
 	if (rc == IH_OK)
-		rc = api_bearer(cu->key, auth, sizeof(auth));
+		rc = auth_of(cu, h, auth, sizeof(auth));
 	if (rc == IH_OK)
 		rc = catchup_call(cu, "POST", url, "Authorization", auth,
 		    gh_headers, "", &r);
 	OPENSSL_cleanse(auth, sizeof(auth));
 	if (rc == IH_OK && r.status != 202)
-		rc = catchup_refused(cu, &r, "POST .../attempts");
+		rc = refused(cu, h, &r, "POST .../attempts");
 	api_resp_free(&r);
 	return rc;
 }
@@ -360,11 +401,11 @@ one_hook(struct catchup *cu, const struct hook *h)
 	l.from_ms = cu->from_s * 1000;
 	rc = json_open(&l.js);
 	if (rc == IH_OK)
-		rc = catchup_url(cu, url, sizeof(url), "/%s/hooks/%s/"
-		    "deliveries?per_page=100", h->scope, h->id);
+		rc = catchup_url(cu, url, sizeof(url), "%s/deliveries?"
+		    "per_page=100", h->path);
 	snprintf(base, sizeof(base), "%s/", cu->base);
 	while (rc == IH_OK) {
-		rc = get(cu, url, "GET .../deliveries", &r);
+		rc = get(cu, h, url, "GET .../deliveries", &r);
 		if (rc != IH_OK)
 			break;
 		cu->pages++;
@@ -417,6 +458,72 @@ api_github_catchup(struct catchup *cu)
 	return rc == IH_EINVAL || rc == IH_ETOOBIG ? IH_EIO : rc;
 }
 
+/*
+ * The App hook: its configuration (GET /app/hook/config) has no active
+ * flag nor last response, so its last delivery (GET .../deliveries)
+ * stands for them.
+ */
+static int
+app_health(struct catchup *cu, const struct hook *hk, struct json *js,
+    struct health *h)
+{
+	struct json_want w[3];
+	struct api_resp r;
+	char url[API_HTTP_URL_MAX], *doc;
+	long long code;
+	size_t k;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	memset(w, 0, sizeof(w));
+	rc = catchup_url(cu, url, sizeof(url), "/app/hook/config");
+	if (rc == IH_OK)
+		rc = get(cu, hk, url, "GET /app/hook/config", &r);
+	w[0].path = "$.url";
+	if (rc == IH_OK && json_extract(js, r.body, r.len, w, 1, 0) != IH_OK)
+		rc = IH_EBODY;
+	api_resp_free(&r);
+	if (rc == IH_OK)
+		rc = catchup_url(cu, url, sizeof(url), "/app/hook/deliveries?"
+		    "per_page=1");
+	if (rc == IH_OK)
+		rc = get(cu, hk, url, "GET /app/hook/deliveries", &r);
+	/* The answer is an array, read as a member (as page_items()). */
+	w[1].path = "$.a[0].status_code";
+	w[2].path = "$.a[0].status";
+	doc = rc == IH_OK ? malloc(r.len + 8) : NULL;
+	if (rc == IH_OK && doc == NULL)
+		rc = IH_ENOMEM;
+	if (rc == IH_OK) {
+		memcpy(doc, "{\"a\":", 5);
+		memcpy(doc + 5, r.body, r.len);
+		memcpy(doc + 5 + r.len, "}", 2);
+		if (json_extract(js, doc, r.len + 6, w + 1, 2, 0) != IH_OK)
+			rc = IH_EBODY;
+	}
+	free(doc);
+	api_resp_free(&r);
+	if (rc == IH_EBODY) {
+		snprintf(cu->err, sizeof(cu->err), "GET /app/hook/...: the "
+		    "answer is not the JSON GitHub sends");
+		rc = IH_EIO;
+	}
+	if (rc == IH_OK) {
+		code = w[1].val != NULL ? strtoll(w[1].val, NULL, 10) : 0;
+		health_add(h, w[0].val == NULL || *w[0].val == '\0', "github: "
+		    "app/%s %s: %s", hk->id, w[0].val ? w[0].val : "-",
+		    w[0].val && *w[0].val ? "the App's webhook" :
+		    "the App has no webhook URL");
+		health_add(h, code != 0 && (code < 200 || code > 299),
+		    "github: app/%s: last response %s%s%s", hk->id, w[1].val ?
+		    w[1].val : "-", w[2].val ? " " : "", w[2].val ? w[2].val :
+		    "");
+	}
+	for (k = 0; k < 3; k++)
+		free(w[k].val);
+	return rc;
+}
+
 int
 api_github_health(struct catchup *cu, struct health *h)
 {
@@ -434,10 +541,13 @@ api_github_health(struct catchup *cu, struct health *h)
 		rc = json_open(&js);
 	for (i = 0; rc == IH_OK && i < n; i++) {
 		memset(&r, 0, sizeof(r));
-		rc = catchup_url(cu, url, sizeof(url), "/%s/hooks/%s",
-		    hs[i].scope, hs[i].id);
+		if (hs[i].path[1] == 'a') {
+			rc = app_health(cu, &hs[i], js, h);
+			continue;
+		}
+		rc = catchup_url(cu, url, sizeof(url), "%s", hs[i].path);
 		if (rc == IH_OK)
-			rc = get(cu, url, "GET .../hooks/{id}", &r);
+			rc = get(cu, &hs[i], url, "GET .../hooks/{id}", &r);
 		memset(w, 0, sizeof(w));
 		w[0].path = "$.active";
 		w[0].raw = JSON_WANT_BOOL;

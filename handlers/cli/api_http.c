@@ -250,13 +250,15 @@ on_header(char *p, size_t size, size_t n, void *arg)
 
 /*
  * Transport failures worth another try: the network, not the TLS
- * verification or the URL, which fail the same way every time.
+ * verification or the URL, which fail the same way every time, nor a
+ * stall (timed out): trying again would wait as long again, and the
+ * run's length is bounded by IDEMHOOK_API_TIMEOUT (api_limits.h).
  */
 static int
 transient(CURLcode cc)
 {
 	return cc == CURLE_COULDNT_RESOLVE_HOST ||
-	    cc == CURLE_COULDNT_CONNECT || cc == CURLE_OPERATION_TIMEDOUT ||
+	    cc == CURLE_COULDNT_CONNECT ||
 	    cc == CURLE_SEND_ERROR || cc == CURLE_RECV_ERROR ||
 	    cc == CURLE_GOT_NOTHING || cc == CURLE_PARTIAL_FILE;
 }
@@ -431,7 +433,8 @@ api_http_call(struct api_http *h, const struct api_call *c,
 		tries++;
 		cc = call_once(h, c, r, hl, cerr);
 		if (cc == CURLE_FILESIZE_EXCEEDED) {
-			snprintf(err, errlen, "%s: answer over %zu bytes",
+			snprintf(err, errlen, "%s: answer over %zu bytes: "
+			    "refused",
 			    ih_redact(c->url, shown, sizeof(shown)),
 			    h->body_max);
 			rc = IH_ETOOBIG;
@@ -447,7 +450,13 @@ api_http_call(struct api_http *h, const struct api_call *c,
 			rc = IH_OK;
 			break;
 		}
-		if (cc != CURLE_OK)
+		if (cc == CURLE_OPERATION_TIMEDOUT)
+			snprintf(err, errlen, "%s: no answer within %ld s "
+			    "(IDEMHOOK_API_TIMEOUT; connecting: "
+			    "IDEMHOOK_API_CONNECT_TIMEOUT, %ld s)",
+			    ih_redact(c->url, shown, sizeof(shown)),
+			    h->timeout_s, h->connect_timeout_s);
+		else if (cc != CURLE_OK)
 			snprintf(err, errlen, "%s: %s",
 			    ih_redact(c->url, shown, sizeof(shown)),
 			    cerr[0] != '\0' ? cerr : curl_easy_strerror(cc));

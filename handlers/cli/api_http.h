@@ -12,7 +12,8 @@
  *
  * 429 and 5xx answers, GitHub's exhausted rate limit (403 or 429 with
  * X-RateLimit-Remaining: 0) and network failures (not a certificate
- * that does not verify) are retried, at most
+ * that does not verify, nor a call that timed out: a stall is not
+ * waited for twice) are retried, at most
  * max_tries calls in all, after Retry-After, the rate limit's reset, or
  * an exponential backoff (1 s, 2 s, 4 s ...), each wait at most
  * wait_max_s: a longer one is not waited for, and the call fails.
@@ -62,7 +63,8 @@ struct api_resp {
 };
 
 /*
- * Sets h up with the defaults (timeout 30 s, connect 10 s, 4 tries,
+ * Sets h up with the defaults (timeout 30 s, connect 10 s: the
+ * command's settings change them, api_limits.h; 4 tries,
  * waits up to 60 s, body_max API_HTTP_BODY_MAX).  Returns IH_OK or
  * IH_ENOMEM.
  */

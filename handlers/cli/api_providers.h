@@ -39,6 +39,8 @@ struct api_provider {
 	int		(*catchup)(struct catchup *cu);
 	int		(*health)(struct catchup *cu, struct health *h);
 	const char	*no_api;	/* why there is none, or NULL */
+	const char	*alt_cred;	/* a setting that may stand in for */
+					/* the key (GitHub's App), or NULL */
 };
 
 /* Returns the provider called name, or NULL. */

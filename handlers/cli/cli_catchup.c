@@ -8,7 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api_common.h"
 #include "api_http.h"
+#include "api_limits.h"
 #include "api_providers.h"
 #include "batch.h"
 #include "cli_args.h"
@@ -33,8 +35,9 @@
 
 int
 catchup_open(struct catchup *cu, struct cli *c, size_t pi,
-    const char *def_base)
+    const struct api_provider *ap)
 {
+	const char *def_base = ap->def_base;
 	const struct provider *p = providers_all[pi];
 	const char *v;
 	char var[96], up[32];
@@ -60,6 +63,10 @@ catchup_open(struct catchup *cu, struct cli *c, size_t pi,
 	cu->key = cli_setting(c, cu->key_var);
 	if (cu->key != NULL && *cu->key == '\0')
 		cu->key = NULL;
+	/* Another credential (GitHub's App) may stand in for the key. */
+	v = ap->alt_cred != NULL ? cli_setting(c, ap->alt_cred) : NULL;
+	if (cu->key == NULL && v != NULL && *v != '\0')
+		cu->key = "";
 	batch_writer_init(&cu->w, p, NULL);
 	if (api_http_init(&cu->http) != IH_OK)
 		return IH_ENOMEM;
@@ -72,6 +79,11 @@ catchup_open(struct catchup *cu, struct cli *c, size_t pi,
 	    api_http_url_ok(cu->base, cu->err, sizeof(cu->err)) != IH_OK) {
 		cli_errorf("%s: IDEMHOOK_%s_API_BASE: %s", p->name, up,
 		    cu->err);
+		return IH_ECONFIG;
+	}
+	if (api_limits_read(c, &cu->http, cu->err, sizeof(cu->err)) !=
+	    IH_OK) {
+		cli_errorf("%s: %s", p->name, cu->err);
 		return IH_ECONFIG;
 	}
 	rc = cli_store(c, &cu->st);
@@ -402,7 +414,10 @@ usage(FILE *f)
 	    "\"Idemhook-Source: api\".\n"
 	    "  stripe   pages through GET /v1/events (30 days kept)\n"
 	    "  github   asks GitHub to redeliver each failed delivery of the\n"
-	    "           hooks in IDEMHOOK_GITHUB_HOOKS (about 3 days kept)\n"
+	    "           hooks in IDEMHOOK_GITHUB_HOOKS (about 3 days kept;\n"
+	    "           app/HOOK_ID: the App's own, with\n"
+	    "           IDEMHOOK_GITHUB_APP_ID and "
+	    "IDEMHOOK_GITHUB_APP_KEY_FILE)\n"
 	    "  asaas    reports an interrupted queue; --repair resumes it\n"
 	    "  shopify  reports missing subscriptions (IDEMHOOK_SHOPIFY_TOPICS)"
 	    ";\n           --repair re-creates them and records the orders "
@@ -415,15 +430,6 @@ usage(FILE *f)
 	    "Exit: 0 nothing missing, 1 a call or the store failed, 2 usage or"
 	    "\nconfiguration (a key refused), 3 something was missing "
 	    "(recorded).\n");
-}
-
-/* Worse exit codes win: 2, then 1, then 3, then 0. */
-static int
-worse(int a, int b)
-{
-	static const int rank[] = { 0, 2, 3, 1 };
-
-	return rank[b] > rank[a] ? b : a;
 }
 
 static void
@@ -484,12 +490,22 @@ report(struct catchup *cu, int json, int first, int ex)
 	    cu->dry_run, outcome[ex]);
 }
 
+/* The run's options, for each provider. */
+struct run {
+	struct cli	*c;
+	int64_t		 from_ms, now_ms;
+	int		 dry_run, repair, json;
+};
+
 /* One provider's run; returns its exit code. */
 static int
-run_one(struct cli *c, size_t pi, const struct api_provider *ap,
-    int named, int64_t from_ms, int64_t now_ms, int dry_run, int repair,
-    int json, int *first)
+run_one(void *arg, size_t pi, const struct api_provider *ap, int named,
+    int *first)
 {
+	const struct run *run = arg;
+	int64_t from_ms = run->from_ms, now_ms = run->now_ms;
+	int dry_run = run->dry_run, repair = run->repair, json = run->json;
+	struct cli *c = run->c;
 	struct catchup cu;
 	int rc, ex;
 
@@ -521,12 +537,13 @@ run_one(struct cli *c, size_t pi, const struct api_provider *ap,
 int
 cli_catchup(struct cli *c, int argc, char **argv)
 {
+	/* Worse exit codes win: 2, then 1, then 3, then 0. */
+	static const int rank[] = { 0, 2, 3, 1 };
 	const char *named[CLI_MAX_PROVIDERS], *since = NULL, *from = NULL;
-	const struct api_provider *ap;
 	int64_t now_ms = clock_wall_ms(), from_ms;
+	struct run run;
 	size_t nnamed = 0, i;
-	int a, r, dry_run = 0, repair = 0, json = 0, first = 1, ex = 0, pi;
-	int one, tried = 0;
+	int a, r, dry_run = 0, repair = 0, json = 0, pi;
 
 	for (a = 1; a < argc; a++) {
 		r = cli_opt(argc, argv, &a, "--provider", &named[nnamed]);
@@ -573,27 +590,14 @@ cli_catchup(struct cli *c, int argc, char **argv)
 		    API_JOB_CATCHUP) == NULL)
 			return 2;
 	}
-	if (json)
-		printf("[");
-	for (i = 0; providers_all[i] != NULL; i++) {
-		ap = api_provider_pick(i, API_JOB_CATCHUP, named, nnamed);
-		if (ap == NULL)
-			continue;
-		one = run_one(c, i, ap, nnamed > 0, from_ms, now_ms, dry_run,
-		    repair, json, &first);
-		if (one < 0)
-			continue;
-		tried = 1;
-		ex = worse(ex, one);
-	}
-	if (json)
-		printf("]\n");
-	if (!tried && nnamed == 0) {
-		cli_errorf("catch-up: no provider has an API key: set "
-		    "IDEMHOOK_<PROVIDER>_API_KEY (see the README)");
-		return 2;
-	}
-	return ex;
+	run.c = c;
+	run.from_ms = from_ms;
+	run.now_ms = now_ms;
+	run.dry_run = dry_run;
+	run.repair = repair;
+	run.json = json;
+	return api_each_provider("catch-up", API_JOB_CATCHUP, named, nnamed,
+	    json, rank, run_one, &run);
 }
 
 int

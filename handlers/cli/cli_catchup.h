@@ -83,13 +83,15 @@ int	cli_health_alert(struct cli *c, size_t pi, char *last, size_t lastlen,
 	    const struct log_sink *log);
 
 /*
- * Prepares cu for provider index pi: its settings, the store, the HTTP
- * client, IDEMHOOK_<P>_API_KEY and IDEMHOOK_<P>_API_BASE (default
- * def_base).  Returns IH_OK, IH_ENOTFOUND when no key is set, IH_ECONFIG
- * (printed) or IH_ENOMEM.
+ * Prepares cu for provider index pi, whose API is ap: its settings, the
+ * store, the HTTP client, IDEMHOOK_<P>_API_KEY and IDEMHOOK_<P>_API_BASE
+ * (default ap->def_base).  Returns IH_OK, IH_ENOTFOUND when no key is set
+ * (nor ap->alt_cred: then cu->key is ""), IH_ECONFIG (printed) or
+ * IH_ENOMEM.
  */
+struct api_provider;
 int	catchup_open(struct catchup *cu, struct cli *c, size_t pi,
-	    const char *def_base);
+	    const struct api_provider *ap);
 void	catchup_close(struct catchup *cu);
 
 /*

@@ -3,33 +3,37 @@
  * (Stripe's endpoint status, GitHub's hook, Asaas's queue, Shopify's
  * subscriptions), through the same credentials and client as catch-up.
  * A problem runs IDEMHOOK_ALERT_ACTION with IDEMHOOK_ALERT_REASON
- * "endpoint", as idemhook work does for dead events and silences.  The
- * console's overview does not show these yet.
+ * "endpoint", as idemhook work does for dead events and silences.  Each
+ * result is kept in the store (store_health.h) for the console's
+ * overview.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "alert.h"
+#include "api_common.h"
 #include "api_providers.h"
 #include "cli_args.h"
 #include "cli_catchup.h"
 #include "cli_text.h"
+#include "clock.h"
 #include "ih.h"
 #include "log.h"
 #include "providers.h"
+#include "store_health.h"
 
 static const struct api_provider table[] = {
 	{ "stripe", "https://api.stripe.com", api_stripe_catchup,
-	    api_stripe_health, NULL },
+	    api_stripe_health, NULL, NULL },
 	{ "github", "https://api.github.com", api_github_catchup,
-	    api_github_health, NULL },
+	    api_github_health, NULL, "IDEMHOOK_GITHUB_APP_ID" },
 	{ "asaas", "https://api.asaas.com/v3", api_asaas_catchup,
-	    api_asaas_health, NULL },
-	{ "shopify", "", api_shopify_catchup, api_shopify_health, NULL },
+	    api_asaas_health, NULL, NULL },
+	{ "shopify", "", api_shopify_catchup, api_shopify_health, NULL, NULL },
 	{ "standard", NULL, NULL, NULL, "Standard Webhooks defines no API "
 	    "for listing or redelivering events, nor for an endpoint's "
-	    "state: ask your sender (Svix has its own)" },
+	    "state: ask your sender (Svix has its own)", NULL },
 };
 
 const struct api_provider *
@@ -88,7 +92,7 @@ api_provider_open(struct catchup *cu, struct cli *c, size_t pi,
 	char err[256];
 	int rc;
 
-	rc = catchup_open(cu, c, pi, ap->def_base);
+	rc = catchup_open(cu, c, pi, ap);
 	if (rc == IH_ENOTFOUND && !named) {
 		catchup_close(cu);
 		return -1;
@@ -137,6 +141,31 @@ usage(FILE *f)
 	    "(a key refused), 3 a problem found.\n");
 }
 
+/*
+ * Keeps the result in the store for the console, which holds no API
+ * key (store_health.h): the problem lines, or why the check failed.
+ */
+static void
+keep(struct catchup *cu, const struct health *h, int rc, const char *text)
+{
+	struct store_health sh;
+	char err[STORE_ERR_MAX];
+
+	if (cu->st == NULL)
+		return;
+	memset(&sh, 0, sizeof(sh));
+	sh.provider = cu->p->name;
+	sh.checked_at = clock_wall_ms();
+	sh.outcome = rc == IH_ECONFIG ? "refused" : rc != IH_OK ? "failed" :
+	    h->problems > 0 ? "problem" : "ok";
+	sh.problems = h->problems;
+	sh.findings = rc != IH_OK ? cu->err : text;
+	if (store_health_put(cu->st, &sh, err, sizeof(err)) != IH_OK)
+		log_emit(log_dest_sink(&cu->w.logd, &log_stderr), "health "
+		    "provider=%s cannot be kept in the store: %s",
+		    cu->p->name, err);
+}
+
 /* The findings: terminal or JSON, the alert, and one log line. */
 static void
 report(struct catchup *cu, const struct health *h, int json, int first,
@@ -173,6 +202,7 @@ report(struct catchup *cu, const struct health *h, int json, int first,
 		if (h->problem[i] && len < sizeof(text))
 			len += (size_t)snprintf(text + len, sizeof(text) - len,
 			    "%s\n", h->line[i]);
+	keep(cu, h, ex == 2 ? IH_ECONFIG : ex == 1 ? IH_EIO : IH_OK, text);
 	if (h->problems > 0)
 		alert_text(cu->cfg, cu->p->name, "endpoint", text,
 		    log_dest_sink(&cu->w.logd, &log_stderr));
@@ -182,10 +212,18 @@ report(struct catchup *cu, const struct health *h, int json, int first,
 	    "failed");
 }
 
+struct run {
+	struct cli	*c;
+	int		 json;
+};
+
 static int
-run_one(struct cli *c, size_t pi, const struct api_provider *ap, int named,
-    int json, int *first)
+run_one(void *arg, size_t pi, const struct api_provider *ap, int named,
+    int *first)
 {
+	const struct run *run = arg;
+	struct cli *c = run->c;
+	int json = run->json;
 	struct catchup cu;
 	struct health h;
 	int rc, ex;
@@ -210,11 +248,12 @@ run_one(struct cli *c, size_t pi, const struct api_provider *ap, int named,
 int
 cli_health(struct cli *c, int argc, char **argv)
 {
+	/* Worse exit codes win: 2, then 1, then 3, then 0. */
 	static const int rank[] = { 0, 2, 3, 1 };
 	const char *named[CLI_MAX_PROVIDERS];
-	const struct api_provider *ap;
-	size_t nnamed = 0, i;
-	int a, r, json = 0, first = 1, ex = 0, one, tried = 0;
+	struct run run;
+	size_t nnamed = 0;
+	int a, r, json = 0;
 
 	for (a = 1; a < argc; a++) {
 		r = cli_opt(argc, argv, &a, "--provider", &named[nnamed]);
@@ -235,27 +274,10 @@ cli_health(struct cli *c, int argc, char **argv)
 			return 2;
 		}
 	}
-	if (json)
-		printf("[");
-	for (i = 0; providers_all[i] != NULL; i++) {
-		ap = api_provider_pick(i, API_JOB_HEALTH, named, nnamed);
-		if (ap == NULL)
-			continue;
-		one = run_one(c, i, ap, nnamed > 0, json, &first);
-		if (one < 0)
-			continue;
-		tried = 1;
-		if (rank[one] > rank[ex])
-			ex = one;
-	}
-	if (json)
-		printf("]\n");
-	if (!tried && nnamed == 0) {
-		cli_errorf("health: no provider has an API key: set "
-		    "IDEMHOOK_<PROVIDER>_API_KEY (see the README)");
-		return 2;
-	}
-	return ex;
+	run.c = c;
+	run.json = json;
+	return api_each_provider("health", API_JOB_HEALTH, named, nnamed,
+	    json, rank, run_one, &run);
 }
 
 int
@@ -272,7 +294,7 @@ cli_health_alert(struct cli *c, size_t pi, char *last, size_t lastlen,
 	ap = api_provider_find(providers_all[pi]->name);
 	if (ap == NULL || ap->health == NULL)
 		return IH_OK;
-	rc = catchup_open(&cu, c, pi, ap->def_base);
+	rc = catchup_open(&cu, c, pi, ap);
 	if (rc != IH_OK) {
 		catchup_close(&cu);
 		return IH_OK;
@@ -284,6 +306,7 @@ cli_health_alert(struct cli *c, size_t pi, char *last, size_t lastlen,
 		if (h.problem[i] && len < sizeof(text))
 			len += (size_t)snprintf(text + len, sizeof(text) - len,
 			    "%s\n", h.line[i]);
+	keep(&cu, &h, rc, text);
 	if (rc != IH_OK)
 		log_emit(log, "health provider=%s outcome=failed detail=%s",
 		    cu.p->name, cu.err);

@@ -163,6 +163,8 @@ int	console_read_filters(const char *src, size_t len, struct filters *f,
 /* page_overview.c */
 
 void	console_page_overview(struct page *pg);
+/* The overview's endpoints: health and refused signatures. */
+void	console_overview_health(struct page *pg);
 
 /* page_events.c */
 

@@ -215,6 +215,7 @@ console_page_overview(struct page *pg)
 		html_raw(h, "<tr><td colspan=\"8\">no events yet</td></tr>");
 	html_raw(h, "</table>");
 
+	console_overview_health(pg);
 	dup_total = s.accepted + s.duplicates;
 	html_raw(h, "<h2>Last 24 hours</h2><ul>");
 	html_printf(h, "<li>accepted: <b id=\"accepted24\">%lld</b></li>",

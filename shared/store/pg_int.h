@@ -198,6 +198,19 @@ int	pg_console_last(struct store *, const char *, int64_t *, char *,
 	    size_t);
 int	pg_console_explain(struct store *, char *, size_t, char *, size_t);
 
+/* pg_health.c */
+int	pg_health_put(struct store *, const struct store_health *, char *,
+	    size_t);
+int	pg_health_list(struct store *,
+	    int (*)(void *, const struct store_health *), void *, char *,
+	    size_t);
+int	pg_sigfail_note(struct store *, const char *, int64_t, int64_t,
+	    char *, size_t);
+int	pg_sigfail_count(struct store *, const char *, int64_t, int64_t,
+	    long *, int64_t *, char *, size_t);
+int	pg_sigfail_sums(struct store *, int64_t, int64_t, int64_t,
+	    store_sigfail_fn, void *, char *, size_t);
+
 /* pg_signin.c */
 int	pg_signin_charge(struct store *, const char *, int64_t, int64_t, long,
 	    struct store_signin *, char *, size_t);

@@ -202,6 +202,13 @@ int	sq_console_last(struct store *, const char *, int64_t *, char *,
 	    size_t);
 int	sq_console_explain(struct store *, char *, size_t, char *, size_t);
 
+/* sqlite_health.c */
+int	sq_health_put(struct store *, const struct store_health *, char *,
+	    size_t);
+int	sq_health_list(struct store *,
+	    int (*)(void *, const struct store_health *), void *, char *,
+	    size_t);
+
 /* sqlite_signin.c */
 int	sq_signin_charge(struct store *, const char *, int64_t, int64_t, long,
 	    struct store_signin *, char *, size_t);

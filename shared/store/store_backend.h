@@ -15,6 +15,7 @@
 #include "store.h"
 #include "store_version.h"
 #include "store_console.h"
+#include "store_health.h"
 #include "store_signin.h"
 
 struct store_txn {
@@ -144,6 +145,21 @@ struct store_ops {
 	int	(*copy_object_event)(struct store *,
 		    const struct store_object *,
 		    const struct store_object_event *, int *, char *, size_t);
+	/*
+	 * Endpoint health and refused signatures (store_health.h), each
+	 * one statement in autocommit; sigfail_* NULL on SQLite.
+	 */
+	int	(*health_put)(struct store *, const struct store_health *,
+		    char *, size_t);
+	int	(*health_list)(struct store *,
+		    int (*)(void *, const struct store_health *), void *,
+		    char *, size_t);
+	int	(*sigfail_note)(struct store *, const char *, int64_t minute,
+		    int64_t prune_before, char *, size_t);
+	int	(*sigfail_count)(struct store *, const char *, int64_t,
+		    int64_t, long *, int64_t *, char *, size_t);
+	int	(*sigfail_sums)(struct store *, int64_t, int64_t, int64_t,
+		    store_sigfail_fn, void *, char *, size_t);
 };
 
 /* The part of every backend's store that store.c reads. */

@@ -54,7 +54,7 @@ from ihtest.common import (  # noqa: F401
     secret_env)
 from ihtest.store import (  # noqa: F401
     PgConn, PgCursor, PgError, PgRow, _pg_seq, _pg_value, db_connect,
-    db_exists, is_pg, pg_admin_uri, pg_backend, pg_bind, pg_literal,
+    db_exists, schema_version, is_pg, pg_admin_uri, pg_backend, pg_bind, pg_literal,
     pg_new_db, pg_uri, psql, store_locked)
 from ihtest.sign import (  # noqa: F401
     ASAAS_TOKEN_HEADER, VECTORS, check_vector, default_secret, hmac_sha256,

@@ -7,8 +7,9 @@ Usage: test_badsig.py BINDIR   (or IH_BIN=BINDIR test_badsig.py)
 Prints 'ok - ...' / 'not ok - ...: reason' lines; exits 1 if any failed.
 
 Deliveries signed with the wrong secret are refused through lighttpd and
-counted beside the store (<db>-sigfail, 0600, nothing of the request
-kept); idemhook work raises IDEMHOOK_ALERT_ACTION with reason
+counted beside a SQLite store (<db>-sigfail, 0600, nothing of the request
+kept), or in a PostgreSQL store (table sigfails, every host's receivers
+adding up; run with IH_DB_BACKEND=pg); idemhook work raises IDEMHOOK_ALERT_ACTION with reason
 bad_signatures once they pass IDEMHOOK_BADSIG_ALERT while no delivery was
 accepted, and not below the threshold, nor once a delivery is accepted.
 """
@@ -16,6 +17,7 @@ accepted, and not below the threshold, nor once a delivery is accepted.
 import json
 import os
 import stat
+import struct
 import subprocess
 import sys
 import time
@@ -67,6 +69,15 @@ def case_burst(bindir, srv):
     the count; then an accepted delivery: no alarm."""
     alert = os.path.join(srv.tmp, "alert.txt")
     work(bindir, srv, alert)      # creates the store, as idemhook init would
+    if not is_pg(srv.db):
+        # A file of the first layout (736-byte records, no hourly counts)
+        # is dropped, not misread: its 60 x 1000 would count.
+        minute = int(time.time()) // 60
+        fd = os.open(srv.db + "-sigfail", os.O_WRONLY | os.O_CREAT, 0o600)
+        for name in (b"stripe", b"github"):
+            os.write(fd, name.ljust(16, b"\0") + struct.pack("<60q", *([minute] * 60)) +
+                     struct.pack("<60I", *([1000] * 60)))
+        os.close(fd)
     for n in range(4):
         check_eq(post(srv, "whsec_the_old_secret", n), 401, "refused")
     work(bindir, srv, alert)
@@ -76,12 +87,13 @@ def case_burst(bindir, srv):
     text = read(alert)
     check(text.startswith("bad_signatures stripe\n") and "refused 5 deliveries" in text,
           "alarm: %r" % text)
-    side = srv.db + "-sigfail"
-    st = os.stat(side)
-    check_eq(stat.S_IMODE(st.st_mode), 0o600, "mode of %s" % side)
-    with open(side, "rb") as f:
-        raw = f.read()
-    check(b"evt_badsig" not in raw and b"whsec" not in raw, "only counts are kept")
+    if not is_pg(srv.db):
+        side = srv.db + "-sigfail"
+        st = os.stat(side)
+        check_eq(stat.S_IMODE(st.st_mode), 0o600, "mode of %s" % side)
+        with open(side, "rb") as f:
+            raw = f.read()
+        check(b"evt_badsig" not in raw and b"whsec" not in raw, "only counts are kept")
     check_eq(len(srv.rows("stripe")), 0, "nothing recorded")
     os.unlink(alert)
     check_eq(post(srv, srv.secrets["stripe"], 99), 200, "accepted")
@@ -89,25 +101,12 @@ def case_burst(bindir, srv):
     check_eq(read(alert), "", "no alarm once a delivery is accepted")
 
 
-def case_pg(bindir, srv):
-    """As the README says: a PostgreSQL store has no file beside it, so
-    nothing is counted, and work neither fails nor alarms."""
-    alert = os.path.join(srv.tmp, "alert.txt")
-    work(bindir, srv, alert)
-    for n in range(6):
-        check_eq(post(srv, "whsec_the_old_secret", n), 401, "refused")
-    work(bindir, srv, alert)
-    check_eq(read(alert), "", "no alarm")
-
-
 def cases(tap, bindir, servers):
     srv = servers.add(Server(bindir, providers=["stripe"], name="badsig"))
     srv.start()
-    if is_pg(srv.db):
-        tap.run("stripe (PostgreSQL): nothing counted, work runs clean", case_pg,
-                bindir, srv)
-    else:
-        tap.run("stripe: a burst of bad signatures alarms", case_burst, bindir, srv)
+    tap.run("stripe%s: a burst of bad signatures alarms once"
+            % (" (PostgreSQL: counted in the store)" if is_pg(srv.db) else ""),
+            case_burst, bindir, srv)
     tap.run("no sanitizer reports", lambda: check(
         not srv.sanitizer_reports(), "sanitizer: %r" % srv.sanitizer_reports()[:2]))
 

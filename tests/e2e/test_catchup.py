@@ -36,6 +36,7 @@ from standins.shopify import ShopifyStandin  # noqa: E402
 from standins.asaas import AsaasStandin  # noqa: E402
 from standins import openapi  # noqa: E402
 from standins.github import GitHubStandin  # noqa: E402
+from standins.raw import RawStandin  # noqa: E402
 from standins.stripe import StripeStandin  # noqa: E402
 
 KEY = "rk_test_51Standin" + "Kq9" * 8
@@ -348,6 +349,12 @@ def case_no_api(cmd):
     check("defines no API" in err, "error: %r" % err)
     rc, out, err = cmd.run("catch-up", "--help")
     check(rc == 0 and "Standard Webhooks defines no API" in out, "help: %r" % out)
+    # No key at all: one line each (api_each_provider()), exit 2.
+    for what in ("catch-up", "health"):
+        rc, out, err = cmd.run(what, "--json", IDEMHOOK_STRIPE_API_KEY="")
+        check(rc == 2 and err.count("no provider has an API key") == 1 and
+              ("idemhook: %s: " % what) in err and out.strip() == "[]",
+              "%s without keys: %d %r %r" % (what, rc, out, err))
 
 
 GH_TOKEN = "github_pat_11Standin" + "Zx7" * 10
@@ -459,7 +466,7 @@ def case_github(cmd, api, srv):
     no_key_in(GH_TOKEN, cmd, out, err)
 
 
-def desc_check(api):
+def desc_check(api, least=8):
     if not os.path.exists(openapi.GITHUB):
         check(False, "GitHub's OpenAPI description is not installed: run "
               "tests/deps.sh (npm ci in tests/openapi)")
@@ -471,7 +478,76 @@ def desc_check(api):
                        c["answer"])
             n += 1
     print("# %d stand-in answers checked against GitHub's OpenAPI description" % n)
-    check(n >= 8, "answers checked: %d" % n)
+    check(n >= least, "answers checked: %d" % n)
+
+
+APP_ID = "1234567"
+APP_HOOK = "87654321"
+
+
+def app_key(path):
+    """A GitHub App's private key as GitHub gives it (PKCS#1 PEM), 0600;
+    returns its public key's PEM."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    k = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(k.private_bytes(serialization.Encoding.PEM,
+                                serialization.PrivateFormat.TraditionalOpenSSL,
+                                serialization.NoEncryption()))
+    return k.public_key().public_bytes(serialization.Encoding.PEM,
+                                       serialization.PublicFormat.SubjectPublicKeyInfo)
+
+
+def case_github_app(bindir, srv, tmp):
+    """The GitHub App's own webhook (IDEMHOOK_GITHUB_HOOKS=app/HOOK_ID),
+    with the App's JWT (RS256, checked by the stand-in with the public
+    key) and no token: a failed delivery is redelivered, signed and
+    recorded; a recorded one is left alone; health reads its config and
+    last delivery; another key is refused (exit 2, nothing asked); the
+    answers match GitHub's OpenAPI description."""
+    keyfile, other = os.path.join(tmp, "app.pem"), os.path.join(tmp, "other.pem")
+    pub = app_key(keyfile)
+    app_key(other)
+    deliver = gh_deliver(srv)
+    api = GitHubStandin("no-token-for-the-app", deliver).start()
+    try:
+        api.add_app(APP_ID, pub, APP_HOOK, srv.url("github"))
+        now = time.time()
+        ok_guid, failed_guid = str(uuid.uuid4()), str(uuid.uuid4())
+        body = gh_body("opened")
+        check_eq(deliver(APP_HOOK, ok_guid, "issues", body, False), 200, "delivery")
+        api.attempt("app", APP_HOOK, ok_guid, "issues", body, 200, now - 600)
+        api.attempt("app", APP_HOOK, failed_guid, "issues", gh_body("closed"), 502, now - 300)
+        cmd = Cmd(bindir, srv, tmp, IDEMHOOK_GITHUB_API_BASE=api.base,
+                  IDEMHOOK_GITHUB_HOOKS="app/" + APP_HOOK, IDEMHOOK_GITHUB_APP_ID=APP_ID,
+                  IDEMHOOK_GITHUB_APP_KEY_FILE=keyfile)
+        rc, out, err = cmd.run("catch-up", "--provider", "github", "--since", "1h", "--json")
+        check_eq(rc, 3, "exit status: %s" % err[-300:])
+        r = json.loads(out)[0]
+        check_eq((r["listed"], r["missing"], r["asked"]), (2, 1, 1), "run: %r" % r)
+        api.wait_redeliveries()
+        check_eq(api.redelivered, [failed_guid], "redelivered")
+        row = [x for x in srv.rows("github") if x["event_id"] == "%s:%s" % (APP_HOOK,
+                                                                            failed_guid)]
+        check(row and "X-Hub-Signature-256" in (row[0]["headers"] or ""),
+              "the redelivery recorded, signed: %r" % row)
+        check(api.jwt_seen and all(c["iss"] == APP_ID for c in api.jwt_seen),
+              "the App's JWT: %r" % api.jwt_seen[:1])
+        rc, out, err = cmd.run("health", "--provider", "github")
+        check(rc == 0 and "app/%s %s" % (APP_HOOK, srv.url("github")) in out,
+              "health: %d %r %r" % (rc, out, err))
+        n = len(api.calls())
+        rc, out, err = cmd.run("catch-up", "--provider", "github",
+                               IDEMHOOK_GITHUB_APP_KEY_FILE=other)
+        check(rc == 2 and "IDEMHOOK_GITHUB_APP_KEY_FILE" in err, "another key: %d %r" % (rc, err))
+        check_eq([c["status"] for c in api.calls()[n:]], [401], "refused, nothing asked")
+        desc_check(api, 4)
+        for t in (out, err, cmd.logtext()):
+            check("PRIVATE KEY" not in t and "eyJ" not in t, "the key or token was printed")
+    finally:
+        api.stop()
 
 
 def no_key_in(key, cmd, *texts):
@@ -696,6 +772,48 @@ def case_client_limits(cmd, srv, tmp):
         redir.stop()
 
 
+def case_stall_and_cap(cmd, srv):
+    """An API that accepts and never answers: catch-up and health end
+    after IDEMHOOK_API_TIMEOUT (2 s; not tried again) with a clear error
+    and exit 1; an answer claiming, or streaming, more than 32 MiB is
+    refused; nonsense limits are refused (exit 2) before any call;
+    nothing recorded."""
+    n0 = len(srv.rows("stripe"))
+    stall = RawStandin("stall").start()
+    try:
+        for what in (("catch-up", "--provider", "stripe"),
+                     ("health", "--provider", "stripe")):
+            t0 = time.monotonic()
+            rc, out, err = cmd.run(*what, IDEMHOOK_STRIPE_API_BASE=stall.base,
+                                   IDEMHOOK_API_TIMEOUT="2")
+            took = time.monotonic() - t0
+            check(rc == 1 and "no answer within 2 s (IDEMHOOK_API_TIMEOUT" in err,
+                  "%s, stalled: %d %r" % (what[0], rc, err))
+            check(1.5 < took < 6, "%s took %.1f s" % (what[0], took))
+        check_eq(stall.accepted, 2, "one call each: a stall is not tried again")
+        for bad in (dict(IDEMHOOK_API_TIMEOUT="0"), dict(IDEMHOOK_API_TIMEOUT="2s"),
+                    dict(IDEMHOOK_API_TIMEOUT="5", IDEMHOOK_API_CONNECT_TIMEOUT="9")):
+            rc, out, err = cmd.run("health", "--provider", "stripe",
+                                   IDEMHOOK_STRIPE_API_BASE=stall.base, **bad)
+            name = sorted(bad)[-1] if len(bad) == 1 else "IDEMHOOK_API_CONNECT_TIMEOUT"
+            check(rc == 2 and name + ": not a whole number" in err,
+                  "%r: %d %r" % (bad, rc, err))
+        check_eq(stall.accepted, 2, "no call with nonsense limits")
+    finally:
+        stall.stop()
+    for mode in ("huge", "stream"):
+        big = RawStandin(mode).start()
+        try:
+            rc, out, err = cmd.run("catch-up", "--provider", "stripe",
+                                   IDEMHOOK_STRIPE_API_BASE=big.base)
+            check(rc == 1 and "answer over 33554432 bytes: refused" in err,
+                  "%s: %d %r" % (mode, rc, err))
+        finally:
+            big.stop()
+    check_eq(len(srv.rows("stripe")), n0, "nothing recorded")
+    no_key(cmd, out, err)
+
+
 README = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "README.md")
 
@@ -762,6 +880,8 @@ def cases(tap, bindir, servers):
                 case_modes, cmd, srv, srv.tmp)
         tap.run("the client: TLS verified, no redirect, https only", case_client_limits,
                 cmd, srv, srv.tmp)
+        tap.run("the client: a stall ends at IDEMHOOK_API_TIMEOUT, 32 MiB at most",
+                case_stall_and_cap, cmd, srv)
 
         gh = GitHubStandin(GH_TOKEN, gh_deliver(srv)).start()
         stops.append(gh)
@@ -772,6 +892,8 @@ def cases(tap, bindir, servers):
         tap.run("github: failed deliveries redelivered, the rest left alone",
                 case_github, ghcmd, gh, srv)
         tap.run("github: health and a wrong token", case_github_health, ghcmd, gh, srv)
+        tap.run("github: the App's own webhook, with the App's JWT", case_github_app,
+                bindir, srv, srv.tmp)
 
         def as_deliver(body):
             return srv.post(srv.url("asaas"), body,

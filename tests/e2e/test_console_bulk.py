@@ -12,6 +12,7 @@ Usage: test_console_bulk.py BINDIR   (or IH_BIN=BINDIR test_console_bulk.py)
 import base64
 import os
 import re
+import subprocess
 import sys
 import urllib.parse
 
@@ -20,11 +21,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (Server, Servers, Tap, bin_dir, check,  # noqa: E402
                      check_eq, console_conf, install_signal_cleanup)
+from standins.stripe import StripeStandin  # noqa: E402
 import cases  # noqa: E402
 import test_stripe as ts  # noqa: E402
 from test_console import USER, console_hash, write_settings  # noqa: E402
 
 BASE = "/hooks/console"
+STRIPE_KEY = "rk_test_51Console" + "Qx4" * 8
 
 
 def case_bulk_rule(srv, auth):
@@ -74,6 +77,56 @@ def case_bulk_rule(srv, auth):
     check_eq([status(e) for e in ids], ["received"] * 3, "after the confirmed replay")
 
 
+def idemhook(bindir, srv, *args, **env):
+    e = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "IDEMHOOK_DB": srv.db,
+         "IDEMHOOK_LOG": os.path.join(srv.tmp, "cmd.log")}
+    e.update({k: os.environ[k] for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS")
+              if k in os.environ})
+    e.update(env)
+    p = subprocess.run([os.path.join(bindir, "idemhook")] + list(args), env=e,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def case_endpoints(bindir, srv, auth):
+    """The overview shows each provider's last `idemhook health` result,
+    kept in the store (the console holds no API key), and the signatures
+    refused in the last hour and day, every value escaped."""
+    for n in range(3):
+        e = ts.SPEC.new_id("bad%d" % n)
+        body = ts.SPEC.body(e, "test.bad")
+        r = ts.SPEC.post(srv, body, ts.SPEC.headers(srv, body, e, "test.bad",
+                                                    secret="whsec_the_old_secret"))
+        check_eq(r.status, 401, "a wrong signature")
+    api = StripeStandin(STRIPE_KEY).start()
+    try:
+        api.set_endpoint(status="disabled", url="https://hooks.example.com/<script>x=1</script>")
+        rc, out, err = idemhook(bindir, srv, "health", "--provider", "stripe",
+                                IDEMHOOK_STRIPE_API_KEY=STRIPE_KEY,
+                                IDEMHOOK_STRIPE_API_BASE=api.base)
+        check_eq(rc, 3, "health: %s %s" % (out, err))
+    finally:
+        api.stop()
+    r = srv.get(BASE + "/", {"Authorization": auth})
+    check_eq(r.status, 200, "overview")
+    m = re.search(rb'<table id="endpoints">.*?</table>', r.body, re.S)
+    check(m is not None, "no endpoints table: %r" % r.body[-800:])
+    t = m.group(0)
+    row = re.search(rb"<tr><td>stripe</td>(.*?)</tr>", t, re.S)
+    check(row is not None, "no stripe row: %r" % t)
+    cells = re.findall(rb"<td[^>]*>(.*?)</td>", row.group(1), re.S)
+    check_eq(len(cells), 5, "cells: %r" % cells)
+    with open(os.path.join(srv.tmp, "cmd.log")) as f:
+        log = f.read()
+    check(b"ago" in cells[0], "checked when: %r (%s)" % (cells[0], log[-500:]))
+    check_eq(cells[1], b"problem (1)", "outcome")
+    check(b"disabled" in cells[2] and b"&lt;script&gt;x=1&lt;/script&gt;" in cells[2],
+          "findings: %r" % cells[2])
+    check(b"<script>" not in r.body, "an unescaped value on the page")
+    check_eq((cells[3], cells[4]), (b"3", b"3"), "bad signatures, last hour and day")
+    check(STRIPE_KEY.encode() not in r.body, "the key on the page")
+
+
 def main():
     tap = Tap("console-bulk: ")
     bindir = bin_dir()
@@ -92,6 +145,8 @@ def main():
         if tap.run("lighttpd starts with the console", srv.start):
             tap.run("bulk replay: done needs a narrowing filter or the explicit 'every "
                     "done event'; a status is needed", case_bulk_rule, srv, auth)
+            tap.run("overview: each endpoint's last health check and bad signatures, "
+                    "escaped", case_endpoints, bindir, srv, auth)
             tap.run("no sanitizer reports", cases.case_sanitizers, srv)
             srv.stop()
     return tap.finish()

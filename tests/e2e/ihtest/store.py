@@ -12,6 +12,15 @@ import time
 from .common import HarnessError
 
 
+def schema_version():
+    """This build's STORE_SCHEMA_VERSION (shared/store/store.h), which a
+    migrated store ends at, as a string."""
+    import re
+    from .common import REPO
+    with open(os.path.join(REPO, "shared", "store", "store.h")) as f:
+        return re.search(r"#define STORE_SCHEMA_VERSION\s+(\d+)", f.read()).group(1)
+
+
 def is_pg(location):
     return str(location).startswith(("postgresql://", "postgres://"))
 

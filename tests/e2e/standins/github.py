@@ -14,14 +14,22 @@
                                                    sent again, signed, as a
                                                    new attempt (redelivery)
 
+  GET  /app/hook/config, GET /app/hook/deliveries[/{id}],
+  POST /app/hook/deliveries/{id}/attempts
+                                                   the same for a GitHub
+                                                   App's own webhook
+
 {scope} is repos/{owner}/{repo} or orgs/{org}.  Authentication is
 "Authorization: Bearer <token>"; a wrong one gets 401 "Bad credentials".
+The App's paths take the App's JWT instead (RS256 over the App's key,
+checked with its public key: iss, iat, exp at most 10 minutes apart).
 Every answer carries the x-ratelimit-* headers.  The objects are built
 from fixtures/github_*.json, which are the examples of GitHub's OpenAPI
 description (@octokit/openapi, tests/openapi); test_catchup.py checks
 each answer against that description's schemas.
 """
 
+import base64
 import calendar
 import copy
 import json
@@ -38,6 +46,13 @@ from standins.base import Standin  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 HOOK_RE = re.compile(r"^/(repos/[^/]+/[^/]+|orgs/[^/]+)/hooks/(\d+)"
                      r"(/deliveries(?:/(\d+)(/attempts)?)?)?$")
+APP_RE = re.compile(r"^/app/hook(/config|/deliveries(?:/(\d+)(/attempts)?)?)$")
+
+
+def b64url_dec(s):
+    if "=" in s or "+" in s or "/" in s:
+        raise ValueError("not base64url without padding")
+    return base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
 
 
 def fixture(name):
@@ -63,6 +78,47 @@ class GitHubStandin(Standin):
         self.next_id = 9000000000
         self.redelivered = []   # guids redelivered
         self.threads = []
+        self.app = None         # (app id, public key, hook id)
+        self.jwt_seen = []      # the claims of each App token accepted
+
+    def add_app(self, app_id, public_pem, hook_id, url):
+        """The App's own webhook; its key is the (scope, id) ("app", hook_id)."""
+        from cryptography.hazmat.primitives import serialization
+        self.app = (str(app_id), serialization.load_pem_public_key(public_pem), str(hook_id))
+        self.hooks[("app", str(hook_id))] = {"config": {"url": url, "content_type": "json",
+                                                        "insecure_ssl": "0"}}
+        self.attempts[("app", str(hook_id))] = []
+
+    def jwt_ok(self, auth):
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import padding
+        if self.app is None or not auth.startswith("Bearer "):
+            return False
+        try:
+            h, c, s = auth[7:].split(".")
+            head, claims = json.loads(b64url_dec(h)), json.loads(b64url_dec(c))
+            if head.get("alg") != "RS256":
+                return False
+            self.app[1].verify(b64url_dec(s), (h + "." + c).encode(), padding.PKCS1v15(),
+                               hashes.SHA256())
+        except Exception:  # noqa: BLE001 - any defect is a refusal
+            return False
+        now = time.time()
+        ok = (str(claims.get("iss")) == self.app[0] and claims["iat"] <= now + 60 and
+              claims["exp"] > now and claims["exp"] - claims["iat"] <= 600)
+        if ok:
+            self.jwt_seen.append(claims)
+        return ok
+
+    def route_app(self, req, m):
+        if not self.jwt_ok(req["headers"].get("authorization", "")):
+            return self.error(401, "A JSON web token could not be decoded")
+        key = ("app", self.app[2])
+        if m.group(1) == "/config":
+            if req["method"] != "GET":
+                return self.error(404, "Not Found")
+            return (200, self.headers(), self.hooks[key]["config"])
+        return self.deliveries(req, key, m.group(2), m.group(3), "/app/hook")
 
     def add_hook(self, scope, hook_id, url):
         h = fixture("github_hook.json")
@@ -114,6 +170,9 @@ class GitHubStandin(Standin):
                                          "https://docs.github.com/rest", "status": str(status)})
 
     def route(self, req):
+        m = APP_RE.match(req["path"])
+        if m:
+            return self.route_app(req, m)
         if req["headers"].get("authorization") not in ("Bearer " + self.token,
                                                        "token " + self.token):
             return self.error(401, "Bad credentials")
@@ -125,16 +184,20 @@ class GitHubStandin(Standin):
             if req["method"] != "GET":
                 return self.error(404, "Not Found")
             return (200, self.headers(), self.hooks[key])
-        if m.group(4) is None:
+        return self.deliveries(req, key, m.group(4), m.group(5),
+                               "/%s/hooks/%s" % key)
+
+    def deliveries(self, req, key, did, attempts, prefix):
+        if did is None:
             if req["method"] != "GET":
                 return self.error(404, "Not Found")
-            return self.list(req, key)
+            return self.list(req, key, prefix)
         with self.lock:
-            found = [d for d in self.attempts[key] if str(d["id"]) == m.group(4)]
+            found = [d for d in self.attempts[key] if str(d["id"]) == did]
         if not found:
             return self.error(404, "Not Found")
         d = found[0]
-        if m.group(5) is None:
+        if attempts is None:
             if req["method"] != "GET":
                 return self.error(404, "Not Found")
             return (200, self.headers(), d)
@@ -159,7 +222,7 @@ class GitHubStandin(Standin):
         for t in list(self.threads):
             t.join(timeout)
 
-    def list(self, req, key):
+    def list(self, req, key, prefix):
         q = {k: v[-1] for k, v in req["query"].items()}
         try:
             per_page = min(int(q.get("per_page", "30")), 100)
@@ -175,8 +238,8 @@ class GitHubStandin(Standin):
         page = items[:per_page]
         h = self.headers()
         if len(items) > per_page:
-            nxt = "%s/%s/hooks/%s/deliveries?per_page=%d&cursor=v1_%d" % (
-                self.base, key[0], key[1], per_page, page[-1]["id"])
+            nxt = "%s%s/deliveries?per_page=%d&cursor=v1_%d" % (
+                self.base, prefix, per_page, page[-1]["id"])
             h["Link"] = '<%s>; rel="next"' % nxt
         out = []
         for d in page:
