@@ -548,7 +548,8 @@ sq_copy_read(struct store *base, int64_t after, long limit, store_row_fn fn,
 	int rc;
 
 	rc = sq_prepare(st, "SELECT " STORE_ROW_COLS ", headers, " SQ_PAYLOAD
-	    ", fingerprint FROM events WHERE id > ?1 ORDER BY id LIMIT ?2", &s,
+	    ", fingerprint, needs_fetch FROM events WHERE id > ?1"
+	    " ORDER BY id LIMIT ?2", &s,
 	    err, errlen);
 	if (rc != IH_OK)
 		goto out;
@@ -558,6 +559,7 @@ sq_copy_read(struct store *base, int64_t after, long limit, store_row_fn fn,
 	    sq_row(st, s, "cannot read events", &rc, err, errlen)) {
 		fill_row_body(s, &row);
 		row.fingerprint = col_text(s, 23);
+		row.needs_fetch = sqlite3_column_int(s, 24) != 0;
 		rc = fn(arg, &row);
 	}
 out:

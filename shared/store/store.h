@@ -373,6 +373,7 @@ struct store_row {
 	const unsigned char	*payload;	/* or NULL once purged */
 	const char		*fingerprint;	/* store_copy_read() only */
 	const char		*api_version;	/* or NULL (version 7) */
+	int			 needs_fetch;	/* store_copy_read() only (9) */
 };
 
 /* Called once per row; a return other than IH_OK stops the walk. */

@@ -20,6 +20,8 @@ GET /v2/core/events/{id} and the related object's URL):
    a 404 forever ends as a dead letter, which replay brings back.
 4. Without IDEMHOOK_STRIPE_API_KEY: a clear line, the event stays waiting.
 5. The receivers link no HTTP client.
+6. On PostgreSQL (IH_PG_URI): the same flow, and idemhook copy from SQLite
+   keeps a waiting event waiting.
 """
 
 import contextlib
@@ -292,10 +294,17 @@ def new_server(bindir, servers, name, db=None):
     return srv
 
 
-def case_pg(bindir, servers, api):
-    """The same flow on PostgreSQL: recorded waiting, fetched, processed."""
+def case_pg(bindir, servers, api, lite):
+    """The same flow on PostgreSQL: recorded waiting, fetched, processed;
+    and idemhook copy from SQLite keeps a waiting event waiting."""
     srv = new_server(bindir, servers, "thin-pg", db=pg_new_db("ih_thin"))
     srv.start()
+    ceid, _, cthin = new_thin(api, "copy")
+    answered(post(lite, cthin), "accepted", "thin notification (SQLite)")
+    idemhook(lite, bindir, api, "copy", "--to", srv.db, key=False)
+    r = row(srv, ceid)
+    check_eq((r["status"], r["needs_fetch"]), ("received", 1), "copied, still waiting")
+    work_until(srv, bindir, api, ceid, "done")
     eid, sub, thin = new_thin(api, "pg")
     answered(post(srv, thin), "accepted", "thin notification")
     r = row(srv, eid)
@@ -329,10 +338,11 @@ def cases(tap, bindir, servers):
         if pg_backend():
             pass    # the whole suite ran on PostgreSQL
         elif os.environ.get("IH_PG_URI"):
-            tap.run("postgresql: thin event recorded, fetched, processed", case_pg,
-                    bindir, servers, api)
+            tap.run("postgresql: thin event recorded, fetched, processed; copied "
+                    "waiting", case_pg, bindir, servers, api, srv)
         else:
-            tap.skip("postgresql: thin event recorded, fetched, processed",
+            tap.skip("postgresql: thin event recorded, fetched, processed; copied "
+                     "waiting",
                      "IH_PG_URI is not set (tests/run.sh starts a server)")
         tap.run("no sanitizer reports", lambda: check(
             not srv.sanitizer_reports(), "sanitizer: %r" % srv.sanitizer_reports()[:2]))
