@@ -21,8 +21,10 @@
 
 #define THIN_DEF_BASE	"https://api.stripe.com"
 /*
- * The Stripe-Version sent when IDEMHOOK_STRIPE_API_VERSIONS names none:
- * Stripe's SDKs always send one, and the v2 API is documented from it.
+ * The Stripe-Version of the v2 call (the thin event is unversioned, but
+ * Stripe's SDKs always send one, and the v2 API is documented from this
+ * one on), and of the related object's when IDEMHOOK_STRIPE_API_VERSIONS
+ * names none.
  */
 #define THIN_DEF_VERSION	"2025-09-30.clover"
 /* The "no key" line at most this often. */
@@ -108,8 +110,8 @@ thin_fetch_close(struct thin_fetch *tf)
  * reason in why otherwise (never the answer's body: it may echo the key).
  */
 static int
-thin_get(struct thin_fetch *tf, const char *path, const char *context,
-    struct api_resp *r, char *why, size_t whylen)
+thin_get(struct thin_fetch *tf, const char *path, const char *version,
+    const char *context, struct api_resp *r, char *why, size_t whylen)
 {
 	char url[API_HTTP_URL_MAX], auth[1024], ver[96], ctx[600];
 	const char *hdrs[4];
@@ -124,7 +126,7 @@ thin_get(struct thin_fetch *tf, const char *path, const char *context,
 		snprintf(why, whylen, "fetch: the URL or key is too long");
 		return IH_EIO;
 	}
-	snprintf(ver, sizeof(ver), "Stripe-Version: %s", tf->version);
+	snprintf(ver, sizeof(ver), "Stripe-Version: %s", version);
 	hdrs[nh++] = ver;
 	if (context != NULL) {
 		snprintf(ctx, sizeof(ctx), "Stripe-Context: %s", context);
@@ -236,8 +238,8 @@ thin_fetch_job(void *arg, const struct dispatch *d, struct store_job *job,
 	rc = store_renew(d->st, NULL, job, d->owner, lease, why, whylen);
 	if (rc != IH_OK)
 		goto out;
-	rc = thin_get(tf, path, thin_word_ok(w[W_CONTEXT].val, 0) ?
-	    w[W_CONTEXT].val : NULL, &ev, why, whylen);
+	rc = thin_get(tf, path, THIN_DEF_VERSION, thin_word_ok(w[W_CONTEXT].val,
+	    0) ? w[W_CONTEXT].val : NULL, &ev, why, whylen);
 	if (rc == IH_ENOTFOUND) {
 		snprintf(why, whylen, "fetch: Stripe has no event %s (404)",
 		    path);
@@ -269,8 +271,10 @@ thin_fetch_job(void *arg, const struct dispatch *d, struct store_job *job,
 		    whylen);
 		if (rc != IH_OK)
 			goto out;
-		rc = thin_get(tf, w[W_URL].val, thin_word_ok(w[W_CONTEXT].val,
-		    0) ? w[W_CONTEXT].val : NULL, &obj, why, whylen);
+		/* Rendered in the version the switch expects. */
+		rc = thin_get(tf, w[W_URL].val, tf->version,
+		    thin_word_ok(w[W_CONTEXT].val, 0) ? w[W_CONTEXT].val : NULL,
+		    &obj, why, whylen);
 		/* Gone (404): the event is processed without its state. */
 		if (rc == IH_ENOTFOUND)
 			rc = IH_OK;

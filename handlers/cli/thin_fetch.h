@@ -32,7 +32,7 @@ struct store;
 struct thin_fetch {
 	const char	*key;	/* IDEMHOOK_STRIPE_API_KEY, or NULL */
 	char		 base[API_HTTP_URL_MAX];
-	char		 version[64];	/* the Stripe-Version sent */
+	char		 version[64];	/* the related object's version */
 	struct api_http	 http;
 	int64_t		 warned_at;	/* the last "no key" line, Unix ms */
 };
