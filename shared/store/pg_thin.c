@@ -27,12 +27,13 @@ pg_fetched(struct store *base, const struct store_job *job,
 	pg_text(&p, owner);
 	pg_text(&p, headers);
 	pg_bytes(&p, payload, len);
+	/* An upsert: a dead letter's payload may have been purged. */
 	rc = pg_exec_change(st, "WITH ev AS (UPDATE events SET needs_fetch = 0,"
 	    " headers = $3 WHERE id = $1 AND lease_owner = $2"
 	    " AND status = 'processing' AND needs_fetch <> 0 RETURNING id)"
-	    " UPDATE payloads SET payload = $4 WHERE event IN"
-	    " (SELECT id FROM ev)", "ittb", &p, "cannot store fetched event",
-	    &n, err, errlen);
+	    " INSERT INTO payloads (event, payload) SELECT id, $4 FROM ev"
+	    " ON CONFLICT (event) DO UPDATE SET payload = excluded.payload",
+	    "ittb", &p, "cannot store fetched event", &n, err, errlen);
 	if (rc == IH_OK && n != 1) {
 		snprintf(err, errlen, "lease on event %lld was lost",
 		    (long long)job->ev.rowid);
