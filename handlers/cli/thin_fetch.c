@@ -29,6 +29,12 @@
 #define THIN_DEF_VERSION	"2025-09-30.clover"
 /* The "no key" line at most this often. */
 #define THIN_WARN_MS	60000
+/*
+ * Stripe's test of a destination: its related object is the destination
+ * itself, which a key with read access to events alone may not read, and
+ * which no switch needs.
+ */
+#define THIN_PING	"v2.core.event_destination.ping"
 /* The kept headers of a fetched event: it came from the API. */
 #define THIN_SOURCE_LINE	"Idemhook-Source: api\n"
 
@@ -260,6 +266,11 @@ thin_fetch_job(void *arg, const struct dispatch *d, struct store_job *job,
 		goto out;
 	}
 	/* The object's state, where the event names one (a path of ours). */
+	if (w[W_URL].val != NULL &&
+	    strcmp(job->ev.event_type, THIN_PING) == 0) {
+		free(w[W_URL].val);
+		w[W_URL].val = NULL;
+	}
 	if (w[W_URL].val != NULL) {
 		if (!thin_word_ok(w[W_URL].val, 1)) {
 			snprintf(why, whylen, "fetch: the event's "

@@ -256,6 +256,22 @@ def case_dead(srv, bindir, api):
     check_eq(len(runs_of(srv, eid)), 1, "processed once after the replay")
 
 
+def case_ping(srv, bindir, api):
+    """Stripe's test of a destination: processed without reading the
+    destination itself (a key with read access to events alone may not)."""
+    eid = "evt_ping_" + os.urandom(4).hex()
+    url = "/v2/core/event_destinations/ed_" + os.urandom(4).hex()
+    thin = api.add_thin(eid, "v2.core.event_destination.ping",
+                        {"id": url.rsplit("/", 1)[1], "object": "v2.core.event_destination"},
+                        url)
+    api.fail_path(url, 403)
+    answered(post(srv, thin), "accepted", "ping")
+    r = work_until(srv, bindir, api, eid, "done")
+    check_eq(r["attempts"], 1, "done at the first attempt")
+    check_eq(api.calls(url), [], "the destination not read")
+    check_eq(json.loads(bytes(r["payload"]))["related_object"], None, "no object kept")
+
+
 def case_no_key(srv, bindir, api):
     """Without a key: a clear line, the event stays waiting, never lost."""
     eid, _, thin = new_thin(api, "nokey")
@@ -334,6 +350,8 @@ def cases(tap, bindir, servers):
                 srv, bindir, api)
         tap.run("thin event: fetch failing forever (404) is a dead letter; replay",
                 case_dead, srv, bindir, api)
+        tap.run("thin event: a destination's ping is processed without reading the "
+                "destination", case_ping, srv, bindir, api)
         tap.run("thin event: no API key, a clear line, the event waits", case_no_key,
                 srv, bindir, api)
         tap.run("receivers link no libcurl", case_no_curl, bindir)
