@@ -142,7 +142,7 @@ pg_show(struct store *base, const char *provider, const char *event_id,
 	pg_text(&p, provider);
 	pg_text(&p, event_id);
 	r = pg_exec_sql(pg_of(base), "SELECT " PG_ROW_COLS ", headers, "
-	    PG_PAYLOAD
+	    PG_PAYLOAD ", needs_fetch"
 	    " FROM events WHERE provider = $1 AND event_id = $2", "tt", &p,
 	    PGRES_TUPLES_OK, "cannot read event", err, errlen);
 	if (r == NULL)
@@ -154,6 +154,7 @@ pg_show(struct store *base, const char *provider, const char *event_id,
 		goto out;
 	}
 	fill_row(r, 0, &row);
+	row.needs_fetch = pg_getint(r, 0, 23) != 0;
 	row.headers = pg_gettext(r, 0, 21);
 	if (row.headers == NULL)
 		row.headers = "";

@@ -283,7 +283,11 @@ def case_no_key(srv, bindir, api):
     check_eq((r["status"], r["needs_fetch"], r["attempts"]), ("received", 1, 0),
              "still waiting")
     check_eq(api.calls("/v2/core/events/" + eid), [], "nothing fetched")
+    shown, _ = idemhook(srv, bindir, api, "show", "stripe", eid, key=False)
+    check("waiting: a Stripe thin event" in shown, "show says it waits: %r" % shown[:400])
     work_until(srv, bindir, api, eid, "done")
+    shown, _ = idemhook(srv, bindir, api, "show", "stripe", eid, key=False)
+    check("waiting" not in shown, "show once fetched: %r" % shown[:400])
 
 
 def case_no_curl(bindir):
