@@ -68,7 +68,8 @@ PG_OUT = shared/store/pg_conn.c shared/store/pg_record.c \
 	shared/store/pg_query.c shared/store/pg_objects.c \
 	shared/store/pg_console.c shared/store/pg_signin.c \
 	shared/store/pg_wait.c shared/store/pg_audit.c \
-	shared/store/pg_version.c shared/store/pg_health.c
+	shared/store/pg_version.c shared/store/pg_health.c \
+	shared/store/pg_thin.c
 else
 PG_OUT = shared/store/pg_none.c
 endif
@@ -104,7 +105,8 @@ CLI_OBJS = $(BUILD)/obj/handlers/cli/idemhook.o \
 	$(BUILD)/obj/handlers/cli/cli_replay.o \
 	$(BUILD)/obj/handlers/cli/api_common.o \
 	$(BUILD)/obj/handlers/cli/api_limits.o \
-	$(BUILD)/obj/handlers/cli/api_github_app.o
+	$(BUILD)/obj/handlers/cli/api_github_app.o \
+	$(BUILD)/obj/handlers/cli/thin_fetch.o
 
 # The console: a router and one module per page (handlers/console/).
 CONSOLE_OBJS = $(patsubst handlers/console/%.c,\

@@ -8,6 +8,11 @@
  * v0 and unknown schemes are ignored, never accepted.  The timestamp must
  * lie within the tolerance in both directions.  The event is the body's
  * "id"; its type is the body's "type".
+ *
+ * A thin event (an event destination's "v2.core.event", signed the same
+ * way with the destination's own secret) carries no data: it is recorded
+ * for idemhook work to fetch (store_thin.h), and the switch sees it only
+ * once fetched (STRIPE_FETCHED_PREFIX in stripe.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +118,27 @@ stripe_verify(const struct provider_req *pr, const char **why)
 	    pr->now, pr->cfg->tolerance_s, pr->check_time, why);
 }
 
+/*
+ * Stripe's SDKs tell a thin notification by its "object" (stripe-node's
+ * parseEventNotification; https://docs.stripe.com/api/v2/core/events/object).
+ */
+static int
+stripe_needs_fetch(const struct provider_req *pr, int *yes)
+{
+	const char *keys[1] = { "object" };
+	char *val = NULL;
+	int rc;
+
+	*yes = 0;
+	rc = json_fields(pr->json, pr->req->body, pr->req->body_len, keys, 1,
+	    &val);
+	if (rc == IH_ENOMEM)
+		return rc;
+	*yes = val != NULL && strcmp(val, STRIPE_THIN_OBJECT) == 0;
+	free(val);
+	return IH_OK;
+}
+
 static int
 stripe_identify(const struct provider_req *pr, struct ident *id,
     const char **why)
@@ -164,6 +190,12 @@ static const struct dispatch_type stripe_types[] = {
 static enum stripe_type
 stripe_type_of(const char *name)
 {
+	/*
+	 * A thin event of a v1 resource is named with the prefix "v1."
+	 * ("v1.customer.created" for "customer.created"): the same case.
+	 */
+	if (strncmp(name, "v1.", 3) == 0)
+		name += 3;
 	return (enum stripe_type)dispatch_type_of(stripe_types,
 	    sizeof(stripe_types) / sizeof(stripe_types[0]), name);
 }
@@ -190,10 +222,30 @@ static const struct object_rule stripe_rule = {
 	.terminal = stripe_terminal
 };
 
+/*
+ * A fetched thin event: the related object as Stripe returned it, at the
+ * time it was fetched.  That state is the object's at the fetch, not at
+ * the event, so the fetch's time orders it: a later fetch never holds an
+ * older state.
+ */
+static const struct object_rule stripe_fetched_rule = {
+	.kind_path = "$.related_object.object",
+	.id_path = "$.related_object.id",
+	.status_path = "$.related_object.status",
+	.time_path = "$.fetched_at",
+	.object_path = "$.related_object",
+	.terminal = stripe_terminal
+};
+
 static int
 stripe_map(const struct event *ev, struct object_found *f)
 {
+	size_t plen = sizeof(STRIPE_FETCHED_PREFIX) - 1;
 	struct object_rule r = stripe_rule;
+
+	if (ev->payload_len >= plen &&
+	    memcmp(ev->payload, STRIPE_FETCHED_PREFIX, plen) == 0)
+		r = stripe_fetched_rule;
 
 	r.deleted = object_suffix(ev->event_type, ".deleted");
 	return object_read(&r, ev->payload, ev->payload_len, f);
@@ -265,4 +317,5 @@ const struct provider stripe_provider = {
 	.keep_unusable = 0,
 	/* Signed: the endpoint's pinned version, rendered into the body. */
 	.version_key = "api_version",
+	.needs_fetch = stripe_needs_fetch,
 };

@@ -37,6 +37,18 @@ int	stripe_verify_header(const char *header, const void *body, size_t len,
 	    char *const *secrets, const size_t *secret_len, size_t nsecrets,
 	    time_t now, long tolerance, int check_time, const char **why);
 
+/*
+ * A thin event (Stripe's event destinations, "object": "v2.core.event")
+ * once idemhook work has fetched it (handlers/cli/thin_fetch.c) is kept
+ * as an object of this idemhook's own shape, which starts with these
+ * bytes: {"object": "idemhook.fetched_event", "fetched_at": ISO time,
+ * "event": the full v2 event as GET /v2/core/events/{id} returns it,
+ * "related_object": the related object as GET <related_object.url>
+ * returns it, or null}.
+ */
+#define STRIPE_THIN_OBJECT	"v2.core.event"
+#define STRIPE_FETCHED_PREFIX	"{\"object\":\"idemhook.fetched_event\","
+
 extern const struct provider stripe_provider;
 
 #endif

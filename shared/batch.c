@@ -178,9 +178,12 @@ record_one(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
 	rc = replay_check(w, tx, in, r, err, sizeof(err));
 	if (rc != IH_OK || r->replay)
 		goto end;
-	/* Quarantined and held events are recorded, never claimed. */
+	/*
+	 * Quarantined and held events are recorded, never claimed; nor is a
+	 * thin one, which only idemhook work can fetch (store_thin.h).
+	 */
 	after = in->cfg.mode == CONFIG_MODE_AFTER_RESPONSE &&
-	    in->ev.status == NULL;
+	    in->ev.status == NULL && !in->ev.needs_fetch;
 	/* A last attempt may alert: that runs outside the transaction. */
 	within = after && in->cfg.max_attempts > 1 &&
 	    in->ev.payload_len <= BATCH_WITHIN_MAX &&
@@ -241,6 +244,9 @@ answer_of(struct ingest *in, const struct rec *r)
 		/* Held: an answer as any other, a log line that says so. */
 		outcome_set(&in->out, 200, "accepted",
 		    "held: its API version is not in the expected list");
+	else if (in->ev.needs_fetch && !r->res.duplicate)
+		outcome_set(&in->out, 200, "accepted",
+		    "thin: idemhook work fetches the full event");
 	else
 		outcome_set(&in->out, 200, r->res.duplicate ? "duplicate" :
 		    "accepted", "");
@@ -409,7 +415,8 @@ same_store(const struct ingest *a, const struct ingest *b)
 static int
 is_inline(const struct ingest *in)
 {
-	return in->cfg.mode == CONFIG_MODE_INLINE && in->ev.status == NULL;
+	return in->cfg.mode == CONFIG_MODE_INLINE && in->ev.status == NULL &&
+	    !in->ev.needs_fetch;
 }
 
 void

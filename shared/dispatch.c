@@ -17,6 +17,17 @@
 #include "provider.h"
 #include "store.h"
 
+/* The fetch hook: set by the idemhook command only. */
+static dispatch_fetch_fn	fetch_fn;
+static void		*fetch_arg;
+
+void
+dispatch_set_fetch(dispatch_fetch_fn fn, void *arg)
+{
+	fetch_fn = fn;
+	fetch_arg = arg;
+}
+
 int
 dispatch_effect(struct dispatch_ctx *ctx, const char *kind, char *err,
     size_t errlen)
@@ -426,7 +437,17 @@ dispatch_job(const struct dispatch *d, struct store_job *job, char *err,
 		goto out;
 	}
 	why[0] = '\0';
-	rc = run_actions(d, job, why, sizeof(why));
+	/* A thin event: the full event first, or the attempt fails. */
+	if (job->ev.needs_fetch && fetch_fn == NULL) {
+		snprintf(why, sizeof(why), "the event needs a fetch, which "
+		    "only idemhook work makes");
+		rc = IH_EIO;
+	} else if (job->ev.needs_fetch)
+		rc = fetch_fn(fetch_arg, d, job, why, sizeof(why));
+	else
+		rc = IH_OK;
+	if (rc == IH_OK)
+		rc = run_actions(d, job, why, sizeof(why));
 	if (rc == IH_ENOTFOUND) {
 		lost(d, job, why);
 		rc = IH_OK;

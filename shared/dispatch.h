@@ -173,6 +173,27 @@ int	dispatch_inline(const struct dispatch *d, struct store_job *job,
 	    char *err, size_t errlen);
 
 /*
+ * A fetch hook (store_thin.h): for a claimed job whose event needs a
+ * fetch (a Stripe thin event), gets the full event from the provider's
+ * API, stores it with store_fetched(), and points job->ev's payload at it
+ * (the job owns it) with needs_fetch cleared.  Returns IH_OK; IH_EIO
+ * with the reason in why when the fetch failed (the attempt fails as a
+ * failed action does: retried with backoff, then dead); IH_ENOTFOUND
+ * when the lease was lost; IH_ESTORE when the store failed.
+ */
+typedef int (*dispatch_fetch_fn)(void *arg, const struct dispatch *d,
+    struct store_job *job, char *why, size_t whylen);
+
+/*
+ * Sets the process's fetch hook, once, before any processing: only the
+ * idemhook command does (handlers/cli/thin_fetch.c), so that no receiver
+ * ever holds an API key or an HTTP client.  Without one, a job that
+ * needs a fetch fails its attempt; stores claim none unless told to
+ * (store_set_fetch()).
+ */
+void	dispatch_set_fetch(dispatch_fetch_fn fn, void *arg);
+
+/*
  * The backoff before attempt+1: base * 2^(attempt-1), capped, with
  * "equal jitter" (half fixed, half random) so that retries spread out.
  */

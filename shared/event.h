@@ -34,6 +34,12 @@ struct event {
 	 * place.
 	 */
 	int			 replaces_held;
+	/*
+	 * Set for a thin event (Stripe's v2 notification, version 9): it is
+	 * recorded unclaimed, and only a processor with a fetch hook
+	 * (dispatch.h; idemhook work) claims it and fetches the full event.
+	 */
+	int			 needs_fetch;
 	/* Set once the event has a row: a claim, or a record that claims. */
 	int64_t			 rowid;
 	long			 attempt;	/* 1: the first since queued */

@@ -368,6 +368,12 @@ read_body(struct ingest *in)
 		outcome_set(&in->out, 503, "out_of_memory", "");
 		return 0;
 	}
+	/* A thin event: recorded for idemhook work to fetch (store_thin.h). */
+	if (in->quarantine == NULL && in->p->needs_fetch != NULL &&
+	    in->p->needs_fetch(&pr, &in->ev.needs_fetch) != IH_OK) {
+		outcome_set(&in->out, 503, "out_of_memory", "");
+		return 0;
+	}
 	return 1;
 }
 
@@ -414,11 +420,14 @@ ingest_read(struct ingest *in)
 	in->ev.fingerprint = in->fingerprint;
 	in->ev.api_version = in->api_version[0] != '\0' ? in->api_version :
 	    NULL;
-	/* Recorded and answered as always, but not processed (version.h). */
-	if (in->quarantine == NULL &&
+	/*
+	 * Recorded and answered as always, but not processed (version.h).
+	 * A thin event is unversioned by design: it is never held for that.
+	 */
+	if (in->quarantine == NULL && !in->ev.needs_fetch &&
 	    !version_expected(in->cfg.api_versions, in->ev.api_version))
 		in->ev.status = "held";
-	in->ev.replaces_held = in->quarantine == NULL &&
+	in->ev.replaces_held = in->quarantine == NULL && !in->ev.needs_fetch &&
 	    version_replaces(in->p, in->cfg.api_versions, in->ev.api_version);
 	return 1;
 }

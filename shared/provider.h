@@ -128,6 +128,14 @@ struct provider {
 	 */
 	const char	*version_key;
 	const char	*version_header;
+
+	/*
+	 * Or NULL: sets *yes when the verified body is a notification that
+	 * carries no event data (Stripe's thin event), which is recorded
+	 * with needs_fetch (event.h) and never processed by a receiver.
+	 * Returns IH_OK or IH_ENOMEM.
+	 */
+	int	(*needs_fetch)(const struct provider_req *pr, int *yes);
 };
 
 #endif

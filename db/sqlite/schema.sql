@@ -42,6 +42,9 @@ CREATE TABLE IF NOT EXISTS events (
 	fingerprint	TEXT,
 	-- The provider's API version of the event (version 7), or NULL.
 	api_version	TEXT,
+	-- 1 for a Stripe thin event (version 9) that idemhook work has not
+	-- fetched yet: the receivers never claim it.
+	needs_fetch	INTEGER	NOT NULL DEFAULT 0,
 	UNIQUE (provider, event_id)
 );
 

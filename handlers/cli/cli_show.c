@@ -226,6 +226,9 @@ show_row(void *arg, const struct store_row *row)
 	show_field("order_key", row->order_key);
 	show_field("status", row->status);
 	show_field("api_version", row->api_version);
+	if (row->needs_fetch)
+		show_field("fetch", "waiting: a Stripe thin event, which "
+		    "idemhook work fetches with IDEMHOOK_STRIPE_API_KEY");
 	show_time("received", row->received_at);
 	show_time("last_seen", row->last_seen_at);
 	snprintf(n, sizeof(n), "%lld", (long long)row->duplicates);

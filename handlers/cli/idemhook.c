@@ -57,6 +57,7 @@
 #include "cli_text.h"
 #include "cli_verify.h"
 #include "idemhook.h"
+#include "thin_fetch.h"
 
 extern char **environ;
 
@@ -317,6 +318,7 @@ cmd_work(struct cli *c, int argc, char **argv)
 	struct alert_silence silence;
 	struct alert_badsig badsig;
 	struct alert_held held;
+	struct thin_fetch thin;
 	long found, threshold, minutes, health_s = 0;
 	int64_t health_at[CLI_MAX_PROVIDERS];
 	static char health_last[CLI_MAX_PROVIDERS][1024];
@@ -354,6 +356,12 @@ cmd_work(struct cli *c, int argc, char **argv)
 	}
 	if (cli_store(c, &st) != IH_OK)
 		return 1;
+	/* Stripe's thin events: fetched here, never in a receiver. */
+	rc = thin_fetch_open(&thin, c);
+	if (rc != IH_OK) {
+		thin_fetch_close(&thin);
+		return rc == IH_ECONFIG ? CLI_EXIT_USAGE : 1;
+	}
 	/* The processing lines go where the receivers send theirs. */
 	log_dest_init(&ld);
 	if (cli_config(c, 0, &cfg) == IH_OK &&
@@ -412,6 +420,10 @@ cmd_work(struct cli *c, int argc, char **argv)
 				(void)cli_health_alert(c, i, health_last[i],
 				    sizeof(health_last[i]), d.log);
 			}
+			rc = thin_fetch_ready(&thin, st,
+			    providers_all[i]->name, d.log, err, sizeof(err));
+			if (rc != IH_OK)
+				cli_errorf("work: thin events: %s", err);
 			found = 0;
 			rc = dispatch_drain(&d, 0, &stop_requested, &found,
 			    err, sizeof(err));
@@ -435,6 +447,7 @@ cmd_work(struct cli *c, int argc, char **argv)
 	if (once)
 		printf("processed %ld event(s)\n", done);
 out:
+	thin_fetch_close(&thin);
 	log_dest_close(&ld);
 	return ret;
 }

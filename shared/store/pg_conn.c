@@ -40,7 +40,8 @@ extern const size_t store_postgres_nmigrations;
  * What is due, for a claim ($1 provider or NULL, $2 rowid or 0, $4 now),
  * as in the SQLite backend: received, failed with its time come, or
  * processing with an expired lease; and not behind an unfinished older
- * event of its order key.
+ * event of its order key; and as $6 (the store's fetch mode,
+ * store_thin.h) says of thin events.
  */
 #define PG_DUE_SQL \
 	" e.status IN ('received', 'processing', 'failed')" \
@@ -52,7 +53,9 @@ extern const size_t store_postgres_nmigrations;
 	" AND (e.order_key IS NULL OR NOT EXISTS (SELECT 1 FROM events p" \
 	"  WHERE p.provider = e.provider AND p.order_key = e.order_key" \
 	"  AND p.id < e.id" \
-	"  AND p.status NOT IN ('done', 'dead', 'quarantined')))"
+	"  AND p.status NOT IN ('done', 'dead', 'quarantined')))" \
+	" AND CASE $6::int WHEN 0 THEN e.needs_fetch = 0" \
+	"  WHEN 2 THEN e.needs_fetch <> 0 ELSE true END"
 
 static const struct {
 	const char	*name;
@@ -66,16 +69,16 @@ static const struct {
 	 * payload goes to its own table in the same statement (one round
 	 * trip), written once: status changes never touch it.
 	 */
-	[PG_RECORD] = { "ih_record", "ttttbtittttit",
+	[PG_RECORD] = { "ih_record", "ttttbtittttiti",
 	    "WITH ev AS (INSERT INTO events (provider, event_id, event_type,"
 	    " order_key, headers, received_at, last_seen_at, status,"
 	    " next_attempt_at, subtype, fingerprint, lease_owner, lease_until,"
-	    " attempts, api_version)"
+	    " attempts, api_version, needs_fetch)"
 	    " VALUES ($1, $2, $3, $4, $6, $7, $7,"
 	    " CASE WHEN $11::text IS NOT NULL THEN 'processing'"
 	    " ELSE coalesce($8, 'received') END, $7, $9, $10, $11,"
 	    " " PG_NOW_MS " + $12,"
-	    " CASE WHEN $11::text IS NOT NULL THEN 1 ELSE 0 END, $13)"
+	    " CASE WHEN $11::text IS NOT NULL THEN 1 ELSE 0 END, $13, $14)"
 	    " ON CONFLICT (provider, event_id) DO UPDATE SET"
 	    " duplicates = events.duplicates + 1,"
 	    " last_seen_at = excluded.received_at"
@@ -84,15 +87,15 @@ static const struct {
 	    " SELECT id, $5 FROM ev WHERE duplicates = 0)"
 	    " SELECT id, duplicates, status FROM ev" },
 	/* A row another claim holds is skipped, never waited for. */
-	[PG_CLAIM] = { "ih_claim", "titii",
+	[PG_CLAIM] = { "ih_claim", "titiii",
 	    "UPDATE events SET status = 'processing', lease_owner = $3,"
 	    " lease_until = " PG_NOW_MS " + $5, attempts = attempts + 1"
 	    " WHERE id = (SELECT e.id FROM events e WHERE " PG_DUE_SQL
 	    "  ORDER BY e.id LIMIT 1 FOR UPDATE SKIP LOCKED)"
 	    " RETURNING id, provider, event_id, event_type, subtype,"
 	    " (SELECT payload FROM payloads WHERE event = events.id),"
-	    " attempts, received_at" },
-	[PG_DUE] = { "ih_due", "titi",
+	    " attempts, received_at, needs_fetch" },
+	[PG_DUE] = { "ih_due", "titiii",
 	    "SELECT 1 FROM events e WHERE " PG_DUE_SQL " LIMIT 1" },
 	[PG_ATTEMPT_START] = { "ih_attempt_start", "ii",
 	    "INSERT INTO attempts (event, attempt, started_at)"
@@ -595,6 +598,7 @@ static const struct store_ops pg_ops = {
 	.forget = pg_forget,
 	.requeue = pg_requeue,
 	.due = pg_due,
+	.fetched = pg_fetched,
 	.list = pg_list,
 	.show = pg_show,
 	.attempts = pg_attempts,

@@ -118,6 +118,10 @@ PGresult *pg_wait_prepare(struct pgs *, const char *, const char *, int,
 int	pg_audit(struct store *, int (*)(void *, const struct store_audit *),
 	    void *, char *, size_t);
 
+/* pg_thin.c */
+int	pg_fetched(struct store *, const struct store_job *, const char *,
+	    const unsigned char *, size_t, const char *, char *, size_t);
+
 /* pg_version.c */
 int	pg_release_held(struct store *, const struct event *, char *,
 	    size_t);

@@ -142,7 +142,7 @@ pg_show(struct store *base, const char *provider, const char *event_id,
 	pg_text(&p, provider);
 	pg_text(&p, event_id);
 	r = pg_exec_sql(pg_of(base), "SELECT " PG_ROW_COLS ", headers, "
-	    PG_PAYLOAD
+	    PG_PAYLOAD ", needs_fetch"
 	    " FROM events WHERE provider = $1 AND event_id = $2", "tt", &p,
 	    PGRES_TUPLES_OK, "cannot read event", err, errlen);
 	if (r == NULL)
@@ -154,6 +154,7 @@ pg_show(struct store *base, const char *provider, const char *event_id,
 		goto out;
 	}
 	fill_row(r, 0, &row);
+	row.needs_fetch = pg_getint(r, 0, 23) != 0;
 	row.headers = pg_gettext(r, 0, 21);
 	if (row.headers == NULL)
 		row.headers = "";
@@ -500,14 +501,16 @@ pg_copy_put(struct store *base, const struct store_row *row, int64_t *rowid,
 	pg_int(&p, row->purged_at);
 	pg_text(&p, row->fingerprint);
 	pg_text(&p, row->api_version);
+	/* A thin event still waiting for its fetch stays so (version 9). */
+	pg_int(&p, row->needs_fetch != 0);
 	r = pg_exec_sql(st, "WITH ins AS (INSERT INTO events (provider,"
 	    " event_id, event_type, subtype, order_key, headers,"
 	    " received_at, last_seen_at, duplicates, status, attempts,"
 	    " next_attempt_at, lease_until, lease_owner, last_error, done_at,"
-	    " purged_at, fingerprint, api_version)"
+	    " purged_at, fingerprint, api_version, needs_fetch)"
 	    " SELECT $1, $2, $3, $4, $5, $7, $8, $9, $10, $11, $12, $13,"
 	    " nullif($14, 0), $15, $16, nullif($17, 0), nullif($18, 0),"
-	    " $19, $20"
+	    " $19, $20, $21"
 	    " ON CONFLICT (provider, event_id) DO NOTHING RETURNING id),"
 	    " pl AS (INSERT INTO payloads (event, payload)"
 	    " SELECT id, $6 FROM ins WHERE $6 IS NOT NULL),"
@@ -524,7 +527,7 @@ pg_copy_put(struct store *base, const struct store_row *row, int64_t *rowid,
 	    " UNION ALL SELECT id, 0 FROM events WHERE provider = $1"
 	    " AND event_id = $2 AND NOT EXISTS (SELECT 1 FROM ins)"
 	    " AND NOT EXISTS (SELECT 1 FROM fin)",
-	    "tttttbtiiitiiittiitt", &p, PGRES_TUPLES_OK, "cannot copy event",
+	    "tttttbtiiitiiittiitti", &p, PGRES_TUPLES_OK, "cannot copy event",
 	    err, errlen);
 	if (r == NULL)
 		return IH_ESTORE;

@@ -40,6 +40,7 @@ pg_record(struct store *base, const struct event *ev, int64_t now_ms,
 	else
 		pg_text(&p, NULL);
 	pg_text(&p, ev->api_version);
+	pg_int(&p, ev->needs_fetch != 0);
 	r = pg_exec_stmt(st, PG_RECORD, &p, PGRES_TUPLES_OK,
 	    "cannot record event", err, errlen);
 	if (r == NULL)
@@ -155,6 +156,7 @@ pg_claim(struct store *base, const char *provider, int64_t rowid,
 	pg_text(&p, owner);
 	pg_int(&p, now_ms);
 	pg_int(&p, lease_ms);	/* from the server's now: PG_NOW_MS */
+	pg_int(&p, base->fetch);
 	r = pg_exec_stmt(st, PG_CLAIM, &p, PGRES_TUPLES_OK,
 	    "cannot claim event", err, errlen);
 	if (r == NULL)
@@ -166,6 +168,7 @@ pg_claim(struct store *base, const char *provider, int64_t rowid,
 	job->ev.rowid = pg_getint(r, 0, 0);
 	job->ev.attempt = (long)pg_getint(r, 0, 6);
 	job->ev.received_at = pg_getint(r, 0, 7);
+	job->ev.needs_fetch = pg_getint(r, 0, 8) != 0;
 	rc = store_job_set(job, pg_gettext(r, 0, 1), pg_gettext(r, 0, 2),
 	    pg_gettext(r, 0, 3), pg_gettext(r, 0, 4));
 	if (rc != IH_OK)
@@ -352,6 +355,8 @@ pg_due(struct store *base, const char *provider, int64_t now_ms, int *due,
 	pg_int(&p, 0);
 	pg_text(&p, NULL);
 	pg_int(&p, now_ms);
+	pg_int(&p, 0);		/* $5: unused */
+	pg_int(&p, base->fetch);
 	r = pg_exec_stmt(st, PG_DUE, &p, PGRES_TUPLES_OK,
 	    "cannot look for due events", err, errlen);
 	if (r == NULL)

@@ -165,6 +165,7 @@ static const struct store_ops sq_ops = {
 	.forget = sq_forget,
 	.requeue = sq_requeue,
 	.due = sq_due,
+	.fetched = sq_fetched,
 	.list = sq_list,
 	.show = sq_show,
 	.attempts = sq_attempts,

@@ -127,6 +127,10 @@ int	sq_payload_put(struct sq *, const struct event *, int64_t,
 int	sq_payload_get(struct sq *, struct store_job *, int64_t, char *,
 	    size_t);
 
+/* sqlite_thin.c */
+int	sq_fetched(struct store *, const struct store_job *, const char *,
+	    const unsigned char *, size_t, const char *, char *, size_t);
+
 /* sqlite_version.c */
 int	sq_release_held(struct store *, const struct event *, char *,
 	    size_t);

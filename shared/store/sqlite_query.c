@@ -173,8 +173,8 @@ sq_show(struct store *base, const char *provider, const char *event_id,
 	int rc, step;
 
 	rc = sq_prepare(st, "SELECT " STORE_ROW_COLS ", headers, " SQ_PAYLOAD
-	    " FROM events WHERE provider = ?1 AND event_id = ?2", &s, err,
-	    errlen);
+	    ", needs_fetch FROM events WHERE provider = ?1 AND event_id = ?2",
+	    &s, err, errlen);
 	if (rc != IH_OK)
 		goto out;
 	sqlite3_bind_text(s, 1, provider, -1, SQLITE_STATIC);
@@ -191,6 +191,7 @@ sq_show(struct store *base, const char *provider, const char *event_id,
 		goto out;
 	}
 	fill_row_body(s, &row);
+	row.needs_fetch = sqlite3_column_int(s, 23) != 0;
 	rc = fn(arg, &row);
 out:
 	sqlite3_finalize(s);
@@ -548,7 +549,8 @@ sq_copy_read(struct store *base, int64_t after, long limit, store_row_fn fn,
 	int rc;
 
 	rc = sq_prepare(st, "SELECT " STORE_ROW_COLS ", headers, " SQ_PAYLOAD
-	    ", fingerprint FROM events WHERE id > ?1 ORDER BY id LIMIT ?2", &s,
+	    ", fingerprint, needs_fetch FROM events WHERE id > ?1"
+	    " ORDER BY id LIMIT ?2", &s,
 	    err, errlen);
 	if (rc != IH_OK)
 		goto out;
@@ -558,6 +560,7 @@ sq_copy_read(struct store *base, int64_t after, long limit, store_row_fn fn,
 	    sq_row(st, s, "cannot read events", &rc, err, errlen)) {
 		fill_row_body(s, &row);
 		row.fingerprint = col_text(s, 23);
+		row.needs_fetch = sqlite3_column_int(s, 24) != 0;
 		rc = fn(arg, &row);
 	}
 out:

@@ -68,6 +68,7 @@ sq_record(struct store *base, const struct event *ev, int64_t now_ms,
 		sqlite3_bind_text(s, 13, ev->api_version, -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(s, 13);
+	sqlite3_bind_int(s, 14, ev->needs_fetch != 0);
 
 	step = sqlite3_step(s);
 	if (step != SQLITE_ROW) {
@@ -173,6 +174,7 @@ sq_claim(struct store *base, const char *provider, int64_t rowid,
 	sqlite3_bind_text(s, 3, owner, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 4, now_ms);
 	sqlite3_bind_int64(s, 5, now_ms + lease_ms);
+	sqlite3_bind_int(s, 6, base->fetch);
 	step = sqlite3_step(s);
 	if (step == SQLITE_DONE) {
 		rc = IH_OK;
@@ -185,6 +187,7 @@ sq_claim(struct store *base, const char *provider, int64_t rowid,
 	job->ev.rowid = sqlite3_column_int64(s, 0);
 	job->ev.attempt = (long)sqlite3_column_int64(s, 6);
 	job->ev.received_at = sqlite3_column_int64(s, 7);
+	job->ev.needs_fetch = sqlite3_column_int(s, 8) != 0;
 	rc = store_job_set(job, (const char *)sqlite3_column_text(s, 1),
 	    (const char *)sqlite3_column_text(s, 2),
 	    (const char *)sqlite3_column_text(s, 3),
@@ -431,6 +434,7 @@ sq_due(struct store *base, const char *provider, int64_t now_ms, int *due,
 		sqlite3_bind_null(s, 1);
 	sqlite3_bind_int64(s, 2, 0);
 	sqlite3_bind_int64(s, 4, now_ms);
+	sqlite3_bind_int(s, 6, base->fetch);
 	step = sqlite3_step(s);
 	*due = step == SQLITE_ROW;
 	sqlite3_reset(s);

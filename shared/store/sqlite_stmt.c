@@ -12,7 +12,8 @@
 /*
  * What is due, for a claim (?1 provider or NULL, ?2 rowid or 0, ?4 now):
  * received, failed with its time come, or processing with an expired
- * lease; and not behind an unfinished older event of its order key.  The
+ * lease; and not behind an unfinished older event of its order key; and
+ * as ?6 (the store's fetch mode, store_thin.h) says of thin events.  The
  * status term repeats the partial index's WHERE so that the index serves
  * the search.
  */
@@ -26,7 +27,9 @@
 	" AND (e.order_key IS NULL OR NOT EXISTS (SELECT 1 FROM events p" \
 	"  WHERE p.provider = e.provider AND p.order_key = e.order_key" \
 	"  AND p.id < e.id" \
-	"  AND p.status NOT IN ('done', 'dead', 'quarantined')))"
+	"  AND p.status NOT IN ('done', 'dead', 'quarantined')))" \
+	" AND CASE ?6 WHEN 0 THEN e.needs_fetch = 0" \
+	"  WHEN 2 THEN e.needs_fetch <> 0 ELSE 1 END"
 
 /* The statements prepared once per connection, in struct order. */
 static const struct {
@@ -43,11 +46,11 @@ static const struct {
 	    "INSERT INTO events (provider, event_id, event_type, order_key,"
 	    " headers, received_at, last_seen_at, status,"
 	    " next_attempt_at, subtype, fingerprint, lease_owner, lease_until,"
-	    " attempts, api_version)"
+	    " attempts, api_version, needs_fetch)"
 	    " VALUES (?1, ?2, ?3, ?4, ?6, ?7, ?7,"
 	    " CASE WHEN ?11 IS NOT NULL THEN 'processing'"
 	    " ELSE coalesce(?8, 'received') END, ?7, ?9, ?10, ?11, ?12,"
-	    " ?11 IS NOT NULL, ?13)"
+	    " ?11 IS NOT NULL, ?13, ?14)"
 	    " ON CONFLICT (provider, event_id) DO UPDATE SET"
 	    " duplicates = duplicates + 1,"
 	    " last_seen_at = excluded.received_at"
@@ -65,7 +68,7 @@ static const struct {
 	    "  ORDER BY e.id LIMIT 1)"
 	    " RETURNING id, provider, event_id, event_type, subtype,"
 	    " (SELECT length(payload) FROM payloads WHERE event = events.id),"
-	    " attempts, received_at" },
+	    " attempts, received_at, needs_fetch" },
 	/* The same search as a plain read, which takes no write lock. */
 	{ offsetof(struct sq, due),
 	    "SELECT 1 FROM events e WHERE " STORE_DUE_SQL " LIMIT 1" },

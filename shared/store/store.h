@@ -373,6 +373,8 @@ struct store_row {
 	const unsigned char	*payload;	/* or NULL once purged */
 	const char		*fingerprint;	/* store_copy_read() only */
 	const char		*api_version;	/* or NULL (version 7) */
+	/* store_show() and store_copy_read() only (version 9). */
+	int			 needs_fetch;
 };
 
 /* Called once per row; a return other than IH_OK stops the walk. */

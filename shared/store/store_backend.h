@@ -59,6 +59,10 @@ struct store_ops {
 		    int64_t, char *, size_t);
 	int	(*forget)(struct store *, const struct store_job *,
 		    const char *, char *, size_t);
+	/* A thin event's fetched payload (store_thin.h), inside tx. */
+	int	(*fetched)(struct store *, const struct store_job *,
+		    const char *, const unsigned char *, size_t,
+		    const char *, char *, size_t);
 	/* Requeue: inside the transaction unless dry_run. */
 	int	(*requeue)(struct store *, const struct store_filter *, int,
 		    int64_t, store_row_fn, void *, long *, char *, size_t);
@@ -166,6 +170,8 @@ struct store_ops {
 struct store {
 	const struct store_ops	*ops;
 	struct store_txn	 tx;
+	/* Which events claims take (store_thin.h): STORE_FETCH_*. */
+	int			 fetch;
 };
 
 /*

@@ -21,6 +21,7 @@
 #include "store.h"
 #include "store_console.h"
 #include "store_fixture.h"
+#include "store_thin.h"
 #include "store_unit.h"
 
 static int
@@ -267,6 +268,80 @@ claim_lease_and_takeover(void **state)
 	store_job_free(&a);
 	store_job_free(&b);
 	store_job_free(&c);
+}
+
+/*
+ * Thin events (version 9): no claim takes one unless the store's fetch
+ * mode allows it; the fetched payload replaces the notification's under
+ * the lease, and the event is then an ordinary one.
+ */
+static void
+thin_fetch_modes(void **state)
+{
+	static const char full[] = "{\"full\":1}";
+	struct unit_store *f = *state;
+	struct event thin = unit_event("evt_thin");
+	struct event snap = unit_event("evt_snap");
+	struct store_result r;
+	struct store_job a, b;
+	char err[STORE_ERR_MAX];
+	int found, due;
+
+	thin.needs_fetch = 1;
+	assert_int_equal(store_record(f->st, NULL, &thin, 1000, &r, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_record(f->st, NULL, &snap, 1000, &r, err,
+	    sizeof(err)), IH_OK);
+	/* A store as opened (every receiver's) passes the thin one by. */
+	assert_int_equal(store_claim(f->st, NULL, "stripe", 0, "A", 1000,
+	    60000, &a, &found, err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 1);
+	assert_string_equal(a.ev.event_id, "evt_snap");
+	assert_int_equal(a.ev.needs_fetch, 0);
+	assert_int_equal(store_complete(f->st, NULL, &a, "A", 1100, err,
+	    sizeof(err)), IH_OK);
+	store_job_free(&a);
+	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "A", 1200, 60000,
+	    &a, &found, err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 0);
+	assert_int_equal(store_due(f->st, NULL, 1200, &due, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(due, 0);
+	store_set_fetch(f->st, STORE_FETCH_ONLY);
+	assert_int_equal(store_due(f->st, "stripe", 1200, &due, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(due, 1);
+	store_set_fetch(f->st, STORE_FETCH_ANY);
+	assert_int_equal(store_claim(f->st, NULL, "stripe", 0, "A", 1300,
+	    60000, &a, &found, err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 1);
+	assert_string_equal(a.ev.event_id, "evt_thin");
+	assert_int_equal(a.ev.needs_fetch, 1);
+	/* Only the lease holder stores the fetched event, once. */
+	assert_int_equal(store_fetched(f->st, &a, "B",
+	    (const unsigned char *)full, sizeof(full) - 1, "", err,
+	    sizeof(err)), IH_ENOTFOUND);
+	assert_int_equal(store_fetched(f->st, &a, "A",
+	    (const unsigned char *)full, sizeof(full) - 1,
+	    "Idemhook-Source: api\n", err, sizeof(err)), IH_OK);
+	assert_int_equal(store_fetched(f->st, &a, "A",
+	    (const unsigned char *)full, sizeof(full) - 1, "", err,
+	    sizeof(err)), IH_ENOTFOUND);
+	assert_int_equal(store_fail(f->st, NULL, &a, "A", "x", 2000, 0, 1400,
+	    err, sizeof(err)), IH_OK);
+	/* Fetched: any store takes it now, with the full payload. */
+	store_set_fetch(f->st, STORE_FETCH_NONE);
+	assert_int_equal(store_claim(f->st, NULL, "stripe", 0, "C", 2000,
+	    60000, &b, &found, err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 1);
+	assert_int_equal(b.ev.needs_fetch, 0);
+	assert_int_equal(b.ev.payload_len, sizeof(full) - 1);
+	assert_memory_equal(b.ev.payload, full, sizeof(full) - 1);
+	assert_int_equal(store_complete(f->st, NULL, &b, "C", 2100, err,
+	    sizeof(err)), IH_OK);
+	assert_string_equal(show(f->st, "evt_thin").status, "done");
+	store_job_free(&a);
+	store_job_free(&b);
 }
 
 static void
@@ -700,6 +775,7 @@ console_reads(void **state)
 	UNIT_STORE_CASE(batch_reports_each, setup), \
 	UNIT_STORE_CASE(savepoints_undo_alone, setup), \
 	UNIT_STORE_CASE(claim_lease_and_takeover, setup), \
+	UNIT_STORE_CASE(thin_fetch_modes, setup), \
 	UNIT_STORE_CASE(complete_with_effects, setup), \
 	UNIT_STORE_CASE(order_key_waits, setup), \
 	UNIT_STORE_CASE(requeue_and_purge, setup), \

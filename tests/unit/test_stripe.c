@@ -8,7 +8,9 @@
 
 #include <cmocka.h>
 
+#include "event.h"
 #include "ih.h"
+#include "object.h"
 #include "stripe.h"
 #include "verify.h"
 
@@ -216,6 +218,52 @@ too_many_v1_rejected(void **state)
 	assert_int_equal(stripe_parse_header(header, len, &sig), IH_EINVAL);
 }
 
+/*
+ * A thin event once fetched (STRIPE_FETCHED_PREFIX): the switch's object
+ * is the related object, at the time of the fetch; a "v1." type is the
+ * snapshot type's case, ".deleted" included.  The notification itself
+ * maps no object.
+ */
+static void
+fetched_thin_event_maps_related_object(void **state)
+{
+	static const char body[] = STRIPE_FETCHED_PREFIX
+	    "\"fetched_at\":\"2026-11-26T08:00:00.250Z\","
+	    "\"event\":{\"id\":\"evt_1\",\"object\":\"v2.core.event\"},"
+	    "\"related_object\":{\"id\":\"sub_1\",\"object\":"
+	    "\"subscription\",\"status\":\"canceled\"}}";
+	static const char thin[] = "{\"id\":\"evt_1\",\"object\":"
+	    "\"v2.core.event\",\"type\":\"v1.customer.subscription.deleted\","
+	    "\"created\":\"2026-11-26T07:59:59.000Z\",\"related_object\":"
+	    "{\"id\":\"sub_1\",\"type\":\"subscription\",\"url\":"
+	    "\"/v1/subscriptions/sub_1\"}}";
+	struct object_found f;
+	struct event ev;
+
+	(void)state;
+	memset(&ev, 0, sizeof(ev));
+	ev.provider = "stripe";
+	ev.event_id = "evt_1";
+	ev.event_type = "v1.customer.subscription.deleted";
+	ev.payload = (const unsigned char *)body;
+	ev.payload_len = sizeof(body) - 1;
+	memset(&f, 0, sizeof(f));
+	assert_int_equal(stripe_provider.map_object(&ev, &f), IH_OK);
+	assert_int_equal(f.mapped, 1);
+	assert_string_equal(f.kind, "subscription");
+	assert_string_equal(f.object_id, "sub_1");
+	assert_string_equal(f.status, "canceled");
+	assert_int_equal(f.deleted, 1);
+	assert_int_equal(f.source_ms, 1795680000250LL);
+	object_found_free(&f);
+	ev.payload = (const unsigned char *)thin;
+	ev.payload_len = sizeof(thin) - 1;
+	memset(&f, 0, sizeof(f));
+	assert_int_equal(stripe_provider.map_object(&ev, &f), IH_OK);
+	assert_int_equal(f.mapped, 0);
+	object_found_free(&f);
+}
+
 int
 main(void)
 {
@@ -233,6 +281,7 @@ main(void)
 		cmocka_unit_test(stale_both_directions),
 		cmocka_unit_test(no_secret_rejected),
 		cmocka_unit_test(too_many_v1_rejected),
+		cmocka_unit_test(fetched_thin_event_maps_related_object),
 	};
 
 	return cmocka_run_group_tests_name("stripe", tests, NULL, NULL);

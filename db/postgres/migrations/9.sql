@@ -1,5 +1,6 @@
--- Version 8 to 9: a placeholder on the health branch only, so that
--- this branch's migration 10 has a chain to follow.  Migration 9 belongs
--- to another change (8: accounts, issue 29; 9: Stripe thin events): at
--- merge, that change's file replaces this one.
-SELECT 1;
+-- Version 8 to 9: Stripe thin events.  A thin notification is recorded
+-- with needs_fetch 1: no receiver claims it (they hold no API key); only
+-- idemhook work, which fetches the full event from Stripe's API, does,
+-- and clears it when the fetched event is stored.
+ALTER TABLE events ADD COLUMN IF NOT EXISTS needs_fetch SMALLINT NOT NULL
+    DEFAULT 0;

@@ -6,13 +6,22 @@
                              starting_after | ending_before (not both),
                              has_more; only the last 30 days are kept
   GET /v1/webhook_endpoints  list of endpoints (status enabled/disabled)
+  GET /v2/core/events/{id}   one v2 event, as idemhook work fetches a thin
+                             event's full event (needs Stripe-Version);
+                             404 for an unknown id
+  GET <related_object.url>   the related object's current state, as set
+                             with add_thin() or set_object(); 404 unknown
 
 Authentication is "Authorization: Bearer <key>"; a wrong or missing key is
 answered 401 with Stripe's error object.  Shapes follow
 https://docs.stripe.com/api/events, /api/pagination, /api/webhook_endpoints
-and /api/errors; the objects are built from fixtures/stripe_*.json.
+and /api/errors; the objects are built from fixtures/stripe_*.json.  The
+v2 event follows https://docs.stripe.com/api/v2/core/events/object: id,
+object "v2.core.event", type, created (RFC 3339), livemode, context,
+reason, related_object {id, type, url}, data and changes; its thin
+notification (thin()) is the same without data and changes.
 Failures for the next calls (429 with Retry-After, 500) are queued with
-fail_next().
+fail_next(); fail_path() makes one path fail on every call.
 
 By hand: stripe.py PORT KEY EVENTS.json  (EVENTS.json: a JSON array of
 events, as GET /v1/events/{id} returns them).
@@ -52,6 +61,9 @@ class StripeStandin(Standin):
         self.key = key
         self.events = []        # newest last (as created)
         self.endpoints = [fixture("stripe_webhook_endpoint.json")]
+        self.v2events = {}      # id -> v2 event
+        self.objects = {}       # path -> object (related objects)
+        self.path_fail = {}     # path -> status answered on every call
 
     def event(self, eid, etype, obj, created):
         ev = fixture("stripe_event.json")
@@ -62,6 +74,40 @@ class StripeStandin(Standin):
     def add(self, ev):
         with self.lock:
             self.events.append(ev)
+
+    def add_thin(self, eid, etype, obj, url, context=None):
+        """A v2 event about obj (kept at url); returns its thin notification."""
+        ev = {"id": eid, "object": "v2.core.event", "type": etype,
+              "created": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+              "livemode": False, "context": context,
+              "reason": {"type": "request",
+                         "request": {"id": "req_standin", "idempotency_key": "ik_1"}},
+              "related_object": {"id": obj["id"], "type": obj["object"], "url": url},
+              "data": {}, "changes": {"after": {"status": obj.get("status")}}}
+        with self.lock:
+            self.v2events[eid] = ev
+            self.objects[url] = copy.deepcopy(obj)
+        return self.thin(eid)
+
+    def thin(self, eid):
+        """The thin notification of v2 event eid, as an event destination sends it."""
+        with self.lock:
+            ev = copy.deepcopy(self.v2events[eid])
+        ev.pop("data", None)
+        ev.pop("changes", None)
+        return ev
+
+    def set_object(self, url, obj):
+        with self.lock:
+            self.objects[url] = copy.deepcopy(obj)
+
+    def fail_path(self, path, status=None):
+        """Every call to path answered status (None: stop failing)."""
+        with self.lock:
+            if status is None:
+                self.path_fail.pop(path, None)
+            else:
+                self.path_fail[path] = status
 
     def set_endpoint(self, **kw):
         self.endpoints[0].update(kw)
@@ -77,6 +123,25 @@ class StripeStandin(Standin):
                          % (k[:8], k[-4:]))
         if req["method"] != "GET":
             return error(405, "invalid_request_error", "method not allowed")
+        with self.lock:
+            failing = self.path_fail.get(req["path"])
+        if failing is not None:
+            return error(failing, "api_error", "stand-in failure")
+        if req["path"].startswith("/v2/"):
+            if not req["headers"].get("stripe-version"):
+                return error(400, "invalid_request_error",
+                             "Stripe-Version header is required for /v2")
+            eid = req["path"][len("/v2/core/events/"):]
+            with self.lock:
+                ev = copy.deepcopy(self.v2events.get(eid))
+            if req["path"].startswith("/v2/core/events/") and ev is not None:
+                return (200, {"Request-Id": "req_standin"}, ev)
+            return error(404, "invalid_request_error", "No such event: '%s'" % eid,
+                         "resource_missing", "id")
+        with self.lock:
+            obj = copy.deepcopy(self.objects.get(req["path"]))
+        if obj is not None:
+            return (200, {"Request-Id": "req_standin"}, obj)
         if req["path"] == "/v1/events":
             return self.list(req["query"], self.live_events(), "/v1/events")
         if req["path"] == "/v1/webhook_endpoints":
