@@ -39,8 +39,7 @@ import time
 
 import harness
 
-from harness import (HarnessError, Server, Servers, Tap, bin_dir, check, check_eq,
-                     install_signal_cleanup, parallel)
+from harness import Server, check, check_eq, parallel, suite_main
 
 # How long a row may take to be processed to 'done'.
 DONE_TIMEOUT = 15.0
@@ -593,19 +592,8 @@ def run_provider_suite(spec, extra_cases, provider_env=None, vector=None,
     then run_failure_modes.  Titles are prefixed "<name>: ".  Returns the
     exit code."""
     p = spec.name + ": "
-    tap = Tap()
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok(p + "setup", e)
-        return tap.finish()
-    if not os.path.exists(os.path.join(bindir, spec.name + ".fcgi")):
-        tap.not_ok(p + "setup", "no %s.fcgi in %s" % (spec.name, bindir))
-        return tap.finish()
 
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
+    def run(tap, bindir, servers):
         if vector is not None:
             tap.run(p + vector[0], vector[1])
         srv = servers.add(Server(bindir, providers=[spec.name], name="main",
@@ -617,7 +605,8 @@ def run_provider_suite(spec, extra_cases, provider_env=None, vector=None,
             run_final(tap, spec, srv)
             srv.stop()
         run_failure_modes(tap, spec, bindir, servers)
-    return tap.finish()
+
+    return suite_main(spec.name, run, needs=(spec.name + ".fcgi",))
 
 
 def dumps_pretty(obj):

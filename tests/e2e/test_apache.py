@@ -22,8 +22,8 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (ApacheServer, HarnessError, Servers, Tap, bin_dir,  # noqa: E402
-                     check, check_eq, install_signal_cleanup, sign_stripe)
+from harness import (ApacheServer, check, check_eq, sign_stripe,  # noqa: E402
+                     suite_main)
 import cases  # noqa: E402
 from cases import expect_accepted, expect_duplicate, expect_error, no_row, one_row  # noqa: E402
 import test_stripe as ts  # noqa: E402
@@ -148,72 +148,56 @@ def vhost_log(srv):
     cases.case_sanitizers(srv)
 
 
-def main():
-    tap = Tap()
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("apache: setup", e)
-        return tap.finish()
-    missing = [p for p in ("stripe", "github")
-               if not os.path.exists(os.path.join(bindir, p + ".fcgi"))]
-    if missing:
-        tap.not_ok("apache: setup", "no %s in %s" % (missing, bindir))
-        return tap.finish()
+def run_cases(tap, bindir, servers):
+    # --- shared hosting: fcgid.htaccess, SetEnv in the docroot .htaccess
+    s3 = "whsec_" + os.urandom(16).hex()
+    srv = servers.add(ApacheServer(
+        bindir, mode="fcgid", providers=["stripe", "github"], name="shared",
+        provider_env={"stripe": {"IDEMHOOK_STRIPE_SECRET_2": "whsec_" + os.urandom(16).hex()}},
+        setenv={"IDEMHOOK_STRIPE_SECRET_3": s3}))
+    srv.secrets["stripe-3"] = s3  # must not be logged either
+    if tap.run("apache: mod_fcgid starts with the shipped fcgid.htaccess", srv.start):
+        cases.run_common(tap, STRIPE, srv)
+        stripe_cases(tap, srv, "apache: ")
+        tap.run("apache: stripe: a secret from SetEnv (request parameter) accepted",
+                setenv_secret, srv, s3)
+        cases.run_common(tap, GITHUB, srv)
+        tap.run("apache: github: 3 MB body accepted (host's FcgidMaxRequestLen 32 MiB)",
+                big_body, srv, GITHUB, 3 << 20, 200)
+        cases.run_final(tap, STRIPE, srv)
+        cases.run_final(tap, GITHUB, srv)
+        # after the log checks, which count requests per URL
+        tap.run("apache: /hooks/stripe/ and /hooks/stripe.fcgi reach the program",
+                program_urls, srv)
+        tap.run("apache: .htaccess allows only the programs: settings, stores (-wal, -shm, "
+                "any case), backups, swap and extensionless files -> 403",
+                denied_files, srv)
+        srv.stop()
 
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        # --- shared hosting: fcgid.htaccess, SetEnv in the docroot .htaccess
-        s3 = "whsec_" + os.urandom(16).hex()
-        srv = servers.add(ApacheServer(
-            bindir, mode="fcgid", providers=["stripe", "github"], name="shared",
-            provider_env={"stripe": {"IDEMHOOK_STRIPE_SECRET_2": "whsec_" + os.urandom(16).hex()}},
-            setenv={"IDEMHOOK_STRIPE_SECRET_3": s3}))
-        srv.secrets["stripe-3"] = s3  # must not be logged either
-        if tap.run("apache: mod_fcgid starts with the shipped fcgid.htaccess", srv.start):
-            cases.run_common(tap, STRIPE, srv)
-            stripe_cases(tap, srv, "apache: ")
-            tap.run("apache: stripe: a secret from SetEnv (request parameter) accepted",
-                    setenv_secret, srv, s3)
-            cases.run_common(tap, GITHUB, srv)
-            tap.run("apache: github: 3 MB body accepted (host's FcgidMaxRequestLen 32 MiB)",
-                    big_body, srv, GITHUB, 3 << 20, 200)
-            cases.run_final(tap, STRIPE, srv)
-            cases.run_final(tap, GITHUB, srv)
-            # after the log checks, which count requests per URL
-            tap.run("apache: /hooks/stripe/ and /hooks/stripe.fcgi reach the program",
-                    program_urls, srv)
-            tap.run("apache: .htaccess allows only the programs: settings, stores (-wal, -shm, "
-                    "any case), backups, swap and extensionless files -> 403",
-                    denied_files, srv)
-            srv.stop()
+    # --- a host that kept mod_fcgid's FcgidMaxRequestLen default
+    dflt = servers.add(ApacheServer(bindir, mode="fcgid", providers=["github"],
+                                    name="fcgid-default", max_request_len=None))
+    if tap.run("apache: starts with mod_fcgid's default FcgidMaxRequestLen", dflt.start):
+        tap.run("apache: github: 100 KB body accepted under the default limit",
+                big_body, dflt, GITHUB, 100 * 1024, 200)
+        tap.run("apache: github: 200 KB body -> 500 from mod_fcgid (default 131072), no row",
+                big_body, dflt, GITHUB, 200 * 1024, 500)
+        dflt.stop()
 
-        # --- a host that kept mod_fcgid's FcgidMaxRequestLen default
-        dflt = servers.add(ApacheServer(bindir, mode="fcgid", providers=["github"],
-                                        name="fcgid-default", max_request_len=None))
-        if tap.run("apache: starts with mod_fcgid's default FcgidMaxRequestLen", dflt.start):
-            tap.run("apache: github: 100 KB body accepted under the default limit",
-                    big_body, dflt, GITHUB, 100 * 1024, 200)
-            tap.run("apache: github: 200 KB body -> 500 from mod_fcgid (default 131072), no row",
-                    big_body, dflt, GITHUB, 200 * 1024, 500)
-            dflt.stop()
-
-        # --- a server you control: vhost.conf
-        vh = servers.add(ApacheServer(bindir, mode="vhost", providers=["stripe", "github"],
-                                      name="vhost"))
-        if tap.run("apache: starts with the shipped vhost.conf included", vh.start):
-            tap.run("apache: vhost: settings by FcgidInitialEnv: accepted, duplicate, forged",
-                    vhost_basics, vh)
-            tap.run("apache: vhost: github 3 MB body accepted (vhost.conf FcgidMaxRequestLen)",
-                    big_body, vh, GITHUB, 3 << 20, 200)
-            tap.run("apache: vhost: DB directory 0700 and file 0600 when created",
-                    cases.case_db_modes, STRIPE, vh)
-            tap.run("apache: vhost: log lines in the error log, no sanitizer reports",
-                    vhost_log, vh)
-            vh.stop()
-    return tap.finish()
+    # --- a server you control: vhost.conf
+    vh = servers.add(ApacheServer(bindir, mode="vhost", providers=["stripe", "github"],
+                                  name="vhost"))
+    if tap.run("apache: starts with the shipped vhost.conf included", vh.start):
+        tap.run("apache: vhost: settings by FcgidInitialEnv: accepted, duplicate, forged",
+                vhost_basics, vh)
+        tap.run("apache: vhost: github 3 MB body accepted (vhost.conf FcgidMaxRequestLen)",
+                big_body, vh, GITHUB, 3 << 20, 200)
+        tap.run("apache: vhost: DB directory 0700 and file 0600 when created",
+                cases.case_db_modes, STRIPE, vh)
+        tap.run("apache: vhost: log lines in the error log, no sanitizer reports",
+                vhost_log, vh)
+        vh.stop()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("apache", run_cases, needs=("stripe.fcgi", "github.fcgi")))

@@ -32,8 +32,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HarnessError, Server, Servers, Tap, bin_dir, check,  # noqa: E402
-                     check_eq, install_signal_cleanup)
+from harness import Server, check, check_eq, suite_main  # noqa: E402
 import reliability as R  # noqa: E402
 import harness  # noqa: E402
 
@@ -464,45 +463,35 @@ def crash(bindir, servers, tap, point):
     srv.cleanup()
 
 
-def main():
-    tap = Tap()
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("faults: setup", e)
-        return tap.finish()
-    servers = Servers()
-    install_signal_cleanup(servers)
+def run_cases(tap, bindir, servers):
     t = tap.run
-    with servers:
-        try:
-            t("faults: disk full -> 503 + Retry-After, never 200, cause logged; "
-              "same delivery accepted once space returns", disk_full, bindir, servers, tap)
-            t("faults: read-only filesystem -> 503 + Retry-After, cause logged; "
-              "accepted once writable", read_only, bindir, servers, tap)
-            t("faults: IDEMHOOK_DB directory cannot be created -> 503, cause logged; "
-              "accepted once it can", missing_dir, bindir, servers, tap)
-            t("faults: corrupted store file -> 503, cause logged, never 200",
-              corrupted, bindir, servers, tap)
-            t("faults: store of a newer schema -> 500, cause logged, nothing written",
-              newer_schema, bindir, servers, tap)
-            t("faults: write lock held past IDEMHOOK_BUSY_TIMEOUT_MS -> 503 on every "
-              "provider, accepted on retry", locked, bindir, servers, tap)
-            for point in ("before-commit", "after-commit", "processing"):
-                t("faults: receiver killed %s -> retry + idemhook work: every event "
-                  "one row, done, one effect, action run" % point,
-                  crash, bindir, servers, tap, point)
-        finally:
-            if hasattr(servers, "faults_tmp"):
-                servers.cleanup()
-                for d in ("full", "ro"):
-                    p = os.path.join(servers.faults_tmp, d)
-                    if os.path.ismount(p):
-                        umount(p)
-                import shutil
-                shutil.rmtree(servers.faults_tmp, ignore_errors=True)
-    return tap.finish()
+    try:
+        t("faults: disk full -> 503 + Retry-After, never 200, cause logged; "
+          "same delivery accepted once space returns", disk_full, bindir, servers, tap)
+        t("faults: read-only filesystem -> 503 + Retry-After, cause logged; "
+          "accepted once writable", read_only, bindir, servers, tap)
+        t("faults: IDEMHOOK_DB directory cannot be created -> 503, cause logged; "
+          "accepted once it can", missing_dir, bindir, servers, tap)
+        t("faults: corrupted store file -> 503, cause logged, never 200",
+          corrupted, bindir, servers, tap)
+        t("faults: store of a newer schema -> 500, cause logged, nothing written",
+          newer_schema, bindir, servers, tap)
+        t("faults: write lock held past IDEMHOOK_BUSY_TIMEOUT_MS -> 503 on every "
+          "provider, accepted on retry", locked, bindir, servers, tap)
+        for point in ("before-commit", "after-commit", "processing"):
+            t("faults: receiver killed %s -> retry + idemhook work: every event "
+              "one row, done, one effect, action run" % point,
+              crash, bindir, servers, tap, point)
+    finally:
+        if hasattr(servers, "faults_tmp"):
+            servers.cleanup()
+            for d in ("full", "ro"):
+                p = os.path.join(servers.faults_tmp, d)
+                if os.path.ismount(p):
+                    umount(p)
+            import shutil
+            shutil.rmtree(servers.faults_tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("faults", run_cases))

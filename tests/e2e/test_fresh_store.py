@@ -184,9 +184,5 @@ def cases(tap, bindir, servers):
             cgi_rounds(bindir))
 
 
-def main():
-    return suite_main("fresh store", cases)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("fresh store", cases))

@@ -22,9 +22,8 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (ASAAS_TOKEN_HEADER, PROVIDERS, HarnessError, Server,  # noqa: E402
-                     Servers, Tap, _children_of, bin_dir, check,
-                     install_signal_cleanup, program_of)
+from harness import (ASAAS_TOKEN_HEADER, PROVIDERS, Server,  # noqa: E402
+                     _children_of, check, program_of, suite_main)
 import reliability as R  # noqa: E402
 
 BAD_BODY = {p: (400, "error") for p in PROVIDERS}
@@ -578,43 +577,33 @@ def allow_cases(srv):
     check(not bad, "; ".join(bad))
 
 
-def main():
-    tap = Tap()
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("hostile: setup", e)
-        return tap.finish()
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        srv = servers.add(Server(bindir, name="hostile",
-                                 env={"IDEMHOOK_MODE": "worker"}))
-        if not tap.run("hostile: lighttpd starts with every provider", srv.start):
-            return tap.finish()
-        check_all = tap.run("hostile: every provider served", lambda: check(
-            sorted(srv.providers) == sorted(PROVIDERS), "served: %r" % srv.providers))
-        rows = table() if check_all else []
-        for row in rows:
-            tap.run("hostile: " + row.name, run_row, srv, row)
-        tap.run("hostile: events table intact after the SQL metacharacters", lambda: check(
-            R.count_rows(srv.db) > 0, "events table empty or gone"))
-        tap.run("hostile: no sanitizer reports", lambda: check(
-            not srv.sanitizer_reports(), "%r" % srv.sanitizer_reports()))
-        tap.diag("hostile: %d inputs tried across %d providers" % (len(rows), len(PROVIDERS)))
-        run_memory(tap, bindir, servers)
-        allow = servers.add(Server(bindir, name="allow", providers=["github", "shopify", "stripe"],
-                                   provider_env={
-                                       "github": {"IDEMHOOK_GITHUB_ALLOW_FROM":
-                                                  "192.0.2.0/24 2001:db8::/32"},
-                                       "shopify": {"IDEMHOOK_SHOPIFY_ALLOW_FROM":
-                                                   "140.82.112.0/20, 127.0.0.0/8"},
-                                       "stripe": {"IDEMHOOK_STRIPE_ALLOW_FROM": "127.0.0.1/33"}}))
-        if tap.run("allow-list: lighttpd starts", allow.start):
-            tap.run("allow-list: outside -> 403 unread, inside -> accepted, malformed -> 500",
-                    allow_cases, allow)
-    return tap.finish()
+def run_cases(tap, bindir, servers):
+    srv = servers.add(Server(bindir, name="hostile",
+                             env={"IDEMHOOK_MODE": "worker"}))
+    if not tap.run("hostile: lighttpd starts with every provider", srv.start):
+        return
+    check_all = tap.run("hostile: every provider served", lambda: check(
+        sorted(srv.providers) == sorted(PROVIDERS), "served: %r" % srv.providers))
+    rows = table() if check_all else []
+    for row in rows:
+        tap.run("hostile: " + row.name, run_row, srv, row)
+    tap.run("hostile: events table intact after the SQL metacharacters", lambda: check(
+        R.count_rows(srv.db) > 0, "events table empty or gone"))
+    tap.run("hostile: no sanitizer reports", lambda: check(
+        not srv.sanitizer_reports(), "%r" % srv.sanitizer_reports()))
+    tap.diag("hostile: %d inputs tried across %d providers" % (len(rows), len(PROVIDERS)))
+    run_memory(tap, bindir, servers)
+    allow = servers.add(Server(bindir, name="allow", providers=["github", "shopify", "stripe"],
+                               provider_env={
+                                   "github": {"IDEMHOOK_GITHUB_ALLOW_FROM":
+                                              "192.0.2.0/24 2001:db8::/32"},
+                                   "shopify": {"IDEMHOOK_SHOPIFY_ALLOW_FROM":
+                                               "140.82.112.0/20, 127.0.0.0/8"},
+                                   "stripe": {"IDEMHOOK_STRIPE_ALLOW_FROM": "127.0.0.1/33"}}))
+    if tap.run("allow-list: lighttpd starts", allow.start):
+        tap.run("allow-list: outside -> 403 unread, inside -> accepted, malformed -> 500",
+                allow_cases, allow)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("hostile", run_cases))
