@@ -1,13 +1,15 @@
 /*
  * store_unit.h -- what the store's unit tests share (test_store.c and
  * test_store_contract.c): the Stripe event they record, whose payload
- * holds a NUL byte so that a store keeping text instead of bytes fails.
+ * holds a NUL byte so that a store keeping text instead of bytes fails;
+ * and their question to store_replay_of().  Include after <cmocka.h>.
  */
 #ifndef IH_STORE_UNIT_H
 #define IH_STORE_UNIT_H
 
 #include <string.h>
 
+#include "ih.h"
 #include "store.h"
 
 /* A Stripe invoice.paid event with id id; payload and headers static. */
@@ -24,6 +26,22 @@ unit_event(const char *id)
 	ev.payload_len = 10;
 	ev.headers = "Stripe-Signature: t=1,v1=00\n";
 	return ev;
+}
+
+/*
+ * store_replay_of() for probe, with the shared header's line (or NULL),
+ * which must answer IH_OK; returns found (first filled when 1).
+ */
+static inline int
+unit_replay_of(struct store *st, struct store_txn *tx,
+    const struct event *probe, const char *line, struct store_first *first)
+{
+	char err[STORE_ERR_MAX];
+	int found = -1;
+
+	assert_int_equal(store_replay_of(st, tx, probe, line, &found, first,
+	    err, sizeof(err)), IH_OK);
+	return found;
 }
 
 #endif

@@ -623,7 +623,6 @@ replay_of(void **state)
 	struct store_result res;
 	struct store_first first;
 	char err[STORE_ERR_MAX];
-	int found = -1;
 
 	ev.provider = "shopify";
 	ev.event_type = "orders/create";
@@ -640,48 +639,32 @@ replay_of(void **state)
 	    sizeof(err)), IH_OK);
 	/* The earliest of the two, whatever the ids. */
 	probe.event_id = "evt_fp2";
-	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found,
-	    &first, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_replay_of(f->st, NULL, &probe, NULL, &first), 1);
 	assert_string_equal(first.event_id, "evt_fp1");
 	assert_string_equal(first.event_type, "orders/create");
 	assert_int_equal(first.same_action, 0);
 	/* Whether the first event carries the shared header's line. */
-	assert_int_equal(store_replay_of(f->st, NULL, &probe,
-	    "\nX-Shopify-Event-Id: act-1\n", &found, &first, err,
-	    sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_replay_of(f->st, NULL, &probe,
+	    "\nX-Shopify-Event-Id: act-1\n", &first), 1);
 	assert_int_equal(first.same_action, 1);
-	assert_int_equal(store_replay_of(f->st, NULL, &probe,
-	    "\nX-Shopify-Event-Id: act-2\n", &found, &first, err,
-	    sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_replay_of(f->st, NULL, &probe,
+	    "\nX-Shopify-Event-Id: act-2\n", &first), 1);
 	assert_int_equal(first.same_action, 0);
 	/* Found whatever the type: the provider decides. */
 	probe.event_type = "orders/create";
-	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found,
-	    &first, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_replay_of(f->st, NULL, &probe, NULL, &first), 1);
 	/* A known id (a duplicate), another body, no body. */
 	probe.event_id = "evt_fp1";
-	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found,
-	    &first, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
+	assert_int_equal(unit_replay_of(f->st, NULL, &probe, NULL, &first), 0);
 	probe.event_id = "evt_fp2";
 	probe.fingerprint = "bb22";
-	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found,
-	    &first, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
+	assert_int_equal(unit_replay_of(f->st, NULL, &probe, NULL, &first), 0);
 	probe.fingerprint = NULL;
-	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found,
-	    &first, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
+	assert_int_equal(unit_replay_of(f->st, NULL, &probe, NULL, &first), 0);
 	/* Another provider's identical body is not this one's. */
 	probe.fingerprint = "aa11";
 	probe.provider = "github";
-	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found,
-	    &first, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
+	assert_int_equal(unit_replay_of(f->st, NULL, &probe, NULL, &first), 0);
 	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM events"
 	    " WHERE fingerprint = 'aa11'"), 2);
 }
