@@ -30,11 +30,14 @@ A new provider, e.g. tests/e2e/test_github.py, needs little code:
     Print "ok - github: ... # SKIP no github.fcgi" if the binary is absent.
 """
 
+import atexit
 import contextlib
 import json
 import os
+import shutil
 import sqlite3
 import stat
+import tempfile
 import time
 
 import harness
@@ -106,6 +109,42 @@ def expect_json_status(r, value, what="response"):
     j = r.json()
     check(j == {"status": value}, "%s: expected body {\"status\":\"%s\"}, got %r"
           % (what, value, r.body[:300]))
+
+
+def action_folder(suite):
+    """The suite's own folder for its actions' output, writable by the
+    receivers whichever user they run as; removed when the suite exits."""
+    d = tempfile.mkdtemp(prefix="ih-%s-actions-" % suite)
+    os.chmod(d, 0o777)
+    atexit.register(shutil.rmtree, d, ignore_errors=True)
+    return d
+
+
+def echo_action(pattern, out):
+    """An action for the types pattern matches that adds a line, the
+    event's id, to the file out at each run."""
+    return '%s cat >/dev/null; echo "$IDEMHOOK_EVENT_ID" >> %s' % (pattern, out)
+
+
+def expect_stored(r, want, srv, spec, eid, what):
+    """want 200: r accepted and eid stored once; else r the error want
+    and nothing stored."""
+    if want == 200:
+        expect_accepted(r, what)
+        one_row(srv, spec, eid)
+    else:
+        expect_error(r, want, what)
+        no_row(srv, spec, eid)
+
+
+def note_refused(bad, r, status, srv, provider, event_id, what):
+    """For a case that tries many bad inputs and reports them together:
+    adds to the list bad what went wrong unless r is status and nothing
+    was stored under event_id (as the store keeps it)."""
+    if r.status != status:
+        bad.append("%s -> %d, expected %d: %r" % (what, r.status, status, r.body[:80]))
+    elif srv.rows(provider, event_id):
+        bad.append("%s: row written" % what)
 
 
 def expect_error(r, code, what="response"):
