@@ -101,16 +101,15 @@ test_malformed_header(void **state)
 static void
 test_secrets(void **state)
 {
-	const char *const rot[] = { "old", V_SECRET, NULL };
-	const char *const rot2[] = { V_SECRET, "new", NULL };
-	const char *const wrong[] = { "old", "new", "test_secret_ke", NULL };
-	const char *const none[] = { NULL };
+	static const struct unit_secrets t[] = {
+		{ { "old", V_SECRET, NULL }, IH_OK },
+		{ { V_SECRET, "new", NULL }, IH_OK },
+		{ { "old", "new", "test_secret_ke", NULL }, IH_EAUTH },
+		{ { NULL }, IH_EAUTH },
+	};
 
 	(void)state;
-	assert_int_equal(check(V_HMAC, V_BODY, rot), IH_OK);
-	assert_int_equal(check(V_HMAC, V_BODY, rot2), IH_OK);
-	assert_int_equal(check(V_HMAC, V_BODY, wrong), IH_EAUTH);
-	assert_int_equal(check(V_HMAC, V_BODY, none), IH_EAUTH);
+	unit_check_secrets(check, V_HMAC, V_BODY, t, sizeof(t) / sizeof(t[0]));
 }
 
 /* An empty body is refused even with its correct HMAC. */
@@ -223,21 +222,8 @@ test_check_topic(void **state)
 static int
 repeat(const char *first, int same_action, const char *topic)
 {
-	struct store_first f;
-	struct event ev;
-	const char *why = NULL;
-	int ok;
-
-	memset(&f, 0, sizeof(f));
-	memset(&ev, 0, sizeof(ev));
-	snprintf(f.event_id, sizeof(f.event_id), "wh-1");
-	snprintf(f.event_type, sizeof(f.event_type), "%s", first);
-	f.same_action = same_action;
-	ev.event_id = "wh-2";
-	ev.event_type = topic;
-	ok = shopify_repeat_ok(&f, &ev, &why);
-	assert_true(ok || why != NULL);
-	return ok;
+	return unit_repeat(&shopify_provider, "wh-1", first, same_action,
+	    "wh-2", topic);
 }
 
 static void
