@@ -29,6 +29,44 @@ unit_event(const char *id)
 }
 
 /*
+ * Records ev at 1000, 2000 and 3000: received the first time, then
+ * duplicates of the same row, the last one counting 2.
+ */
+static inline void
+unit_record_thrice(struct store *st, const struct event *ev)
+{
+	struct store_result r1, r2, r3;
+	char err[STORE_ERR_MAX];
+
+	assert_int_equal(store_record(st, NULL, ev, 1000, &r1, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(r1.duplicate, 0);
+	assert_string_equal(r1.status, "received");
+	assert_int_equal(store_record(st, NULL, ev, 2000, &r2, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(r2.duplicate, 1);
+	assert_int_equal(r2.rowid, r1.rowid);
+	assert_int_equal(store_record(st, NULL, ev, 3000, &r3, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(r3.duplicates, 2);
+}
+
+/* Records ev in a transaction, then rolls it back. */
+static inline void
+unit_record_rolled_back(struct store *st, const struct event *ev)
+{
+	struct store_txn *tx = NULL;
+	struct store_result r;
+	char err[STORE_ERR_MAX];
+
+	assert_int_equal(store_begin(st, STORE_DURABLE, &tx, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_record(st, tx, ev, 1000, &r, err,
+	    sizeof(err)), IH_OK);
+	store_rollback(tx);
+}
+
+/*
  * store_replay_of() for probe, with the shared header's line (or NULL),
  * which must answer IH_OK; returns found (first filled when 1).
  */

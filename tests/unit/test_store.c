@@ -104,20 +104,10 @@ record_then_duplicate(void **state)
 {
 	struct fixture *f = *state;
 	struct event ev = unit_event("evt_1");
-	struct store_result r1, r2, r3;
+	struct store_result r1;
 	char err[STORE_ERR_MAX];
 
-	assert_int_equal(store_record(f->st, NULL, &ev, 1000, &r1, err,
-	    sizeof(err)), IH_OK);
-	assert_int_equal(r1.duplicate, 0);
-	assert_string_equal(r1.status, "received");
-	assert_int_equal(store_record(f->st, NULL, &ev, 2000, &r2, err,
-	    sizeof(err)), IH_OK);
-	assert_int_equal(r2.duplicate, 1);
-	assert_int_equal(r2.rowid, r1.rowid);
-	assert_int_equal(store_record(f->st, NULL, &ev, 3000, &r3, err,
-	    sizeof(err)), IH_OK);
-	assert_int_equal(r3.duplicates, 2);
+	unit_record_thrice(f->st, &ev);
 	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM events"),
 	    1);
 	/* The payload is kept byte for byte, NUL included. */
@@ -135,17 +125,10 @@ record_then_duplicate(void **state)
 static void
 rollback_leaves_nothing(void **state)
 {
-	struct store_txn *tx = NULL;
 	struct fixture *f = *state;
 	struct event ev = unit_event("evt_rb");
-	struct store_result r;
-	char err[STORE_ERR_MAX];
 
-	assert_int_equal(store_begin(f->st, STORE_DURABLE, &tx, err,
-	    sizeof(err)), IH_OK);
-	assert_int_equal(store_record(f->st, tx, &ev, 1000, &r, err,
-	    sizeof(err)), IH_OK);
-	store_rollback(tx);
+	unit_record_rolled_back(f->st, &ev);
 	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM events "
 	    "WHERE event_id = 'evt_rb'"), 0);
 }

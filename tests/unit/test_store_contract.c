@@ -92,21 +92,11 @@ record_and_duplicate(void **state)
 {
 	struct unit_store *f = *state;
 	struct event ev = unit_event("evt_1");
-	struct store_result r1, r2, r3;
+	struct store_result r1;
 	struct seen s;
 	char err[STORE_ERR_MAX];
 
-	assert_int_equal(store_record(f->st, NULL, &ev, 1000, &r1, err,
-	    sizeof(err)), IH_OK);
-	assert_int_equal(r1.duplicate, 0);
-	assert_string_equal(r1.status, "received");
-	assert_int_equal(store_record(f->st, NULL, &ev, 2000, &r2, err,
-	    sizeof(err)), IH_OK);
-	assert_int_equal(r2.duplicate, 1);
-	assert_int_equal(r2.rowid, r1.rowid);
-	assert_int_equal(store_record(f->st, NULL, &ev, 3000, &r3, err,
-	    sizeof(err)), IH_OK);
-	assert_int_equal(r3.duplicates, 2);
+	unit_record_thrice(f->st, &ev);
 	assert_int_equal(count(f->st, NULL), 1);
 	s = show(f->st, "evt_1");
 	assert_int_equal(s.duplicates, 2);
@@ -123,15 +113,9 @@ rollback_leaves_nothing(void **state)
 {
 	struct unit_store *f = *state;
 	struct event ev = unit_event("evt_rb");
-	struct store_result r;
-	struct store_txn *tx;
 	char err[STORE_ERR_MAX];
 
-	assert_int_equal(store_begin(f->st, STORE_DURABLE, &tx, err,
-	    sizeof(err)), IH_OK);
-	assert_int_equal(store_record(f->st, tx, &ev, 1000, &r, err,
-	    sizeof(err)), IH_OK);
-	store_rollback(tx);
+	unit_record_rolled_back(f->st, &ev);
 	assert_int_equal(count(f->st, NULL), 0);
 	/* Effects need a transaction. */
 	assert_int_equal(store_effect(f->st, NULL, NULL, "x", 1, err,
