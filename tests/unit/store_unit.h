@@ -51,6 +51,24 @@ unit_record_thrice(struct store *st, const struct event *ev)
 	assert_int_equal(r3.duplicates, 2);
 }
 
+/*
+ * store_claim() outside a transaction, which must answer IH_OK: for
+ * provider (NULL: any), row rowid (0: the next due one), by owner at
+ * now_ms with a lease of lease_ms.  Returns found (job filled when 1).
+ */
+static inline int
+unit_claim(struct store *st, const char *provider, int64_t rowid,
+    const char *owner, int64_t now_ms, int64_t lease_ms,
+    struct store_job *job)
+{
+	char err[STORE_ERR_MAX];
+	int found = -1;
+
+	assert_int_equal(store_claim(st, NULL, provider, rowid, owner, now_ms,
+	    lease_ms, job, &found, err, sizeof(err)), IH_OK);
+	return found;
+}
+
 /* Records ev in a transaction, then rolls it back. */
 static inline void
 unit_record_rolled_back(struct store *st, const struct event *ev)

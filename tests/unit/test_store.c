@@ -251,24 +251,17 @@ claim_lease_and_moves(void **state)
 	struct store_result r;
 	struct store_job a, b;
 	char err[STORE_ERR_MAX];
-	int found;
 
 	assert_int_equal(store_record(f->st, NULL, &ev, 1000, &r, err,
 	    sizeof(err)), IH_OK);
-	assert_int_equal(store_claim(f->st, NULL, "stripe", 0, "A", 2000, 100, &a,
-	    &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, "stripe", 0, "A", 2000, 100, &a), 1);
 	assert_int_equal(a.ev.attempt, 1);
 	assert_int_equal(a.seq, 1);
 	assert_int_equal(a.ev.payload_len, 10);
 	/* Held under a lease: nobody else gets it. */
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", 2050, 100, &b,
-	    &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "B", 2050, 100, &b), 0);
 	/* The lease expires: B takes it over, and A can no longer finish. */
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", 2100, 100, &b,
-	    &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "B", 2100, 100, &b), 1);
 	assert_int_equal(b.ev.attempt, 2);
 	assert_int_equal(store_complete(f->st, NULL, &a, "A", 2150, err,
 	    sizeof(err)), IH_ENOTFOUND);
@@ -278,14 +271,10 @@ claim_lease_and_moves(void **state)
 	assert_int_equal(store_fail(f->st, NULL, &b, "B", "boom", 5000, 0, 2200, err,
 	    sizeof(err)), IH_OK);
 	store_job_free(&a);
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "C", 4999, 100, &a,
-	    &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "C", 4999, 100, &a), 0);
 	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM events "
 	    "WHERE status = 'failed' AND last_error = 'boom'"), 1);
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "C", 5000, 100, &a,
-	    &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "C", 5000, 100, &a), 1);
 	assert_int_equal(a.seq, 3);
 	assert_int_equal(store_complete(f->st, NULL, &a, "C", 5100, err,
 	    sizeof(err)), IH_OK);
@@ -308,28 +297,22 @@ renew_lost_and_forget(void **state)
 	struct store_result r;
 	struct store_job a, b;
 	char err[STORE_ERR_MAX];
-	int found;
 
 	assert_int_equal(store_record(f->st, NULL, &ev, 1000, &r, err,
 	    sizeof(err)), IH_OK);
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "A", 2000, 100, &a,
-	    &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "A", 2000, 100, &a), 1);
 	/* Renewed from now: the lease outlasts the claim's 2100. */
 	assert_int_equal(store_renew(f->st, NULL, &a, "A", 60000, err, sizeof(err)),
 	    IH_OK);
 	assert_int_equal(count_rows(f->path, "SELECT lease_until > 2100 FROM "
 	    "events"), 1);
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", 2200, 100, &b,
-	    &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "B", 2200, 100, &b), 0);
 	/* Another holder's renewal changes nothing. */
 	assert_int_equal(store_renew(f->st, NULL, &a, "B", 100, err, sizeof(err)),
 	    IH_ENOTFOUND);
 	/* A's lease is taken over: A's renewal fails, its row is closed. */
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", clock_wall_ms() +
-	    120000, 100, &b, &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "B", clock_wall_ms() +
+	    120000, 100, &b), 1);
 	assert_int_equal(store_renew(f->st, NULL, &a, "A", 60000, err, sizeof(err)),
 	    IH_ENOTFOUND);
 	assert_int_equal(store_attempt_lost(f->st, NULL, &a, 3000, err,
@@ -357,7 +340,6 @@ order_key_waits(void **state)
 	struct store_result r;
 	struct store_job j;
 	char err[STORE_ERR_MAX];
-	int found;
 
 	e1.order_key = e2.order_key = "pay_1";
 	assert_int_equal(store_record(f->st, NULL, &e1, 1000, &r, err,
@@ -365,19 +347,15 @@ order_key_waits(void **state)
 	assert_int_equal(store_record(f->st, NULL, &e2, 1001, &r, err,
 	    sizeof(err)), IH_OK);
 	/* The later event waits while the earlier one is not finished. */
-	assert_int_equal(store_claim(f->st, NULL, NULL, r.rowid, "A", 2000, 100, &j,
-	    &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "A", 2000, 100, &j,
-	    &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, NULL, r.rowid, "A", 2000, 100, &j),
+	    0);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "A", 2000, 100, &j), 1);
 	assert_string_equal(j.ev.event_id, "evt_o1");
 	assert_int_equal(store_complete(f->st, NULL, &j, "A", 2001, err,
 	    sizeof(err)), IH_OK);
 	store_job_free(&j);
-	assert_int_equal(store_claim(f->st, NULL, NULL, r.rowid, "A", 2002, 100, &j,
-	    &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, NULL, r.rowid, "A", 2002, 100, &j),
+	    1);
 	store_job_free(&j);
 }
 

@@ -203,7 +203,6 @@ claim_lease_and_takeover(void **state)
 	struct store_result r;
 	struct store_job a, b, c;
 	char err[STORE_ERR_MAX];
-	int found;
 
 	assert_int_equal(store_record(f->st, NULL, &ev, 1000, &r, err,
 	    sizeof(err)), IH_OK);
@@ -211,21 +210,16 @@ claim_lease_and_takeover(void **state)
 	 * A lease of 2 s: SQLite runs it on the times given, PostgreSQL on
 	 * the server's clock (issue 24), so the test waits it out for real.
 	 */
-	assert_int_equal(store_claim(f->st, NULL, "stripe", 0, "A", 1000,
-	    2000, &a, &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, "stripe", 0, "A", 1000, 2000, &a),
+	    1);
 	assert_int_equal(a.ev.attempt, 1);
 	assert_int_equal(a.ev.payload_len, 10);
 	assert_memory_equal(a.ev.payload, "{\"a\":\"\0b\"}", 10);
 	/* Held: nothing else is due before the lease ends. */
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", 2000, 5000,
-	    &b, &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "B", 2000, 5000, &b), 0);
 	usleep(2100 * 1000);
 	/* Expired: B takes it over; A can neither complete nor fail it. */
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", 7000, 5000,
-	    &b, &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "B", 7000, 5000, &b), 1);
 	assert_int_equal(b.ev.attempt, 2);
 	assert_int_equal(store_complete(f->st, NULL, &a, "A", 7100, err,
 	    sizeof(err)), IH_ENOTFOUND);
@@ -239,12 +233,8 @@ claim_lease_and_takeover(void **state)
 	    7200, err, sizeof(err)), IH_OK);
 	assert_string_equal(show(f->st, "evt_c").status, "failed");
 	/* Failed: due again at its time only. */
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "C", 7500, 5000,
-	    &c, &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "C", 8000, 5000,
-	    &c, &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "C", 7500, 5000, &c), 0);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "C", 8000, 5000, &c), 1);
 	assert_int_equal(store_complete(f->st, NULL, &c, "C", 8100, err,
 	    sizeof(err)), IH_OK);
 	assert_string_equal(show(f->st, "evt_c").status, "done");
@@ -262,7 +252,7 @@ complete_with_effects(void **state)
 	struct store_job job;
 	struct store_txn *tx;
 	char err[STORE_ERR_MAX];
-	int found, due;
+	int due;
 
 	assert_int_equal(store_begin(f->st, STORE_DURABLE, &tx, err,
 	    sizeof(err)), IH_OK);
@@ -285,9 +275,7 @@ complete_with_effects(void **state)
 	assert_int_equal(store_commit(tx, err, sizeof(err)), IH_OK);
 	assert_string_equal(show(f->st, "evt_e").status, "done");
 	store_job_free(&job);
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "x", 9000, 5000,
-	    &job, &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "x", 9000, 5000, &job), 0);
 }
 
 static void
@@ -310,14 +298,10 @@ order_key_waits(void **state)
 	    &a, &found, err, sizeof(err)), IH_OK);
 	assert_string_equal(a.ev.event_id, "evt_o1");
 	/* The second waits while the first is being processed. */
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", 2000, 5000,
-	    &b, &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "B", 2000, 5000, &b), 0);
 	assert_int_equal(store_complete(f->st, NULL, &a, "A", 2100, err,
 	    sizeof(err)), IH_OK);
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", 2200, 5000,
-	    &b, &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "B", 2200, 5000, &b), 1);
 	assert_string_equal(b.ev.event_id, "evt_o2");
 	store_job_free(&a);
 	store_job_free(&b);
@@ -372,9 +356,7 @@ requeue_and_purge(void **state)
 	    &cnt, err, sizeof(err)), IH_OK);
 	assert_int_equal(cnt, 1);
 	assert_string_equal(show(f->st, "evt_r").status, "received");
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "A", 2100, 5000,
-	    &job, &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "A", 2100, 5000, &job), 1);
 	assert_int_equal(store_complete(f->st, NULL, &job, "A", 2200, err,
 	    sizeof(err)), IH_OK);
 	store_job_free(&job);
@@ -626,7 +608,6 @@ console_reads(void **state)
 	struct seen s;
 	char err[STORE_ERR_MAX], counts[256] = "";
 	int64_t next, last;
-	int found;
 
 	assert_int_equal(store_record(f->st, NULL, &ev, 1000, &r, err,
 	    sizeof(err)), IH_OK);
@@ -637,9 +618,8 @@ console_reads(void **state)
 	ev.provider = "github";
 	assert_int_equal(store_record(f->st, NULL, &ev, 3000, &r, err,
 	    sizeof(err)), IH_OK);
-	assert_int_equal(store_claim(f->st, NULL, "stripe", 0, "A", 4000,
-	    5000, &job, &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, "stripe", 0, "A", 4000, 5000, &job),
+	    1);
 	assert_int_equal(store_complete(f->st, NULL, &job, "A", 4500, err,
 	    sizeof(err)), IH_OK);
 	store_job_free(&job);
