@@ -33,25 +33,44 @@ STRIPE = ts.SPEC
 GITHUB = GithubSpec()
 
 
+# The Stripe cases of test_stripe.py's main server that need no special
+# server settings: (title, case, arguments after the server).
+STRIPE_CASES = [
+    ("header generated like stripe-python (UTF-8 body) accepted", ts.sdk_style),
+    ("retry re-signed with a new timestamp -> duplicate", ts.resigned_retry),
+    ("several v1, one junk -> accepted", ts.multi_v1_junk),
+    ("v0 only (even with a correct MAC) -> 401", ts.v0_only),
+    ("malformed Stripe-Signature variants -> 401", ts.malformed_headers),
+    ("body altered after signing -> 401", ts.tampered_body),
+    ("stale timestamp t-302 -> 401", ts.timestamp_case, -302, 401),
+    ("t-290 inside the default tolerance -> accepted", ts.timestamp_case, -290, 200),
+    ("rotation: IDEMHOOK_STRIPE_SECRET and _2 both accepted", ts.rotation),
+    ("empty body -> 400", ts.empty_body),
+    ("missing id -> 400", ts.missing_id),
+    ("JSON followed by trailing bytes -> 400", ts.trailing_garbage),
+    ("multi-byte UTF-8 body stored byte-identical", ts.utf8_body),
+    ("header name in lower case accepted", ts.lowercase_header),
+]
+
+
 def stripe_cases(tap, srv, prefix):
-    """The Stripe cases of test_stripe.py's main server that need no
-    special server settings."""
-    t = tap.run
-    p = prefix + "stripe: "
-    t(p + "header generated like stripe-python (UTF-8 body) accepted", ts.sdk_style, srv)
-    t(p + "retry re-signed with a new timestamp -> duplicate", ts.resigned_retry, srv)
-    t(p + "several v1, one junk -> accepted", ts.multi_v1_junk, srv)
-    t(p + "v0 only (even with a correct MAC) -> 401", ts.v0_only, srv)
-    t(p + "malformed Stripe-Signature variants -> 401", ts.malformed_headers, srv)
-    t(p + "body altered after signing -> 401", ts.tampered_body, srv)
-    t(p + "stale timestamp t-302 -> 401", ts.timestamp_case, srv, -302, 401)
-    t(p + "t-290 inside the default tolerance -> accepted", ts.timestamp_case, srv, -290, 200)
-    t(p + "rotation: IDEMHOOK_STRIPE_SECRET and _2 both accepted", ts.rotation, srv)
-    t(p + "empty body -> 400", ts.empty_body, srv)
-    t(p + "missing id -> 400", ts.missing_id, srv)
-    t(p + "JSON followed by trailing bytes -> 400", ts.trailing_garbage, srv)
-    t(p + "multi-byte UTF-8 body stored byte-identical", ts.utf8_body, srv)
-    t(p + "header name in lower case accepted", ts.lowercase_header, srv)
+    """STRIPE_CASES on srv, each titled prefix + "stripe: " + title."""
+    for title, fn, *args in STRIPE_CASES:
+        tap.run(prefix + "stripe: " + title, fn, srv, *args)
+
+
+def setenv_server(servers, bindir, mode, name):
+    """A server for stripe and github in mode, with a second Stripe
+    secret in the provider's environment and a third given only by
+    SetEnv (kept in srv.secrets, so that it must not be logged either).
+    Returns the server and that third secret."""
+    s3 = "whsec_" + os.urandom(16).hex()
+    srv = servers.add(ApacheServer(
+        bindir, mode=mode, providers=["stripe", "github"], name=name,
+        provider_env={"stripe": {"IDEMHOOK_STRIPE_SECRET_2": "whsec_" + os.urandom(16).hex()}},
+        setenv={"IDEMHOOK_STRIPE_SECRET_3": s3}))
+    srv.secrets["stripe-3"] = s3
+    return srv, s3
 
 
 def setenv_secret(srv, secret):
@@ -150,12 +169,7 @@ def vhost_log(srv):
 
 def run_cases(tap, bindir, servers):
     # --- shared hosting: fcgid.htaccess, SetEnv in the docroot .htaccess
-    s3 = "whsec_" + os.urandom(16).hex()
-    srv = servers.add(ApacheServer(
-        bindir, mode="fcgid", providers=["stripe", "github"], name="shared",
-        provider_env={"stripe": {"IDEMHOOK_STRIPE_SECRET_2": "whsec_" + os.urandom(16).hex()}},
-        setenv={"IDEMHOOK_STRIPE_SECRET_3": s3}))
-    srv.secrets["stripe-3"] = s3  # must not be logged either
+    srv, s3 = setenv_server(servers, bindir, "fcgid", "shared")
     if tap.run("apache: mod_fcgid starts with the shipped fcgid.htaccess", srv.start):
         cases.run_common(tap, STRIPE, srv)
         stripe_cases(tap, srv, "apache: ")

@@ -19,7 +19,7 @@ import cases  # noqa: E402
 from cases import as_bytes, expect_accepted, expect_error, no_row, one_row  # noqa: E402
 import test_stripe as ts  # noqa: E402
 from test_apache import (GITHUB, STRIPE, denied_files, program_urls,  # noqa: E402
-                         setenv_secret, stripe_cases)
+                         setenv_secret, setenv_server, stripe_cases)
 
 
 def cgi_chunked(spec, srv):
@@ -110,12 +110,7 @@ def slow_action_detached(srv):
 
 
 def run_cases(tap, bindir, servers):
-    s3 = "whsec_" + os.urandom(16).hex()
-    srv = servers.add(ApacheServer(
-        bindir, mode="cgi", providers=["stripe", "github"], name="cgi",
-        provider_env={"stripe": {"IDEMHOOK_STRIPE_SECRET_2": "whsec_" + os.urandom(16).hex()}},
-        setenv={"IDEMHOOK_STRIPE_SECRET_3": s3}))
-    srv.secrets["stripe-3"] = s3
+    srv, s3 = setenv_server(servers, bindir, "cgi", "cgi")
     if tap.run("Apache mod_cgid starts with the shipped cgi.htaccess", srv.start):
         run_common_cgi(tap, STRIPE, srv)
         stripe_cases(tap, srv, "")

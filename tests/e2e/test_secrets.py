@@ -369,6 +369,17 @@ def check_action_env(srv, col, dump_dir, pass_value, hidden_value, what):
     check(not bad, "%s: variables an action must not get: %s" % (what, "; ".join(bad[:6])))
 
 
+def env_seen(srv, col, dump_dir, pass_value, hidden, label):
+    """Starts srv (its secrets looked for), checks what its actions saw,
+    collects its output and removes it."""
+    for p in srv.providers:
+        col.secret(srv.secrets[p])
+    srv.start()
+    check_action_env(srv, col, dump_dir, pass_value, hidden, label)
+    col.server_output(srv)
+    srv.cleanup()
+
+
 def run_action_env(bindir, servers, col, tap):
     pass_value = "pass-" + os.urandom(6).hex()
     hidden = "hidden-" + os.urandom(6).hex()
@@ -378,12 +389,7 @@ def run_action_env(bindir, servers, col, tap):
     os.makedirs(dump_dir)
     srv.env.update(action_settings(dump_dir))
     srv.env.update({PASS_NAME: pass_value, HIDDEN_NAME: hidden})
-    for p in srv.providers:
-        col.secret(srv.secrets[p])
-    srv.start()
-    check_action_env(srv, col, dump_dir, pass_value, hidden, "lighttpd")
-    col.server_output(srv)
-    srv.cleanup()
+    env_seen(srv, col, dump_dir, pass_value, hidden, "lighttpd")
     # Plain CGI: the environment also holds the request's headers and the
     # CGI variables, and a secret given by SetEnv.
     s3 = col.secret("whsec_" + os.urandom(16).hex())
@@ -393,12 +399,7 @@ def run_action_env(bindir, servers, col, tap):
                                            PASS_NAME: pass_value, HIDDEN_NAME: hidden}))
     dump_dir = cgi.store_dir
     cgi.env.update(action_settings(dump_dir))
-    for p in cgi.providers:
-        col.secret(cgi.secrets[p])
-    cgi.start()
-    check_action_env(cgi, col, dump_dir, pass_value, hidden, "cgi")
-    col.server_output(cgi)
-    cgi.cleanup()
+    env_seen(cgi, col, dump_dir, pass_value, hidden, "cgi")
     no_leaks(col)
 
 
