@@ -134,16 +134,26 @@ def json_status(out):
         return None
 
 
+def new_signed(srv, p, tag):
+    """A new event of provider p (its id tagged tag): (body, signed headers)."""
+    eid = R.new_eid(p, tag)
+    body = body_with(p, eid)
+    return body, R.sign(srv, p, eid, body)
+
+
+def answer(srv, data, **kw):
+    """Sends data as it is: (HTTP status, the JSON status, the whole answer)."""
+    st, out = raw(srv, data, **kw)
+    return st, json_status(out), out
+
+
 def cl_longer(p, close):
     """Content-Length announces more than is sent; the client then closes
     (or half-closes and waits)."""
     def send(srv):
-        eid = R.new_eid(p, "cllong")
-        body = body_with(p, eid)
-        h = R.sign(srv, p, eid, body)
-        st, out = raw(srv, head_bytes(p, h, len(body) + 100) + body, half_close=not close,
+        body, h = new_signed(srv, p, "cllong")
+        return answer(srv, head_bytes(p, h, len(body) + 100) + body, half_close=not close,
                       timeout=1.0 if close else 6.0)
-        return st, json_status(out), out
     return send
 
 
@@ -157,56 +167,43 @@ def cl_shorter(p, sign_announced):
         send.body = body
         extra = b'{"id":"evt_smuggled","type":"x"}' + b"Z" * 200
         h = R.sign(srv, p, eid, body if sign_announced else body + extra)
-        st, out = raw(srv, head_bytes(p, h, len(body)) + body + extra)
-        return st, json_status(out), out
+        return answer(srv, head_bytes(p, h, len(body)) + body + extra)
     send.eid = R.new_eid(p, "clshort")
     return send
 
 
 def cl_header(p, value):
     def send(srv):
-        eid = R.new_eid(p, "clbad")
-        body = body_with(p, eid)
-        h = R.sign(srv, p, eid, body)
+        body, h = new_signed(srv, p, "clbad")
         h["Content-Length"] = value
-        st, out = raw(srv, head_bytes(p, h, None) + body)
-        return st, json_status(out), out
+        return answer(srv, head_bytes(p, h, None) + body)
     return send
 
 
 def no_length_http10(p):
     def send(srv):
-        eid = R.new_eid(p, "nolen")
-        body = body_with(p, eid)
-        h = R.sign(srv, p, eid, body)
+        body, h = new_signed(srv, p, "nolen")
         data = ("POST /hooks/%s HTTP/1.0\r\nHost: x\r\nContent-Type: application/json\r\n"
                 % p).encode() + "".join("%s: %s\r\n" % kv for kv in h.items()).encode() \
             + b"\r\n" + body
-        st, out = raw(srv, data, half_close=True)
-        return st, json_status(out), out
+        return answer(srv, data, half_close=True)
     return send
 
 
 def bad_chunked(p, chunks):
     def send(srv):
-        eid = R.new_eid(p, "badchunk")
-        body = body_with(p, eid)
-        h = R.sign(srv, p, eid, body)
+        body, h = new_signed(srv, p, "badchunk")
         h["Transfer-Encoding"] = "chunked"
-        st, out = raw(srv, head_bytes(p, h, None) + chunks(body), half_close=True)
-        return st, json_status(out), out
+        return answer(srv, head_bytes(p, h, None) + chunks(body), half_close=True)
     return send
 
 
 def huge_header(p, size, count=1):
     def send(srv):
-        eid = R.new_eid(p, "hugehdr")
-        body = body_with(p, eid)
-        h = R.sign(srv, p, eid, body)
+        body, h = new_signed(srv, p, "hugehdr")
         for i in range(count):
             h["X-Filler-%d" % i] = "a" * size
-        st, out = raw(srv, head_bytes(p, h, len(body)) + body)
-        return st, json_status(out), out
+        return answer(srv, head_bytes(p, h, len(body)) + body)
     return send
 
 
