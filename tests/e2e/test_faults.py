@@ -97,6 +97,21 @@ def cause_logged(srv, status, words, what):
     return hit[-1]
 
 
+def refused_twice(srv, provider, tag, what, words, cause_what):
+    """Starts srv; two deliveries of one event each answered 503 (what
+    says under which fault), the cause logged (words, see cause_logged);
+    removes srv.  Returns the delivery, for its retry once the fault is
+    gone."""
+    srv.start()
+    d = R.delivery(srv, provider, tag=tag)
+    for attempt in (1, 2):
+        expect_503(R.delivery(srv, provider, eid=d.eid).post(srv),
+                   "attempt %d %s" % (attempt, what))
+    cause_logged(srv, 503, words, cause_what)
+    srv.cleanup()
+    return d
+
+
 def post_until_recorded(srv, d, what, tries=20):
     """Posts d, re-sending it (freshly signed) as a provider would while
     the answer is a 5xx, e.g. lighttpd's own 500/503 while it restarts a
@@ -247,14 +262,9 @@ def read_only(bindir, servers, tap):
             else:
                 chmod_ro(frozen, True)
         srv = servers.add(Server(bindir, providers=["stripe"], name="ro", db=db))
-        srv.start()
-        d = R.delivery(srv, "stripe", tag="ro")
-        for attempt in (1, 2):
-            expect_503(R.delivery(srv, "stripe", eid=d.eid).post(srv),
-                       "attempt %d on a read-only store" % attempt)
-        cause_logged(srv, 503, ("read-only", "readonly", "read only", "not permitted",
-                                "unable to open", "permission denied"), "read-only store")
-        srv.cleanup()
+        d = refused_twice(srv, "stripe", "ro", "on a read-only store",
+                          ("read-only", "readonly", "read only", "not permitted",
+                           "unable to open", "permission denied"), "read-only store")
         if mounted:
             remount(base, "rw")
         elif os.geteuid() == 0:
@@ -287,14 +297,10 @@ def missing_dir(bindir, servers, tap):
         f.write("a regular file where a directory should be\n")
     db = os.path.join(blocker, "data", "events.db")
     srv = servers.add(Server(bindir, providers=["asaas"], name="nodir", db=db))
-    srv.start()
-    d = R.delivery(srv, "asaas", tag="nodir")
-    for attempt in (1, 2):
-        expect_503(R.delivery(srv, "asaas", eid=d.eid).post(srv),
-                   "attempt %d with IDEMHOOK_DB under a path that cannot be created" % attempt)
-    cause_logged(srv, 503, ("directory", "not a directory", "cannot create"),
-                 "uncreatable directory")
-    srv.cleanup()
+    d = refused_twice(srv, "asaas", "nodir",
+                      "with IDEMHOOK_DB under a path that cannot be created",
+                      ("directory", "not a directory", "cannot create"),
+                      "uncreatable directory")
     # The operator fixes the path; the provider's retry is accepted.
     os.unlink(blocker)
     srv = servers.add(Server(bindir, providers=["asaas"], name="nodir-fixed", db=db,
