@@ -80,21 +80,32 @@ config_lookup(const struct config_source *src, size_t nsrc,
 	return NULL;
 }
 
+/* Writes IDEMHOOK_<PROVIDER>_<key> into name; 0 when it does not fit. */
+static int
+provider_var(char *name, size_t cap, const char *provider, const char *key)
+{
+	size_t i;
+	int n;
+
+	n = snprintf(name, cap, "IDEMHOOK_%s_%s", provider, key);
+	if (n < 0 || (size_t)n >= cap)
+		return 0;
+	for (i = 9; name[i] != '\0' && name[i] != '_'; i++)
+		name[i] = (char)toupper((unsigned char)name[i]);
+	return 1;
+}
+
 /* Looks up IDEMHOOK_<PROVIDER>_<key>, then IDEMHOOK_<key>. */
 static const char *
 lookup2(const struct config_source *src, size_t nsrc, const char *provider,
     const char *key)
 {
 	char name[128];
-	size_t i;
 	int n;
 	const char *v;
 
-	n = snprintf(name, sizeof(name), "IDEMHOOK_%s_%s", provider, key);
-	if (n < 0 || (size_t)n >= sizeof(name))
+	if (!provider_var(name, sizeof(name), provider, key))
 		return NULL;
-	for (i = 9; name[i] != '\0' && name[i] != '_'; i++)
-		name[i] = (char)toupper((unsigned char)name[i]);
 	v = config_lookup(src, nsrc, name);
 	if (v != NULL)
 		return v;
@@ -251,6 +262,25 @@ load_action_env(struct config *cfg, const char *provider,
 	return IH_OK;
 }
 
+/*
+ * IDEMHOOK_<PROVIDER>_API_VERSIONS (the provider's own only) into
+ * cfg->api_versions; unset leaves it NULL, which accepts every version.
+ */
+static int
+load_versions(struct config *cfg, const char *provider,
+    const struct config_source *src, size_t nsrc, char *err, size_t errlen)
+{
+	char name[128];
+	const char *v;
+
+	if (!provider_var(name, sizeof(name), provider, "API_VERSIONS"))
+		return IH_ECONFIG;
+	v = config_lookup(src, nsrc, name);
+	if (v == NULL)
+		return IH_OK;
+	return version_list(name, v, &cfg->api_versions, err, errlen);
+}
+
 int
 config_load(struct config *cfg, const char *provider, const char *secret_var,
     const struct config_source *src, size_t nsrc, char *err, size_t errlen)
@@ -327,7 +357,7 @@ config_load(struct config *cfg, const char *provider, const char *secret_var,
 		goto out;
 	rc = load_action_env(cfg, provider, src, nsrc, err, errlen);
 	if (rc == IH_OK)
-		rc = version_load(cfg, provider, src, nsrc, err, errlen);
+		rc = load_versions(cfg, provider, src, nsrc, err, errlen);
 	if (rc != IH_OK)
 		goto out;
 	rc = IH_ECONFIG;

@@ -25,23 +25,14 @@ version_ok(const char *v, size_t len)
 }
 
 int
-version_load(struct config *cfg, const char *provider,
-    const struct config_source *src, size_t nsrc, char *err, size_t errlen)
+version_list(const char *name, const char *v, char **out, char *err,
+    size_t errlen)
 {
-	char name[128], list[VERSION_LIST_MAX * VERSION_MAX];
-	const char *v, *p;
-	size_t i, len, used = 0, n = 0;
+	char list[VERSION_LIST_MAX * VERSION_MAX];
+	const char *p;
+	size_t len, used = 0, n = 0;
 	int k;
 
-	k = snprintf(name, sizeof(name), "IDEMHOOK_%s_API_VERSIONS",
-	    provider);
-	if (k < 0 || (size_t)k >= sizeof(name))
-		return IH_ECONFIG;
-	for (i = 9; name[i] != '\0' && name[i] != '_'; i++)
-		name[i] = (char)toupper((unsigned char)name[i]);
-	v = config_lookup(src, nsrc, name);
-	if (v == NULL)
-		return IH_OK;
 	list[0] = '\0';
 	for (p = v; *p != '\0'; p += len) {
 		p += strspn(p, ", \t");
@@ -62,8 +53,8 @@ version_load(struct config *cfg, const char *provider,
 		snprintf(err, errlen, "%s names no version", name);
 		return IH_ECONFIG;
 	}
-	cfg->api_versions = strdup(list);
-	return cfg->api_versions != NULL ? IH_OK : IH_ENOMEM;
+	*out = strdup(list);
+	return *out != NULL ? IH_OK : IH_ENOMEM;
 }
 
 int

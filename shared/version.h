@@ -10,7 +10,8 @@
  * the operator replays it.  An unsigned version may only label and hold
  * an event: it never replaces a held one (version_replaces()).
  *
- * The list is owned by struct config (config_free() frees it).  Versions
+ * config.c reads the setting (IDEMHOOK_<PROVIDER>_API_VERSIONS) and keeps
+ * the list in struct config (config_free() frees it).  Versions
  * are at most VERSION_MAX - 1 bytes of [A-Za-z0-9._-]; a value of another
  * shape is not a version (the event has none).  Failures: IH_ECONFIG with
  * the reason in err for a bad setting, IH_ENOMEM.
@@ -20,7 +21,6 @@
 
 #include <stddef.h>
 
-#include "config.h"
 #include "provider.h"
 
 #define VERSION_MAX		64
@@ -28,12 +28,12 @@
 #define VERSION_LIST_MAX	16
 
 /*
- * Reads IDEMHOOK_<PROVIDER>_API_VERSIONS (a list separated by commas or
- * spaces) into cfg->api_versions, normalised to "v1,v2"; NULL when unset,
- * which accepts every version.  Returns IH_OK, IH_ECONFIG or IH_ENOMEM.
+ * Normalises v, the value of the setting name (a list separated by
+ * commas or spaces), to "v1,v2" in a new string *out that the caller
+ * frees.  Returns IH_OK, IH_ECONFIG with the reason (naming name) in err,
+ * or IH_ENOMEM.
  */
-int	version_load(struct config *cfg, const char *provider,
-	    const struct config_source *src, size_t nsrc, char *err,
+int	version_list(const char *name, const char *v, char **out, char *err,
 	    size_t errlen);
 
 /*
@@ -44,7 +44,7 @@ int	version_load(struct config *cfg, const char *provider,
 int	version_of(const struct provider *p, const struct provider_req *pr,
 	    char *out, size_t outlen);
 
-/* 1 when list (from version_load(); NULL: any) names v ("" or NULL: no). */
+/* 1 when list (from version_list(); NULL: any) names v ("" or NULL: no). */
 int	version_expected(const char *list, const char *v);
 
 /*

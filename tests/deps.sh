@@ -16,27 +16,28 @@ for p in $PKGS; do
 		missing="$missing $p"
 	fi
 done
+# npm_deps DIR PACKAGE WHAT: npm ci in tests/DIR unless PACKAGE is there
+# (what its lock file pins); WHAT says what fails without it.
+npm_deps() {
+	dir=$(dirname "$0")/$1
+	[ -d "$dir/node_modules/$2" ] && return 0
+	command -v npm >/dev/null 2>&1 || return 0
+	echo "deps: npm ci in tests/$1"
+	(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) ||
+	    echo "deps: npm ci failed: $3" >&2
+}
+
 # The console's browser tests drive chromium with playwright-core, pinned
 # in tests/browser/package-lock.json and installed there (no browser
 # download: the tests use Debian's /usr/bin/chromium).
 browser_deps() {
-	dir=$(dirname "$0")/browser
-	[ -d "$dir/node_modules/playwright-core" ] && return 0
-	command -v npm >/dev/null 2>&1 || return 0
-	echo "deps: npm ci in tests/browser"
-	(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) ||
-	    echo "deps: npm ci failed: the browser tests will be skipped" >&2
+	npm_deps browser playwright-core "the browser tests will be skipped"
 }
 
 # The catch-up tests check the GitHub stand-in against GitHub's OpenAPI
 # description, @octokit/openapi, pinned in tests/openapi/package-lock.json.
 openapi_deps() {
-	dir=$(dirname "$0")/openapi
-	[ -d "$dir/node_modules/@octokit/openapi" ] && return 0
-	command -v npm >/dev/null 2>&1 || return 0
-	echo "deps: npm ci in tests/openapi"
-	(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) ||
-	    echo "deps: npm ci failed: test_catchup's GitHub case will fail" >&2
+	npm_deps openapi @octokit/openapi "test_catchup's GitHub case will fail"
 }
 
 if [ -z "$missing" ]; then

@@ -43,7 +43,7 @@ struct cli {
 
 /*
  * One subcommand: argv[0] is its name; returns a CLI_EXIT_* code.  The
- * table of them all is in idemhook.c.
+ * table of them all is in cli_main.c.
  */
 struct cli_cmd {
 	const char	*name;

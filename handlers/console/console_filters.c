@@ -172,13 +172,11 @@ void
 console_put_bulk_form(struct html *h, const struct page *pg,
     const struct filters *f)
 {
-	html_raw(h, "<form method=\"post\" action=\"");
-	html_esc(h, pg->base);
-	html_raw(h, "/bulk\">");
-	console_put_hidden(h, "csrf", pg->token);
-	console_put_hidden(h, "provider", f->provider);
-	console_put_hidden(h, "status", f->status);
-	console_put_hidden(h, "type", f->type);
-	console_put_hidden(h, "since", f->since);
-	console_put_hidden(h, "until", f->until);
+	/* The search text q is not a rule of bulk replay: not carried. */
+	const char *const names[] = { "provider", "status", "type", "since",
+	    "until" };
+	const char *const vals[] = { f->provider, f->status, f->type,
+	    f->since, f->until };
+
+	console_put_post_form(h, pg, "/bulk", names, vals, 5);
 }

@@ -204,6 +204,22 @@ console_put_hidden(struct html *h, const char *name, const char *value)
 }
 
 void
+console_put_post_form(struct html *h, const struct page *pg,
+    const char *action, const char *const *names, const char *const *vals,
+    size_t n)
+{
+	size_t i;
+
+	html_raw(h, "<form method=\"post\" action=\"");
+	html_esc(h, pg->base);
+	html_raw(h, action);
+	html_raw(h, "\">");
+	console_put_hidden(h, "csrf", pg->token);
+	for (i = 0; i < n; i++)
+		console_put_hidden(h, names[i], vals[i]);
+}
+
+void
 console_put_event_link(struct html *h, const struct page *pg,
     const char *provider,
     const char *event_id)

@@ -114,6 +114,15 @@ void	console_put_event_link(struct html *h, const struct page *pg,
 void	console_put_hidden(struct html *h, const char *name,
 	    const char *value);
 
+/*
+ * Opens a form posting to pg->base followed by action ("/replay"), with
+ * the CSRF token and the n hidden fields names[i] = vals[i]; the caller
+ * writes the rest and closes it.
+ */
+void	console_put_post_form(struct html *h, const struct page *pg,
+	    const char *action, const char *const *names,
+	    const char *const *vals, size_t n);
+
 void	console_put_select(struct html *h, const char *name, const char *cur,
 	    const char *const *opts, size_t n);
 

@@ -3,6 +3,7 @@
  * headers (credentials never shown), payload and attempts, and the
  * replay button.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,32 +97,69 @@ put_payload(struct html *h, const unsigned char *p, size_t len)
 		    len);
 }
 
-static void
-meta_row(struct html *h, const char *name, const char *value)
-{
-	html_raw(h, "<tr><th>");
-	html_esc(h, name);
-	html_raw(h, "</th><td>");
-	html_esc(h, value != NULL ? value : "-");
-	html_raw(h, "</td></tr>");
-}
+/* The rows of the metadata table, in order: one writer for them all. */
+enum meta_kind { META_TEXT, META_STATUS, META_TIME, META_NUM };
 
+#define META(name, kind, field) \
+	{ name, kind, offsetof(struct store_row, field) }
+
+static const struct meta_field {
+	const char	*name;
+	enum meta_kind	 kind;
+	size_t		 off;
+} meta_fields[] = {
+	META("provider", META_TEXT, provider),
+	META("event id", META_TEXT, event_id),
+	META("type", META_TEXT, event_type),
+	META("subtype", META_TEXT, subtype),
+	META("order key", META_TEXT, order_key),
+	META("API version", META_TEXT, api_version),
+	META("status", META_STATUS, status),
+	META("received", META_TIME, received_at),
+	META("last seen", META_TIME, last_seen_at),
+	META("duplicates", META_NUM, duplicates),
+	META("attempts", META_NUM, attempts),
+	META("next attempt", META_TIME, next_attempt_at),
+	META("done", META_TIME, done_at),
+	META("payload purged", META_TIME, purged_at),
+	META("lease holder", META_TEXT, lease_owner),
+	META("last error", META_TEXT, last_error),
+	META("payload bytes", META_NUM, payload_len),
+};
+
+/* Writes the metadata table; a text that is NULL shows as "-". */
 static void
-meta_time(struct html *h, const char *name, int64_t ms)
+put_meta(struct html *h, const struct store_row *r)
 {
+	const struct meta_field *m;
+	const char *at, *text;
 	char buf[64];
+	int64_t v;
+	size_t i;
 
-	console_fmt_time(ms, buf, sizeof(buf));
-	meta_row(h, name, buf);
-}
-
-static void
-meta_num(struct html *h, const char *name, int64_t v)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "%lld", (long long)v);
-	meta_row(h, name, buf);
+	html_raw(h, "<table id=\"meta\">");
+	for (i = 0; i < sizeof(meta_fields) / sizeof(meta_fields[0]); i++) {
+		m = &meta_fields[i];
+		at = (const char *)r + m->off;
+		if (m->kind == META_TEXT || m->kind == META_STATUS) {
+			text = *(const char *const *)(const void *)at;
+		} else {
+			v = *(const int64_t *)(const void *)at;
+			if (m->kind == META_TIME)
+				console_fmt_time(v, buf, sizeof(buf));
+			else
+				snprintf(buf, sizeof(buf), "%lld",
+				    (long long)v);
+			text = buf;
+		}
+		html_raw(h, "<tr><th>");
+		html_esc(h, m->name);
+		html_raw(h, m->kind == META_STATUS ?
+		    "</th><td id=\"status\">" : "</th><td>");
+		html_esc(h, text != NULL ? text : "-");
+		html_raw(h, "</td></tr>");
+	}
+	html_raw(h, "</table>");
 }
 
 static int
@@ -156,36 +194,14 @@ show_row(void *arg, const struct store_row *r)
 	if (strstr(pg->query, "replayed=1") != NULL)
 		html_raw(h, "<p class=\"msg\" id=\"replayed\">Replayed: the "
 		    "event is due again.</p>");
-	html_raw(h, "<table id=\"meta\">");
-	meta_row(h, "provider", r->provider);
-	meta_row(h, "event id", r->event_id);
-	meta_row(h, "type", r->event_type);
-	meta_row(h, "subtype", r->subtype);
-	meta_row(h, "order key", r->order_key);
-	meta_row(h, "API version", r->api_version);
-	html_raw(h, "<tr><th>status</th><td id=\"status\">");
-	html_esc(h, r->status);
-	html_raw(h, "</td></tr>");
-	meta_time(h, "received", r->received_at);
-	meta_time(h, "last seen", r->last_seen_at);
-	meta_num(h, "duplicates", r->duplicates);
-	meta_num(h, "attempts", r->attempts);
-	meta_time(h, "next attempt", r->next_attempt_at);
-	meta_time(h, "done", r->done_at);
-	meta_time(h, "payload purged", r->purged_at);
-	meta_row(h, "lease holder", r->lease_owner);
-	meta_row(h, "last error", r->last_error);
-	meta_num(h, "payload bytes", r->payload_len);
-	html_raw(h, "</table>");
+	put_meta(h, r);
 
 	if (!pg->readonly && (strcmp(r->status, "failed") == 0 ||
 	    strcmp(r->status, "dead") == 0 || strcmp(r->status, "held") == 0)) {
-		html_raw(h, "<form method=\"post\" action=\"");
-		html_esc(h, pg->base);
-		html_raw(h, "/replay\">");
-		console_put_hidden(h, "csrf", pg->token);
-		console_put_hidden(h, "provider", r->provider);
-		console_put_hidden(h, "event_id", r->event_id);
+		const char *const names[] = { "provider", "event_id" };
+		const char *const vals[] = { r->provider, r->event_id };
+
+		console_put_post_form(h, pg, "/replay", names, vals, 2);
 		html_raw(h, "<button type=\"submit\">Replay</button></form>");
 	}
 	html_raw(h, "<h2>Attempts</h2><table id=\"attempts\"><tr><th>#</th>"

@@ -182,45 +182,6 @@ pg_types(const char *spec, unsigned int *oids, int *n)
 	*n = i;
 }
 
-/* Copies libpq's message into err on one line. */
-static void
-pg_message(const char *msg, const char *what, char *err, size_t errlen)
-{
-	size_t i;
-
-	snprintf(err, errlen, "%s: %s", what, msg != NULL && *msg != '\0' ?
-	    msg : "unknown error");
-	for (i = 0; err[i] != '\0'; i++)
-		if (err[i] == '\n' || err[i] == '\r')
-			err[i] = ' ';
-	while (i > 0 && err[i - 1] == ' ')
-		err[--i] = '\0';
-}
-
-int
-pg_fail(struct pgs *st, PGresult *res, const char *what, char *err,
-    size_t errlen)
-{
-	const char *msg = res != NULL ? PQresultErrorMessage(res) : NULL;
-	const char *state = res != NULL ?
-	    PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-
-	if (msg == NULL || *msg == '\0')
-		msg = st->conn != NULL ? PQerrorMessage(st->conn) : st->why;
-	if (state != NULL && strcmp(state, "55P03") == 0)
-		/* lock_timeout: say it as SQLite's busy timeout says it. */
-		snprintf(err, errlen, "%s: the store is locked: other "
-		    "transactions held it past the busy timeout (%ld ms)",
-		    what, st->busy_timeout_ms);
-	else
-		pg_message(msg, what, err, errlen);
-	PQclear(res);
-	/* A broken connection is reopened by the next call. */
-	if (st->conn != NULL && PQstatus(st->conn) != CONNECTION_OK)
-		st->ready = 0;
-	return IH_ESTORE;
-}
-
 static int
 pg_simple(struct pgs *st, const char *sql, const char *what, char *err,
     size_t errlen)

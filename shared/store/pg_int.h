@@ -79,6 +79,10 @@ void	pg_bytes(struct pg_params *, const void *, size_t);
 /* Converts "bcdt..." into PostgreSQL type oids (text, int8, bytea). */
 void	pg_types(const char *, unsigned int *, int *);
 
+/*
+ * Says the failure of res (or of the connection) in err, frees res, and
+ * marks a broken connection to be reopened (pg_wait.c).  IH_ESTORE.
+ */
 int	pg_fail(struct pgs *, PGresult *, const char *, char *, size_t);
 int	pg_ensure(struct pgs *, char *, size_t);
 /* Runs a prepared statement; NULL result on failure (err filled). */

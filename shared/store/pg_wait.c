@@ -11,7 +11,8 @@
  * not answered by then is silent, not slow.  Its connection is dropped
  * (the answer is IH_ESTORE, 503 for a delivery) and, after a short pause
  * in which calls fail at once, opened anew, so a writer recovers by
- * itself when the server comes back.
+ * itself when the server comes back.  Every failure is said here too
+ * (pg_fail()), and a connection found broken is marked to be reopened.
  */
 #include <errno.h>
 #include <poll.h>
@@ -25,6 +26,45 @@
 #include "clock.h"
 #include "ih.h"
 #include "pg_int.h"
+
+/* Copies libpq's message into err on one line. */
+static void
+pg_message(const char *msg, const char *what, char *err, size_t errlen)
+{
+	size_t i;
+
+	snprintf(err, errlen, "%s: %s", what, msg != NULL && *msg != '\0' ?
+	    msg : "unknown error");
+	for (i = 0; err[i] != '\0'; i++)
+		if (err[i] == '\n' || err[i] == '\r')
+			err[i] = ' ';
+	while (i > 0 && err[i - 1] == ' ')
+		err[--i] = '\0';
+}
+
+int
+pg_fail(struct pgs *st, PGresult *res, const char *what, char *err,
+    size_t errlen)
+{
+	const char *msg = res != NULL ? PQresultErrorMessage(res) : NULL;
+	const char *state = res != NULL ?
+	    PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+
+	if (msg == NULL || *msg == '\0')
+		msg = st->conn != NULL ? PQerrorMessage(st->conn) : st->why;
+	if (state != NULL && strcmp(state, "55P03") == 0)
+		/* lock_timeout: say it as SQLite's busy timeout says it. */
+		snprintf(err, errlen, "%s: the store is locked: other "
+		    "transactions held it past the busy timeout (%ld ms)",
+		    what, st->busy_timeout_ms);
+	else
+		pg_message(msg, what, err, errlen);
+	PQclear(res);
+	/* A broken connection is reopened by the next call. */
+	if (st->conn != NULL && PQstatus(st->conn) != CONNECTION_OK)
+		st->ready = 0;
+	return IH_ESTORE;
+}
 
 /*
  * The defaults, each used only when the URI (or PGCONNECT_TIMEOUT and

@@ -30,17 +30,19 @@ A new provider, e.g. tests/e2e/test_github.py, needs little code:
     Print "ok - github: ... # SKIP no github.fcgi" if the binary is absent.
 """
 
+import atexit
 import contextlib
 import json
 import os
+import shutil
 import sqlite3
 import stat
+import tempfile
 import time
 
 import harness
 
-from harness import (HarnessError, Server, Servers, Tap, bin_dir, check, check_eq,
-                     install_signal_cleanup, parallel)
+from harness import Server, check, check_eq, parallel, suite_main
 
 # How long a row may take to be processed to 'done'.
 DONE_TIMEOUT = 15.0
@@ -107,6 +109,42 @@ def expect_json_status(r, value, what="response"):
     j = r.json()
     check(j == {"status": value}, "%s: expected body {\"status\":\"%s\"}, got %r"
           % (what, value, r.body[:300]))
+
+
+def action_folder(suite):
+    """The suite's own folder for its actions' output, writable by the
+    receivers whichever user they run as; removed when the suite exits."""
+    d = tempfile.mkdtemp(prefix="ih-%s-actions-" % suite)
+    os.chmod(d, 0o777)
+    atexit.register(shutil.rmtree, d, ignore_errors=True)
+    return d
+
+
+def echo_action(pattern, out):
+    """An action for the types pattern matches that adds a line, the
+    event's id, to the file out at each run."""
+    return '%s cat >/dev/null; echo "$IDEMHOOK_EVENT_ID" >> %s' % (pattern, out)
+
+
+def expect_stored(r, want, srv, spec, eid, what):
+    """want 200: r accepted and eid stored once; else r the error want
+    and nothing stored."""
+    if want == 200:
+        expect_accepted(r, what)
+        one_row(srv, spec, eid)
+    else:
+        expect_error(r, want, what)
+        no_row(srv, spec, eid)
+
+
+def note_refused(bad, r, status, srv, provider, event_id, what):
+    """For a case that tries many bad inputs and reports them together:
+    adds to the list bad what went wrong unless r is status and nothing
+    was stored under event_id (as the store keeps it)."""
+    if r.status != status:
+        bad.append("%s -> %d, expected %d: %r" % (what, r.status, status, r.body[:80]))
+    elif srv.rows(provider, event_id):
+        bad.append("%s: row written" % what)
 
 
 def expect_error(r, code, what="response"):
@@ -593,19 +631,8 @@ def run_provider_suite(spec, extra_cases, provider_env=None, vector=None,
     then run_failure_modes.  Titles are prefixed "<name>: ".  Returns the
     exit code."""
     p = spec.name + ": "
-    tap = Tap()
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok(p + "setup", e)
-        return tap.finish()
-    if not os.path.exists(os.path.join(bindir, spec.name + ".fcgi")):
-        tap.not_ok(p + "setup", "no %s.fcgi in %s" % (spec.name, bindir))
-        return tap.finish()
 
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
+    def run(tap, bindir, servers):
         if vector is not None:
             tap.run(p + vector[0], vector[1])
         srv = servers.add(Server(bindir, providers=[spec.name], name="main",
@@ -617,7 +644,8 @@ def run_provider_suite(spec, extra_cases, provider_env=None, vector=None,
             run_final(tap, spec, srv)
             srv.stop()
         run_failure_modes(tap, spec, bindir, servers)
-    return tap.finish()
+
+    return suite_main(spec.name, run, needs=(spec.name + ".fcgi",))
 
 
 def dumps_pretty(obj):

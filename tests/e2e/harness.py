@@ -66,7 +66,8 @@ from ihtest.strace import (  # noqa: F401
     strace_missing, strace_wrap, thread_traces, traces, wal_fds,
     wal_writes)
 from ihtest.tap import Tap, check, check_eq  # noqa: F401
-from ihtest.http import Response, free_port, parallel, wait_port  # noqa: F401
+from ihtest.http import (  # noqa: F401
+    Response, free_port, parallel, recv_all, wait_port)
 from ihtest.procs import (  # noqa: F401
     _STAGED, _SUBREAPER, Servers, _alive, _children_of, _reap,
     become_subreaper, daemon_env, install_signal_cleanup, link_or_copy,

@@ -22,8 +22,8 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (ApacheServer, HarnessError, Servers, Tap, bin_dir,  # noqa: E402
-                     check, check_eq, install_signal_cleanup, sign_stripe)
+from harness import (ApacheServer, check, check_eq, sign_stripe,  # noqa: E402
+                     suite_main)
 import cases  # noqa: E402
 from cases import expect_accepted, expect_duplicate, expect_error, no_row, one_row  # noqa: E402
 import test_stripe as ts  # noqa: E402
@@ -33,25 +33,44 @@ STRIPE = ts.SPEC
 GITHUB = GithubSpec()
 
 
+# The Stripe cases of test_stripe.py's main server that need no special
+# server settings: (title, case, arguments after the server).
+STRIPE_CASES = [
+    ("header generated like stripe-python (UTF-8 body) accepted", ts.sdk_style),
+    ("retry re-signed with a new timestamp -> duplicate", ts.resigned_retry),
+    ("several v1, one junk -> accepted", ts.multi_v1_junk),
+    ("v0 only (even with a correct MAC) -> 401", ts.v0_only),
+    ("malformed Stripe-Signature variants -> 401", ts.malformed_headers),
+    ("body altered after signing -> 401", ts.tampered_body),
+    ("stale timestamp t-302 -> 401", ts.timestamp_case, -302, 401),
+    ("t-290 inside the default tolerance -> accepted", ts.timestamp_case, -290, 200),
+    ("rotation: IDEMHOOK_STRIPE_SECRET and _2 both accepted", ts.rotation),
+    ("empty body -> 400", ts.empty_body),
+    ("missing id -> 400", ts.missing_id),
+    ("JSON followed by trailing bytes -> 400", ts.trailing_garbage),
+    ("multi-byte UTF-8 body stored byte-identical", ts.utf8_body),
+    ("header name in lower case accepted", ts.lowercase_header),
+]
+
+
 def stripe_cases(tap, srv, prefix):
-    """The Stripe cases of test_stripe.py's main server that need no
-    special server settings."""
-    t = tap.run
-    p = prefix + "stripe: "
-    t(p + "header generated like stripe-python (UTF-8 body) accepted", ts.sdk_style, srv)
-    t(p + "retry re-signed with a new timestamp -> duplicate", ts.resigned_retry, srv)
-    t(p + "several v1, one junk -> accepted", ts.multi_v1_junk, srv)
-    t(p + "v0 only (even with a correct MAC) -> 401", ts.v0_only, srv)
-    t(p + "malformed Stripe-Signature variants -> 401", ts.malformed_headers, srv)
-    t(p + "body altered after signing -> 401", ts.tampered_body, srv)
-    t(p + "stale timestamp t-302 -> 401", ts.timestamp_case, srv, -302, 401)
-    t(p + "t-290 inside the default tolerance -> accepted", ts.timestamp_case, srv, -290, 200)
-    t(p + "rotation: IDEMHOOK_STRIPE_SECRET and _2 both accepted", ts.rotation, srv)
-    t(p + "empty body -> 400", ts.empty_body, srv)
-    t(p + "missing id -> 400", ts.missing_id, srv)
-    t(p + "JSON followed by trailing bytes -> 400", ts.trailing_garbage, srv)
-    t(p + "multi-byte UTF-8 body stored byte-identical", ts.utf8_body, srv)
-    t(p + "header name in lower case accepted", ts.lowercase_header, srv)
+    """STRIPE_CASES on srv, each titled prefix + "stripe: " + title."""
+    for title, fn, *args in STRIPE_CASES:
+        tap.run(prefix + "stripe: " + title, fn, srv, *args)
+
+
+def setenv_server(servers, bindir, mode, name):
+    """A server for stripe and github in mode, with a second Stripe
+    secret in the provider's environment and a third given only by
+    SetEnv (kept in srv.secrets, so that it must not be logged either).
+    Returns the server and that third secret."""
+    s3 = "whsec_" + os.urandom(16).hex()
+    srv = servers.add(ApacheServer(
+        bindir, mode=mode, providers=["stripe", "github"], name=name,
+        provider_env={"stripe": {"IDEMHOOK_STRIPE_SECRET_2": "whsec_" + os.urandom(16).hex()}},
+        setenv={"IDEMHOOK_STRIPE_SECRET_3": s3}))
+    srv.secrets["stripe-3"] = s3
+    return srv, s3
 
 
 def setenv_secret(srv, secret):
@@ -148,72 +167,51 @@ def vhost_log(srv):
     cases.case_sanitizers(srv)
 
 
-def main():
-    tap = Tap()
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("apache: setup", e)
-        return tap.finish()
-    missing = [p for p in ("stripe", "github")
-               if not os.path.exists(os.path.join(bindir, p + ".fcgi"))]
-    if missing:
-        tap.not_ok("apache: setup", "no %s in %s" % (missing, bindir))
-        return tap.finish()
+def run_cases(tap, bindir, servers):
+    # --- shared hosting: fcgid.htaccess, SetEnv in the docroot .htaccess
+    srv, s3 = setenv_server(servers, bindir, "fcgid", "shared")
+    if tap.run("apache: mod_fcgid starts with the shipped fcgid.htaccess", srv.start):
+        cases.run_common(tap, STRIPE, srv)
+        stripe_cases(tap, srv, "apache: ")
+        tap.run("apache: stripe: a secret from SetEnv (request parameter) accepted",
+                setenv_secret, srv, s3)
+        cases.run_common(tap, GITHUB, srv)
+        tap.run("apache: github: 3 MB body accepted (host's FcgidMaxRequestLen 32 MiB)",
+                big_body, srv, GITHUB, 3 << 20, 200)
+        cases.run_final(tap, STRIPE, srv)
+        cases.run_final(tap, GITHUB, srv)
+        # after the log checks, which count requests per URL
+        tap.run("apache: /hooks/stripe/ and /hooks/stripe.fcgi reach the program",
+                program_urls, srv)
+        tap.run("apache: .htaccess allows only the programs: settings, stores (-wal, -shm, "
+                "any case), backups, swap and extensionless files -> 403",
+                denied_files, srv)
+        srv.stop()
 
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        # --- shared hosting: fcgid.htaccess, SetEnv in the docroot .htaccess
-        s3 = "whsec_" + os.urandom(16).hex()
-        srv = servers.add(ApacheServer(
-            bindir, mode="fcgid", providers=["stripe", "github"], name="shared",
-            provider_env={"stripe": {"IDEMHOOK_STRIPE_SECRET_2": "whsec_" + os.urandom(16).hex()}},
-            setenv={"IDEMHOOK_STRIPE_SECRET_3": s3}))
-        srv.secrets["stripe-3"] = s3  # must not be logged either
-        if tap.run("apache: mod_fcgid starts with the shipped fcgid.htaccess", srv.start):
-            cases.run_common(tap, STRIPE, srv)
-            stripe_cases(tap, srv, "apache: ")
-            tap.run("apache: stripe: a secret from SetEnv (request parameter) accepted",
-                    setenv_secret, srv, s3)
-            cases.run_common(tap, GITHUB, srv)
-            tap.run("apache: github: 3 MB body accepted (host's FcgidMaxRequestLen 32 MiB)",
-                    big_body, srv, GITHUB, 3 << 20, 200)
-            cases.run_final(tap, STRIPE, srv)
-            cases.run_final(tap, GITHUB, srv)
-            # after the log checks, which count requests per URL
-            tap.run("apache: /hooks/stripe/ and /hooks/stripe.fcgi reach the program",
-                    program_urls, srv)
-            tap.run("apache: .htaccess allows only the programs: settings, stores (-wal, -shm, "
-                    "any case), backups, swap and extensionless files -> 403",
-                    denied_files, srv)
-            srv.stop()
+    # --- a host that kept mod_fcgid's FcgidMaxRequestLen default
+    dflt = servers.add(ApacheServer(bindir, mode="fcgid", providers=["github"],
+                                    name="fcgid-default", max_request_len=None))
+    if tap.run("apache: starts with mod_fcgid's default FcgidMaxRequestLen", dflt.start):
+        tap.run("apache: github: 100 KB body accepted under the default limit",
+                big_body, dflt, GITHUB, 100 * 1024, 200)
+        tap.run("apache: github: 200 KB body -> 500 from mod_fcgid (default 131072), no row",
+                big_body, dflt, GITHUB, 200 * 1024, 500)
+        dflt.stop()
 
-        # --- a host that kept mod_fcgid's FcgidMaxRequestLen default
-        dflt = servers.add(ApacheServer(bindir, mode="fcgid", providers=["github"],
-                                        name="fcgid-default", max_request_len=None))
-        if tap.run("apache: starts with mod_fcgid's default FcgidMaxRequestLen", dflt.start):
-            tap.run("apache: github: 100 KB body accepted under the default limit",
-                    big_body, dflt, GITHUB, 100 * 1024, 200)
-            tap.run("apache: github: 200 KB body -> 500 from mod_fcgid (default 131072), no row",
-                    big_body, dflt, GITHUB, 200 * 1024, 500)
-            dflt.stop()
-
-        # --- a server you control: vhost.conf
-        vh = servers.add(ApacheServer(bindir, mode="vhost", providers=["stripe", "github"],
-                                      name="vhost"))
-        if tap.run("apache: starts with the shipped vhost.conf included", vh.start):
-            tap.run("apache: vhost: settings by FcgidInitialEnv: accepted, duplicate, forged",
-                    vhost_basics, vh)
-            tap.run("apache: vhost: github 3 MB body accepted (vhost.conf FcgidMaxRequestLen)",
-                    big_body, vh, GITHUB, 3 << 20, 200)
-            tap.run("apache: vhost: DB directory 0700 and file 0600 when created",
-                    cases.case_db_modes, STRIPE, vh)
-            tap.run("apache: vhost: log lines in the error log, no sanitizer reports",
-                    vhost_log, vh)
-            vh.stop()
-    return tap.finish()
+    # --- a server you control: vhost.conf
+    vh = servers.add(ApacheServer(bindir, mode="vhost", providers=["stripe", "github"],
+                                  name="vhost"))
+    if tap.run("apache: starts with the shipped vhost.conf included", vh.start):
+        tap.run("apache: vhost: settings by FcgidInitialEnv: accepted, duplicate, forged",
+                vhost_basics, vh)
+        tap.run("apache: vhost: github 3 MB body accepted (vhost.conf FcgidMaxRequestLen)",
+                big_body, vh, GITHUB, 3 << 20, 200)
+        tap.run("apache: vhost: DB directory 0700 and file 0600 when created",
+                cases.case_db_modes, STRIPE, vh)
+        tap.run("apache: vhost: log lines in the error log, no sanitizer reports",
+                vhost_log, vh)
+        vh.stop()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("apache", run_cases, needs=("stripe.fcgi", "github.fcgi")))

@@ -14,13 +14,12 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (ApacheServer, HarnessError, Servers, Tap, bin_dir,  # noqa: E402
-                     check, install_signal_cleanup)
+from harness import ApacheServer, check, suite_main  # noqa: E402
 import cases  # noqa: E402
 from cases import as_bytes, expect_accepted, expect_error, no_row, one_row  # noqa: E402
 import test_stripe as ts  # noqa: E402
 from test_apache import (GITHUB, STRIPE, denied_files, program_urls,  # noqa: E402
-                         setenv_secret, stripe_cases)
+                         setenv_secret, setenv_server, stripe_cases)
 
 
 def cgi_chunked(spec, srv):
@@ -110,74 +109,53 @@ def slow_action_detached(srv):
           "end" % (done, SLOW_ACTION_S))
 
 
-def main():
-    tap = Tap("cgi: ")
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("setup", e)
-        return tap.finish()
-    missing = [p for p in ("stripe", "github")
-               if not os.path.exists(os.path.join(bindir, p + ".fcgi"))]
-    if missing:
-        tap.not_ok("setup", "no %s in %s" % (missing, bindir))
-        return tap.finish()
+def run_cases(tap, bindir, servers):
+    srv, s3 = setenv_server(servers, bindir, "cgi", "cgi")
+    if tap.run("Apache mod_cgid starts with the shipped cgi.htaccess", srv.start):
+        run_common_cgi(tap, STRIPE, srv)
+        stripe_cases(tap, srv, "")
+        tap.run("stripe: a secret from SetEnv (CGI environment) accepted",
+                setenv_secret, srv, s3)
+        run_common_cgi(tap, GITHUB, srv)
+        cases.run_final(tap, STRIPE, srv)
+        cases.run_final(tap, GITHUB, srv)
+        # after the log checks, which count requests per URL
+        tap.run("/hooks/stripe/ and /hooks/stripe.fcgi reach the program", program_urls, srv)
+        tap.run("cgi.htaccess allows only the programs: settings, stores (-wal, -shm, "
+                "any case), backups, swap and extensionless files -> 403", denied_files, srv)
+        srv.stop()
 
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        s3 = "whsec_" + os.urandom(16).hex()
-        srv = servers.add(ApacheServer(
-            bindir, mode="cgi", providers=["stripe", "github"], name="cgi",
-            provider_env={"stripe": {"IDEMHOOK_STRIPE_SECRET_2": "whsec_" + os.urandom(16).hex()}},
-            setenv={"IDEMHOOK_STRIPE_SECRET_3": s3}))
-        srv.secrets["stripe-3"] = s3
-        if tap.run("Apache mod_cgid starts with the shipped cgi.htaccess", srv.start):
-            run_common_cgi(tap, STRIPE, srv)
-            stripe_cases(tap, srv, "")
-            tap.run("stripe: a secret from SetEnv (CGI environment) accepted",
-                    setenv_secret, srv, s3)
-            run_common_cgi(tap, GITHUB, srv)
-            cases.run_final(tap, STRIPE, srv)
-            cases.run_final(tap, GITHUB, srv)
-            # after the log checks, which count requests per URL
-            tap.run("/hooks/stripe/ and /hooks/stripe.fcgi reach the program", program_urls, srv)
-            tap.run("cgi.htaccess allows only the programs: settings, stores (-wal, -shm, "
-                    "any case), backups, swap and extensionless files -> 403", denied_files, srv)
-            srv.stop()
+    # Settings by SetEnv only: a small body limit and tolerance.
+    lim = servers.add(ApacheServer(
+        bindir, mode="cgi", providers=["stripe"], name="cgi-limits",
+        setenv={"IDEMHOOK_MAX_BODY": "1024", "IDEMHOOK_TOLERANCE": "30"}))
+    if tap.run("starts with IDEMHOOK_MAX_BODY=1024, IDEMHOOK_TOLERANCE=30 by SetEnv",
+               lim.start):
+        tap.run("stripe: IDEMHOOK_TOLERANCE=30 from SetEnv: t-45 -> 401",
+                ts.timestamp_case, lim, -45, 401)
+        tap.run("stripe: IDEMHOOK_TOLERANCE=30 from SetEnv: t-20 -> accepted",
+                ts.timestamp_case, lim, -20, 200)
+        tap.run("stripe: body > IDEMHOOK_MAX_BODY -> a whole 413; exactly the limit -> accepted",
+                ts.max_body, lim, 1024)
+        tap.run("limits server: no sanitizer reports", cases.case_sanitizers, lim)
+        lim.stop()
 
-        # Settings by SetEnv only: a small body limit and tolerance.
-        lim = servers.add(ApacheServer(
-            bindir, mode="cgi", providers=["stripe"], name="cgi-limits",
-            setenv={"IDEMHOOK_MAX_BODY": "1024", "IDEMHOOK_TOLERANCE": "30"}))
-        if tap.run("starts with IDEMHOOK_MAX_BODY=1024, IDEMHOOK_TOLERANCE=30 by SetEnv",
-                   lim.start):
-            tap.run("stripe: IDEMHOOK_TOLERANCE=30 from SetEnv: t-45 -> 401",
-                    ts.timestamp_case, lim, -45, 401)
-            tap.run("stripe: IDEMHOOK_TOLERANCE=30 from SetEnv: t-20 -> accepted",
-                    ts.timestamp_case, lim, -20, 200)
-            tap.run("stripe: body > IDEMHOOK_MAX_BODY -> a whole 413; exactly the limit -> accepted",
-                    ts.max_body, lim, 1024)
-            tap.run("limits server: no sanitizer reports", cases.case_sanitizers, lim)
-            lim.stop()
-
-        # Plain mod_cgi, a short Timeout and a longer action after the answer.
-        for module in ("cgi", "cgid"):
-            slow = servers.add(ApacheServer(
-                bindir, mode="cgi", providers=["stripe"], name="cgi-slow-" + module,
-                cgi_module=module, timeout=SLOW_TIMEOUT_S,
-                env={"IDEMHOOK_STRIPE_ACTION": "test.slow sleep %d" % SLOW_ACTION_S}))
-            if tap.run("mod_%s starts with Timeout %d and a %d s action"
-                       % (module, SLOW_TIMEOUT_S, SLOW_ACTION_S), slow.start):
-                tap.run("stripe: mod_%s, a %d s action after the answer -> answered "
-                        "before the %d s Timeout, the event ends done"
-                        % (module, SLOW_ACTION_S, SLOW_TIMEOUT_S),
-                        slow_action_detached, slow)
-                tap.run("slow server (mod_%s): no sanitizer reports" % module,
-                        cases.case_sanitizers, slow)
-                slow.stop()
-    return tap.finish()
+    # Plain mod_cgi, a short Timeout and a longer action after the answer.
+    for module in ("cgi", "cgid"):
+        slow = servers.add(ApacheServer(
+            bindir, mode="cgi", providers=["stripe"], name="cgi-slow-" + module,
+            cgi_module=module, timeout=SLOW_TIMEOUT_S,
+            env={"IDEMHOOK_STRIPE_ACTION": "test.slow sleep %d" % SLOW_ACTION_S}))
+        if tap.run("mod_%s starts with Timeout %d and a %d s action"
+                   % (module, SLOW_TIMEOUT_S, SLOW_ACTION_S), slow.start):
+            tap.run("stripe: mod_%s, a %d s action after the answer -> answered "
+                    "before the %d s Timeout, the event ends done"
+                    % (module, SLOW_ACTION_S, SLOW_TIMEOUT_S),
+                    slow_action_detached, slow)
+            tap.run("slow server (mod_%s): no sanitizer reports" % module,
+                    cases.case_sanitizers, slow)
+            slow.stop()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("cgi", run_cases, prefix=True, needs=("stripe.fcgi", "github.fcgi")))

@@ -23,9 +23,8 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import harness  # noqa: E402
-from harness import (HarnessError, SANITIZER_ENV, SANITIZER_MARKERS,  # noqa: E402
-                     Server, Servers, Tap, bin_dir, check, check_eq,
-                     install_signal_cleanup, sign_github, sign_stripe)
+from harness import (SANITIZER_ENV, SANITIZER_MARKERS, Server,  # noqa: E402
+                     check, check_eq, sign_github, sign_stripe, suite_main)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COMMANDS = ("init", "work", "check", "list", "show", "verify", "replay",
@@ -932,64 +931,51 @@ def _has(prog):
                for d in os.environ.get("PATH", "").split(os.pathsep))
 
 
-def main():
-    tap = Tap("cli: ")
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("setup", e)
-        return tap.finish()
-    for prog in ("idemhook", "stripe.fcgi", "github.fcgi"):
-        if not os.path.exists(os.path.join(bindir, prog)):
-            tap.not_ok("setup", "no %s in %s" % (prog, bindir))
-            return tap.finish()
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        srv = servers.add(Server(bindir, providers=["stripe", "github"], name="cli",
-                                 env={"IDEMHOOK_MODE": "worker"}))
-        ctx = Ctx(bindir, srv)
-        t = tap.run
-        t("man page describes every subcommand, exit status, environment, files", case_man, ctx)
-        if not t("lighttpd starts; store filled through the endpoints; work --once", lambda: (
-                srv.start(), fill(ctx))):
-            return tap.finish()
-        t("--help for every subcommand; unknown options exit 2", case_help, ctx)
-        t("one parser: --name=VALUE and --name VALUE for the global options "
-          "and work; a missing value exits 2", case_one_parser, ctx)
-        t("init twice is harmless", case_init_twice, ctx)
-        t("list: table, filters, limit, since/until, bad values", case_list, ctx)
-        t("list --json parses and matches the store", case_list_json, ctx)
-        t("show: metadata, attempts, error, headers (signature masked unless "
-          "--signatures), payload; --raw", case_show, ctx)
-        t("verify: 0 for real events, 1 after tampering or another secret, Asaas cannot", case_verify, ctx)
-        t("replay: dry-run, filter, then work --once processes it; by id", case_replay, ctx)
-        t("stats --json and --prometheus match the store", case_stats, ctx)
-        t("purge: dry-run, payloads, tombstone window, pending untouched, duplicate after", case_purge, ctx)
-        t("purge in a loop during deliveries: nothing lost, purged redeliveries duplicate",
-          case_purge_concurrent, ctx)
-        if not harness.is_pg(srv.db):
-            t("check: 644 store fails, 600 passes; secrets, docroot, config file, missing "
-              "store", case_check, ctx)
-            t("operator's command masks C0, C1, bidi controls and bad UTF-8 everywhere",
-              case_hostile_text, ctx)
-            t("show --json: event, attempts, headers; payload text, base64 or null",
-              case_show_json, ctx)
-        else:
-            tap.diag("SQLite-only, not run against PostgreSQL: the store file's modes "
-                     "(check 644), bad UTF-8 stored as text and show --json of it "
-                     "(PostgreSQL text is valid UTF-8 by construction)")
-        t("replay: dry run without --status, exact advice, --status done needs a filter, --",
-          case_replay_defaults, ctx)
-        t("purge keeps dead letters unless --include-dead", case_purge_dead, ctx)
-        t("check: sticky directory, symlinks, owners, settings file 0640 or 0600, "
-          "-sigfail file 0644 reported", case_check_hardening, ctx, tap)
-        t("check: console's IDEMHOOK_CONSOLE_TLS_PROXY: ok unset, note at 1, problem "
-          "otherwise", case_check_console_tls_proxy, ctx)
-        t("no sanitizer reports from the receivers",
-          lambda: check(not srv.sanitizer_reports(), srv.errorlog()[-2000:]))
-    return tap.finish()
+def run_cases(tap, bindir, servers):
+    srv = servers.add(Server(bindir, providers=["stripe", "github"], name="cli",
+                             env={"IDEMHOOK_MODE": "worker"}))
+    ctx = Ctx(bindir, srv)
+    t = tap.run
+    t("man page describes every subcommand, exit status, environment, files", case_man, ctx)
+    if not t("lighttpd starts; store filled through the endpoints; work --once", lambda: (
+            srv.start(), fill(ctx))):
+        return
+    t("--help for every subcommand; unknown options exit 2", case_help, ctx)
+    t("one parser: --name=VALUE and --name VALUE for the global options "
+      "and work; a missing value exits 2", case_one_parser, ctx)
+    t("init twice is harmless", case_init_twice, ctx)
+    t("list: table, filters, limit, since/until, bad values", case_list, ctx)
+    t("list --json parses and matches the store", case_list_json, ctx)
+    t("show: metadata, attempts, error, headers (signature masked unless "
+      "--signatures), payload; --raw", case_show, ctx)
+    t("verify: 0 for real events, 1 after tampering or another secret, Asaas cannot", case_verify, ctx)
+    t("replay: dry-run, filter, then work --once processes it; by id", case_replay, ctx)
+    t("stats --json and --prometheus match the store", case_stats, ctx)
+    t("purge: dry-run, payloads, tombstone window, pending untouched, duplicate after", case_purge, ctx)
+    t("purge in a loop during deliveries: nothing lost, purged redeliveries duplicate",
+      case_purge_concurrent, ctx)
+    if not harness.is_pg(srv.db):
+        t("check: 644 store fails, 600 passes; secrets, docroot, config file, missing "
+          "store", case_check, ctx)
+        t("operator's command masks C0, C1, bidi controls and bad UTF-8 everywhere",
+          case_hostile_text, ctx)
+        t("show --json: event, attempts, headers; payload text, base64 or null",
+          case_show_json, ctx)
+    else:
+        tap.diag("SQLite-only, not run against PostgreSQL: the store file's modes "
+                 "(check 644), bad UTF-8 stored as text and show --json of it "
+                 "(PostgreSQL text is valid UTF-8 by construction)")
+    t("replay: dry run without --status, exact advice, --status done needs a filter, --",
+      case_replay_defaults, ctx)
+    t("purge keeps dead letters unless --include-dead", case_purge_dead, ctx)
+    t("check: sticky directory, symlinks, owners, settings file 0640 or 0600, "
+      "-sigfail file 0644 reported", case_check_hardening, ctx, tap)
+    t("check: console's IDEMHOOK_CONSOLE_TLS_PROXY: ok unset, note at 1, problem "
+      "otherwise", case_check_console_tls_proxy, ctx)
+    t("no sanitizer reports from the receivers",
+      lambda: check(not srv.sanitizer_reports(), srv.errorlog()[-2000:]))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("cli", run_cases, prefix=True,
+                        needs=("idemhook", "stripe.fcgi", "github.fcgi")))

@@ -140,12 +140,27 @@ def run_node(tap, phase, data):
 def console_hash(bin, password):
     p = subprocess.run([os.path.join(bin, "idemhook"), "console-password"],
                        input=(password + "\n").encode(), stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=30)
+                       stderr=subprocess.PIPE, timeout=60)
     check(p.returncode == 0, "console-password: %r" % p.stderr)
     line = p.stdout.decode().strip()
     check(line.startswith("IDEMHOOK_CONSOLE_PASSWORD_HASH=$scrypt$"), "hash line %r" % line)
     check(password not in line, "the password is in the hash line")
     return line.split("=", 1)[1]
+
+
+def operator(bin):
+    """A new password for USER, and its hash from idemhook console-password."""
+    password = "correct horse " + os.urandom(4).hex()
+    return password, console_hash(bin, password)
+
+
+def console_settings(srv, hsh):
+    """Writes the console's settings file in srv's folder (USER, with the
+    password hash hsh) and returns its path."""
+    settings = os.path.join(srv.tmp, "console.env")
+    write_settings(settings, IDEMHOOK_CONSOLE_USER=USER,
+                   IDEMHOOK_CONSOLE_PASSWORD_HASH=hsh)
+    return settings
 
 
 def fill(srv):
@@ -174,7 +189,18 @@ def fill(srv):
             "replayId": "evt_fail_1", "keepId": "evt_fail_2", "deadId": "4242:gh-dead"}
 
 
-class ApacheConsole(ApacheServer):
+class ConsoleApache(ApacheServer):
+    """Apache with console.fcgi next to the receivers under the shipped
+    fcgid.htaccess: the base of this suite's and test_console_signin's."""
+
+    def _prepare_tree(self):
+        ApacheServer._prepare_tree(self)
+        dst = os.path.join(self.hooks_dir, "console.fcgi")
+        if not os.path.exists(dst):
+            shutil.copy2(os.path.join(self.bin, "console.fcgi"), dst)
+
+
+class ApacheConsole(ConsoleApache):
     """The shipped fcgid.htaccess with console.fcgi next to the receivers
     and Apache's own Basic authentication on it (the block the .htaccess
     shows commented out), against an .htpasswd outside the document root."""
@@ -186,10 +212,7 @@ class ApacheConsole(ApacheServer):
         ApacheServer.__init__(self, bin, **kw)
 
     def _prepare_tree(self):
-        ApacheServer._prepare_tree(self)
-        dst = os.path.join(self.hooks_dir, "console.fcgi")
-        if not os.path.exists(dst):
-            shutil.copy2(os.path.join(self.bin, "console.fcgi"), dst)
+        ConsoleApache._prepare_tree(self)
         with open(os.path.join(self.hooks_dir, ".htaccess"), "a") as f:
             f.write('\n<Files "console.fcgi">\n  AuthType Basic\n'
                     '  AuthName "idemhook console"\n  AuthUserFile "%s"\n'
@@ -208,6 +231,7 @@ class ApacheConsole(ApacheServer):
 
 
 def basic_auth(user, password):
+    """An Authorization header for HTTP Basic."""
     import base64
     return "Basic " + base64.b64encode(("%s:%s" % (user, password)).encode()).decode()
 
@@ -383,8 +407,7 @@ def main():
     if why is not None:
         tap.skip("console: browser tests", why)
         return tap.finish()
-    password = "correct horse " + os.urandom(4).hex()
-    hsh = console_hash(bin, password)
+    password, hsh = operator(bin)
     servers = Servers()
     install_signal_cleanup(servers)
     with servers:
@@ -399,9 +422,7 @@ def main():
                          "stripe": {"IDEMHOOK_STRIPE_ACTION":
                                     "payment_intent.payment_failed /bin/false"},
                          "github": {"IDEMHOOK_GITHUB_ACTION": "issues /bin/false"}})
-        settings = os.path.join(srv.tmp, "console.env")
-        write_settings(settings, IDEMHOOK_CONSOLE_USER=USER,
-                       IDEMHOOK_CONSOLE_PASSWORD_HASH=hsh)
+        settings = console_settings(srv, hsh)
         srv.extra_conf = "\n".join(console_conf(settings, srv.settings_file()))
         servers.add(srv)
         srv.start()

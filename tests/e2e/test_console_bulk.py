@@ -9,7 +9,6 @@ browser needed.
 Usage: test_console_bulk.py BINDIR   (or IH_BIN=BINDIR test_console_bulk.py)
 """
 
-import base64
 import os
 import re
 import subprocess
@@ -19,12 +18,12 @@ import urllib.parse
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (Server, Servers, Tap, bin_dir, check,  # noqa: E402
-                     check_eq, console_conf, install_signal_cleanup)
+from harness import (Server, check, check_eq, console_conf,  # noqa: E402
+                     suite_main)
 from standins.stripe import StripeStandin  # noqa: E402
 import cases  # noqa: E402
 import test_stripe as ts  # noqa: E402
-from test_console import USER, console_hash, write_settings  # noqa: E402
+from test_console import USER, basic_auth, console_settings, operator  # noqa: E402
 
 BASE = "/hooks/console"
 STRIPE_KEY = "rk_test_51Console" + "Qx4" * 8
@@ -127,30 +126,21 @@ def case_endpoints(bindir, srv, auth):
     check(STRIPE_KEY.encode() not in r.body, "the key on the page")
 
 
-def main():
-    tap = Tap("console-bulk: ")
-    bindir = bin_dir()
-    password = "correct horse " + os.urandom(4).hex()
-    hsh = console_hash(bindir, password)
-    auth = "Basic " + base64.b64encode(("%s:%s" % (USER, password)).encode()).decode()
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        srv = Server(bindir, providers=["stripe"], name="console-bulk")
-        settings = os.path.join(srv.tmp, "console.env")
-        write_settings(settings, IDEMHOOK_CONSOLE_USER=USER,
-                       IDEMHOOK_CONSOLE_PASSWORD_HASH=hsh)
-        srv.extra_conf = "\n".join(console_conf(settings, srv.settings_file()))
-        servers.add(srv)
-        if tap.run("lighttpd starts with the console", srv.start):
-            tap.run("bulk replay: done needs a narrowing filter or the explicit 'every "
-                    "done event'; a status is needed", case_bulk_rule, srv, auth)
-            tap.run("overview: each endpoint's last health check and bad signatures, "
-                    "escaped", case_endpoints, bindir, srv, auth)
-            tap.run("no sanitizer reports", cases.case_sanitizers, srv)
-            srv.stop()
-    return tap.finish()
+def run_cases(tap, bindir, servers):
+    password, hsh = operator(bindir)
+    auth = basic_auth(USER, password)
+    srv = Server(bindir, providers=["stripe"], name="console-bulk")
+    settings = console_settings(srv, hsh)
+    srv.extra_conf = "\n".join(console_conf(settings, srv.settings_file()))
+    servers.add(srv)
+    if tap.run("lighttpd starts with the console", srv.start):
+        tap.run("bulk replay: done needs a narrowing filter or the explicit 'every "
+                "done event'; a status is needed", case_bulk_rule, srv, auth)
+        tap.run("overview: each endpoint's last health check and bad signatures, "
+                "escaped", case_endpoints, bindir, srv, auth)
+        tap.run("no sanitizer reports", cases.case_sanitizers, srv)
+        srv.stop()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("console-bulk", run_cases, prefix=True))

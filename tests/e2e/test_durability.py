@@ -364,9 +364,5 @@ def cases(tap, bindir, servers):
                     "of the WAL", why, as_cgi(bindir))
 
 
-def main():
-    return suite_main("durability", cases)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("durability", cases))

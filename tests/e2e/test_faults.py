@@ -32,8 +32,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HarnessError, Server, Servers, Tap, bin_dir, check,  # noqa: E402
-                     check_eq, install_signal_cleanup)
+from harness import Server, check, check_eq, suite_main  # noqa: E402
 import reliability as R  # noqa: E402
 import harness  # noqa: E402
 
@@ -96,6 +95,21 @@ def cause_logged(srv, status, words, what):
           % (what, status, " or ".join(words), lines[-2:]))
     print("# %s: %s" % (what, hit[-1][hit[-1].find("idemhook:"):][:300]), flush=True)
     return hit[-1]
+
+
+def refused_twice(srv, provider, tag, what, words, cause_what):
+    """Starts srv; two deliveries of one event each answered 503 (what
+    says under which fault), the cause logged (words, see cause_logged);
+    removes srv.  Returns the delivery, for its retry once the fault is
+    gone."""
+    srv.start()
+    d = R.delivery(srv, provider, tag=tag)
+    for attempt in (1, 2):
+        expect_503(R.delivery(srv, provider, eid=d.eid).post(srv),
+                   "attempt %d %s" % (attempt, what))
+    cause_logged(srv, 503, words, cause_what)
+    srv.cleanup()
+    return d
 
 
 def post_until_recorded(srv, d, what, tries=20):
@@ -248,14 +262,9 @@ def read_only(bindir, servers, tap):
             else:
                 chmod_ro(frozen, True)
         srv = servers.add(Server(bindir, providers=["stripe"], name="ro", db=db))
-        srv.start()
-        d = R.delivery(srv, "stripe", tag="ro")
-        for attempt in (1, 2):
-            expect_503(R.delivery(srv, "stripe", eid=d.eid).post(srv),
-                       "attempt %d on a read-only store" % attempt)
-        cause_logged(srv, 503, ("read-only", "readonly", "read only", "not permitted",
-                                "unable to open", "permission denied"), "read-only store")
-        srv.cleanup()
+        d = refused_twice(srv, "stripe", "ro", "on a read-only store",
+                          ("read-only", "readonly", "read only", "not permitted",
+                           "unable to open", "permission denied"), "read-only store")
         if mounted:
             remount(base, "rw")
         elif os.geteuid() == 0:
@@ -288,14 +297,10 @@ def missing_dir(bindir, servers, tap):
         f.write("a regular file where a directory should be\n")
     db = os.path.join(blocker, "data", "events.db")
     srv = servers.add(Server(bindir, providers=["asaas"], name="nodir", db=db))
-    srv.start()
-    d = R.delivery(srv, "asaas", tag="nodir")
-    for attempt in (1, 2):
-        expect_503(R.delivery(srv, "asaas", eid=d.eid).post(srv),
-                   "attempt %d with IDEMHOOK_DB under a path that cannot be created" % attempt)
-    cause_logged(srv, 503, ("directory", "not a directory", "cannot create"),
-                 "uncreatable directory")
-    srv.cleanup()
+    d = refused_twice(srv, "asaas", "nodir",
+                      "with IDEMHOOK_DB under a path that cannot be created",
+                      ("directory", "not a directory", "cannot create"),
+                      "uncreatable directory")
     # The operator fixes the path; the provider's retry is accepted.
     os.unlink(blocker)
     srv = servers.add(Server(bindir, providers=["asaas"], name="nodir-fixed", db=db,
@@ -464,45 +469,35 @@ def crash(bindir, servers, tap, point):
     srv.cleanup()
 
 
-def main():
-    tap = Tap()
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("faults: setup", e)
-        return tap.finish()
-    servers = Servers()
-    install_signal_cleanup(servers)
+def run_cases(tap, bindir, servers):
     t = tap.run
-    with servers:
-        try:
-            t("faults: disk full -> 503 + Retry-After, never 200, cause logged; "
-              "same delivery accepted once space returns", disk_full, bindir, servers, tap)
-            t("faults: read-only filesystem -> 503 + Retry-After, cause logged; "
-              "accepted once writable", read_only, bindir, servers, tap)
-            t("faults: IDEMHOOK_DB directory cannot be created -> 503, cause logged; "
-              "accepted once it can", missing_dir, bindir, servers, tap)
-            t("faults: corrupted store file -> 503, cause logged, never 200",
-              corrupted, bindir, servers, tap)
-            t("faults: store of a newer schema -> 500, cause logged, nothing written",
-              newer_schema, bindir, servers, tap)
-            t("faults: write lock held past IDEMHOOK_BUSY_TIMEOUT_MS -> 503 on every "
-              "provider, accepted on retry", locked, bindir, servers, tap)
-            for point in ("before-commit", "after-commit", "processing"):
-                t("faults: receiver killed %s -> retry + idemhook work: every event "
-                  "one row, done, one effect, action run" % point,
-                  crash, bindir, servers, tap, point)
-        finally:
-            if hasattr(servers, "faults_tmp"):
-                servers.cleanup()
-                for d in ("full", "ro"):
-                    p = os.path.join(servers.faults_tmp, d)
-                    if os.path.ismount(p):
-                        umount(p)
-                import shutil
-                shutil.rmtree(servers.faults_tmp, ignore_errors=True)
-    return tap.finish()
+    try:
+        t("faults: disk full -> 503 + Retry-After, never 200, cause logged; "
+          "same delivery accepted once space returns", disk_full, bindir, servers, tap)
+        t("faults: read-only filesystem -> 503 + Retry-After, cause logged; "
+          "accepted once writable", read_only, bindir, servers, tap)
+        t("faults: IDEMHOOK_DB directory cannot be created -> 503, cause logged; "
+          "accepted once it can", missing_dir, bindir, servers, tap)
+        t("faults: corrupted store file -> 503, cause logged, never 200",
+          corrupted, bindir, servers, tap)
+        t("faults: store of a newer schema -> 500, cause logged, nothing written",
+          newer_schema, bindir, servers, tap)
+        t("faults: write lock held past IDEMHOOK_BUSY_TIMEOUT_MS -> 503 on every "
+          "provider, accepted on retry", locked, bindir, servers, tap)
+        for point in ("before-commit", "after-commit", "processing"):
+            t("faults: receiver killed %s -> retry + idemhook work: every event "
+              "one row, done, one effect, action run" % point,
+              crash, bindir, servers, tap, point)
+    finally:
+        if hasattr(servers, "faults_tmp"):
+            servers.cleanup()
+            for d in ("full", "ro"):
+                p = os.path.join(servers.faults_tmp, d)
+                if os.path.ismount(p):
+                    umount(p)
+            import shutil
+            shutil.rmtree(servers.faults_tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("faults", run_cases))

@@ -31,8 +31,8 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (PROVIDERS, Server, check, sign_stripe,  # noqa: E402
-                     suite_main)
+from harness import (PROVIDERS, Server, check, recv_all,  # noqa: E402
+                     sign_stripe, suite_main)
 import reliability as R  # noqa: E402
 
 ROUNDS = int(os.environ.get("IH_FRESH_ROUNDS", "10"))
@@ -73,12 +73,7 @@ def burst(srv, ds):
             s.sendall(last)
         out = []
         for s, _ in socks:
-            data = b""
-            while True:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
+            data = recv_all(s)
             status, js = 0, None
             try:
                 status = int(data.split(b" ", 2)[1])
@@ -184,9 +179,5 @@ def cases(tap, bindir, servers):
             cgi_rounds(bindir))
 
 
-def main():
-    return suite_main("fresh store", cases)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("fresh store", cases))

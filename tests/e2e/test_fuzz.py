@@ -24,27 +24,21 @@ import tempfile
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import REPO, HarnessError, Tap, bin_dir  # noqa: E402
+from harness import REPO, suite_main  # noqa: E402
 
 
-def main():
-    tap = Tap()
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("fuzz: setup", e)
-        return tap.finish()
+def run_cases(tap, bindir, servers):
     seconds = int(os.environ.get("IH_FUZZ_SECONDS", "2"))
     names = sorted(os.path.basename(p)[:-2]
                    for p in glob.glob(os.path.join(REPO, "tests", "fuzz", "fuzz_*.c")))
     if not names:
         tap.not_ok("fuzz: harnesses", "no tests/fuzz/fuzz_*.c")
-        return tap.finish()
+        return
     r = subprocess.run(["make", "-C", REPO, "-j2", "BUILD=" + bindir, "fuzz-build"],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=900)
     if r.returncode != 0:
         tap.not_ok("fuzz: make fuzz-build", r.stdout.decode(errors="replace")[-1500:])
-        return tap.finish()
+        return
     tap.ok("fuzz: make fuzz-build (%d harnesses)" % len(names))
     work = tempfile.mkdtemp(prefix="ih-fuzz-")
     total = 0
@@ -86,8 +80,7 @@ def main():
     finally:
         shutil.rmtree(work, ignore_errors=True)
     tap.diag("fuzz: %d execs in all" % total)
-    return tap.finish()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("fuzz", run_cases))

@@ -22,9 +22,8 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (ASAAS_TOKEN_HEADER, PROVIDERS, HarnessError, Server,  # noqa: E402
-                     Servers, Tap, _children_of, bin_dir, check,
-                     install_signal_cleanup, program_of)
+from harness import (ASAAS_TOKEN_HEADER, PROVIDERS, Server,  # noqa: E402
+                     _children_of, check, program_of, suite_main)
 import reliability as R  # noqa: E402
 
 BAD_BODY = {p: (400, "error") for p in PROVIDERS}
@@ -135,16 +134,26 @@ def json_status(out):
         return None
 
 
+def new_signed(srv, p, tag):
+    """A new event of provider p (its id tagged tag): (body, signed headers)."""
+    eid = R.new_eid(p, tag)
+    body = body_with(p, eid)
+    return body, R.sign(srv, p, eid, body)
+
+
+def answer(srv, data, **kw):
+    """Sends data as it is: (HTTP status, the JSON status, the whole answer)."""
+    st, out = raw(srv, data, **kw)
+    return st, json_status(out), out
+
+
 def cl_longer(p, close):
     """Content-Length announces more than is sent; the client then closes
     (or half-closes and waits)."""
     def send(srv):
-        eid = R.new_eid(p, "cllong")
-        body = body_with(p, eid)
-        h = R.sign(srv, p, eid, body)
-        st, out = raw(srv, head_bytes(p, h, len(body) + 100) + body, half_close=not close,
+        body, h = new_signed(srv, p, "cllong")
+        return answer(srv, head_bytes(p, h, len(body) + 100) + body, half_close=not close,
                       timeout=1.0 if close else 6.0)
-        return st, json_status(out), out
     return send
 
 
@@ -158,56 +167,43 @@ def cl_shorter(p, sign_announced):
         send.body = body
         extra = b'{"id":"evt_smuggled","type":"x"}' + b"Z" * 200
         h = R.sign(srv, p, eid, body if sign_announced else body + extra)
-        st, out = raw(srv, head_bytes(p, h, len(body)) + body + extra)
-        return st, json_status(out), out
+        return answer(srv, head_bytes(p, h, len(body)) + body + extra)
     send.eid = R.new_eid(p, "clshort")
     return send
 
 
 def cl_header(p, value):
     def send(srv):
-        eid = R.new_eid(p, "clbad")
-        body = body_with(p, eid)
-        h = R.sign(srv, p, eid, body)
+        body, h = new_signed(srv, p, "clbad")
         h["Content-Length"] = value
-        st, out = raw(srv, head_bytes(p, h, None) + body)
-        return st, json_status(out), out
+        return answer(srv, head_bytes(p, h, None) + body)
     return send
 
 
 def no_length_http10(p):
     def send(srv):
-        eid = R.new_eid(p, "nolen")
-        body = body_with(p, eid)
-        h = R.sign(srv, p, eid, body)
+        body, h = new_signed(srv, p, "nolen")
         data = ("POST /hooks/%s HTTP/1.0\r\nHost: x\r\nContent-Type: application/json\r\n"
                 % p).encode() + "".join("%s: %s\r\n" % kv for kv in h.items()).encode() \
             + b"\r\n" + body
-        st, out = raw(srv, data, half_close=True)
-        return st, json_status(out), out
+        return answer(srv, data, half_close=True)
     return send
 
 
 def bad_chunked(p, chunks):
     def send(srv):
-        eid = R.new_eid(p, "badchunk")
-        body = body_with(p, eid)
-        h = R.sign(srv, p, eid, body)
+        body, h = new_signed(srv, p, "badchunk")
         h["Transfer-Encoding"] = "chunked"
-        st, out = raw(srv, head_bytes(p, h, None) + chunks(body), half_close=True)
-        return st, json_status(out), out
+        return answer(srv, head_bytes(p, h, None) + chunks(body), half_close=True)
     return send
 
 
 def huge_header(p, size, count=1):
     def send(srv):
-        eid = R.new_eid(p, "hugehdr")
-        body = body_with(p, eid)
-        h = R.sign(srv, p, eid, body)
+        body, h = new_signed(srv, p, "hugehdr")
         for i in range(count):
             h["X-Filler-%d" % i] = "a" * size
-        st, out = raw(srv, head_bytes(p, h, len(body)) + body)
-        return st, json_status(out), out
+        return answer(srv, head_bytes(p, h, len(body)) + body)
     return send
 
 
@@ -578,43 +574,33 @@ def allow_cases(srv):
     check(not bad, "; ".join(bad))
 
 
-def main():
-    tap = Tap()
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("hostile: setup", e)
-        return tap.finish()
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        srv = servers.add(Server(bindir, name="hostile",
-                                 env={"IDEMHOOK_MODE": "worker"}))
-        if not tap.run("hostile: lighttpd starts with every provider", srv.start):
-            return tap.finish()
-        check_all = tap.run("hostile: every provider served", lambda: check(
-            sorted(srv.providers) == sorted(PROVIDERS), "served: %r" % srv.providers))
-        rows = table() if check_all else []
-        for row in rows:
-            tap.run("hostile: " + row.name, run_row, srv, row)
-        tap.run("hostile: events table intact after the SQL metacharacters", lambda: check(
-            R.count_rows(srv.db) > 0, "events table empty or gone"))
-        tap.run("hostile: no sanitizer reports", lambda: check(
-            not srv.sanitizer_reports(), "%r" % srv.sanitizer_reports()))
-        tap.diag("hostile: %d inputs tried across %d providers" % (len(rows), len(PROVIDERS)))
-        run_memory(tap, bindir, servers)
-        allow = servers.add(Server(bindir, name="allow", providers=["github", "shopify", "stripe"],
-                                   provider_env={
-                                       "github": {"IDEMHOOK_GITHUB_ALLOW_FROM":
-                                                  "192.0.2.0/24 2001:db8::/32"},
-                                       "shopify": {"IDEMHOOK_SHOPIFY_ALLOW_FROM":
-                                                   "140.82.112.0/20, 127.0.0.0/8"},
-                                       "stripe": {"IDEMHOOK_STRIPE_ALLOW_FROM": "127.0.0.1/33"}}))
-        if tap.run("allow-list: lighttpd starts", allow.start):
-            tap.run("allow-list: outside -> 403 unread, inside -> accepted, malformed -> 500",
-                    allow_cases, allow)
-    return tap.finish()
+def run_cases(tap, bindir, servers):
+    srv = servers.add(Server(bindir, name="hostile",
+                             env={"IDEMHOOK_MODE": "worker"}))
+    if not tap.run("hostile: lighttpd starts with every provider", srv.start):
+        return
+    check_all = tap.run("hostile: every provider served", lambda: check(
+        sorted(srv.providers) == sorted(PROVIDERS), "served: %r" % srv.providers))
+    rows = table() if check_all else []
+    for row in rows:
+        tap.run("hostile: " + row.name, run_row, srv, row)
+    tap.run("hostile: events table intact after the SQL metacharacters", lambda: check(
+        R.count_rows(srv.db) > 0, "events table empty or gone"))
+    tap.run("hostile: no sanitizer reports", lambda: check(
+        not srv.sanitizer_reports(), "%r" % srv.sanitizer_reports()))
+    tap.diag("hostile: %d inputs tried across %d providers" % (len(rows), len(PROVIDERS)))
+    run_memory(tap, bindir, servers)
+    allow = servers.add(Server(bindir, name="allow", providers=["github", "shopify", "stripe"],
+                               provider_env={
+                                   "github": {"IDEMHOOK_GITHUB_ALLOW_FROM":
+                                              "192.0.2.0/24 2001:db8::/32"},
+                                   "shopify": {"IDEMHOOK_SHOPIFY_ALLOW_FROM":
+                                               "140.82.112.0/20, 127.0.0.0/8"},
+                                   "stripe": {"IDEMHOOK_STRIPE_ALLOW_FROM": "127.0.0.1/33"}}))
+    if tap.run("allow-list: lighttpd starts", allow.start):
+        tap.run("allow-list: outside -> 403 unread, inside -> accepted, malformed -> 500",
+                allow_cases, allow)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("hostile", run_cases))

@@ -21,8 +21,7 @@ import tempfile
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (PROVIDERS, REPO, HarnessError, Tap, bin_dir,  # noqa: E402
-                     check, check_eq)
+from harness import PROVIDERS, REPO, check, check_eq, suite_main  # noqa: E402
 
 
 def make_n(*targets):
@@ -87,20 +86,13 @@ def case_objects(bindir):
               "receiver-%s.o defines no main" % p)
 
 
-def main():
-    tap = Tap("layout: ")
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("setup", e)
-        return tap.finish()
+def run_cases(tap, bindir, servers):
     tap.run("no provider file has main(); receiver.c has", case_no_main_in_providers)
     tap.run("make all tests: each provider compiled once, one object for its "
             "program, the command and its unit test", case_compiled_once)
     tap.run("make fuzz-build: each provider compiled once", case_fuzz_compiled_once)
     tap.run("built provider objects have no main; receiver objects do", case_objects, bindir)
-    return tap.finish()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("layout", run_cases, prefix=True))

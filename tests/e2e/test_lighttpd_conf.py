@@ -15,8 +15,8 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (CONF_DIR, IS_ROOT, PROVIDERS, HarnessError, Server, Servers, Tap,  # noqa: E402
-                     bin_dir, check, install_signal_cleanup, sign_stripe)
+from harness import (CONF_DIR, IS_ROOT, PROVIDERS, Server, check,  # noqa: E402
+                     sign_stripe, suite_main)
 
 
 def present(bindir):
@@ -132,39 +132,29 @@ def secret_only_in_settings_file(bindir):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def main():
-    tap = Tap()
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("lighttpd-conf: setup", e)
-        return tap.finish()
+def run_cases(tap, bindir, servers):
     provs = present(bindir)
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        tap.run("lighttpd-conf: each hooks-<provider>.conf follows the pattern",
-                every_hook_file_has_binary_name, bindir)
-        tap.run("lighttpd-conf: lighttpd.conf.example passes lighttpd -tt", example_config, bindir)
-        tap.run("lighttpd-conf: secret only in the settings file: served, and seen by check",
-                secret_only_in_settings_file, bindir)
-        if not provs:
-            tap.not_ok("lighttpd-conf: providers", "no <provider>.fcgi in %s" % bindir)
-            return tap.finish()
-        tap.diag("providers with a binary and a hooks file: " + " ".join(provs))
-        srv = servers.add(Server(bindir, providers=provs, name="all"))
-        if tap.run("lighttpd-conf: lighttpd starts with every provider (%s)" % ",".join(provs),
-                   srv.start):
-            time.sleep(0.2)
-            tap.run("lighttpd-conf: every endpoint: GET -> 405 Allow: POST, "
-                    "unauthenticated POST -> 4xx, nothing stored", every_endpoint, srv, provs)
-            tap.run("lighttpd-conf: max-procs 2 -> two sockets per provider",
-                    sockets_and_procs, srv, provs)
-            srv.stop()
-        tap.run("lighttpd-conf: lighttpd's own environment does not reach the receivers",
-                env_not_leaked, bindir)
-    return tap.finish()
+    tap.run("lighttpd-conf: each hooks-<provider>.conf follows the pattern",
+            every_hook_file_has_binary_name, bindir)
+    tap.run("lighttpd-conf: lighttpd.conf.example passes lighttpd -tt", example_config, bindir)
+    tap.run("lighttpd-conf: secret only in the settings file: served, and seen by check",
+            secret_only_in_settings_file, bindir)
+    if not provs:
+        tap.not_ok("lighttpd-conf: providers", "no <provider>.fcgi in %s" % bindir)
+        return
+    tap.diag("providers with a binary and a hooks file: " + " ".join(provs))
+    srv = servers.add(Server(bindir, providers=provs, name="all"))
+    if tap.run("lighttpd-conf: lighttpd starts with every provider (%s)" % ",".join(provs),
+               srv.start):
+        time.sleep(0.2)
+        tap.run("lighttpd-conf: every endpoint: GET -> 405 Allow: POST, "
+                "unauthenticated POST -> 4xx, nothing stored", every_endpoint, srv, provs)
+        tap.run("lighttpd-conf: max-procs 2 -> two sockets per provider",
+                sockets_and_procs, srv, provs)
+        srv.stop()
+    tap.run("lighttpd-conf: lighttpd's own environment does not reach the receivers",
+            env_not_leaked, bindir)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("lighttpd-conf", run_cases))

@@ -24,8 +24,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (PROVIDERS, HarnessError, Server, Servers, Tap, bin_dir,  # noqa: E402
-                     check, install_signal_cleanup)
+from harness import PROVIDERS, Server, check, suite_main  # noqa: E402
 import reliability as R  # noqa: E402
 
 CONNECTIONS = 32
@@ -167,55 +166,45 @@ def servers_tmp():
     return _TMP[0]
 
 
-def main():
-    tap = Tap()
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("load: setup", e)
-        return tap.finish()
+def run_cases(tap, bindir, servers):
     n = int(os.environ.get("IH_LOAD_EVENTS", "1000"))
-    servers = Servers()
-    install_signal_cleanup(servers)
     res = {}
-    with servers:
-        try:
-            if not tap.run("load: %d deliveries, 20%% duplicates, %d connections, all five "
-                           "providers, then idemhook work --once" % (n, CONNECTIONS),
-                           lambda: res.update(run_load(bindir, servers, tap, n))):
-                return tap.finish()
-            t = tap.run
-            t("load: no 5xx answer", lambda: check(
-                res["five"] == 0, "%d answers were 5xx" % res["five"]))
-            t("load: every answer 200 accepted or duplicate", lambda: check(
-                not res["other"], "other answers: %r" % res["other"]))
-            t("load: each distinct event answered 'accepted' exactly once", lambda: check(
-                not res["acc_wrong"], "%d events accepted 0 or 2+ times, e.g. %r"
-                % (len(res["acc_wrong"]), res["acc_wrong"][:3])))
-            t("load: rows == distinct events (events lost = 0, none doubled)", lambda: check(
-                res["rows"] == res["distinct"] and not res["lost"] and not res["doubled"],
-                "rows %d, distinct %d, lost %d (e.g. %r), doubled %d"
-                % (res["rows"], res["distinct"], len(res["lost"]), res["lost"][:3],
-                   len(res["doubled"]))))
-            t("load: duplicates counted == duplicate deliveries", lambda: check(
-                res["dup_sum"] == res["dups"], "sum(duplicates) %d, duplicate deliveries %d"
-                % (res["dup_sum"], res["dups"])))
-            t("load: every event done after idemhook work --once", lambda: check(
-                not res["not_done"], "%d not done, e.g. %r"
-                % (len(res["not_done"]), res["not_done"][:3])))
-            t("load: actions run == distinct events, each once", lambda: check(
-                res["runs"] == res["distinct"] and not res["never_run"]
-                and not res["ran_twice"], "runs %d, distinct %d, never run %d, twice %d"
-                % (res["runs"], res["distinct"], len(res["never_run"]),
-                   len(res["ran_twice"]))))
-            t("load: no sanitizer reports", lambda: check(
-                not res["srv"].sanitizer_reports(), "%r" % res["srv"].sanitizer_reports()))
-        finally:
-            if _TMP:
-                import shutil
-                shutil.rmtree(_TMP[0], ignore_errors=True)
-    return tap.finish()
+    try:
+        if not tap.run("load: %d deliveries, 20%% duplicates, %d connections, all five "
+                       "providers, then idemhook work --once" % (n, CONNECTIONS),
+                       lambda: res.update(run_load(bindir, servers, tap, n))):
+            return
+        t = tap.run
+        t("load: no 5xx answer", lambda: check(
+            res["five"] == 0, "%d answers were 5xx" % res["five"]))
+        t("load: every answer 200 accepted or duplicate", lambda: check(
+            not res["other"], "other answers: %r" % res["other"]))
+        t("load: each distinct event answered 'accepted' exactly once", lambda: check(
+            not res["acc_wrong"], "%d events accepted 0 or 2+ times, e.g. %r"
+            % (len(res["acc_wrong"]), res["acc_wrong"][:3])))
+        t("load: rows == distinct events (events lost = 0, none doubled)", lambda: check(
+            res["rows"] == res["distinct"] and not res["lost"] and not res["doubled"],
+            "rows %d, distinct %d, lost %d (e.g. %r), doubled %d"
+            % (res["rows"], res["distinct"], len(res["lost"]), res["lost"][:3],
+               len(res["doubled"]))))
+        t("load: duplicates counted == duplicate deliveries", lambda: check(
+            res["dup_sum"] == res["dups"], "sum(duplicates) %d, duplicate deliveries %d"
+            % (res["dup_sum"], res["dups"])))
+        t("load: every event done after idemhook work --once", lambda: check(
+            not res["not_done"], "%d not done, e.g. %r"
+            % (len(res["not_done"]), res["not_done"][:3])))
+        t("load: actions run == distinct events, each once", lambda: check(
+            res["runs"] == res["distinct"] and not res["never_run"]
+            and not res["ran_twice"], "runs %d, distinct %d, never run %d, twice %d"
+            % (res["runs"], res["distinct"], len(res["never_run"]),
+               len(res["ran_twice"]))))
+        t("load: no sanitizer reports", lambda: check(
+            not res["srv"].sanitizer_reports(), "%r" % res["srv"].sanitizer_reports()))
+    finally:
+        if _TMP:
+            import shutil
+            shutil.rmtree(_TMP[0], ignore_errors=True)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("load", run_cases))

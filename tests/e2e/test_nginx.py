@@ -22,9 +22,8 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (NGINX_CONF_DIR, HarnessError, NginxServer, Servers, Tap,  # noqa: E402
-                     _alive, bin_dir, check, check_eq, install_signal_cleanup,
-                     staged_programs)
+from harness import (NGINX_CONF_DIR, NginxServer, _alive, check,  # noqa: E402
+                     check_eq, staged_programs, suite_main)
 import cases  # noqa: E402
 import test_stripe as ts  # noqa: E402
 from test_apache import GITHUB, STRIPE  # noqa: E402
@@ -157,13 +156,7 @@ def config_param_setting(srv, limit):
     ts.max_body(srv, limit)
 
 
-def main():
-    tap = Tap("nginx: ")
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("setup", e)
-        return tap.finish()
+def run_cases(tap, bindir, servers):
     tap.run("nginx -t: idemhook.conf (spawn-fcgi sockets) included unchanged", nginx_t,
             "idemhook.conf", [("idemhook_run", "/run/idemhook"),
                               ("idemhook_config", "/etc/idemhook/idemhook.env")])
@@ -174,34 +167,30 @@ def main():
                if not os.path.exists(os.path.join(bindir, p + ".fcgi"))]
     if missing:
         tap.not_ok("setup", "no %s in %s" % (missing, bindir))
-        return tap.finish()
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        srv = servers.add(NginxServer(bindir, providers=["stripe", "github"]))
-        if tap.run("nginx and spawn-fcgi start with the shipped idemhook.conf", srv.start):
-            cases.run_common(tap, STRIPE, srv)
-            cases.run_common(tap, GITHUB, srv)
-            tap.run("stripe: request log lines reach nginx's error_log",
-                    cases.case_log_in_errorlog, STRIPE, srv)
-            tap.run("no sanitizer reports", cases.case_sanitizers, srv)
-            srv.stop()
-        lim = servers.add(NginxServer(bindir, providers=["stripe"], name="nginx-limits",
-                                      env={"IDEMHOOK_MAX_BODY": "1024"}))
-        if tap.run("starts with IDEMHOOK_MAX_BODY=1024 in the IDEMHOOK_CONFIG file", lim.start):
-            tap.run("stripe: IDEMHOOK_MAX_BODY from fastcgi_param IDEMHOOK_CONFIG's file: "
-                    "413 over, accepted at the limit", config_param_setting, lim, 1024)
-            lim.stop()
-        staged = staged_programs(bindir)
-        tap.run_as_root("spawn-fcgi.sh start/stop: 2 processes as www-data, socket, root-owned "
-                        "pid file; stop leaves a foreign pid alone",
-                        "spawn-fcgi.sh is run as root and starts the programs as www-data",
-                        spawn_script, staged)
-        tap.run_as_root("spawn-fcgi.sh stop: pid files with -9 -1, -1, 0, 1, another process's "
-                        "pid, or owned by www-data kill nothing",
-                        "a PID namespace, chown to www-data", spawn_stop_hostile, staged)
-    return tap.finish()
+        return
+    srv = servers.add(NginxServer(bindir, providers=["stripe", "github"]))
+    if tap.run("nginx and spawn-fcgi start with the shipped idemhook.conf", srv.start):
+        cases.run_common(tap, STRIPE, srv)
+        cases.run_common(tap, GITHUB, srv)
+        tap.run("stripe: request log lines reach nginx's error_log",
+                cases.case_log_in_errorlog, STRIPE, srv)
+        tap.run("no sanitizer reports", cases.case_sanitizers, srv)
+        srv.stop()
+    lim = servers.add(NginxServer(bindir, providers=["stripe"], name="nginx-limits",
+                                  env={"IDEMHOOK_MAX_BODY": "1024"}))
+    if tap.run("starts with IDEMHOOK_MAX_BODY=1024 in the IDEMHOOK_CONFIG file", lim.start):
+        tap.run("stripe: IDEMHOOK_MAX_BODY from fastcgi_param IDEMHOOK_CONFIG's file: "
+                "413 over, accepted at the limit", config_param_setting, lim, 1024)
+        lim.stop()
+    staged = staged_programs(bindir)
+    tap.run_as_root("spawn-fcgi.sh start/stop: 2 processes as www-data, socket, root-owned "
+                    "pid file; stop leaves a foreign pid alone",
+                    "spawn-fcgi.sh is run as root and starts the programs as www-data",
+                    spawn_script, staged)
+    tap.run_as_root("spawn-fcgi.sh stop: pid files with -9 -1, -1, 0, 1, another process's "
+                    "pid, or owned by www-data kill nothing",
+                    "a PID namespace, chown to www-data", spawn_stop_hostile, staged)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("nginx", run_cases, prefix=True))

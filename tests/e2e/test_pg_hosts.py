@@ -24,8 +24,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import harness  # noqa: E402
-from harness import (Server, Servers, Tap, bin_dir, check, check_eq,  # noqa: E402
-                     install_signal_cleanup, parallel)
+from harness import Server, check, check_eq, parallel, suite_main  # noqa: E402
 import reliability as R  # noqa: E402
 import test_processing as P  # noqa: E402
 
@@ -168,33 +167,27 @@ def killed_on_a(bindir, a, b, tmp):
     check_eq(len(lines), 1, "runs of the slow action to its end")
 
 
-def main():
-    tap = Tap("pg hosts: ")
-    bindir = bin_dir()
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        tmp = harness.tempfile.mkdtemp(prefix="ih-hosts-")
-        box = {}
+def run_cases(tap, bindir, servers):
+    tmp = harness.tempfile.mkdtemp(prefix="ih-hosts-")
+    box = {}
 
-        def setup():
-            box["ab"] = hosts(bindir, servers, tmp)
+    def setup():
+        box["ab"] = hosts(bindir, servers, tmp)
 
-        if not tap.run("two lighttpd hosts on one PostgreSQL database", setup):
-            return tap.finish()
-        a, b = box["ab"]
-        tap.run("50 concurrent deliveries of one event across both: 1 accepted, "
-                "49 duplicate, 1 row", one_event_50, a, b)
-        tap.run("1,000 deliveries, 20% duplicates, across both: rows = distinct, "
-                "all done, one action run each", thousand, bindir, a, b, tmp)
-        tap.run("SIGKILL mid-processing on A: B's worker waits for the lease, then "
-                "processes it once", killed_on_a, bindir, a, b, tmp)
-        tap.run("no sanitizer reports on either host",
-                lambda: check(not (a.sanitizer_reports() or b.sanitizer_reports()),
-                              a.errorlog()[-1500:] + b.errorlog()[-1500:]))
-        harness.shutil.rmtree(tmp, ignore_errors=True)
-    return tap.finish()
+    if not tap.run("two lighttpd hosts on one PostgreSQL database", setup):
+        return
+    a, b = box["ab"]
+    tap.run("50 concurrent deliveries of one event across both: 1 accepted, "
+            "49 duplicate, 1 row", one_event_50, a, b)
+    tap.run("1,000 deliveries, 20% duplicates, across both: rows = distinct, "
+            "all done, one action run each", thousand, bindir, a, b, tmp)
+    tap.run("SIGKILL mid-processing on A: B's worker waits for the lease, then "
+            "processes it once", killed_on_a, bindir, a, b, tmp)
+    tap.run("no sanitizer reports on either host",
+            lambda: check(not (a.sanitizer_reports() or b.sanitizer_reports()),
+                          a.errorlog()[-1500:] + b.errorlog()[-1500:]))
+    harness.shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("pg hosts", run_cases, prefix=True))

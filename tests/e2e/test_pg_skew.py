@@ -26,8 +26,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import harness  # noqa: E402
-from harness import (Server, Servers, Tap, bin_dir, check, check_eq,  # noqa: E402
-                     install_signal_cleanup)
+from harness import Server, check, check_eq, suite_main  # noqa: E402
 import reliability as R  # noqa: E402
 import test_processing as P  # noqa: E402
 
@@ -86,20 +85,14 @@ def skewed(bindir, servers, tmp, a_skew, b_skew, name):
     check(not a.sanitizer_reports(), a.errorlog()[-1500:])
 
 
-def main():
-    tap = Tap("pg skew: ")
-    bindir = bin_dir()
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        tmp = harness.tempfile.mkdtemp(prefix="ih-skew-")
-        tap.run("host B's clock 120 s ahead: its worker leaves host A's live lease alone",
-                skewed, bindir, servers, tmp, 0, SKEW_MS, "skewB")
-        tap.run("host A's clock 120 s behind: its lease still holds against host B",
-                skewed, bindir, servers, tmp, -SKEW_MS, 0, "skewA")
-        harness.shutil.rmtree(tmp, ignore_errors=True)
-    return tap.finish()
+def run_cases(tap, bindir, servers):
+    tmp = harness.tempfile.mkdtemp(prefix="ih-skew-")
+    tap.run("host B's clock 120 s ahead: its worker leaves host A's live lease alone",
+            skewed, bindir, servers, tmp, 0, SKEW_MS, "skewB")
+    tap.run("host A's clock 120 s behind: its lease still holds against host B",
+            skewed, bindir, servers, tmp, -SKEW_MS, 0, "skewA")
+    harness.shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("pg skew", run_cases, prefix=True))

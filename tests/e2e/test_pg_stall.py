@@ -32,8 +32,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import harness  # noqa: E402
-from harness import (Server, Servers, Tap, bin_dir, check, check_eq,  # noqa: E402
-                     install_signal_cleanup, parallel)
+from harness import Server, check, check_eq, parallel, suite_main  # noqa: E402
 import reliability as R  # noqa: E402
 
 # Each answer must come within this (default timeouts: connect 3 s, a
@@ -283,22 +282,16 @@ def uri_wins(bindir):
         proxy.close()
 
 
-def main():
-    tap = Tap("pg stall: ")
-    bindir = bin_dir()
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        tap.run("a server that accepts TCP and never speaks: 503 + Retry-After within "
-                "%.0f s, never 2xx; idemhook exits with an error" % BOUND_S,
-                stall_at_connect, bindir, servers)
-        tap.run("a server frozen mid-session (TCP proxy): 503 + Retry-After within "
-                "%.0f s; after the thaw accepted again without a restart; every 200 "
-                "stored" % BOUND_S, stall_mid_session, bindir, servers)
-        tap.run("the URI's connect_timeout and statement_timeout win over the defaults",
-                uri_wins, bindir)
-    return tap.finish()
+def run_cases(tap, bindir, servers):
+    tap.run("a server that accepts TCP and never speaks: 503 + Retry-After within "
+            "%.0f s, never 2xx; idemhook exits with an error" % BOUND_S,
+            stall_at_connect, bindir, servers)
+    tap.run("a server frozen mid-session (TCP proxy): 503 + Retry-After within "
+            "%.0f s; after the thaw accepted again without a restart; every 200 "
+            "stored" % BOUND_S, stall_mid_session, bindir, servers)
+    tap.run("the URI's connect_timeout and statement_timeout win over the defaults",
+            uri_wins, bindir)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("pg stall", run_cases, prefix=True))

@@ -40,9 +40,9 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (ASAAS_TOKEN_HEADER, SANITIZER_ENV, SANITIZER_MARKERS,  # noqa: E402
-                     HarnessError, Server, Servers, Tap, bin_dir, check,
-                     check_eq, install_signal_cleanup, parallel, sign_stripe)
+from harness import (ASAAS_TOKEN_HEADER, SANITIZER_ENV,  # noqa: E402
+                     SANITIZER_MARKERS, Server, Servers, check, check_eq, parallel,
+                     sign_stripe, suite_main)
 import cases  # noqa: E402
 import harness  # noqa: E402
 
@@ -1251,129 +1251,115 @@ def case_inline_same_program(srv, tap):
 
 # ---------------------------------------------------------------- main
 
-def main():
-    tap = Tap()
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("processing: setup", e)
-        return tap.finish()
-    missing = [b for b in ("stripe.fcgi", "asaas.fcgi", "idemhook")
-               if not os.path.exists(os.path.join(bindir, b))]
-    if missing:
-        tap.not_ok("processing: setup", "missing in %s: %s" % (bindir, ", ".join(missing)))
-        return tap.finish()
-
+def run_cases(tap, bindir, servers):
     # Our servers' folders live in a folder of our own, out of the way of
     # anything that sweeps /tmp/ih-e2e-* while we run.
     own_tmp = tempfile.mkdtemp(prefix="ih-processing-")
     tempfile.tempdir = own_tmp
     try:
-        return run_all(tap, bindir)
+        run_all(tap, bindir, servers)
     finally:
+        servers.cleanup()  # before their folder goes
         tempfile.tempdir = None
         if not os.environ.get("IH_KEEP_TMP"):
             shutil.rmtree(own_tmp, ignore_errors=True)
 
 
-def run_all(tap, bindir):
-    servers = Servers()
-    install_signal_cleanup(servers)
+def run_all(tap, bindir, servers):
     def t(name, fn, *args):
         t0 = time.monotonic()
         ok = tap.run(name, fn, *args)
         tap.diag("%.1f s" % (time.monotonic() - t0))
         return ok
-    with servers:
-        srv = servers.add(after_server(bindir))
-        if t("processing: lighttpd starts (after-response, actions by type)", srv.start):
-            work = Work(bindir, srv.db, srv.env)
-            t("processing: 50 concurrent deliveries of one event -> one action run, "
-              "one effect, done", case_concurrent, srv)
-            t("processing: action fails twice then succeeds -> 3 attempts, backoff "
-              "respected, done", case_flaky, srv, work)
-            t("processing: action always fails -> dead after IDEMHOOK_MAX_ATTEMPTS=3 "
-              "with last_error", case_dead, srv, work)
-            t("processing: after-response server: no sanitizer reports",
-              cases.case_sanitizers, srv)
-            srv.stop()
+    srv = servers.add(after_server(bindir))
+    if t("processing: lighttpd starts (after-response, actions by type)", srv.start):
+        work = Work(bindir, srv.db, srv.env)
+        t("processing: 50 concurrent deliveries of one event -> one action run, "
+          "one effect, done", case_concurrent, srv)
+        t("processing: action fails twice then succeeds -> 3 attempts, backoff "
+          "respected, done", case_flaky, srv, work)
+        t("processing: action always fails -> dead after IDEMHOOK_MAX_ATTEMPTS=3 "
+          "with last_error", case_dead, srv, work)
+        t("processing: after-response server: no sanitizer reports",
+          cases.case_sanitizers, srv)
+        srv.stop()
 
-        srv = servers.add(crash_server(bindir))
-        if t("processing: lighttpd starts (IDEMHOOK_LEASE=5, slow action)", srv.start):
-            work = Work(bindir, srv.db, dict(srv.env, IDEMHOOK_LEASE="60"))
-            t("processing: kill -9 of the receiver during its action (sleep 3; echo) "
-              "-> processing until the lease expires, then idemhook work runs it; "
-              "one line per event", case_crash, srv, work, "payment_intent.succeeded")
-            t("processing: kill -9 of the receiver during its action (a script "
-              "file) -> one line per event, the killed attempt leaves none",
-              case_crash, srv, work, "test.script")
-            t("processing: crash server: no sanitizer reports", cases.case_sanitizers, srv)
-            srv.stop()
+    srv = servers.add(crash_server(bindir))
+    if t("processing: lighttpd starts (IDEMHOOK_LEASE=5, slow action)", srv.start):
+        work = Work(bindir, srv.db, dict(srv.env, IDEMHOOK_LEASE="60"))
+        t("processing: kill -9 of the receiver during its action (sleep 3; echo) "
+          "-> processing until the lease expires, then idemhook work runs it; "
+          "one line per event", case_crash, srv, work, "payment_intent.succeeded")
+        t("processing: kill -9 of the receiver during its action (a script "
+          "file) -> one line per event, the killed attempt leaves none",
+          case_crash, srv, work, "test.script")
+        t("processing: crash server: no sanitizer reports", cases.case_sanitizers, srv)
+        srv.stop()
 
-        srv = servers.add(worker_server(bindir))
-        if t("processing: lighttpd starts (IDEMHOOK_MODE=worker)", srv.start):
-            work = Work(bindir, srv.db, worker_settings(srv))
-            t("processing: worker mode: the receiver only records until idemhook work "
-              "--once", case_worker_records_only, srv, work)
-            t("processing: a 2 MiB event recorded in worker mode reaches its action "
-              "byte for byte through idemhook work", case_worker_big, srv, work)
-            t("processing: two idemhook work on 200 due events -> each processed "
-              "exactly once", case_two_workers, srv, work)
-            t("processing: IDEMHOOK_ACTION_TIMEOUT=1, action sleeps 10 -> 'killed "
-              "after the 1 s timeout'", case_timeout, srv, bindir)
-            t("processing: asaas events of one payment processed in the order "
-              "received", case_order, srv, bindir)
-            t("processing: LEASE=2 with ACTION_TIMEOUT=30 refused by idemhook check "
-              "and idemhook work", case_lease_refused, srv, bindir)
-            t("processing: two idemhook work, lease 3 s, three 1.5 s actions -> lease "
-              "renewed, no overlapping runs, attempt rows closed", case_no_overlap,
-              srv, bindir)
-            t("processing: a worker stopped past its lease runs no further action; "
-              "both attempt rows closed", case_lease_lost, srv, bindir)
-            t("processing: worker server: no sanitizer reports", cases.case_sanitizers, srv)
-            srv.stop()
-        t("processing: LEASE=2 with ACTION_TIMEOUT=30 -> receiver answers 500 bad_config",
-          case_lease_refused_receiver, bindir, servers)
+    srv = servers.add(worker_server(bindir))
+    if t("processing: lighttpd starts (IDEMHOOK_MODE=worker)", srv.start):
+        work = Work(bindir, srv.db, worker_settings(srv))
+        t("processing: worker mode: the receiver only records until idemhook work "
+          "--once", case_worker_records_only, srv, work)
+        t("processing: a 2 MiB event recorded in worker mode reaches its action "
+          "byte for byte through idemhook work", case_worker_big, srv, work)
+        t("processing: two idemhook work on 200 due events -> each processed "
+          "exactly once", case_two_workers, srv, work)
+        t("processing: IDEMHOOK_ACTION_TIMEOUT=1, action sleeps 10 -> 'killed "
+          "after the 1 s timeout'", case_timeout, srv, bindir)
+        t("processing: asaas events of one payment processed in the order "
+          "received", case_order, srv, bindir)
+        t("processing: LEASE=2 with ACTION_TIMEOUT=30 refused by idemhook check "
+          "and idemhook work", case_lease_refused, srv, bindir)
+        t("processing: two idemhook work, lease 3 s, three 1.5 s actions -> lease "
+          "renewed, no overlapping runs, attempt rows closed", case_no_overlap,
+          srv, bindir)
+        t("processing: a worker stopped past its lease runs no further action; "
+          "both attempt rows closed", case_lease_lost, srv, bindir)
+        t("processing: worker server: no sanitizer reports", cases.case_sanitizers, srv)
+        srv.stop()
+    t("processing: LEASE=2 with ACTION_TIMEOUT=30 -> receiver answers 500 bad_config",
+      case_lease_refused_receiver, bindir, servers)
 
-        t("processing: a version-5 store (payloads in the events rows) is migrated; "
-          "its due events processed once with their payloads", case_migrate_payloads,
-          bindir, servers)
+    t("processing: a version-5 store (payloads in the events rows) is migrated; "
+      "its due events processed once with their payloads", case_migrate_payloads,
+      bindir, servers)
 
-        srv = servers.add(slow_server(bindir))
-        if t("processing: lighttpd starts (one process, a sleep 3 action)", srv.start):
-            t("processing: a sleep 3 action in the only process -> the next deliveries "
-              "answered within 0.5 s; all done", case_slow_blocks_nobody, srv, tap)
-            t("processing: slow server: no sanitizer reports", cases.case_sanitizers, srv)
-            srv.stop()
+    srv = servers.add(slow_server(bindir))
+    if t("processing: lighttpd starts (one process, a sleep 3 action)", srv.start):
+        t("processing: a sleep 3 action in the only process -> the next deliveries "
+          "answered within 0.5 s; all done", case_slow_blocks_nobody, srv, tap)
+        t("processing: slow server: no sanitizer reports", cases.case_sanitizers, srv)
+        srv.stop()
 
-        srv = servers.add(inline_lock_server(bindir))
-        if t("processing: lighttpd starts (inline, a sleep 3 action, busy timeout 1 s)",
-             srv.start):
-            t("processing: inline action running -> a GitHub delivery is not blocked "
-              "(no 503); the same event meanwhile -> 503 in_progress", case_inline_no_lock,
-              srv)
-            t("processing: inline-lock server: no sanitizer reports", cases.case_sanitizers,
-              srv)
-            srv.stop()
+    srv = servers.add(inline_lock_server(bindir))
+    if t("processing: lighttpd starts (inline, a sleep 3 action, busy timeout 1 s)",
+         srv.start):
+        t("processing: inline action running -> a GitHub delivery is not blocked "
+          "(no 503); the same event meanwhile -> 503 in_progress", case_inline_no_lock,
+          srv)
+        t("processing: inline-lock server: no sanitizer reports", cases.case_sanitizers,
+          srv)
+        srv.stop()
 
-        srv = servers.add(inline_one_server(bindir))
-        if t("processing: lighttpd starts (inline, one process, a 4 s action)",
-             srv.start):
-            t("processing: inline 4 s action -> another type to the same process "
-              "answered while it runs; the slow one after it ended",
-              case_inline_same_program, srv, tap)
-            t("processing: inline-one server: no sanitizer reports",
-              cases.case_sanitizers, srv)
-            srv.stop()
+    srv = servers.add(inline_one_server(bindir))
+    if t("processing: lighttpd starts (inline, one process, a 4 s action)",
+         srv.start):
+        t("processing: inline 4 s action -> another type to the same process "
+          "answered while it runs; the slow one after it ended",
+          case_inline_same_program, srv, tap)
+        t("processing: inline-one server: no sanitizer reports",
+          cases.case_sanitizers, srv)
+        srv.stop()
 
-        srv = servers.add(inline_server(bindir))
-        if t("processing: lighttpd starts (IDEMHOOK_MODE=inline)", srv.start):
-            t("processing: inline mode: failing action -> 500, no row; retry -> "
-              "accepted and done", case_inline, srv)
-            t("processing: inline server: no sanitizer reports", cases.case_sanitizers, srv)
-            srv.stop()
-    return tap.finish()
+    srv = servers.add(inline_server(bindir))
+    if t("processing: lighttpd starts (IDEMHOOK_MODE=inline)", srv.start):
+        t("processing: inline mode: failing action -> 500, no row; retry -> "
+          "accepted and done", case_inline, srv)
+        t("processing: inline server: no sanitizer reports", cases.case_sanitizers, srv)
+        srv.stop()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("processing", run_cases,
+                        needs=("stripe.fcgi", "asaas.fcgi", "idemhook")))

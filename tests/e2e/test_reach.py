@@ -109,9 +109,5 @@ def run_cases(tap, bindir, servers):
                 db=os.path.join(d, "data", "events.db")), servers)
 
 
-def main():
-    return suite_main("reach", run_cases, prefix=True)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("reach", run_cases, prefix=True))

@@ -49,8 +49,8 @@ import urllib.request
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (REPO, HarnessError, Tap, bin_dir, check, free_port,  # noqa: E402
-                     sign_github, sign_stripe)
+from harness import (HarnessError, REPO, check, free_port,  # noqa: E402
+                     sign_github, sign_stripe, suite_main)
 
 README = os.path.join(REPO, "README.md")
 MARK = re.compile(r"^<!-- recipe: ([\w-]+)(?: file=(\S+))? -->\s*$")
@@ -672,13 +672,7 @@ def host_untouched(before):
     check(not changed, "the recipes changed the host's files: %s" % ", ".join(changed[:10]))
 
 
-def main():
-    tap = Tap("recipes: ")
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("setup", e)
-        return tap.finish()
+def run_cases(tap, bindir, servers):
     host = host_snapshot()
     tap.run("the README marks every recipe; cron lines use full paths", blocks_parse)
     tap.run("IDEMHOOK_LOG that cannot be opened: said once, lines on stderr instead",
@@ -698,8 +692,7 @@ def main():
                     "lines in IDEMHOOK_LOG, cron", why, server_recipe, bindir, "nginx")
     tap.run("the host's server, settings and store folders unchanged by every recipe above",
             host_untouched, host)
-    return tap.finish()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("recipes", run_cases, prefix=True))

@@ -140,9 +140,5 @@ def run_cases(tap, bindir, servers):
         srv.stop()
 
 
-def main():
-    return suite_main("replay", run_cases, prefix=True)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("replay", run_cases, prefix=True))

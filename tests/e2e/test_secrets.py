@@ -36,9 +36,9 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (PROVIDERS, REPO, ApacheServer, HarnessError, Server,  # noqa: E402
-                     Servers, Tap, bin_dir, check, default_secret,
-                     install_signal_cleanup, sign_stripe, standard_secret)
+from harness import (ApacheServer, HarnessError, PROVIDERS, REPO,  # noqa: E402
+                     Server, check, default_secret, sign_stripe, standard_secret,
+                     suite_main)
 import reliability as R  # noqa: E402
 
 AUTH_HEADERS = ("stripe-signature", "x-hub-signature-256", "x-shopify-hmac-sha256",
@@ -369,6 +369,17 @@ def check_action_env(srv, col, dump_dir, pass_value, hidden_value, what):
     check(not bad, "%s: variables an action must not get: %s" % (what, "; ".join(bad[:6])))
 
 
+def env_seen(srv, col, dump_dir, pass_value, hidden, label):
+    """Starts srv (its secrets looked for), checks what its actions saw,
+    collects its output and removes it."""
+    for p in srv.providers:
+        col.secret(srv.secrets[p])
+    srv.start()
+    check_action_env(srv, col, dump_dir, pass_value, hidden, label)
+    col.server_output(srv)
+    srv.cleanup()
+
+
 def run_action_env(bindir, servers, col, tap):
     pass_value = "pass-" + os.urandom(6).hex()
     hidden = "hidden-" + os.urandom(6).hex()
@@ -378,12 +389,7 @@ def run_action_env(bindir, servers, col, tap):
     os.makedirs(dump_dir)
     srv.env.update(action_settings(dump_dir))
     srv.env.update({PASS_NAME: pass_value, HIDDEN_NAME: hidden})
-    for p in srv.providers:
-        col.secret(srv.secrets[p])
-    srv.start()
-    check_action_env(srv, col, dump_dir, pass_value, hidden, "lighttpd")
-    col.server_output(srv)
-    srv.cleanup()
+    env_seen(srv, col, dump_dir, pass_value, hidden, "lighttpd")
     # Plain CGI: the environment also holds the request's headers and the
     # CGI variables, and a secret given by SetEnv.
     s3 = col.secret("whsec_" + os.urandom(16).hex())
@@ -393,12 +399,7 @@ def run_action_env(bindir, servers, col, tap):
                                            PASS_NAME: pass_value, HIDDEN_NAME: hidden}))
     dump_dir = cgi.store_dir
     cgi.env.update(action_settings(dump_dir))
-    for p in cgi.providers:
-        col.secret(cgi.secrets[p])
-    cgi.start()
-    check_action_env(cgi, col, dump_dir, pass_value, hidden, "cgi")
-    col.server_output(cgi)
-    cgi.cleanup()
+    env_seen(cgi, col, dump_dir, pass_value, hidden, "cgi")
     no_leaks(col)
 
 
@@ -452,31 +453,21 @@ def constant_time_source():
               "handlers/%s.c compares its MAC or token with no verify_* call" % p)
 
 
-def main():
-    tap = Tap()
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("secrets: setup", e)
-        return tap.finish()
-    servers = Servers()
-    install_signal_cleanup(servers)
+def run_cases(tap, bindir, servers):
     col = Collector()
-    with servers:
-        tap.run("secrets: no secret or signature in any log, stderr or command output "
-                "(valid, forged, stale, misconfigured)", run_logs, bindir, servers, col, tap)
-        tap.run("secrets: under umask 000, store dir 0700 and store, -wal, -shm, -lock 0600 "
-                "(receivers and idemhook init)", run_modes, bindir, servers, tap)
-        tap.run("secrets: actions get only PATH, HOME, LANG, LC_*, TZ, IDEMHOOK_* event "
-                "variables and IDEMHOOK_ACTION_PASSENV names; no secret, HTTP_* or CGI "
-                "variable (lighttpd and plain CGI, also a drained retry)",
-                run_action_env, bindir, servers, Collector(), tap)
-        tap.run("secrets: IDEMHOOK_ACTION_PASSENV naming a secret, a header or a CGI "
-                "variable refused", passenv_refused, bindir)
-        tap.run("secrets: MACs and tokens compared only through verify_equal "
-                "(CRYPTO_memcmp)", constant_time_source)
-    return tap.finish()
+    tap.run("secrets: no secret or signature in any log, stderr or command output "
+            "(valid, forged, stale, misconfigured)", run_logs, bindir, servers, col, tap)
+    tap.run("secrets: under umask 000, store dir 0700 and store, -wal, -shm, -lock 0600 "
+            "(receivers and idemhook init)", run_modes, bindir, servers, tap)
+    tap.run("secrets: actions get only PATH, HOME, LANG, LC_*, TZ, IDEMHOOK_* event "
+            "variables and IDEMHOOK_ACTION_PASSENV names; no secret, HTTP_* or CGI "
+            "variable (lighttpd and plain CGI, also a drained retry)",
+            run_action_env, bindir, servers, Collector(), tap)
+    tap.run("secrets: IDEMHOOK_ACTION_PASSENV naming a secret, a header or a CGI "
+            "variable refused", passenv_refused, bindir)
+    tap.run("secrets: MACs and tokens compared only through verify_equal "
+            "(CRYPTO_memcmp)", constant_time_source)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("secrets", run_cases))

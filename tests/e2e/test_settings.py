@@ -42,9 +42,8 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HarnessError, Server, Servers, Tap, _children_of,  # noqa: E402
-                     bin_dir, check, check_eq, install_signal_cleanup, sign_stripe,
-                     program_of, staged_programs)
+from harness import (Server, _children_of, check, check_eq,  # noqa: E402
+                     program_of, sign_stripe, staged_programs, suite_main)
 from cases import expect_accepted, expect_error, expect_status, one_row  # noqa: E402
 import test_static as ts_static  # noqa: E402
 import test_stripe as ts  # noqa: E402
@@ -568,50 +567,40 @@ def command_not_dumpable(bindir):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def main():
-    tap = Tap()
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("settings: setup", e)
-        return tap.finish()
-    servers = Servers()
-    install_signal_cleanup(servers)
+def run_cases(tap, bindir, servers):
     t = tap.run
-    with servers:
-        t("settings: IDEMHOOK_CONFIG re-read on change (same-size same-second rewrite, "
-          "rotation, atomic replace, removal -> 500), no restart", config_reread, bindir, servers)
-        t("settings: request parameters cannot set actions, mode, store or secrets; "
-          "one log line per request", request_params_ignored, bindir, servers)
-        t("settings: IDEMHOOK_CONFIG from a request parameter, only a file nobody else "
-          "can write", request_config_file, bindir, servers)
-        for db, why in BAD_DBS:
-            t("settings: receiver with IDEMHOOK_DB=%s -> 500 (%s), nothing created, "
-              "no password" % (db, why), receiver_bad_db, bindir, servers, db, why)
-            t("settings: idemhook init/--db/check with %s fail (%s), no password"
-              % (db, why), command_bad_db, bindir, db, why)
-        for db in UNREACHABLE_PG:
-            t("settings: receiver with unreachable IDEMHOOK_DB=%s -> 503 + Retry-After, "
-              "no password" % db, receiver_unreachable_pg, bindir, servers, db)
-            t("settings: idemhook init/list/stats/check with unreachable %s fail, "
-              "no password" % db, command_unreachable_pg, bindir, db)
-        t("settings: idemhook --db /abs init prints the path as it is (and wins over "
-          "a relative IDEMHOOK_DB)",
-          command_redacts_good_db, bindir)
-        t("settings: receivers under lighttpd: core limit 0/0, secret not in /proc/pid/environ",
-          receivers_no_core, bindir, servers)
-        tap.run_as_root("settings: a Stripe receiver keeps no other provider's secret "
-                        "(start-up environment, settings file) anywhere in its memory",
-                        "reads the memory of programs that made themselves non-dumpable",
-                        own_secrets_only, bindir, servers)
-        tap.run_as_root("settings: stripe.fcgi as nobody: not dumpable (/proc/pid owned by "
-                        "root), core 0", "runs a program as another user (nobody)",
-                        fastcgi_not_dumpable, staged_programs(bindir))
-        tap.run_as_root("settings: idemhook work as nobody: not dumpable, core 0, no secret "
-                        "in environ", "runs a program as another user (nobody)",
-                        command_not_dumpable, staged_programs(bindir))
-    return tap.finish()
+    t("settings: IDEMHOOK_CONFIG re-read on change (same-size same-second rewrite, "
+      "rotation, atomic replace, removal -> 500), no restart", config_reread, bindir, servers)
+    t("settings: request parameters cannot set actions, mode, store or secrets; "
+      "one log line per request", request_params_ignored, bindir, servers)
+    t("settings: IDEMHOOK_CONFIG from a request parameter, only a file nobody else "
+      "can write", request_config_file, bindir, servers)
+    for db, why in BAD_DBS:
+        t("settings: receiver with IDEMHOOK_DB=%s -> 500 (%s), nothing created, "
+          "no password" % (db, why), receiver_bad_db, bindir, servers, db, why)
+        t("settings: idemhook init/--db/check with %s fail (%s), no password"
+          % (db, why), command_bad_db, bindir, db, why)
+    for db in UNREACHABLE_PG:
+        t("settings: receiver with unreachable IDEMHOOK_DB=%s -> 503 + Retry-After, "
+          "no password" % db, receiver_unreachable_pg, bindir, servers, db)
+        t("settings: idemhook init/list/stats/check with unreachable %s fail, "
+          "no password" % db, command_unreachable_pg, bindir, db)
+    t("settings: idemhook --db /abs init prints the path as it is (and wins over "
+      "a relative IDEMHOOK_DB)",
+      command_redacts_good_db, bindir)
+    t("settings: receivers under lighttpd: core limit 0/0, secret not in /proc/pid/environ",
+      receivers_no_core, bindir, servers)
+    tap.run_as_root("settings: a Stripe receiver keeps no other provider's secret "
+                    "(start-up environment, settings file) anywhere in its memory",
+                    "reads the memory of programs that made themselves non-dumpable",
+                    own_secrets_only, bindir, servers)
+    tap.run_as_root("settings: stripe.fcgi as nobody: not dumpable (/proc/pid owned by "
+                    "root), core 0", "runs a program as another user (nobody)",
+                    fastcgi_not_dumpable, staged_programs(bindir))
+    tap.run_as_root("settings: idemhook work as nobody: not dumpable, core 0, no secret "
+                    "in environ", "runs a program as another user (nobody)",
+                    command_not_dumpable, staged_programs(bindir))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("settings", run_cases))

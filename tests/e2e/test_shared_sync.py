@@ -116,9 +116,5 @@ def cases(tap, bindir, servers):
                     concurrent(bindir, servers))
 
 
-def main():
-    return suite_main("shared sync", cases)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("shared sync", cases))

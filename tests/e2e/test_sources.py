@@ -36,8 +36,8 @@ import tempfile
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HarnessError, Server, Tap, bin_dir, check, sign_stripe,  # noqa: E402
-                     staged_programs)
+from harness import (HarnessError, Server, Tap, bin_dir, check,  # noqa: E402
+                     recv_all, sign_stripe, staged_programs)
 from test_recipes import Namespace  # noqa: E402
 
 WHY = "a mount namespace with overlays on /etc and /root, runuser"
@@ -253,12 +253,7 @@ def fcgi_request(port, params, body, timeout=20):
     out = b""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as c:
         c.sendall(msg)
-        buf = b""
-        while True:
-            chunk = c.recv(65536)
-            if not chunk:
-                break
-            buf += chunk
+        buf = recv_all(c)
         while len(buf) >= 8:
             _, t, _, clen, plen = struct.unpack(">BBHHB", buf[:7])
             if t == 6:

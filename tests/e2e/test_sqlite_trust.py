@@ -29,8 +29,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import harness  # noqa: E402
-from harness import (Server, Servers, Tap, bin_dir, check, check_eq,  # noqa: E402
-                     install_signal_cleanup)
+from harness import Server, check, check_eq, suite_main  # noqa: E402
 import reliability as R  # noqa: E402
 
 PLANT = {
@@ -120,29 +119,23 @@ def command_refused(srv, bindir):
         unplant(srv.db)
 
 
-def main():
-    tap = Tap("sqlite trust: ")
-    bindir = bin_dir()
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        tmp = harness.tempfile.mkdtemp(prefix="ih-trust-")
-        srv = servers.add(Server(bindir, providers=["stripe"], name="trust",
-                                 db=os.path.join(tmp, "data", "events.db")))
-        srv.start()
-        check_eq(R.delivery(srv, "stripe").post(srv).status, 200, "first delivery")
-        tap.run("a planted trigger calling json_extract (not innocuous): 503 + "
-                "Retry-After, no marker, accepted once it is gone",
-                delivery_refused, srv, "function")
-        tap.run("a planted trigger writing into a virtual table (rtree): 503, no marker",
-                delivery_refused, srv, "vtab")
-        tap.run("idemhook replay with a planted UPDATE trigger: refused, no marker",
-                command_refused, srv, bindir)
-        tap.run("no sanitizer reports",
-                lambda: check(not srv.sanitizer_reports(), srv.errorlog()[-1500:]))
-        harness.shutil.rmtree(tmp, ignore_errors=True)
-    return tap.finish()
+def run_cases(tap, bindir, servers):
+    tmp = harness.tempfile.mkdtemp(prefix="ih-trust-")
+    srv = servers.add(Server(bindir, providers=["stripe"], name="trust",
+                             db=os.path.join(tmp, "data", "events.db")))
+    srv.start()
+    check_eq(R.delivery(srv, "stripe").post(srv).status, 200, "first delivery")
+    tap.run("a planted trigger calling json_extract (not innocuous): 503 + "
+            "Retry-After, no marker, accepted once it is gone",
+            delivery_refused, srv, "function")
+    tap.run("a planted trigger writing into a virtual table (rtree): 503, no marker",
+            delivery_refused, srv, "vtab")
+    tap.run("idemhook replay with a planted UPDATE trigger: refused, no marker",
+            command_refused, srv, bindir)
+    tap.run("no sanitizer reports",
+            lambda: check(not srv.sanitizer_reports(), srv.errorlog()[-1500:]))
+    harness.shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("sqlite trust", run_cases, prefix=True))

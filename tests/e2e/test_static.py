@@ -30,8 +30,8 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (PROVIDERS, REPO, HarnessError, Server, Servers, Tap,  # noqa: E402
-                     bin_dir, check, check_eq, install_signal_cleanup, sign_stripe)
+from harness import (PROVIDERS, REPO, Server, check, check_eq,  # noqa: E402
+                     sign_stripe, suite_main)
 import cases  # noqa: E402
 import test_stripe as ts  # noqa: E402
 
@@ -230,40 +230,30 @@ def install_files(sdir):
         shutil.rmtree(dest, ignore_errors=True)
 
 
-def main():
-    tap = Tap("static: ")
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("setup", e)
-        return tap.finish()
+def run_cases(tap, bindir, servers):
     holder = {}
 
     def locate():
         holder["dir"] = static_dir(bindir)
 
     if not tap.run("static programs present (built by make static if missing)", locate):
-        return tap.finish()
+        return
     sdir = holder["dir"]
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        tap.run("ldd: no shared library in any static program", no_shared_libs, sdir)
-        tap.run("control: ldd lists libfcgi, libsqlite3, libyajl, libcrypto for BINDIR/stripe.fcgi",
-                control_ldd, bindir)
-        tap.run_as_root("control: the dynamic stripe.fcgi cannot run in the library-less chroot",
-                        "chroot(2)", chroot_dynamic_fails, bindir)
-        tap.run_as_root("stripe.fcgi as CGI in a chroot without any library, settings from "
-                        "idemhook.env.example: 200 accepted + row, duplicate, 401",
-                        "chroot(2)", chroot_static, sdir)
-        srv = servers.add(Server(sdir, providers=["stripe"], name="static"))
-        if tap.run("lighttpd starts the static stripe.fcgi (FastCGI)", srv.start):
-            tap.run("FastCGI: accepted, duplicate, forged -> 401", fastcgi_static, srv)
-            srv.stop()
-        tap.run("make install-files DESTDIR=...: programs, schema, example, configs, man page",
-                install_files, sdir)
-    return tap.finish()
+    tap.run("ldd: no shared library in any static program", no_shared_libs, sdir)
+    tap.run("control: ldd lists libfcgi, libsqlite3, libyajl, libcrypto for BINDIR/stripe.fcgi",
+            control_ldd, bindir)
+    tap.run_as_root("control: the dynamic stripe.fcgi cannot run in the library-less chroot",
+                    "chroot(2)", chroot_dynamic_fails, bindir)
+    tap.run_as_root("stripe.fcgi as CGI in a chroot without any library, settings from "
+                    "idemhook.env.example: 200 accepted + row, duplicate, 401",
+                    "chroot(2)", chroot_static, sdir)
+    srv = servers.add(Server(sdir, providers=["stripe"], name="static"))
+    if tap.run("lighttpd starts the static stripe.fcgi (FastCGI)", srv.start):
+        tap.run("FastCGI: accepted, duplicate, forged -> 401", fastcgi_static, srv)
+        srv.stop()
+    tap.run("make install-files DESTDIR=...: programs, schema, example, configs, man page",
+            install_files, sdir)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("static", run_cases, prefix=True))

@@ -13,9 +13,8 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HarnessError, Server, Servers, Tap, bin_dir, check, check_eq,  # noqa: E402
-                     check_vector, install_signal_cleanup, sign_stripe, stripe_sdk_header,
-                     stripe_v1)
+from harness import (Server, check, check_eq, check_vector,  # noqa: E402
+                     sign_stripe, stripe_sdk_header, stripe_v1, suite_main)
 import cases  # noqa: E402
 from cases import (dumps_pretty, expect_accepted, expect_duplicate, expect_error,  # noqa: E402
                    no_row, one_row, as_bytes)
@@ -173,12 +172,7 @@ def timestamp_case(srv, offset, want):
     eid = SPEC.new_id("ts%+d" % offset)
     body = SPEC.body(eid, SPEC.default_type)
     r = post_signed(srv, body, sign_stripe(srv.secrets["stripe"], body, int(time.time()) + offset))
-    if want == 200:
-        expect_accepted(r, "t%+d" % offset)
-        one_row(srv, SPEC, eid)
-    else:
-        expect_error(r, want, "t%+d" % offset)
-        no_row(srv, SPEC, eid)
+    cases.expect_stored(r, want, srv, SPEC, eid, "t%+d" % offset)
 
 
 def rotation(srv):
@@ -256,30 +250,28 @@ def trailing_garbage(srv):
         eid = SPEC.new_id("tail")
         body = ('{"id":"%s","object":"event","type":"charge.created"}' % eid).encode() + tail
         r = post_signed(srv, body, sign_stripe(srv.secrets["stripe"], body))
-        if r.status != 400:
-            bad.append("%s -> %d" % (what, r.status))
-        elif srv.rows("stripe", eid):
-            bad.append("%s: row written" % what)
+        cases.note_refused(bad, r, 400, srv, "stripe", eid, what)
     check(not bad, "expected 400 for JSON followed by: " + "; ".join(bad))
+
+
+def stored_as_sent(srv, tag, tail):
+    """A charge.created event whose body ends with tail (bytes) is accepted
+    and its payload stored byte for byte."""
+    eid = SPEC.new_id(tag)
+    body = ('{"id":"%s","object":"event","type":"charge.created",' % eid).encode() + tail
+    expect_accepted(post_signed(srv, body, sign_stripe(srv.secrets["stripe"], body)))
+    check_eq(as_bytes(one_row(srv, SPEC, eid)["payload"]), body, "stored payload")
 
 
 def utf8_body(srv):
     """Raw multi-byte UTF-8 (3- and 4-byte sequences) is stored byte-identical."""
-    eid = SPEC.new_id("utf8")
-    body = ('{"id":"%s","object":"event","type":"charge.created",' % eid).encode() + \
-        b'"note":"\xe2\x9c\x93 \xf0\x9f\x92\xb3 \xc3\xa9"}'
-    expect_accepted(post_signed(srv, body, sign_stripe(srv.secrets["stripe"], body)))
-    check_eq(as_bytes(one_row(srv, SPEC, eid)["payload"]), body, "stored payload")
+    stored_as_sent(srv, "utf8", b'"note":"\xe2\x9c\x93 \xf0\x9f\x92\xb3 \xc3\xa9"}')
 
 
 def escaped_nul(srv):
     """\\u0000 inside a string that is neither id nor type is valid JSON: the
     event must be accepted (a 400 makes Stripe retry it for days)."""
-    eid = SPEC.new_id("nul")
-    body = ('{"id":"%s","object":"event","type":"charge.created",' % eid).encode() + \
-        b'"data":{"object":{"description":"a\\u0000b"}}}'
-    expect_accepted(post_signed(srv, body, sign_stripe(srv.secrets["stripe"], body)))
-    check_eq(as_bytes(one_row(srv, SPEC, eid)["payload"]), body, "stored payload")
+    stored_as_sent(srv, "nul", b'"data":{"object":{"description":"a\\u0000b"}}}')
 
 
 def lowercase_header(srv):
@@ -350,121 +342,107 @@ def config_file(srv, file_secret):
                  "2049 bytes with IDEMHOOK_MAX_BODY=2048 from the file")
 
 
-def main():
-    tap = Tap()
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("stripe: setup", e)
-        return tap.finish()
-    if not os.path.exists(os.path.join(bindir, "stripe.fcgi")):
-        tap.not_ok("stripe: setup", "no stripe.fcgi in %s" % bindir)
-        return tap.finish()
+def run_cases(tap, bindir, servers):
+    tap.run("stripe: signer reproduces the derived vector (whsec_test_secret, t=1492774577)", vector)
 
-    servers = Servers()
-    install_signal_cleanup(servers)
-    with servers:
-        tap.run("stripe: signer reproduces the derived vector (whsec_test_secret, t=1492774577)", vector)
+    # --- main server: default limits, a second secret for rotation
+    main_srv = servers.add(Server(bindir, providers=["stripe"], name="main",
+                                  provider_env={"stripe": {
+                                      "IDEMHOOK_STRIPE_SECRET_2": "whsec_" + os.urandom(16).hex()}}))
+    if tap.run("stripe: lighttpd starts with the shipped config", main_srv.start):
+        srv = main_srv
+        cases.run_common(tap, SPEC, srv)
+        t = tap.run
+        t("stripe: header generated like stripe-python (UTF-8 body) accepted", sdk_style, srv)
+        t("stripe: retry re-signed with a new timestamp -> duplicate", resigned_retry, srv)
+        t("stripe: several v1, one junk -> accepted", multi_v1_junk, srv)
+        t("stripe: test-mode header with v1 and v0 -> accepted", testmode_v0, srv)
+        t("stripe: v0 only (even with a correct MAC) -> 401", v0_only, srv)
+        t("stripe: malformed Stripe-Signature variants -> 401", malformed_headers, srv)
+        t("stripe: body altered after signing -> 401", tampered_body, srv)
+        t("stripe: stale timestamp t-302 -> 401", timestamp_case, srv, -302, 401)
+        # +302: the receiver's clock may have ticked one second further
+        t("stripe: future timestamp t+302 -> 401", timestamp_case, srv, 302, 401)
+        t("stripe: t-290 inside the default tolerance -> accepted", timestamp_case, srv, -290, 200)
+        t("stripe: t+290 inside the default tolerance -> accepted", timestamp_case, srv, 290, 200)
+        t("stripe: rotation: IDEMHOOK_STRIPE_SECRET and _2 both accepted", rotation, srv)
+        t("stripe: not JSON / empty body -> 400", empty_body, srv)
+        t("stripe: missing id -> 400", missing_id, srv)
+        t("stripe: missing type -> 400", missing_type, srv)
+        t("stripe: truncated JSON -> 400", truncated_json, srv)
+        t("stripe: JSON array -> 400", array_json, srv)
+        t("stripe: object as a key, a repeated nested key -> 400", object_as_key, srv)
+        t("stripe: top-level id/type used, not data.object's", top_level_fields, srv)
+        t("stripe: JSON-escaped id stored decoded", escaped_id, srv)
+        t("stripe: JSON followed by trailing bytes -> 400", trailing_garbage, srv)
+        t("stripe: multi-byte UTF-8 body stored byte-identical", utf8_body, srv)
+        t("stripe: \\u0000 in data.object.description (valid JSON) -> accepted", escaped_nul, srv)
+        t("stripe: header name in lower case accepted", lowercase_header, srv)
+        cases.run_final(tap, SPEC, srv)
+        main_srv.stop()
 
-        # --- main server: default limits, a second secret for rotation
-        main_srv = servers.add(Server(bindir, providers=["stripe"], name="main",
-                                      provider_env={"stripe": {
-                                          "IDEMHOOK_STRIPE_SECRET_2": "whsec_" + os.urandom(16).hex()}}))
-        if tap.run("stripe: lighttpd starts with the shipped config", main_srv.start):
-            srv = main_srv
-            cases.run_common(tap, SPEC, srv)
-            t = tap.run
-            t("stripe: header generated like stripe-python (UTF-8 body) accepted", sdk_style, srv)
-            t("stripe: retry re-signed with a new timestamp -> duplicate", resigned_retry, srv)
-            t("stripe: several v1, one junk -> accepted", multi_v1_junk, srv)
-            t("stripe: test-mode header with v1 and v0 -> accepted", testmode_v0, srv)
-            t("stripe: v0 only (even with a correct MAC) -> 401", v0_only, srv)
-            t("stripe: malformed Stripe-Signature variants -> 401", malformed_headers, srv)
-            t("stripe: body altered after signing -> 401", tampered_body, srv)
-            t("stripe: stale timestamp t-302 -> 401", timestamp_case, srv, -302, 401)
-            # +302: the receiver's clock may have ticked one second further
-            t("stripe: future timestamp t+302 -> 401", timestamp_case, srv, 302, 401)
-            t("stripe: t-290 inside the default tolerance -> accepted", timestamp_case, srv, -290, 200)
-            t("stripe: t+290 inside the default tolerance -> accepted", timestamp_case, srv, 290, 200)
-            t("stripe: rotation: IDEMHOOK_STRIPE_SECRET and _2 both accepted", rotation, srv)
-            t("stripe: not JSON / empty body -> 400", empty_body, srv)
-            t("stripe: missing id -> 400", missing_id, srv)
-            t("stripe: missing type -> 400", missing_type, srv)
-            t("stripe: truncated JSON -> 400", truncated_json, srv)
-            t("stripe: JSON array -> 400", array_json, srv)
-            t("stripe: object as a key, a repeated nested key -> 400", object_as_key, srv)
-            t("stripe: top-level id/type used, not data.object's", top_level_fields, srv)
-            t("stripe: JSON-escaped id stored decoded", escaped_id, srv)
-            t("stripe: JSON followed by trailing bytes -> 400", trailing_garbage, srv)
-            t("stripe: multi-byte UTF-8 body stored byte-identical", utf8_body, srv)
-            t("stripe: \\u0000 in data.object.description (valid JSON) -> accepted", escaped_nul, srv)
-            t("stripe: header name in lower case accepted", lowercase_header, srv)
-            cases.run_final(tap, SPEC, srv)
-            main_srv.stop()
+    # --- limits server: small body limit and tolerance through env
+    lim = servers.add(Server(bindir, providers=["stripe"], name="limits",
+                             env={"IDEMHOOK_MAX_BODY": "1024", "IDEMHOOK_TOLERANCE": "30",
+                                  "IDEMHOOK_SYNCHRONOUS": "NORMAL"},
+                             provider_env={"stripe": {
+                                 "IDEMHOOK_STRIPE_SECRET_2": "whsec_" + os.urandom(16).hex(),
+                                 "IDEMHOOK_STRIPE_SECRET_3": "whsec_" + os.urandom(16).hex(),
+                                 "IDEMHOOK_STRIPE_SECRET_4": "whsec_" + os.urandom(16).hex()}}))
+    if tap.run("stripe: lighttpd starts (IDEMHOOK_MAX_BODY=1024, IDEMHOOK_TOLERANCE=30, IDEMHOOK_SYNCHRONOUS=NORMAL)", lim.start):
+        t = tap.run
+        t("stripe: body > IDEMHOOK_MAX_BODY -> 413; exactly the limit -> accepted", max_body, lim, 1024)
+        t("stripe: IDEMHOOK_TOLERANCE=30: t-45 -> 401", timestamp_case, lim, -45, 401)
+        t("stripe: IDEMHOOK_TOLERANCE=30: t+45 -> 401", timestamp_case, lim, 45, 401)
+        t("stripe: IDEMHOOK_TOLERANCE=30: t-20 -> accepted", timestamp_case, lim, -20, 200)
+        t("stripe: IDEMHOOK_STRIPE_SECRET_3 and _4 accepted", extra_secrets, lim)
+        t("stripe: limits server: no sanitizer reports", cases.case_sanitizers, lim)
+        lim.stop()
 
-        # --- limits server: small body limit and tolerance through env
-        lim = servers.add(Server(bindir, providers=["stripe"], name="limits",
-                                 env={"IDEMHOOK_MAX_BODY": "1024", "IDEMHOOK_TOLERANCE": "30",
-                                      "IDEMHOOK_SYNCHRONOUS": "NORMAL"},
-                                 provider_env={"stripe": {
-                                     "IDEMHOOK_STRIPE_SECRET_2": "whsec_" + os.urandom(16).hex(),
-                                     "IDEMHOOK_STRIPE_SECRET_3": "whsec_" + os.urandom(16).hex(),
-                                     "IDEMHOOK_STRIPE_SECRET_4": "whsec_" + os.urandom(16).hex()}}))
-        if tap.run("stripe: lighttpd starts (IDEMHOOK_MAX_BODY=1024, IDEMHOOK_TOLERANCE=30, IDEMHOOK_SYNCHRONOUS=NORMAL)", lim.start):
-            t = tap.run
-            t("stripe: body > IDEMHOOK_MAX_BODY -> 413; exactly the limit -> accepted", max_body, lim, 1024)
-            t("stripe: IDEMHOOK_TOLERANCE=30: t-45 -> 401", timestamp_case, lim, -45, 401)
-            t("stripe: IDEMHOOK_TOLERANCE=30: t+45 -> 401", timestamp_case, lim, 45, 401)
-            t("stripe: IDEMHOOK_TOLERANCE=30: t-20 -> accepted", timestamp_case, lim, -20, 200)
-            t("stripe: IDEMHOOK_STRIPE_SECRET_3 and _4 accepted", extra_secrets, lim)
-            t("stripe: limits server: no sanitizer reports", cases.case_sanitizers, lim)
-            lim.stop()
+    # --- config-file server: settings from IDEMHOOK_CONFIG
+    cfg = servers.add(Server(bindir, providers=["stripe"], name="config"))
+    file_secret = "whsec_" + os.urandom(16).hex()
+    cfg_path = os.path.join(cfg.tmp, "idemhook.env")
+    with open(cfg_path, "w") as f:
+        f.write("# idemhook settings\nIDEMHOOK_STRIPE_SECRET_2=%s\n"
+                "IDEMHOOK_TOLERANCE=20\nIDEMHOOK_MAX_BODY=2048\n" % file_secret)
+    os.chmod(cfg_path, 0o600)
+    cfg.env["IDEMHOOK_CONFIG"] = cfg_path
+    if tap.run("stripe: lighttpd starts with IDEMHOOK_CONFIG", cfg.start):
+        cfg.secrets["stripe-file"] = file_secret  # must not be logged either
+        tap.run("stripe: IDEMHOOK_CONFIG file: secret, tolerance and max body applied",
+                config_file, cfg, file_secret)
+        tap.run("stripe: config server: no secret in the errorlog, no sanitizer reports",
+                lambda: (check(file_secret not in cfg.errorlog(), "file secret logged"),
+                         cases.case_sanitizers(cfg)))
+        cfg.stop()
 
-        # --- config-file server: settings from IDEMHOOK_CONFIG
-        cfg = servers.add(Server(bindir, providers=["stripe"], name="config"))
-        file_secret = "whsec_" + os.urandom(16).hex()
-        cfg_path = os.path.join(cfg.tmp, "idemhook.env")
-        with open(cfg_path, "w") as f:
-            f.write("# idemhook settings\nIDEMHOOK_STRIPE_SECRET_2=%s\n"
-                    "IDEMHOOK_TOLERANCE=20\nIDEMHOOK_MAX_BODY=2048\n" % file_secret)
-        os.chmod(cfg_path, 0o600)
-        cfg.env["IDEMHOOK_CONFIG"] = cfg_path
-        if tap.run("stripe: lighttpd starts with IDEMHOOK_CONFIG", cfg.start):
-            cfg.secrets["stripe-file"] = file_secret  # must not be logged either
-            tap.run("stripe: IDEMHOOK_CONFIG file: secret, tolerance and max body applied",
-                    config_file, cfg, file_secret)
-            tap.run("stripe: config server: no secret in the errorlog, no sanitizer reports",
-                    lambda: (check(file_secret not in cfg.errorlog(), "file secret logged"),
-                             cases.case_sanitizers(cfg)))
-            cfg.stop()
+    # --- an empty secret variable leaves the secret to the file
+    emp = servers.add(Server(bindir, providers=["stripe"], name="emptyvar"))
+    only_file = "whsec_" + os.urandom(16).hex()
+    emp_path = os.path.join(emp.tmp, "idemhook.env")
+    with open(emp_path, "w") as f:
+        f.write("IDEMHOOK_STRIPE_SECRET=%s\n" % only_file)
+    os.chmod(emp_path, 0o600)
+    emp.env["IDEMHOOK_CONFIG"] = emp_path
+    emp.secrets["stripe"] = ""
+    if tap.run("stripe: lighttpd starts with var.idemhook_stripe_secret empty",
+               emp.start):
+        emp.secrets["stripe"] = only_file
 
-        # --- an empty secret variable leaves the secret to the file
-        emp = servers.add(Server(bindir, providers=["stripe"], name="emptyvar"))
-        only_file = "whsec_" + os.urandom(16).hex()
-        emp_path = os.path.join(emp.tmp, "idemhook.env")
-        with open(emp_path, "w") as f:
-            f.write("IDEMHOOK_STRIPE_SECRET=%s\n" % only_file)
-        os.chmod(emp_path, 0o600)
-        emp.env["IDEMHOOK_CONFIG"] = emp_path
-        emp.secrets["stripe"] = ""
-        if tap.run("stripe: lighttpd starts with var.idemhook_stripe_secret empty",
-                   emp.start):
-            emp.secrets["stripe"] = only_file
+        def empty_var_defers():
+            eid = SPEC.new_id("emptyvar")
+            body = SPEC.body(eid, SPEC.default_type)
+            expect_accepted(post_signed(emp, body, sign_stripe(only_file, body)),
+                            "secret only in the IDEMHOOK_CONFIG file")
+            one_row(emp, SPEC, eid)
+        tap.run("stripe: an empty secret variable defers to the IDEMHOOK_CONFIG file",
+                empty_var_defers)
+        emp.stop()
 
-            def empty_var_defers():
-                eid = SPEC.new_id("emptyvar")
-                body = SPEC.body(eid, SPEC.default_type)
-                expect_accepted(post_signed(emp, body, sign_stripe(only_file, body)),
-                                "secret only in the IDEMHOOK_CONFIG file")
-                one_row(emp, SPEC, eid)
-            tap.run("stripe: an empty secret variable defers to the IDEMHOOK_CONFIG file",
-                    empty_var_defers)
-            emp.stop()
-
-        # --- store failures
-        cases.run_failure_modes(tap, SPEC, bindir, servers)
-    return tap.finish()
+    # --- store failures
+    cases.run_failure_modes(tap, SPEC, bindir, servers)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("stripe", run_cases, needs=("stripe.fcgi",)))

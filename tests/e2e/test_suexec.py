@@ -33,8 +33,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (ApacheServer, HarnessError, Tap, bin_dir, check,  # noqa: E402
-                     sign_stripe)
+from harness import ApacheServer, check, sign_stripe, suite_main  # noqa: E402
 from suexec import SuexecSite  # noqa: E402
 from test_recipes import (cron_commands, deliveries, fill_secrets, post, recipe,  # noqa: E402
                           wait_http)
@@ -239,13 +238,7 @@ def readme_allow_override(bindir, mode):
             check(r.status == 403, "hooks/idemhook.env: expected 403, got %d" % r.status)
 
 
-def main():
-    tap = Tap("suexec: ")
-    try:
-        bindir = bin_dir()
-    except HarnessError as e:
-        tap.not_ok("setup", e)
-        return tap.finish()
+def run_cases(tap, bindir, servers):
     tap.run("CGI: settings file or store under the document root -> 500 "
             "under_document_root, one line saying why", cgi_refuses_under_docroot, bindir)
     tap.run("check says which file and variables it read, as whom; settings file under "
@@ -256,15 +249,14 @@ def main():
     why = "useradd, and a mount namespace for Debian's Apache with suEXEC"
     if not os.path.exists("/usr/lib/apache2/suexec-custom"):
         tap.not_ok("apache2-suexec-custom", "not installed: run make deps")
-        return tap.finish()
+        return
     tap.run_as_root("mod_fcgid + suEXEC + userdir, README recipe as the account, no SetEnv: "
                     "accepted, duplicate, 401, store owned by the account, log, check, cron",
                     why, shared_hosting, bindir, "fcgid")
     tap.run_as_root("mod_cgi + suEXEC + userdir, README recipe as the account, no SetEnv: "
                     "accepted, duplicate, 401, log, check, cron; store under public_html -> 500",
                     why, shared_hosting, bindir, "cgi")
-    return tap.finish()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("suexec", run_cases, prefix=True))

@@ -53,6 +53,19 @@ load(char **env, const char *file, struct config *cfg, char *err,
 	return rc;
 }
 
+/* Loads the one setting, which must be refused (IH_ECONFIG). */
+static void
+refused(const char *setting, char *err, size_t errlen)
+{
+	char *env[2];
+	struct config cfg;
+
+	env[0] = (char *)setting;
+	env[1] = NULL;
+	err[0] = '\0';
+	assert_int_equal(load(env, NULL, &cfg, err, errlen), IH_ECONFIG);
+}
+
 static void
 defaults(void **state)
 {
@@ -142,18 +155,12 @@ bad_values_refused(void **state)
 		"IDEMHOOK_SYNCHRONOUS=OFF", "IDEMHOOK_MODE=later",
 		"IDEMHOOK_BUSY_TIMEOUT_MS=99999999999999999999",
 	};
-	char *env[2];
-	struct config cfg;
 	char err[256];
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		env[0] = (char *)bad[i];
-		env[1] = NULL;
-		err[0] = '\0';
-		assert_int_equal(load(env, NULL, &cfg, err, sizeof(err)),
-		    IH_ECONFIG);
+		refused(bad[i], err, sizeof(err));
 		assert_true(strlen(err) > 0);
 	}
 }
@@ -198,18 +205,12 @@ db_location_checked(void **state)
 		"IDEMHOOK_DB=postgresql:h/db?password=secretpw",
 		"IDEMHOOK_DB=postgres:u:secretpw@h/db",
 	};
-	char *env[2];
-	struct config cfg;
 	char err[512];
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		env[0] = (char *)bad[i];
-		env[1] = NULL;
-		err[0] = '\0';
-		assert_int_equal(load(env, NULL, &cfg, err, sizeof(err)),
-		    IH_ECONFIG);
+		refused(bad[i], err, sizeof(err));
 		assert_non_null(strstr(err, "IDEMHOOK_DB="));
 		assert_null(strstr(err, "secretpw"));
 		if (strncasecmp(bad[i] + 12, "postgres", 8) == 0)

@@ -131,18 +131,16 @@ test_malformed_header(void **state)
 static void
 test_secrets(void **state)
 {
-	const char *const rot[] = { "old-secret", V1_SECRET, NULL };
-	const char *const rot2[] = { V1_SECRET, "new-secret", NULL };
-	const char *const wrong[] = { "old-secret", "new-secret", NULL };
-	const char *const none[] = { NULL };
-	const char *const prefix[] = { "It's a Secret", NULL };
+	static const struct unit_secrets t[] = {
+		{ { "old-secret", V1_SECRET, NULL }, IH_OK },
+		{ { V1_SECRET, "new-secret", NULL }, IH_OK },
+		{ { "old-secret", "new-secret", NULL }, IH_EAUTH },
+		{ { NULL }, IH_EAUTH },
+		{ { "It's a Secret", NULL }, IH_EAUTH },
+	};
 
 	(void)state;
-	assert_int_equal(check(V1_SIG, V1_BODY, rot), IH_OK);
-	assert_int_equal(check(V1_SIG, V1_BODY, rot2), IH_OK);
-	assert_int_equal(check(V1_SIG, V1_BODY, wrong), IH_EAUTH);
-	assert_int_equal(check(V1_SIG, V1_BODY, none), IH_EAUTH);
-	assert_int_equal(check(V1_SIG, V1_BODY, prefix), IH_EAUTH);
+	unit_check_secrets(check, V1_SIG, V1_BODY, t, sizeof(t) / sizeof(t[0]));
 }
 
 static void
@@ -318,20 +316,7 @@ test_provider_replay_body(void **state)
 static int
 repeat(const char *id, const char *type, const char *id2, const char *type2)
 {
-	struct store_first f;
-	struct event ev;
-	const char *why = NULL;
-	int ok;
-
-	memset(&f, 0, sizeof(f));
-	memset(&ev, 0, sizeof(ev));
-	snprintf(f.event_id, sizeof(f.event_id), "%s", id);
-	snprintf(f.event_type, sizeof(f.event_type), "%s", type);
-	ev.event_id = id2;
-	ev.event_type = type2;
-	ok = github_repeat_ok(&f, &ev, &why);
-	assert_true(ok || why != NULL);
-	return ok;
+	return unit_repeat(&github_provider, id, type, 0, id2, type2);
 }
 
 static void

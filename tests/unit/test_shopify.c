@@ -101,16 +101,15 @@ test_malformed_header(void **state)
 static void
 test_secrets(void **state)
 {
-	const char *const rot[] = { "old", V_SECRET, NULL };
-	const char *const rot2[] = { V_SECRET, "new", NULL };
-	const char *const wrong[] = { "old", "new", "test_secret_ke", NULL };
-	const char *const none[] = { NULL };
+	static const struct unit_secrets t[] = {
+		{ { "old", V_SECRET, NULL }, IH_OK },
+		{ { V_SECRET, "new", NULL }, IH_OK },
+		{ { "old", "new", "test_secret_ke", NULL }, IH_EAUTH },
+		{ { NULL }, IH_EAUTH },
+	};
 
 	(void)state;
-	assert_int_equal(check(V_HMAC, V_BODY, rot), IH_OK);
-	assert_int_equal(check(V_HMAC, V_BODY, rot2), IH_OK);
-	assert_int_equal(check(V_HMAC, V_BODY, wrong), IH_EAUTH);
-	assert_int_equal(check(V_HMAC, V_BODY, none), IH_EAUTH);
+	unit_check_secrets(check, V_HMAC, V_BODY, t, sizeof(t) / sizeof(t[0]));
 }
 
 /* An empty body is refused even with its correct HMAC. */
@@ -194,50 +193,41 @@ test_provider(void **state)
 static void
 test_check_topic(void **state)
 {
-	const char *why = NULL;
+	/* What the body holds: shop, data_request, customer. */
+	static const struct {
+		const char	*topic;
+		int		 shop, data_request, customer;
+		int		 rc;
+	} t[] = {
+		{ "orders/create", 0, 0, 0, IH_OK },
+		{ "orders/create", 1, 1, 1, IH_OK },
+		{ "shop/redact", 1, 0, 0, IH_OK },
+		{ "customers/redact", 1, 0, 1, IH_OK },
+		{ "customers/data_request", 1, 1, 1, IH_OK },
+		{ "shop/redact", 0, 0, 0, IH_EBODY },
+		{ "shop/redact", 1, 0, 1, IH_EBODY },
+		{ "customers/redact", 1, 1, 1, IH_EBODY },
+		{ "customers/data_request", 1, 0, 1, IH_EBODY },
+	};
+	const char *why;
+	size_t i;
 
 	(void)state;
-	assert_int_equal(shopify_check_topic("orders/create", 0, 0, 0, &why),
-	    IH_OK);
-	assert_int_equal(shopify_check_topic("orders/create", 1, 1, 1, &why),
-	    IH_OK);
-	assert_int_equal(shopify_check_topic("shop/redact", 1, 0, 0, &why),
-	    IH_OK);
-	assert_int_equal(shopify_check_topic("customers/redact", 1, 0, 1,
-	    &why), IH_OK);
-	assert_int_equal(shopify_check_topic("customers/data_request", 1, 1,
-	    1, &why), IH_OK);
-	why = NULL;
-	assert_int_equal(shopify_check_topic("shop/redact", 0, 0, 0, &why),
-	    IH_EBODY);
-	assert_non_null(why);
-	assert_int_equal(shopify_check_topic("shop/redact", 1, 0, 1, &why),
-	    IH_EBODY);
-	assert_int_equal(shopify_check_topic("customers/redact", 1, 1, 1,
-	    &why), IH_EBODY);
-	assert_int_equal(shopify_check_topic("customers/data_request", 1, 0,
-	    1, &why), IH_EBODY);
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		why = NULL;
+		assert_int_equal(shopify_check_topic(t[i].topic, t[i].shop,
+		    t[i].data_request, t[i].customer, &why), t[i].rc);
+		if (t[i].rc != IH_OK)
+			assert_non_null(why);
+	}
 }
 
 /* Whether a body first recorded under topic first may come as topic. */
 static int
 repeat(const char *first, int same_action, const char *topic)
 {
-	struct store_first f;
-	struct event ev;
-	const char *why = NULL;
-	int ok;
-
-	memset(&f, 0, sizeof(f));
-	memset(&ev, 0, sizeof(ev));
-	snprintf(f.event_id, sizeof(f.event_id), "wh-1");
-	snprintf(f.event_type, sizeof(f.event_type), "%s", first);
-	f.same_action = same_action;
-	ev.event_id = "wh-2";
-	ev.event_type = topic;
-	ok = shopify_repeat_ok(&f, &ev, &why);
-	assert_true(ok || why != NULL);
-	return ok;
+	return unit_repeat(&shopify_provider, "wh-1", first, same_action,
+	    "wh-2", topic);
 }
 
 static void

@@ -124,16 +124,16 @@ test_secret_decoding(void **state)
 static void
 test_bad_secret(void **state)
 {
-	const char *const bad[] = { "not base64!", NULL };
-	const char *const mixed[] = { "not base64!", V_SECRET, NULL };
-	/* The whole string as a key, as Stripe would use it, is wrong. */
-	const char *const verbatim[] = { "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2La"
-	    "LaSw ", NULL };
+	static const struct unit_secrets t[] = {
+		{ { "not base64!", NULL }, IH_EAUTH },
+		{ { "not base64!", V_SECRET, NULL }, IH_OK },
+		/* The whole string as a key, as Stripe would use it. */
+		{ { "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw ", NULL },
+		    IH_EAUTH },
+	};
 
 	(void)state;
-	assert_int_equal(check(V_SIG, V_BODY, bad), IH_EAUTH);
-	assert_int_equal(check(V_SIG, V_BODY, mixed), IH_OK);
-	assert_int_equal(check(V_SIG, V_BODY, verbatim), IH_EAUTH);
+	unit_check_secrets(check, V_SIG, V_BODY, t, sizeof(t) / sizeof(t[0]));
 }
 
 static void

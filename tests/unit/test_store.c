@@ -104,20 +104,10 @@ record_then_duplicate(void **state)
 {
 	struct fixture *f = *state;
 	struct event ev = unit_event("evt_1");
-	struct store_result r1, r2, r3;
+	struct store_result r1;
 	char err[STORE_ERR_MAX];
 
-	assert_int_equal(store_record(f->st, NULL, &ev, 1000, &r1, err,
-	    sizeof(err)), IH_OK);
-	assert_int_equal(r1.duplicate, 0);
-	assert_string_equal(r1.status, "received");
-	assert_int_equal(store_record(f->st, NULL, &ev, 2000, &r2, err,
-	    sizeof(err)), IH_OK);
-	assert_int_equal(r2.duplicate, 1);
-	assert_int_equal(r2.rowid, r1.rowid);
-	assert_int_equal(store_record(f->st, NULL, &ev, 3000, &r3, err,
-	    sizeof(err)), IH_OK);
-	assert_int_equal(r3.duplicates, 2);
+	unit_record_thrice(f->st, &ev);
 	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM events"),
 	    1);
 	/* The payload is kept byte for byte, NUL included. */
@@ -135,17 +125,10 @@ record_then_duplicate(void **state)
 static void
 rollback_leaves_nothing(void **state)
 {
-	struct store_txn *tx = NULL;
 	struct fixture *f = *state;
 	struct event ev = unit_event("evt_rb");
-	struct store_result r;
-	char err[STORE_ERR_MAX];
 
-	assert_int_equal(store_begin(f->st, STORE_DURABLE, &tx, err,
-	    sizeof(err)), IH_OK);
-	assert_int_equal(store_record(f->st, tx, &ev, 1000, &r, err,
-	    sizeof(err)), IH_OK);
-	store_rollback(tx);
+	unit_record_rolled_back(f->st, &ev);
 	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM events "
 	    "WHERE event_id = 'evt_rb'"), 0);
 }
@@ -268,24 +251,17 @@ claim_lease_and_moves(void **state)
 	struct store_result r;
 	struct store_job a, b;
 	char err[STORE_ERR_MAX];
-	int found;
 
 	assert_int_equal(store_record(f->st, NULL, &ev, 1000, &r, err,
 	    sizeof(err)), IH_OK);
-	assert_int_equal(store_claim(f->st, NULL, "stripe", 0, "A", 2000, 100, &a,
-	    &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, "stripe", 0, "A", 2000, 100, &a), 1);
 	assert_int_equal(a.ev.attempt, 1);
 	assert_int_equal(a.seq, 1);
 	assert_int_equal(a.ev.payload_len, 10);
 	/* Held under a lease: nobody else gets it. */
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", 2050, 100, &b,
-	    &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "B", 2050, 100, &b), 0);
 	/* The lease expires: B takes it over, and A can no longer finish. */
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", 2100, 100, &b,
-	    &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "B", 2100, 100, &b), 1);
 	assert_int_equal(b.ev.attempt, 2);
 	assert_int_equal(store_complete(f->st, NULL, &a, "A", 2150, err,
 	    sizeof(err)), IH_ENOTFOUND);
@@ -295,14 +271,10 @@ claim_lease_and_moves(void **state)
 	assert_int_equal(store_fail(f->st, NULL, &b, "B", "boom", 5000, 0, 2200, err,
 	    sizeof(err)), IH_OK);
 	store_job_free(&a);
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "C", 4999, 100, &a,
-	    &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "C", 4999, 100, &a), 0);
 	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM events "
 	    "WHERE status = 'failed' AND last_error = 'boom'"), 1);
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "C", 5000, 100, &a,
-	    &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "C", 5000, 100, &a), 1);
 	assert_int_equal(a.seq, 3);
 	assert_int_equal(store_complete(f->st, NULL, &a, "C", 5100, err,
 	    sizeof(err)), IH_OK);
@@ -325,28 +297,22 @@ renew_lost_and_forget(void **state)
 	struct store_result r;
 	struct store_job a, b;
 	char err[STORE_ERR_MAX];
-	int found;
 
 	assert_int_equal(store_record(f->st, NULL, &ev, 1000, &r, err,
 	    sizeof(err)), IH_OK);
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "A", 2000, 100, &a,
-	    &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "A", 2000, 100, &a), 1);
 	/* Renewed from now: the lease outlasts the claim's 2100. */
 	assert_int_equal(store_renew(f->st, NULL, &a, "A", 60000, err, sizeof(err)),
 	    IH_OK);
 	assert_int_equal(count_rows(f->path, "SELECT lease_until > 2100 FROM "
 	    "events"), 1);
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", 2200, 100, &b,
-	    &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "B", 2200, 100, &b), 0);
 	/* Another holder's renewal changes nothing. */
 	assert_int_equal(store_renew(f->st, NULL, &a, "B", 100, err, sizeof(err)),
 	    IH_ENOTFOUND);
 	/* A's lease is taken over: A's renewal fails, its row is closed. */
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", clock_wall_ms() +
-	    120000, 100, &b, &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "B", clock_wall_ms() +
+	    120000, 100, &b), 1);
 	assert_int_equal(store_renew(f->st, NULL, &a, "A", 60000, err, sizeof(err)),
 	    IH_ENOTFOUND);
 	assert_int_equal(store_attempt_lost(f->st, NULL, &a, 3000, err,
@@ -374,7 +340,6 @@ order_key_waits(void **state)
 	struct store_result r;
 	struct store_job j;
 	char err[STORE_ERR_MAX];
-	int found;
 
 	e1.order_key = e2.order_key = "pay_1";
 	assert_int_equal(store_record(f->st, NULL, &e1, 1000, &r, err,
@@ -382,19 +347,15 @@ order_key_waits(void **state)
 	assert_int_equal(store_record(f->st, NULL, &e2, 1001, &r, err,
 	    sizeof(err)), IH_OK);
 	/* The later event waits while the earlier one is not finished. */
-	assert_int_equal(store_claim(f->st, NULL, NULL, r.rowid, "A", 2000, 100, &j,
-	    &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "A", 2000, 100, &j,
-	    &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, NULL, r.rowid, "A", 2000, 100, &j),
+	    0);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "A", 2000, 100, &j), 1);
 	assert_string_equal(j.ev.event_id, "evt_o1");
 	assert_int_equal(store_complete(f->st, NULL, &j, "A", 2001, err,
 	    sizeof(err)), IH_OK);
 	store_job_free(&j);
-	assert_int_equal(store_claim(f->st, NULL, NULL, r.rowid, "A", 2002, 100, &j,
-	    &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, NULL, r.rowid, "A", 2002, 100, &j),
+	    1);
 	store_job_free(&j);
 }
 
@@ -623,7 +584,6 @@ replay_of(void **state)
 	struct store_result res;
 	struct store_first first;
 	char err[STORE_ERR_MAX];
-	int found = -1;
 
 	ev.provider = "shopify";
 	ev.event_type = "orders/create";
@@ -640,48 +600,32 @@ replay_of(void **state)
 	    sizeof(err)), IH_OK);
 	/* The earliest of the two, whatever the ids. */
 	probe.event_id = "evt_fp2";
-	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found,
-	    &first, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_replay_of(f->st, NULL, &probe, NULL, &first), 1);
 	assert_string_equal(first.event_id, "evt_fp1");
 	assert_string_equal(first.event_type, "orders/create");
 	assert_int_equal(first.same_action, 0);
 	/* Whether the first event carries the shared header's line. */
-	assert_int_equal(store_replay_of(f->st, NULL, &probe,
-	    "\nX-Shopify-Event-Id: act-1\n", &found, &first, err,
-	    sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_replay_of(f->st, NULL, &probe,
+	    "\nX-Shopify-Event-Id: act-1\n", &first), 1);
 	assert_int_equal(first.same_action, 1);
-	assert_int_equal(store_replay_of(f->st, NULL, &probe,
-	    "\nX-Shopify-Event-Id: act-2\n", &found, &first, err,
-	    sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_replay_of(f->st, NULL, &probe,
+	    "\nX-Shopify-Event-Id: act-2\n", &first), 1);
 	assert_int_equal(first.same_action, 0);
 	/* Found whatever the type: the provider decides. */
 	probe.event_type = "orders/create";
-	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found,
-	    &first, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_replay_of(f->st, NULL, &probe, NULL, &first), 1);
 	/* A known id (a duplicate), another body, no body. */
 	probe.event_id = "evt_fp1";
-	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found,
-	    &first, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
+	assert_int_equal(unit_replay_of(f->st, NULL, &probe, NULL, &first), 0);
 	probe.event_id = "evt_fp2";
 	probe.fingerprint = "bb22";
-	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found,
-	    &first, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
+	assert_int_equal(unit_replay_of(f->st, NULL, &probe, NULL, &first), 0);
 	probe.fingerprint = NULL;
-	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found,
-	    &first, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
+	assert_int_equal(unit_replay_of(f->st, NULL, &probe, NULL, &first), 0);
 	/* Another provider's identical body is not this one's. */
 	probe.fingerprint = "aa11";
 	probe.provider = "github";
-	assert_int_equal(store_replay_of(f->st, NULL, &probe, NULL, &found,
-	    &first, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
+	assert_int_equal(unit_replay_of(f->st, NULL, &probe, NULL, &first), 0);
 	assert_int_equal(count_rows(f->path, "SELECT count(*) FROM events"
 	    " WHERE fingerprint = 'aa11'"), 2);
 }

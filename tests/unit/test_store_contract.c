@@ -93,21 +93,11 @@ record_and_duplicate(void **state)
 {
 	struct unit_store *f = *state;
 	struct event ev = unit_event("evt_1");
-	struct store_result r1, r2, r3;
+	struct store_result r1;
 	struct seen s;
 	char err[STORE_ERR_MAX];
 
-	assert_int_equal(store_record(f->st, NULL, &ev, 1000, &r1, err,
-	    sizeof(err)), IH_OK);
-	assert_int_equal(r1.duplicate, 0);
-	assert_string_equal(r1.status, "received");
-	assert_int_equal(store_record(f->st, NULL, &ev, 2000, &r2, err,
-	    sizeof(err)), IH_OK);
-	assert_int_equal(r2.duplicate, 1);
-	assert_int_equal(r2.rowid, r1.rowid);
-	assert_int_equal(store_record(f->st, NULL, &ev, 3000, &r3, err,
-	    sizeof(err)), IH_OK);
-	assert_int_equal(r3.duplicates, 2);
+	unit_record_thrice(f->st, &ev);
 	assert_int_equal(count(f->st, NULL), 1);
 	s = show(f->st, "evt_1");
 	assert_int_equal(s.duplicates, 2);
@@ -124,15 +114,9 @@ rollback_leaves_nothing(void **state)
 {
 	struct unit_store *f = *state;
 	struct event ev = unit_event("evt_rb");
-	struct store_result r;
-	struct store_txn *tx;
 	char err[STORE_ERR_MAX];
 
-	assert_int_equal(store_begin(f->st, STORE_DURABLE, &tx, err,
-	    sizeof(err)), IH_OK);
-	assert_int_equal(store_record(f->st, tx, &ev, 1000, &r, err,
-	    sizeof(err)), IH_OK);
-	store_rollback(tx);
+	unit_record_rolled_back(f->st, &ev);
 	assert_int_equal(count(f->st, NULL), 0);
 	/* Effects need a transaction. */
 	assert_int_equal(store_effect(f->st, NULL, NULL, "x", 1, err,
@@ -220,7 +204,6 @@ claim_lease_and_takeover(void **state)
 	struct store_result r;
 	struct store_job a, b, c;
 	char err[STORE_ERR_MAX];
-	int found;
 
 	assert_int_equal(store_record(f->st, NULL, &ev, 1000, &r, err,
 	    sizeof(err)), IH_OK);
@@ -228,21 +211,16 @@ claim_lease_and_takeover(void **state)
 	 * A lease of 2 s: SQLite runs it on the times given, PostgreSQL on
 	 * the server's clock (issue 24), so the test waits it out for real.
 	 */
-	assert_int_equal(store_claim(f->st, NULL, "stripe", 0, "A", 1000,
-	    2000, &a, &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, "stripe", 0, "A", 1000, 2000, &a),
+	    1);
 	assert_int_equal(a.ev.attempt, 1);
 	assert_int_equal(a.ev.payload_len, 10);
 	assert_memory_equal(a.ev.payload, "{\"a\":\"\0b\"}", 10);
 	/* Held: nothing else is due before the lease ends. */
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", 2000, 5000,
-	    &b, &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "B", 2000, 5000, &b), 0);
 	usleep(2100 * 1000);
 	/* Expired: B takes it over; A can neither complete nor fail it. */
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", 7000, 5000,
-	    &b, &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "B", 7000, 5000, &b), 1);
 	assert_int_equal(b.ev.attempt, 2);
 	assert_int_equal(store_complete(f->st, NULL, &a, "A", 7100, err,
 	    sizeof(err)), IH_ENOTFOUND);
@@ -256,12 +234,8 @@ claim_lease_and_takeover(void **state)
 	    7200, err, sizeof(err)), IH_OK);
 	assert_string_equal(show(f->st, "evt_c").status, "failed");
 	/* Failed: due again at its time only. */
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "C", 7500, 5000,
-	    &c, &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "C", 8000, 5000,
-	    &c, &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "C", 7500, 5000, &c), 0);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "C", 8000, 5000, &c), 1);
 	assert_int_equal(store_complete(f->st, NULL, &c, "C", 8100, err,
 	    sizeof(err)), IH_OK);
 	assert_string_equal(show(f->st, "evt_c").status, "done");
@@ -353,7 +327,7 @@ complete_with_effects(void **state)
 	struct store_job job;
 	struct store_txn *tx;
 	char err[STORE_ERR_MAX];
-	int found, due;
+	int due;
 
 	assert_int_equal(store_begin(f->st, STORE_DURABLE, &tx, err,
 	    sizeof(err)), IH_OK);
@@ -376,9 +350,7 @@ complete_with_effects(void **state)
 	assert_int_equal(store_commit(tx, err, sizeof(err)), IH_OK);
 	assert_string_equal(show(f->st, "evt_e").status, "done");
 	store_job_free(&job);
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "x", 9000, 5000,
-	    &job, &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "x", 9000, 5000, &job), 0);
 }
 
 static void
@@ -401,14 +373,10 @@ order_key_waits(void **state)
 	    &a, &found, err, sizeof(err)), IH_OK);
 	assert_string_equal(a.ev.event_id, "evt_o1");
 	/* The second waits while the first is being processed. */
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", 2000, 5000,
-	    &b, &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 0);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "B", 2000, 5000, &b), 0);
 	assert_int_equal(store_complete(f->st, NULL, &a, "A", 2100, err,
 	    sizeof(err)), IH_OK);
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "B", 2200, 5000,
-	    &b, &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "B", 2200, 5000, &b), 1);
 	assert_string_equal(b.ev.event_id, "evt_o2");
 	store_job_free(&a);
 	store_job_free(&b);
@@ -463,9 +431,7 @@ requeue_and_purge(void **state)
 	    &cnt, err, sizeof(err)), IH_OK);
 	assert_int_equal(cnt, 1);
 	assert_string_equal(show(f->st, "evt_r").status, "received");
-	assert_int_equal(store_claim(f->st, NULL, NULL, 0, "A", 2100, 5000,
-	    &job, &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "A", 2100, 5000, &job), 1);
 	assert_int_equal(store_complete(f->st, NULL, &job, "A", 2200, err,
 	    sizeof(err)), IH_OK);
 	store_job_free(&job);
@@ -542,7 +508,6 @@ replay_of_fingerprint(void **state)
 	struct store_txn *tx;
 	struct store_first first;
 	char err[STORE_ERR_MAX];
-	int found;
 
 	a.fingerprint = "aa11";
 	b.fingerprint = "aa11";
@@ -551,21 +516,16 @@ replay_of_fingerprint(void **state)
 	    sizeof(err)), IH_OK);
 	assert_int_equal(store_begin(f->st, STORE_DURABLE, &tx, err,
 	    sizeof(err)), IH_OK);
-	assert_int_equal(store_replay_of(f->st, tx, &b, NULL, &found, &first,
-	    err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_replay_of(f->st, tx, &b, NULL, &first), 1);
 	assert_string_equal(first.event_id, "evt_f1");
 	assert_string_equal(first.event_type, "invoice.paid");
 	assert_int_equal(first.same_action, 0);
 	/* Whether the first event's headers hold the shared line. */
-	assert_int_equal(store_replay_of(f->st, tx, &b,
-	    "\nStripe-Signature: t=1,v1=00\n", &found, &first, err,
-	    sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_replay_of(f->st, tx, &b,
+	    "\nStripe-Signature: t=1,v1=00\n", &first), 1);
 	assert_int_equal(first.same_action, 1);
-	assert_int_equal(store_replay_of(f->st, tx, &b,
-	    "\nStripe-Signature: t=2,v1=00\n", &found, &first, err,
-	    sizeof(err)), IH_OK);
+	assert_int_equal(unit_replay_of(f->st, tx, &b,
+	    "\nStripe-Signature: t=2,v1=00\n", &first), 1);
 	assert_int_equal(first.same_action, 0);
 	store_rollback(tx);
 }
@@ -723,7 +683,6 @@ console_reads(void **state)
 	struct seen s;
 	char err[STORE_ERR_MAX], counts[256] = "";
 	int64_t next, last;
-	int found;
 
 	assert_int_equal(store_record(f->st, NULL, &ev, 1000, &r, err,
 	    sizeof(err)), IH_OK);
@@ -734,9 +693,8 @@ console_reads(void **state)
 	ev.provider = "github";
 	assert_int_equal(store_record(f->st, NULL, &ev, 3000, &r, err,
 	    sizeof(err)), IH_OK);
-	assert_int_equal(store_claim(f->st, NULL, "stripe", 0, "A", 4000,
-	    5000, &job, &found, err, sizeof(err)), IH_OK);
-	assert_int_equal(found, 1);
+	assert_int_equal(unit_claim(f->st, "stripe", 0, "A", 4000, 5000, &job),
+	    1);
 	assert_int_equal(store_complete(f->st, NULL, &job, "A", 4500, err,
 	    sizeof(err)), IH_OK);
 	store_job_free(&job);

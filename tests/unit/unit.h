@@ -8,6 +8,7 @@
 #define IH_UNIT_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "config.h"
@@ -123,6 +124,50 @@ unit_check_header(unit_header_fn fn, const char *header, const char *body,
 	if (rc != IH_OK)
 		assert_non_null(why);
 	return rc;
+}
+
+/* Lists of secrets (NULL-terminated) and what a check under each answers. */
+struct unit_secrets {
+	const char	*list[4];
+	int		 rc;
+};
+
+/* check(header, body, list) answers rc for each of the n cases of t. */
+static inline void
+unit_check_secrets(int (*check)(const char *, const char *,
+    const char *const *), const char *header, const char *body,
+    const struct unit_secrets *t, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		assert_int_equal(check(header, body, t[i].list), t[i].rc);
+}
+
+/*
+ * Whether p lets a body first recorded as (first_id, first_type, with
+ * same_action) come again as (id, type); a refusal gives a reason.
+ */
+static inline int
+unit_repeat(const struct provider *p, const char *first_id,
+    const char *first_type, int same_action, const char *id,
+    const char *type)
+{
+	struct store_first f;
+	struct event ev;
+	const char *why = NULL;
+	int ok;
+
+	memset(&f, 0, sizeof(f));
+	memset(&ev, 0, sizeof(ev));
+	snprintf(f.event_id, sizeof(f.event_id), "%s", first_id);
+	snprintf(f.event_type, sizeof(f.event_type), "%s", first_type);
+	f.same_action = same_action;
+	ev.event_id = id;
+	ev.event_type = type;
+	ok = p->repeat_ok(&f, &ev, &why);
+	assert_true(ok || why != NULL);
+	return ok;
 }
 
 /* got is NULL where want is, else the same string. */

@@ -5,7 +5,7 @@
   sign      the providers' signers and their published test vectors
   strace    reading strace output: answers after WAL syncs
   tap       TAP output (Tap) and the checks (check, check_eq)
-  http      Response, ports, requests in parallel
+  http      Response, ports, reading a socket to its end, requests in parallel
   procs     the servers' processes: users, staging, reaping, cleanup
   servers/  one launcher per web server: lighttpd (Server, the base of
             the others), apache (ApacheServer), nginx (NginxServer)

@@ -46,6 +46,16 @@ def wait_port(port, proc, deadline):
     return False
 
 
+def recv_all(sock):
+    """Everything sock receives until the peer closes it."""
+    data = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+
+
 def parallel(n, fn, timeout=60):
     """Run fn(i) for i in range(n) on n threads released together."""
     barrier = threading.Barrier(n)

@@ -221,18 +221,24 @@ def install_signal_cleanup(servers):
         signal.signal(s, handler)
 
 
-def suite_main(name, cases, prefix=False):
+def suite_main(name, cases, prefix=False, needs=()):
     """The main of a test module: TAP output, the binaries' folder (a
-    failure "NAME: setup" without it), and servers stopped at exit or on
-    a signal.  cases(tap, bindir, servers) runs the cases; returns the
-    exit status.  With prefix, every case's name begins "NAME: " too."""
+    failure "NAME: setup" without it, or without one of the programs
+    named in needs), and servers stopped at exit or on a signal.
+    cases(tap, bindir, servers) runs the cases; returns the exit status.
+    With prefix, every case's name begins "NAME: " too."""
     from .common import HarnessError, bin_dir
     from .tap import Tap
     tap = Tap("%s: " % name if prefix else "")
+    setup = "setup" if prefix else "%s: setup" % name
     try:
         bindir = bin_dir()
     except HarnessError as e:
-        tap.not_ok("setup" if prefix else "%s: setup" % name, e)
+        tap.not_ok(setup, e)
+        return tap.finish()
+    missing = [p for p in needs if not os.path.exists(os.path.join(bindir, p))]
+    if missing:
+        tap.not_ok(setup, "no %s in %s" % (", ".join(missing), bindir))
         return tap.finish()
     servers = Servers()
     install_signal_cleanup(servers)
