@@ -8,8 +8,8 @@
 -- STORE_SCHEMA_VERSION (shared/store/store.h).
 --
 -- Times are Unix milliseconds.  One row is one event, whatever the number
--- of deliveries: UNIQUE(provider, event_id) is what makes a second
--- delivery a duplicate rather than a second charge.
+-- of deliveries: UNIQUE(provider, account, event_id) is what makes a
+-- second delivery a duplicate rather than a second charge.
 
 CREATE TABLE IF NOT EXISTS events (
 	id		INTEGER PRIMARY KEY,
@@ -42,7 +42,10 @@ CREATE TABLE IF NOT EXISTS events (
 	fingerprint	TEXT,
 	-- The provider's API version of the event (version 7), or NULL.
 	api_version	TEXT,
-	UNIQUE (provider, event_id)
+	-- The account the event came to (version 8; README "Accounts"):
+	-- 'default' for the implicit one of an installation without accounts.
+	account		TEXT	NOT NULL DEFAULT 'default',
+	UNIQUE (provider, account, event_id)
 );
 
 -- The work queue: what is due, oldest first.
@@ -118,7 +121,8 @@ CREATE TABLE IF NOT EXISTS objects (
 	deleted		INTEGER	NOT NULL DEFAULT 0,
 	created_at	INTEGER	NOT NULL,
 	changed_at	INTEGER	NOT NULL,
-	PRIMARY KEY (provider, kind, object_id)
+	account		TEXT	NOT NULL DEFAULT 'default',
+	PRIMARY KEY (provider, account, kind, object_id)
 );
 CREATE INDEX IF NOT EXISTS objects_changed ON objects (changed_at);
 
@@ -137,7 +141,8 @@ CREATE TABLE IF NOT EXISTS object_events (
 	    CHECK (verdict IN ('applied', 'stale', 'tied')),
 	recorded_at	INTEGER	NOT NULL,
 	seq		INTEGER	NOT NULL,
-	PRIMARY KEY (provider, kind, object_id, event_id)
+	account		TEXT	NOT NULL DEFAULT 'default',
+	PRIMARY KEY (provider, account, kind, object_id, event_id)
 ) WITHOUT ROWID;
 
 -- The applications' interface, version 1: read-only views whose
@@ -145,11 +150,11 @@ CREATE TABLE IF NOT EXISTS object_events (
 -- Times are Unix milliseconds; deleted is 0 or 1.
 CREATE VIEW IF NOT EXISTS idemhook_objects AS
     SELECT provider, kind, object_id, status, object AS object_json,
-	deleted, source_at, event_id, created_at, changed_at
+	deleted, source_at, event_id, created_at, changed_at, account
     FROM objects;
 CREATE VIEW IF NOT EXISTS idemhook_object_events AS
     SELECT provider, kind, object_id, event_id, event_type, status,
-	source_at, deleted, verdict, recorded_at
+	source_at, deleted, verdict, recorded_at, account
     FROM object_events;
 CREATE VIEW IF NOT EXISTS idemhook_views AS SELECT 1 AS version;
 

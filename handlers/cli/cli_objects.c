@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "account.h"
 #include "cli_args.h"
 #include "cli_objects.h"
 #include "cli_text.h"
@@ -283,6 +284,8 @@ cli_object(struct cli *c, int argc, char **argv)
 	memset(&f, 0, sizeof(f));
 	memset(&s, 0, sizeof(s));
 	for (a = 1; a < argc; a++) {
+		if (cli_opt(argc, argv, &a, "--account", &f.account) > 0)
+			continue;
 		if (strcmp(argv[a], "--json") == 0)
 			s.json = 1;
 		else if (strcmp(argv[a], "--help") == 0) {
@@ -300,6 +303,7 @@ cli_object(struct cli *c, int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	f.provider = pos[0];
+	f.account = account_or_default(f.account);
 	f.kind = pos[1];
 	f.object_id = pos[2];
 	if (cli_store(c, &st) != IH_OK)
@@ -314,8 +318,8 @@ cli_object(struct cli *c, int argc, char **argv)
 	if (rc == IH_OK) {
 		printf(s.json ? ",\"history\":[" : "history\n");
 		s.n = 0;
-		rc = store_object_history(st, pos[0], pos[1], pos[2],
-		    history_row, &s, err, sizeof(err));
+		rc = store_object_history(st, pos[0], f.account, pos[1],
+		    pos[2], history_row, &s, err, sizeof(err));
 		printf(s.json ? "]}\n" : "");
 	}
 	if (rc != IH_OK) {

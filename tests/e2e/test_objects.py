@@ -664,7 +664,7 @@ def case_migrate_from_3(bindir, tmp):
             v = harness.psql(db, "SELECT version FROM idemhook_schema").strip()
         else:
             v = str(c.execute("PRAGMA user_version").fetchone()[0])
-    check_eq(v, "7", "schema version after migration")
+    check_eq(v, "8", "schema version after migration")
 
 
 def case_pg_contract_note(srv):

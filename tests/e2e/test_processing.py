@@ -407,7 +407,7 @@ def case_migrate_payloads(bindir, servers):
             v = str(c.execute("PRAGMA user_version").fetchone()[0])
             cols = str(c.execute("SELECT count(*) FROM pragma_table_info('events')"
                                  " WHERE name = 'payload'").fetchone()[0])
-    check_eq(v, "7", "schema version after migration")
+    check_eq(v, "8", "schema version after migration")
     check_eq(cols.strip(), "0", "payload columns left in events")
     check_eq(got, {eid: bodies[eid] for eid in ids[:4]}, "payloads after migration")
     for eid in ids[:4]:
