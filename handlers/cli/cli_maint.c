@@ -177,6 +177,7 @@ cli_purge(struct cli *c, int argc, char **argv)
 			    builtin_tombstone(providers_all[i]->name));
 		memset(&p, 0, sizeof(p));
 		p.provider = providers_all[i]->name;
+		p.account = c->account;
 		p.payload_before_ms = now - payload_days * DAY_MS;
 		p.row_before_ms = row_days < 0 ? 0 : now - row_days * DAY_MS;
 		p.batch = 500;

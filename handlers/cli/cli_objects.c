@@ -197,6 +197,7 @@ cli_objects(struct cli *c, int argc, char **argv)
 	}
 	if (!s.json && f.limit == 0)
 		f.limit = 100;
+	f.account = c->account;
 	if (cli_store(c, &st) != IH_OK)
 		return CLI_EXIT_FAIL;
 	if (s.json)
@@ -284,8 +285,6 @@ cli_object(struct cli *c, int argc, char **argv)
 	memset(&f, 0, sizeof(f));
 	memset(&s, 0, sizeof(s));
 	for (a = 1; a < argc; a++) {
-		if (cli_opt(argc, argv, &a, "--account", &f.account) > 0)
-			continue;
 		if (strcmp(argv[a], "--json") == 0)
 			s.json = 1;
 		else if (strcmp(argv[a], "--help") == 0) {
@@ -303,7 +302,7 @@ cli_object(struct cli *c, int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	f.provider = pos[0];
-	f.account = account_or_default(f.account);
+	f.account = account_or_default(c->account);
 	f.kind = pos[1];
 	f.object_id = pos[2];
 	if (cli_store(c, &st) != IH_OK)

@@ -43,6 +43,7 @@
 #include "settings.h"
 #include "store.h"
 
+#include "cli_account.h"
 #include "cli_args.h"
 #include "cli_backup.h"
 #include "cli_catchup.h"
@@ -171,10 +172,13 @@ cli_config(struct cli *c, size_t i, const struct config **out)
 	if (i >= CLI_MAX_PROVIDERS)
 		return IH_EINVAL;
 	if (!c->loaded[i]) {
-		/* --db goes through the same checks as IDEMHOOK_DB. */
-		rc = settings_load(&c->cfg[i], providers_all[i]->name,
-		    providers_all[i]->secret_var, &front, &c->env, &c->file,
-		    err, sizeof(err));
+		/*
+		 * --db goes through the same checks as IDEMHOOK_DB; with
+		 * --account, the account's own settings and secrets.
+		 */
+		rc = settings_load_account(&c->cfg[i], providers_all[i]->name,
+		    providers_all[i]->secret_var, c->account, &front, &c->env,
+		    &c->file, err, sizeof(err));
 		if (rc != IH_OK) {
 			cli_errorf("%s: %s", providers_all[i]->name, err);
 			return IH_ECONFIG;
@@ -527,6 +531,11 @@ main(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	memset(&c, 0, sizeof(c));
+	/* --account NAME, for the commands that read events (account.h). */
+	argc = cli_account_arg(argc, argv, a + 1, commands[i].name,
+	    &c.account);
+	if (argc < 0)
+		return CLI_EXIT_USAGE;
 	c.no_settings = commands[i].no_settings;
 	c.gargc = argc;
 	c.gargv = argv;
