@@ -109,6 +109,7 @@ CREATE TABLE IF NOT EXISTS attempts (
 -- (shared/object.h).  Not tied to events: purging events keeps it.
 CREATE TABLE IF NOT EXISTS objects (
 	provider	TEXT	NOT NULL,
+	account		TEXT	NOT NULL DEFAULT 'default',
 	kind		TEXT	NOT NULL,
 	object_id	TEXT	NOT NULL,
 	status		TEXT	NOT NULL DEFAULT '',
@@ -121,7 +122,6 @@ CREATE TABLE IF NOT EXISTS objects (
 	deleted		INTEGER	NOT NULL DEFAULT 0,
 	created_at	INTEGER	NOT NULL,
 	changed_at	INTEGER	NOT NULL,
-	account		TEXT	NOT NULL DEFAULT 'default',
 	PRIMARY KEY (provider, account, kind, object_id)
 );
 CREATE INDEX IF NOT EXISTS objects_changed ON objects (changed_at);
@@ -129,6 +129,7 @@ CREATE INDEX IF NOT EXISTS objects_changed ON objects (changed_at);
 -- Every event that touched an object, with the guard's verdict.
 CREATE TABLE IF NOT EXISTS object_events (
 	provider	TEXT	NOT NULL,
+	account		TEXT	NOT NULL DEFAULT 'default',
 	kind		TEXT	NOT NULL,
 	object_id	TEXT	NOT NULL,
 	event_id	TEXT	NOT NULL,
@@ -141,7 +142,6 @@ CREATE TABLE IF NOT EXISTS object_events (
 	    CHECK (verdict IN ('applied', 'stale', 'tied')),
 	recorded_at	INTEGER	NOT NULL,
 	seq		INTEGER	NOT NULL,
-	account		TEXT	NOT NULL DEFAULT 'default',
 	PRIMARY KEY (provider, account, kind, object_id, event_id)
 ) WITHOUT ROWID;
 

@@ -125,6 +125,8 @@ def case_migrated(srv, bindir):
     ids and payloads; the pending one is processed once."""
     with contextlib.closing(srv.connect_ro()) as c:
         check_eq(c.execute("PRAGMA user_version").fetchone()[0], 8, "schema version")
+        check_eq(c.execute("PRAGMA integrity_check").fetchall(), [("ok",)],
+                 "integrity_check")
         got = [tuple(r) for r in c.execute(
             "SELECT e.id, e.event_id, e.account, p.payload FROM events e"
             " JOIN payloads p ON p.event = e.id WHERE e.id IN (41, 42) ORDER BY e.id")]

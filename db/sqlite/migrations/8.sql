@@ -7,7 +7,10 @@
 -- keys off (SQLite's documented way to remake a table), so that dropping
 -- the old events neither cascades nor copies payloads, effects or
 -- attempts: they keep their rows and find the new table by its name.
--- The payloads, the bulk of a store, are not rewritten.
+-- The payloads, the bulk of a store, are not rewritten.  account comes
+-- second in objects and object_events: a WITHOUT ROWID key whose columns
+-- are not the first ones in order makes SQLite 3.40's integrity_check
+-- report NULLs that are not there (idemhook backup runs that check).
 CREATE TABLE events_8 (
 	id		INTEGER PRIMARY KEY,
 	provider	TEXT	NOT NULL,
@@ -63,6 +66,7 @@ DROP VIEW IF EXISTS idemhook_objects;
 DROP VIEW IF EXISTS idemhook_object_events;
 CREATE TABLE objects_8 (
 	provider	TEXT	NOT NULL,
+	account		TEXT	NOT NULL DEFAULT 'default',
 	kind		TEXT	NOT NULL,
 	object_id	TEXT	NOT NULL,
 	status		TEXT	NOT NULL DEFAULT '',
@@ -73,7 +77,6 @@ CREATE TABLE objects_8 (
 	deleted		INTEGER	NOT NULL DEFAULT 0,
 	created_at	INTEGER	NOT NULL,
 	changed_at	INTEGER	NOT NULL,
-	account		TEXT	NOT NULL DEFAULT 'default',
 	PRIMARY KEY (provider, account, kind, object_id)
 );
 INSERT INTO objects_8 (provider, kind, object_id, status, object,
@@ -85,6 +88,7 @@ ALTER TABLE objects_8 RENAME TO objects;
 CREATE INDEX IF NOT EXISTS objects_changed ON objects (changed_at);
 CREATE TABLE object_events_8 (
 	provider	TEXT	NOT NULL,
+	account		TEXT	NOT NULL DEFAULT 'default',
 	kind		TEXT	NOT NULL,
 	object_id	TEXT	NOT NULL,
 	event_id	TEXT	NOT NULL,
@@ -97,7 +101,6 @@ CREATE TABLE object_events_8 (
 	    CHECK (verdict IN ('applied', 'stale', 'tied')),
 	recorded_at	INTEGER	NOT NULL,
 	seq		INTEGER	NOT NULL,
-	account		TEXT	NOT NULL DEFAULT 'default',
 	PRIMARY KEY (provider, account, kind, object_id, event_id)
 ) WITHOUT ROWID;
 INSERT INTO object_events_8 (provider, kind, object_id, event_id,
