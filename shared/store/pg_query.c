@@ -381,10 +381,11 @@ percentile(struct pgs *st, const struct store_stats *x, int64_t since_ms,
 	pg_int(&p, since_ms);
 	pg_int(&p, until_ms);
 	pg_int(&p, k - 1);
+	pg_text(&p, x->account);
 	r = pg_exec_sql(st, "SELECT done_at - received_at FROM events"
 	    " WHERE provider = $1 AND status = 'done' AND done_at IS NOT NULL"
-	    " AND received_at >= $2 AND received_at < $3"
-	    " ORDER BY 1 LIMIT 1 OFFSET $4", "tiii", &p, PGRES_TUPLES_OK,
+	    " AND received_at >= $2 AND received_at < $3 AND account = $5"
+	    " ORDER BY 1 LIMIT 1 OFFSET $4", "tiiit", &p, PGRES_TUPLES_OK,
 	    "cannot compute latency", err, errlen);
 	if (r == NULL)
 		return IH_ESTORE;
@@ -431,13 +432,14 @@ pg_stats(struct store *base, const char *provider, int64_t since_ms,
 	    " coalesce(sum(done_at - received_at) FILTER (WHERE w"
 	    "  AND status = 'done' AND done_at IS NOT NULL), 0),"
 	    " coalesce(min(received_at) FILTER (WHERE " PG_PENDING "), 0),"
-	    " count(*) FILTER (WHERE " PG_PENDING ")"
-	    " FROM (SELECT provider, duplicates, status, received_at, done_at,"
+	    " count(*) FILTER (WHERE " PG_PENDING "), account"
+	    " FROM (SELECT provider, account, duplicates, status,"
+	    "  received_at, done_at,"
 	    "  (received_at >= $2 AND received_at < $3) AS w FROM events"
 	    "  WHERE ($1::text IS NULL OR provider = $1)"
 	    "  AND ((received_at >= $2 AND received_at < $3)"
 	    "  OR " PG_PENDING ")) AS x"
-	    " GROUP BY provider ORDER BY provider", "tii", &p,
+	    " GROUP BY provider, account ORDER BY provider, account", "tii", &p,
 	    PGRES_TUPLES_OK, "cannot compute stats", err, errlen);
 	if (r == NULL) {
 		rc = IH_ESTORE;
@@ -460,6 +462,8 @@ pg_stats(struct store *base, const char *provider, int64_t since_ms,
 		x.latency_sum_ms = pg_getint(r, i, 10);
 		x.oldest_pending_ms = pg_getint(r, i, 11);
 		x.pending = pg_getint(r, i, 12);
+		snprintf(x.account, sizeof(x.account), "%s",
+		    PQgetvalue(r, i, 13));
 		rc = percentile(st, &x, since_ms, until_ms, 50, &x.p50_ms, err,
 		    errlen);
 		if (rc == IH_OK)

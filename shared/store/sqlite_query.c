@@ -435,6 +435,7 @@ percentile(struct sq *st, sqlite3_stmt *s, const struct store_stats *x,
 	if (k < 1)
 		k = 1;
 	sqlite3_bind_text(s, 1, x->provider, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 5, x->account, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(s, 4, k - 1);
 	step = sqlite3_step(s);
 	if (step == SQLITE_ROW)
@@ -466,16 +467,18 @@ sq_stats(struct store *base, const char *provider, int64_t since_ms,
 	    "  THEN done_at - received_at ELSE 0 END),"
 	    " min(CASE WHEN status IN ('received', 'processing', 'failed')"
 	    "  THEN received_at END),"
-	    " sum(status IN ('received', 'processing', 'failed'))"
-	    " FROM (SELECT provider, duplicates, status, received_at, done_at,"
+	    " sum(status IN ('received', 'processing', 'failed')), account"
+	    " FROM (SELECT provider, account, duplicates, status,"
+	    "  received_at, done_at,"
 	    "  (received_at >= ?2 AND received_at < ?3) AS w FROM events"
 	    "  WHERE (?1 IS NULL OR provider = ?1)"
 	    "  AND ((received_at >= ?2 AND received_at < ?3)"
 	    "  OR status IN ('received', 'processing', 'failed')))"
-	    " GROUP BY provider ORDER BY provider", &s, err, errlen);
+	    " GROUP BY provider, account ORDER BY provider, account", &s, err,
+	    errlen);
 	if (rc == IH_OK)
 		rc = sq_prepare(st, "SELECT done_at - received_at FROM events"
-		    " WHERE provider = ?1 AND status = 'done'"
+		    " WHERE provider = ?1 AND account = ?5 AND status = 'done'"
 		    " AND done_at IS NOT NULL"
 		    " AND received_at >= ?2 AND received_at < ?3"
 		    " ORDER BY 1 LIMIT 1 OFFSET ?4", &lat, err, errlen);
@@ -511,6 +514,9 @@ sq_stats(struct store *base, const char *provider, int64_t since_ms,
 		x.latency_sum_ms = sqlite3_column_int64(s, 10);
 		x.oldest_pending_ms = sqlite3_column_int64(s, 11);
 		x.pending = sqlite3_column_int64(s, 12);
+		name = col_text(s, 13);
+		snprintf(x.account, sizeof(x.account), "%s",
+		    name != NULL ? name : "");
 		rc = percentile(st, lat, &x, 50, &x.p50_ms, err, errlen);
 		if (rc == IH_OK)
 			rc = percentile(st, lat, &x, 95, &x.p95_ms, err,

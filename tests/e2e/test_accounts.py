@@ -206,6 +206,13 @@ def case_command(srv, bindir):
     idemhook(srv, bindir, "replay", "--account", "bravo", "--provider", "stripe",
              "--status", "done")
     check_eq(rows(srv, "evt_acmeonly")[0][1], "done", "acme's untouched by bravo's replay")
+    _, out, _ = idemhook(srv, bindir, "stats", "--account", "bravo", "--json")
+    st = json.loads(out)["providers"]
+    check(st and all(x["account"] == "bravo" for x in st), "stats bravo: %r" % st)
+    _, out, _ = idemhook(srv, bindir, "stats", "--prometheus")
+    check('idemhook_events_total{provider="stripe",account="acme",status="done"}' in out
+          and 'idemhook_events_total{provider="stripe",status="done"}' in out,
+          "metrics' account label: %r" % out[:1500])
     rc, _, err = idemhook(srv, bindir, "list", "--account", "Not Valid", ok=False)
     check(rc == 2 and "--account" in err, "bad name: %d %r" % (rc, err))
 
