@@ -217,6 +217,27 @@ def case_command(srv, bindir):
     check(rc == 2 and "--account" in err, "bad name: %d %r" % (rc, err))
 
 
+def case_check(srv, bindir):
+    """idemhook check lists each account's secrets and finds two accounts
+    sharing one, without printing it."""
+    _, out, _ = idemhook(srv, bindir, "check", ok=False)
+    check("ok: stripe: account acme: 1 secret(s) set" in out, "acme: %r" % out[-1500:])
+    check("share a secret" not in out, "no shared secret yet: %r" % out[-1500:])
+    path = os.path.join(srv.tmp, "shared.env")
+    write_settings(path, settings_text(srv, "IDEMHOOK_STRIPE_SECRET_2@bravo=%s\n"
+                                       "IDEMHOOK_GITHUB_ROUTE_333=nobody\n" % ACME))
+    e = dict(srv.env, IDEMHOOK_CONFIG=path)
+    saved, srv.env = srv.env, e
+    try:
+        _, out, err = idemhook(srv, bindir, "check", ok=False)
+    finally:
+        srv.env = saved
+    check("PROBLEM: stripe: accounts acme and bravo share a secret" in out,
+          "shared secret not found: %r" % out[-1500:])
+    check("IDEMHOOK_GITHUB_ROUTE_333 names no account" in out, "route: %r" % out[-1500:])
+    check(ACME not in out + err and BRAVO not in out + err, "a secret in the output")
+
+
 def gh(srv, path, target, secret, guid):
     b = json.dumps({"zen": "x", "hook_id": 1}).encode()
     h = {"X-GitHub-Event": "ping", "X-GitHub-Delivery": guid,
@@ -283,6 +304,7 @@ def cases(tap, bindir, servers):
     tap.run("command: --account shows and replays that account only",
             case_command, srv, bindir)
     tap.run("github: the installation header only picks the secrets", case_github, srv)
+    tap.run("check: each account's secrets, a shared secret found", case_check, srv, bindir)
     tap.run("an account added to the settings file, no restart", case_added_live, srv)
     if not is_pg(srv.db):
         tap.run("a store of version 7 migrated, rows intact, processed once",
