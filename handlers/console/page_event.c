@@ -158,6 +158,7 @@ show_row(void *arg, const struct store_row *r)
 		    "event is due again.</p>");
 	html_raw(h, "<table id=\"meta\">");
 	meta_row(h, "provider", r->provider);
+	meta_row(h, "account", r->account);
 	meta_row(h, "event id", r->event_id);
 	meta_row(h, "type", r->event_type);
 	meta_row(h, "subtype", r->subtype);
@@ -185,6 +186,7 @@ show_row(void *arg, const struct store_row *r)
 		html_raw(h, "/replay\">");
 		console_put_hidden(h, "csrf", pg->token);
 		console_put_hidden(h, "provider", r->provider);
+		console_put_hidden(h, "account", r->account);
 		console_put_hidden(h, "event_id", r->event_id);
 		html_raw(h, "<button type=\"submit\">Replay</button></form>");
 	}
@@ -250,11 +252,12 @@ void
 console_page_event(struct page *pg)
 {
 	struct show_state ss;
-	char provider[64], id[1024], err[STORE_ERR_MAX];
+	char provider[64], id[1024], err[STORE_ERR_MAX], account[64];
 	int rc;
 
 	if (event_from_uri(pg, provider, sizeof(provider), id, sizeof(id)) !=
-	    IH_OK) {
+	    IH_OK || console_account(pg->query, strlen(pg->query), 1,
+	    account, sizeof(account)) != IH_OK) {
 		console_error_page(pg, 400, "bad_event_url",
 		    "the address should read events/PROVIDER/EVENT_ID, the id "
 		    "percent-encoded");
@@ -262,8 +265,8 @@ console_page_event(struct page *pg)
 	}
 	memset(&ss, 0, sizeof(ss));
 	ss.pg = pg;
-	rc = store_show(pg->c->store.st, provider, id, show_row, &ss, err,
-	    sizeof(err));
+	rc = store_show_account(pg->c->store.st, provider, account, id,
+	    show_row, &ss, err, sizeof(err));
 	if (rc == IH_ENOTFOUND || (rc == IH_OK && !ss.found)) {
 		console_error_page(pg, 404, "no_such_event", "no such event");
 		return;

@@ -26,6 +26,7 @@ to the program as shipped: 200 for the account's own signature, 401 for
 another account's, 404 for an unknown account.
 """
 
+import base64
 import contextlib
 import json
 import os
@@ -37,8 +38,9 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (SANITIZER_ENV, ApacheServer, NginxServer, Server,  # noqa: E402
-                     check, check_eq, is_pg, pg_backend, sign_github,
-                     sign_stripe, suite_main)
+                     check, check_eq, console_conf, is_pg, pg_backend,
+                     sign_github, sign_stripe, suite_main)
+from test_console import USER, console_hash  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ACME = "whsec_" + os.urandom(16).hex()
@@ -238,6 +240,36 @@ def case_check(srv, bindir):
     check(ACME not in out + err and BRAVO not in out + err, "a secret in the output")
 
 
+def case_console(srv, auth):
+    """The console filters by account and shows it; an event page and a
+    replay name their account; a bad name is refused, not echoed."""
+    import re
+    import urllib.parse
+    h = {"Authorization": auth}
+    r = srv.get("/hooks/console/events?account=bravo", h)
+    check_eq(r.status, 200, "events of bravo")
+    check(b"evt_same" in r.body and b"evt_acmeonly" not in r.body
+          and b"<td>acme</td>" not in r.body and b"<td>bravo</td>" in r.body,
+          "bravo's list: %r" % r.body[-1500:])
+    r = srv.get("/hooks/console/events/stripe/evt_same?account=acme", h)
+    check_eq(r.status, 200, "acme's event page")
+    check(b"<td>acme</td>" in r.body, "the page names acme")
+    r = srv.get("/hooks/console/events/stripe/evt_acmeonly", h)
+    check_eq(r.status, 404, "acme's event is not the default account's")
+    r = srv.get("/hooks/console/events?account=%3Cscript%3E", h)
+    check_eq(r.status, 400, "a bad account name")
+    check(b"<script>" not in r.body, "the name is echoed")
+    m = re.search(rb'name="csrf" value="([^"]+)"', srv.get("/hooks/console/events", h).body)
+    check(m is not None, "no CSRF token")
+    form = {"csrf": m.group(1).decode(), "provider": "stripe", "account": "bravo",
+            "event_id": "evt_acmeonly"}
+    r = srv.post("/hooks/console/replay", urllib.parse.urlencode(form).encode(),
+                 dict(h, Origin="http://127.0.0.1:%d" % srv.port,
+                      **{"Content-Type": "application/x-www-form-urlencoded"}))
+    check_eq(r.status, 409, "bravo replays acme's event (%r)" % r.body[:200])
+    check_eq(rows(srv, "evt_acmeonly")[0][1], "done", "acme's event untouched")
+
+
 def gh(srv, path, target, secret, guid):
     b = json.dumps({"zen": "x", "hook_id": 1}).encode()
     h = {"X-GitHub-Event": "ping", "X-GitHub-Delivery": guid,
@@ -295,6 +327,13 @@ def cases(tap, bindir, servers):
     cfg = os.path.join(srv.tmp, "accounts.env")
     write_settings(cfg, settings_text(srv))
     srv.env["IDEMHOOK_CONFIG"] = cfg
+    password = "correct horse " + os.urandom(4).hex()
+    auth = "Basic " + base64.b64encode(("%s:%s" % (USER, password)).encode()).decode()
+    console = os.path.join(srv.tmp, "console.env")
+    write_settings(console, "IDEMHOOK_DB=%s\nIDEMHOOK_CONSOLE_USER=%s\n"
+                   "IDEMHOOK_CONSOLE_PASSWORD_HASH=%s\n"
+                   % (srv.db, USER, console_hash(bindir, password)))
+    srv.extra_conf = "\n".join(console_conf(console, cfg))
     if not tap.run("lighttpd starts (a store of version 7, two accounts)", srv.start):
         return
     tap.run("stripe: one id under two accounts is two events", case_two_accounts, srv)
@@ -303,6 +342,8 @@ def cases(tap, bindir, servers):
     tap.run("stripe: unknown account 404, one line, nothing stored", case_unknown, srv)
     tap.run("command: --account shows and replays that account only",
             case_command, srv, bindir)
+    tap.run("console: filtered by account, shows it, replays only its own",
+            case_console, srv, auth)
     tap.run("github: the installation header only picks the secrets", case_github, srv)
     tap.run("check: each account's secrets, a shared secret found", case_check, srv, bindir)
     tap.run("an account added to the settings file, no restart", case_added_live, srv)
