@@ -7,6 +7,8 @@
 ALTER TABLE events ADD COLUMN IF NOT EXISTS account TEXT NOT NULL
     DEFAULT 'default';
 ALTER TABLE events DROP CONSTRAINT IF EXISTS events_provider_event_id_key;
+ALTER TABLE events DROP CONSTRAINT IF EXISTS
+    events_provider_account_event_id_key;
 ALTER TABLE events ADD CONSTRAINT events_provider_account_event_id_key
     UNIQUE (provider, account, event_id);
 ALTER TABLE objects ADD COLUMN IF NOT EXISTS account TEXT NOT NULL
