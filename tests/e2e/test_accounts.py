@@ -3,7 +3,8 @@
 on one installation, each with its own secrets and its own namespace.
 
 Usage: test_accounts.py BINDIR   (or IH_BIN=BINDIR test_accounts.py)
-SQLite (the migration case needs a store file of version 7).
+SQLite, or PostgreSQL with IH_DB_BACKEND=pg (its migration case sets a
+store back to version 7 by hand).
 
 One lighttpd, whose store starts as a store of schema version 7 with two
 events in it, serves:
@@ -39,7 +40,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (SANITIZER_ENV, ApacheServer, NginxServer, Server,  # noqa: E402
                      check, check_eq, console_conf, is_pg, pg_backend,
-                     sign_github, sign_stripe, suite_main)
+                     psql, sign_github, sign_stripe, suite_main)
 from test_console import USER, console_hash  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -143,6 +144,41 @@ def case_migrated(srv, bindir):
     r = post(srv, "/hooks/stripe", "evt_old", srv.secrets["stripe"])
     check_eq(r.status, 200, "redelivery status")
     check_eq(len(srv.rows("stripe", "evt_old")), 1, "one row after redelivery")
+
+
+def case_pg_migrated(srv, bindir):
+    """PostgreSQL: a store set back to version 7 (the unique key and the
+    primary keys without the account, no account columns) is migrated by
+    a receiver with its rows and their ids, in the default account."""
+    down = ["ALTER TABLE events DROP CONSTRAINT events_provider_account_event_id_key",
+            "ALTER TABLE events DROP COLUMN account",
+            "ALTER TABLE events ADD CONSTRAINT events_provider_event_id_key"
+            " UNIQUE (provider, event_id)",
+            "DROP VIEW idemhook_objects", "DROP VIEW idemhook_object_events",
+            "ALTER TABLE objects DROP CONSTRAINT objects_pkey",
+            "ALTER TABLE objects DROP COLUMN account",
+            "ALTER TABLE objects ADD PRIMARY KEY (provider, kind, object_id)",
+            "ALTER TABLE object_events DROP CONSTRAINT object_events_pkey",
+            "ALTER TABLE object_events DROP COLUMN account",
+            "ALTER TABLE object_events ADD PRIMARY KEY"
+            " (provider, kind, object_id, event_id)",
+            "CREATE VIEW idemhook_objects AS SELECT provider, kind, object_id,"
+            " status, object AS object_json, deleted, source_at, event_id,"
+            " created_at, changed_at FROM objects",
+            "CREATE VIEW idemhook_object_events AS SELECT provider, kind,"
+            " object_id, event_id, event_type, status, source_at, deleted,"
+            " verdict, recorded_at FROM object_events",
+            "INSERT INTO events (id, provider, event_id, event_type, received_at,"
+            " last_seen_at) VALUES (9001, 'stripe', 'evt_pgold', 'x', 1, 1)",
+            "UPDATE idemhook_schema SET version = 7"]
+    idemhook(srv, bindir, "init")
+    psql(srv.db, "; ".join(down))
+    r = post(srv, "/hooks/stripe/acme", "evt_pgold", ACME)
+    check_eq(r.status, 200, "first delivery after the set-back: %s" % r.body[:300])
+    check_eq(psql(srv.db, "SELECT version FROM idemhook_schema").strip(), "8", "version")
+    got = psql(srv.db, "SELECT account || ':' || (id = 9001) FROM events WHERE"
+               " event_id = 'evt_pgold' ORDER BY account").split()
+    check_eq(got, ["acme:false", "default:true"], "the old row, and acme's new one")
 
 
 def case_two_accounts(srv):
@@ -318,8 +354,7 @@ def case_routing(srv):
 
 def cases(tap, bindir, servers):
     if pg_backend():
-        tap.diag("SQLite only (a version 7 store file); PostgreSQL's migration "
-                 "is tested by tests/unit/test_store_contract.c")
+        tap.diag("PostgreSQL: the migration case sets a store back to version 7")
     srv = Server(bindir, providers=["stripe", "github"])
     servers.add(srv)
     if not is_pg(srv.db):
@@ -336,6 +371,9 @@ def cases(tap, bindir, servers):
     srv.extra_conf = "\n".join(console_conf(console, cfg))
     if not tap.run("lighttpd starts (a store of version 7, two accounts)", srv.start):
         return
+    if is_pg(srv.db):
+        tap.run("postgresql: a store of version 7 migrated, rows kept",
+                case_pg_migrated, srv, bindir)
     tap.run("stripe: one id under two accounts is two events", case_two_accounts, srv)
     tap.run("stripe: another account's signature is 401, nothing stored",
             case_wrong_secret, srv)
