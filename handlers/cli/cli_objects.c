@@ -106,6 +106,8 @@ objects_row(void *arg, const struct store_object *o)
 	if (s->json) {
 		printf("%s{\"provider\":", s->n > 0 ? ",\n" : "");
 		cli_put_json(stdout, o->provider);
+		printf(",\"account\":");
+		cli_put_json(stdout, o->account);
 		printf(",\"kind\":");
 		cli_put_json(stdout, o->kind);
 		printf(",\"object_id\":");

@@ -244,6 +244,13 @@ def case_command(srv, bindir):
     idemhook(srv, bindir, "replay", "--account", "bravo", "--provider", "stripe",
              "--status", "done")
     check_eq(rows(srv, "evt_acmeonly")[0][1], "done", "acme's untouched by bravo's replay")
+    _, out, _ = idemhook(srv, bindir, "objects", "--account", "bravo", "--json")
+    objs = json.loads(out)
+    check(objs and all(o["account"] == "bravo" for o in objs)
+          and "in_evt_acmeonly" not in out, "objects of bravo: %r" % objs)
+    _, out, _ = idemhook(srv, bindir, "object", "--account", "acme", "--json",
+                         "stripe", objs[0]["kind"], "in_evt_same")
+    check('"account":"acme"' in out, "acme's object: %r" % out)
     _, out, _ = idemhook(srv, bindir, "stats", "--account", "bravo", "--json")
     st = json.loads(out)["providers"]
     check(st and all(x["account"] == "bravo" for x in st), "stats bravo: %r" % st)
