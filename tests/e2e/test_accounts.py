@@ -251,6 +251,10 @@ def case_command(srv, bindir):
     _, out, _ = idemhook(srv, bindir, "object", "--account", "acme", "--json",
                          "stripe", objs[0]["kind"], "in_evt_same")
     check('"account":"acme"' in out, "acme's object: %r" % out)
+    # verify re-checks with bravo's own secret; the default one fails it.
+    rc, out, err = idemhook(srv, bindir, "verify", "--account", "bravo", "stripe",
+                            "evt_same", ok=False)
+    check(rc == 0, "verify bravo's event with bravo's secret: %r" % (out + err)[-400:])
     _, out, _ = idemhook(srv, bindir, "stats", "--account", "bravo", "--json")
     st = json.loads(out)["providers"]
     check(st and all(x["account"] == "bravo" for x in st), "stats bravo: %r" % st)
