@@ -59,6 +59,29 @@ account_from_path(const char *path_info, char *out, size_t outlen)
 	return account_name_ok(out) ? IH_OK : IH_EINVAL;
 }
 
+/*
+ * The settings an account may have of its own: those read at receipt.
+ * Actions and processing run as the provider's, in the receivers and in
+ * idemhook work alike, so they take no account suffix.
+ */
+static const char *const account_keys[] = { "TOLERANCE", "MAX_BODY",
+    "ALLOW_FROM", "API_VERSIONS", NULL };
+
+static int
+account_key(const struct account_src *as, const char *name)
+{
+	size_t i;
+
+	if (strncmp(name, as->prefix, strlen(as->prefix)) != 0)
+		return 0;
+	if (config_is_secret_of(name, as->secret_var))
+		return 1;
+	for (i = 0; account_keys[i] != NULL; i++)
+		if (strcmp(name + strlen(as->prefix), account_keys[i]) == 0)
+			return 1;
+	return 0;
+}
+
 static const char *
 account_get(void *arg, const char *name)
 {
@@ -67,7 +90,7 @@ account_get(void *arg, const char *name)
 	int n;
 
 	if (strcmp(as->account, ACCOUNT_DEFAULT) == 0 ||
-	    strncmp(name, as->prefix, strlen(as->prefix)) != 0)
+	    !account_key(as, name))
 		return config_lookup(as->inner, as->ninner, name);
 	n = snprintf(as->buf, sizeof(as->buf), "%s@%s", name, as->account);
 	if (n < 0 || (size_t)n >= sizeof(as->buf))

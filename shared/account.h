@@ -11,8 +11,10 @@
  * IDEMHOOK_STRIPE_TOLERANCE@acme): '@' never appears in a plain name,
  * so no suffix can be read as part of one (_2, _API_VERSIONS).  An
  * account exists when it has a secret of its own; it never falls back to
- * the default account's secrets.  Its other per-provider settings fall
- * back to the provider's, then to the global ones.
+ * the default account's secrets.  Its other settings of its own are those
+ * read at receipt (TOLERANCE, MAX_BODY, ALLOW_FROM, API_VERSIONS), which
+ * fall back to the provider's, then to the global ones; actions and
+ * processing settings are the provider's.
  *
  * The account of a delivery comes from the endpoint's URL (PATH_INFO,
  * "/hooks/stripe/acme").  A provider's header that names an account
@@ -49,10 +51,10 @@ int	account_from_path(const char *path_info, char *out, size_t outlen);
 
 /*
  * A source of settings for one account: get(name) answers name@account
- * for the provider's own names (prefix "IDEMHOOK_<PROVIDER>_"), falling
- * back to name itself except for the provider's secrets (secret_var and
- * its rotation slots), which never fall back.  For the default account
- * it is the inner sources unchanged.
+ * for the provider's secrets (secret_var and its rotation slots),
+ * which never fall back, and for its receipt settings above, which fall
+ * back to name itself; any other name is looked up as it is.  For the
+ * default account it is the inner sources unchanged.
  */
 struct account_src {
 	const struct config_source	*inner;

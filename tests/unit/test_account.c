@@ -84,6 +84,7 @@ source(void **state)
 	    "IDEMHOOK_STRIPE_TOLERANCE=100",
 	    "IDEMHOOK_STRIPE_TOLERANCE@acme=600",
 	    "IDEMHOOK_STRIPE_MAX_BODY=5000",
+	    "IDEMHOOK_STRIPE_ACTION@acme=* true",
 	    "IDEMHOOK_DB@acme=/tmp/elsewhere.db",
 	    "IDEMHOOK_DB=/tmp/ih-account-test.db", NULL };
 	struct config_vars v;
@@ -104,6 +105,8 @@ source(void **state)
 	assert_string_equal(cfg.secrets[0], "whsec_acme");
 	assert_int_equal(cfg.tolerance_s, 600);
 	assert_int_equal(cfg.max_body, 5000);
+	/* Actions are the provider's: no account suffix. */
+	assert_int_equal(cfg.nactions, 0);
 	assert_string_equal(cfg.db_path, "/tmp/ih-account-test.db");
 	config_free(&cfg);
 	/* An account without a secret of its own has none. */
