@@ -22,8 +22,8 @@ events in it, serves:
   - an account added to the settings file is served without a restart;
   - the store of version 7 is migrated with its rows intact (ids,
     payloads, statuses) and its pending event processed once.
-Then Apache (.htaccess under mod_fcgid) and nginx route /hooks/stripe/ACCOUNT
-to the program as shipped: 200 for the account's own signature, 401 for
+Then Apache (.htaccess under mod_fcgid and under CGI, vhost.conf) and nginx
+route /hooks/stripe/ACCOUNT to the program as shipped: 200 for the account's own signature, 401 for
 another account's, 404 for an unknown account.
 """
 
@@ -405,6 +405,12 @@ def cases(tap, bindir, servers):
     env = {"IDEMHOOK_STRIPE_SECRET@acme": ACME, "IDEMHOOK_STRIPE_SECRET@bravo": BRAVO}
     for name, make in (("apache .htaccess (mod_fcgid)",
                         lambda: ApacheServer(bindir, mode="fcgid", providers=["stripe"],
+                                             env=env)),
+                       ("apache .htaccess (CGI)",
+                        lambda: ApacheServer(bindir, mode="cgi", providers=["stripe"],
+                                             env=env)),
+                       ("apache vhost.conf",
+                        lambda: ApacheServer(bindir, mode="vhost", providers=["stripe"],
                                              env=env)),
                        ("nginx", lambda: NginxServer(bindir, providers=["stripe"],
                                                      env=env))):
