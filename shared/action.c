@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "account.h"
 #include "action.h"
 #include "clock.h"
 #include "ih.h"
@@ -41,7 +42,7 @@ action_key(const char *provider, const char *event_id, const char *command,
 extern char **environ;
 
 #define ACTION_DEFAULT_PATH	"/usr/local/bin:/usr/bin:/bin"
-#define ACTION_EVENT_VARS	6	/* the IDEMHOOK_* variables set */
+#define ACTION_EVENT_VARS	7	/* the IDEMHOOK_* variables set */
 
 /*
  * Names an action never gets, even when the operator lists them: the
@@ -195,7 +196,7 @@ static int
 env_build(const char *command, const struct event *ev,
     const char *alert_reason, const char *passenv, char ***out)
 {
-	char key[ACTION_KEY_LEN], attempt[32], **env = NULL, **e;
+	char key[ACTION_KEY_LEN], attempt[32], scope[160], **env = NULL, **e;
 	const char *eq;
 	size_t cap = ACTION_EVENT_VARS + 2, n = 0;
 	int has_path = 0, rc = IH_ENOMEM;
@@ -221,11 +222,21 @@ env_build(const char *command, const struct event *ev,
 	    IH_OK)
 		goto out;
 	snprintf(attempt, sizeof(attempt), "%ld", ev->attempt);
-	if (action_key(ev->provider, ev->event_id, command, key) != IH_OK) {
+	/*
+	 * One id under two accounts is two events, with two keys; the
+	 * default account keeps the key it had before accounts.
+	 */
+	snprintf(scope, sizeof(scope), "%s%s%s", ev->provider,
+	    ev->account != NULL && strcmp(ev->account, ACCOUNT_DEFAULT) != 0 ?
+	    "@" : "", ev->account != NULL && strcmp(ev->account,
+	    ACCOUNT_DEFAULT) != 0 ? ev->account : "");
+	if (action_key(scope, ev->event_id, command, key) != IH_OK) {
 		rc = IH_EINVAL;
 		goto out;
 	}
 	if (env_add(env, &n, "IDEMHOOK_PROVIDER", ev->provider) != IH_OK ||
+	    env_add(env, &n, "IDEMHOOK_ACCOUNT",
+	    account_or_default(ev->account)) != IH_OK ||
 	    env_add(env, &n, "IDEMHOOK_EVENT_ID", ev->event_id) != IH_OK ||
 	    env_add(env, &n, "IDEMHOOK_EVENT_TYPE", ev->event_type) != IH_OK ||
 	    env_add(env, &n, "IDEMHOOK_ATTEMPT", attempt) != IH_OK ||

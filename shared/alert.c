@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "account.h"
 #include "action.h"
 #include "alert.h"
 #include "config.h"
@@ -19,14 +20,18 @@ run(const struct config *cfg, const struct event *ev, const char *reason,
     const struct log_sink *log)
 {
 	char err[256], cid[LOG_CLEAN_SIZE], cerr[LOG_CLEAN_SIZE];
-	int rc;
+	int rc, named;
 
 	rc = action_run(cfg->alert_action, ev, reason, cfg->action_passenv,
 	    cfg->action_timeout_s, err, sizeof(err));
 	log_clean(cid, ev->event_id, (size_t)-1);
 	log_clean(cerr, rc == IH_OK ? "" : err, (size_t)-1);
-	log_emit(log, "provider=%s event=%s alert=%s outcome=%s%s%s",
-	    ev->provider, cid, reason, rc == IH_OK ? "sent" :
+	named = ev->account != NULL && strcmp(ev->account,
+	    ACCOUNT_DEFAULT) != 0;
+	log_emit(log, "provider=%s%s%s event=%s alert=%s outcome=%s%s%s",
+	    ev->provider, named ? " account=" : "", named ? ev->account : "",
+	    cid, reason,
+	    rc == IH_OK ? "sent" :
 	    "failed", rc == IH_OK ? "" : " detail=", rc == IH_OK ? "" : cerr);
 }
 

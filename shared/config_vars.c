@@ -13,6 +13,7 @@
 
 #include <openssl/crypto.h>
 
+#include "account.h"
 #include "config.h"
 #include "config_vars.h"
 #include "ih.h"
@@ -78,14 +79,22 @@ config_is_secret_of(const char *name, const char *secret_var)
 {
 	size_t n;
 
+	const char *at;
+
 	if (secret_var == NULL)
 		return 0;
 	n = strlen(secret_var);
 	if (strncmp(name, secret_var, n) != 0)
 		return 0;
 	name += n;
-	return *name == '\0' || (name[0] == '_' && name[1] >= '2' &&
-	    name[1] <= '0' + CONFIG_MAX_SECRETS && name[2] == '\0');
+	/* An account's own secret: IDEMHOOK_STRIPE_SECRET_2@acme. */
+	at = strchr(name, '@');
+	if (at != NULL && !account_name_ok(at + 1))
+		return 0;
+	if (at == NULL)
+		at = name + strlen(name);
+	return at == name || (at - name == 2 && name[0] == '_' &&
+	    name[1] >= '2' && name[1] <= '0' + CONFIG_MAX_SECRETS);
 }
 
 void

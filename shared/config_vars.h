@@ -55,7 +55,10 @@ void	config_vars_free(struct config_vars *v);
  */
 int	config_is_secret(const char *name);
 
-/* Is name secret_var (NULL: none), or secret_var_2 to _4? */
+/*
+ * Is name secret_var (NULL: none), or secret_var_2 to _4, either one
+ * suffixed "@account" for an account's own (account.h)?
+ */
 int	config_is_secret_of(const char *name, const char *secret_var);
 
 /*

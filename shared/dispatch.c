@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "account.h"
 #include "action.h"
 #include "alert.h"
 #include "clock.h"
@@ -74,6 +75,7 @@ dispatch_object(struct dispatch_ctx *ctx, const struct event *ev,
 	if (f.source_ms == 0)
 		f.source_ms = ctx->job->ev.received_at;
 	o.provider = ev->provider;
+	o.account = ev->account;
 	o.kind = f.kind;
 	o.object_id = f.object_id;
 	o.status = f.status;
@@ -241,6 +243,7 @@ action_becomes(const struct dispatch *d, const struct store_job *job,
 	r.ev_id = job->ev.event_id;
 	memset(&of, 0, sizeof(of));
 	of.provider = job->ev.provider;
+	of.account = account_or_default(job->ev.account);
 	of.kind = f->kind;
 	of.object_id = f->object_id;
 	rc = store_objects(d->st, &of, action_row_fn, &r, err, sizeof(err));

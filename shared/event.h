@@ -19,6 +19,7 @@ struct event {
 	const char		*event_id;
 	const char		*event_type;
 	const char		*subtype;	/* or NULL */
+	const char		*account;	/* NULL: "default" */
 	const unsigned char	*payload;	/* or NULL once purged */
 	size_t			 payload_len;
 	/* Set on receipt (ingest.c); NULL once read back from the store. */

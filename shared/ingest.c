@@ -73,6 +73,7 @@ ingest_begin(struct ingest *in, const struct io *io)
 	in->same_action[0] = '\0';
 	in->headers[0] = '\0';
 	in->api_version[0] = '\0';
+	snprintf(in->account, sizeof(in->account), "%s", ACCOUNT_DEFAULT);
 	in->later = 0;
 	in->inline_run = 0;
 	in->sigfail = 0;
@@ -236,15 +237,11 @@ read_head(struct ingest *in, const struct log_sink *sink)
 	const struct config *cfg = &in->cfg;
 	char err[STORE_ERR_MAX];
 	const char *v;
-	int rc, allowed;
+	int allowed;
 
 	err[0] = '\0';
-	rc = settings_request(in->settings, in->io.params, sink, &in->cfg,
-	    in->file_path, sizeof(in->file_path), err, sizeof(err));
-	if (rc != IH_OK) {
-		outcome_set(&in->out, 500, "bad_config", err);
+	if (!ingest_account(in, sink))
 		return 0;
-	}
 	/* Before any line of this request: inline mode logs effects. */
 	if (log_dest_set(&in->logd, cfg->log, in->logd_err,
 	    sizeof(in->logd_err)) != IH_OK && in->logd_err[0] == '\0')
@@ -409,6 +406,7 @@ ingest_read(struct ingest *in)
 	}
 	same_action_line(in);
 	in->ev.provider = in->p->name;
+	in->ev.account = in->account;
 	in->ev.event_id = in->id.event_id;
 	in->ev.event_type = in->id.event_type;
 	in->ev.subtype = in->id.subtype;
@@ -455,9 +453,12 @@ ingest_answer(struct ingest *in)
 	log_clean(cid, in->id.event_id, (size_t)-1);
 	log_clean(ctype, in->id.event_type, (size_t)-1);
 	log_clean(cdetail, o->detail, (size_t)-1);
-	log_emit(log_dest_sink(&in->logd, &in->io.log), "provider=%s event=%s "
-	    "type=%s outcome=%s status=%d "
-	    "ms=%.2f%s%s", in->p->name, cid, ctype, o->name, o->rsp.status,
+	log_emit(log_dest_sink(&in->logd, &in->io.log), "provider=%s%s%s "
+	    "event=%s type=%s outcome=%s status=%d "
+	    "ms=%.2f%s%s", in->p->name, strcmp(in->account,
+	    ACCOUNT_DEFAULT) != 0 ? " account=" : "", strcmp(in->account,
+	    ACCOUNT_DEFAULT) != 0 ? in->account : "", cid, ctype, o->name,
+	    o->rsp.status,
 	    clock_ms_since(in->t0), o->detail[0] ? " detail=" : "",
 	    o->detail[0] ? cdetail : "");
 	ingest_write_deferred(in, log_dest_sink(&in->logd, &in->io.log));

@@ -27,6 +27,7 @@
 #include "provider.h"
 #include "request.h"
 #include "respond.h"
+#include "account.h"
 #include "settings.h"
 #include "store.h"
 #include "verify.h"
@@ -77,6 +78,7 @@ struct ingest {
 	char			 fingerprint[VERIFY_SHA256_HEX];
 	char			 api_version[VERSION_MAX];	/* or "" */
 	char			 file_path[PATH_MAX];
+	char			 account[ACCOUNT_NAME_MAX + 1];
 	struct outcome		 out;
 	/*
 	 * Lines of processing done inside the recording transaction, held
@@ -114,6 +116,15 @@ int	ingest_read(struct ingest *in);
  * the rest of the body is read and dropped, as some servers need.
  */
 void	ingest_answer(struct ingest *in);
+
+/*
+ * The request's account (ingest_account.c, account.h) and its settings
+ * into in->cfg: the URL's account, or the one a provider's routing
+ * header names on the default URL; an unknown account is 404 and a
+ * header naming another account than the URL's 401.  Returns 1 to go
+ * on, 0 with in->out set.
+ */
+int	ingest_account(struct ingest *in, const struct log_sink *sink);
 
 /* The sink that holds lines for ingest_answer() to write after its own. */
 const struct log_sink *ingest_deferred(struct ingest *in);

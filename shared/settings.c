@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "account.h"
 #include "config.h"
 #include "config_find.h"
 #include "harden.h"
@@ -252,18 +253,30 @@ settings_sources(struct config_file *cf,
 }
 
 int
-settings_load(struct config *cfg, const char *name, const char *secret_var,
+settings_load_account(struct config *cfg, const char *name,
+    const char *secret_var, const char *account,
     const struct config_source *front, struct config_vars *env,
     struct config_vars *file, char *err, size_t errlen)
 {
-	struct config_source src[3];
+	struct config_source src[3], one;
+	struct account_src as;
 	size_t n;
 
 	if (db_conflict(front, env, file, err, errlen) != IH_OK)
 		return IH_ECONFIG;
 
 	n = source_list(src, front, env, file);
-	return config_load(cfg, name, secret_var, src, n, err, errlen);
+	account_source(&as, &one, src, n, name, secret_var, account);
+	return config_load(cfg, name, secret_var, &one, 1, err, errlen);
+}
+
+int
+settings_load(struct config *cfg, const char *name, const char *secret_var,
+    const struct config_source *front, struct config_vars *env,
+    struct config_vars *file, char *err, size_t errlen)
+{
+	return settings_load_account(cfg, name, secret_var, NULL, front, env,
+	    file, err, errlen);
 }
 
 /*
@@ -309,6 +322,15 @@ settings_request(struct settings *s, char **params,
     const struct log_sink *sink, struct config *cfg, char *file_path,
     size_t pathlen, char *err, size_t errlen)
 {
+	return settings_request_account(s, params, NULL, sink, cfg,
+	    file_path, pathlen, err, errlen);
+}
+
+int
+settings_request_account(struct settings *s, char **params,
+    const char *account, const struct log_sink *sink, struct config *cfg,
+    char *file_path, size_t pathlen, char *err, size_t errlen)
+{
 	struct config_source src[3];
 	struct params pa = { s, params };
 	struct config_source param = { param_setting, &pa };
@@ -323,12 +345,28 @@ settings_request(struct settings *s, char **params,
 	rc = settings_sources(&s->file, &param, &s->env,
 	    s->p->secret_var, src, &n, err, errlen);
 	if (rc == IH_OK)
-		rc = settings_load(cfg, s->p->name, s->p->secret_var, &param,
-		    &s->env, &s->file.vars, err, errlen);
+		rc = settings_load_account(cfg, s->p->name,
+		    s->p->secret_var, account, &param, &s->env,
+		    &s->file.vars, err, errlen);
 	if (rc == IH_OK)
 		log_source(s, &param, sink);
 	if (rc == IH_OK && s->file.path != NULL)
 		snprintf(file_path, pathlen, "%s", s->file.path);
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+int
+settings_route(struct settings *s, const char *value, char *out,
+    size_t outlen)
+{
+	struct config_source src[3];
+	size_t n;
+	int rc;
+
+	pthread_mutex_lock(&s->mu);
+	n = source_list(src, NULL, &s->env, &s->file.vars);
+	rc = account_route(s->p->name, value, src, n, out, outlen);
 	pthread_mutex_unlock(&s->mu);
 	return rc;
 }

@@ -75,6 +75,24 @@ int	settings_request(struct settings *s, char **params,
 	    size_t pathlen, char *err, size_t errlen);
 
 /*
+ * settings_request() for one account (account.h; NULL or "default": the
+ * implicit one): its own settings, name@account, come first, and its
+ * secrets are only its own.
+ */
+int	settings_request_account(struct settings *s, char **params,
+	    const char *account, const struct log_sink *sink,
+	    struct config *cfg, char *file_path, size_t pathlen, char *err,
+	    size_t errlen);
+
+/*
+ * account_route() over the start-up environment and the settings file
+ * as the last request read it: the account a routing header's value
+ * names (IDEMHOOK_<PROVIDER>_ROUTE_<value>).
+ */
+int	settings_route(struct settings *s, const char *value, char *out,
+	    size_t outlen);
+
+/*
  * The layering itself: fills cfg for the provider (name, secret_var)
  * from front (may be NULL), then env, then file (may be NULL).
  * Returns what config_load() does.
@@ -83,6 +101,11 @@ int	settings_load(struct config *cfg, const char *name,
 	    const char *secret_var, const struct config_source *front,
 	    struct config_vars *env, struct config_vars *file, char *err,
 	    size_t errlen);
+/* settings_load() for one account, as settings_request_account(). */
+int	settings_load_account(struct config *cfg, const char *name,
+	    const char *secret_var, const char *account,
+	    const struct config_source *front, struct config_vars *env,
+	    struct config_vars *file, char *err, size_t errlen);
 
 /*
  * One open store, kept while the settings keep naming it: the request

@@ -33,10 +33,13 @@ CREATE TABLE IF NOT EXISTS events (
 	fingerprint	TEXT,
 	-- The provider's API version of the event (version 7), or NULL.
 	api_version	TEXT,
+	-- The account the event came to (version 8; README "Accounts"):
+	-- 'default' for the implicit one of an installation without accounts.
+	account		TEXT	NOT NULL DEFAULT 'default',
 	-- 1 for a Stripe thin event (version 9) that idemhook work has not
 	-- fetched yet: the receivers never claim it.
 	needs_fetch	SMALLINT	NOT NULL DEFAULT 0,
-	UNIQUE (provider, event_id)
+	UNIQUE (provider, account, event_id)
 );
 
 CREATE INDEX IF NOT EXISTS events_due ON events (status, next_attempt_at)
@@ -95,7 +98,8 @@ CREATE TABLE IF NOT EXISTS objects (
 	deleted		BIGINT	NOT NULL DEFAULT 0,
 	created_at	BIGINT	NOT NULL,
 	changed_at	BIGINT	NOT NULL,
-	PRIMARY KEY (provider, kind, object_id)
+	account		TEXT	NOT NULL DEFAULT 'default',
+	PRIMARY KEY (provider, account, kind, object_id)
 );
 CREATE INDEX IF NOT EXISTS objects_changed ON objects (changed_at);
 
@@ -114,7 +118,8 @@ CREATE TABLE IF NOT EXISTS object_events (
 	    CHECK (verdict IN ('applied', 'stale', 'tied')),
 	recorded_at	BIGINT	NOT NULL,
 	seq		BIGINT	NOT NULL,
-	PRIMARY KEY (provider, kind, object_id, event_id)
+	account		TEXT	NOT NULL DEFAULT 'default',
+	PRIMARY KEY (provider, account, kind, object_id, event_id)
 );
 
 -- The applications' interface, version 1: read-only views whose
@@ -122,11 +127,11 @@ CREATE TABLE IF NOT EXISTS object_events (
 -- Times are Unix milliseconds; deleted is 0 or 1.
 CREATE OR REPLACE VIEW idemhook_objects AS
     SELECT provider, kind, object_id, status, object AS object_json,
-	deleted, source_at, event_id, created_at, changed_at
+	deleted, source_at, event_id, created_at, changed_at, account
     FROM objects;
 CREATE OR REPLACE VIEW idemhook_object_events AS
     SELECT provider, kind, object_id, event_id, event_type, status,
-	source_at, deleted, verdict, recorded_at
+	source_at, deleted, verdict, recorded_at, account
     FROM object_events;
 CREATE OR REPLACE VIEW idemhook_views AS SELECT 1 AS version;
 

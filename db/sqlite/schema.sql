@@ -8,8 +8,8 @@
 -- STORE_SCHEMA_VERSION (shared/store/store.h).
 --
 -- Times are Unix milliseconds.  One row is one event, whatever the number
--- of deliveries: UNIQUE(provider, event_id) is what makes a second
--- delivery a duplicate rather than a second charge.
+-- of deliveries: UNIQUE(provider, account, event_id) is what makes a
+-- second delivery a duplicate rather than a second charge.
 
 CREATE TABLE IF NOT EXISTS events (
 	id		INTEGER PRIMARY KEY,
@@ -42,10 +42,13 @@ CREATE TABLE IF NOT EXISTS events (
 	fingerprint	TEXT,
 	-- The provider's API version of the event (version 7), or NULL.
 	api_version	TEXT,
+	-- The account the event came to (version 8; README "Accounts"):
+	-- 'default' for the implicit one of an installation without accounts.
+	account		TEXT	NOT NULL DEFAULT 'default',
 	-- 1 for a Stripe thin event (version 9) that idemhook work has not
 	-- fetched yet: the receivers never claim it.
 	needs_fetch	INTEGER	NOT NULL DEFAULT 0,
-	UNIQUE (provider, event_id)
+	UNIQUE (provider, account, event_id)
 );
 
 -- The work queue: what is due, oldest first.
@@ -109,6 +112,7 @@ CREATE TABLE IF NOT EXISTS attempts (
 -- (shared/object.h).  Not tied to events: purging events keeps it.
 CREATE TABLE IF NOT EXISTS objects (
 	provider	TEXT	NOT NULL,
+	account		TEXT	NOT NULL DEFAULT 'default',
 	kind		TEXT	NOT NULL,
 	object_id	TEXT	NOT NULL,
 	status		TEXT	NOT NULL DEFAULT '',
@@ -121,13 +125,14 @@ CREATE TABLE IF NOT EXISTS objects (
 	deleted		INTEGER	NOT NULL DEFAULT 0,
 	created_at	INTEGER	NOT NULL,
 	changed_at	INTEGER	NOT NULL,
-	PRIMARY KEY (provider, kind, object_id)
+	PRIMARY KEY (provider, account, kind, object_id)
 );
 CREATE INDEX IF NOT EXISTS objects_changed ON objects (changed_at);
 
 -- Every event that touched an object, with the guard's verdict.
 CREATE TABLE IF NOT EXISTS object_events (
 	provider	TEXT	NOT NULL,
+	account		TEXT	NOT NULL DEFAULT 'default',
 	kind		TEXT	NOT NULL,
 	object_id	TEXT	NOT NULL,
 	event_id	TEXT	NOT NULL,
@@ -140,7 +145,7 @@ CREATE TABLE IF NOT EXISTS object_events (
 	    CHECK (verdict IN ('applied', 'stale', 'tied')),
 	recorded_at	INTEGER	NOT NULL,
 	seq		INTEGER	NOT NULL,
-	PRIMARY KEY (provider, kind, object_id, event_id)
+	PRIMARY KEY (provider, account, kind, object_id, event_id)
 ) WITHOUT ROWID;
 
 -- The applications' interface, version 1: read-only views whose
@@ -148,11 +153,11 @@ CREATE TABLE IF NOT EXISTS object_events (
 -- Times are Unix milliseconds; deleted is 0 or 1.
 CREATE VIEW IF NOT EXISTS idemhook_objects AS
     SELECT provider, kind, object_id, status, object AS object_json,
-	deleted, source_at, event_id, created_at, changed_at
+	deleted, source_at, event_id, created_at, changed_at, account
     FROM objects;
 CREATE VIEW IF NOT EXISTS idemhook_object_events AS
     SELECT provider, kind, object_id, event_id, event_type, status,
-	source_at, deleted, verdict, recorded_at
+	source_at, deleted, verdict, recorded_at, account
     FROM object_events;
 CREATE VIEW IF NOT EXISTS idemhook_views AS SELECT 1 AS version;
 

@@ -59,7 +59,10 @@ catchup_open(struct catchup *cu, struct cli *c, size_t pi,
 	i = strlen(cu->base);
 	while (i > 0 && cu->base[i - 1] == '/')
 		cu->base[--i] = '\0';
-	snprintf(cu->key_var, sizeof(cu->key_var), "IDEMHOOK_%s_API_KEY", up);
+	/* An account's own key, never the default account's (account.h). */
+	snprintf(cu->key_var, sizeof(cu->key_var), "IDEMHOOK_%s_API_KEY%s%s",
+	    up, c->account != NULL ? "@" : "", c->account != NULL ?
+	    c->account : "");
 	cu->key = cli_setting(c, cu->key_var);
 	if (cu->key != NULL && *cu->key == '\0')
 		cu->key = NULL;
@@ -230,8 +233,8 @@ catchup_have(struct catchup *cu, const char *event_id, int *found)
 	int rc;
 
 	*found = 0;
-	rc = store_show(cu->st, cu->p->name, event_id, have_row, NULL, err,
-	    sizeof(err));
+	rc = store_show_account(cu->st, cu->p->name, cu->c->account,
+	    event_id, have_row, NULL, err, sizeof(err));
 	if (rc == IH_OK)
 		*found = 1;
 	else if (rc != IH_ENOTFOUND) {
@@ -318,6 +321,7 @@ catchup_offer(struct catchup *cu, const char *body, size_t len,
 	/* The caller's headers are read here only: none is kept. */
 	cu->hdrs = NULL;
 	in->ev.provider = cu->p->name;
+	in->ev.account = cu->c->account;
 	in->ev.event_id = in->id.event_id;
 	in->ev.event_type = in->id.event_type;
 	in->ev.subtype = in->id.subtype;

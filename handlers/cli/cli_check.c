@@ -31,6 +31,7 @@
 
 #include "cli_args.h"
 #include "cli_check.h"
+#include "cli_check_accounts.h"
 #include "cli_check_store.h"
 #include "cli_text.h"
 #include "check_programs.h"
@@ -562,6 +563,8 @@ cli_check(struct cli *c, int argc, char **argv)
 			    providers_all[i]->name, cfg->lease_s,
 			    cfg->action_timeout_s);
 	}
+
+	cli_check_accounts(c, &ck.problems, &ck.oks);
 
 	conf = c->config_path;
 	if (conf != NULL && *conf != '\0') {

@@ -121,8 +121,8 @@ copy_object(void *arg, const struct store_object *o)
 		return rc;
 	cp->objects_added += added;
 	cp->obj = o;
-	rc = store_object_history(cp->src, o->provider, o->kind, o->object_id,
-	    copy_object_event, cp, cp->err, sizeof(cp->err));
+	rc = store_object_history(cp->src, o->provider, o->account, o->kind,
+	    o->object_id, copy_object_event, cp, cp->err, sizeof(cp->err));
 	cp->obj = NULL;
 	if (rc != IH_OK || ++cp->objects_seen % COPY_BATCH != 0)
 		return rc;

@@ -26,6 +26,7 @@ cli_event_json(FILE *f, const struct store_row *row)
 {
 	fputs("{\"provider\": ", f);
 	cli_put_json(f, row->provider);
+	cli_json_field(f, "account", row->account);
 	cli_json_field(f, "event_id", row->event_id);
 	cli_json_field(f, "type", row->event_type);
 	cli_json_field(f, "subtype", row->subtype);

@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "account.h"
 #include "cli_args.h"
 #include "cli_events.h"
 #include "cli_list.h"
@@ -41,11 +42,18 @@ static void
 list_cells(const struct store_row *row, char cells[LIST_COLS][CLI_TIME_MAX],
     const char *text[LIST_COLS])
 {
+	/* An account's events show as provider/account (account.h). */
+	if (row->account != NULL && strcmp(row->account,
+	    ACCOUNT_DEFAULT) != 0) {
+		snprintf(cells[1], CLI_TIME_MAX, "%s/%s", row->provider,
+		    row->account);
+		text[1] = cells[1];
+	} else
+		text[1] = row->provider;
 	cli_format_time(row->received_at, cells[0], CLI_TIME_MAX);
 	snprintf(cells[5], CLI_TIME_MAX, "%lld", (long long)row->attempts);
 	snprintf(cells[6], CLI_TIME_MAX, "%lld", (long long)row->duplicates);
 	text[0] = cells[0];
-	text[1] = row->provider;
 	text[2] = row->event_id;
 	text[3] = row->event_type;
 	text[4] = row->status;
@@ -133,6 +141,7 @@ cli_list(struct cli *c, int argc, char **argv)
 	}
 	if (!ls.json && f.limit == 0)
 		f.limit = 100;
+	f.account = c->account;
 	if (cli_store(c, &st) != IH_OK)
 		return CLI_EXIT_FAIL;
 	if (ls.json) {

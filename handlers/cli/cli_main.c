@@ -41,6 +41,7 @@
 #include "settings.h"
 #include "store.h"
 
+#include "cli_account.h"
 #include "cli_args.h"
 #include "cli_backup.h"
 #include "cli_catchup.h"
@@ -321,6 +322,9 @@ usage(FILE *f)
 	    "[ARGS]\n\ncommands:\n");
 	for (i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+	fprintf(f, "\n--account NAME: list, show, verify, replay, purge, "
+	    "stats, objects, object\nand catch-up see that account only "
+	    "(README, Accounts).\n");
 	fprintf(f, "\n'idemhook COMMAND --help' describes one command.\n"
 	    "Exit codes: 0 success, 1 failure, 2 usage or configuration "
 	    "error.\n");
@@ -371,6 +375,11 @@ main(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	memset(&c, 0, sizeof(c));
+	/* --account NAME, for the commands that read events (account.h). */
+	argc = cli_account_arg(argc, argv, a + 1, commands[i].name,
+	    &c.account);
+	if (argc < 0)
+		return CLI_EXIT_USAGE;
 	c.no_settings = commands[i].no_settings;
 	c.gargc = argc;
 	c.gargv = argv;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "account.h"
 #include "cli_args.h"
 #include "cli_maint.h"
 #include "cli_text.h"
@@ -28,7 +29,8 @@
 #define PURGE_DEFAULT_PAYLOAD	30
 #define PURGE_DEFAULT_TOMBSTONE	30
 #define PURGE_MAX_DAYS		36500
-#define STATS_MAX		64
+/* Providers times accounts (one row each). */
+#define STATS_MAX		1024
 
 /*
  * How long each provider may redeliver an event: Stripe resends by hand
@@ -177,6 +179,7 @@ cli_purge(struct cli *c, int argc, char **argv)
 			    builtin_tombstone(providers_all[i]->name));
 		memset(&p, 0, sizeof(p));
 		p.provider = providers_all[i]->name;
+		p.account = c->account;
 		p.payload_before_ms = now - payload_days * DAY_MS;
 		p.row_before_ms = row_days < 0 ? 0 : now - row_days * DAY_MS;
 		p.batch = 500;
@@ -209,6 +212,7 @@ cli_purge(struct cli *c, int argc, char **argv)
 /* --------------------------------------------------------------- stats */
 
 struct stats_state {
+	const char		*account;	/* --account, or NULL */
 	size_t			n;
 	struct store_stats	s[STATS_MAX];
 };
@@ -218,6 +222,8 @@ stats_add(void *arg, const struct store_stats *x)
 {
 	struct stats_state *ss = arg;
 
+	if (ss->account != NULL && strcmp(ss->account, x->account) != 0)
+		return IH_OK;
 	if (ss->n >= STATS_MAX)
 		return IH_ETOOBIG;
 	ss->s[ss->n++] = *x;
@@ -255,6 +261,8 @@ stats_json(const struct stats_state *ss, int64_t since, int64_t until,
 		x = &ss->s[i];
 		printf("%s\n  {\"provider\": ", i > 0 ? "," : "");
 		cli_put_json(stdout, x->provider);
+		printf(", \"account\": ");
+		cli_put_json(stdout, x->account);
 		printf(", \"received\": %lld, \"duplicates\": %lld, "
 		    "\"duplicate_rate\": %.6f,\n   \"status\": {"
 		    "\"received\": %lld, \"processing\": %lld, \"done\": %lld, "
@@ -308,13 +316,19 @@ prom_head(const char *name, const char *type, const char *help)
 	printf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* account: its label, left out for the default one (as before accounts). */
 static void
-prom_value(const char *name, const char *provider, const char *label,
-    const char *value, double v)
+prom_value(const char *name, const char *provider, const char *account,
+    const char *label, const char *value, double v)
 {
 	printf("%s{provider=\"", name);
 	prom_label(provider);
 	printf("\"");
+	if (account != NULL && strcmp(account, ACCOUNT_DEFAULT) != 0) {
+		printf(",account=\"");
+		prom_label(account);
+		printf("\"");
+	}
 	if (label != NULL)
 		printf(",%s=\"%s\"", label, value);
 	if (isnan(v))
@@ -353,18 +367,19 @@ stats_prometheus(const struct stats_state *ss, int64_t since, int64_t until,
 		by[5] = x->quarantined;
 		for (j = 0; j < 6; j++)
 			prom_value("idemhook_events_total", x->provider,
-			    "status", states[j], (double)by[j]);
+			    x->account, "status", states[j], (double)by[j]);
 	}
 	prom_head("idemhook_duplicates_total", "gauge", "Redeliveries of "
 	    "events first received in the window.");
 	for (i = 0; i < ss->n; i++)
 		prom_value("idemhook_duplicates_total", ss->s[i].provider,
-		    NULL, NULL, (double)ss->s[i].duplicates);
+		    ss->s[i].account, NULL, NULL,
+		    (double)ss->s[i].duplicates);
 	prom_head("idemhook_duplicate_ratio", "gauge", "Share of deliveries "
 	    "in the window that were duplicates.");
 	for (i = 0; i < ss->n; i++)
 		prom_value("idemhook_duplicate_ratio", ss->s[i].provider,
-		    NULL, NULL, dup_rate(&ss->s[i]));
+		    ss->s[i].account, NULL, NULL, dup_rate(&ss->s[i]));
 	prom_head("idemhook_processing_latency_seconds", "summary",
 	    "From receipt to done, for done events received in the window.");
 	for (i = 0; i < ss->n; i++) {
@@ -374,23 +389,25 @@ stats_prometheus(const struct stats_state *ss, int64_t since, int64_t until,
 		q[2] = x->p99_ms < 0 ? NAN : (double)x->p99_ms / 1000.0;
 		for (j = 0; j < 3; j++)
 			prom_value("idemhook_processing_latency_seconds",
-			    x->provider, "quantile", quantiles[j], q[j]);
+			    x->provider, x->account, "quantile",
+			    quantiles[j], q[j]);
 		prom_value("idemhook_processing_latency_seconds_sum",
-		    x->provider, NULL, NULL,
+		    x->provider, x->account, NULL, NULL,
 		    (double)x->latency_sum_ms / 1000.0);
 		prom_value("idemhook_processing_latency_seconds_count",
-		    x->provider, NULL, NULL, (double)x->latency_n);
+		    x->provider, x->account, NULL, NULL,
+		    (double)x->latency_n);
 	}
 	prom_head("idemhook_pending_events", "gauge", "Events received, "
 	    "processing or failed, of any age.");
 	for (i = 0; i < ss->n; i++)
-		prom_value("idemhook_pending_events", ss->s[i].provider, NULL,
-		    NULL, (double)ss->s[i].pending);
+		prom_value("idemhook_pending_events", ss->s[i].provider,
+		    ss->s[i].account, NULL, NULL, (double)ss->s[i].pending);
 	prom_head("idemhook_oldest_pending_age_seconds", "gauge", "Age of "
 	    "the oldest pending event; 0 when none.");
 	for (i = 0; i < ss->n; i++)
 		prom_value("idemhook_oldest_pending_age_seconds",
-		    ss->s[i].provider, NULL, NULL,
+		    ss->s[i].provider, ss->s[i].account, NULL, NULL,
 		    ss->s[i].oldest_pending_ms > 0 ?
 		    (double)(now - ss->s[i].oldest_pending_ms) / 1000.0 : 0.0);
 }
@@ -425,6 +442,12 @@ stats_table(const struct stats_state *ss, int64_t since, int64_t until)
 		cli_format_time(x->oldest_pending_ms, a, sizeof(a));
 		len = cli_clean_width(x->provider);
 		cli_put_clean(stdout, x->provider);
+		/* An account's row: provider/account (account.h). */
+		if (strcmp(x->account, ACCOUNT_DEFAULT) != 0) {
+			printf("/");
+			cli_put_clean(stdout, x->account);
+			len += 1 + cli_clean_width(x->account);
+		}
 		printf("%*s", (int)(len < 10 ? 11 - len : 1), "");
 		printf("%8lld %6lld %5.1f%% %6lld %6lld %6lld %6lld %7lld "
 		    "%8s %8s %8s  %s\n", (long long)x->events,
@@ -469,10 +492,10 @@ versions_row(void *arg, const struct store_version_count *c)
 		    (long long)c->events, (long long)c->held);
 	} else if (vs->mode == VER_PROM_EVENTS)
 		prom_value("idemhook_events_by_version_total", c->provider,
-		    "api_version", v, (double)c->events);
+		    NULL, "api_version", v, (double)c->events);
 	else if (vs->mode == VER_PROM_HELD)
-		prom_value("idemhook_held_events", c->provider, "api_version",
-		    v, (double)c->held);
+		prom_value("idemhook_held_events", c->provider, NULL,
+		    "api_version", v, (double)c->held);
 	else {
 		len = cli_clean_width(c->provider);
 		cli_put_clean(stdout, c->provider);
@@ -590,7 +613,9 @@ cli_stats(struct cli *c, int argc, char **argv)
 		fprintf(stderr, "idemhook: stats: out of memory\n");
 		return CLI_EXIT_FAIL;
 	}
-	snprintf(err, sizeof(err), "more than %d providers", STATS_MAX);
+	ss->account = c->account;
+	snprintf(err, sizeof(err), "more than %d providers and accounts",
+	    STATS_MAX);
 	rc = store_stats(st, f.provider, since, until, stats_add, ss, err,
 	    sizeof(err));
 	if (rc != IH_OK) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "account.h"
 #include "cli_args.h"
 #include "cli_objects.h"
 #include "cli_text.h"
@@ -105,6 +106,8 @@ objects_row(void *arg, const struct store_object *o)
 	if (s->json) {
 		printf("%s{\"provider\":", s->n > 0 ? ",\n" : "");
 		cli_put_json(stdout, o->provider);
+		printf(",\"account\":");
+		cli_put_json(stdout, o->account);
 		printf(",\"kind\":");
 		cli_put_json(stdout, o->kind);
 		printf(",\"object_id\":");
@@ -196,6 +199,7 @@ cli_objects(struct cli *c, int argc, char **argv)
 	}
 	if (!s.json && f.limit == 0)
 		f.limit = 100;
+	f.account = c->account;
 	if (cli_store(c, &st) != IH_OK)
 		return CLI_EXIT_FAIL;
 	if (s.json)
@@ -300,6 +304,7 @@ cli_object(struct cli *c, int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	f.provider = pos[0];
+	f.account = account_or_default(c->account);
 	f.kind = pos[1];
 	f.object_id = pos[2];
 	if (cli_store(c, &st) != IH_OK)
@@ -314,8 +319,8 @@ cli_object(struct cli *c, int argc, char **argv)
 	if (rc == IH_OK) {
 		printf(s.json ? ",\"history\":[" : "history\n");
 		s.n = 0;
-		rc = store_object_history(st, pos[0], pos[1], pos[2],
-		    history_row, &s, err, sizeof(err));
+		rc = store_object_history(st, pos[0], f.account, pos[1],
+		    pos[2], history_row, &s, err, sizeof(err));
 		printf(s.json ? "]}\n" : "");
 	}
 	if (rc != IH_OK) {

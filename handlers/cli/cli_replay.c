@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "account.h"
 #include "cli_args.h"
 #include "cli_events.h"
 #include "cli_replay.h"
@@ -293,8 +294,8 @@ cli_replay(struct cli *c, int argc, char **argv)
 	if (cli_store(c, &st) != IH_OK)
 		return CLI_EXIT_FAIL;
 	if (n == 2) {
-		rc = store_show(st, pos[0], pos[1], replay_probe, &rs, err,
-		    sizeof(err));
+		rc = store_show_account(st, pos[0], c->account, pos[1],
+		    replay_probe, &rs, err, sizeof(err));
 		if (rc != IH_OK && rc != IH_ENOTFOUND) {
 			cli_errorf("replay: %s", err);
 			return CLI_EXIT_FAIL;
@@ -305,7 +306,10 @@ cli_replay(struct cli *c, int argc, char **argv)
 		f.provider = pos[0];
 		f.event_id = pos[1];
 		f.status = rs.status;
-	}
+		/* One event: of the account named, else the default one. */
+		f.account = account_or_default(c->account);
+	} else
+		f.account = c->account;
 	rc = store_requeue_batches(st, &f, rs.dry_run, clock_wall_ms(),
 	    replay_row, &rs, &count, &batches, err, sizeof(err));
 	if (rc != IH_OK) {

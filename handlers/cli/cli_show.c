@@ -220,6 +220,7 @@ show_row(void *arg, const struct store_row *row)
 	if (ss->flag[SHOW_JSON])
 		return show_json(ss, row);
 	show_field("provider", row->provider);
+	show_field("account", row->account);
 	show_field("event_id", row->event_id);
 	show_field("type", row->event_type);
 	show_field("subtype", row->subtype);
@@ -299,7 +300,8 @@ cli_show(struct cli *c, int argc, char **argv)
 	ss.p = providers_find(provider);
 	if (cli_store(c, &ss.st) != IH_OK)
 		return CLI_EXIT_FAIL;
-	rc = store_show(ss.st, provider, event_id, show_row, &ss, ss.err,
+	rc = store_show_account(ss.st, provider, c->account, event_id,
+	    show_row, &ss, ss.err,
 	    sizeof(ss.err));
 	if (rc != IH_OK) {
 		cli_errorf("show: %s%s", ss.err, rc == IH_ENOTFOUND &&

@@ -161,8 +161,8 @@ cli_verify(struct cli *c, int argc, char **argv)
 		cli_errorf("verify: out of memory");
 		goto out;
 	}
-	rc = store_show(st, provider, event_id, stored_row, sr, sr->err,
-	    sizeof(sr->err));
+	rc = store_show_account(st, provider, c->account, event_id,
+	    stored_row, sr, sr->err, sizeof(sr->err));
 	if (rc != IH_OK) {
 		cli_errorf("verify: %s", sr->err);
 		goto out;

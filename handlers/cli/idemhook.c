@@ -129,10 +129,13 @@ cli_config(struct cli *c, size_t i, const struct config **out)
 	if (i >= CLI_MAX_PROVIDERS)
 		return IH_EINVAL;
 	if (!c->loaded[i]) {
-		/* --db goes through the same checks as IDEMHOOK_DB. */
-		rc = settings_load(&c->cfg[i], providers_all[i]->name,
-		    providers_all[i]->secret_var, &front, &c->env, &c->file,
-		    err, sizeof(err));
+		/*
+		 * --db goes through the same checks as IDEMHOOK_DB; with
+		 * --account, the account's own settings and secrets.
+		 */
+		rc = settings_load_account(&c->cfg[i], providers_all[i]->name,
+		    providers_all[i]->secret_var, c->account, &front, &c->env,
+		    &c->file, err, sizeof(err));
 		if (rc != IH_OK) {
 			cli_errorf("%s: %s", providers_all[i]->name, err);
 			return IH_ECONFIG;

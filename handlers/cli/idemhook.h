@@ -39,6 +39,7 @@ struct cli {
 	int			 gargc;
 	char			**gargv;
 	int			 no_settings;	/* the command needs none */
+	const char		*account;	/* --account, or NULL */
 };
 
 /*

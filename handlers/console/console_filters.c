@@ -128,6 +128,11 @@ console_read_filters(const char *src, size_t len, struct filters *f,
 			return IH_EINVAL;
 		}
 	}
+	if (console_account(src, len, 0, f->account, sizeof(f->account)) !=
+	    IH_OK) {
+		*why = "account: 1 to 32 of a-z, 0-9, _ and -";
+		return IH_EINVAL;
+	}
 	if (f->status[0] && !valid_status(f->status)) {
 		*why = "unknown status";
 		return IH_EINVAL;
@@ -150,14 +155,14 @@ console_read_filters(const char *src, size_t len, struct filters *f,
 void
 console_put_filter_query(struct html *h, const struct filters *f)
 {
-	const char *names[] = { "provider", "status", "type", "q", "since",
-	    "until" };
-	const char *vals[] = { f->provider, f->status, f->type, f->q,
-	    f->since, f->until };
+	const char *names[] = { "provider", "account", "status", "type", "q",
+	    "since", "until" };
+	const char *vals[] = { f->provider, f->account, f->status, f->type,
+	    f->q, f->since, f->until };
 	size_t i;
 	int first = 1;
 
-	for (i = 0; i < 6; i++) {
+	for (i = 0; i < 7; i++) {
 		if (vals[i][0] == '\0')
 			continue;
 		html_raw(h, first ? "" : "&amp;");
@@ -173,10 +178,10 @@ console_put_bulk_form(struct html *h, const struct page *pg,
     const struct filters *f)
 {
 	/* The search text q is not a rule of bulk replay: not carried. */
-	const char *const names[] = { "provider", "status", "type", "since",
-	    "until" };
-	const char *const vals[] = { f->provider, f->status, f->type,
-	    f->since, f->until };
+	const char *const names[] = { "provider", "account", "status", "type",
+	    "since", "until" };
+	const char *const vals[] = { f->provider, f->account, f->status,
+	    f->type, f->since, f->until };
 
-	console_put_post_form(h, pg, "/bulk", names, vals, 5);
+	console_put_post_form(h, pg, "/bulk", names, vals, 6);
 }

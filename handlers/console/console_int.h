@@ -69,6 +69,7 @@ struct page {
 /* The list's filters, as read from a query string or a form body. */
 struct filters {
 	char	provider[64];
+	char	account[64];	/* "" for every account */
 	char	status[32];
 	char	type[FIELD_MAX];
 	char	q[FIELD_MAX];
@@ -166,6 +167,22 @@ void	console_put_bulk_form(struct html *h, const struct page *pg,
  */
 int	console_read_filters(const char *src, size_t len, struct filters *f,
 	    const char **why);
+
+/* console_account.c */
+
+/*
+ * The "account" field of the urlencoded src into out: "default" (dflt
+ * set) or "" when absent or empty.  Returns IH_OK, or IH_EINVAL when it
+ * is not an account name (account.h).
+ */
+int	console_account(const char *src, size_t len, int dflt, char *out,
+	    size_t outlen);
+/*
+ * Appends "?account=NAME" (first) or "&amp;account=NAME" for an account
+ * other than the default one, URL-encoded; nothing otherwise.
+ */
+void	console_put_account_query(struct html *h, const char *account,
+	    int first);
 
 /* The pages, called only by route() in console.c. */
 

@@ -109,6 +109,7 @@ static const struct meta_field {
 	size_t		 off;
 } meta_fields[] = {
 	META("provider", META_TEXT, provider),
+	META("account", META_TEXT, account),
 	META("event id", META_TEXT, event_id),
 	META("type", META_TEXT, event_type),
 	META("subtype", META_TEXT, subtype),
@@ -198,10 +199,12 @@ show_row(void *arg, const struct store_row *r)
 
 	if (!pg->readonly && (strcmp(r->status, "failed") == 0 ||
 	    strcmp(r->status, "dead") == 0 || strcmp(r->status, "held") == 0)) {
-		const char *const names[] = { "provider", "event_id" };
-		const char *const vals[] = { r->provider, r->event_id };
+		const char *const names[] = { "provider", "account",
+		    "event_id" };
+		const char *const vals[] = { r->provider, r->account,
+		    r->event_id };
 
-		console_put_post_form(h, pg, "/replay", names, vals, 2);
+		console_put_post_form(h, pg, "/replay", names, vals, 3);
 		html_raw(h, "<button type=\"submit\">Replay</button></form>");
 	}
 	html_raw(h, "<h2>Attempts</h2><table id=\"attempts\"><tr><th>#</th>"
@@ -266,11 +269,12 @@ void
 console_page_event(struct page *pg)
 {
 	struct show_state ss;
-	char provider[64], id[1024], err[STORE_ERR_MAX];
+	char provider[64], id[1024], err[STORE_ERR_MAX], account[64];
 	int rc;
 
 	if (event_from_uri(pg, provider, sizeof(provider), id, sizeof(id)) !=
-	    IH_OK) {
+	    IH_OK || console_account(pg->query, strlen(pg->query), 1,
+	    account, sizeof(account)) != IH_OK) {
 		console_error_page(pg, 400, "bad_event_url",
 		    "the address should read events/PROVIDER/EVENT_ID, the id "
 		    "percent-encoded");
@@ -278,8 +282,8 @@ console_page_event(struct page *pg)
 	}
 	memset(&ss, 0, sizeof(ss));
 	ss.pg = pg;
-	rc = store_show(pg->c->store.st, provider, id, show_row, &ss, err,
-	    sizeof(err));
+	rc = store_show_account(pg->c->store.st, provider, account, id,
+	    show_row, &ss, err, sizeof(err));
 	if (rc == IH_ENOTFOUND || (rc == IH_OK && !ss.found)) {
 		console_error_page(pg, 404, "no_such_event", "no such event");
 		return;

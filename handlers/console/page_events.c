@@ -29,8 +29,11 @@ list_row(void *arg, const struct store_row *r)
 	console_put_time(h, r->received_at);
 	html_raw(h, "</td><td>");
 	html_esc(h, r->provider);
+	html_raw(h, "</td><td>");
+	html_esc(h, r->account);
 	html_raw(h, "</td><td><a class=\"ev\" href=\"");
 	console_put_event_link(h, ls->pg, r->provider, r->event_id);
+	console_put_account_query(h, r->account, 1);
 	html_raw(h, "\">");
 	html_esc(h, r->event_id);
 	html_raw(h, "</a></td><td>");
@@ -74,6 +77,8 @@ console_page_events(struct page *pg)
 	console_put_select(h, "provider", f.provider, provs, 5);
 	console_put_select(h, "status", f.status, console_statuses,
 	    CONSOLE_NSTATUS);
+	console_put_text_input(h, "account", "account", f.account,
+	    "every account");
 	console_put_text_input(h, "type", "type", f.type, "invoice.*");
 	console_put_text_input(h, "search", "q", f.q, "part of id or type");
 	console_put_text_input(h, "since", "since", f.since, "YYYY-MM-DD");
@@ -82,6 +87,7 @@ console_page_events(struct page *pg)
 
 	memset(&q, 0, sizeof(q));
 	q.provider = f.provider;
+	q.account = f.account[0] != '\0' ? f.account : NULL;
 	q.status = f.status;
 	q.type_glob = f.type;
 	q.text = f.q;
@@ -92,7 +98,8 @@ console_page_events(struct page *pg)
 	ls.pg = pg;
 	ls.n = 0;
 	html_raw(h, "<table id=\"events\"><tr><th>received</th>"
-	    "<th>provider</th><th>event id</th><th>type</th><th>status</th>"
+	    "<th>provider</th><th>account</th><th>event id</th><th>type</th>"
+	    "<th>status</th>"
 	    "<th>attempts</th><th>duplicates</th><th>last error</th></tr>\n");
 	rc = store_console_list(pg->c->store.st, &q, list_row, &ls, &next,
 	    err, sizeof(err));

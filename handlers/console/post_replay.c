@@ -98,12 +98,18 @@ console_post_replay(struct page *pg)
 	struct console *c = pg->c;
 	struct store_filter f;
 	struct html h;
-	char provider[64], id[1024], err[STORE_ERR_MAX];
+	char provider[64], id[1024], err[STORE_ERR_MAX], account[64];
 	long count = 0;
 	int rc;
 
 	if (!post_ok(pg))
 		return;
+	/* One event of one account: never the same id of another. */
+	if (console_account((const char *)c->req.body, c->req.body_len, 1,
+	    account, sizeof(account)) != IH_OK) {
+		console_error_page(pg, 400, "bad_form", "not an account name");
+		return;
+	}
 	if (console_field((const char *)c->req.body, c->req.body_len,
 	    "provider", provider, sizeof(provider)) != IH_OK ||
 	    console_field((const char *)c->req.body, c->req.body_len,
@@ -114,6 +120,7 @@ console_post_replay(struct page *pg)
 	}
 	memset(&f, 0, sizeof(f));
 	f.provider = provider;
+	f.account = account;
 	f.event_id = id;
 	rc = store_requeue(c->store.st, &f, 0, pg->now_ms, NULL, NULL, &count,
 	    err, sizeof(err));
@@ -135,6 +142,11 @@ console_post_replay(struct page *pg)
 	html_raw(&h, "/");
 	html_url(&h, id);
 	html_raw(&h, "?replayed=1");
+	/* A header, not a page: the '&' stays as it is. */
+	if (strcmp(account, "default") != 0) {
+		html_raw(&h, "&account=");
+		html_url(&h, account);
+	}
 	if (!html_full(&h) && h.p != NULL)
 		snprintf(pg->location, sizeof(pg->location), "%s", h.p);
 	html_free(&h);
@@ -173,6 +185,7 @@ console_post_bulk(struct page *pg)
 	dry = !(rc == IH_OK && strcmp(confirm, "yes") == 0);
 	memset(&sf, 0, sizeof(sf));
 	sf.provider = f.provider[0] ? f.provider : NULL;
+	sf.account = f.account[0] ? f.account : NULL;
 	sf.status = f.status[0] ? f.status : NULL;
 	sf.event_type = f.type[0] ? f.type : NULL;
 	sf.since_ms = f.since_ms;

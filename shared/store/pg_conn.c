@@ -51,7 +51,8 @@ extern const size_t store_postgres_nmigrations;
 	"  OR (e.status = 'failed' AND e.next_attempt_at <= $4)" \
 	"  OR (e.status = 'processing' AND e.lease_until <= " PG_NOW_MS "))" \
 	" AND (e.order_key IS NULL OR NOT EXISTS (SELECT 1 FROM events p" \
-	"  WHERE p.provider = e.provider AND p.order_key = e.order_key" \
+	"  WHERE p.provider = e.provider AND p.account = e.account" \
+	"  AND p.order_key = e.order_key" \
 	"  AND p.id < e.id" \
 	"  AND p.status NOT IN ('done', 'dead', 'quarantined')))" \
 	" AND CASE $6::int WHEN 0 THEN e.needs_fetch = 0" \
@@ -64,22 +65,22 @@ static const struct {
 } pg_sql[PG_NSTMT] = {
 	/*
 	 * One statement inserts the event or counts the duplicate: under
-	 * UNIQUE (provider, event_id) a concurrent second insert waits for
-	 * the first and then takes the conflict branch.  A new event's
-	 * payload goes to its own table in the same statement (one round
-	 * trip), written once: status changes never touch it.
+	 * UNIQUE (provider, account, event_id) a concurrent second insert
+	 * waits for the first and then takes the conflict branch.  A new
+	 * event's payload goes to its own table in the same statement (one
+	 * round trip), written once: status changes never touch it.
 	 */
-	[PG_RECORD] = { "ih_record", "ttttbtittttiti",
+	[PG_RECORD] = { "ih_record", "ttttbtittttitit",
 	    "WITH ev AS (INSERT INTO events (provider, event_id, event_type,"
 	    " order_key, headers, received_at, last_seen_at, status,"
 	    " next_attempt_at, subtype, fingerprint, lease_owner, lease_until,"
-	    " attempts, api_version, needs_fetch)"
+	    " attempts, api_version, needs_fetch, account)"
 	    " VALUES ($1, $2, $3, $4, $6, $7, $7,"
 	    " CASE WHEN $11::text IS NOT NULL THEN 'processing'"
 	    " ELSE coalesce($8, 'received') END, $7, $9, $10, $11,"
 	    " " PG_NOW_MS " + $12,"
-	    " CASE WHEN $11::text IS NOT NULL THEN 1 ELSE 0 END, $13, $14)"
-	    " ON CONFLICT (provider, event_id) DO UPDATE SET"
+	    " CASE WHEN $11::text IS NOT NULL THEN 1 ELSE 0 END, $13, $14, $15)"
+	    " ON CONFLICT (provider, account, event_id) DO UPDATE SET"
 	    " duplicates = events.duplicates + 1,"
 	    " last_seen_at = excluded.received_at"
 	    " RETURNING id, duplicates, status),"
@@ -94,7 +95,7 @@ static const struct {
 	    "  ORDER BY e.id LIMIT 1 FOR UPDATE SKIP LOCKED)"
 	    " RETURNING id, provider, event_id, event_type, subtype,"
 	    " (SELECT payload FROM payloads WHERE event = events.id),"
-	    " attempts, received_at, needs_fetch" },
+	    " attempts, received_at, needs_fetch, account" },
 	[PG_DUE] = { "ih_due", "titiii",
 	    "SELECT 1 FROM events e WHERE " PG_DUE_SQL " LIMIT 1" },
 	[PG_ATTEMPT_START] = { "ih_attempt_start", "ii",
@@ -116,13 +117,13 @@ static const struct {
 	[PG_EFFECT] = { "ih_effect", "iti",
 	    "INSERT INTO effects (event, kind, created_at) VALUES ($1, $2, $3)"
 	    " ON CONFLICT DO NOTHING" },
-	[PG_REPLAY] = { "ih_replay", "tttt",
+	[PG_REPLAY] = { "ih_replay", "ttttt",
 	    "SELECT event_id, event_type,"
 	    " coalesce($4::text IS NOT NULL"
 	    " AND strpos(E'\\n' || headers, $4) > 0, false)::int"
 	    " FROM events WHERE provider = $1 AND fingerprint = $2"
-	    " AND NOT EXISTS (SELECT 1 FROM events"
-	    "  WHERE provider = $1 AND event_id = $3)"
+	    " AND account = $5 AND NOT EXISTS (SELECT 1 FROM events"
+	    "  WHERE provider = $1 AND account = $5 AND event_id = $3)"
 	    " ORDER BY id LIMIT 1" },
 	[PG_RENEW] = { "ih_renew", "iti",
 	    "UPDATE events SET lease_until = " PG_NOW_MS " + $3"

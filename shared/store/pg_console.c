@@ -54,8 +54,8 @@ static const char SQL_LIST[] =
     "SELECT id, provider, event_id, event_type, subtype, status,"
     " received_at, last_seen_at, duplicates, attempts, next_attempt_at,"
     " coalesce(done_at, 0), last_error, (" PG_HAS_PAYLOAD ")::int,"
-    " coalesce(" PG_PAYLOAD_LEN ", 0) FROM events"
-    " WHERE id < $1 AND id >= $2"
+    " coalesce(" PG_PAYLOAD_LEN ", 0), account FROM events"
+    " WHERE id < $1 AND id >= $2 AND ($10::text IS NULL OR account = $10)"
     " AND ($3::text IS NULL OR provider = $3)"
     " AND ($4::text IS NULL OR status = $4)"
     " AND ($5::text IS NULL OR event_type ~ $5)"
@@ -65,7 +65,7 @@ static const char SQL_LIST[] =
     " AND ($7::bigint = 0 OR received_at >= $7)"
     " AND ($8::bigint = 0 OR received_at < $8)"
     " ORDER BY id DESC LIMIT $9";
-#define LIST_TYPES	"iitttbiii"
+#define LIST_TYPES	"iitttbiiit"
 
 /*
  * The store's size: every table of the events table's schema (the
@@ -384,6 +384,7 @@ pg_console_window(struct store *base, const struct store_console_query *q,
 	pg_int(&p, q->since_ms > 0 ? q->since_ms : 0);
 	pg_int(&p, q->until_ms > 0 ? q->until_ms : 0);
 	pg_int(&p, limit);
+	pg_text(&p, or_null(q->account));
 	r = pg_exec_sql(pg_of(base), SQL_LIST, LIST_TYPES, &p,
 	    PGRES_TUPLES_OK, "list", err, errlen);
 	if (r == NULL) {
@@ -407,6 +408,7 @@ pg_console_window(struct store *base, const struct store_console_query *q,
 		row.last_error = pg_gettext(r, i, 12);
 		row.has_payload = (int)pg_getint(r, i, 13);
 		row.payload_len = pg_getint(r, i, 14);
+		row.account = pg_gettext(r, i, 15);
 		store_row_defaults(&row);
 		rc = fn(arg, &row);
 	}

@@ -161,7 +161,8 @@ int	pg_requeue(struct store *, const struct store_filter *, int, int64_t,
 	    store_row_fn, void *, long *, char *, size_t);
 int	pg_list(struct store *, const struct store_filter *, store_row_fn,
 	    void *, char *, size_t);
-int	pg_show(struct store *, const char *, const char *, store_row_fn,
+int	pg_show(struct store *, const char *, const char *,
+	    const char *, store_row_fn,
 	    void *, char *, size_t);
 int	pg_attempts(struct store *, int64_t,
 	    int (*)(void *, const struct store_attempt *), void *, char *,
@@ -187,6 +188,7 @@ int	pg_copy_object(struct store *, const struct store_object *, int *,
 int	pg_copy_object_event(struct store *, const struct store_object *,
 	    const struct store_object_event *, int *, char *, size_t);
 int	pg_object_history(struct store *, const char *, const char *,
+	    const char *,
 	    const char *, int (*)(void *, const struct store_object_event *),
 	    void *, char *, size_t);
 /* pg_console.c */

@@ -12,12 +12,13 @@
 
 #include <libpq-fe.h>
 
+#include "account.h"
 #include "ih.h"
 #include "object.h"
 #include "pg_int.h"
 
 /* The columns of the objects table, in put()'s parameter order. */
-#define PG_OBJECT_TYPES	"tttttiitiii"
+#define PG_OBJECT_TYPES	"tttttiitiiit"
 
 static void
 object_params(struct pg_params *p, const struct store_object *o,
@@ -35,6 +36,7 @@ object_params(struct pg_params *p, const struct store_object *o,
 	pg_int(p, o->deleted != 0);
 	pg_int(p, created_ms);
 	pg_int(p, changed_ms);
+	pg_text(p, account_or_default(o->account));
 }
 
 /*
@@ -53,10 +55,11 @@ row_key(struct pgs *st, const struct store_object *o, struct object_key *key,
 	pg_text(&p, o->provider);
 	pg_text(&p, o->kind);
 	pg_text(&p, o->object_id);
+	pg_text(&p, account_or_default(o->account));
 	r = pg_exec_sql(st, "SELECT source_at, rank, event_id FROM objects"
 	    " WHERE provider = $1 AND kind = $2 AND object_id = $3"
-	    " FOR UPDATE", "ttt", &p, PGRES_TUPLES_OK, "cannot read object",
-	    err, errlen);
+	    " AND account = $4 FOR UPDATE", "tttt", &p, PGRES_TUPLES_OK,
+	    "cannot read object", err, errlen);
 	if (r == NULL)
 		return IH_ESTORE;
 	if (PQntuples(r) == 1) {
@@ -87,8 +90,9 @@ row_insert(struct pgs *st, const struct store_object *o, int64_t created_ms,
 	object_params(&p, o, created_ms, changed_ms);
 	rc = pg_exec_change(st, "INSERT INTO objects (provider, kind,"
 	    " object_id, status, object, source_at, rank, event_id, deleted,"
-	    " created_at, changed_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8,"
-	    " $9, $10, $11) ON CONFLICT (provider, kind, object_id) DO NOTHING",
+	    " created_at, changed_at, account) VALUES ($1, $2, $3, $4, $5, $6,"
+	    " $7, $8, $9, $10, $11, $12)"
+	    " ON CONFLICT (provider, account, kind, object_id) DO NOTHING",
 	    PG_OBJECT_TYPES, &p, "cannot write object", &n, err, errlen);
 	*added = n == 1;
 	return rc;
@@ -106,7 +110,8 @@ row_update(struct pgs *st, const struct store_object *o, int64_t changed_ms,
 	return pg_exec_change(st, "UPDATE objects SET status = $4,"
 	    " object = $5, source_at = $6, rank = $7, event_id = $8,"
 	    " deleted = $9, changed_at = $11 WHERE provider = $1 AND kind = $2"
-	    " AND object_id = $3 AND $10::bigint IS NOT NULL",
+	    " AND object_id = $3 AND account = $12"
+	    " AND $10::bigint IS NOT NULL",
 	    PG_OBJECT_TYPES, &p, "cannot write object", &n, err, errlen);
 }
 
@@ -132,15 +137,16 @@ history_put(struct pgs *st, const struct store_object *o,
 	pg_int(&p, e->deleted != 0);
 	pg_text(&p, e->verdict);
 	pg_int(&p, e->recorded_ms);
+	pg_text(&p, account_or_default(o->account));
 	rc = pg_exec_change(st, "INSERT INTO object_events (provider, kind,"
 	    " object_id, event_id, event_type, status, source_at, rank,"
-	    " deleted, verdict, recorded_at, seq) SELECT $1, $2, $3, $4, $5,"
-	    " $6, $7, $8, $9, $10, $11, coalesce(max(seq), 0) + 1"
+	    " deleted, verdict, recorded_at, seq, account) SELECT $1, $2, $3,"
+	    " $4, $5, $6, $7, $8, $9, $10, $11, coalesce(max(seq), 0) + 1, $12"
 	    " FROM object_events WHERE provider = $1 AND kind = $2"
-	    " AND object_id = $3"
-	    " ON CONFLICT (provider, kind, object_id, event_id) DO NOTHING",
-	    "ttttttiiiti", &p, "cannot write object history", &n, err,
-	    errlen);
+	    " AND object_id = $3 AND account = $12"
+	    " ON CONFLICT (provider, account, kind, object_id, event_id)"
+	    " DO NOTHING", "ttttttiiitit", &p, "cannot write object history",
+	    &n, err, errlen);
 	*added = n > 0;
 	return rc;
 }
@@ -234,16 +240,19 @@ pg_objects(struct store *base, const struct store_object_filter *f,
 	pg_text(&p, f->status);
 	pg_int(&p, f->since_ms);
 	pg_int(&p, f->limit > 0 ? f->limit : 0);
+	pg_text(&p, f->account);
 	r = pg_exec_sql(pg_of(base), "SELECT provider, kind, object_id,"
 	    " status, object, source_at, rank, event_id, deleted, created_at,"
-	    " changed_at FROM objects WHERE ($1::text IS NULL OR provider = $1)"
+	    " changed_at, account FROM objects"
+	    " WHERE ($1::text IS NULL OR provider = $1)"
+	    " AND ($7::text IS NULL OR account = $7)"
 	    " AND ($2::text IS NULL OR kind = $2)"
 	    " AND ($3::text IS NULL OR object_id = $3)"
 	    " AND ($4::text IS NULL OR status = $4)"
 	    " AND ($5::bigint = 0 OR changed_at >= $5)"
 	    " ORDER BY provider COLLATE \"C\", kind COLLATE \"C\","
 	    " object_id COLLATE \"C\""
-	    " LIMIT CASE WHEN $6::bigint > 0 THEN $6 END", "ttttii", &p,
+	    " LIMIT CASE WHEN $6::bigint > 0 THEN $6 END", "ttttiit", &p,
 	    PGRES_TUPLES_OK, "cannot read objects", err, errlen);
 	if (r == NULL)
 		return IH_ESTORE;
@@ -261,6 +270,7 @@ pg_objects(struct store *base, const struct store_object_filter *f,
 		o.deleted = (int)pg_getint(r, i, 8);
 		o.created_ms = pg_getint(r, i, 9);
 		o.changed_ms = pg_getint(r, i, 10);
+		o.account = PQgetvalue(r, i, 11);
 		rc = fn(arg, &o);
 	}
 	PQclear(r);
@@ -269,7 +279,7 @@ pg_objects(struct store *base, const struct store_object_filter *f,
 
 int
 pg_object_history(struct store *base, const char *provider,
-    const char *kind, const char *object_id,
+    const char *account, const char *kind, const char *object_id,
     int (*fn)(void *, const struct store_object_event *), void *arg,
     char *err, size_t errlen)
 {
@@ -282,10 +292,12 @@ pg_object_history(struct store *base, const char *provider,
 	pg_text(&p, provider);
 	pg_text(&p, kind);
 	pg_text(&p, object_id);
+	pg_text(&p, account_or_default(account));
 	r = pg_exec_sql(pg_of(base), "SELECT event_id, event_type, status,"
 	    " source_at, rank, deleted, verdict, recorded_at"
 	    " FROM object_events WHERE provider = $1 AND kind = $2"
-	    " AND object_id = $3 ORDER BY seq", "ttt", &p, PGRES_TUPLES_OK,
+	    " AND object_id = $3 AND account = $4 ORDER BY seq", "tttt", &p,
+	    PGRES_TUPLES_OK,
 	    "cannot read object history", err, errlen);
 	if (r == NULL)
 		return IH_ESTORE;

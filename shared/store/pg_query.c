@@ -11,6 +11,7 @@
 #include <libpq-fe.h>
 
 #include "clock.h"
+#include "account.h"
 #include "ih.h"
 #include "pg_int.h"
 
@@ -28,7 +29,8 @@
 	" 'next_attempt_at', next_attempt_at, 'done_at', done_at," \
 	" 'purged_at', purged_at, 'last_error', last_error," \
 	" 'api_version', api_version," \
-	" 'payload_bytes', " PG_PAYLOAD_LEN ")::text, api_version"
+	" 'payload_bytes', " PG_PAYLOAD_LEN ", 'account', account)::text," \
+	" api_version, account"
 
 /* A struct store_filter's terms ($1..$6; the limit is $7). */
 #define PG_FILTER_SQL \
@@ -39,6 +41,9 @@
 	" AND ($5::bigint = 0 OR received_at >= $5)" \
 	" AND ($6::bigint = 0 OR received_at < $6)"
 #define PG_FILTER_TYPES	"ttttiii"
+/* The filter's account, bound last: $8 in a list, $11 in a requeue. */
+#define PG_ACCOUNT_8	" AND ($8::text IS NULL OR account = $8)"
+#define PG_ACCOUNT_11	" AND ($11::text IS NULL OR account = $11)"
 
 #define PG_REPLAYABLE_SQL \
 	" AND status IN ('done', 'failed', 'dead', 'quarantined', 'held')" \
@@ -85,6 +90,7 @@ fill_row(const PGresult *r, int i, struct store_row *row)
 	row->payload_len = pg_getint(r, i, 18);
 	row->json = pg_gettext(r, i, 19);
 	row->api_version = pg_gettext(r, i, 20);
+	row->account = pg_gettext(r, i, 21);
 	store_row_defaults(row);
 }
 
@@ -116,9 +122,10 @@ pg_list(struct store *base, const struct store_filter *f, store_row_fn fn,
 	int rc;
 
 	bind_filter(&p, f);
+	pg_text(&p, f->account);
 	r = pg_exec_sql(pg_of(base), "SELECT " PG_ROW_COLS " FROM events"
-	    " WHERE" PG_FILTER_SQL " ORDER BY id DESC LIMIT $7",
-	    PG_FILTER_TYPES, &p, PGRES_TUPLES_OK, "cannot list events", err,
+	    " WHERE" PG_FILTER_SQL PG_ACCOUNT_8 " ORDER BY id DESC LIMIT $7",
+	    PG_FILTER_TYPES "t", &p, PGRES_TUPLES_OK, "cannot list events", err,
 	    errlen);
 	if (r == NULL)
 		return IH_ESTORE;
@@ -128,8 +135,9 @@ pg_list(struct store *base, const struct store_filter *f, store_row_fn fn,
 }
 
 int
-pg_show(struct store *base, const char *provider, const char *event_id,
-    store_row_fn fn, void *arg, char *err, size_t errlen)
+pg_show(struct store *base, const char *provider, const char *account,
+    const char *event_id, store_row_fn fn, void *arg, char *err,
+    size_t errlen)
 {
 	struct store_row row;
 	struct pg_params p;
@@ -141,26 +149,28 @@ pg_show(struct store *base, const char *provider, const char *event_id,
 	memset(&p, 0, sizeof(p));
 	pg_text(&p, provider);
 	pg_text(&p, event_id);
+	pg_text(&p, account_or_default(account));
 	r = pg_exec_sql(pg_of(base), "SELECT " PG_ROW_COLS ", headers, "
 	    PG_PAYLOAD ", needs_fetch"
-	    " FROM events WHERE provider = $1 AND event_id = $2", "tt", &p,
+	    " FROM events WHERE provider = $1 AND event_id = $2"
+	    " AND account = $3", "ttt", &p,
 	    PGRES_TUPLES_OK, "cannot read event", err, errlen);
 	if (r == NULL)
 		return IH_ESTORE;
 	if (PQntuples(r) == 0) {
-		snprintf(err, errlen, "no %s event with id %s", provider,
-		    event_id);
+		snprintf(err, errlen, "no %s event with id %s in account %s",
+		    provider, event_id, account_or_default(account));
 		rc = IH_ENOTFOUND;
 		goto out;
 	}
 	fill_row(r, 0, &row);
-	row.needs_fetch = pg_getint(r, 0, 23) != 0;
-	row.headers = pg_gettext(r, 0, 21);
+	row.needs_fetch = pg_getint(r, 0, 24) != 0;
+	row.headers = pg_gettext(r, 0, 22);
 	if (row.headers == NULL)
 		row.headers = "";
-	if (!PQgetisnull(r, 0, 22)) {
+	if (!PQgetisnull(r, 0, 23)) {
 		bytes = PQunescapeBytea((const unsigned char *)
-		    PQgetvalue(r, 0, 22), &len);
+		    PQgetvalue(r, 0, 23), &len);
 		if (bytes == NULL) {
 			rc = IH_ENOMEM;
 			goto out;
@@ -216,15 +226,18 @@ pg_requeue(struct store *base, const struct store_filter *f, int dry_run,
 
 	*count = 0;
 	bind_filter(&p, f);
-	if (dry_run)
+	if (dry_run) {
+		pg_text(&p, f->account);
 		r = pg_exec_sql(pg_of(base), "SELECT " PG_ROW_COLS
-		    " FROM events WHERE" PG_FILTER_SQL PG_REPLAYABLE_SQL
-		    " ORDER BY id LIMIT $7", PG_FILTER_TYPES, &p,
-		    PGRES_TUPLES_OK, "cannot requeue events", err, errlen);
-	else {
+		    " FROM events WHERE" PG_FILTER_SQL PG_ACCOUNT_8
+		    PG_REPLAYABLE_SQL " ORDER BY id LIMIT $7",
+		    PG_FILTER_TYPES "t", &p, PGRES_TUPLES_OK,
+		    "cannot requeue events", err, errlen);
+	} else {
 		pg_int(&p, now_ms);
 		pg_int(&p, f->after_rowid);
 		pg_int(&p, f->max_bytes);
+		pg_text(&p, f->account);
 		/*
 		 * One batch: the next rows past $9, up to $7 of them and,
 		 * past the first, $10 bytes of payload in all.  The payloads
@@ -236,12 +249,12 @@ pg_requeue(struct store *base, const struct store_filter *f, int dry_run,
 		    " WHERE id IN (SELECT id FROM (SELECT id, sum(len) OVER"
 		    " (ORDER BY id) - len AS before, len FROM (SELECT id,"
 		    " coalesce(" PG_PAYLOAD_LEN ", 0) AS len FROM events WHERE"
-		    PG_FILTER_SQL PG_REPLAYABLE_SQL " AND id > $9"
+		    PG_FILTER_SQL PG_ACCOUNT_11 PG_REPLAYABLE_SQL " AND id > $9"
 		    " ORDER BY id LIMIT $7 FOR UPDATE SKIP LOCKED) AS c) AS w"
 		    " WHERE $10::bigint <= 0 OR before = 0 OR"
 		    " before + len <= $10)"
 		    " RETURNING " PG_ROW_COLS,
-		    PG_FILTER_TYPES "iii", &p, PGRES_TUPLES_OK,
+		    PG_FILTER_TYPES "iiit", &p, PGRES_TUPLES_OK,
 		    "cannot requeue events", err, errlen);
 	}
 	if (r == NULL)
@@ -261,7 +274,7 @@ purge_step(struct pgs *st, const char *sql, const struct pg_params *p,
 	PGresult *r;
 
 	*n = 0;
-	r = pg_exec_sql(st, sql, "tiiiii", p, count ? PGRES_TUPLES_OK :
+	r = pg_exec_sql(st, sql, "tiiiiit", p, count ? PGRES_TUPLES_OK :
 	    PGRES_COMMAND_OK, what, err, errlen);
 	if (r == NULL)
 		return IH_ESTORE;
@@ -274,10 +287,12 @@ purge_step(struct pgs *st, const char *sql, const struct pg_params *p,
 #define PG_PURGE_STATUS_SQL \
 	" (status IN ('done', 'quarantined') OR ($6 <> 0 AND status = 'dead'))"
 #define PG_PURGE_ROW_SQL \
-	" provider = $1 AND" PG_PURGE_STATUS_SQL \
+	" provider = $1 AND ($7::text IS NULL OR account = $7) AND" \
+	PG_PURGE_STATUS_SQL \
 	" AND received_at < $2 AND $3 > 0 AND last_seen_at < $3"
 #define PG_PURGE_PAYLOAD_SQL \
-	" provider = $1 AND" PG_PURGE_STATUS_SQL \
+	" provider = $1 AND ($7::text IS NULL OR account = $7) AND" \
+	PG_PURGE_STATUS_SQL \
 	" AND received_at < $2 AND " PG_HAS_PAYLOAD
 
 /*
@@ -305,9 +320,10 @@ pg_purge(struct store *base, struct store_purge *p, char *err,
 	pg_int(&q, batch);
 	pg_int(&q, clock_wall_ms());
 	pg_int(&q, p->include_dead != 0);
+	pg_text(&q, p->account);
 	rc = purge_step(st, "SELECT count(*) FROM events WHERE provider = $1"
 	    " AND $6 = 0 AND status = 'dead' AND received_at < $2"
-	    "", &q, 1, &p->dead_kept,
+	    " AND ($7::text IS NULL OR account = $7)", &q, 1, &p->dead_kept,
 	    "cannot count dead events", err, errlen);
 	if (rc != IH_OK)
 		return rc;
@@ -367,10 +383,11 @@ percentile(struct pgs *st, const struct store_stats *x, int64_t since_ms,
 	pg_int(&p, since_ms);
 	pg_int(&p, until_ms);
 	pg_int(&p, k - 1);
+	pg_text(&p, x->account);
 	r = pg_exec_sql(st, "SELECT done_at - received_at FROM events"
 	    " WHERE provider = $1 AND status = 'done' AND done_at IS NOT NULL"
-	    " AND received_at >= $2 AND received_at < $3"
-	    " ORDER BY 1 LIMIT 1 OFFSET $4", "tiii", &p, PGRES_TUPLES_OK,
+	    " AND received_at >= $2 AND received_at < $3 AND account = $5"
+	    " ORDER BY 1 LIMIT 1 OFFSET $4", "tiiit", &p, PGRES_TUPLES_OK,
 	    "cannot compute latency", err, errlen);
 	if (r == NULL)
 		return IH_ESTORE;
@@ -417,13 +434,14 @@ pg_stats(struct store *base, const char *provider, int64_t since_ms,
 	    " coalesce(sum(done_at - received_at) FILTER (WHERE w"
 	    "  AND status = 'done' AND done_at IS NOT NULL), 0),"
 	    " coalesce(min(received_at) FILTER (WHERE " PG_PENDING "), 0),"
-	    " count(*) FILTER (WHERE " PG_PENDING ")"
-	    " FROM (SELECT provider, duplicates, status, received_at, done_at,"
+	    " count(*) FILTER (WHERE " PG_PENDING "), account"
+	    " FROM (SELECT provider, account, duplicates, status,"
+	    "  received_at, done_at,"
 	    "  (received_at >= $2 AND received_at < $3) AS w FROM events"
 	    "  WHERE ($1::text IS NULL OR provider = $1)"
 	    "  AND ((received_at >= $2 AND received_at < $3)"
 	    "  OR " PG_PENDING ")) AS x"
-	    " GROUP BY provider ORDER BY provider", "tii", &p,
+	    " GROUP BY provider, account ORDER BY provider, account", "tii", &p,
 	    PGRES_TUPLES_OK, "cannot compute stats", err, errlen);
 	if (r == NULL) {
 		rc = IH_ESTORE;
@@ -446,6 +464,8 @@ pg_stats(struct store *base, const char *provider, int64_t since_ms,
 		x.latency_sum_ms = pg_getint(r, i, 10);
 		x.oldest_pending_ms = pg_getint(r, i, 11);
 		x.pending = pg_getint(r, i, 12);
+		snprintf(x.account, sizeof(x.account), "%s",
+		    PQgetvalue(r, i, 13));
 		rc = percentile(st, &x, since_ms, until_ms, 50, &x.p50_ms, err,
 		    errlen);
 		if (rc == IH_OK)
@@ -503,15 +523,17 @@ pg_copy_put(struct store *base, const struct store_row *row, int64_t *rowid,
 	pg_text(&p, row->api_version);
 	/* A thin event still waiting for its fetch stays so (version 9). */
 	pg_int(&p, row->needs_fetch != 0);
+	pg_text(&p, account_or_default(row->account));
 	r = pg_exec_sql(st, "WITH ins AS (INSERT INTO events (provider,"
 	    " event_id, event_type, subtype, order_key, headers,"
 	    " received_at, last_seen_at, duplicates, status, attempts,"
 	    " next_attempt_at, lease_until, lease_owner, last_error, done_at,"
-	    " purged_at, fingerprint, api_version, needs_fetch)"
+	    " purged_at, fingerprint, api_version, needs_fetch, account)"
 	    " SELECT $1, $2, $3, $4, $5, $7, $8, $9, $10, $11, $12, $13,"
 	    " nullif($14, 0), $15, $16, nullif($17, 0), nullif($18, 0),"
-	    " $19, $20, $21"
-	    " ON CONFLICT (provider, event_id) DO NOTHING RETURNING id),"
+	    " $19, $20, $21, $22"
+	    " ON CONFLICT (provider, account, event_id) DO NOTHING"
+	    " RETURNING id),"
 	    " pl AS (INSERT INTO payloads (event, payload)"
 	    " SELECT id, $6 FROM ins WHERE $6 IS NOT NULL),"
 	    " fin AS (UPDATE events SET status = $11, attempts = $12,"
@@ -519,15 +541,16 @@ pg_copy_put(struct store *base, const struct store_row *row, int64_t *rowid,
 	    " last_error = $16, done_at = nullif($17, 0),"
 	    " duplicates = greatest(duplicates, $10),"
 	    " last_seen_at = greatest(last_seen_at, $9)"
-	    " WHERE provider = $1 AND event_id = $2"
+	    " WHERE provider = $1 AND event_id = $2 AND account = $22"
 	    " AND NOT EXISTS (SELECT 1 FROM ins)"
 	    " AND $11 IN ('done', 'dead', 'quarantined')"
 	    " AND status NOT IN ('done', 'dead', 'quarantined') RETURNING id)"
 	    " SELECT id, 1 FROM ins UNION ALL SELECT id, 0 FROM fin"
 	    " UNION ALL SELECT id, 0 FROM events WHERE provider = $1"
-	    " AND event_id = $2 AND NOT EXISTS (SELECT 1 FROM ins)"
+	    " AND event_id = $2 AND account = $22"
+	    " AND NOT EXISTS (SELECT 1 FROM ins)"
 	    " AND NOT EXISTS (SELECT 1 FROM fin)",
-	    "tttttbtiiitiiittiitti", &p, PGRES_TUPLES_OK, "cannot copy event",
+	    "tttttbtiiitiiittiittit", &p, PGRES_TUPLES_OK, "cannot copy event",
 	    err, errlen);
 	if (r == NULL)
 		return IH_ESTORE;

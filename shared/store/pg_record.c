@@ -5,6 +5,7 @@
 
 #include <libpq-fe.h>
 
+#include "account.h"
 #include "ih.h"
 #include "pg_int.h"
 
@@ -41,6 +42,7 @@ pg_record(struct store *base, const struct event *ev, int64_t now_ms,
 		pg_text(&p, NULL);
 	pg_text(&p, ev->api_version);
 	pg_int(&p, ev->needs_fetch != 0);
+	pg_text(&p, account_or_default(ev->account));
 	r = pg_exec_stmt(st, PG_RECORD, &p, PGRES_TUPLES_OK,
 	    "cannot record event", err, errlen);
 	if (r == NULL)
@@ -93,6 +95,7 @@ pg_replay_of(struct store *base, const struct event *ev,
 	pg_text(&p, ev->fingerprint);
 	pg_text(&p, ev->event_id);
 	pg_text(&p, same_action);
+	pg_text(&p, account_or_default(ev->account));
 	r = pg_exec_stmt(st, PG_REPLAY, &p, PGRES_TUPLES_OK,
 	    "cannot look up the fingerprint", err, errlen);
 	if (r == NULL)
@@ -171,6 +174,8 @@ pg_claim(struct store *base, const char *provider, int64_t rowid,
 	job->ev.needs_fetch = pg_getint(r, 0, 8) != 0;
 	rc = store_job_set(job, pg_gettext(r, 0, 1), pg_gettext(r, 0, 2),
 	    pg_gettext(r, 0, 3), pg_gettext(r, 0, 4));
+	if (rc == IH_OK)
+		rc = store_job_account(job, pg_gettext(r, 0, 9));
 	if (rc != IH_OK)
 		goto out;
 	if (!PQgetisnull(r, 0, 5)) {

@@ -4,6 +4,7 @@
 
 #include <libpq-fe.h>
 
+#include "account.h"
 #include "ih.h"
 #include "pg_int.h"
 
@@ -26,9 +27,10 @@ pg_release_held(struct store *base, const struct event *ev,
 	pg_text(&p, ev->provider);
 	pg_text(&p, ev->event_id);
 	pg_text(&p, ev->api_version);
+	pg_text(&p, account_or_default(ev->account));
 	return pg_exec_change(st, "DELETE FROM events WHERE provider = $1"
-	    " AND event_id = $2 AND status = 'held'"
-	    " AND api_version IS DISTINCT FROM $3", "ttt", &p,
+	    " AND event_id = $2 AND status = 'held' AND account = $4"
+	    " AND api_version IS DISTINCT FROM $3", "tttt", &p,
 	    "cannot replace held event", &n, err, errlen);
 }
 

@@ -47,8 +47,8 @@ static const char SQL_LIST[] =
     "SELECT id, provider, event_id, event_type, subtype, status, "
     "received_at, last_seen_at, duplicates, attempts, next_attempt_at, "
     "done_at, last_error, " SQ_HAS_PAYLOAD ", "
-    "coalesce(" SQ_PAYLOAD_LEN ", 0) FROM events "
-    "WHERE id < ?1 AND id >= ?2 "
+    "coalesce(" SQ_PAYLOAD_LEN ", 0), account FROM events "
+    "WHERE id < ?1 AND id >= ?2 AND (?10 IS NULL OR account = ?10) "
     "AND (?3 IS NULL OR provider = ?3) AND (?4 IS NULL OR status = ?4) "
     "AND (?5 IS NULL OR event_type GLOB ?5) "
     "AND (?6 IS NULL OR instr(event_id, ?6) > 0 "
@@ -230,6 +230,7 @@ sq_console_window(struct store *base, const struct store_console_query *q,
 	sqlite3_bind_int64(stmt, 7, q->since_ms > 0 ? q->since_ms : 0);
 	sqlite3_bind_int64(stmt, 8, q->until_ms > 0 ? q->until_ms : 0);
 	sqlite3_bind_int64(stmt, 9, limit);
+	bind_text_or_null(stmt, 10, q->account);
 	while (rc == IH_OK && sq_row(st, stmt, "list", &rc, err, errlen)) {
 		memset(&row, 0, sizeof(row));
 		row.rowid = sqlite3_column_int64(stmt, 0);
@@ -247,6 +248,7 @@ sq_console_window(struct store *base, const struct store_console_query *q,
 		row.last_error = col_text(stmt, 12);
 		row.has_payload = sqlite3_column_int(stmt, 13);
 		row.payload_len = sqlite3_column_int64(stmt, 14);
+		row.account = col_text(stmt, 15);
 		store_row_defaults(&row);
 		rc = fn(arg, &row);
 	}

@@ -166,7 +166,8 @@ int	sq_requeue(struct store *, const struct store_filter *, int, int64_t,
 	    store_row_fn, void *, long *, char *, size_t);
 int	sq_list(struct store *, const struct store_filter *, store_row_fn,
 	    void *, char *, size_t);
-int	sq_show(struct store *, const char *, const char *, store_row_fn,
+int	sq_show(struct store *, const char *, const char *,
+	    const char *, store_row_fn,
 	    void *, char *, size_t);
 int	sq_attempts(struct store *, int64_t,
 	    int (*)(void *, const struct store_attempt *), void *, char *,
@@ -187,6 +188,7 @@ int	sq_object_apply(struct store *, const struct store_object *, int64_t,
 int	sq_objects(struct store *, const struct store_object_filter *,
 	    store_object_fn, void *, char *, size_t);
 int	sq_object_history(struct store *, const char *, const char *,
+	    const char *,
 	    const char *, int (*)(void *, const struct store_object_event *),
 	    void *, char *, size_t);
 /* sqlite_console.c */

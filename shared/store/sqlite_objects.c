@@ -11,6 +11,7 @@
 
 #include <sqlite3.h>
 
+#include "account.h"
 #include "ih.h"
 #include "object.h"
 #include "sqlite_int.h"
@@ -32,6 +33,8 @@ row_key(struct sq *st, const struct store_object *o, struct object_key *key,
 	sqlite3_bind_text(s, 1, o->provider, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, o->kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, o->object_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, account_or_default(o->account), -1,
+	    SQLITE_STATIC);
 	step = sqlite3_step(s);
 	if (step == SQLITE_ROW) {
 		key->source_ms = sqlite3_column_int64(s, 0);
@@ -75,6 +78,8 @@ row_put(struct sq *st, const struct store_object *o, int64_t now_ms,
 	sqlite3_bind_text(s, 8, o->event_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int(s, 9, o->deleted != 0);
 	sqlite3_bind_int64(s, 10, now_ms);
+	sqlite3_bind_text(s, 11, account_or_default(o->account), -1,
+	    SQLITE_STATIC);
 	rc = sq_step_done(st, s, "cannot write object", err, errlen);
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);
@@ -103,6 +108,8 @@ history_add(struct sq *st, const struct store_object *o, int verdict,
 	sqlite3_bind_text(s, 10, object_verdict_name(verdict), -1,
 	    SQLITE_STATIC);
 	sqlite3_bind_int64(s, 11, now_ms);
+	sqlite3_bind_text(s, 12, account_or_default(o->account), -1,
+	    SQLITE_STATIC);
 	rc = sq_step_done(st, s, "cannot write object history", err, errlen);
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);
@@ -143,8 +150,9 @@ sq_objects(struct store *base, const struct store_object_filter *f,
 	int rc;
 
 	rc = sq_prepare(st, "SELECT provider, kind, object_id, status, object,"
-	    " source_at, rank, event_id, deleted, created_at, changed_at"
-	    " FROM objects WHERE (?1 IS NULL OR provider = ?1)"
+	    " source_at, rank, event_id, deleted, created_at, changed_at,"
+	    " account FROM objects WHERE (?1 IS NULL OR provider = ?1)"
+	    " AND (?7 IS NULL OR account = ?7)"
 	    " AND (?2 IS NULL OR kind = ?2) AND (?3 IS NULL OR object_id = ?3)"
 	    " AND (?4 IS NULL OR status = ?4) AND (?5 = 0 OR changed_at >= ?5)"
 	    " ORDER BY provider, kind, object_id LIMIT ?6", &s, err, errlen);
@@ -156,6 +164,7 @@ sq_objects(struct store *base, const struct store_object_filter *f,
 	sq_bind_text(s, 4, f->status);
 	sqlite3_bind_int64(s, 5, f->since_ms);
 	sqlite3_bind_int64(s, 6, f->limit > 0 ? f->limit : -1);
+	sq_bind_text(s, 7, f->account);
 	while (rc == IH_OK &&
 	    sq_row(st, s, "cannot read objects", &rc, err, errlen)) {
 		memset(&o, 0, sizeof(o));
@@ -171,6 +180,7 @@ sq_objects(struct store *base, const struct store_object_filter *f,
 		o.deleted = sqlite3_column_int(s, 8);
 		o.created_ms = sqlite3_column_int64(s, 9);
 		o.changed_ms = sqlite3_column_int64(s, 10);
+		o.account = (const char *)sqlite3_column_text(s, 11);
 		rc = fn(arg, &o);
 	}
 out:
@@ -180,7 +190,7 @@ out:
 
 int
 sq_object_history(struct store *base, const char *provider,
-    const char *kind, const char *object_id,
+    const char *account, const char *kind, const char *object_id,
     int (*fn)(void *, const struct store_object_event *), void *arg,
     char *err, size_t errlen)
 {
@@ -192,12 +202,14 @@ sq_object_history(struct store *base, const char *provider,
 	rc = sq_prepare(st, "SELECT event_id, event_type, status, source_at,"
 	    " rank, deleted, verdict, recorded_at FROM object_events"
 	    " WHERE provider = ?1 AND kind = ?2 AND object_id = ?3"
-	    " ORDER BY seq", &s, err, errlen);
+	    " AND account = ?4 ORDER BY seq", &s, err, errlen);
 	if (rc != IH_OK)
 		goto out;
 	sqlite3_bind_text(s, 1, provider, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, object_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, account_or_default(account), -1,
+	    SQLITE_STATIC);
 	while (rc == IH_OK &&
 	    sq_row(st, s, "cannot read object history", &rc, err, errlen)) {
 		e.event_id = (const char *)sqlite3_column_text(s, 0);

@@ -15,6 +15,7 @@
 
 #include <sqlite3.h>
 
+#include "account.h"
 #include "clock.h"
 #include "ih.h"
 #include "sqlite_int.h"
@@ -40,13 +41,15 @@
 	" 'next_attempt_at', next_attempt_at, 'done_at', done_at," \
 	" 'purged_at', purged_at, 'last_error', last_error," \
 	" 'api_version', api_version," \
-	" 'payload_bytes', " SQ_PAYLOAD_LEN "), api_version"
+	" 'payload_bytes', " SQ_PAYLOAD_LEN ", 'account', account)," \
+	" api_version, account"
 
 /* A struct store_filter's terms, bound by bind_filter(); limit is ?7. */
 #define STORE_FILTER_SQL \
 	" (?1 IS NULL OR provider = ?1) AND (?2 IS NULL OR event_id = ?2)" \
 	" AND (?3 IS NULL OR event_type = ?3) AND (?4 IS NULL OR status = ?4)" \
-	" AND (?5 = 0 OR received_at >= ?5) AND (?6 = 0 OR received_at < ?6)"
+	" AND (?5 = 0 OR received_at >= ?5) AND (?6 = 0 OR received_at < ?6)" \
+	" AND (?11 IS NULL OR account = ?11)"
 
 /* What replay may take: finished, failed or set aside, with a payload. */
 #define STORE_REPLAYABLE_SQL \
@@ -63,6 +66,7 @@ bind_filter(sqlite3_stmt *s, const struct store_filter *f)
 	sqlite3_bind_int64(s, 5, f->since_ms > 0 ? f->since_ms : 0);
 	sqlite3_bind_int64(s, 6, f->until_ms > 0 ? f->until_ms : 0);
 	sqlite3_bind_int64(s, 7, f->limit > 0 ? f->limit : -1);
+	sq_bind_text(s, 11, f->account);
 }
 
 static const char *
@@ -97,22 +101,23 @@ fill_row(sqlite3_stmt *s, struct store_row *row)
 	row->payload_len = sqlite3_column_int64(s, 18);
 	row->json = col_text(s, 19);
 	row->api_version = col_text(s, 20);
+	row->account = col_text(s, 21);
 	store_row_defaults(row);
 }
 
 /*
  * Fills row from STORE_ROW_COLS followed by headers and payload (columns
- * 21 and 22); an event that kept an empty payload reads as "", not NULL.
+ * 22 and 23); an event that kept an empty payload reads as "", not NULL.
  */
 static void
 fill_row_body(sqlite3_stmt *s, struct store_row *row)
 {
 	fill_row(s, row);
-	row->headers = col_text(s, 21);
+	row->headers = col_text(s, 22);
 	if (row->headers == NULL)
 		row->headers = "";
-	row->payload = sqlite3_column_blob(s, 22);
-	row->payload_len = sqlite3_column_bytes(s, 22);
+	row->payload = sqlite3_column_blob(s, 23);
+	row->payload_len = sqlite3_column_bytes(s, 23);
 	if (row->payload == NULL && row->has_payload)
 		row->payload = (const unsigned char *)"";
 }
@@ -164,8 +169,9 @@ out:
 }
 
 int
-sq_show(struct store *base, const char *provider, const char *event_id,
-    store_row_fn fn, void *arg, char *err, size_t errlen)
+sq_show(struct store *base, const char *provider, const char *account,
+    const char *event_id, store_row_fn fn, void *arg, char *err,
+    size_t errlen)
 {
 	struct sq *st = sq_of(base);
 	sqlite3_stmt *s = NULL;
@@ -173,16 +179,18 @@ sq_show(struct store *base, const char *provider, const char *event_id,
 	int rc, step;
 
 	rc = sq_prepare(st, "SELECT " STORE_ROW_COLS ", headers, " SQ_PAYLOAD
-	    ", needs_fetch FROM events WHERE provider = ?1 AND event_id = ?2",
-	    &s, err, errlen);
+	    ", needs_fetch FROM events WHERE provider = ?1 AND event_id = ?2"
+	    " AND account = ?3", &s, err, errlen);
 	if (rc != IH_OK)
 		goto out;
 	sqlite3_bind_text(s, 1, provider, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, event_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, account_or_default(account), -1,
+	    SQLITE_STATIC);
 	step = sqlite3_step(s);
 	if (step == SQLITE_DONE) {
-		snprintf(err, errlen, "no %s event with id %s", provider,
-		    event_id);
+		snprintf(err, errlen, "no %s event with id %s in account %s",
+		    provider, event_id, account_or_default(account));
 		rc = IH_ENOTFOUND;
 		goto out;
 	}
@@ -191,7 +199,7 @@ sq_show(struct store *base, const char *provider, const char *event_id,
 		goto out;
 	}
 	fill_row_body(s, &row);
-	row.needs_fetch = sqlite3_column_int(s, 23) != 0;
+	row.needs_fetch = sqlite3_column_int(s, 24) != 0;
 	rc = fn(arg, &row);
 out:
 	sqlite3_finalize(s);
@@ -310,17 +318,19 @@ step_count(struct sq *st, sqlite3_stmt *s, long *n, const char *what,
 
 /* A row purge may delete: ?1 provider, ?2 payload cutoff, ?3 row cutoff. */
 #define STORE_PURGE_ROW_SQL \
-	" provider = ?1 AND" STORE_PURGE_STATUS_SQL \
+	" provider = ?1 AND (?7 IS NULL OR account = ?7) AND" \
+	STORE_PURGE_STATUS_SQL \
 	" AND received_at < ?2 AND ?3 > 0 AND last_seen_at < ?3"
 
 /* A payload purge may drop (of a row it keeps). */
 #define STORE_PURGE_PAYLOAD_SQL \
-	" provider = ?1 AND" STORE_PURGE_STATUS_SQL \
-	" AND received_at < ?2 AND " SQ_HAS_PAYLOAD
+	" provider = ?1 AND (?7 IS NULL OR account = ?7) AND" \
+	STORE_PURGE_STATUS_SQL " AND received_at < ?2 AND " SQ_HAS_PAYLOAD
 
 /* Dead letters past the payload cutoff that purge keeps. */
 #define STORE_PURGE_DEAD_SQL \
 	"SELECT count(*) FROM events WHERE provider = ?1 AND NOT ?6" \
+	" AND (?7 IS NULL OR account = ?7)" \
 	" AND status = 'dead' AND received_at < ?2"
 
 int
@@ -342,6 +352,7 @@ sq_purge(struct store *base, struct store_purge *p, char *err,
 	sqlite3_bind_text(dead, 1, p->provider, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(dead, 2, p->payload_before_ms);
 	sqlite3_bind_int(dead, 6, p->include_dead != 0);
+	sq_bind_text(dead, 7, p->account);
 	rc = step_count(st, dead, &p->dead_kept, "cannot count dead events",
 	    err, errlen);
 	if (rc != IH_OK)
@@ -373,6 +384,8 @@ sq_purge(struct store *base, struct store_purge *p, char *err,
 	sqlite3_bind_int64(payloads, 3, p->row_before_ms);
 	sqlite3_bind_int(rows, 6, p->include_dead != 0);
 	sqlite3_bind_int(payloads, 6, p->include_dead != 0);
+	sq_bind_text(rows, 7, p->account);
+	sq_bind_text(payloads, 7, p->account);
 	if (p->dry_run) {
 		rc = step_count(st, rows, &p->rows, "cannot count rows", err,
 		    errlen);
@@ -423,6 +436,7 @@ percentile(struct sq *st, sqlite3_stmt *s, const struct store_stats *x,
 	if (k < 1)
 		k = 1;
 	sqlite3_bind_text(s, 1, x->provider, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 5, x->account, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(s, 4, k - 1);
 	step = sqlite3_step(s);
 	if (step == SQLITE_ROW)
@@ -454,16 +468,18 @@ sq_stats(struct store *base, const char *provider, int64_t since_ms,
 	    "  THEN done_at - received_at ELSE 0 END),"
 	    " min(CASE WHEN status IN ('received', 'processing', 'failed')"
 	    "  THEN received_at END),"
-	    " sum(status IN ('received', 'processing', 'failed'))"
-	    " FROM (SELECT provider, duplicates, status, received_at, done_at,"
+	    " sum(status IN ('received', 'processing', 'failed')), account"
+	    " FROM (SELECT provider, account, duplicates, status,"
+	    "  received_at, done_at,"
 	    "  (received_at >= ?2 AND received_at < ?3) AS w FROM events"
 	    "  WHERE (?1 IS NULL OR provider = ?1)"
 	    "  AND ((received_at >= ?2 AND received_at < ?3)"
 	    "  OR status IN ('received', 'processing', 'failed')))"
-	    " GROUP BY provider ORDER BY provider", &s, err, errlen);
+	    " GROUP BY provider, account ORDER BY provider, account", &s, err,
+	    errlen);
 	if (rc == IH_OK)
 		rc = sq_prepare(st, "SELECT done_at - received_at FROM events"
-		    " WHERE provider = ?1 AND status = 'done'"
+		    " WHERE provider = ?1 AND account = ?5 AND status = 'done'"
 		    " AND done_at IS NOT NULL"
 		    " AND received_at >= ?2 AND received_at < ?3"
 		    " ORDER BY 1 LIMIT 1 OFFSET ?4", &lat, err, errlen);
@@ -499,6 +515,9 @@ sq_stats(struct store *base, const char *provider, int64_t since_ms,
 		x.latency_sum_ms = sqlite3_column_int64(s, 10);
 		x.oldest_pending_ms = sqlite3_column_int64(s, 11);
 		x.pending = sqlite3_column_int64(s, 12);
+		name = col_text(s, 13);
+		snprintf(x.account, sizeof(x.account), "%s",
+		    name != NULL ? name : "");
 		rc = percentile(st, lat, &x, 50, &x.p50_ms, err, errlen);
 		if (rc == IH_OK)
 			rc = percentile(st, lat, &x, 95, &x.p95_ms, err,
@@ -559,8 +578,8 @@ sq_copy_read(struct store *base, int64_t after, long limit, store_row_fn fn,
 	while (rc == IH_OK &&
 	    sq_row(st, s, "cannot read events", &rc, err, errlen)) {
 		fill_row_body(s, &row);
-		row.fingerprint = col_text(s, 23);
-		row.needs_fetch = sqlite3_column_int(s, 24) != 0;
+		row.fingerprint = col_text(s, 24);
+		row.needs_fetch = sqlite3_column_int(s, 25) != 0;
 		rc = fn(arg, &row);
 	}
 out:

@@ -15,6 +15,7 @@
 
 #include <sqlite3.h>
 
+#include "account.h"
 #include "clock.h"
 #include "ih.h"
 #include "sqlite_int.h"
@@ -69,6 +70,8 @@ sq_record(struct store *base, const struct event *ev, int64_t now_ms,
 	else
 		sqlite3_bind_null(s, 13);
 	sqlite3_bind_int(s, 14, ev->needs_fetch != 0);
+	sqlite3_bind_text(s, 15, account_or_default(ev->account), -1,
+	    SQLITE_STATIC);
 
 	step = sqlite3_step(s);
 	if (step != SQLITE_ROW) {
@@ -135,6 +138,8 @@ sq_replay_of(struct store *base, const struct event *ev,
 		sqlite3_bind_text(s, 4, same_action, -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(s, 4);
+	sqlite3_bind_text(s, 5, account_or_default(ev->account), -1,
+	    SQLITE_STATIC);
 	step = sqlite3_step(s);
 	if (step == SQLITE_ROW) {
 		*found = 1;
@@ -192,6 +197,9 @@ sq_claim(struct store *base, const char *provider, int64_t rowid,
 	    (const char *)sqlite3_column_text(s, 2),
 	    (const char *)sqlite3_column_text(s, 3),
 	    (const char *)sqlite3_column_text(s, 4));
+	if (rc == IH_OK)
+		rc = store_job_account(job,
+		    (const char *)sqlite3_column_text(s, 9));
 	if (rc != IH_OK)
 		goto out;
 	/* The payload's length, or -1 when it was purged. */

@@ -190,6 +190,29 @@ apply_schema(struct sq *st, int version, char *err, size_t errlen)
 	return IH_OK;
 }
 
+/* Refuses a migration that left a child row without its parent. */
+static int
+fk_check(struct sq *st, char *err, size_t errlen)
+{
+	sqlite3_stmt *stmt = NULL;
+	int rc;
+
+	rc = sqlite3_prepare_v2(st->db, "PRAGMA foreign_key_check", -1,
+	    &stmt, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		snprintf(err, errlen, "migration left a row of %s without "
+		    "its parent", sqlite3_column_text(stmt, 0));
+		rc = IH_ESTORE;
+	} else if (rc != SQLITE_DONE)
+		rc = sq_fail(st, rc, "cannot check foreign keys", err, errlen);
+	else
+		rc = IH_OK;
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
 /* Applies the schema once, under the write lock, if it is older. */
 static int
 migrate(struct sq *st, char *err, size_t errlen)
@@ -200,10 +223,19 @@ migrate(struct sq *st, char *err, size_t errlen)
 	rc = user_version(st, &version, err, errlen);
 	if (rc != IH_OK || version == STORE_SCHEMA_VERSION)
 		return rc;
+	/*
+	 * Remaking a table (version 8) drops the old one, which with foreign
+	 * keys on would delete its children; the pragma is a no-op inside a
+	 * transaction, so it is set before and checked at the end.
+	 */
+	rc = sq_exec(st, "PRAGMA foreign_keys = OFF", "cannot migrate", err,
+	    errlen);
+	if (rc != IH_OK)
+		return rc;
 	rc = sq_exec(st, "BEGIN IMMEDIATE", "cannot lock store to migrate",
 	    err, errlen);
 	if (rc != IH_OK)
-		return rc;
+		goto out;
 	/* Another process may have migrated while this one waited. */
 	rc = user_version(st, &version, err, errlen);
 	if (rc != IH_OK)
@@ -225,10 +257,18 @@ migrate(struct sq *st, char *err, size_t errlen)
 		if (rc != IH_OK)
 			goto out;
 	}
-	rc = sq_exec(st, "COMMIT", "cannot commit schema", err, errlen);
+	rc = fk_check(st, err, errlen);
+	if (rc == IH_OK)
+		rc = sq_exec(st, "COMMIT", "cannot commit schema", err,
+		    errlen);
 out:
 	if (rc != IH_OK && !sqlite3_get_autocommit(st->db))
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	if (sqlite3_exec(st->db, "PRAGMA foreign_keys = ON", NULL, NULL,
+	    NULL) != SQLITE_OK && rc == IH_OK) {
+		snprintf(err, errlen, "cannot enable foreign keys");
+		rc = IH_ESTORE;
+	}
 	return rc;
 }
 

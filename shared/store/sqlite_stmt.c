@@ -25,7 +25,8 @@
 	"  OR (e.status = 'failed' AND e.next_attempt_at <= ?4)" \
 	"  OR (e.status = 'processing' AND e.lease_until <= ?4))" \
 	" AND (e.order_key IS NULL OR NOT EXISTS (SELECT 1 FROM events p" \
-	"  WHERE p.provider = e.provider AND p.order_key = e.order_key" \
+	"  WHERE p.provider = e.provider AND p.account = e.account" \
+	"  AND p.order_key = e.order_key" \
 	"  AND p.id < e.id" \
 	"  AND p.status NOT IN ('done', 'dead', 'quarantined')))" \
 	" AND CASE ?6 WHEN 0 THEN e.needs_fetch = 0" \
@@ -46,12 +47,12 @@ static const struct {
 	    "INSERT INTO events (provider, event_id, event_type, order_key,"
 	    " headers, received_at, last_seen_at, status,"
 	    " next_attempt_at, subtype, fingerprint, lease_owner, lease_until,"
-	    " attempts, api_version, needs_fetch)"
+	    " attempts, api_version, needs_fetch, account)"
 	    " VALUES (?1, ?2, ?3, ?4, ?6, ?7, ?7,"
 	    " CASE WHEN ?11 IS NOT NULL THEN 'processing'"
 	    " ELSE coalesce(?8, 'received') END, ?7, ?9, ?10, ?11, ?12,"
-	    " ?11 IS NOT NULL, ?13, ?14)"
-	    " ON CONFLICT (provider, event_id) DO UPDATE SET"
+	    " ?11 IS NOT NULL, ?13, ?14, ?15)"
+	    " ON CONFLICT (provider, account, event_id) DO UPDATE SET"
 	    " duplicates = duplicates + 1,"
 	    " last_seen_at = excluded.received_at"
 	    " RETURNING id, duplicates, status" },
@@ -68,7 +69,7 @@ static const struct {
 	    "  ORDER BY e.id LIMIT 1)"
 	    " RETURNING id, provider, event_id, event_type, subtype,"
 	    " (SELECT length(payload) FROM payloads WHERE event = events.id),"
-	    " attempts, received_at, needs_fetch" },
+	    " attempts, received_at, needs_fetch, account" },
 	/* The same search as a plain read, which takes no write lock. */
 	{ offsetof(struct sq, due),
 	    "SELECT 1 FROM events e WHERE " STORE_DUE_SQL " LIMIT 1" },
@@ -103,18 +104,21 @@ static const struct {
 	    "SELECT event_id, event_type,"
 	    " ?4 IS NOT NULL AND instr(char(10) || headers, ?4) > 0"
 	    " FROM events WHERE provider = ?1 AND fingerprint = ?2"
+	    " AND account = ?5"
 	    " AND NOT EXISTS (SELECT 1 FROM events"
-	    "  WHERE provider = ?1 AND event_id = ?3)"
+	    "  WHERE provider = ?1 AND account = ?5 AND event_id = ?3)"
 	    " ORDER BY id LIMIT 1" },
 	/* The ordering guard's statements (sqlite_objects.c), per event. */
 	{ offsetof(struct sq, obj_key),
 	    "SELECT source_at, rank, event_id FROM objects"
-	    " WHERE provider = ?1 AND kind = ?2 AND object_id = ?3" },
+	    " WHERE provider = ?1 AND kind = ?2 AND object_id = ?3"
+	    " AND account = ?4" },
 	{ offsetof(struct sq, obj_put),
 	    "INSERT INTO objects (provider, kind, object_id,"
 	    " status, object, source_at, rank, event_id, deleted, created_at,"
-	    " changed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,"
-	    " ?10) ON CONFLICT (provider, kind, object_id) DO UPDATE SET"
+	    " changed_at, account) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
+	    " ?9, ?10, ?10, ?11)"
+	    " ON CONFLICT (provider, account, kind, object_id) DO UPDATE SET"
 	    " status = excluded.status, object = excluded.object,"
 	    " source_at = excluded.source_at, rank = excluded.rank,"
 	    " event_id = excluded.event_id, deleted = excluded.deleted,"
@@ -122,11 +126,12 @@ static const struct {
 	{ offsetof(struct sq, obj_hist),
 	    "INSERT INTO object_events (provider, kind,"
 	    " object_id, event_id, event_type, status, source_at, rank,"
-	    " deleted, verdict, recorded_at, seq) SELECT ?1, ?2, ?3, ?4, ?5,"
-	    " ?6, ?7, ?8, ?9, ?10, ?11, coalesce(max(seq), 0) + 1"
+	    " deleted, verdict, recorded_at, seq, account) SELECT ?1, ?2, ?3,"
+	    " ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, coalesce(max(seq), 0) + 1, ?12"
 	    " FROM object_events WHERE provider = ?1 AND kind = ?2"
-	    " AND object_id = ?3"
-	    " ON CONFLICT (provider, kind, object_id, event_id) DO NOTHING" },
+	    " AND object_id = ?3 AND account = ?12"
+	    " ON CONFLICT (provider, account, kind, object_id, event_id)"
+	    " DO NOTHING" },
 };
 #define STORE_NSQL	(sizeof(store_sql) / sizeof(store_sql[0]))
 

@@ -4,6 +4,7 @@
 
 #include <sqlite3.h>
 
+#include "account.h"
 #include "ih.h"
 #include "sqlite_int.h"
 
@@ -24,12 +25,13 @@ sq_release_held(struct store *base, const struct event *ev,
 
 	rc = sq_prepare(st, "DELETE FROM events WHERE provider = ?1"
 	    " AND event_id = ?2 AND status = 'held'"
-	    " AND api_version IS NOT ?3", &s, err, errlen);
+	    " AND api_version IS NOT ?3 AND account = ?4", &s, err, errlen);
 	if (rc != IH_OK)
 		return rc;
 	sq_bind_text(s, 1, ev->provider);
 	sq_bind_text(s, 2, ev->event_id);
 	sq_bind_text(s, 3, ev->api_version);
+	sq_bind_text(s, 4, account_or_default(ev->account));
 	rc = sq_step_done(st, s, "cannot replace held event", err, errlen);
 	sqlite3_finalize(s);
 	return rc;

@@ -301,6 +301,8 @@ store_record_claim(struct store *st, struct store_txn *tx,
 		return rc;
 	rc = store_job_set(job, ev->provider, ev->event_id, ev->event_type,
 	    ev->subtype);
+	if (rc == IH_OK)
+		rc = store_job_account(job, ev->account);
 	if (rc != IH_OK)
 		goto out;
 	job->ev.rowid = res->rowid;
@@ -463,7 +465,17 @@ int
 store_show(struct store *st, const char *provider, const char *event_id,
     store_row_fn fn, void *arg, char *err, size_t errlen)
 {
-	return st->ops->show(st, provider, event_id, fn, arg, err, errlen);
+	return st->ops->show(st, provider, NULL, event_id, fn, arg, err,
+	    errlen);
+}
+
+int
+store_show_account(struct store *st, const char *provider,
+    const char *account, const char *event_id, store_row_fn fn, void *arg,
+    char *err, size_t errlen)
+{
+	return st->ops->show(st, provider, account, event_id, fn, arg, err,
+	    errlen);
 }
 
 int
@@ -650,10 +662,10 @@ store_objects(struct store *st, const struct store_object_filter *f,
 
 int
 store_object_history(struct store *st, const char *provider,
-    const char *kind, const char *object_id,
+    const char *account, const char *kind, const char *object_id,
     int (*fn)(void *arg, const struct store_object_event *e), void *arg,
     char *err, size_t errlen)
 {
-	return st->ops->object_history(st, provider, kind, object_id, fn,
-	    arg, err, errlen);
+	return st->ops->object_history(st, provider, account, kind,
+	    object_id, fn, arg, err, errlen);
 }

@@ -333,6 +333,7 @@ int	store_record_claim(struct store *st, struct store_txn *tx,
 /* Which events: every field set narrows the set; unset fields match all. */
 struct store_filter {
 	const char	*provider;	/* or NULL */
+	const char	*account;	/* or NULL: every account */
 	const char	*event_id;	/* or NULL */
 	const char	*event_type;	/* or NULL: exact type */
 	const char	*status;	/* or NULL */
@@ -351,6 +352,7 @@ struct store_filter {
 struct store_row {
 	int64_t			 rowid;
 	const char		*provider;
+	const char		*account;	/* "default" or a name */
 	const char		*event_id;
 	const char		*event_type;
 	const char		*subtype;	/* or NULL */
@@ -395,6 +397,10 @@ int	store_list(struct store *st, const struct store_filter *f,
 int	store_show(struct store *st, const char *provider,
 	    const char *event_id, store_row_fn fn, void *arg, char *err,
 	    size_t errlen);
+/* store_show() in one account (NULL: the default account). */
+int	store_show_account(struct store *st, const char *provider,
+	    const char *account, const char *event_id, store_row_fn fn,
+	    void *arg, char *err, size_t errlen);
 
 /* One processing attempt, borrowed for the callback. */
 struct store_attempt {
@@ -467,6 +473,7 @@ const char	*store_bulk_why(enum store_bulk b);
  */
 struct store_purge {
 	const char	*provider;
+	const char	*account;	/* or NULL: every account */
 	int64_t		 payload_before_ms;
 	int64_t		 row_before_ms;	/* 0: never delete rows */
 	long		 batch;
@@ -480,9 +487,13 @@ struct store_purge {
 int	store_purge(struct store *st, struct store_purge *p, char *err,
 	    size_t errlen);
 
-/* Per-provider figures over events received in [since_ms, until_ms). */
+/*
+ * Per-provider figures over events received in [since_ms, until_ms), one
+ * set per account when by_account is set in store_stats_account().
+ */
 struct store_stats {
 	char		 provider[64];
+	char		 account[64];	/* "" unless by account */
 	int64_t		 events;	/* first received in the window */
 	int64_t		 duplicates;	/* their later deliveries */
 	int64_t		 received, processing, done, failed, dead,
@@ -572,6 +583,7 @@ int	store_copy_effect(struct store *st, struct store_txn *tx,
  */
 struct store_object {
 	const char	*provider;
+	const char	*account;	/* NULL: "default" (account.h) */
 	const char	*kind;
 	const char	*object_id;
 	const char	*status;	/* "" when the object has none */
@@ -601,6 +613,7 @@ int	store_object_apply(struct store *st, struct store_txn *tx,
 /* Which objects: each field set narrows the set. */
 struct store_object_filter {
 	const char	*provider;	/* or NULL */
+	const char	*account;	/* or NULL: every account */
 	const char	*kind;		/* or NULL */
 	const char	*object_id;	/* or NULL */
 	const char	*status;	/* or NULL */
@@ -638,7 +651,7 @@ struct store_object_event {
  * returned.
  */
 int	store_object_history(struct store *st, const char *provider,
-	    const char *kind, const char *object_id,
+	    const char *account, const char *kind, const char *object_id,
 	    int (*fn)(void *arg, const struct store_object_event *e),
 	    void *arg, char *err, size_t errlen);
 

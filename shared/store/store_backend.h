@@ -72,7 +72,7 @@ struct store_ops {
 	int	(*list)(struct store *, const struct store_filter *,
 		    store_row_fn, void *, char *, size_t);
 	int	(*show)(struct store *, const char *, const char *,
-		    store_row_fn, void *, char *, size_t);
+		    const char *, store_row_fn, void *, char *, size_t);
 	int	(*attempts)(struct store *, int64_t,
 		    int (*)(void *, const struct store_attempt *), void *,
 		    char *, size_t);
@@ -141,7 +141,7 @@ struct store_ops {
 	int	(*objects)(struct store *, const struct store_object_filter *,
 		    store_object_fn, void *, char *, size_t);
 	int	(*object_history)(struct store *, const char *, const char *,
-		    const char *,
+		    const char *, const char *,
 		    int (*)(void *, const struct store_object_event *),
 		    void *, char *, size_t);
 	int	(*copy_object)(struct store *, const struct store_object *,
@@ -188,6 +188,8 @@ void	store_row_defaults(struct store_row *row);
  */
 int	store_job_set(struct store_job *job, const char *provider,
 	    const char *event_id, const char *event_type, const char *subtype);
+/* The job's own copy of its account (NULL: "default"), as above. */
+int	store_job_account(struct store_job *job, const char *account);
 
 /*
  * The ordering guard's verdict for o against the row's key (row NULL:

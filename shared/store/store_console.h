@@ -85,6 +85,7 @@ int	store_console_size(struct store *st, int64_t *bytes, char *err,
 /* A page of the events list, newest first; unset fields match all. */
 struct store_console_query {
 	const char	*provider;	/* or NULL: exact */
+	const char	*account;	/* or NULL: every account */
 	const char	*status;	/* or NULL: exact */
 	const char	*type_glob;	/* or NULL: a GLOB on the type */
 	const char	*text;		/* or NULL: part of the id or type */

@@ -37,6 +37,15 @@ store_job_set(struct store_job *job, const char *provider,
 	return failed ? IH_ENOMEM : IH_OK;
 }
 
+int
+store_job_account(struct store_job *job, const char *account)
+{
+	int failed = 0;
+
+	job->ev.account = job_copy(account, &failed);
+	return failed ? IH_ENOMEM : IH_OK;
+}
+
 /*
  * The job owns what its view points at (store.h): the casts drop the
  * view's const to free the job's own copies.
@@ -48,6 +57,7 @@ store_job_free(struct store_job *job)
 	free((void *)job->ev.event_id);
 	free((void *)job->ev.event_type);
 	free((void *)job->ev.subtype);
+	free((void *)job->ev.account);
 	free((void *)job->ev.payload);
 	memset(job, 0, sizeof(*job));
 }

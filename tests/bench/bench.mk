@@ -16,6 +16,9 @@
 #                               (tests/bench/pages.py; BENCH_PAGES_N events)
 #   make bench-cgi              one plain CGI delivery, counted: callgrind
 #                               and strace -c (tests/bench/cgi_cost.sh)
+#   make bench-accounts         stripe with 1 account and with 100
+#                               accounts: accepted/s and CPU per event
+#                               (tests/bench/accounts.py; issue 29)
 #
 # Everything is built without sanitizers at -O2 into $(BUILD)/bench, so
 # that it never disturbs another build, and the results go to
@@ -29,7 +32,8 @@ BENCH_OPTS    ?=
 
 BENCH_PAGES_N ?= 200
 
-.PHONY: bench bench-build bench-tools bench-readme bench-pages bench-cgi
+.PHONY: bench bench-build bench-tools bench-readme bench-pages bench-cgi \
+	bench-accounts
 
 bench: deps bench-build
 	python3 tests/bench/run.py --bin $(BUILD)/bench \
@@ -40,6 +44,11 @@ bench: deps bench-build
 bench-pages: bench-build
 	python3 tests/bench/pages.py --bin $(BUILD)/bench \
 	    --events $(BENCH_PAGES_N)
+
+bench-accounts: bench-build
+	python3 tests/bench/accounts.py --bin $(BUILD)/bench \
+	    --tools $(BUILD)/bench/tools --seconds $(BENCH_SECONDS) \
+	    --out $(BUILD)/bench/accounts.md
 
 bench-cgi: bench-build
 	tests/bench/cgi_cost.sh $(BUILD)/bench $(BUILD)/bench/cgi

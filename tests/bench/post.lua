@@ -3,7 +3,7 @@
 --
 --   wrk -t T -c C -d S --latency -s tests/bench/post.lua URL -- PREFIX
 --
--- Thread k reads PREFIX.k, records "<header bytes> <body bytes>\n"
+-- Thread k reads PREFIX.k, records "<header bytes> <body bytes>[ <path>]\n"
 -- followed by that many bytes of header lines ("Name: value\r\n") and
 -- then the body.  The files hold different events, so no two threads send
 -- the same request unless it is one of the redeliveries run.py put there.
@@ -44,10 +44,15 @@ function request()
     wrapped = wrapped + 1
     line = assert(f:read("*l"), "empty request file")
   end
-  local hl, bl = line:match("^(%d+) (%d+)$")
+  local hl, bl, path = line:match("^(%d+) (%d+) ?(%S*)$")
   local h = f:read(tonumber(hl))
   local b = f:read(tonumber(bl))
-  return head .. h .. "Content-Length: " .. bl .. "\r\n\r\n" .. b
+  local first = head
+  -- A record may name its own path (tests/bench/accounts.py's accounts).
+  if path ~= "" then
+    first = "POST " .. path .. head:sub(#("POST " .. wrk.path) + 1)
+  end
+  return first .. h .. "Content-Length: " .. bl .. "\r\n\r\n" .. b
 end
 
 function done(summary, latency, requests)

@@ -110,7 +110,7 @@ async function phaseMain(browser, creds) {
     await page.goto(base + '/events');
     await page.fill('input[name=type]', 'payment_intent.payment_*');
     await page.click('form.filter button');
-    const types = await page.locator('#events tr td:nth-child(4)').allInnerTexts();
+    const types = await page.locator('#events tr td:nth-child(5)').allInnerTexts();
     check(types.length === cfg.deadStripe && types.every(t => t === 'payment_intent.payment_failed'), `type filter: ${types}`);
     await page.goto(base + '/events');
     await page.fill('input[name=q]', 'hostile');

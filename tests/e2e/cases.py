@@ -453,8 +453,9 @@ def case_wal(spec, srv):
         with srv.connect_ro() as c:
             defs = [d for (d,) in c.execute(
                 "SELECT indexdef FROM pg_indexes WHERE tablename = 'events'")]
-        check(any("UNIQUE" in d and "(provider, event_id)" in d for d in defs),
-              "no UNIQUE(provider, event_id) on events: %r" % defs)
+        check(any("UNIQUE" in d and "(provider, account, event_id)" in d
+                  for d in defs),
+              "no UNIQUE(provider, account, event_id) on events: %r" % defs)
         return
     with srv.connect_ro() as c:
         mode = c.execute("PRAGMA journal_mode").fetchone()[0]
@@ -462,8 +463,8 @@ def case_wal(spec, srv):
     with srv.connect_ro() as c:
         idx = c.execute("SELECT sql FROM sqlite_master WHERE tbl_name='events'").fetchall()
     sqls = " ".join((s or "") for (s,) in idx).lower().replace(" ", "")
-    check("unique(provider,event_id)" in sqls or _has_unique_index(srv),
-          "no UNIQUE(provider, event_id) on events: %r" % sqls[:300])
+    check("unique(provider,account,event_id)" in sqls or _has_unique_index(srv),
+          "no UNIQUE(provider, account, event_id) on events: %r" % sqls[:300])
 
 
 def _has_unique_index(srv):
@@ -472,7 +473,7 @@ def _has_unique_index(srv):
             if not uniq:
                 continue
             cols = [r[2] for r in c.execute("SELECT * FROM pragma_index_info(?)", (name,))]
-            if cols == ["provider", "event_id"]:
+            if cols == ["provider", "account", "event_id"]:
                 return True
     return False
 
@@ -558,7 +559,7 @@ def run_common(tap, spec, srv, auth_titles=AUTH_TITLES, not_json=True):
     p = spec.name + ": "
     tap.run(p + "accepted: 200, one row, payload byte-identical", case_accepted, spec, srv)
     tap.run(p + "DB directory 0700 and file 0600 when created", case_db_modes, spec, srv)
-    tap.run(p + "DB is WAL with UNIQUE(provider,event_id)", case_wal, spec, srv)
+    tap.run(p + "DB is WAL with UNIQUE(provider,account,event_id)", case_wal, spec, srv)
     tap.run(p + "duplicate: identical redelivery -> duplicate, one row, duplicates=1",
             case_duplicate, spec, srv)
     tap.run(p + "300 KB body accepted byte-identical", case_large_body, spec, srv)

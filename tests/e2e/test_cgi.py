@@ -50,7 +50,7 @@ def run_common_cgi(tap, spec, srv):
     t = tap.run
     t(p + "accepted: 200, one row, payload byte-identical", cases.case_accepted, spec, srv)
     t(p + "DB directory 0700 and file 0600 when created", cases.case_db_modes, spec, srv)
-    t(p + "DB is WAL with UNIQUE(provider,event_id)", cases.case_wal, spec, srv)
+    t(p + "DB is WAL with UNIQUE(provider,account,event_id)", cases.case_wal, spec, srv)
     t(p + "duplicate: identical redelivery -> duplicate, one row, duplicates=1",
       cases.case_duplicate, spec, srv)
     t(p + "300 KB body accepted byte-identical", cases.case_large_body, spec, srv)

@@ -271,7 +271,8 @@ def run_modes(bindir, servers, tap):
 
 # What an action may see: the event's variables, the locale, time zone,
 # PATH and HOME, the pass-through names, and what /bin/sh itself sets.
-EVENT_VARS = {"IDEMHOOK_PROVIDER", "IDEMHOOK_EVENT_ID", "IDEMHOOK_EVENT_TYPE",
+EVENT_VARS = {"IDEMHOOK_PROVIDER", "IDEMHOOK_ACCOUNT", "IDEMHOOK_EVENT_ID",
+              "IDEMHOOK_EVENT_TYPE",
               "IDEMHOOK_ATTEMPT", "IDEMHOOK_IDEMPOTENCY_KEY"}
 BASE_VARS = {"PATH", "HOME", "LANG", "TZ", "PWD", "OLDPWD", "SHLVL", "_"}
 PASS_NAME = "IH_ACTION_PASS"

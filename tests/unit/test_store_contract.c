@@ -634,8 +634,8 @@ objects_guard(void **state)
 	    sizeof(err)), IH_OK);
 	assert_string_equal(row, "");
 	hist[0] = '\0';
-	assert_int_equal(store_object_history(f->st, "stripe", "subscription",
-	    "sub_1", history_fn, hist, err, sizeof(err)), IH_OK);
+	assert_int_equal(store_object_history(f->st, "stripe", NULL,
+	    "subscription", "sub_1", history_fn, hist, err, sizeof(err)), IH_OK);
 	assert_string_equal(hist, "evt_b=applied;evt_a=stale;evt_c=applied;"
 	    "evt_d=tied;");
 	/* Rolled back with its transaction, like every effect. */
