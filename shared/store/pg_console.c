@@ -495,6 +495,7 @@ pg_console_explain(struct store *base, char *buf, size_t len, char *err,
 	pg_int(&list, 0);
 	pg_int(&list, 0);
 	pg_int(&list, 50);
+	pg_text(&list, NULL);	/* every account */
 	memset(&last, 0, sizeof(last));
 	pg_text(&last, "stripe");
 	if (pg_ensure(st, err, errlen) != IH_OK)
