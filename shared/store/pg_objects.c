@@ -110,12 +110,23 @@ row_update(struct pgs *st, const struct store_object *o, int64_t changed_ms,
 	    PG_OBJECT_TYPES, &p, "cannot write object", &n, err, errlen);
 }
 
-/* Adds e to the object's history unless it is there; *added says. */
+/*
+ * Adds e to the object's history unless it is there; *added says, or
+ * with added NULL the insert is deferred (pg_wait.c): only an error of
+ * it matters, read with the next statement's answer.
+ */
 static int
 history_put(struct pgs *st, const struct store_object *o,
     const struct store_object_event *e, int *added, char *err,
     size_t errlen)
 {
+	static const char sql[] = "INSERT INTO object_events (provider,"
+	    " kind, object_id, event_id, event_type, status, source_at, rank,"
+	    " deleted, verdict, recorded_at, seq) SELECT $1, $2, $3, $4, $5,"
+	    " $6, $7, $8, $9, $10, $11, coalesce(max(seq), 0) + 1"
+	    " FROM object_events WHERE provider = $1 AND kind = $2"
+	    " AND object_id = $3"
+	    " ON CONFLICT (provider, kind, object_id, event_id) DO NOTHING";
 	struct pg_params p;
 	long n;
 	int rc;
@@ -132,15 +143,11 @@ history_put(struct pgs *st, const struct store_object *o,
 	pg_int(&p, e->deleted != 0);
 	pg_text(&p, e->verdict);
 	pg_int(&p, e->recorded_ms);
-	rc = pg_exec_change(st, "INSERT INTO object_events (provider, kind,"
-	    " object_id, event_id, event_type, status, source_at, rank,"
-	    " deleted, verdict, recorded_at, seq) SELECT $1, $2, $3, $4, $5,"
-	    " $6, $7, $8, $9, $10, $11, coalesce(max(seq), 0) + 1"
-	    " FROM object_events WHERE provider = $1 AND kind = $2"
-	    " AND object_id = $3"
-	    " ON CONFLICT (provider, kind, object_id, event_id) DO NOTHING",
-	    "ttttttiiiti", &p, "cannot write object history", &n, err,
-	    errlen);
+	if (added == NULL)
+		return pg_defer_sql(st, sql, "ttttttiiiti", &p,
+		    "cannot write object history", err, errlen);
+	rc = pg_exec_change(st, sql, "ttttttiiiti", &p,
+	    "cannot write object history", &n, err, errlen);
 	*added = n > 0;
 	return rc;
 }
@@ -181,7 +188,7 @@ pg_object_apply(struct store *base, const struct store_object *o,
 {
 	struct pgs *st = pg_of(base);
 	struct store_object_event e;
-	int added, rc;
+	int rc;
 
 	rc = row_apply(st, o, now_ms, now_ms, verdict, err, errlen);
 	if (rc != IH_OK)
@@ -195,7 +202,7 @@ pg_object_apply(struct store *base, const struct store_object *o,
 	e.deleted = o->deleted;
 	e.verdict = object_verdict_name(*verdict);
 	e.recorded_ms = now_ms;
-	return history_put(st, o, &e, &added, err, errlen);
+	return history_put(st, o, &e, NULL, err, errlen);
 }
 
 int

@@ -212,13 +212,13 @@ pg_effect(struct store *base, const struct store_job *job, const char *kind,
     int64_t now_ms, char *err, size_t errlen)
 {
 	struct pg_params p;
-	long n;
 
 	memset(&p, 0, sizeof(p));
 	pg_int(&p, job->ev.rowid);
 	pg_text(&p, kind);
 	pg_int(&p, now_ms);
-	return job_move(pg_of(base), PG_EFFECT, &p, &n,
+	/* ON CONFLICT DO NOTHING: only an error matters, read later. */
+	return pg_defer_stmt(pg_of(base), PG_EFFECT, &p,
 	    "cannot record effect", err, errlen);
 }
 
@@ -228,7 +228,6 @@ attempt_end(struct pgs *st, const struct store_job *job, int64_t now_ms,
     const char *outcome, const char *error, char *err, size_t errlen)
 {
 	struct pg_params p;
-	long n;
 
 	memset(&p, 0, sizeof(p));
 	pg_int(&p, job->ev.rowid);
@@ -236,7 +235,8 @@ attempt_end(struct pgs *st, const struct store_job *job, int64_t now_ms,
 	pg_int(&p, now_ms);
 	pg_text(&p, outcome);
 	pg_text(&p, error);
-	return job_move(st, PG_ATTEMPT_END, &p, &n, "cannot record attempt",
+	/* Deferred: its answer travels with the next statement's. */
+	return pg_defer_stmt(st, PG_ATTEMPT_END, &p, "cannot record attempt",
 	    err, errlen);
 }
 

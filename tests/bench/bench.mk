@@ -14,6 +14,9 @@
 #                               callgrind): WAL pages and bytes, fsyncs,
 #                               instructions of stripe.fcgi behind lighttpd
 #                               (tests/bench/pages.py; BENCH_PAGES_N events)
+#   make bench-pg-trips         the same on PostgreSQL: round trips (sendto
+#                               calls) per event, on a throwaway cluster
+#                               (tests/pg_cluster.sh, $(BUILD)/bench/pg)
 #   make bench-cgi              one plain CGI delivery, counted: callgrind
 #                               and strace -c (tests/bench/cgi_cost.sh)
 #
@@ -29,7 +32,8 @@ BENCH_OPTS    ?=
 
 BENCH_PAGES_N ?= 200
 
-.PHONY: bench bench-build bench-tools bench-readme bench-pages bench-cgi
+.PHONY: bench bench-build bench-tools bench-readme bench-pages bench-cgi \
+	bench-pg-trips
 
 bench: deps bench-build
 	python3 tests/bench/run.py --bin $(BUILD)/bench \
@@ -40,6 +44,12 @@ bench: deps bench-build
 bench-pages: bench-build
 	python3 tests/bench/pages.py --bin $(BUILD)/bench \
 	    --events $(BENCH_PAGES_N)
+
+bench-pg-trips: bench-build
+	u=$$(tests/pg_cluster.sh start $(BUILD)/bench/pg) && \
+	python3 tests/bench/pages.py --bin $(BUILD)/bench --no-callgrind \
+	    --events $(BENCH_PAGES_N) --pg "$$u"; \
+	rc=$$?; tests/pg_cluster.sh stop $(BUILD)/bench/pg; exit $$rc
 
 bench-cgi: bench-build
 	tests/bench/cgi_cost.sh $(BUILD)/bench $(BUILD)/bench/cgi
