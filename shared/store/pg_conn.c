@@ -489,6 +489,10 @@ store_pg_open(const struct store_opts *opts, struct store **out, char *err,
 	int rc;
 
 	*out = NULL;
+	/* libpq is loaded only for a PostgreSQL store (pg_dl.h). */
+	rc = pg_dl_load(err, errlen);
+	if (rc != IH_OK)
+		return rc;
 	st = calloc(1, sizeof(*st));
 	if (st == NULL)
 		return IH_ENOMEM;

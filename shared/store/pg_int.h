@@ -12,6 +12,7 @@
 
 #include <libpq-fe.h>
 
+#include "pg_dl.h"
 #include "store_backend.h"
 
 /* The statements prepared once per connection (pg_conn.c's table). */

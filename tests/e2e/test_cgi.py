@@ -8,6 +8,7 @@ Usage: test_cgi.py BINDIR   (or IH_BIN=BINDIR test_cgi.py)
 """
 
 import os
+import subprocess
 import sys
 import time
 
@@ -110,6 +111,21 @@ def slow_action_detached(srv):
           "end" % (done, SLOW_ACTION_S))
 
 
+def no_libpq(bindir):
+    """A CGI process on SQLite pays no start-up for libpq and the ~20
+    libraries it needs: the receivers load it with dlopen() only for a
+    postgresql:// store (shared/store/pg_dl.h).  The PostgreSQL suites
+    prove the loaded path."""
+    for p in ("stripe", "github", "console"):
+        r = subprocess.run(["ldd", os.path.join(bindir, p + ".fcgi")],
+                           capture_output=True, text=True, timeout=30)
+        check(r.returncode == 0 and "libsqlite3" in r.stdout,
+              "ldd %s.fcgi: %r" % (p, (r.stdout + r.stderr)[:300]))
+        check("libpq" not in r.stdout, "%s.fcgi links libpq: %r"
+              % (p, [ln.strip() for ln in r.stdout.splitlines()
+                     if "libpq" in ln]))
+
+
 def main():
     tap = Tap("cgi: ")
     try:
@@ -123,6 +139,8 @@ def main():
         tap.not_ok("setup", "no %s in %s" % (missing, bindir))
         return tap.finish()
 
+    tap.run("the programs do not link libpq (loaded only for PostgreSQL)",
+            no_libpq, bindir)
     servers = Servers()
     install_signal_cleanup(servers)
     with servers:
