@@ -320,6 +320,7 @@ read_body(struct ingest *in)
 	pr.now = clock_wall_s();
 	pr.check_time = 1;
 	pr.json = in->json;
+	verify_first_use(in->cfg.db_path);
 	rc = in->p->verify(&pr, &why);
 	/* Counted for the alarm on a burst of them (sigfail.h). */
 	if (rc == IH_EAUTH)

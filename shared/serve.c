@@ -21,6 +21,7 @@
 #include "provider.h"
 #include "serve.h"
 #include "settings.h"
+#include "verify.h"
 #include "store.h"
 
 extern char **environ;
@@ -370,6 +371,8 @@ serve_main(const struct provider *p)
 		goto out;
 	}
 	batch_writer_init(&sv.cgi, p, NULL);
+	/* One request: OpenSSL's start-up trimmed to it (verify.h). */
+	verify_one_shot();
 	io_cgi(&io);
 	serve_one(&sv, in, &io, &sv.cgi);
 	batch_writer_free(&sv.cgi);
