@@ -8,6 +8,10 @@
 #   make bench-readme           put $(BUILD)/bench/results.md's tables into
 #                               README.md's Performance section and its
 #                               chart into tests/bench/chart.svg
+#   make bench BENCH_GROWTH=1000000  also stripe on stores (SQLite and
+#                               PostgreSQL) already holding that many
+#                               events, filled through the library
+#                               (store_ceiling -F; about 1 GB for SQLite)
 #   make bench BENCH_OPTS=--no-apache   (or --no-pg, --apache-only,
 #                               --apache-conf 'LINE', --runs ...: run.py -h)
 #   make bench-pages            per event, with deterministic tools (strace,
@@ -29,6 +33,7 @@
 BENCH_SECONDS ?= 5
 BENCH_ONLY    ?=
 BENCH_OPTS    ?=
+BENCH_GROWTH  ?=
 
 BENCH_PAGES_N ?= 200
 
@@ -38,7 +43,8 @@ BENCH_PAGES_N ?= 200
 bench: deps bench-build
 	python3 tests/bench/run.py --bin $(BUILD)/bench \
 	    --tools $(BUILD)/bench/tools --seconds $(BENCH_SECONDS) \
-	    $(if $(BENCH_ONLY),--only $(BENCH_ONLY)) $(BENCH_OPTS) \
+	    $(if $(BENCH_ONLY),--only $(BENCH_ONLY)) \
+	    $(if $(BENCH_GROWTH),--growth $(BENCH_GROWTH)) $(BENCH_OPTS) \
 	    --out $(BUILD)/bench/results.md
 
 bench-pages: bench-build
