@@ -530,6 +530,7 @@ pg_begin(struct store *base, enum store_durability d, char *err,
 	const char *sql;
 	int rc, tries;
 
+	st->fresh_claim = 0;
 	sql = d == STORE_DURABLE && st->durable_as == STORE_DURABLE ?
 	    "BEGIN; SET LOCAL synchronous_commit = on" :
 	    "BEGIN; SET LOCAL synchronous_commit = off";

@@ -56,6 +56,8 @@ struct pgs {
 	int			 silent;	/* the last call timed out */
 	/* Deferred statements sent in pipeline mode, answers unread. */
 	int			 npend;
+	/* The event the last record inserted claimed, else 0 (pg_record.c). */
+	int64_t			 fresh_claim;
 	char			 why[160];	/* why there is no conn */
 };
 

@@ -75,25 +75,6 @@ row_key(struct pgs *st, const struct store_object *o, struct object_key *key,
 	return IH_OK;
 }
 
-/* Inserts the row unless it exists; *added says which. */
-static int
-row_insert(struct pgs *st, const struct store_object *o, int64_t created_ms,
-    int64_t changed_ms, int *added, char *err, size_t errlen)
-{
-	struct pg_params p;
-	long n;
-	int rc;
-
-	object_params(&p, o, created_ms, changed_ms);
-	rc = pg_exec_change(st, "INSERT INTO objects (provider, kind,"
-	    " object_id, status, object, source_at, rank, event_id, deleted,"
-	    " created_at, changed_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8,"
-	    " $9, $10, $11) ON CONFLICT (provider, kind, object_id) DO NOTHING",
-	    PG_OBJECT_TYPES, &p, "cannot write object", &n, err, errlen);
-	*added = n == 1;
-	return rc;
-}
-
 /* Brings the existing row to o's state. */
 static int
 row_update(struct pgs *st, const struct store_object *o, int64_t changed_ms,
@@ -153,6 +134,59 @@ history_put(struct pgs *st, const struct store_object *o,
 }
 
 /*
+ * In one round trip: inserts the row unless it exists (*added), and
+ * locks and reads an existing row's key (*found, the event id malloc'd
+ * into *id).  The read sees the statement's snapshot: a row another
+ * transaction inserted meanwhile is neither added nor found, and
+ * row_apply() reads it again.
+ */
+static int
+row_take(struct pgs *st, const struct store_object *o, int64_t created_ms,
+    int64_t changed_ms, struct object_key *key, char **id, int *found,
+    int *added, char *err, size_t errlen)
+{
+	struct pg_params p;
+	PGresult *r;
+
+	*found = 0;
+	*added = 0;
+	object_params(&p, o, created_ms, changed_ms);
+	r = pg_exec_sql(st, "WITH ins AS (INSERT INTO objects (provider,"
+	    " kind, object_id, status, object, source_at, rank, event_id,"
+	    " deleted, created_at, changed_at) VALUES ($1, $2, $3, $4, $5, $6,"
+	    " $7, $8, $9, $10, $11) ON CONFLICT (provider, kind, object_id)"
+	    " DO NOTHING RETURNING 1),"
+	    " cur AS (SELECT source_at, rank, event_id FROM objects"
+	    " WHERE provider = $1 AND kind = $2 AND object_id = $3 FOR UPDATE)"
+	    " SELECT (SELECT count(*) FROM ins), cur.source_at, cur.rank,"
+	    " cur.event_id FROM (SELECT 1) AS one LEFT JOIN cur ON true",
+	    PG_OBJECT_TYPES, &p, PGRES_TUPLES_OK, "cannot write object", err,
+	    errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	if (PQntuples(r) != 1) {
+		PQclear(r);
+		snprintf(err, errlen, "cannot write object: no row returned");
+		return IH_ESTORE;
+	}
+	*added = pg_getint(r, 0, 0) > 0;
+	if (!*added && !PQgetisnull(r, 0, 3)) {
+		key->source_ms = pg_getint(r, 0, 1);
+		key->rank = (int)pg_getint(r, 0, 2);
+		*id = strdup(PQgetvalue(r, 0, 3));
+		if (*id == NULL) {
+			PQclear(r);
+			snprintf(err, errlen, "out of memory");
+			return IH_ENOMEM;
+		}
+		key->event_id = *id;
+		*found = 1;
+	}
+	PQclear(r);
+	return IH_OK;
+}
+
+/*
  * Brings the row to o's state when o is newer (or the row is new),
  * under the row's lock; *verdict says what the guard found.
  */
@@ -164,14 +198,11 @@ row_apply(struct pgs *st, const struct store_object *o, int64_t created_ms,
 	char *id = NULL;
 	int found = 0, added = 0, rc;
 
-	rc = row_key(st, o, &row, &id, &found, err, errlen);
-	if (rc == IH_OK && !found) {
-		rc = row_insert(st, o, created_ms, changed_ms, &added, err,
-		    errlen);
-		/* Inserted meanwhile by another transaction: compare. */
-		if (rc == IH_OK && !added)
-			rc = row_key(st, o, &row, &id, &found, err, errlen);
-	}
+	rc = row_take(st, o, created_ms, changed_ms, &row, &id, &found,
+	    &added, err, errlen);
+	/* Inserted meanwhile by another transaction: compare. */
+	if (rc == IH_OK && !found && !added)
+		rc = row_key(st, o, &row, &id, &found, err, errlen);
 	if (rc != IH_OK)
 		goto out;
 	*verdict = store_object_verdict(found ? &row : NULL, o);

@@ -52,6 +52,7 @@ pg_record(struct store *base, const struct event *ev, int64_t now_ms,
 	res->rowid = pg_getint(r, 0, 0);
 	res->duplicates = pg_getint(r, 0, 1);
 	res->duplicate = res->duplicates > 0;
+	st->fresh_claim = owner != NULL && !res->duplicate ? res->rowid : 0;
 	snprintf(res->status, sizeof(res->status), "%s", PQgetvalue(r, 0, 2));
 	PQclear(r);
 	return IH_OK;
@@ -68,6 +69,18 @@ pg_attempt_start(struct store *base, int64_t rowid, int64_t now_ms,
 	memset(&p, 0, sizeof(p));
 	pg_int(&p, rowid);
 	pg_int(&p, now_ms);
+	if (rowid > 0 && rowid == st->fresh_claim) {
+		/*
+		 * The event was inserted and claimed by the record just
+		 * before, in this transaction: it has no attempt yet, so this
+		 * one is its first, and the insert need not be waited for.
+		 */
+		st->fresh_claim = 0;
+		*seq = 1;
+		return pg_defer_stmt(st, PG_ATTEMPT_START, &p,
+		    "cannot record attempt", err, errlen);
+	}
+	st->fresh_claim = 0;
 	r = pg_exec_stmt(st, PG_ATTEMPT_START, &p, PGRES_TUPLES_OK,
 	    "cannot record attempt", err, errlen);
 	if (r == NULL)
