@@ -15,8 +15,9 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (ApacheServer, HarnessError, Servers, Tap, bin_dir,  # noqa: E402
-                     check, install_signal_cleanup)
+from harness import (SANITIZER_ENV, ApacheServer, HarnessError,  # noqa: E402
+                     Servers, Tap, bin_dir, check, install_signal_cleanup,
+                     sign_stripe)
 import cases  # noqa: E402
 from cases import as_bytes, expect_accepted, expect_error, no_row, one_row  # noqa: E402
 import test_stripe as ts  # noqa: E402
@@ -126,6 +127,44 @@ def no_libpq(bindir):
                      if "libpq" in ln]))
 
 
+def post_type(srv, etype):
+    eid = STRIPE.new_id("due")
+    body = STRIPE.body(eid, etype)
+    expect_accepted(ts.post_signed(srv, body, sign_stripe(srv.secrets["stripe"],
+                                                          body)), etype)
+    return eid
+
+
+def wait_status(srv, eid, status, seconds=15):
+    deadline = time.monotonic() + seconds
+    while True:
+        rows = srv.rows("stripe", eid)
+        if rows and rows[0]["status"] == status:
+            return rows[0]
+        if time.monotonic() > deadline:
+            check(False, "%s: %r, not %s" % (eid, rows and rows[0]["status"], status))
+        time.sleep(0.1)
+
+
+def drain_when_due(srv, bindir):
+    """A delivery whose event is processed in its recording transaction
+    forks no process after the answer unless an event is due; when one
+    is, it drains it: an event made due again (idemhook replay) is done a
+    second time after the next delivery, with no worker running."""
+    first = post_type(srv, "test.cgidue")
+    done0 = wait_status(srv, first, "done")["done_at"]
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "IDEMHOOK_DB": srv.db}
+    env.update({k: os.environ[k] for k in SANITIZER_ENV if k in os.environ})
+    p = subprocess.run([os.path.join(bindir, "idemhook"), "replay", "--status", "done",
+                        "--type", "test.cgidue"], env=env, capture_output=True,
+                       timeout=60)
+    check(p.returncode == 0, "idemhook replay: %r" % p.stderr[-300:])
+    check(srv.rows("stripe", first)[0]["status"] == "received", "not requeued")
+    post_type(srv, "test.cgidue2")
+    row = wait_status(srv, first, "done")
+    check(row["done_at"] > done0, "done_at %r, before %r" % (row["done_at"], done0))
+
+
 def main():
     tap = Tap("cgi: ")
     try:
@@ -155,6 +194,9 @@ def main():
             stripe_cases(tap, srv, "")
             tap.run("stripe: a secret from SetEnv (CGI environment) accepted",
                     setenv_secret, srv, s3)
+            tap.run("stripe: after the answer, an event due is drained (and none "
+                    "is looked for in a fork when nothing is due)",
+                    drain_when_due, srv, bindir)
             run_common_cgi(tap, GITHUB, srv)
             cases.run_final(tap, STRIPE, srv)
             cases.run_final(tap, GITHUB, srv)
