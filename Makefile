@@ -27,6 +27,14 @@ PKGS      = sqlite3 libcrypto fcgi yajl $(if $(filter 1,$(NO_PG)),,libpq)
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || \
 	echo -lsqlite3 -lcrypto -lfcgi -lyajl -lpq)
+# The programs do not link libpq: the PostgreSQL backend loads it with
+# dlopen() when a postgresql:// store is opened (shared/store/pg_dl.h), so
+# a receiver on SQLite never pays the start-up of libpq and its ~20
+# libraries (a plain CGI delivery's largest cost).  The unit tests call
+# libpq themselves and link it.
+PROG_PKGS  = sqlite3 libcrypto fcgi yajl
+PROG_LIBS := $(shell pkg-config --libs $(PROG_PKGS) 2>/dev/null || \
+	echo -lsqlite3 -lcrypto -lfcgi -lyajl)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 # libcurl: the idemhook command only (catch-up and health call the
 # providers' APIs); no receiver links it.  NO_CURL=1 (the static build)
@@ -69,7 +77,7 @@ PG_OUT = shared/store/pg_conn.c shared/store/pg_record.c \
 	shared/store/pg_console.c shared/store/pg_signin.c \
 	shared/store/pg_wait.c shared/store/pg_audit.c \
 	shared/store/pg_version.c shared/store/pg_health.c \
-	shared/store/pg_thin.c
+	shared/store/pg_thin.c shared/store/pg_dl.c
 else
 PG_OUT = shared/store/pg_none.c
 endif
@@ -183,15 +191,15 @@ RECEIVER_OBJS = $(BUILD)/obj/handlers/receiver-%.o $(BUILD)/obj/handlers/%.o
 
 $(PROVIDERS:%=$(BUILD)/%.fcgi): $(BUILD)/%.fcgi: $(RECEIVER_OBJS) $(LIB)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROG_LIBS)
 
 $(BUILD)/console.fcgi: $(CONSOLE_OBJS) $(LIB)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROG_LIBS)
 
 $(BUILD)/idemhook: $(CLI_OBJS) $(HANDLER_OBJS) $(LIB)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CURL_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROG_LIBS) $(CURL_LIBS)
 
 $(BUILD)/obj/handlers/cli/api_%.o: handlers/cli/api_%.c $(HEADERS)
 	@mkdir -p $(@D)

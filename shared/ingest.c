@@ -318,6 +318,7 @@ read_body(struct ingest *in)
 	pr.now = clock_wall_s();
 	pr.check_time = 1;
 	pr.json = in->json;
+	verify_first_use(in->cfg.db_path);
 	rc = in->p->verify(&pr, &why);
 	/*
 	 * Counted for the alarm on a burst of them (sigfail.h): beside a
@@ -415,7 +416,12 @@ ingest_read(struct ingest *in)
 	in->ev.payload = in->req.body;
 	in->ev.payload_len = in->req.body_len;
 	in->ev.headers = in->headers;
-	in->ev.fingerprint = in->fingerprint;
+	/*
+	 * Stored only where the replay check reads it (provider.h): else
+	 * each event would add an entry at a random place of the
+	 * fingerprint index, a page written per event for nothing.
+	 */
+	in->ev.fingerprint = in->p->type_unsigned ? in->fingerprint : NULL;
 	in->ev.api_version = in->api_version[0] != '\0' ? in->api_version :
 	    NULL;
 	/*

@@ -10,6 +10,7 @@
 #include <fcgiapp.h>
 
 #include "batch.h"
+#include "clock.h"
 #include "config.h"
 #include "dispatch.h"
 #include "harden.h"
@@ -22,6 +23,7 @@
 #include "serve.h"
 #include "settings.h"
 #include "sigfail.h"
+#include "verify.h"
 #include "store.h"
 
 extern char **environ;
@@ -84,6 +86,26 @@ cgi_detach(struct serve *sv, struct ingest *in)
 }
 
 /*
+ * Plain CGI, with no job of its own (its event was processed in the
+ * recording transaction): is any event of the provider due?  Asked on
+ * the still open store, so that a delivery that leaves nothing to do
+ * neither forks nor opens the store again.  A failed look counts as
+ * due: the drain then says what is wrong.
+ */
+static int
+cgi_due(struct serve *sv)
+{
+	char err[STORE_ERR_MAX];
+	int due = 1;
+
+	if (sv->cgi.slot.st == NULL ||
+	    store_due(sv->cgi.slot.st, sv->p->name, clock_wall_ms(), &due,
+	    err, sizeof(err)) != IH_OK)
+		return 1;
+	return due;
+}
+
+/*
  * After the answer: the claimed job goes to the processing thread (or,
  * under CGI, runs here with a few due events), so that the provider has
  * its answer first.
@@ -108,6 +130,8 @@ after_answer(struct serve *sv, struct ingest *in)
 		    in->owner[0] != '\0' ? in->owner : NULL);
 		return;
 	}
+	if (in->job.ev.rowid <= 0 && !cgi_due(sv))
+		return;
 	if (!cgi_detach(sv, in))
 		return;
 	if (in->job.ev.rowid > 0)
@@ -372,6 +396,8 @@ serve_main(const struct provider *p)
 		goto out;
 	}
 	batch_writer_init(&sv.cgi, p, NULL);
+	/* One request: OpenSSL's start-up trimmed to it (verify.h). */
+	verify_one_shot();
 	io_cgi(&io);
 	serve_one(&sv, in, &io, &sv.cgi);
 	batch_writer_free(&sv.cgi);

@@ -22,6 +22,20 @@ struct verify_part {
 };
 
 /*
+ * Plain CGI start-up (issue 27): a process that verifies one delivery
+ * and records it in a SQLite store skips OpenSSL's legacy name tables
+ * (every cipher and digest by name, which libpq's TLS needs but nothing
+ * here uses: the HMAC and digests are fetched from the provider), its
+ * error strings and its clean-up at exit.  verify_one_shot() says the
+ * process serves one request (serve.c, under CGI); verify_first_use()
+ * then, before the first HMAC, initialises OpenSSL so when db (the
+ * request's store) is not a PostgreSQL URI, and otherwise does nothing.
+ * The configuration file and providers are loaded as always.
+ */
+void	verify_one_shot(void);
+void	verify_first_use(const char *db);
+
+/*
  * Computes HMAC-SHA256 keyed with key over the concatenation of parts.
  * Returns IH_OK, or IH_EINVAL if OpenSSL fails.
  */

@@ -350,6 +350,29 @@ pg_exec_stmt(struct pgs *st, enum pg_stmt i, const struct pg_params *p,
 	return res;
 }
 
+int
+pg_defer_stmt(struct pgs *st, enum pg_stmt i, const struct pg_params *p,
+    const char *what, char *err, size_t errlen)
+{
+	if (pg_defer_prepared(st, pg_sql[i].name, p->n, p->v, p->len,
+	    p->fmt))
+		return IH_OK;
+	return pg_fail(st, NULL, what, err, errlen);
+}
+
+int
+pg_defer_sql(struct pgs *st, const char *sql, const char *types,
+    const struct pg_params *p, const char *what, char *err, size_t errlen)
+{
+	unsigned int oids[PG_MAXP];
+	int n;
+
+	pg_types(types, oids, &n);
+	if (pg_defer_params(st, sql, p->n, oids, p->v, p->len, p->fmt))
+		return IH_OK;
+	return pg_fail(st, NULL, what, err, errlen);
+}
+
 PGresult *
 pg_exec_sql(struct pgs *st, const char *sql, const char *types,
     const struct pg_params *p, ExecStatusType want, const char *what,
@@ -431,6 +454,10 @@ store_pg_open(const struct store_opts *opts, struct store **out, char *err,
 	int rc;
 
 	*out = NULL;
+	/* libpq is loaded only for a PostgreSQL store (pg_dl.h). */
+	rc = pg_dl_load(err, errlen);
+	if (rc != IH_OK)
+		return rc;
 	st = calloc(1, sizeof(*st));
 	if (st == NULL)
 		return IH_ENOMEM;
@@ -468,6 +495,7 @@ pg_begin(struct store *base, enum store_durability d, char *err,
 	const char *sql;
 	int rc, tries;
 
+	st->fresh_claim = 0;
 	sql = d == STORE_DURABLE && st->durable_as == STORE_DURABLE ?
 	    "BEGIN; SET LOCAL synchronous_commit = on" :
 	    "BEGIN; SET LOCAL synchronous_commit = off";
@@ -492,6 +520,8 @@ pg_rollback(struct store *base)
 {
 	struct pgs *st = pg_of(base);
 
+	/* Whatever the deferred statements said, all of it is undone. */
+	PQclear(pg_wait_pending(st));
 	if (st->conn != NULL && PQstatus(st->conn) == CONNECTION_OK &&
 	    PQtransactionStatus(st->conn) != PQTRANS_IDLE)
 		PQclear(pg_wait_exec(st, "ROLLBACK"));
@@ -503,7 +533,8 @@ pg_commit(struct store *base, char *err, size_t errlen)
 	struct pgs *st = pg_of(base);
 	PGresult *res;
 
-	res = pg_wait_exec(st, "COMMIT");
+	/* One round trip with the deferred statements still unread. */
+	res = pg_wait_params(st, "COMMIT", 0, NULL, NULL, NULL, NULL);
 	/* A failed transaction's COMMIT answers ROLLBACK: not committed. */
 	if (PQresultStatus(res) != PGRES_COMMAND_OK ||
 	    strcmp(PQcmdStatus(res), "COMMIT") != 0) {
@@ -522,21 +553,30 @@ pg_commit(struct store *base, char *err, size_t errlen)
 	return IH_OK;
 }
 
-/* The innermost savepoint: opened, released, or rolled back and popped. */
+/*
+ * The innermost savepoint: opened, released, or rolled back and popped.
+ * Opening and releasing are deferred (pg_wait.c): they travel with the
+ * next statement that waits for its answer.
+ */
 static int
 pg_savepoint(struct store *base, enum store_sp op, char *err,
     size_t errlen)
 {
 	struct pgs *st = pg_of(base);
+	struct pg_params p;
 
+	memset(&p, 0, sizeof(p));
 	if (op == STORE_SP_OPEN)
-		return pg_simple(st, "SAVEPOINT ih", "cannot open savepoint",
-		    err, errlen);
-	if (op == STORE_SP_UNDO)
+		return pg_defer_sql(st, "SAVEPOINT ih", "", &p,
+		    "cannot open savepoint", err, errlen);
+	if (op == STORE_SP_UNDO) {
+		/* What failed after the savepoint is undone with it. */
+		PQclear(pg_wait_pending(st));
 		return pg_simple(st, "ROLLBACK TO SAVEPOINT ih; RELEASE ih",
 		    "cannot roll back to savepoint", err, errlen);
-	return pg_simple(st, "RELEASE ih", "cannot release savepoint", err,
-	    errlen);
+	}
+	return pg_defer_sql(st, "RELEASE ih", "", &p,
+	    "cannot release savepoint", err, errlen);
 }
 
 static const struct store_ops pg_ops = {

@@ -12,6 +12,7 @@
 
 #include <libpq-fe.h>
 
+#include "pg_dl.h"
 #include "store_backend.h"
 
 /* The statements prepared once per connection (pg_conn.c's table). */
@@ -53,6 +54,10 @@ struct pgs {
 	/* pg_wait.c: the deadline of one round trip (0: none). */
 	long			 wait_ms;
 	int			 silent;	/* the last call timed out */
+	/* Deferred statements sent in pipeline mode, answers unread. */
+	int			 npend;
+	/* The event the last record inserted claimed, else 0 (pg_record.c). */
+	int64_t			 fresh_claim;
 	char			 why[160];	/* why there is no conn */
 };
 
@@ -88,6 +93,15 @@ int	pg_ensure(struct pgs *, char *, size_t);
 /* Runs a prepared statement; NULL result on failure (err filled). */
 PGresult *pg_exec_stmt(struct pgs *, enum pg_stmt, const struct pg_params *,
 	    ExecStatusType, const char *, char *, size_t);
+/*
+ * Deferred (pg_wait.c): sends a prepared statement, or sql with types,
+ * whose answer is read with the next statement's; IH_OK, or IH_ESTORE
+ * when it could not be sent.  For writes whose answer is only an error.
+ */
+int	pg_defer_stmt(struct pgs *, enum pg_stmt, const struct pg_params *,
+	    const char *, char *, size_t);
+int	pg_defer_sql(struct pgs *, const char *, const char *,
+	    const struct pg_params *, const char *, char *, size_t);
 /* Runs sql with types (see pg_types) once, unprepared. */
 PGresult *pg_exec_sql(struct pgs *, const char *, const char *,
 	    const struct pg_params *, ExecStatusType, const char *, char *,
@@ -117,6 +131,17 @@ PGresult *pg_wait_params(struct pgs *, const char *, int,
 	    const int *);
 PGresult *pg_wait_prepare(struct pgs *, const char *, const char *, int,
 	    const unsigned int *);
+/*
+ * Deferred statements (pipeline mode): sent now, their answers read by
+ * the next pg_wait_* call, which answers with a deferred one's failure
+ * if there is one.  Each returns 1 sent, 0 not (no connection).
+ * pg_wait_pending reads the deferred answers alone.
+ */
+int	pg_defer_prepared(struct pgs *, const char *, int, const char *const *,
+	    const int *, const int *);
+int	pg_defer_params(struct pgs *, const char *, int, const unsigned int *,
+	    const char *const *, const int *, const int *);
+PGresult *pg_wait_pending(struct pgs *);
 
 /* pg_audit.c: store_audit()'s findings, TLS and timeouts included. */
 int	pg_audit(struct store *, int (*)(void *, const struct store_audit *),

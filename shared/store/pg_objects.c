@@ -78,26 +78,6 @@ row_key(struct pgs *st, const struct store_object *o, struct object_key *key,
 	return IH_OK;
 }
 
-/* Inserts the row unless it exists; *added says which. */
-static int
-row_insert(struct pgs *st, const struct store_object *o, int64_t created_ms,
-    int64_t changed_ms, int *added, char *err, size_t errlen)
-{
-	struct pg_params p;
-	long n;
-	int rc;
-
-	object_params(&p, o, created_ms, changed_ms);
-	rc = pg_exec_change(st, "INSERT INTO objects (provider, kind,"
-	    " object_id, status, object, source_at, rank, event_id, deleted,"
-	    " created_at, changed_at, account) VALUES ($1, $2, $3, $4, $5, $6,"
-	    " $7, $8, $9, $10, $11, $12)"
-	    " ON CONFLICT (provider, account, kind, object_id) DO NOTHING",
-	    PG_OBJECT_TYPES, &p, "cannot write object", &n, err, errlen);
-	*added = n == 1;
-	return rc;
-}
-
 /* Brings the existing row to o's state. */
 static int
 row_update(struct pgs *st, const struct store_object *o, int64_t changed_ms,
@@ -115,12 +95,24 @@ row_update(struct pgs *st, const struct store_object *o, int64_t changed_ms,
 	    PG_OBJECT_TYPES, &p, "cannot write object", &n, err, errlen);
 }
 
-/* Adds e to the object's history unless it is there; *added says. */
+/*
+ * Adds e to the object's history unless it is there; *added says, or
+ * with added NULL the insert is deferred (pg_wait.c): only an error of
+ * it matters, read with the next statement's answer.
+ */
 static int
 history_put(struct pgs *st, const struct store_object *o,
     const struct store_object_event *e, int *added, char *err,
     size_t errlen)
 {
+	static const char sql[] = "INSERT INTO object_events (provider,"
+	    " kind, object_id, event_id, event_type, status, source_at, rank,"
+	    " deleted, verdict, recorded_at, seq, account) SELECT $1, $2, $3,"
+	    " $4, $5, $6, $7, $8, $9, $10, $11, coalesce(max(seq), 0) + 1, $12"
+	    " FROM object_events WHERE provider = $1 AND kind = $2"
+	    " AND object_id = $3 AND account = $12"
+	    " ON CONFLICT (provider, account, kind, object_id, event_id)"
+	    " DO NOTHING";
 	struct pg_params p;
 	long n;
 	int rc;
@@ -138,17 +130,68 @@ history_put(struct pgs *st, const struct store_object *o,
 	pg_text(&p, e->verdict);
 	pg_int(&p, e->recorded_ms);
 	pg_text(&p, account_or_default(o->account));
-	rc = pg_exec_change(st, "INSERT INTO object_events (provider, kind,"
-	    " object_id, event_id, event_type, status, source_at, rank,"
-	    " deleted, verdict, recorded_at, seq, account) SELECT $1, $2, $3,"
-	    " $4, $5, $6, $7, $8, $9, $10, $11, coalesce(max(seq), 0) + 1, $12"
-	    " FROM object_events WHERE provider = $1 AND kind = $2"
-	    " AND object_id = $3 AND account = $12"
-	    " ON CONFLICT (provider, account, kind, object_id, event_id)"
-	    " DO NOTHING", "ttttttiiitit", &p, "cannot write object history",
-	    &n, err, errlen);
+	if (added == NULL)
+		return pg_defer_sql(st, sql, "ttttttiiitit", &p,
+		    "cannot write object history", err, errlen);
+	rc = pg_exec_change(st, sql, "ttttttiiitit", &p,
+	    "cannot write object history", &n, err, errlen);
 	*added = n > 0;
 	return rc;
+}
+
+/*
+ * In one round trip: inserts the row unless it exists (*added), and
+ * locks and reads an existing row's key (*found, the event id malloc'd
+ * into *id).  The read sees the statement's snapshot: a row another
+ * transaction inserted meanwhile is neither added nor found, and
+ * row_apply() reads it again.
+ */
+static int
+row_take(struct pgs *st, const struct store_object *o, int64_t created_ms,
+    int64_t changed_ms, struct object_key *key, char **id, int *found,
+    int *added, char *err, size_t errlen)
+{
+	struct pg_params p;
+	PGresult *r;
+
+	*found = 0;
+	*added = 0;
+	object_params(&p, o, created_ms, changed_ms);
+	r = pg_exec_sql(st, "WITH ins AS (INSERT INTO objects (provider,"
+	    " kind, object_id, status, object, source_at, rank, event_id,"
+	    " deleted, created_at, changed_at, account) VALUES ($1, $2, $3,"
+	    " $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+	    " ON CONFLICT (provider, account, kind, object_id)"
+	    " DO NOTHING RETURNING 1),"
+	    " cur AS (SELECT source_at, rank, event_id FROM objects"
+	    " WHERE provider = $1 AND kind = $2 AND object_id = $3"
+	    " AND account = $12 FOR UPDATE)"
+	    " SELECT (SELECT count(*) FROM ins), cur.source_at, cur.rank,"
+	    " cur.event_id FROM (SELECT 1) AS one LEFT JOIN cur ON true",
+	    PG_OBJECT_TYPES, &p, PGRES_TUPLES_OK, "cannot write object", err,
+	    errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	if (PQntuples(r) != 1) {
+		PQclear(r);
+		snprintf(err, errlen, "cannot write object: no row returned");
+		return IH_ESTORE;
+	}
+	*added = pg_getint(r, 0, 0) > 0;
+	if (!*added && !PQgetisnull(r, 0, 3)) {
+		key->source_ms = pg_getint(r, 0, 1);
+		key->rank = (int)pg_getint(r, 0, 2);
+		*id = strdup(PQgetvalue(r, 0, 3));
+		if (*id == NULL) {
+			PQclear(r);
+			snprintf(err, errlen, "out of memory");
+			return IH_ENOMEM;
+		}
+		key->event_id = *id;
+		*found = 1;
+	}
+	PQclear(r);
+	return IH_OK;
 }
 
 /*
@@ -163,14 +206,11 @@ row_apply(struct pgs *st, const struct store_object *o, int64_t created_ms,
 	char *id = NULL;
 	int found = 0, added = 0, rc;
 
-	rc = row_key(st, o, &row, &id, &found, err, errlen);
-	if (rc == IH_OK && !found) {
-		rc = row_insert(st, o, created_ms, changed_ms, &added, err,
-		    errlen);
-		/* Inserted meanwhile by another transaction: compare. */
-		if (rc == IH_OK && !added)
-			rc = row_key(st, o, &row, &id, &found, err, errlen);
-	}
+	rc = row_take(st, o, created_ms, changed_ms, &row, &id, &found,
+	    &added, err, errlen);
+	/* Inserted meanwhile by another transaction: compare. */
+	if (rc == IH_OK && !found && !added)
+		rc = row_key(st, o, &row, &id, &found, err, errlen);
 	if (rc != IH_OK)
 		goto out;
 	*verdict = store_object_verdict(found ? &row : NULL, o);
@@ -187,7 +227,7 @@ pg_object_apply(struct store *base, const struct store_object *o,
 {
 	struct pgs *st = pg_of(base);
 	struct store_object_event e;
-	int added, rc;
+	int rc;
 
 	rc = row_apply(st, o, now_ms, now_ms, verdict, err, errlen);
 	if (rc != IH_OK)
@@ -201,7 +241,7 @@ pg_object_apply(struct store *base, const struct store_object *o,
 	e.deleted = o->deleted;
 	e.verdict = object_verdict_name(*verdict);
 	e.recorded_ms = now_ms;
-	return history_put(st, o, &e, &added, err, errlen);
+	return history_put(st, o, &e, NULL, err, errlen);
 }
 
 int

@@ -55,6 +55,7 @@ pg_record(struct store *base, const struct event *ev, int64_t now_ms,
 	res->rowid = pg_getint(r, 0, 0);
 	res->duplicates = pg_getint(r, 0, 1);
 	res->duplicate = res->duplicates > 0;
+	st->fresh_claim = owner != NULL && !res->duplicate ? res->rowid : 0;
 	snprintf(res->status, sizeof(res->status), "%s", PQgetvalue(r, 0, 2));
 	PQclear(r);
 	return IH_OK;
@@ -71,6 +72,18 @@ pg_attempt_start(struct store *base, int64_t rowid, int64_t now_ms,
 	memset(&p, 0, sizeof(p));
 	pg_int(&p, rowid);
 	pg_int(&p, now_ms);
+	if (rowid > 0 && rowid == st->fresh_claim) {
+		/*
+		 * The event was inserted and claimed by the record just
+		 * before, in this transaction: it has no attempt yet, so this
+		 * one is its first, and the insert need not be waited for.
+		 */
+		st->fresh_claim = 0;
+		*seq = 1;
+		return pg_defer_stmt(st, PG_ATTEMPT_START, &p,
+		    "cannot record attempt", err, errlen);
+	}
+	st->fresh_claim = 0;
 	r = pg_exec_stmt(st, PG_ATTEMPT_START, &p, PGRES_TUPLES_OK,
 	    "cannot record attempt", err, errlen);
 	if (r == NULL)
@@ -220,13 +233,13 @@ pg_effect(struct store *base, const struct store_job *job, const char *kind,
     int64_t now_ms, char *err, size_t errlen)
 {
 	struct pg_params p;
-	long n;
 
 	memset(&p, 0, sizeof(p));
 	pg_int(&p, job->ev.rowid);
 	pg_text(&p, kind);
 	pg_int(&p, now_ms);
-	return job_move(pg_of(base), PG_EFFECT, &p, &n,
+	/* ON CONFLICT DO NOTHING: only an error matters, read later. */
+	return pg_defer_stmt(pg_of(base), PG_EFFECT, &p,
 	    "cannot record effect", err, errlen);
 }
 
@@ -236,7 +249,6 @@ attempt_end(struct pgs *st, const struct store_job *job, int64_t now_ms,
     const char *outcome, const char *error, char *err, size_t errlen)
 {
 	struct pg_params p;
-	long n;
 
 	memset(&p, 0, sizeof(p));
 	pg_int(&p, job->ev.rowid);
@@ -244,7 +256,8 @@ attempt_end(struct pgs *st, const struct store_job *job, int64_t now_ms,
 	pg_int(&p, now_ms);
 	pg_text(&p, outcome);
 	pg_text(&p, error);
-	return job_move(st, PG_ATTEMPT_END, &p, &n, "cannot record attempt",
+	/* Deferred: its answer travels with the next statement's. */
+	return pg_defer_stmt(st, PG_ATTEMPT_END, &p, "cannot record attempt",
 	    err, errlen);
 }
 

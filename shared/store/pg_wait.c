@@ -13,6 +13,14 @@
  * in which calls fail at once, opened anew, so a writer recovers by
  * itself when the server comes back.  Every failure is said here too
  * (pg_fail()), and a connection found broken is marked to be reopened.
+ *
+ * Statements whose answer only matters if it is an error (SAVEPOINT,
+ * RELEASE, an effect's or a history row's insert) are deferred: sent
+ * in libpq's pipeline mode without waiting, and read with the next
+ * statement that needs its answer, in one round trip ending in a Sync.
+ * A Sync inside BEGIN .. COMMIT commits nothing.  A deferred statement
+ * that failed is the answer of that round trip, so its error is never
+ * lost; the wait for each answer keeps the same deadline.
  */
 #include <errno.h>
 #include <poll.h>
@@ -143,6 +151,7 @@ drop_silent(struct pgs *st, const char *what)
 	st->conn = NULL;
 	st->ready = 0;
 	st->silent = 1;
+	st->npend = 0;
 	pause_set(st->why);
 }
 
@@ -230,11 +239,178 @@ usable(struct pgs *st)
 	return 0;
 }
 
+/*
+ * The next result of a pipeline, waiting up to wait_ms for it (each
+ * answer gets the whole deadline: several statements are several
+ * waits).  *r NULL marks the end of one statement's results.  Returns
+ * 1, or 0 when the server was silent (connection dropped) or broken.
+ */
+static int
+pipe_next(struct pgs *st, PGresult **r)
+{
+	PGconn *conn = st->conn;
+	int64_t deadline;
+	int w;
+
+	*r = NULL;
+	deadline = st->wait_ms > 0 ? clock_mono_ms() + st->wait_ms : 0;
+	while (PQisBusy(conn)) {
+		w = wait_sock(conn, POLLIN, deadline);
+		if (w == 0) {
+			drop_silent(st, "a statement");
+			return 0;
+		}
+		if (w < 0 || !PQconsumeInput(conn))
+			return 0;
+	}
+	*r = PQgetResult(conn);
+	return 1;
+}
+
+static int
+failed(const PGresult *r)
+{
+	ExecStatusType s = PQresultStatus(r);
+
+	return s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK &&
+	    s != PGRES_PIPELINE_SYNC;
+}
+
+/*
+ * Sends a Sync after the deferred statements (and the one just sent
+ * when real is 1) and reads every answer up to it.  Returns the first
+ * deferred statement's failure, else the last statement's result when
+ * real (else an empty PGRES_COMMAND_OK result); NULL when the server was
+ * silent or the connection broke.  Leaves pipeline mode.
+ */
+static PGresult *
+pipe_sync(struct pgs *st, int real)
+{
+	PGconn *conn = st->conn;
+	PGresult *fail = NULL, *last = NULL, *r;
+	int64_t deadline;
+	int i = 0, nulls = 0, want = st->npend + real, w, f;
+
+	if (!PQpipelineSync(conn))
+		goto broken;
+	deadline = st->wait_ms > 0 ? clock_mono_ms() + st->wait_ms : 0;
+	for (f = PQflush(conn); f == 1; f = PQflush(conn)) {
+		w = wait_sock(conn, POLLOUT | POLLIN, deadline);
+		if (w == 0) {
+			drop_silent(st, "a statement");
+			goto silent;
+		}
+		if (w < 0 || !PQconsumeInput(conn))
+			goto broken;
+	}
+	if (f < 0)
+		goto broken;
+	for (;;) {
+		if (!pipe_next(st, &r))
+			goto silent;
+		if (r == NULL) {
+			/* One statement's results end; two NULLs: no more. */
+			if (++nulls > 1)
+				goto broken;
+			i++;
+			continue;
+		}
+		nulls = 0;
+		if (PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
+			PQclear(r);
+			break;
+		}
+		if (i < st->npend && fail == NULL && failed(r)) {
+			fail = r;
+			continue;
+		}
+		if (real && i == want - 1) {
+			PQclear(last);
+			last = r;
+			continue;
+		}
+		PQclear(r);
+	}
+	st->npend = 0;
+	if (!PQexitPipelineMode(conn))
+		goto broken;
+	if (fail != NULL) {
+		PQclear(last);
+		return fail;
+	}
+	return last != NULL ? last : real ? NULL :
+	    PQmakeEmptyPGresult(conn, PGRES_COMMAND_OK);
+broken:
+	if (st->conn != NULL && PQstatus(st->conn) == CONNECTION_OK) {
+		/* A pipeline out of step is not used again. */
+		PQfinish(st->conn);
+		st->conn = NULL;
+		st->ready = 0;
+		snprintf(st->why, sizeof(st->why), "the connection to the "
+		    "store broke in a pipeline");
+	}
+silent:
+	st->npend = 0;
+	PQclear(fail);
+	PQclear(last);
+	return NULL;
+}
+
+/* Enters pipeline mode for a deferred statement; 0 when it cannot. */
+static int
+pipe_enter(struct pgs *st)
+{
+	if (!usable(st))
+		return 0;
+	return PQpipelineStatus(st->conn) == PQ_PIPELINE_ON ||
+	    PQenterPipelineMode(st->conn);
+}
+
+int
+pg_defer_prepared(struct pgs *st, const char *name, int n,
+    const char *const *v, const int *len, const int *fmt)
+{
+	if (!pipe_enter(st) ||
+	    !PQsendQueryPrepared(st->conn, name, n, v, len, fmt, 0))
+		return 0;
+	st->npend++;
+	return 1;
+}
+
+int
+pg_defer_params(struct pgs *st, const char *sql, int n,
+    const unsigned int *oids, const char *const *v, const int *len,
+    const int *fmt)
+{
+	if (!pipe_enter(st) ||
+	    !PQsendQueryParams(st->conn, sql, n, oids, v, len, fmt, 0))
+		return 0;
+	st->npend++;
+	return 1;
+}
+
+PGresult *
+pg_wait_pending(struct pgs *st)
+{
+	if (st->conn == NULL || PQpipelineStatus(st->conn) == PQ_PIPELINE_OFF)
+		return PQmakeEmptyPGresult(st->conn, PGRES_COMMAND_OK);
+	return pipe_sync(st, 0);
+}
+
+/* A multi-statement string needs the simple protocol: no pipeline. */
 PGresult *
 pg_wait_exec(struct pgs *st, const char *sql)
 {
+	PGresult *r;
+
 	if (!usable(st))
 		return NULL;
+	if (PQpipelineStatus(st->conn) != PQ_PIPELINE_OFF) {
+		r = pg_wait_pending(st);
+		if (r == NULL || failed(r) || !usable(st))
+			return r;
+		PQclear(r);
+	}
 	if (!PQsendQuery(st->conn, sql))
 		return NULL;
 	return collect(st, "a statement");
@@ -248,6 +424,8 @@ pg_wait_prepared(struct pgs *st, const char *name, int n,
 		return NULL;
 	if (!PQsendQueryPrepared(st->conn, name, n, v, len, fmt, 0))
 		return NULL;
+	if (PQpipelineStatus(st->conn) != PQ_PIPELINE_OFF)
+		return pipe_sync(st, 1);
 	return collect(st, "a statement");
 }
 
@@ -260,6 +438,8 @@ pg_wait_params(struct pgs *st, const char *sql, int n,
 		return NULL;
 	if (!PQsendQueryParams(st->conn, sql, n, oids, v, len, fmt, 0))
 		return NULL;
+	if (PQpipelineStatus(st->conn) != PQ_PIPELINE_OFF)
+		return pipe_sync(st, 1);
 	return collect(st, "a statement");
 }
 
@@ -319,6 +499,7 @@ pg_connect(struct pgs *st, char *err, size_t errlen)
 
 	st->ready = 0;
 	st->silent = 0;
+	st->npend = 0;
 	if (st->conn != NULL)
 		PQfinish(st->conn);
 	st->conn = NULL;

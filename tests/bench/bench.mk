@@ -8,12 +8,19 @@
 #   make bench-readme           put $(BUILD)/bench/results.md's tables into
 #                               README.md's Performance section and its
 #                               chart into tests/bench/chart.svg
+#   make bench BENCH_GROWTH=1000000  also stripe on stores (SQLite and
+#                               PostgreSQL) already holding that many
+#                               events, filled through the library
+#                               (store_ceiling -F; about 1 GB for SQLite)
 #   make bench BENCH_OPTS=--no-apache   (or --no-pg, --apache-only,
 #                               --apache-conf 'LINE', --runs ...: run.py -h)
 #   make bench-pages            per event, with deterministic tools (strace,
 #                               callgrind): WAL pages and bytes, fsyncs,
 #                               instructions of stripe.fcgi behind lighttpd
 #                               (tests/bench/pages.py; BENCH_PAGES_N events)
+#   make bench-pg-trips         the same on PostgreSQL: round trips (sendto
+#                               calls) per event, on a throwaway cluster
+#                               (tests/pg_cluster.sh, $(BUILD)/bench/pg)
 #   make bench-cgi              one plain CGI delivery, counted: callgrind
 #                               and strace -c (tests/bench/cgi_cost.sh)
 #   make bench-accounts         stripe with 1 account and with 100
@@ -29,16 +36,18 @@
 BENCH_SECONDS ?= 5
 BENCH_ONLY    ?=
 BENCH_OPTS    ?=
+BENCH_GROWTH  ?=
 
 BENCH_PAGES_N ?= 200
 
 .PHONY: bench bench-build bench-tools bench-readme bench-pages bench-cgi \
-	bench-accounts
+	bench-accounts bench-pg-trips
 
 bench: deps bench-build
 	python3 tests/bench/run.py --bin $(BUILD)/bench \
 	    --tools $(BUILD)/bench/tools --seconds $(BENCH_SECONDS) \
-	    $(if $(BENCH_ONLY),--only $(BENCH_ONLY)) $(BENCH_OPTS) \
+	    $(if $(BENCH_ONLY),--only $(BENCH_ONLY)) \
+	    $(if $(BENCH_GROWTH),--growth $(BENCH_GROWTH)) $(BENCH_OPTS) \
 	    --out $(BUILD)/bench/results.md
 
 bench-pages: bench-build
@@ -49,6 +58,12 @@ bench-accounts: bench-build
 	python3 tests/bench/accounts.py --bin $(BUILD)/bench \
 	    --tools $(BUILD)/bench/tools --seconds $(BENCH_SECONDS) \
 	    --out $(BUILD)/bench/accounts.md
+
+bench-pg-trips: bench-build
+	u=$$(tests/pg_cluster.sh start $(BUILD)/bench/pg) && \
+	python3 tests/bench/pages.py --bin $(BUILD)/bench --no-callgrind \
+	    --events $(BENCH_PAGES_N) --pg "$$u"; \
+	rc=$$?; tests/pg_cluster.sh stop $(BUILD)/bench/pg; exit $$rc
 
 bench-cgi: bench-build
 	tests/bench/cgi_cost.sh $(BUILD)/bench $(BUILD)/bench/cgi

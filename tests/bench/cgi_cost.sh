@@ -2,8 +2,9 @@
 # tests/bench/cgi_cost.sh -- what one plain CGI delivery costs, counted
 # (issue 27): stripe.fcgi run as a CGI program on a signed ~2 KB Stripe
 # event, once untraced (it creates the store), then once under callgrind
-# (instructions, and where they go: callgrind_annotate --inclusive=yes
-# OUT/cg.out) and once under strace -c (system calls, pwrite64, fsyncs).
+# (instructions, the process forked after the answer included, and where
+# they go: callgrind_annotate --inclusive=yes OUT/cg.out.PID) and once
+# under strace -c (system calls, pwrite64, fsyncs).
 #
 #   tests/bench/cgi_cost.sh BINDIR OUTDIR      (make bench-cgi)
 #
@@ -36,12 +37,23 @@ print(json.dumps({"id": e, "object": "event", "type": "invoice.paid",
 }
 rm -f "$O"/e.db*
 one warm
+rm -f "$O"/cg.out*
+# %p: the process after the answer (a fork that processes) writes its own.
 one cg valgrind --tool=callgrind --dump-instr=no \
-    --callgrind-out-file="$O/cg.out"
+    --callgrind-out-file="$O/cg.out.%p"
 one st strace -f -c -o "$O/strace.txt"
-echo "instructions: $(awk '/^(summary|totals):/ {print $2; exit}' \
-    "$O/cg.out")"
-callgrind_annotate --auto=no --inclusive=yes "$O/cg.out" 2>/dev/null |
-    grep -E 'dl_relocate_object|EVP_MAC_fetch|OPENSSL_init_crypto |store_sqlite_open|sq_prepare|sq_exec|verify_hmac|batch_record|dispatch_within' |
+# A forked process's count starts from its parent's at the fork, so the
+# largest count is the whole delivery's (each process's is shown too).
+n=0
+each=
+big=
+for f in "$O"/cg.out.*; do
+	c=$(awk '/^(summary|totals):/ {print $2; exit}' "$f")
+	each="$each $c"
+	if [ "$c" -gt "$n" ]; then n=$c; big=$f; fi
+done
+echo "instructions: $n (per process, counted from the start:$each)"
+callgrind_annotate --auto=no --inclusive=yes "$big" 2>/dev/null |
+    grep -E 'dl_relocate_object|EVP_MAC_fetch|OPENSSL_init_crypto |store_sqlite_open|sq_prepare|sq_exec|verify_hmac|batch_record|dispatch_within|cgi_detach|processing_here' |
     cut -c1-110
 awk 'NR <= 2 || /pwrite64|fdatasync|fsync|openat|total/' "$O/strace.txt"

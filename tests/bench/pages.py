@@ -20,11 +20,16 @@ default), then reports per event:
                          `idemhook work --once` that then processes all
                          W+N events (claim, switch, done: per event)
 
+With --pg URI the store is a fresh database on that PostgreSQL server,
+and the count is of round trips instead of pages: pg_sends, the sendto
+calls of the receiver on its connection (libpq sends each round trip's
+messages in one call and waits for the answer), and pg_recvs.
+
 A warm-up of W events comes first in the strace run too, and only the
 system calls after it count.  Usage:
 
   python3 tests/bench/pages.py --bin BUILD [--events N] [--warm W]
-      [--mode after-response|worker] [--no-callgrind]
+      [--mode after-response|worker] [--no-callgrind] [--pg URI]
 
 Python 3 standard library; strace and valgrind.
 """
@@ -76,8 +81,7 @@ def settled(srv, total, mode, timeout=120):
     want = "received" if mode == "worker" else "done"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        with sqlite3.connect("file:%s?mode=ro" % srv.db, uri=True,
-                             timeout=5) as c:
+        with harness.db_connect(srv.db, timeout=5, ro=True) as c:
             n = c.execute("SELECT count(*) FROM events WHERE status = ?",
                           (want,)).fetchone()[0]
         if n >= total:
@@ -88,6 +92,8 @@ def settled(srv, total, mode, timeout=120):
 
 
 def store_pages(db):
+    if db.startswith("postgresql:"):
+        return 0, 0
     size = sum(os.path.getsize(p) for p in (db, db + "-wal")
                if os.path.exists(p))
     with sqlite3.connect("file:%s?mode=ro" % db, uri=True) as c:
@@ -95,10 +101,14 @@ def store_pages(db):
     return size, page
 
 
-def server(bindir, wrap, mode, name):
+def server(bindir, wrap, mode, name, pg=None):
+    db = None
+    if pg:
+        os.environ["IH_PG_URI"] = pg
+        db = harness.pg_new_db("ih_pages")
     return harness.Server(bindir, providers=["stripe"], wrap=wrap,
                           env={"IDEMHOOK_MODE": mode}, max_procs=1,
-                          name=name)
+                          name=name, db=db)
 
 
 def count_trace(text, start, end, page):
@@ -111,7 +121,8 @@ def count_trace(text, start, end, page):
             wal.add((m.group(1), m.group(3)))
         elif m.group(2).endswith(".db"):
             main.add((m.group(1), m.group(3)))
-    out = {"wal_pages": 0, "wal_bytes": 0, "db_bytes": 0, "fsyncs": 0}
+    out = {"wal_pages": 0, "wal_bytes": 0, "db_bytes": 0, "fsyncs": 0,
+           "pg_sends": 0, "pg_recvs": 0}
     for ln in text[start:end].splitlines():
         m = re.match(r'(\d+) +(\w+)\((\d+)(.*)\) += (-?\d+)', ln)
         if not m:
@@ -119,6 +130,10 @@ def count_trace(text, start, end, page):
         pid, call, fd, rest, ret = m.groups()
         if call in ("fsync", "fdatasync"):
             out["fsyncs"] += 1
+        elif call == "sendto" and int(ret) > 0:
+            out["pg_sends"] += 1
+        elif call == "recvfrom" and int(ret) > 0:
+            out["pg_recvs"] += 1
         elif call == "pwrite64" and (pid, fd) in wal:
             out["wal_bytes"] += int(ret)
             out["wal_pages"] += int(ret) == page
@@ -150,8 +165,9 @@ def strace_run(a):
     tdir = tempfile.mkdtemp(prefix="ih-pages-")
     trace = os.path.join(tdir, "trace")
     wrap = ("%s -f -qq -s 0 -e trace=openat,pwrite64,write,fsync,fdatasync"
-            " -o %s" % (shutil.which("strace"), trace))
-    srv = server(a.bin, wrap, a.mode, "pages-strace")
+            "%s -o %s" % (shutil.which("strace"),
+                          ",sendto,recvfrom" if a.pg else "", trace))
+    srv = server(a.bin, wrap, a.mode, "pages-strace", a.pg)
     try:
         srv.start()
         send(srv, "warm", 0, a.warm)
@@ -172,7 +188,8 @@ def strace_run(a):
     n = a.events
     out = count_trace(text, mark, end, page)
     res = {k: v / n for k, v in out.items()}
-    res["store_pages"] = (size1 - size0) / page / n
+    if page:
+        res["store_pages"] = (size1 - size0) / page / n
     res["page_size"] = page
     res.update(work)
     return res
@@ -182,7 +199,7 @@ def callgrind_total(a, n):
     tdir = tempfile.mkdtemp(prefix="ih-pages-cg-")
     wrap = ("%s --tool=callgrind --dump-instr=no --callgrind-out-file=%s/cg.%%p"
             % (shutil.which("valgrind"), tdir))
-    srv = server(a.bin, wrap, a.mode, "pages-cg")
+    srv = server(a.bin, wrap, a.mode, "pages-cg", a.pg)
     try:
         srv.start()
         send(srv, "cg", 0, n)
@@ -209,6 +226,9 @@ def main():
     ap.add_argument("--warm", type=int, default=20)
     ap.add_argument("--mode", default="after-response")
     ap.add_argument("--no-callgrind", action="store_true")
+    ap.add_argument("--pg", metavar="URI",
+                    help="a PostgreSQL server (tests/pg_cluster.sh start"
+                    " DIR prints one): count its round trips")
     a = ap.parse_args()
     a.bin = os.path.abspath(a.bin)
     res = strace_run(a)
@@ -218,12 +238,14 @@ def main():
         res["instructions"] = (hi - lo) / a.events
     print("stripe, %s, %d events one at a time after %d warm-up, per event:"
           % (a.mode, a.events, a.warm))
-    for k in ("wal_pages", "wal_bytes", "db_bytes", "fsyncs", "store_pages",
-              "instructions", "work_wal_pages", "work_wal_bytes",
+    keys = ("pg_sends", "pg_recvs") if a.pg else (
+        "wal_pages", "wal_bytes", "db_bytes", "fsyncs", "store_pages")
+    for k in keys + ("instructions", "work_wal_pages", "work_wal_bytes",
               "work_db_bytes", "work_fsyncs"):
         if k in res:
             print("  %-13s %12.1f" % (k, res[k]))
-    print("  (page size %d)" % res["page_size"])
+    if not a.pg:
+        print("  (page size %d)" % res["page_size"])
 
 
 if __name__ == "__main__":

@@ -26,7 +26,16 @@ Measured in one run, on this machine, so that ratios are comparable:
                    storage ceilings (store_record() loop, synchronous_commit
                    on, the same payload, from 1, 2 and 16 processes) and
                    stripe through lighttpd against it at 1, 16 and 64
-                   connections (--no-pg leaves them out).
+                   connections (--no-pg leaves them out); and two hosts:
+                   two lighttpd instances on the one database, each
+                   driven by its own wrk at 16 connections with events of
+                   its own, as test_pg_hosts starts them.
+  growth           with --growth N (make bench BENCH_GROWTH=N): stripe at
+                   16 connections on a store that already holds N done
+                   events (store_ceiling -F: recorded, claimed and
+                   completed through the library, random ids, --fill-bytes
+                   payloads), on SQLite and on PostgreSQL, against the
+                   same run on an empty store.
 
 The servers are the end-to-end tests' own launchers (harness.Server for
 lighttpd, harness.ApacheServer for Apache).  Every run gets a fresh store
@@ -80,13 +89,20 @@ WARM_S = 3               # Apache: seconds of each warm-up round
 WARM_ROUNDS = 3
 TICK = os.sysconf("SC_CLK_TCK")
 
-# Targets of issue 17.
+# Targets of issues 17 and 27.
 T_THROUGHPUT = 2.5       # accepted/s >= 2.5x the storage ceiling (FULL)
 T_STACK = 0.75           # and >= 0.75x the null stack ceiling
 T_CPU = 4                # CPU per accepted event <= 4x null's per request
 T_P99_MS = 10.0          # at 16 connections
 T_RSS_KIB = 4096         # private memory per FastCGI process
 T_AFTER_COST = 0.10      # processing after the answer
+T_PG = 0.8               # PostgreSQL: >= 0.8x its own 16-writer ceiling
+T_PG_P99_MS = 20.0       # at 16 connections
+T_PG_HOSTS = 1.6         # two hosts >= 1.6x one (or the ceiling)
+T_APACHE = 1.0           # Apache mod_fcgid >= 1x the storage ceiling
+T_APACHE_P99_MS = 20.0
+T_CGI = 0.5              # plain CGI >= 0.5x the null CGI program
+T_GROWTH = 0.8           # a store of N events >= 0.8x an empty one
 
 
 def log(msg):
@@ -104,9 +120,10 @@ def spec_of(provider):
 class Maker:
     """Signed ~BODY_BYTES deliveries of one provider, built by its Spec."""
 
-    def __init__(self, provider, secret):
+    def __init__(self, provider, secret, prefix="b"):
         self.provider = provider
         self.secret = secret
+        self.prefix = prefix
         self.spec = spec_of(provider) if provider != "null" else None
         self.pad = None
         self.n = 0
@@ -118,7 +135,7 @@ class Maker:
             return b"Content-Type: application/json\r\n", body
         sp = self.spec
         self.n += 1
-        eid = sp.new_id("b%08d" % self.n)
+        eid = sp.new_id("%s%08d" % (self.prefix, self.n))
         etype = sp.default_type
         if self.pad is None:
             self.pad = max(0, BODY_BYTES - len(sp.body(eid, etype)))
@@ -128,12 +145,13 @@ class Maker:
         return "".join("%s: %s\r\n" % kv for kv in h.items()).encode(), body
 
 
-def write_requests(prefix, provider, secret, n, seed, nfiles=2):
+def write_requests(prefix, provider, secret, n, seed, nfiles=2, ids="b"):
     """n requests, DUP_SHARE of them redeliveries, dealt in turn into
     prefix.0 .. prefix.<nfiles-1> (one per wrk thread); returns the number
-    of distinct events."""
+    of distinct events.  ids starts every event id (files of different
+    ids never share an event)."""
     rng = random.Random(seed)
-    mk = Maker(provider, secret)
+    mk = Maker(provider, secret, ids)
     recs = []
     distinct = 0
     for i in range(n):
@@ -297,19 +315,28 @@ def wait_procs(srv, n, seconds=5):
 
 # ------------------------------------------------------------ runs
 
-def wrk(url, conns, seconds, reqfile):
+def wrk_start(url, conns, seconds, reqfile):
     threads = 1 if conns == 1 else 2
     cmd = ["wrk", "-t", str(threads), "-c", str(conns), "-d", "%ds" % seconds,
            "--latency", "--timeout", "10s", "-s", LUA, url, "--", reqfile]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       timeout=seconds + 60)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    text = r.stdout.decode("utf-8", "replace")
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+
+
+def wrk_result(p, seconds):
+    out, _ = p.communicate(timeout=seconds + 60)
+    text = out.decode("utf-8", "replace")
     m = re.search(r"^BENCH (\{.*\})$", text, re.M)
-    if r.returncode != 0 or m is None:
-        raise RuntimeError("wrk failed (%d): %s" % (r.returncode, text[-2000:]))
-    res = json.loads(m.group(1))
+    if p.returncode != 0 or m is None:
+        raise RuntimeError("wrk failed (%d): %s" % (p.returncode,
+                                                    text[-2000:]))
+    return json.loads(m.group(1))
+
+
+def wrk(url, conns, seconds, reqfile):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    res = wrk_result(wrk_start(url, conns, seconds, reqfile), seconds)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     res["wrk_cpu_s"] = (after.ru_utime + after.ru_stime
                         - before.ru_utime - before.ru_stime)
     return res
@@ -421,7 +448,8 @@ class Bench:
         n = int(rate * (seconds or self.a.seconds) * 1.2)
         self.seed += 1
         t0 = time.monotonic()
-        write_requests(path, name, self.secrets[name], n, self.seed)
+        write_requests(path, name, self.secrets[name], n, self.seed,
+                       ids="b%d_" % self.seed)
         log("wrote %d %s requests in %.1f s" % (n, key,
                                                  time.monotonic() - t0))
         self.reqfiles[key] = (path, time.time())
@@ -442,7 +470,18 @@ class Bench:
                     self.abin, os.path.basename(p)))
         return self.abin
 
-    def make_server(self, name, server, cgi, env, pg, extra):
+    def fill(self, db, n):
+        """n done events in db through the library (store_ceiling -F)."""
+        t0 = time.monotonic()
+        log("filling a store with %d events (%d B payloads)" % (
+            n, self.a.fill_bytes))
+        subprocess.run([os.path.join(self.a.tools, "store_ceiling"), "-F",
+                        str(n), "-b", str(self.a.fill_bytes), db],
+                       check=True, timeout=7200, stdout=subprocess.DEVNULL)
+        log("filled in %.0f s" % (time.monotonic() - t0))
+
+    def make_server(self, name, server, cgi, env, pg, extra, db=None,
+                    fill=0):
         if server == "Apache":
             srv = Apache(self.apache_bin(), name,
                          extra=list(self.a.apache_conf or []) + list(extra),
@@ -450,25 +489,30 @@ class Bench:
                          secrets={name: self.secrets[name]}
                          if name != "null" else {}, env=env)
             return srv
-        d = self.fresh("srv")
-        db = (harness.pg_new_db("ih_bench") if pg
-              else os.path.join(d, "data", "events.db"))
+        given = db is not None
+        if not given:
+            d = self.fresh("srv")
+            db = (harness.pg_new_db("ih_bench") if pg
+                  else os.path.join(d, "data", "events.db"))
         srv = lighttpd(name, self.a.bin, self.a.tools, self.secrets[name],
                        cgi, env, db)
-        if name != "null":
+        if name != "null" and not given:
             # The schema exists before the first request, as in production.
             subprocess.run([os.path.join(self.a.tools, "store_ceiling"),
                             "-c", srv.db], check=True, timeout=60)
+            if fill:
+                self.fill(srv.db, fill)
         return srv
 
     def run(self, name, conns, server="lighttpd", cgi=False, sync=SYNC,
             mode="after-response", tag=None, pg=False, variant="",
-            extra=()):
-        reqfile = self.requests_for(name)
+            extra=(), fill=0):
         env = {}
         if name != "null":
             env = {"IDEMHOOK_SYNCHRONOUS": sync, "IDEMHOOK_MODE": mode}
-        srv = self.make_server(name, server, cgi, env, pg, extra)
+        srv = self.make_server(name, server, cgi, env, pg, extra, fill=fill)
+        # After a fill, so that the request file's timestamps are fresh.
+        reqfile = self.requests_for(name)
         try:
             srv.start()
             url = "http://127.0.0.1:%d/hooks/%s" % (srv.port, name)
@@ -532,7 +576,7 @@ class Bench:
                                default=None),
             "private_sum_kib": sum(m.get("Private", 0) for m in mem),
             "pss_kib": max((m.get("Pss", 0) for m in mem), default=None),
-            "nprocs": nprocs,
+            "nprocs": nprocs, "fill": fill,
             "fcgi_cpu_us_per_req": cpu_per(fcgi_t, reqs) if not cgi
             else None,
             "fcgi_cpu_us_per_acc": cpu_per(fcgi_t, rows)
@@ -611,6 +655,9 @@ class Bench:
                 self.run("stripe", 16, sync="NORMAL", mode="worker")
                 # Each commit fsyncing the log itself, as before SHARED.
                 self.run("stripe", 16, sync="FULL")
+                if a.growth:
+                    self.run("stripe", 16, fill=a.growth,
+                             variant=grown(a.growth))
         if not a.no_apache and "stripe" in provs:
             self.apache()
         if not a.no_pg and "stripe" in provs and not a.apache_only:
@@ -691,8 +738,75 @@ class Bench:
                                   MAX_PROCS, self.ceil["PG16"] or 0))
             for c in CONNS:
                 self.run("stripe", c, pg=True)
+            self.two_hosts()
+            if self.a.growth:
+                self.run("stripe", 16, pg=True, fill=self.a.growth,
+                         variant=grown(self.a.growth))
         finally:
             subprocess.run([script, "stop", d], timeout=120)
+
+    def two_hosts(self, conns=16):
+        """Two lighttpd instances (two hosts, as test_pg_hosts starts
+        them) on one PostgreSQL database, each driven at conns by a wrk of
+        its own with events of its own, at once: accepted/s of the two
+        together against one host's."""
+        db = harness.pg_new_db("ih_bench")
+        env = {"IDEMHOOK_SYNCHRONOUS": SYNC, "IDEMHOOK_MODE":
+               "after-response"}
+        srvs = [self.make_server("stripe", "lighttpd", False, env, True, (),
+                                 db=db) for _ in range(2)]
+        subprocess.run([os.path.join(self.a.tools, "store_ceiling"), "-c",
+                        db], check=True, timeout=60)
+        files = [self.requests_for("stripe", "stripe-host%d" % i)
+                 for i in range(2)]
+        try:
+            for srv in srvs:
+                srv.start()
+                wait_procs(srv, srv.bench_procs)
+            ticks0 = [group_ticks(srv.proc.pid) for srv in srvs]
+            t0_ms = time.time() * 1000
+            ps = [wrk_start("http://127.0.0.1:%d/hooks/stripe" % srv.port,
+                            conns, self.a.seconds, f)
+                  for srv, f in zip(srvs, files)]
+            res = [wrk_result(p, self.a.seconds) for p in ps]
+            ticks = [group_ticks(srv.proc.pid) for srv in srvs]
+            for srv in srvs:
+                srv.stop()
+            dur = max(r["duration_us"] for r in res) / 1e6
+            rows, done, eff = db_counts(db, t0_ms, dur * 1000)
+        finally:
+            for srv in srvs:
+                srv.cleanup()
+        cpu = sum(t - t0.get(p, 0) for tk, t0 in zip(ticks, ticks0)
+                  for p, t in tk.items())
+        reqs = sum(r["requests"] for r in res)
+        r = {"name": "stripe", "server": "lighttpd", "iface": "FastCGI",
+             "variant": "two hosts", "store": "postgresql", "sync": SYNC,
+             "mode": "after-response", "conns": conns, "tag": "stripe",
+             "req_s": reqs / dur, "requests": reqs, "seconds": dur,
+             "accepted_s": rows / dur, "rows": rows, "done": done,
+             "effects": eff,
+             "p50_ms": max(x["p50_us"] for x in res) / 1000.0,
+             "p90_ms": max(x["p90_us"] for x in res) / 1000.0,
+             "p99_ms": max(x["p99_us"] for x in res) / 1000.0,
+             "max_ms": max(x["max_us"] for x in res) / 1000.0,
+             "errors": sum(x["status_errors"] + x["connect_errors"]
+                           + x["read_errors"] + x["write_errors"]
+                           + x["timeouts"] for x in res),
+             "status_errors": sum(x["status_errors"] for x in res),
+             "wrap_laps": max(x["wrap_laps"] for x in res), "outcomes": {},
+             "rss_kib": None, "hwm_kib": None, "private_kib": None,
+             "private_sum_kib": 0, "pss_kib": None, "nprocs": 2, "fill": 0,
+             "fcgi_cpu_us_per_req": None,
+             "fcgi_cpu_us_per_acc": None,
+             "web_cpu_us_per_req": cpu * 1e6 / TICK / max(reqs, 1),
+             "wrk_cpu_us_per_req": 0}
+        self.runs += 1
+        log("stripe   2 hosts  PostgreSQL c=%d each: %.0f req/s %.0f acc/s "
+            "p99 %.2f ms err %d" % (conns, r["req_s"], r["accepted_s"],
+                                    r["p99_ms"], r["errors"]))
+        self.rows.append(r)
+        return r
 
     # -------------------------------------------------------- report
 
@@ -946,27 +1060,73 @@ class Bench:
                     r["fcgi_cpu_us_per_acc"],
                     r["fcgi_cpu_us_per_acc"] / st["fcgi_cpu_us_per_req"])
             if r:
-                L.append("| Apache mod_fcgid (stripe, %s, %d conn): "
-                         "against the same ceilings | %.0f accepted/s = "
-                         "%.2f× storage, %s× Apache's null stack; p99 "
-                         "%.2f ms%s | %s |" % (
-                             sync, c, r["accepted_s"],
-                             r["accepted_s"] / self.ceil["FULL"],
+                ra = r["accepted_s"] / self.ceil["FULL"]
+                L.append("| Apache mod_fcgid (stripe, %s, %d conn) ≥ "
+                         "%.0f× the storage ceiling at p99 ≤ %.0f ms | "
+                         "%.0f accepted/s = %.2f× storage, %s× Apache's "
+                         "null stack; p99 %.2f ms%s | %s |" % (
+                             sync, c, T_APACHE, T_APACHE_P99_MS,
+                             r["accepted_s"], ra,
                              "%.2f" % (r["accepted_s"] / st["req_s"])
                              if st else "-", r["p99_ms"], cpu,
-                             verdict(r["p99_ms"] <= T_P99_MS)))
+                             verdict(ra >= T_APACHE and
+                                     r["p99_ms"] <= T_APACHE_P99_MS)))
+        r = self.find(name="stripe", server="lighttpd", iface="CGI",
+                      conns=16)
+        st = self.stack(16, cgi=True)
+        if r and st:
+            rc = r["accepted_s"] / st["req_s"]
+            L.append("| plain CGI ≥ %.1f× the null CGI program (stripe, "
+                     "lighttpd mod_cgi, 16 conn) | %.0f accepted/s vs "
+                     "%.0f req/s = %.2f×; p99 %.2f ms | %s |" % (
+                         T_CGI, r["accepted_s"], st["req_s"], rc,
+                         r["p99_ms"], verdict(rc >= T_CGI)))
         r = self.find(name="stripe", store="postgresql", conns=16)
         if r and self.ceil.get("PG16") and self.ceil.get("PG"):
-            L.append("| PostgreSQL (stripe, 16 conn) against its ceilings "
-                     "| %.0f accepted/s = %.2f× the 1-writer ceiling "
-                     "(%.0f), %.2f× the 16-client one (%.0f); p99 %.2f ms "
-                     "| %s |" % (r["accepted_s"],
-                                 r["accepted_s"] / self.ceil["PG"],
-                                 self.ceil["PG"],
-                                 r["accepted_s"] / self.ceil["PG16"],
-                                 self.ceil["PG16"], r["p99_ms"],
-                                 verdict(r["p99_ms"] <= T_P99_MS)))
+            rp = r["accepted_s"] / self.ceil["PG16"]
+            L.append("| PostgreSQL (stripe, 16 conn) ≥ %.1f× its own "
+                     "16-writer ceiling at p99 ≤ %.0f ms | %.0f accepted/s "
+                     "= %.2f× the 16-writer ceiling (%.0f), %.2f× the "
+                     "1-writer one (%.0f); p99 %.2f ms | %s |" % (
+                         T_PG, T_PG_P99_MS, r["accepted_s"], rp,
+                         self.ceil["PG16"],
+                         r["accepted_s"] / self.ceil["PG"], self.ceil["PG"],
+                         r["p99_ms"], verdict(rp >= T_PG and
+                                              r["p99_ms"] <= T_PG_P99_MS)))
+            two = self.find(name="stripe", store="postgresql", conns=16,
+                            variant="two hosts")
+            if two:
+                want = min(T_PG_HOSTS * r["accepted_s"], self.ceil["PG16"])
+                L.append("| PostgreSQL, two hosts ≥ %.1f× one host or the "
+                         "16-writer ceiling, the lower (16 conn each) | "
+                         "%.0f accepted/s = %.2f× one host's %.0f "
+                         "(wanted %.0f); p99 %.2f ms | %s |" % (
+                             T_PG_HOSTS, two["accepted_s"],
+                             two["accepted_s"] / r["accepted_s"]
+                             if r["accepted_s"] else 0, r["accepted_s"],
+                             want, two["p99_ms"],
+                             verdict(two["accepted_s"] >= want)))
+        for store in ("sqlite", "postgresql"):
+            empty = self.find(name="stripe", server="lighttpd",
+                              iface="FastCGI", sync=SYNC,
+                              mode="after-response", conns=16, store=store)
+            full = [x for x in self.rows if x.get("fill") and
+                    x["store"] == store]
+            if empty and full and empty["accepted_s"]:
+                g = full[0]["accepted_s"] / empty["accepted_s"]
+                L.append("| growth: a %s store of %s events ≥ %.1f× an "
+                         "empty one (stripe, 16 conn) | %.0f vs %.0f "
+                         "accepted/s = %.2f×; p99 %.2f vs %.2f ms | %s |"
+                         % ("SQLite" if store == "sqlite" else
+                            "PostgreSQL", format(full[0]["fill"], ","),
+                            T_GROWTH, full[0]["accepted_s"],
+                            empty["accepted_s"], g, full[0]["p99_ms"],
+                            empty["p99_ms"], verdict(g >= T_GROWTH)))
         return L
+
+
+def grown(n):
+    return "store of %s events" % format(n, ",")
 
 
 def fmt(v):
@@ -998,6 +1158,13 @@ def main():
                     help="a line appended to every Apache run's httpd.conf "
                     "after the shipped vhost.conf, e.g. "
                     "'FcgidMaxProcessesPerClass 8' (repeatable)")
+    ap.add_argument("--growth", type=int, default=0, metavar="N",
+                    help="also run stripe at 16 connections on stores "
+                    "(SQLite, PostgreSQL) already holding N events, "
+                    "filled through the library (e.g. 1000000)")
+    ap.add_argument("--fill-bytes", type=int, default=512,
+                    help="payload bytes of each filled event (default "
+                    "512: a million take about 1 GB)")
     ap.add_argument("--keep", action="store_true",
                     help="keep the run folder (request files, stores)")
     ap.add_argument("--out", required=True)

@@ -5,6 +5,7 @@
  *	store_ceiling [-s FULL|NORMAL|SHARED] [-t seconds] [-b bytes]
  *	    [-P procs] db
  *	store_ceiling -c db		(create the store, record nothing)
+ *	store_ceiling -F n [-b bytes] db	(fill: n done events, fast)
  *
  * It goes through the library's own store_open() and store_record(), so
  * the schema (compiled in from db/schema.sql), WAL mode, the synchronous
@@ -17,8 +18,18 @@
  *
  * Prints one line: "events=<n> seconds=<s> events_per_s=<r>".
  * Exits 1 on any store error.
+ *
+ * -F fills a store for make bench's growth runs (issue 27): n Stripe
+ * events with random ids (as Stripe's are: the unique index grows at
+ * random places), each recorded, claimed and completed through the
+ * library (store_record_claim(), store_complete(): the event row, its
+ * payload, its attempt), FILL_BATCH per relaxed transaction, so that a
+ * million take a minute or two, not hours of HTTP.  Received times are
+ * spread over the past n seconds.
  */
 #include <sys/wait.h>
+
+#include <stdint.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -34,6 +45,8 @@
 
 #define CEIL_MAX_BODY	(64 * 1024)
 #define CEIL_MAX_PROCS	16
+#define FILL_BATCH	2000
+#define FILL_MAX	100000000L
 
 static double
 now_s(void)
@@ -129,11 +142,100 @@ out:
 	return rc;
 }
 
+/* A Stripe-like id of 24 random letters and digits (xorshift). */
+static void
+random_id(char *buf, size_t len, uint64_t *seed)
+{
+	static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+	    "qrstuvwxyz0123456789";
+	uint64_t x = *seed;
+	int i;
+
+	memcpy(buf, "evt_", 4);
+	for (i = 0; i < 24 && (size_t)i + 5 < len; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		buf[4 + i] = al[x % (sizeof(al) - 1)];
+	}
+	buf[4 + i] = '\0';
+	*seed = x;
+}
+
+/* -F: n done events; 0, or -1 after printing the store's error. */
+static int
+fill(struct store *st, long n, size_t body_len)
+{
+	struct event ev;
+	struct store_result res;
+	struct store_job job;
+	struct store_txn *tx = NULL;
+	char err[STORE_ERR_MAX], id[64], fp[65], headers[128];
+	char *body = NULL;
+	uint64_t seed = 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid();
+	int64_t now = clock_wall_ms(), at;
+	double t0 = now_s();
+	long i;
+	int rc = -1;
+
+	body = malloc(body_len + 1);
+	if (body == NULL)
+		goto out;
+	snprintf(headers, sizeof(headers), "Stripe-Signature: t=0,v1=%064d\n",
+	    0);
+	memset(&job, 0, sizeof(job));
+	for (i = 0; i < n; i++) {
+		if (tx == NULL && store_begin(st, STORE_RELAXED, &tx, err,
+		    sizeof(err)) != IH_OK)
+			goto fail;
+		random_id(id, sizeof(id), &seed);
+		snprintf(fp, sizeof(fp), "%016llx%048d",
+		    (unsigned long long)seed, 0);
+		memset(&ev, 0, sizeof(ev));
+		ev.provider = "stripe";
+		ev.event_type = "invoice.paid";
+		ev.event_id = id;
+		ev.headers = headers;
+		ev.fingerprint = fp;
+		ev.payload = (const unsigned char *)body;
+		ev.payload_len = make_body(body, body_len, id);
+		at = now - (n - i) * 1000;
+		if (store_record_claim(st, tx, &ev, at, "fill", 60000, &res,
+		    &job, err, sizeof(err)) != IH_OK)
+			goto fail;
+		if (!res.duplicate && store_complete(st, tx, &job, "fill",
+		    at + 5, err, sizeof(err)) != IH_OK)
+			goto fail;
+		store_job_free(&job);
+		if ((i + 1) % FILL_BATCH == 0 || i + 1 == n) {
+			if (store_commit(tx, err, sizeof(err)) != IH_OK) {
+				tx = NULL;
+				goto fail;
+			}
+			tx = NULL;
+		}
+		if ((i + 1) % 100000 == 0)
+			fprintf(stderr, "store_ceiling: %ld of %ld events, "
+			    "%.0f s\n", i + 1, n, now_s() - t0);
+	}
+	printf("filled=%ld seconds=%.1f\n", n, now_s() - t0);
+	rc = 0;
+	goto out;
+fail:
+	fprintf(stderr, "store_ceiling: fill: %s\n", err);
+	store_job_free(&job);
+	store_rollback(tx);
+out:
+	free(body);
+	return rc;
+}
+
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: store_ceiling [-c] [-s FULL|NORMAL|SHARED] "
-	    "[-t seconds] [-b bytes] [-P procs] db\n");
+	fprintf(stderr, "usage: store_ceiling [-c] [-F events] "
+	    "[-s FULL|NORMAL|SHARED] [-t seconds] [-b bytes] [-P procs] "
+	    "db\n");
 	exit(2);
 }
 
@@ -145,13 +247,18 @@ main(int argc, char *argv[])
 	char err[STORE_ERR_MAX];
 	int pfd[2], c, sync = 2, status, failed = 0, create_only = 0;
 	long seconds = 3, body_len = 2048, procs = 1, i, n, total = 0;
+	long nfill = 0;
 	double t0, el;
 	pid_t pid;
 
-	while ((c = getopt(argc, argv, "cs:t:b:P:")) != -1) {
+	while ((c = getopt(argc, argv, "cF:s:t:b:P:")) != -1) {
 		switch (c) {
 		case 'c':
 			create_only = 1;
+			break;
+		case 'F':
+			if (parse_num(optarg, 1, FILL_MAX, &nfill) != 0)
+				usage();
 			break;
 		case 's':
 			if (strcasecmp(optarg, "FULL") == 0)
@@ -190,6 +297,11 @@ main(int argc, char *argv[])
 	if (store_open(&opts, &st, err, sizeof(err)) != IH_OK) {
 		fprintf(stderr, "store_ceiling: %s\n", err);
 		return 1;
+	}
+	if (nfill > 0) {
+		c = fill(st, nfill, (size_t)body_len);
+		store_close(st);
+		return c == 0 ? 0 : 1;
 	}
 	store_close(st);
 	if (create_only)

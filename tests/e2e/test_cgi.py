@@ -8,13 +8,15 @@ Usage: test_cgi.py BINDIR   (or IH_BIN=BINDIR test_cgi.py)
 """
 
 import os
+import subprocess
 import sys
 import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import ApacheServer, check, suite_main  # noqa: E402
+from harness import (SANITIZER_ENV, ApacheServer, check, sign_stripe,  # noqa: E402
+                     suite_main)
 import cases  # noqa: E402
 from cases import as_bytes, expect_accepted, expect_error, no_row, one_row  # noqa: E402
 import test_stripe as ts  # noqa: E402
@@ -109,13 +111,71 @@ def slow_action_detached(srv):
           "end" % (done, SLOW_ACTION_S))
 
 
+def no_libpq(bindir):
+    """A CGI process on SQLite pays no start-up for libpq and the ~20
+    libraries it needs: the receivers load it with dlopen() only for a
+    postgresql:// store (shared/store/pg_dl.h).  The PostgreSQL suites
+    prove the loaded path."""
+    for p in ("stripe", "github", "console"):
+        r = subprocess.run(["ldd", os.path.join(bindir, p + ".fcgi")],
+                           capture_output=True, text=True, timeout=30)
+        check(r.returncode == 0 and "libsqlite3" in r.stdout,
+              "ldd %s.fcgi: %r" % (p, (r.stdout + r.stderr)[:300]))
+        check("libpq" not in r.stdout, "%s.fcgi links libpq: %r"
+              % (p, [ln.strip() for ln in r.stdout.splitlines()
+                     if "libpq" in ln]))
+
+
+def post_type(srv, etype):
+    eid = STRIPE.new_id("due")
+    body = STRIPE.body(eid, etype)
+    expect_accepted(ts.post_signed(srv, body, sign_stripe(srv.secrets["stripe"],
+                                                          body)), etype)
+    return eid
+
+
+def wait_status(srv, eid, status, seconds=15):
+    deadline = time.monotonic() + seconds
+    while True:
+        rows = srv.rows("stripe", eid)
+        if rows and rows[0]["status"] == status:
+            return rows[0]
+        if time.monotonic() > deadline:
+            check(False, "%s: %r, not %s" % (eid, rows and rows[0]["status"], status))
+        time.sleep(0.1)
+
+
+def drain_when_due(srv, bindir):
+    """A delivery whose event is processed in its recording transaction
+    forks no process after the answer unless an event is due; when one
+    is, it drains it: an event made due again (idemhook replay) is done a
+    second time after the next delivery, with no worker running."""
+    first = post_type(srv, "test.cgidue")
+    done0 = wait_status(srv, first, "done")["done_at"]
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "IDEMHOOK_DB": srv.db}
+    env.update({k: os.environ[k] for k in SANITIZER_ENV if k in os.environ})
+    p = subprocess.run([os.path.join(bindir, "idemhook"), "replay", "--status", "done",
+                        "--type", "test.cgidue"], env=env, capture_output=True,
+                       timeout=60)
+    check(p.returncode == 0, "idemhook replay: %r" % p.stderr[-300:])
+    check(srv.rows("stripe", first)[0]["status"] == "received", "not requeued")
+    post_type(srv, "test.cgidue2")
+    row = wait_status(srv, first, "done")
+    check(row["done_at"] > done0, "done_at %r, before %r" % (row["done_at"], done0))
+
+
 def run_cases(tap, bindir, servers):
+    tap.run("the programs do not link libpq (loaded only for PostgreSQL)",
+            no_libpq, bindir)
     srv, s3 = setenv_server(servers, bindir, "cgi", "cgi")
     if tap.run("Apache mod_cgid starts with the shipped cgi.htaccess", srv.start):
         run_common_cgi(tap, STRIPE, srv)
         stripe_cases(tap, srv, "")
         tap.run("stripe: a secret from SetEnv (CGI environment) accepted",
                 setenv_secret, srv, s3)
+        tap.run("stripe: after the answer, an event due is drained (and none "
+                "is looked for in a fork when nothing is due)",
+                drain_when_due, srv, bindir)
         run_common_cgi(tap, GITHUB, srv)
         cases.run_final(tap, STRIPE, srv)
         cases.run_final(tap, GITHUB, srv)

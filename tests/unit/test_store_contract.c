@@ -353,6 +353,50 @@ complete_with_effects(void **state)
 	assert_int_equal(unit_claim(f->st, NULL, 0, "x", 9000, 5000, &job), 0);
 }
 
+/*
+ * A write that fails inside a transaction fails it, whenever the backend
+ * reports it: at once (SQLite), or with a later statement's answer at the
+ * latest by COMMIT (PostgreSQL sends an effect without waiting for its
+ * answer).  Nothing of the transaction is kept, and the store works on.
+ */
+static void
+failed_write_fails_commit(void **state)
+{
+	struct unit_store *f = *state;
+	struct event ev = unit_event("evt_f"), ev2 = unit_event("evt_g");
+	struct store_result r;
+	struct store_job job, bad;
+	struct store_txn *tx;
+	struct seen seen;
+	char err[STORE_ERR_MAX];
+	int rc;
+
+	assert_int_equal(store_begin(f->st, STORE_DURABLE, &tx, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_record_claim(f->st, tx, &ev, 1000, "me", 5000,
+	    &r, &job, err, sizeof(err)), IH_OK);
+	/* No such event: the effect breaks its foreign key. */
+	bad = job;
+	bad.ev.rowid = job.ev.rowid + 100000;
+	rc = store_effect(f->st, tx, &bad, "mail", 2000, err, sizeof(err));
+	if (rc == IH_OK)
+		rc = store_complete(f->st, tx, &job, "me", 2000, err,
+		    sizeof(err));
+	if (rc == IH_OK)
+		rc = store_commit(tx, err, sizeof(err));
+	else
+		store_rollback(tx);
+	assert_int_not_equal(rc, IH_OK);
+	memset(&seen, 0, sizeof(seen));
+	assert_int_equal(store_show(f->st, "stripe", "evt_f", seen_row, &seen,
+	    err, sizeof(err)), IH_ENOTFOUND);
+	assert_int_equal(seen.n, 0);
+	store_job_free(&job);
+	assert_int_equal(store_record(f->st, NULL, &ev2, 3000, &r, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(show(f->st, "evt_g").n, 1);
+}
+
 static void
 order_key_waits(void **state)
 {
@@ -735,6 +779,7 @@ console_reads(void **state)
 	UNIT_STORE_CASE(claim_lease_and_takeover, setup), \
 	UNIT_STORE_CASE(thin_fetch_modes, setup), \
 	UNIT_STORE_CASE(complete_with_effects, setup), \
+	UNIT_STORE_CASE(failed_write_fails_commit, setup), \
 	UNIT_STORE_CASE(order_key_waits, setup), \
 	UNIT_STORE_CASE(requeue_and_purge, setup), \
 	UNIT_STORE_CASE(stats_counts, setup), \
