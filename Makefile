@@ -109,6 +109,8 @@ CLI_OBJS = $(BUILD)/obj/handlers/cli/cli_main.o \
 	$(BUILD)/obj/handlers/cli/cli_check_console.o \
 	$(BUILD)/obj/handlers/cli/cli_catchup.o \
 	$(BUILD)/obj/handlers/cli/cli_health.o $(API_HTTP_OBJ) \
+	$(BUILD)/obj/handlers/cli/api_session.o \
+	$(BUILD)/obj/handlers/cli/api_providers.o \
 	$(BUILD)/obj/handlers/cli/api_stripe.o $(BUILD)/obj/handlers/cli/api_github.o \
 	$(BUILD)/obj/handlers/cli/api_asaas.o $(BUILD)/obj/handlers/cli/api_shopify.o \
 	$(BUILD)/obj/handlers/cli/cli_list.o $(BUILD)/obj/handlers/cli/cli_show.o \

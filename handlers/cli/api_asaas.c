@@ -20,7 +20,7 @@
 
 #include "api_http.h"
 #include "api_providers.h"
-#include "cli_catchup.h"
+#include "api_session.h"
 #include "cli_text.h"
 #include "ih.h"
 #include "json.h"

@@ -1,8 +1,9 @@
 /*
  * api_providers.h -- the providers' own APIs as idemhook catch-up and
  * idemhook health use them: one module each (api_stripe.c,
- * api_github.c, api_asaas.c, api_shopify.c) and their table
- * (cli_health.c).
+ * api_github.c, api_asaas.c, api_shopify.c), their table and the one
+ * loop over it (api_providers.c).  The session they work in is
+ * api_session.h; the commands (cli_catchup.c, cli_health.c) sit on top.
  *
  * Each catch-up function fills the struct catchup it is given (counts,
  * cu->err, cu->note) and returns IH_OK when the window was covered,
@@ -15,33 +16,8 @@
 
 #include <stddef.h>
 
-#include "cli_catchup.h"
+#include "api_session.h"
 #include "ih.h"
-
-#define HEALTH_MAX	32
-#define HEALTH_LINE_MAX	512
-
-/* What health found: one line per check, each a problem or not. */
-struct health {
-	char	 line[HEALTH_MAX][HEALTH_LINE_MAX];
-	int	 problem[HEALTH_MAX];
-	size_t	 n;
-	int	 problems;
-};
-
-/* Adds one finding (cut at HEALTH_LINE_MAX; dropped past HEALTH_MAX). */
-void	health_add(struct health *h, int problem, const char *fmt, ...)
-	    IH_PRINTF(3, 4);
-
-struct api_provider {
-	const char	*name;
-	const char	*def_base;	/* IDEMHOOK_<P>_API_BASE's default */
-	int		(*catchup)(struct catchup *cu);
-	int		(*health)(struct catchup *cu, struct health *h);
-	const char	*no_api;	/* why there is none, or NULL */
-	const char	*alt_cred;	/* a setting that may stand in for */
-					/* the key (GitHub's App), or NULL */
-};
 
 /* Returns the provider called name, or NULL. */
 const struct api_provider *api_provider_find(const char *name);
@@ -76,6 +52,27 @@ int	api_provider_open(struct catchup *cu, struct cli *c, size_t pi,
  */
 const struct api_provider *api_provider_pick(size_t i, int job,
 	    const char *const *named, size_t nnamed);
+
+/*
+ * One provider's run in api_each_provider(): providers_all[pi] with its
+ * API ap, named when the operator named it.  Returns its exit code (0
+ * to 3, api_session.h), or -1 when it was skipped (no key, not named);
+ * sets *first to 0 once it has written its JSON object.
+ */
+typedef int (*api_each_fn)(void *arg, size_t pi,
+    const struct api_provider *ap, int named, int *first);
+
+/*
+ * The main loop of catch-up and health: writes the JSON array's brackets
+ * when json, calls fn for each provider whose API can do job (those in
+ * named[], or every one when nnamed is 0), in providers_all's order, and
+ * returns the worst exit code, rank[code] saying how bad each of 0 to 3
+ * is.  When no provider was tried and none was named, prints "cmd: no
+ * provider has an API key" and returns 2.
+ */
+int	api_each_provider(const char *cmd, int job, const char *const *named,
+	    size_t nnamed, int json, const int rank[4], api_each_fn fn,
+	    void *arg);
 
 int	api_stripe_catchup(struct catchup *cu);
 int	api_stripe_health(struct catchup *cu, struct health *h);

@@ -19,8 +19,8 @@
 #include "api_common.h"
 #include "api_http.h"
 #include "api_providers.h"
+#include "api_session.h"
 #include "cli_args.h"
-#include "cli_catchup.h"
 #include "ih.h"
 #include "json.h"
 

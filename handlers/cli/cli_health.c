@@ -7,122 +7,20 @@
  * result is kept in the store (store_health.h) for the console's
  * overview.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "alert.h"
-#include "api_common.h"
 #include "api_providers.h"
+#include "api_session.h"
 #include "cli_args.h"
-#include "cli_catchup.h"
+#include "cli_health.h"
 #include "cli_text.h"
 #include "clock.h"
 #include "ih.h"
 #include "log.h"
 #include "providers.h"
 #include "store_health.h"
-
-static const struct api_provider table[] = {
-	{ "stripe", "https://api.stripe.com", api_stripe_catchup,
-	    api_stripe_health, NULL, NULL },
-	{ "github", "https://api.github.com", api_github_catchup,
-	    api_github_health, NULL, "IDEMHOOK_GITHUB_APP_ID" },
-	{ "asaas", "https://api.asaas.com/v3", api_asaas_catchup,
-	    api_asaas_health, NULL, NULL },
-	{ "shopify", "", api_shopify_catchup, api_shopify_health, NULL, NULL },
-	{ "standard", NULL, NULL, NULL, "Standard Webhooks defines no API "
-	    "for listing or redelivering events, nor for an endpoint's "
-	    "state: ask your sender (Svix has its own)", NULL },
-};
-
-const struct api_provider *
-api_provider_find(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++)
-		if (strcmp(table[i].name, name) == 0)
-			return &table[i];
-	return NULL;
-}
-
-static int
-can_do(const struct api_provider *ap, int job)
-{
-	return job == API_JOB_HEALTH ? ap->health != NULL :
-	    ap->catchup != NULL;
-}
-
-const struct api_provider *
-api_provider_named(const char *cmd, const char *name, int job)
-{
-	const struct api_provider *ap;
-
-	ap = api_provider_find(name);
-	if (ap == NULL || !can_do(ap, job)) {
-		cli_errorf("%s: %s: %s", cmd, name, ap != NULL &&
-		    ap->no_api != NULL ? ap->no_api : "no API");
-		return NULL;
-	}
-	return ap;
-}
-
-const struct api_provider *
-api_provider_pick(size_t i, int job, const char *const *named,
-    size_t nnamed)
-{
-	const struct api_provider *ap;
-	size_t j;
-
-	ap = api_provider_find(providers_all[i]->name);
-	for (j = 0; j < nnamed; j++)
-		if (strcmp(named[j], providers_all[i]->name) == 0)
-			break;
-	if (ap == NULL || !can_do(ap, job) || (nnamed > 0 && j == nnamed))
-		return NULL;
-	return ap;
-}
-
-int
-api_provider_open(struct catchup *cu, struct cli *c, size_t pi,
-    const struct api_provider *ap, int named, const char *cmd,
-    const char *hint)
-{
-	char err[256];
-	int rc;
-
-	rc = catchup_open(cu, c, pi, ap);
-	if (rc == IH_ENOTFOUND && !named) {
-		catchup_close(cu);
-		return -1;
-	}
-	if (rc != IH_OK) {
-		if (rc == IH_ENOTFOUND)
-			cli_errorf("%s: %s: set %s%s", cmd, cu->p->name,
-			    cu->key_var, hint);
-		catchup_close(cu);
-		return rc == IH_ENOMEM ? 1 : 2;
-	}
-	/* The log line goes where the receivers' lines go. */
-	(void)log_dest_set(&cu->w.logd, cu->cfg->log, err, sizeof(err));
-	return 0;
-}
-
-void
-health_add(struct health *h, int problem, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (problem)
-		h->problems++;
-	if (h->n >= HEALTH_MAX)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(h->line[h->n], sizeof(h->line[h->n]), fmt, ap);
-	va_end(ap);
-	h->problem[h->n++] = problem;
-}
 
 static void
 usage(FILE *f)

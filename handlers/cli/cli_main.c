@@ -45,6 +45,7 @@
 #include "cli_args.h"
 #include "cli_backup.h"
 #include "cli_catchup.h"
+#include "cli_health.h"
 #include "cli_check.h"
 #include "cli_console.h"
 #include "cli_copy.h"
