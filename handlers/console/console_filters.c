@@ -9,33 +9,8 @@
 #include <time.h>
 
 #include "console_int.h"
-#include "form.h"
 #include "html.h"
 #include "ih.h"
-
-/*
- * Reads field name of the urlencoded src into out (NUL-terminated).
- * Returns IH_OK, IH_ENOTFOUND (out empty), IH_EINVAL or IH_ETOOBIG.
- */
-int
-console_field(const char *src, size_t len, const char *name, char *out,
-    size_t cap)
-{
-	char *v = NULL;
-	size_t vlen = 0;
-	int rc;
-
-	out[0] = '\0';
-	rc = form_field(src, len, name, cap - 1, &v, &vlen);
-	if (rc == IH_OK) {
-		if (memchr(v, '\0', vlen) != NULL)
-			rc = IH_EINVAL;
-		else
-			memcpy(out, v, vlen + 1);
-	}
-	free(v);
-	return rc;
-}
 
 /* Parses "YYYY-MM-DD[THH:MM[:SS]]" (UTC) or Unix ms; 0 when empty. */
 static int

@@ -138,11 +138,7 @@ void	console_put_time(struct html *h, int64_t ms);
  */
 void	console_send_page(struct page *pg);
 
-/* console_filters.c */
-
-/* The statuses an event can have, in the order the pages show them. */
-#define CONSOLE_NSTATUS	7
-extern const char *const console_statuses[CONSOLE_NSTATUS];
+/* console_field.c */
 
 /*
  * Reads field name of the urlencoded src into out (NUL-terminated).
@@ -150,6 +146,12 @@ extern const char *const console_statuses[CONSOLE_NSTATUS];
  */
 int	console_field(const char *src, size_t len, const char *name, char *out,
 	    size_t cap);
+
+/* console_filters.c */
+
+/* The statuses an event can have, in the order the pages show them. */
+#define CONSOLE_NSTATUS	7
+extern const char *const console_statuses[CONSOLE_NSTATUS];
 
 /* Appends the filters as a query string (without '?'), before excluded. */
 void	console_put_filter_query(struct html *h, const struct filters *f);
