@@ -1,6 +1,6 @@
 /*
- * account.c -- accounts: names, the account of a request's URL, the
- * settings of one account, and the headers that route to one.
+ * account.c -- accounts: the settings of one account, and the headers
+ * that route to one (the names are account_name.c's).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -9,55 +9,6 @@
 #include "account.h"
 #include "config_vars.h"
 #include "ih.h"
-
-int
-account_name_ok(const char *name)
-{
-	size_t i;
-
-	if (name == NULL)
-		return 0;
-	for (i = 0; name[i] != '\0'; i++) {
-		if (i >= ACCOUNT_NAME_MAX)
-			return 0;
-		if (!(name[i] >= 'a' && name[i] <= 'z') &&
-		    !(name[i] >= '0' && name[i] <= '9') &&
-		    name[i] != '_' && name[i] != '-')
-			return 0;
-	}
-	return i > 0;
-}
-
-const char *
-account_or_default(const char *name)
-{
-	return name != NULL && *name != '\0' ? name : ACCOUNT_DEFAULT;
-}
-
-int
-account_from_path(const char *path_info, char *out, size_t outlen)
-{
-	size_t len;
-
-	if (outlen < ACCOUNT_NAME_MAX + 1)
-		return IH_EINVAL;
-	if (path_info == NULL || path_info[0] == '\0' ||
-	    strcmp(path_info, "/") == 0) {
-		snprintf(out, outlen, "%s", ACCOUNT_DEFAULT);
-		return IH_OK;
-	}
-	if (path_info[0] != '/')
-		return IH_EINVAL;
-	path_info++;
-	len = strlen(path_info);
-	if (len > 0 && path_info[len - 1] == '/')
-		len--;
-	if (len == 0 || len > ACCOUNT_NAME_MAX)
-		return IH_EINVAL;
-	memcpy(out, path_info, len);
-	out[len] = '\0';
-	return account_name_ok(out) ? IH_OK : IH_EINVAL;
-}
 
 /*
  * The settings an account may have of its own: those read at receipt.

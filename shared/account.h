@@ -20,7 +20,10 @@
  * "/hooks/stripe/acme").  A provider's header that names an account
  * (GitHub's installation target, Shopify's shop) only picks whose
  * secrets are tried, through IDEMHOOK_<PROVIDER>_ROUTE_<value>=name: the
- * signature still decides.  Nothing here allocates except
+ * signature still decides.  The names themselves (the rule, the
+ * default account, the URL's account) are account_name.h, below the
+ * settings, so that the settings' own code can check a name.  Nothing
+ * here allocates except
  * account_source() users' config_load(); no function keeps a pointer
  * past its call except struct account_src, which borrows its inner
  * sources and name while it is used.
@@ -30,24 +33,8 @@
 
 #include <stddef.h>
 
+#include "account_name.h"
 #include "config.h"
-
-#define ACCOUNT_NAME_MAX	32
-#define ACCOUNT_DEFAULT		"default"
-
-/* 1 when name matches [a-z0-9_-]{1,32}, else 0. */
-int	account_name_ok(const char *name);
-
-/* name, or ACCOUNT_DEFAULT for NULL or "". */
-const char *account_or_default(const char *name);
-
-/*
- * The account named by a request's PATH_INFO into out (at least
- * ACCOUNT_NAME_MAX + 1 bytes): NULL, "" or "/" name the default account,
- * "/name" (one trailing slash allowed) the account name.  Returns IH_OK,
- * or IH_EINVAL for anything else (another segment, a bad name).
- */
-int	account_from_path(const char *path_info, char *out, size_t outlen);
 
 /*
  * A source of settings for one account: get(name) answers name@account

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "account.h"
+#include "account_name.h"
 #include "action.h"
 #include "clock.h"
 #include "ih.h"

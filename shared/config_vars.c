@@ -13,7 +13,7 @@
 
 #include <openssl/crypto.h>
 
-#include "account.h"
+#include "account_name.h"
 #include "config.h"
 #include "config_vars.h"
 #include "ih.h"
