@@ -12,6 +12,7 @@
 #include "headers.h"
 #include "ih.h"
 #include "ingest.h"
+#include "ingest_account.h"
 #include "json.h"
 #include "log.h"
 #include "provider.h"
@@ -25,19 +26,6 @@
 #define BODY_KEEP_MAX		(1024 * 1024)
 /* Most of an unread CGI body read and dropped before exiting. */
 #define CGI_DRAIN_MAX		(64L * 1024 * 1024)
-
-void
-outcome_set(struct outcome *o, int status, const char *name,
-    const char *detail)
-{
-	o->rsp.status = status;
-	o->name = name;
-	o->rsp.body_status = status == 200 ? name : "error";
-	o->rsp.error = status == 200 ? NULL : name;
-	o->rsp.allow = status == 405 ? "POST" : NULL;
-	o->rsp.retry_after = status == 503 ? 30 : 0;
-	snprintf(o->detail, sizeof(o->detail), "%s", detail ? detail : "");
-}
 
 int
 ingest_init(struct ingest *in, const struct provider *p, struct settings *s)
@@ -230,6 +218,25 @@ quarantine_ident(const char *fingerprint, struct ident *id)
 	return rc;
 }
 
+/* The delivery's account and its settings (ingest_account.h). */
+static int
+account_of(struct ingest *in, const struct log_sink *sink)
+{
+	struct ingest_account_view v;
+
+	v.p = in->p;
+	v.settings = in->settings;
+	v.io = &in->io;
+	v.req = &in->req;
+	v.account = in->account;
+	v.account_len = sizeof(in->account);
+	v.cfg = &in->cfg;
+	v.file_path = in->file_path;
+	v.file_path_len = sizeof(in->file_path);
+	v.out = &in->out;
+	return ingest_account(&v, sink);
+}
+
 /* The settings, the log destination and the checks before the body. */
 static int
 read_head(struct ingest *in, const struct log_sink *sink)
@@ -240,7 +247,7 @@ read_head(struct ingest *in, const struct log_sink *sink)
 	int allowed;
 
 	err[0] = '\0';
-	if (!ingest_account(in, sink))
+	if (!account_of(in, sink))
 		return 0;
 	/* Before any line of this request: inline mode logs effects. */
 	if (log_dest_set(&in->logd, cfg->log, in->logd_err,

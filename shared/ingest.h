@@ -24,6 +24,7 @@
 #include "config.h"
 #include "io.h"
 #include "log.h"
+#include "outcome.h"
 #include "provider.h"
 #include "request.h"
 #include "respond.h"
@@ -36,17 +37,6 @@
 #define INGEST_HEADERS_MAX	8192
 /* How long a document-root verdict holds for the same paths. */
 #define INGEST_DOCROOT_MS	1000
-
-/* What one delivery came to, for its answer and its log line. */
-struct outcome {
-	struct respond	 rsp;
-	const char	*name;		/* "accepted", "bad_signature", ... */
-	char		 detail[STORE_ERR_MAX + 64];
-};
-
-/* Sets o to status with the outcome name and detail (may be NULL). */
-void	outcome_set(struct outcome *o, int status, const char *name,
-	    const char *detail);
 
 struct ingest {
 	/* The thread's, kept between deliveries. */
@@ -116,15 +106,6 @@ int	ingest_read(struct ingest *in);
  * the rest of the body is read and dropped, as some servers need.
  */
 void	ingest_answer(struct ingest *in);
-
-/*
- * The request's account (ingest_account.c, account.h) and its settings
- * into in->cfg: the URL's account, or the one a provider's routing
- * header names on the default URL; an unknown account is 404 and a
- * header naming another account than the URL's 401.  Returns 1 to go
- * on, 0 with in->out set.
- */
-int	ingest_account(struct ingest *in, const struct log_sink *sink);
 
 /* The sink that holds lines for ingest_answer() to write after its own. */
 const struct log_sink *ingest_deferred(struct ingest *in);

@@ -1,32 +1,32 @@
 /*
- * ingest_account.c -- the account of one delivery (account.h): from the
- * endpoint's URL, or from a provider's routing header on the default
- * URL, and that account's settings.  The header only picks whose
- * secrets are tried; the signature, checked later, decides.
+ * ingest_account.c -- the account of one delivery and its settings
+ * (ingest_account.h).  The header only picks whose secrets are tried;
+ * the signature, checked later, decides.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "account.h"
+#include "config.h"
 #include "ih.h"
-#include "ingest.h"
+#include "ingest_account.h"
 #include "provider.h"
 #include "request.h"
 
-/* Loads in->cfg for in->account; 0 with in->out set on failure. */
+/* Loads v->cfg for v->account; 0 with v->out set on failure. */
 static int
-load(struct ingest *in, const struct log_sink *sink)
+load(const struct ingest_account_view *v, const struct log_sink *sink)
 {
 	char err[STORE_ERR_MAX];
 	int rc;
 
 	err[0] = '\0';
-	config_free(&in->cfg);
-	rc = settings_request_account(in->settings, in->io.params,
-	    in->account, sink, &in->cfg, in->file_path,
-	    sizeof(in->file_path), err, sizeof(err));
+	config_free(v->cfg);
+	rc = settings_request_account(v->settings, v->io->params,
+	    v->account, sink, v->cfg, v->file_path, v->file_path_len, err,
+	    sizeof(err));
 	if (rc != IH_OK) {
-		outcome_set(&in->out, 500, "bad_config", err);
+		outcome_set(v->out, 500, "bad_config", err);
 		return 0;
 	}
 	return 1;
@@ -34,25 +34,26 @@ load(struct ingest *in, const struct log_sink *sink)
 
 /*
  * The account a routing header names, into routed ("" when none).
- * Returns 0 with in->out set when the setting is not an account name.
+ * Returns 0 with v->out set when the setting is not an account name.
  */
 static int
-routed_by_header(struct ingest *in, char *routed, size_t len)
+routed_by_header(const struct ingest_account_view *v, char *routed,
+    size_t len)
 {
-	const char *h, *v;
+	const char *h, *val;
 	char err[160];
 	int rc;
 
 	routed[0] = '\0';
-	h = account_route_header(in->p->name);
-	v = h != NULL ? request_header(&in->req, h) : NULL;
-	if (v == NULL)
+	h = account_route_header(v->p->name);
+	val = h != NULL ? request_header(v->req, h) : NULL;
+	if (val == NULL)
 		return 1;
-	rc = settings_route(in->settings, v, routed, len);
+	rc = settings_route(v->settings, val, routed, len);
 	if (rc == IH_ECONFIG) {
 		snprintf(err, sizeof(err), "a routing setting for %s names "
 		    "no valid account", h);
-		outcome_set(&in->out, 500, "bad_config", err);
+		outcome_set(v->out, 500, "bad_config", err);
 		return 0;
 	}
 	if (rc != IH_OK)
@@ -61,39 +62,39 @@ routed_by_header(struct ingest *in, char *routed, size_t len)
 }
 
 int
-ingest_account(struct ingest *in, const struct log_sink *sink)
+ingest_account(const struct ingest_account_view *v,
+    const struct log_sink *sink)
 {
 	char routed[ACCOUNT_NAME_MAX + 1], err[160];
 	int from_url;
 
-	if (account_from_path(io_param(&in->io, "PATH_INFO"), in->account,
-	    sizeof(in->account)) != IH_OK) {
-		snprintf(in->account, sizeof(in->account), "%s",
-		    ACCOUNT_DEFAULT);
-		outcome_set(&in->out, 404, "unknown_account", "the URL names "
+	if (account_from_path(io_param(v->io, "PATH_INFO"), v->account,
+	    v->account_len) != IH_OK) {
+		snprintf(v->account, v->account_len, "%s", ACCOUNT_DEFAULT);
+		outcome_set(v->out, 404, "unknown_account", "the URL names "
 		    "no account ([a-z0-9_-]{1,32})");
 		return 0;
 	}
-	from_url = strcmp(in->account, ACCOUNT_DEFAULT) != 0;
+	from_url = strcmp(v->account, ACCOUNT_DEFAULT) != 0;
 	/* Settings first: the routing settings live in the same file. */
-	if (!load(in, sink) || !routed_by_header(in, routed, sizeof(routed)))
+	if (!load(v, sink) || !routed_by_header(v, routed, sizeof(routed)))
 		return 0;
-	if (routed[0] != '\0' && strcmp(routed, in->account) != 0) {
+	if (routed[0] != '\0' && strcmp(routed, v->account) != 0) {
 		if (from_url) {
 			snprintf(err, sizeof(err), "the routing header names "
-			    "account %s, the URL %s", routed, in->account);
-			outcome_set(&in->out, 401, "account_mismatch", err);
+			    "account %s, the URL %s", routed, v->account);
+			outcome_set(v->out, 401, "account_mismatch", err);
 			return 0;
 		}
-		snprintf(in->account, sizeof(in->account), "%s", routed);
-		if (!load(in, sink))
+		snprintf(v->account, v->account_len, "%s", routed);
+		if (!load(v, sink))
 			return 0;
 	}
-	if (strcmp(in->account, ACCOUNT_DEFAULT) != 0 &&
-	    in->cfg.nsecrets == 0) {
+	if (strcmp(v->account, ACCOUNT_DEFAULT) != 0 &&
+	    v->cfg->nsecrets == 0) {
 		snprintf(err, sizeof(err), "no account %s: set %s@%s",
-		    in->account, in->p->secret_var, in->account);
-		outcome_set(&in->out, 404, "unknown_account", err);
+		    v->account, v->p->secret_var, v->account);
+		outcome_set(v->out, 404, "unknown_account", err);
 		return 0;
 	}
 	return 1;
