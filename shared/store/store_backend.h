@@ -151,18 +151,19 @@ struct store_ops {
 		    const struct store_object_event *, int *, char *, size_t);
 	/*
 	 * Endpoint health and refused signatures (store_health.h), each
-	 * one statement in autocommit; sigfail_* NULL on SQLite.
+	 * one statement in autocommit; sigfails_* (the table sigfails)
+	 * NULL on SQLite.
 	 */
 	int	(*health_put)(struct store *, const struct store_health *,
 		    char *, size_t);
 	int	(*health_list)(struct store *,
 		    int (*)(void *, const struct store_health *), void *,
 		    char *, size_t);
-	int	(*sigfail_note)(struct store *, const char *, int64_t minute,
+	int	(*sigfails_add)(struct store *, const char *, int64_t minute,
 		    int64_t prune_before, char *, size_t);
-	int	(*sigfail_count)(struct store *, const char *, int64_t,
+	int	(*sigfails_count)(struct store *, const char *, int64_t,
 		    int64_t, long *, int64_t *, char *, size_t);
-	int	(*sigfail_sums)(struct store *, int64_t, int64_t, int64_t,
+	int	(*sigfails_sums)(struct store *, int64_t, int64_t, int64_t,
 		    store_sigfail_fn, void *, char *, size_t);
 };
 

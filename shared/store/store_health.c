@@ -30,9 +30,9 @@ int
 store_sigfail_note(struct store *st, const char *provider, int64_t now_ms,
     char *err, size_t errlen)
 {
-	if (st->ops->sigfail_note == NULL)
+	if (st->ops->sigfails_add == NULL)
 		return IH_OK;
-	return st->ops->sigfail_note(st, provider, now_ms / 60000,
+	return st->ops->sigfails_add(st, provider, now_ms / 60000,
 	    now_ms / 60000 - STORE_SIGFAIL_KEEP_MIN, err, errlen);
 }
 
@@ -41,9 +41,9 @@ store_sigfail_sums(struct store *st, int64_t hour_min, int64_t day_min,
     int64_t to_min, store_sigfail_fn fn, void *arg, char *err,
     size_t errlen)
 {
-	if (st->ops->sigfail_sums == NULL)
+	if (st->ops->sigfails_sums == NULL)
 		return IH_ENOTFOUND;
-	return st->ops->sigfail_sums(st, hour_min, day_min, to_min, fn, arg,
+	return st->ops->sigfails_sums(st, hour_min, day_min, to_min, fn, arg,
 	    err, errlen);
 }
 
@@ -54,8 +54,8 @@ store_sigfail_count(struct store *st, const char *provider,
 {
 	*count = 0;
 	*first_min = 0;
-	if (st->ops->sigfail_count == NULL)
+	if (st->ops->sigfails_count == NULL)
 		return IH_ENOTFOUND;
-	return st->ops->sigfail_count(st, provider, from_min, to_min, count,
+	return st->ops->sigfails_count(st, provider, from_min, to_min, count,
 	    first_min, err, errlen);
 }

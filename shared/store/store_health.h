@@ -6,9 +6,9 @@
  *     10), written by `idemhook health` and idemhook work's checks;
  *   - on PostgreSQL, refused signatures per provider and minute
  *     (sigfails, migration 10), counted by the receivers of every host.
- *     A SQLite store has them in the file beside it (sigfail.h): there
- *     store_sigfail_note() counts nothing and store_sigfail_count()
- *     answers IH_ENOTFOUND, so that sigfail.c reads its file.
+ *     A SQLite store has them in the file beside it, which its caller
+ *     keeps (sigfail.h, above the store): there store_sigfail_note()
+ *     counts nothing and store_sigfail_count() answers IH_ENOTFOUND.
  *
  * Each call is one statement in autocommit, its values bound.  Strings
  * given are borrowed for the call; a row given to a callback lives until
