@@ -20,10 +20,14 @@ GET /v2/core/events/{id} and the related object's URL):
    a 404 forever ends as a dead letter, which replay brings back.
 4. Without IDEMHOOK_STRIPE_API_KEY: a clear line, the event stays waiting.
 5. The receivers link no HTTP client.
+7. idemhook list --json and show --json say needs_fetch, list --needs-fetch
+   lists the waiting ones only, and the console's event page (mounted on
+   the same lighttpd) shows the mark until the fetch.
 6. On PostgreSQL (IH_PG_URI): the same flow, and idemhook copy from SQLite
    keeps a waiting event waiting.
 """
 
+import base64
 import contextlib
 import json
 import os
@@ -34,9 +38,10 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (SANITIZER_ENV, Server, check, check_eq, pg_backend,  # noqa: E402
-                     pg_new_db, sign_stripe, suite_main)
+from harness import (SANITIZER_ENV, Server, check, check_eq, console_conf,  # noqa: E402
+                     pg_backend, pg_new_db, sign_stripe, suite_main)
 from standins.stripe import StripeStandin  # noqa: E402
+from test_console import USER, console_hash  # noqa: E402
 
 KEY = "sk_test_thin" + os.urandom(8).hex()
 SECRET = "whsec_" + os.urandom(16).hex()       # the snapshot endpoint's
@@ -186,6 +191,49 @@ def case_fetched(srv, bindir, api):
     answered(post(srv, thin), "duplicate", "a redelivery after processing")
 
 
+def listed(srv, bindir, api, *args):
+    out, _ = idemhook(srv, bindir, api, "list", "--json", "--provider", "stripe", *args)
+    return {e["event_id"]: e for e in json.loads(out)}
+
+
+def case_marked(srv, bindir, api, auth):
+    """list --json, show --json and the console's event page say that an
+    event waits for its fetch (and no longer once fetched); list
+    --needs-fetch lists those only."""
+    eid, _, thin = new_thin(api, "mark")
+    answered(post(srv, thin), "accepted", "thin notification")
+    done = "evt_snap_mark_" + os.urandom(4).hex()
+    answered(post(srv, {"id": done, "object": "event", "api_version": VERSION,
+                        "type": "customer.created", "created": int(time.time()),
+                        "data": {"object": {"id": "cus_mark", "object": "customer"}}},
+                  SECRET), "accepted", "a snapshot event")
+    every = listed(srv, bindir, api)
+    check_eq((every[eid]["needs_fetch"], every[eid]["status"]), (True, "received"),
+             "list --json marks the waiting event")
+    check_eq(every[done]["needs_fetch"], False, "a snapshot event is not marked")
+    waiting = listed(srv, bindir, api, "--needs-fetch")
+    check(eid in waiting and done not in waiting
+          and all(e["needs_fetch"] for e in waiting.values()),
+          "list --needs-fetch: %r" % sorted(waiting))
+    table, _ = idemhook(srv, bindir, api, "list", "--needs-fetch")
+    check(eid in table and done not in table, "the table: %r" % table[-600:])
+    out, _ = idemhook(srv, bindir, api, "show", "--json", "stripe", eid)
+    check_eq(json.loads(out)["event"]["needs_fetch"], True, "show --json marks it")
+    page = "/hooks/console/events/stripe/" + eid
+    r = srv.get(page, {"Authorization": auth})
+    check_eq(r.status, 200, "the console's event page")
+    check(b'<td id="fetch">waiting: a Stripe thin event' in r.body
+          and b"IDEMHOOK_STRIPE_API_KEY</td>" in r.body,
+          "the page says it waits: %r" % r.body[-1500:])
+    work_until(srv, bindir, api, eid, "done")
+    check_eq(listed(srv, bindir, api)[eid]["needs_fetch"], False, "fetched: not marked")
+    check(eid not in listed(srv, bindir, api, "--needs-fetch"), "nor listed as waiting")
+    out, _ = idemhook(srv, bindir, api, "show", "--json", "stripe", eid)
+    check_eq(json.loads(out)["event"]["needs_fetch"], False, "show --json once fetched")
+    r = srv.get(page, {"Authorization": auth})
+    check(r.status == 200 and b'id="fetch"' not in r.body, "the page once fetched")
+
+
 def case_badsig(srv, bindir, api):
     """A thin notification signed with another secret: 401, nothing stored."""
     eid, _, thin = new_thin(api, "bad")
@@ -301,10 +349,19 @@ def case_no_curl(bindir):
     check("libcurl" in out, "idemhook links libcurl: %s" % out)
 
 
-def new_server(bindir, servers, name, db=None):
+def new_server(bindir, servers, name, db=None, password=None):
+    """With password, the console too (user USER), on its own settings."""
     srv = Server(bindir, providers=["stripe"], name=name, db=db,
                  secrets={"stripe": SECRET},
                  provider_env={"stripe": {"IDEMHOOK_STRIPE_SECRET_2": THIN_SECRET}})
+    if password is not None:
+        console = os.path.join(srv.tmp, "console.env")
+        with open(console, "w") as f:
+            f.write("IDEMHOOK_DB=%s\nIDEMHOOK_CONSOLE_USER=%s\n"
+                    "IDEMHOOK_CONSOLE_PASSWORD_HASH=%s\n"
+                    % (srv.db, USER, console_hash(bindir, password)))
+        os.chmod(console, 0o600)
+        srv.extra_conf = "\n".join(console_conf(console, srv.settings_file()))
     srv.env.update({
         "IDEMHOOK_STRIPE_API_VERSIONS": VERSION,
         # One write per run (O_APPEND): the id, the type, the payload's start.
@@ -341,12 +398,16 @@ def case_pg(bindir, servers, api, lite):
 def cases(tap, bindir, servers):
     api = StripeStandin(KEY).start()
     try:
-        srv = new_server(bindir, servers, "thin")
+        password = "thin console " + os.urandom(4).hex()
+        auth = "Basic " + base64.b64encode(("%s:%s" % (USER, password)).encode()).decode()
+        srv = new_server(bindir, servers, "thin", password=password)
         if not tap.run("lighttpd starts (stripe: a snapshot and a thin destination)",
                        srv.start):
             return
         tap.run("thin event: verified, recorded waiting, 200, fetched by work, "
                 "processed once", case_fetched, srv, bindir, api)
+        tap.run("thin event: list --json, show --json and the console mark it "
+                "waiting; list --needs-fetch", case_marked, srv, bindir, api, auth)
         tap.run("thin event: bad signature is 401, nothing stored", case_badsig,
                 srv, bindir, api)
         tap.run("thin event: redelivery is a duplicate", case_redelivery, srv, bindir, api)
