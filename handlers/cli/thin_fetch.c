@@ -26,7 +26,7 @@
  * one on), and of the related object's when IDEMHOOK_STRIPE_API_VERSIONS
  * names none.
  */
-#define THIN_DEF_VERSION	"2025-09-30.clover"
+#define THIN_DEF_VERSION	STRIPE_V2_VERSION
 /* The "no key" line at most this often. */
 #define THIN_WARN_MS	60000
 /*
