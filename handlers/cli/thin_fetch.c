@@ -291,8 +291,8 @@ thin_fetch_job(void *arg, const struct dispatch *d, struct store_job *job,
 	thin_account(tf, job->ev.account, &key, ver, sizeof(ver), var,
 	    sizeof(var));
 	if (key == NULL || !thin_word_ok(ver, 0)) {
-		snprintf(why, whylen, key == NULL ? "fetch: %s is not set: an "
-		    "account's thin events are fetched with its own key" :
+		snprintf(why, whylen, key == NULL ? "fetch: %s is not set "
+		    "(each account's thin events take its own key)" :
 		    "fetch: the first of IDEMHOOK_STRIPE_API_VERSIONS@%s is "
 		    "not a version", key == NULL ? var : job->ev.account);
 		rc = IH_EIO;
