@@ -30,6 +30,9 @@
 /* The event destinations' pages read at most (Stripe's page size). */
 #define STRIPE_DEST_PAGES	10
 #define STRIPE_DEST_PATH	"/v2/core/event_destinations"
+/* What a next page's URL may hold: its query goes into ours as it is. */
+#define STRIPE_URL_CHARS	"ABCDEFGHIJKLMNOPQRSTUVWXYZ" \
+	"abcdefghijklmnopqrstuvwxyz0123456789-._~%&=?/+"
 #define STRIPE_OVERLAP_S	300
 #define STRIPE_PAGE		100
 
@@ -245,7 +248,8 @@ stripe_destinations(struct catchup *cu, struct health *h, const char *auth,
 			memmove(next, next + strlen(cu->base),
 			    strlen(next + strlen(cu->base)) + 1);
 		if (strncmp(next, STRIPE_DEST_PATH "?",
-		    sizeof(STRIPE_DEST_PATH)) != 0) {
+		    sizeof(STRIPE_DEST_PATH)) != 0 || strspn(next,
+		    STRIPE_URL_CHARS) != strlen(next)) {
 			health_add(h, 0, "stripe: event destinations: a "
 			    "next page that is not of this list, not read");
 			break;
