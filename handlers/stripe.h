@@ -49,6 +49,13 @@ int	stripe_verify_header(const char *header, const void *body, size_t len,
 #define STRIPE_THIN_OBJECT	"v2.core.event"
 #define STRIPE_FETCHED_PREFIX	"{\"object\":\"idemhook.fetched_event\","
 
+/*
+ * The Stripe-Version of the command's calls to the v2 API (the fetch of
+ * thin events, the event destinations' health): v2 is documented from
+ * this version on, and Stripe's SDKs always send one.
+ */
+#define STRIPE_V2_VERSION	"2025-09-30.clover"
+
 extern const struct provider stripe_provider;
 
 #endif

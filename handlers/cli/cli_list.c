@@ -100,7 +100,8 @@ list_usage(FILE *f)
 	fprintf(f, "usage: idemhook list [--provider NAME] [--type TYPE] "
 	    "[--status STATUS]\n"
 	    "                     [--since WHEN] [--until WHEN] "
-	    "[--limit N] [--json]\n\n"
+	    "[--limit N] [--needs-fetch]\n"
+	    "                     [--json]\n\n"
 	    "Lists events, newest first, as an aligned table or a JSON "
 	    "array.\n"
 	    "  --status  received, processing, done, failed, dead, "
@@ -112,8 +113,12 @@ list_usage(FILE *f)
 	    "            2024-05-01T12:00:00Z) or an age (90m, 24h, 7d)\n"
 	    "  --limit   at most N events (default 100 in a table, all "
 	    "with --json)\n"
+	    "  --needs-fetch  only Stripe thin events still waiting for "
+	    "idemhook work\n"
+	    "            to fetch them\n"
 	    "  --json    one object per event: provider, event_id, type, "
-	    "status, times in Unix ms, ...\n");
+	    "status, times in Unix ms,\n"
+	    "            needs_fetch, ...\n");
 }
 
 int
@@ -136,6 +141,8 @@ cli_list(struct cli *c, int argc, char **argv)
 			continue;
 		if (strcmp(argv[a], "--json") == 0)
 			ls.json = 1;
+		else if (strcmp(argv[a], "--needs-fetch") == 0)
+			f.needs_fetch = 1;
 		else
 			return cli_help_or_usage(argv[a], list_usage);
 	}

@@ -206,7 +206,8 @@ static int
 show_row(void *arg, const struct store_row *row)
 {
 	struct show_state *ss = arg;
-	char n[64];
+	char n[64], fetch[192];
+	int own;
 
 	if (ss->flag[SHOW_RAW]) {
 		if (row->payload == NULL) {
@@ -227,9 +228,15 @@ show_row(void *arg, const struct store_row *row)
 	show_field("order_key", row->order_key);
 	show_field("status", row->status);
 	show_field("api_version", row->api_version);
-	if (row->needs_fetch)
-		show_field("fetch", "waiting: a Stripe thin event, which "
-		    "idemhook work fetches with IDEMHOOK_STRIPE_API_KEY");
+	if (row->needs_fetch) {
+		/* An account's events are fetched with its own key. */
+		own = row->account != NULL &&
+		    strcmp(row->account, "default") != 0;
+		snprintf(fetch, sizeof(fetch), "waiting: a Stripe thin event, "
+		    "which idemhook work fetches with IDEMHOOK_STRIPE_API_KEY"
+		    "%s%s", own ? "@" : "", own ? row->account : "");
+		show_field("fetch", fetch);
+	}
 	show_time("received", row->received_at);
 	show_time("last_seen", row->last_seen_at);
 	snprintf(n, sizeof(n), "%lld", (long long)row->duplicates);

@@ -4,11 +4,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "account.h"
 #include "api_common.h"
 #include "api_http.h"
 #include "cli_text.h"
 #include "clock.h"
 #include "config.h"
+#include "config_vars.h"
 #include "dispatch.h"
 #include "ih.h"
 #include "idemhook.h"
@@ -26,7 +28,7 @@
  * one on), and of the related object's when IDEMHOOK_STRIPE_API_VERSIONS
  * names none.
  */
-#define THIN_DEF_VERSION	"2025-09-30.clover"
+#define THIN_DEF_VERSION	STRIPE_V2_VERSION
 /* The "no key" line at most this often. */
 #define THIN_WARN_MS	60000
 /*
@@ -59,6 +61,54 @@ thin_word_ok(const char *s, int path)
 	return 1;
 }
 
+/* Whether vars set an account's key, IDEMHOOK_STRIPE_API_KEY@name. */
+static int
+thin_account_key(const struct config_vars *vars)
+{
+	static const char name[] = "IDEMHOOK_STRIPE_API_KEY@";
+	size_t i;
+
+	for (i = 0; i < vars->n; i++)
+		if (strncmp(vars->names[i], name, sizeof(name) - 1) == 0 &&
+		    account_name_ok(vars->names[i] + sizeof(name) - 1) &&
+		    vars->values[i][0] != '\0')
+			return 1;
+	return 0;
+}
+
+/*
+ * The key of the job's account into *key (NULL when unset; an account's
+ * own only, never the default account's) and the version its related
+ * object is fetched in into ver; the key's setting's name into var.
+ */
+static void
+thin_account(struct thin_fetch *tf, const char *account, const char **key,
+    char *ver, size_t verlen, char *var, size_t varlen)
+{
+	char name[96];
+	const char *v;
+	size_t n;
+
+	snprintf(ver, verlen, "%s", tf->version);
+	if (account == NULL || strcmp(account, ACCOUNT_DEFAULT) == 0) {
+		snprintf(var, varlen, "IDEMHOOK_STRIPE_API_KEY");
+		*key = tf->key;
+		return;
+	}
+	snprintf(var, varlen, "IDEMHOOK_STRIPE_API_KEY@%s", account);
+	v = cli_setting(tf->c, var);
+	*key = v != NULL && *v != '\0' ? v : NULL;
+	/* The account's expected version, as the receivers read it. */
+	snprintf(name, sizeof(name), "IDEMHOOK_STRIPE_API_VERSIONS@%s",
+	    account);
+	v = cli_setting(tf->c, name);
+	n = v != NULL ? api_list_word(&v) : 0;
+	if (n > 0 && n < verlen) {
+		memcpy(ver, v, n);
+		ver[n] = '\0';
+	}
+}
+
 int
 thin_fetch_open(struct thin_fetch *tf, struct cli *c)
 {
@@ -89,9 +139,12 @@ thin_fetch_open(struct thin_fetch *tf, struct cli *c)
 		memcpy(tf->version, v, n);
 		tf->version[n] = '\0';
 	}
+	tf->c = c;
 	w = cli_setting(c, "IDEMHOOK_STRIPE_API_KEY");
 	tf->key = w != NULL && *w != '\0' ? w : NULL;
-	if (tf->key == NULL)
+	tf->any_key = tf->key != NULL || thin_account_key(&c->env) ||
+	    thin_account_key(&c->file);
+	if (!tf->any_key)
 		return IH_OK;
 	if (api_http_url_ok(tf->base, NULL, 0) != IH_OK ||
 	    !thin_word_ok(tf->version, 0)) {
@@ -116,19 +169,20 @@ thin_fetch_close(struct thin_fetch *tf)
  * reason in why otherwise (never the answer's body: it may echo the key).
  */
 static int
-thin_get(struct thin_fetch *tf, const char *path, const char *version,
-    const char *context, struct api_resp *r, char *why, size_t whylen)
+thin_get(struct thin_fetch *tf, const char *key, const char *var,
+    const char *path, const char *version, const char *context,
+    struct api_resp *r, char *why, size_t whylen)
 {
 	char url[API_HTTP_URL_MAX], auth[1024], ver[96], ctx[600];
 	const char *hdrs[4];
 	struct api_call call;
 	char err[API_HTTP_ERR_MAX];
 	size_t nh = 0;
-	int rc;
+	int rc, denied;
 
 	memset(r, 0, sizeof(*r));
 	if ((size_t)snprintf(url, sizeof(url), "%s%s", tf->base, path) >=
-	    sizeof(url) || api_bearer(tf->key, auth, sizeof(auth)) != IH_OK) {
+	    sizeof(url) || api_bearer(key, auth, sizeof(auth)) != IH_OK) {
 		snprintf(why, whylen, "fetch: the URL or key is too long");
 		return IH_EIO;
 	}
@@ -152,11 +206,12 @@ thin_get(struct thin_fetch *tf, const char *path, const char *version,
 		return IH_OK;
 	if (rc == IH_OK && r->status == 404)
 		return IH_ENOTFOUND;
+	denied = rc == IH_OK && (r->status == 401 || r->status == 403);
 	if (rc == IH_OK)
-		snprintf(why, whylen, "fetch: Stripe answered %ld to GET %s%s",
-		    r->status, path, r->status == 401 || r->status == 403 ?
-		    " (is IDEMHOOK_STRIPE_API_KEY a key with read access to "
-		    "events?)" : "");
+		snprintf(why, whylen, "fetch: Stripe answered %ld to GET %s%s%s"
+		    "%s", r->status, path, denied ? " (is " : "", denied ?
+		    var : "", denied ? " a key with read access to events?)" :
+		    "");
 	else
 		snprintf(why, whylen, "fetch: GET %s: %s", path, err);
 	api_resp_free(r);
@@ -215,6 +270,8 @@ thin_fetch_job(void *arg, const struct dispatch *d, struct store_job *job,
 	struct json *js = NULL;
 	char path[API_HTTP_URL_MAX], eid[512], serr[STORE_ERR_MAX];
 	char cid[LOG_CLEAN_SIZE], curl[LOG_CLEAN_SIZE];
+	char ver[sizeof(tf->version)], var[96];
+	const char *key;
 	char *kept = NULL;
 	size_t keptlen = 0, i;
 	int64_t lease = (int64_t)d->cfg->lease_s * 1000;
@@ -230,6 +287,17 @@ thin_fetch_job(void *arg, const struct dispatch *d, struct store_job *job,
 	rc = json_open(&js);
 	if (rc != IH_OK)
 		goto out;
+	/* An account's events with its own key only (thin_fetch.h). */
+	thin_account(tf, job->ev.account, &key, ver, sizeof(ver), var,
+	    sizeof(var));
+	if (key == NULL || !thin_word_ok(ver, 0)) {
+		snprintf(why, whylen, key == NULL ? "fetch: %s is not set "
+		    "(each account's thin events take its own key)" :
+		    "fetch: the first of IDEMHOOK_STRIPE_API_VERSIONS@%s is "
+		    "not a version", key == NULL ? var : job->ev.account);
+		rc = IH_EIO;
+		goto out;
+	}
 	if (api_http_escape(job->ev.event_id, eid, sizeof(eid)) != IH_OK) {
 		snprintf(why, whylen, "fetch: the event id is too long");
 		rc = IH_EIO;
@@ -244,8 +312,9 @@ thin_fetch_job(void *arg, const struct dispatch *d, struct store_job *job,
 	rc = store_renew(d->st, NULL, job, d->owner, lease, why, whylen);
 	if (rc != IH_OK)
 		goto out;
-	rc = thin_get(tf, path, THIN_DEF_VERSION, thin_word_ok(w[W_CONTEXT].val,
-	    0) ? w[W_CONTEXT].val : NULL, &ev, why, whylen);
+	rc = thin_get(tf, key, var, path, THIN_DEF_VERSION,
+	    thin_word_ok(w[W_CONTEXT].val, 0) ? w[W_CONTEXT].val : NULL, &ev,
+	    why, whylen);
 	if (rc == IH_ENOTFOUND) {
 		snprintf(why, whylen, "fetch: Stripe has no event %s (404)",
 		    path);
@@ -283,7 +352,7 @@ thin_fetch_job(void *arg, const struct dispatch *d, struct store_job *job,
 		if (rc != IH_OK)
 			goto out;
 		/* Rendered in the version the switch expects. */
-		rc = thin_get(tf, w[W_URL].val, tf->version,
+		rc = thin_get(tf, key, var, w[W_URL].val, ver,
 		    thin_word_ok(w[W_CONTEXT].val, 0) ? w[W_CONTEXT].val : NULL,
 		    &obj, why, whylen);
 		/* Gone (404): the event is processed without its state. */
@@ -347,7 +416,7 @@ thin_fetch_ready(struct thin_fetch *tf, struct store *st,
 		store_set_fetch(st, STORE_FETCH_NONE);
 		return IH_OK;
 	}
-	if (tf->key != NULL) {
+	if (tf->any_key) {
 		dispatch_set_fetch(thin_fetch_job, tf);
 		store_set_fetch(st, STORE_FETCH_ANY);
 		return IH_OK;

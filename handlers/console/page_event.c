@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "account.h"
 #include "console_int.h"
 #include "form.h"
 #include "html.h"
@@ -158,6 +159,18 @@ put_meta(struct html *h, const struct store_row *r)
 		html_raw(h, m->kind == META_STATUS ?
 		    "</th><td id=\"status\">" : "</th><td>");
 		html_esc(h, text != NULL ? text : "-");
+		html_raw(h, "</td></tr>");
+	}
+	/* A Stripe thin event that idemhook work has not fetched yet. */
+	if (r->needs_fetch) {
+		html_raw(h, "<tr><th>fetch</th><td id=\"fetch\">waiting: a "
+		    "Stripe thin event, which idemhook work fetches from "
+		    "Stripe's API with IDEMHOOK_STRIPE_API_KEY");
+		if (r->account != NULL &&
+		    strcmp(r->account, ACCOUNT_DEFAULT) != 0) {
+			html_raw(h, "@");
+			html_esc(h, r->account);
+		}
 		html_raw(h, "</td></tr>");
 	}
 	html_raw(h, "</table>");

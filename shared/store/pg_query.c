@@ -30,7 +30,7 @@
 	" 'purged_at', purged_at, 'last_error', last_error," \
 	" 'api_version', api_version," \
 	" 'payload_bytes', " PG_PAYLOAD_LEN ", 'account', account)::text," \
-	" api_version, account"
+	" api_version, account, needs_fetch"
 
 /* A struct store_filter's terms ($1..$6; the limit is $7). */
 #define PG_FILTER_SQL \
@@ -91,6 +91,7 @@ fill_row(const PGresult *r, int i, struct store_row *row)
 	row->json = pg_gettext(r, i, 19);
 	row->api_version = pg_gettext(r, i, 20);
 	row->account = pg_gettext(r, i, 21);
+	row->needs_fetch = pg_getint(r, i, 22) != 0;
 	store_row_defaults(row);
 }
 
@@ -123,10 +124,12 @@ pg_list(struct store *base, const struct store_filter *f, store_row_fn fn,
 
 	bind_filter(&p, f);
 	pg_text(&p, f->account);
+	pg_int(&p, f->needs_fetch != 0);
 	r = pg_exec_sql(pg_of(base), "SELECT " PG_ROW_COLS " FROM events"
-	    " WHERE" PG_FILTER_SQL PG_ACCOUNT_8 " ORDER BY id DESC LIMIT $7",
-	    PG_FILTER_TYPES "t", &p, PGRES_TUPLES_OK, "cannot list events", err,
-	    errlen);
+	    " WHERE" PG_FILTER_SQL PG_ACCOUNT_8
+	    " AND ($9::int = 0 OR needs_fetch <> 0)"
+	    " ORDER BY id DESC LIMIT $7", PG_FILTER_TYPES "ti", &p,
+	    PGRES_TUPLES_OK, "cannot list events", err, errlen);
 	if (r == NULL)
 		return IH_ESTORE;
 	rc = walk_rows(r, fn, arg, NULL);
@@ -151,7 +154,7 @@ pg_show(struct store *base, const char *provider, const char *account,
 	pg_text(&p, event_id);
 	pg_text(&p, account_or_default(account));
 	r = pg_exec_sql(pg_of(base), "SELECT " PG_ROW_COLS ", headers, "
-	    PG_PAYLOAD ", needs_fetch"
+	    PG_PAYLOAD
 	    " FROM events WHERE provider = $1 AND event_id = $2"
 	    " AND account = $3", "ttt", &p,
 	    PGRES_TUPLES_OK, "cannot read event", err, errlen);
@@ -164,13 +167,12 @@ pg_show(struct store *base, const char *provider, const char *account,
 		goto out;
 	}
 	fill_row(r, 0, &row);
-	row.needs_fetch = pg_getint(r, 0, 24) != 0;
-	row.headers = pg_gettext(r, 0, 22);
+	row.headers = pg_gettext(r, 0, 23);
 	if (row.headers == NULL)
 		row.headers = "";
-	if (!PQgetisnull(r, 0, 23)) {
+	if (!PQgetisnull(r, 0, 24)) {
 		bytes = PQunescapeBytea((const unsigned char *)
-		    PQgetvalue(r, 0, 23), &len);
+		    PQgetvalue(r, 0, 24), &len);
 		if (bytes == NULL) {
 			rc = IH_ENOMEM;
 			goto out;

@@ -42,7 +42,7 @@
 	" 'purged_at', purged_at, 'last_error', last_error," \
 	" 'api_version', api_version," \
 	" 'payload_bytes', " SQ_PAYLOAD_LEN ", 'account', account)," \
-	" api_version, account"
+	" api_version, account, needs_fetch"
 
 /* A struct store_filter's terms, bound by bind_filter(); limit is ?7. */
 #define STORE_FILTER_SQL \
@@ -102,22 +102,23 @@ fill_row(sqlite3_stmt *s, struct store_row *row)
 	row->json = col_text(s, 19);
 	row->api_version = col_text(s, 20);
 	row->account = col_text(s, 21);
+	row->needs_fetch = sqlite3_column_int(s, 22) != 0;
 	store_row_defaults(row);
 }
 
 /*
  * Fills row from STORE_ROW_COLS followed by headers and payload (columns
- * 22 and 23); an event that kept an empty payload reads as "", not NULL.
+ * 23 and 24); an event that kept an empty payload reads as "", not NULL.
  */
 static void
 fill_row_body(sqlite3_stmt *s, struct store_row *row)
 {
 	fill_row(s, row);
-	row->headers = col_text(s, 22);
+	row->headers = col_text(s, 23);
 	if (row->headers == NULL)
 		row->headers = "";
-	row->payload = sqlite3_column_blob(s, 23);
-	row->payload_len = sqlite3_column_bytes(s, 23);
+	row->payload = sqlite3_column_blob(s, 24);
+	row->payload_len = sqlite3_column_bytes(s, 24);
 	if (row->payload == NULL && row->has_payload)
 		row->payload = (const unsigned char *)"";
 }
@@ -157,10 +158,12 @@ sq_list(struct store *base, const struct store_filter *f, store_row_fn fn,
 
 	/* Newest first, as git log lists: the recent events are the asked. */
 	rc = sq_prepare(st, "SELECT " STORE_ROW_COLS " FROM events WHERE"
-	    STORE_FILTER_SQL " ORDER BY id DESC LIMIT ?7", &s, err, errlen);
+	    STORE_FILTER_SQL " AND (?12 = 0 OR needs_fetch <> 0)"
+	    " ORDER BY id DESC LIMIT ?7", &s, err, errlen);
 	if (rc != IH_OK)
 		goto out;
 	bind_filter(s, f);
+	sqlite3_bind_int(s, 12, f->needs_fetch != 0);
 	rc = walk_rows(st, s, fn, arg, NULL, "cannot list events", err,
 	    errlen);
 out:
@@ -179,7 +182,7 @@ sq_show(struct store *base, const char *provider, const char *account,
 	int rc, step;
 
 	rc = sq_prepare(st, "SELECT " STORE_ROW_COLS ", headers, " SQ_PAYLOAD
-	    ", needs_fetch FROM events WHERE provider = ?1 AND event_id = ?2"
+	    " FROM events WHERE provider = ?1 AND event_id = ?2"
 	    " AND account = ?3", &s, err, errlen);
 	if (rc != IH_OK)
 		goto out;
@@ -199,7 +202,6 @@ sq_show(struct store *base, const char *provider, const char *account,
 		goto out;
 	}
 	fill_row_body(s, &row);
-	row.needs_fetch = sqlite3_column_int(s, 24) != 0;
 	rc = fn(arg, &row);
 out:
 	sqlite3_finalize(s);
@@ -568,7 +570,7 @@ sq_copy_read(struct store *base, int64_t after, long limit, store_row_fn fn,
 	int rc;
 
 	rc = sq_prepare(st, "SELECT " STORE_ROW_COLS ", headers, " SQ_PAYLOAD
-	    ", fingerprint, needs_fetch FROM events WHERE id > ?1"
+	    ", fingerprint FROM events WHERE id > ?1"
 	    " ORDER BY id LIMIT ?2", &s,
 	    err, errlen);
 	if (rc != IH_OK)
@@ -578,8 +580,7 @@ sq_copy_read(struct store *base, int64_t after, long limit, store_row_fn fn,
 	while (rc == IH_OK &&
 	    sq_row(st, s, "cannot read events", &rc, err, errlen)) {
 		fill_row_body(s, &row);
-		row.fingerprint = col_text(s, 24);
-		row.needs_fetch = sqlite3_column_int(s, 25) != 0;
+		row.fingerprint = col_text(s, 25);
 		rc = fn(arg, &row);
 	}
 out:

@@ -342,6 +342,8 @@ struct store_filter {
 	long		 limit;		/* at most this many, when > 0 */
 	int64_t		 after_rowid;	/* requeue: rows past it, when > 0 */
 	long		 max_bytes;	/* requeue: payload cap, when > 0 */
+	int		 needs_fetch;	/* list: only events waiting for */
+					/* their fetch (store_thin.h) */
 };
 
 /*
@@ -375,8 +377,7 @@ struct store_row {
 	const unsigned char	*payload;	/* or NULL once purged */
 	const char		*fingerprint;	/* store_copy_read() only */
 	const char		*api_version;	/* or NULL (version 7) */
-	/* store_show() and store_copy_read() only (version 9). */
-	int			 needs_fetch;
+	int			 needs_fetch;	/* waits for its fetch (v9) */
 };
 
 /* Called once per row; a return other than IH_OK stops the walk. */

@@ -13,7 +13,8 @@ subscriptions are in the in-order state, and a second run records
 nothing.  The API answering 429 (Retry-After) and 500 is retried; a wait
 longer than the client allows, and a wrong key, end the run with a clear
 error and exit status, nothing recorded, the key never printed.  Health
-reports a disabled endpoint and runs the alert.  No test reaches the
+reports a disabled endpoint, or a disabled v2 event destination, and runs
+the alert.  No test reaches the
 internet: every API base is a stand-in on 127.0.0.1.
 """
 
@@ -339,6 +340,50 @@ def case_health(cmd, api, srv, tmp):
           "work's alert: %r" % text)
     check("health provider=stripe problems=1 outcome=problem" in cmd.logtext(),
           "work's health line: %r" % cmd.logtext()[-400:])
+    no_key(cmd, out, err)
+
+
+def case_destinations(cmd, api, tmp):
+    """Stripe's v2 event destinations, read page by page: a disabled one
+    is a problem (exit 3, the alert) like a disabled endpoint; a key that
+    may not read them is said, not a problem."""
+    alert = os.path.join(tmp, "alert-ed.txt")
+    action = '{ echo "$IDEMHOOK_ALERT_REASON $IDEMHOOK_PROVIDER"; cat; } > %s' % alert
+    thin = api.add_destination("thin")
+    snap = api.add_destination("snapshot")
+    api.dest_page = 1
+    try:
+        n = len(api.calls("/v2/core/event_destinations"))
+        rc, out, err = cmd.run("health", "--provider", "stripe")
+        check_eq(rc, 0, "both enabled: %s %s" % (out, err))
+        check(thin in out and snap in out and "(thin events, webhook_endpoint): enabled"
+              in out, "both reported: %r" % out)
+        calls = api.calls("/v2/core/event_destinations")[n:]
+        check_eq([(c["status"], c["query"].get("page"), c["headers"].get("stripe-version"))
+                  for c in calls],
+                 [(200, None, "2025-09-30.clover"), (200, ["1"], "2025-09-30.clover")],
+                 "two pages through next_page_url, with a v2 Stripe-Version")
+        api.set_destination(thin, "disabled", "user")
+        rc, out, err = cmd.run("health", "--provider", "stripe",
+                               IDEMHOOK_ALERT_ACTION=action)
+        check_eq(rc, 3, "a disabled destination is a problem: %s %s" % (out, err))
+        bad = [l for l in out.splitlines() if thin in l]
+        check(len(bad) == 1 and "PROBLEM" in bad[0] and "disabled (reason: user)" in bad[0],
+              "the problem: %r" % out)
+        check(not [l for l in out.splitlines() if snap in l and "PROBLEM" in l],
+              "the enabled one is fine: %r" % out)
+        with open(alert) as f:
+            text = f.read()
+        check(text.startswith("endpoint stripe\n") and thin in text, "alert: %r" % text)
+        api.fail_path("/v2/core/event_destinations", 403)
+        rc, out, err = cmd.run("health", "--provider", "stripe")
+        check(rc == 0 and "event destinations not checked: HTTP 403" in out,
+              "a key without v2 access: %d %r %r" % (rc, out, err))
+    finally:
+        api.fail_path("/v2/core/event_destinations", None)
+        api.set_destination(thin, None)
+        api.set_destination(snap, None)
+        api.dest_page = 20
     no_key(cmd, out, err)
 
 
@@ -875,6 +920,8 @@ def cases(tap, bindir, servers):
                 case_too_long_wait, cmd, api, srv)
         tap.run("stripe: health reports a disabled endpoint and alerts",
                 case_health, cmd, api, srv, srv.tmp)
+        tap.run("stripe: health reports a disabled event destination (v2)",
+                case_destinations, cmd, api, srv.tmp)
         tap.run("standard: no API, said so", case_no_api, cmd)
         tap.run("stripe: caught-up events follow IDEMHOOK_MODE and the actions",
                 case_modes, cmd, srv, srv.tmp)

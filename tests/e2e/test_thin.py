@@ -20,10 +20,16 @@ GET /v2/core/events/{id} and the related object's URL):
    a 404 forever ends as a dead letter, which replay brings back.
 4. Without IDEMHOOK_STRIPE_API_KEY: a clear line, the event stays waiting.
 5. The receivers link no HTTP client.
+7. Accounts: a thin event of account acme is fetched with acme's own key
+   (IDEMHOOK_STRIPE_API_KEY@acme, never another's) and kept in acme.
+8. idemhook list --json and show --json say needs_fetch, list --needs-fetch
+   lists the waiting ones only, and the console's event page (mounted on
+   the same lighttpd) shows the mark until the fetch.
 6. On PostgreSQL (IH_PG_URI): the same flow, and idemhook copy from SQLite
    keeps a waiting event waiting.
 """
 
+import base64
 import contextlib
 import json
 import os
@@ -34,14 +40,20 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (SANITIZER_ENV, Server, check, check_eq, pg_backend,  # noqa: E402
-                     pg_new_db, sign_stripe, suite_main)
+from harness import (SANITIZER_ENV, Server, check, check_eq, console_conf,  # noqa: E402
+                     pg_backend, pg_new_db, sign_stripe, suite_main)
 from standins.stripe import StripeStandin  # noqa: E402
+from test_console import USER  # noqa: E402
 
 KEY = "sk_test_thin" + os.urandom(8).hex()
 SECRET = "whsec_" + os.urandom(16).hex()       # the snapshot endpoint's
 THIN_SECRET = "whsec_" + os.urandom(16).hex()  # the event destination's
 VERSION = "2025-03-31.basil"
+# Two accounts (issue 29), each with its thin destination's secret and
+# its own API key on the stand-in.
+ACCOUNTS = {a: ("whsec_" + os.urandom(16).hex(), "sk_test_%s_%s" % (a, os.urandom(8).hex()))
+            for a in ("acme", "bravo")}
+BRAVO_VERSION = "2025-08-27.basil"
 FETCHED = '{"object":"idemhook.fetched_event",'
 
 
@@ -64,9 +76,10 @@ def idemhook(srv, bindir, api, *args, key=True, env=None):
     return out, err
 
 
-def post(srv, body, secret=THIN_SECRET):
+def post(srv, body, secret=THIN_SECRET, account=None):
     b = json.dumps(body, separators=(",", ":")).encode()
-    return srv.post(srv.url("stripe"), b, {"Stripe-Signature": sign_stripe(secret, b),
+    path = srv.url("stripe") + ("/" + account if account else "")
+    return srv.post(path, b, {"Stripe-Signature": sign_stripe(secret, b),
                                            "Content-Type": "application/json"})
 
 
@@ -80,14 +93,15 @@ def row(srv, eid):
     return rows[0]
 
 
-def new_thin(api, tag, status="active", url=None):
-    """A v1 thin event about a new subscription; returns (eid, sub, thin)."""
+def new_thin(api, tag, status="active", url=None, account="default"):
+    """A v1 thin event about a new subscription, of account (whose key
+    alone finds it on the stand-in); returns (eid, sub, thin)."""
     eid = "evt_thin_%s_%s" % (tag, os.urandom(4).hex())
     sub = "sub_%s_%s" % (tag, os.urandom(4).hex())
     obj = {"id": sub, "object": "subscription", "status": status,
            "customer": "cus_thin", "items": {"object": "list", "data": []}}
     thin = api.add_thin(eid, "v1.customer.subscription.updated", obj,
-                        url or "/v1/subscriptions/" + sub)
+                        url or "/v1/subscriptions/" + sub, account=account)
     return eid, sub, thin
 
 
@@ -184,6 +198,45 @@ def case_fetched(srv, bindir, api):
     check_eq(len(api.calls("/v2/core/events/" + eid)), 1, "not fetched again")
     check_eq(len(runs_of(srv, eid)), 1, "not run again")
     answered(post(srv, thin), "duplicate", "a redelivery after processing")
+
+
+def listed(srv, bindir, api, *args):
+    out, _ = idemhook(srv, bindir, api, "list", "--json", "--provider", "stripe", *args)
+    return {e["event_id"]: e for e in json.loads(out)}
+
+
+def case_marked(srv, bindir, api, auth):
+    """list --json, show --json and the console's event page say that an
+    event waits for its fetch (and no longer once fetched); list
+    --needs-fetch lists those only."""
+    eid, _, thin = new_thin(api, "mark")
+    answered(post(srv, thin), "accepted", "thin notification")
+    done = "evt_snap_mark_" + os.urandom(4).hex()
+    answered(post(srv, {"id": done, "object": "event", "api_version": VERSION,
+                        "type": "customer.created", "created": int(time.time()),
+                        "data": {"object": {"id": "cus_mark", "object": "customer"}}},
+                  SECRET), "accepted", "a snapshot event")
+    every = listed(srv, bindir, api)
+    check_eq((every[eid]["needs_fetch"], every[eid]["status"]), (True, "received"),
+             "list --json marks the waiting event")
+    check_eq(every[done]["needs_fetch"], False, "a snapshot event is not marked")
+    waiting = listed(srv, bindir, api, "--needs-fetch")
+    check(eid in waiting and done not in waiting
+          and all(e["needs_fetch"] for e in waiting.values()),
+          "list --needs-fetch: %r" % sorted(waiting))
+    out, _ = idemhook(srv, bindir, api, "show", "--json", "stripe", eid)
+    check_eq(json.loads(out)["event"]["needs_fetch"], True, "show --json marks it")
+    page = "/hooks/console/events/stripe/" + eid
+    r = srv.get(page, {"Authorization": auth})
+    check_eq(r.status, 200, "the console's event page")
+    check(b'<td id="fetch">waiting: a Stripe thin event' in r.body
+          and b"IDEMHOOK_STRIPE_API_KEY</td>" in r.body,
+          "the page says it waits: %r" % r.body[-1500:])
+    work_until(srv, bindir, api, eid, "done")
+    check_eq(listed(srv, bindir, api)[eid]["needs_fetch"], False, "fetched: not marked")
+    check(eid not in listed(srv, bindir, api, "--needs-fetch"), "nor listed as waiting")
+    r = srv.get(page, {"Authorization": auth})
+    check(r.status == 200 and b'id="fetch"' not in r.body, "the page once fetched")
 
 
 def case_badsig(srv, bindir, api):
@@ -290,6 +343,55 @@ def case_no_key(srv, bindir, api):
     check("waiting" not in shown, "show once fetched: %r" % shown[:400])
 
 
+def case_accounts(srv, bindir, api):
+    """Two accounts' thin events: each fetched with its own account's key
+    only (never another's: without acme's key, acme's event fails its
+    attempt, saying so, and Stripe is not asked), its object in its
+    account's version, and kept in its account with its object."""
+    evs = {}
+    for acct, (secret, key) in ACCOUNTS.items():
+        api.add_key(key, acct)
+        eid, sub, thin = new_thin(api, acct, account=acct)
+        answered(post(srv, thin, secret=secret, account=acct), "accepted",
+                 "%s's thin notification" % acct)
+        check_eq((row(srv, eid)["account"], row(srv, eid)["needs_fetch"]), (acct, 1),
+                 "recorded in %s, waiting" % acct)
+        evs[acct] = (eid, sub)
+    shown, _ = idemhook(srv, bindir, api, "show", "--account", "acme", "stripe",
+                        evs["acme"][0])
+    check("with IDEMHOOK_STRIPE_API_KEY@acme" in shown, "show names acme's key: %r"
+          % shown[:600])
+    env = {"IDEMHOOK_STRIPE_API_KEY@bravo": ACCOUNTS["bravo"][1],
+           "IDEMHOOK_STRIPE_API_VERSIONS@bravo": BRAVO_VERSION,
+           "IDEMHOOK_RETRY_BASE_MS": "100"}
+    out, err = idemhook(srv, bindir, api, "work", "--once", env=env)
+    eid, sub = evs["acme"]
+    r = row(srv, eid)
+    check_eq((r["status"], r["needs_fetch"]), ("failed", 1), "acme has no key yet")
+    check("IDEMHOOK_STRIPE_API_KEY@acme is not set" in (r["last_error"] or ""),
+          "acme's last error: %r" % r["last_error"])
+    check_eq(api.calls("/v2/core/events/" + eid), [], "acme's event not asked with "
+             "another account's key")
+    env["IDEMHOOK_STRIPE_API_KEY@acme"] = ACCOUNTS["acme"][1]
+    work_until(srv, bindir, api, eid, "done", env=env)
+    for acct, (eid, sub) in evs.items():
+        key = ACCOUNTS[acct][1]
+        r = row(srv, eid)
+        check_eq((r["status"], r["needs_fetch"], r["account"]), ("done", 0, acct),
+                 "%s's event fetched and processed in %s" % (acct, acct))
+        calls = api.calls("/v2/core/events/" + eid) + api.calls("/v1/subscriptions/" + sub)
+        check_eq([(c["headers"].get("authorization"), c["status"]) for c in calls],
+                 [("Bearer " + key, 200)] * 2, "%s's own key for the event and object" % acct)
+        check_eq(calls[1]["headers"].get("stripe-version"),
+                 BRAVO_VERSION if acct == "bravo" else VERSION,
+                 "%s's object in its account's version" % acct)
+        with contextlib.closing(srv.connect_ro()) as c:
+            o = c.execute("SELECT account, event_id FROM idemhook_objects WHERE provider"
+                          " = 'stripe' AND object_id = ?", (sub,)).fetchall()
+        check_eq([tuple(x) for x in o], [(acct, eid)], "%s's object in %s" % (sub, acct))
+        check(key not in out + err, "a key printed")
+
+
 def case_no_curl(bindir):
     """The receivers link no HTTP client; the command does."""
     for prog in ("stripe.fcgi", "console.fcgi"):
@@ -301,10 +403,32 @@ def case_no_curl(bindir):
     check("libcurl" in out, "idemhook links libcurl: %s" % out)
 
 
-def new_server(bindir, servers, name, db=None):
+def fast_hash(bindir, password):
+    """The console's password hash at scrypt's lowest cost: the test's
+    password is thrown away, and each request checks it."""
+    p = subprocess.run([os.path.join(bindir, "idemhook"), "console-password", "--cost",
+                        "10"], input=(password + "\n").encode(), capture_output=True,
+                       timeout=60)
+    line = p.stdout.decode().strip()
+    check(p.returncode == 0 and line.startswith("IDEMHOOK_CONSOLE_PASSWORD_HASH="),
+          "console-password: %r" % p.stderr)
+    return line.split("=", 1)[1]
+
+
+def new_server(bindir, servers, name, db=None, password=None):
+    """With password, the console too (user USER), on its own settings."""
+    penv = {"IDEMHOOK_STRIPE_SECRET_2": THIN_SECRET}
+    penv.update({"IDEMHOOK_STRIPE_SECRET@" + a: v[0] for a, v in ACCOUNTS.items()})
     srv = Server(bindir, providers=["stripe"], name=name, db=db,
-                 secrets={"stripe": SECRET},
-                 provider_env={"stripe": {"IDEMHOOK_STRIPE_SECRET_2": THIN_SECRET}})
+                 secrets={"stripe": SECRET}, provider_env={"stripe": penv})
+    if password is not None:
+        console = os.path.join(srv.tmp, "console.env")
+        with open(console, "w") as f:
+            f.write("IDEMHOOK_DB=%s\nIDEMHOOK_CONSOLE_USER=%s\n"
+                    "IDEMHOOK_CONSOLE_PASSWORD_HASH=%s\n"
+                    % (srv.db, USER, fast_hash(bindir, password)))
+        os.chmod(console, 0o600)
+        srv.extra_conf = "\n".join(console_conf(console, srv.settings_file()))
     srv.env.update({
         "IDEMHOOK_STRIPE_API_VERSIONS": VERSION,
         # One write per run (O_APPEND): the id, the type, the payload's start.
@@ -341,12 +465,16 @@ def case_pg(bindir, servers, api, lite):
 def cases(tap, bindir, servers):
     api = StripeStandin(KEY).start()
     try:
-        srv = new_server(bindir, servers, "thin")
+        password = "thin console " + os.urandom(4).hex()
+        auth = "Basic " + base64.b64encode(("%s:%s" % (USER, password)).encode()).decode()
+        srv = new_server(bindir, servers, "thin", password=password)
         if not tap.run("lighttpd starts (stripe: a snapshot and a thin destination)",
                        srv.start):
             return
         tap.run("thin event: verified, recorded waiting, 200, fetched by work, "
                 "processed once", case_fetched, srv, bindir, api)
+        tap.run("thin event: list --json, show --json and the console mark it "
+                "waiting; list --needs-fetch", case_marked, srv, bindir, api, auth)
         tap.run("thin event: bad signature is 401, nothing stored", case_badsig,
                 srv, bindir, api)
         tap.run("thin event: redelivery is a duplicate", case_redelivery, srv, bindir, api)
@@ -358,6 +486,8 @@ def cases(tap, bindir, servers):
                 "destination", case_ping, srv, bindir, api)
         tap.run("thin event: no API key, a clear line, the event waits", case_no_key,
                 srv, bindir, api)
+        tap.run("thin events of two accounts: each fetched with its own key, kept in "
+                "its account", case_accounts, srv, bindir, api)
         tap.run("receivers link no libcurl", case_no_curl, bindir)
         if pg_backend():
             pass    # the whole suite ran on PostgreSQL

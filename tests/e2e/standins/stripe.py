@@ -11,6 +11,15 @@
                              404 for an unknown id
   GET <related_object.url>   the related object's current state, as set
                              with add_thin() or set_object(); 404 unknown
+  GET /v2/core/event_destinations
+                             the event destinations (add_destination()),
+                             v2 paging: dest_page a page, next_page_url
+                             "/v2/core/event_destinations?page=..."
+
+Accounts: add_key(key, account) makes another key valid, for another
+Stripe account; a v2 event (and its related object) added with
+add_thin(..., account=...) is only found with that account's key (404
+with another's, as Stripe answers for another account's event).
 
 Authentication is "Authorization: Bearer <key>"; a wrong or missing key is
 answered 401 with Stripe's error object.  Shapes follow
@@ -64,6 +73,10 @@ class StripeStandin(Standin):
         self.v2events = {}      # id -> v2 event
         self.objects = {}       # path -> object (related objects)
         self.path_fail = {}     # path -> status answered on every call
+        self.destinations = []  # v2 event destinations, oldest first
+        self.dest_page = 20     # destinations per page
+        self.keys = {}          # other valid key -> its account
+        self.owner = {}         # v2 event id or object path -> account
 
     def event(self, eid, etype, obj, created):
         ev = fixture("stripe_event.json")
@@ -75,8 +88,43 @@ class StripeStandin(Standin):
         with self.lock:
             self.events.append(ev)
 
-    def add_thin(self, eid, etype, obj, url, context=None):
-        """A v2 event about obj (kept at url); returns its thin notification."""
+    def add_key(self, key, account):
+        with self.lock:
+            self.keys[key] = account
+
+    def add_destination(self, event_payload="thin", status="enabled", reason=None):
+        """An event destination (the Event Destination object); returns its id."""
+        did = "ed_test_%s" % os.urandom(8).hex()
+        ed = {"id": did, "object": "v2.core.event_destination",
+              "created": "2026-11-01T10:00:00.000Z", "description": "",
+              "enabled_events": ["*"], "event_payload": event_payload,
+              "events_from": ["@self"], "livemode": False, "metadata": {},
+              "name": "idemhook " + event_payload, "snapshot_api_version":
+              "2025-03-31.basil" if event_payload == "snapshot" else None,
+              "status": status, "status_details": None, "type": "webhook_endpoint",
+              "updated": "2026-11-01T10:00:00.000Z",
+              "webhook_endpoint": {"signing_secret": None, "url": None}}
+        with self.lock:
+            self.destinations.append(ed)
+        self.set_destination(did, status, reason)
+        return did
+
+    def set_destination(self, did, status, reason=None):
+        """enabled, or disabled with reason (user, ...); None removes it."""
+        with self.lock:
+            for ed in list(self.destinations):
+                if ed["id"] != did:
+                    continue
+                if status is None:
+                    self.destinations.remove(ed)
+                    continue
+                ed["status"] = status
+                ed["status_details"] = ({"disabled": {"reason": reason or "user"}}
+                                        if status == "disabled" else None)
+
+    def add_thin(self, eid, etype, obj, url, context=None, account="default"):
+        """A v2 event about obj (kept at url), of account (whose key
+        finds it); returns its thin notification."""
         ev = {"id": eid, "object": "v2.core.event", "type": etype,
               "created": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
               "livemode": False, "context": context,
@@ -87,6 +135,7 @@ class StripeStandin(Standin):
         with self.lock:
             self.v2events[eid] = ev
             self.objects[url] = copy.deepcopy(obj)
+            self.owner[eid] = self.owner[url] = account
         return self.thin(eid)
 
     def thin(self, eid):
@@ -117,10 +166,13 @@ class StripeStandin(Standin):
         if not auth:
             return error(401, "invalid_request_error",
                          "You did not provide an API key.")
-        if auth != "Bearer " + self.key:
-            k = auth[7:] if auth.startswith("Bearer ") else auth
+        k = auth[7:] if auth.startswith("Bearer ") else auth
+        with self.lock:
+            account = "default" if auth == "Bearer " + self.key else self.keys.get(k)
+        if account is None or not auth.startswith("Bearer "):
             return error(401, "invalid_request_error", "Invalid API Key provided: %s****%s"
                          % (k[:8], k[-4:]))
+        req["account"] = account
         if req["method"] != "GET":
             return error(405, "invalid_request_error", "method not allowed")
         with self.lock:
@@ -131,15 +183,21 @@ class StripeStandin(Standin):
             if not req["headers"].get("stripe-version"):
                 return error(400, "invalid_request_error",
                              "Stripe-Version header is required for /v2")
+            if req["path"] == "/v2/core/event_destinations":
+                return self.destination_page(req["query"])
             eid = req["path"][len("/v2/core/events/"):]
             with self.lock:
                 ev = copy.deepcopy(self.v2events.get(eid))
+                if self.owner.get(eid, account) != account:
+                    ev = None       # another account's event
             if req["path"].startswith("/v2/core/events/") and ev is not None:
                 return (200, {"Request-Id": "req_standin"}, ev)
             return error(404, "invalid_request_error", "No such event: '%s'" % eid,
                          "resource_missing", "id")
         with self.lock:
             obj = copy.deepcopy(self.objects.get(req["path"]))
+            if self.owner.get(req["path"], account) != account:
+                obj = None
         if obj is not None:
             return (200, {"Request-Id": "req_standin"}, obj)
         if req["path"] == "/v1/events":
@@ -156,6 +214,22 @@ class StripeStandin(Standin):
                          "resource_missing", "id")
         return error(404, "invalid_request_error",
                      "Unrecognized request URL (GET: %s)." % req["path"])
+
+    def destination_page(self, q):
+        """GET /v2/core/event_destinations: v2's list shape and paging."""
+        try:
+            start = int(q.get("page", ["0"])[-1])
+        except ValueError:
+            return error(400, "invalid_request_error", "Invalid page")
+        with self.lock:
+            items = copy.deepcopy(self.destinations)
+            size = self.dest_page
+        more = start + size < len(items)
+        return (200, {"Request-Id": "req_standin"},
+                {"data": items[start:start + size],
+                 "next_page_url": ("/v2/core/event_destinations?page=%d" % (start + size)
+                                   if more else None),
+                 "previous_page_url": None})
 
     def live_events(self):
         """Kept events, newest first (ties: the later created first)."""
