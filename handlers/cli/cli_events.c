@@ -33,6 +33,7 @@ cli_event_json(FILE *f, const struct store_row *row)
 	cli_json_field(f, "order_key", row->order_key);
 	cli_json_field(f, "status", row->status);
 	cli_json_field(f, "api_version", row->api_version);
+	cli_json_field(f, "source_account", row->source_account);
 	fprintf(f, ", \"received_at\": %lld, \"last_seen_at\": %lld, "
 	    "\"duplicates\": %lld, \"attempts\": %lld, "
 	    "\"next_attempt_at\": %lld", (long long)row->received_at,

@@ -100,7 +100,8 @@ list_usage(FILE *f)
 	fprintf(f, "usage: idemhook list [--provider NAME] [--type TYPE] "
 	    "[--status STATUS]\n"
 	    "                     [--since WHEN] [--until WHEN] "
-	    "[--limit N] [--json]\n\n"
+	    "[--limit N] [--json]\n"
+	    "                     [--source-account ID]\n\n"
 	    "Lists events, newest first, as an aligned table or a JSON "
 	    "array.\n"
 	    "  --status  received, processing, done, failed, dead, "
@@ -112,6 +113,8 @@ list_usage(FILE *f)
 	    "            2024-05-01T12:00:00Z) or an age (90m, 24h, 7d)\n"
 	    "  --limit   at most N events (default 100 in a table, all "
 	    "with --json)\n"
+	    "  --source-account ID  the events of one Stripe Connect account "
+	    "(acct_...)\n"
 	    "  --json    one object per event: provider, event_id, type, "
 	    "status, times in Unix ms, ...\n");
 }
@@ -130,6 +133,9 @@ cli_list(struct cli *c, int argc, char **argv)
 	memset(&ls, 0, sizeof(ls));
 	for (a = 1; a < argc; a++) {
 		r = cli_filter_opt(argc, argv, &a, clock_wall_ms(), &f);
+		if (r == 0)
+			r = cli_opt(argc, argv, &a, "--source-account",
+			    &f.source_account);
 		if (r < 0)
 			return CLI_EXIT_USAGE;
 		if (r > 0)

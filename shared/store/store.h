@@ -31,7 +31,7 @@
 
 #include "event.h"
 
-#define STORE_SCHEMA_VERSION	10
+#define STORE_SCHEMA_VERSION	11
 #define STORE_ERR_MAX		256
 
 struct store;
@@ -342,6 +342,8 @@ struct store_filter {
 	long		 limit;		/* at most this many, when > 0 */
 	int64_t		 after_rowid;	/* requeue: rows past it, when > 0 */
 	long		 max_bytes;	/* requeue: payload cap, when > 0 */
+	/* list only: Stripe Connect's account (version 11), or NULL. */
+	const char	*source_account;
 };
 
 /*
@@ -377,6 +379,8 @@ struct store_row {
 	const char		*api_version;	/* or NULL (version 7) */
 	/* store_show() and store_copy_read() only (version 9). */
 	int			 needs_fetch;
+	/* Stripe Connect's account (version 11), or NULL. */
+	const char		*source_account;
 };
 
 /* Called once per row; a return other than IH_OK stops the walk. */
