@@ -317,5 +317,6 @@ const struct provider stripe_provider = {
 	.keep_unusable = 0,
 	/* Signed: the endpoint's pinned version, rendered into the body. */
 	.version_key = "api_version",
+	.source_account_key = "account",
 	.needs_fetch = stripe_needs_fetch,
 };

@@ -28,6 +28,8 @@ struct event {
 	const char		*fingerprint;	/* payload's SHA-256 hex */
 	const char		*status;	/* NULL, or "quarantined" */
 	const char		*api_version;	/* or NULL (version 7) */
+	/* Stripe Connect's "account" of the signed body, or NULL (v. 11). */
+	const char		*source_account;
 	/*
 	 * Set when the event is of a version the settings expect and its
 	 * version is signed: a held event of the same id (another version)

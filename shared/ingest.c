@@ -297,6 +297,38 @@ read_head(struct ingest *in, const struct log_sink *sink)
 	return 1;
 }
 
+/*
+ * The provider's sub-account named by the signed body (Stripe Connect's
+ * "account"), kept when it is a plain id of letters, digits and '_'.
+ * Returns IH_OK or IH_ENOMEM.
+ */
+static int
+source_account_of(struct ingest *in, const struct provider_req *pr)
+{
+	const char *keys[1];
+	char *val = NULL;
+	size_t n;
+	int rc;
+
+	in->source_account[0] = '\0';
+	if (in->p->source_account_key == NULL)
+		return IH_OK;
+	keys[0] = in->p->source_account_key;
+	rc = json_fields(pr->json, pr->req->body, pr->req->body_len, keys, 1,
+	    &val);
+	if (rc == IH_ENOMEM)
+		return rc;
+	if (val != NULL) {
+		n = strspn(val, "abcdefghijklmnopqrstuvwxyz"
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+		if (n > 0 && val[n] == '\0' &&
+		    n < sizeof(in->source_account))
+			memcpy(in->source_account, val, n + 1);
+	}
+	free(val);
+	return IH_OK;
+}
+
 /* The body, its signature, its digest and its identity. */
 static int
 read_body(struct ingest *in)
@@ -369,7 +401,8 @@ read_body(struct ingest *in)
 		}
 	}
 	if (version_of(in->p, &pr, in->api_version,
-	    sizeof(in->api_version)) != IH_OK) {
+	    sizeof(in->api_version)) != IH_OK ||
+	    source_account_of(in, &pr) != IH_OK) {
 		outcome_set(&in->out, 503, "out_of_memory", "");
 		return 0;
 	}
@@ -431,6 +464,8 @@ ingest_read(struct ingest *in)
 	in->ev.fingerprint = in->p->type_unsigned ? in->fingerprint : NULL;
 	in->ev.api_version = in->api_version[0] != '\0' ? in->api_version :
 	    NULL;
+	in->ev.source_account = in->source_account[0] != '\0' ?
+	    in->source_account : NULL;
 	/*
 	 * Recorded and answered as always, but not processed (version.h).
 	 * A thin event is unversioned by design: it is never held for that.

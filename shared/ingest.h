@@ -37,6 +37,8 @@
 #define INGEST_HEADERS_MAX	8192
 /* How long a document-root verdict holds for the same paths. */
 #define INGEST_DOCROOT_MS	1000
+/* A sub-account id (Stripe's acct_...): longer or odder ones are not kept. */
+#define INGEST_SOURCE_ACCOUNT_MAX	65
 
 struct ingest {
 	/* The thread's, kept between deliveries. */
@@ -67,6 +69,7 @@ struct ingest {
 	char			 headers[INGEST_HEADERS_MAX];
 	char			 fingerprint[VERIFY_SHA256_HEX];
 	char			 api_version[VERSION_MAX];	/* or "" */
+	char			 source_account[INGEST_SOURCE_ACCOUNT_MAX];
 	char			 file_path[PATH_MAX];
 	char			 account[ACCOUNT_NAME_MAX + 1];
 	struct outcome		 out;

@@ -130,6 +130,13 @@ struct provider {
 	const char	*version_header;
 
 	/*
+	 * Or NULL: the member of the signed body that names the provider's
+	 * own sub-account the event is about (Stripe Connect's "account"),
+	 * kept searchable (idemhook list --source-account).
+	 */
+	const char	*source_account_key;
+
+	/*
 	 * Or NULL: sets *yes when the verified body is a notification that
 	 * carries no event data (Stripe's thin event), which is recorded
 	 * with needs_fetch (event.h) and never processed by a receiver.

@@ -48,10 +48,15 @@ CREATE TABLE IF NOT EXISTS events (
 	-- 1 for a Stripe thin event (version 9) that idemhook work has not
 	-- fetched yet: the receivers never claim it.
 	needs_fetch	INTEGER	NOT NULL DEFAULT 0,
+	-- Stripe Connect's "account" of the signed body (version 11), or
+	-- NULL: the provider's own sub-account the event is about.
+	source_account	TEXT,
 	UNIQUE (provider, account, event_id)
 );
 
 -- The work queue: what is due, oldest first.
+CREATE INDEX IF NOT EXISTS events_source_account
+    ON events (source_account) WHERE source_account IS NOT NULL;
 CREATE INDEX IF NOT EXISTS events_due ON events (status, next_attempt_at)
     WHERE status IN ('received', 'processing', 'failed');
 CREATE INDEX IF NOT EXISTS events_received ON events (received_at);

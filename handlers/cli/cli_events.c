@@ -33,6 +33,7 @@ cli_event_json(FILE *f, const struct store_row *row)
 	cli_json_field(f, "order_key", row->order_key);
 	cli_json_field(f, "status", row->status);
 	cli_json_field(f, "api_version", row->api_version);
+	cli_json_field(f, "source_account", row->source_account);
 	/* A Stripe thin event not fetched yet (store_thin.h). */
 	fprintf(f, ", \"needs_fetch\": %s", row->needs_fetch ? "true" :
 	    "false");

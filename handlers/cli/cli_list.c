@@ -101,7 +101,7 @@ list_usage(FILE *f)
 	    "[--status STATUS]\n"
 	    "                     [--since WHEN] [--until WHEN] "
 	    "[--limit N] [--needs-fetch]\n"
-	    "                     [--json]\n\n"
+	    "                     [--source-account ID] [--json]\n\n"
 	    "Lists events, newest first, as an aligned table or a JSON "
 	    "array.\n"
 	    "  --status  received, processing, done, failed, dead, "
@@ -116,6 +116,8 @@ list_usage(FILE *f)
 	    "  --needs-fetch  only Stripe thin events still waiting for "
 	    "idemhook work\n"
 	    "            to fetch them\n"
+	    "  --source-account ID  the events of one Stripe Connect account "
+	    "(acct_...)\n"
 	    "  --json    one object per event: provider, event_id, type, "
 	    "status, times in Unix ms,\n"
 	    "            needs_fetch, ...\n");
@@ -135,6 +137,9 @@ cli_list(struct cli *c, int argc, char **argv)
 	memset(&ls, 0, sizeof(ls));
 	for (a = 1; a < argc; a++) {
 		r = cli_filter_opt(argc, argv, &a, clock_wall_ms(), &f);
+		if (r == 0)
+			r = cli_opt(argc, argv, &a, "--source-account",
+			    &f.source_account);
 		if (r < 0)
 			return CLI_EXIT_USAGE;
 		if (r > 0)

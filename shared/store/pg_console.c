@@ -61,7 +61,9 @@ static const char SQL_LIST[] =
     " AND ($5::text IS NULL OR event_type ~ $5)"
     " AND ($6::bytea IS NULL"
     " OR position($6 IN convert_to(event_id, 'UTF8')) > 0"
-    " OR position($6 IN convert_to(event_type, 'UTF8')) > 0)"
+    " OR position($6 IN convert_to(event_type, 'UTF8')) > 0"
+    " OR position($6 IN convert_to(coalesce(source_account, ''), 'UTF8'))"
+    " > 0)"
     " AND ($7::bigint = 0 OR received_at >= $7)"
     " AND ($8::bigint = 0 OR received_at < $8)"
     " ORDER BY id DESC LIMIT $9";

@@ -29,8 +29,11 @@
 	" 'next_attempt_at', next_attempt_at, 'done_at', done_at," \
 	" 'purged_at', purged_at, 'last_error', last_error," \
 	" 'api_version', api_version," \
-	" 'payload_bytes', " PG_PAYLOAD_LEN ", 'account', account)::text," \
-	" api_version, account, needs_fetch"
+	" 'payload_bytes', " PG_PAYLOAD_LEN ", 'account', account," \
+	" 'source_account', source_account)::text," \
+	" api_version, account, needs_fetch, source_account"
+/* How many columns PG_ROW_COLS has: what follows it counts from here. */
+#define ROW_NCOLS	24
 
 /* A struct store_filter's terms ($1..$6; the limit is $7). */
 #define PG_FILTER_SQL \
@@ -92,6 +95,7 @@ fill_row(const PGresult *r, int i, struct store_row *row)
 	row->api_version = pg_gettext(r, i, 20);
 	row->account = pg_gettext(r, i, 21);
 	row->needs_fetch = pg_getint(r, i, 22) != 0;
+	row->source_account = pg_gettext(r, i, 23);
 	store_row_defaults(row);
 }
 
@@ -125,10 +129,12 @@ pg_list(struct store *base, const struct store_filter *f, store_row_fn fn,
 	bind_filter(&p, f);
 	pg_text(&p, f->account);
 	pg_int(&p, f->needs_fetch != 0);
+	pg_text(&p, f->source_account);
 	r = pg_exec_sql(pg_of(base), "SELECT " PG_ROW_COLS " FROM events"
 	    " WHERE" PG_FILTER_SQL PG_ACCOUNT_8
 	    " AND ($9::int = 0 OR needs_fetch <> 0)"
-	    " ORDER BY id DESC LIMIT $7", PG_FILTER_TYPES "ti", &p,
+	    " AND ($10::text IS NULL OR source_account = $10)"
+	    " ORDER BY id DESC LIMIT $7", PG_FILTER_TYPES "tit", &p,
 	    PGRES_TUPLES_OK, "cannot list events", err, errlen);
 	if (r == NULL)
 		return IH_ESTORE;
@@ -167,12 +173,12 @@ pg_show(struct store *base, const char *provider, const char *account,
 		goto out;
 	}
 	fill_row(r, 0, &row);
-	row.headers = pg_gettext(r, 0, 23);
+	row.headers = pg_gettext(r, 0, ROW_NCOLS);
 	if (row.headers == NULL)
 		row.headers = "";
-	if (!PQgetisnull(r, 0, 24)) {
+	if (!PQgetisnull(r, 0, ROW_NCOLS + 1)) {
 		bytes = PQunescapeBytea((const unsigned char *)
-		    PQgetvalue(r, 0, 24), &len);
+		    PQgetvalue(r, 0, ROW_NCOLS + 1), &len);
 		if (bytes == NULL) {
 			rc = IH_ENOMEM;
 			goto out;
@@ -526,14 +532,16 @@ pg_copy_put(struct store *base, const struct store_row *row, int64_t *rowid,
 	/* A thin event still waiting for its fetch stays so (version 9). */
 	pg_int(&p, row->needs_fetch != 0);
 	pg_text(&p, account_or_default(row->account));
+	pg_text(&p, row->source_account);
 	r = pg_exec_sql(st, "WITH ins AS (INSERT INTO events (provider,"
 	    " event_id, event_type, subtype, order_key, headers,"
 	    " received_at, last_seen_at, duplicates, status, attempts,"
 	    " next_attempt_at, lease_until, lease_owner, last_error, done_at,"
-	    " purged_at, fingerprint, api_version, needs_fetch, account)"
+	    " purged_at, fingerprint, api_version, needs_fetch, account,"
+	    " source_account)"
 	    " SELECT $1, $2, $3, $4, $5, $7, $8, $9, $10, $11, $12, $13,"
 	    " nullif($14, 0), $15, $16, nullif($17, 0), nullif($18, 0),"
-	    " $19, $20, $21, $22"
+	    " $19, $20, $21, $22, $23"
 	    " ON CONFLICT (provider, account, event_id) DO NOTHING"
 	    " RETURNING id),"
 	    " pl AS (INSERT INTO payloads (event, payload)"
@@ -552,7 +560,7 @@ pg_copy_put(struct store *base, const struct store_row *row, int64_t *rowid,
 	    " AND event_id = $2 AND account = $22"
 	    " AND NOT EXISTS (SELECT 1 FROM ins)"
 	    " AND NOT EXISTS (SELECT 1 FROM fin)",
-	    "tttttbtiiitiiittiittit", &p, PGRES_TUPLES_OK, "cannot copy event",
+	    "tttttbtiiitiiittiittitt", &p, PGRES_TUPLES_OK, "cannot copy event",
 	    err, errlen);
 	if (r == NULL)
 		return IH_ESTORE;

@@ -43,6 +43,7 @@ pg_record(struct store *base, const struct event *ev, int64_t now_ms,
 	pg_text(&p, ev->api_version);
 	pg_int(&p, ev->needs_fetch != 0);
 	pg_text(&p, account_or_default(ev->account));
+	pg_text(&p, ev->source_account);
 	r = pg_exec_stmt(st, PG_RECORD, &p, PGRES_TUPLES_OK,
 	    "cannot record event", err, errlen);
 	if (r == NULL)

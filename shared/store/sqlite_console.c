@@ -52,7 +52,7 @@ static const char SQL_LIST[] =
     "AND (?3 IS NULL OR provider = ?3) AND (?4 IS NULL OR status = ?4) "
     "AND (?5 IS NULL OR event_type GLOB ?5) "
     "AND (?6 IS NULL OR instr(event_id, ?6) > 0 "
-    "OR instr(event_type, ?6) > 0) "
+    "OR instr(event_type, ?6) > 0 OR instr(source_account, ?6) > 0) "
     "AND (?7 = 0 OR received_at >= ?7) AND (?8 = 0 OR received_at < ?8) "
     "ORDER BY id DESC LIMIT ?9";
 

@@ -41,15 +41,19 @@
 	" 'next_attempt_at', next_attempt_at, 'done_at', done_at," \
 	" 'purged_at', purged_at, 'last_error', last_error," \
 	" 'api_version', api_version," \
-	" 'payload_bytes', " SQ_PAYLOAD_LEN ", 'account', account)," \
-	" api_version, account, needs_fetch"
+	" 'payload_bytes', " SQ_PAYLOAD_LEN ", 'account', account," \
+	" 'source_account', source_account)," \
+	" api_version, account, needs_fetch, source_account"
+/* How many columns STORE_ROW_COLS has: what follows it counts from here. */
+#define ROW_NCOLS	24
 
 /* A struct store_filter's terms, bound by bind_filter(); limit is ?7. */
 #define STORE_FILTER_SQL \
 	" (?1 IS NULL OR provider = ?1) AND (?2 IS NULL OR event_id = ?2)" \
 	" AND (?3 IS NULL OR event_type = ?3) AND (?4 IS NULL OR status = ?4)" \
 	" AND (?5 = 0 OR received_at >= ?5) AND (?6 = 0 OR received_at < ?6)" \
-	" AND (?11 IS NULL OR account = ?11)"
+	" AND (?11 IS NULL OR account = ?11)" \
+	" AND (?13 IS NULL OR source_account = ?13)"
 
 /* What replay may take: finished, failed or set aside, with a payload. */
 #define STORE_REPLAYABLE_SQL \
@@ -67,6 +71,7 @@ bind_filter(sqlite3_stmt *s, const struct store_filter *f)
 	sqlite3_bind_int64(s, 6, f->until_ms > 0 ? f->until_ms : 0);
 	sqlite3_bind_int64(s, 7, f->limit > 0 ? f->limit : -1);
 	sq_bind_text(s, 11, f->account);
+	sq_bind_text(s, 13, f->source_account);
 }
 
 static const char *
@@ -103,22 +108,24 @@ fill_row(sqlite3_stmt *s, struct store_row *row)
 	row->api_version = col_text(s, 20);
 	row->account = col_text(s, 21);
 	row->needs_fetch = sqlite3_column_int(s, 22) != 0;
+	row->source_account = col_text(s, 23);
 	store_row_defaults(row);
 }
 
 /*
  * Fills row from STORE_ROW_COLS followed by headers and payload (columns
- * 23 and 24); an event that kept an empty payload reads as "", not NULL.
+ * ROW_NCOLS and ROW_NCOLS + 1); an event that kept an empty payload
+ * reads as "", not NULL.
  */
 static void
 fill_row_body(sqlite3_stmt *s, struct store_row *row)
 {
 	fill_row(s, row);
-	row->headers = col_text(s, 23);
+	row->headers = col_text(s, ROW_NCOLS);
 	if (row->headers == NULL)
 		row->headers = "";
-	row->payload = sqlite3_column_blob(s, 24);
-	row->payload_len = sqlite3_column_bytes(s, 24);
+	row->payload = sqlite3_column_blob(s, ROW_NCOLS + 1);
+	row->payload_len = sqlite3_column_bytes(s, ROW_NCOLS + 1);
 	if (row->payload == NULL && row->has_payload)
 		row->payload = (const unsigned char *)"";
 }
@@ -580,7 +587,7 @@ sq_copy_read(struct store *base, int64_t after, long limit, store_row_fn fn,
 	while (rc == IH_OK &&
 	    sq_row(st, s, "cannot read events", &rc, err, errlen)) {
 		fill_row_body(s, &row);
-		row.fingerprint = col_text(s, 25);
+		row.fingerprint = col_text(s, ROW_NCOLS + 2);
 		rc = fn(arg, &row);
 	}
 out:

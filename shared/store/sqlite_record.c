@@ -72,6 +72,7 @@ sq_record(struct store *base, const struct event *ev, int64_t now_ms,
 	sqlite3_bind_int(s, 14, ev->needs_fetch != 0);
 	sqlite3_bind_text(s, 15, account_or_default(ev->account), -1,
 	    SQLITE_STATIC);
+	sq_bind_text(s, 16, ev->source_account);
 
 	step = sqlite3_step(s);
 	if (step != SQLITE_ROW) {

@@ -31,7 +31,7 @@
 
 #include "event.h"
 
-#define STORE_SCHEMA_VERSION	10
+#define STORE_SCHEMA_VERSION	11
 #define STORE_ERR_MAX		256
 
 struct store;
@@ -344,6 +344,8 @@ struct store_filter {
 	long		 max_bytes;	/* requeue: payload cap, when > 0 */
 	int		 needs_fetch;	/* list: only events waiting for */
 					/* their fetch (store_thin.h) */
+	/* list only: Stripe Connect's account (version 11), or NULL. */
+	const char	*source_account;
 };
 
 /*
@@ -378,6 +380,8 @@ struct store_row {
 	const char		*fingerprint;	/* store_copy_read() only */
 	const char		*api_version;	/* or NULL (version 7) */
 	int			 needs_fetch;	/* waits for its fetch (v9) */
+	/* Stripe Connect's account (version 11), or NULL. */
+	const char		*source_account;
 };
 
 /* Called once per row; a return other than IH_OK stops the walk. */

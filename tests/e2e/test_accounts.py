@@ -290,6 +290,28 @@ def case_check(srv, bindir):
     check(ACME not in out + err and BRAVO not in out + err, "a secret in the output")
 
 
+def case_connect(srv, bindir, auth):
+    """A Connect event's account (signed, in the body) is kept and
+    searchable: list --source-account and the console's search find it,
+    and only it."""
+    eid, other = "evt_connect1", "evt_connect2"
+    for e, acct in ((eid, "acct_1Conn3ct"), (other, "acct_1Other")):
+        b = body(e, acct)
+        r = srv.post("/hooks/stripe/acme", b, {"Stripe-Signature": sign_stripe(ACME, b)})
+        check_eq(r.status, 200, "Connect event %s" % e)
+    _, out, _ = idemhook(srv, bindir, "list", "--source-account", "acct_1Conn3ct",
+                         "--json")
+    evs = json.loads(out)
+    check_eq([(e["event_id"], e["account"], e["source_account"]) for e in evs],
+             [(eid, "acme", "acct_1Conn3ct")], "list --source-account")
+    _, out, _ = idemhook(srv, bindir, "list", "--source-account", "acct_none", "--json")
+    check_eq(json.loads(out), [], "list of an unknown Connect account")
+    r = srv.get("/hooks/console/events?q=acct_1Conn3ct", {"Authorization": auth})
+    check_eq(r.status, 200, "console search")
+    check(eid.encode() in r.body and other.encode() not in r.body,
+          "console search by Connect account: %r" % r.body[-800:])
+
+
 def case_console(srv, auth):
     """The console filters by account and shows it; an event page and a
     replay name their account; a bad name is refused, not echoed."""
@@ -396,6 +418,8 @@ def cases(tap, bindir, servers):
             case_command, srv, bindir)
     tap.run("console: filtered by account, shows it, replays only its own",
             case_console, srv, auth)
+    tap.run("stripe: a Connect event's account is kept and searchable",
+            case_connect, srv, bindir, auth)
     tap.run("github: the installation header only picks the secrets", case_github, srv)
     tap.run("check: each account's secrets, a shared secret found", case_check, srv, bindir)
     tap.run("an account added to the settings file, no restart", case_added_live, srv)
