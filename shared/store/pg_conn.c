@@ -253,13 +253,9 @@ migrate(struct pgs *st, char *err, size_t errlen)
 	rc = schema_version(st, &version, err, errlen);
 	if (rc != IH_OK)
 		goto out;
-	if (version > STORE_SCHEMA_VERSION) {
-		snprintf(err, errlen, "store schema version %d is newer than "
-		    "this build's %d: upgrade idemhook", version,
-		    STORE_SCHEMA_VERSION);
-		rc = IH_ECONFIG;
+	rc = store_schema_newer(version, err, errlen);
+	if (rc != IH_OK)
 		goto out;
-	}
 	/* A migration of a big table may take long; still bounded. */
 	if (version < STORE_SCHEMA_VERSION && st->wait_ms > 0) {
 		wait = st->wait_ms;

@@ -40,6 +40,26 @@ object_params(struct pg_params *p, const struct store_object *o,
 }
 
 /*
+ * Reads an object's key (source_at, rank, event_id) from columns col to
+ * col + 2 of r's first row; the event id is malloc'd into *id.
+ */
+static int
+key_read(const PGresult *r, int col, struct object_key *key, char **id,
+    int *found, char *err, size_t errlen)
+{
+	*id = strdup(PQgetvalue(r, 0, col + 2));
+	if (*id == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return IH_ENOMEM;
+	}
+	key->source_ms = pg_getint(r, 0, col);
+	key->rank = (int)pg_getint(r, 0, col + 1);
+	key->event_id = *id;
+	*found = 1;
+	return IH_OK;
+}
+
+/*
  * Locks and reads the row's key; *found 0 when there is none.  The
  * event id is malloc'd into *id.
  */
@@ -49,6 +69,7 @@ row_key(struct pgs *st, const struct store_object *o, struct object_key *key,
 {
 	struct pg_params p;
 	PGresult *r;
+	int rc;
 
 	*found = 0;
 	memset(&p, 0, sizeof(p));
@@ -62,20 +83,10 @@ row_key(struct pgs *st, const struct store_object *o, struct object_key *key,
 	    "cannot read object", err, errlen);
 	if (r == NULL)
 		return IH_ESTORE;
-	if (PQntuples(r) == 1) {
-		key->source_ms = pg_getint(r, 0, 0);
-		key->rank = (int)pg_getint(r, 0, 1);
-		*id = strdup(PQgetvalue(r, 0, 2));
-		if (*id == NULL) {
-			PQclear(r);
-			snprintf(err, errlen, "out of memory");
-			return IH_ENOMEM;
-		}
-		key->event_id = *id;
-		*found = 1;
-	}
+	rc = PQntuples(r) == 1 ? key_read(r, 0, key, id, found, err, errlen) :
+	    IH_OK;
 	PQclear(r);
-	return IH_OK;
+	return rc;
 }
 
 /* Brings the existing row to o's state. */
@@ -153,6 +164,7 @@ row_take(struct pgs *st, const struct store_object *o, int64_t created_ms,
 {
 	struct pg_params p;
 	PGresult *r;
+	int rc;
 
 	*found = 0;
 	*added = 0;
@@ -178,20 +190,11 @@ row_take(struct pgs *st, const struct store_object *o, int64_t created_ms,
 		return IH_ESTORE;
 	}
 	*added = pg_getint(r, 0, 0) > 0;
-	if (!*added && !PQgetisnull(r, 0, 3)) {
-		key->source_ms = pg_getint(r, 0, 1);
-		key->rank = (int)pg_getint(r, 0, 2);
-		*id = strdup(PQgetvalue(r, 0, 3));
-		if (*id == NULL) {
-			PQclear(r);
-			snprintf(err, errlen, "out of memory");
-			return IH_ENOMEM;
-		}
-		key->event_id = *id;
-		*found = 1;
-	}
+	rc = IH_OK;
+	if (!*added && !PQgetisnull(r, 0, 3))
+		rc = key_read(r, 1, key, id, found, err, errlen);
 	PQclear(r);
-	return IH_OK;
+	return rc;
 }
 
 /*

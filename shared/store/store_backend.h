@@ -200,6 +200,13 @@ struct object_key;
 int	store_object_verdict(const struct object_key *row,
 	    const struct store_object *o);
 
+/*
+ * Refuses a store whose schema version is newer than this build's:
+ * IH_ECONFIG with the reason in err, else IH_OK.  Both backends' set-up
+ * asks it before migrating.
+ */
+int	store_schema_newer(int version, char *err, size_t errlen);
+
 int	store_sqlite_open(const struct store_opts *, struct store **, char *,
 	    size_t);
 int	store_pg_open(const struct store_opts *, struct store **, char *,
