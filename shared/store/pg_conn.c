@@ -407,6 +407,24 @@ pg_exec_change(struct pgs *st, const char *sql, const char *types,
 	return IH_OK;
 }
 
+int
+pg_each(struct pgs *st, const char *sql, const char *types,
+    const struct pg_params *p, const char *what, pg_row_fn row, void *arg,
+    char *err, size_t errlen)
+{
+	PGresult *res;
+	int i, rc = IH_OK;
+
+	res = pg_exec_sql(st, sql, types, p, PGRES_TUPLES_OK, what, err,
+	    errlen);
+	if (res == NULL)
+		return IH_ESTORE;
+	for (i = 0; i < PQntuples(res) && rc == IH_OK; i++)
+		rc = row(arg, res, i);
+	PQclear(res);
+	return rc;
+}
+
 int64_t
 pg_getint(const PGresult *res, int row, int col)
 {
