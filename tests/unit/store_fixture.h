@@ -188,6 +188,25 @@ unit_run_pg(const char *name, const struct CMUnitTest *tests, size_t n)
 	return 1;
 }
 
+/*
+ * The main() of a test file that runs just CASES(setup), its list of
+ * UNIT_STORE_CASEs, on each backend: as "NAME: sqlite", then as
+ * "NAME: postgresql" (UNIT_RUN_PG).  Exits 1 when a test failed.
+ */
+#define UNIT_STORE_MAIN(name) \
+int \
+main(void) \
+{ \
+	const struct CMUnitTest sqlite[] = { CASES(setup_sqlite) }; \
+	const struct CMUnitTest pg[] = { CASES(setup_pg) }; \
+	int failed; \
+ \
+	failed = cmocka_run_group_tests_name(name ": sqlite", sqlite, NULL, \
+	    NULL); \
+	failed += UNIT_RUN_PG(name ": postgresql", pg); \
+	return failed != 0; \
+}
+
 /* One test on a fresh store made by setup. */
 #define UNIT_STORE_CASE(test, setup) \
 	cmocka_unit_test_setup_teardown(test, setup, unit_store_teardown)

@@ -777,15 +777,4 @@ console_reads(void **state)
 	UNIT_STORE_CASE(objects_guard, setup), \
 	UNIT_STORE_CASE(console_reads, setup)
 
-int
-main(void)
-{
-	const struct CMUnitTest sqlite[] = { CASES(setup_sqlite) };
-	const struct CMUnitTest pg[] = { CASES(setup_pg) };
-	int failed;
-
-	failed = cmocka_run_group_tests_name("store contract: sqlite", sqlite,
-	    NULL, NULL);
-	failed += UNIT_RUN_PG("store contract: postgresql", pg);
-	return failed != 0;
-}
+UNIT_STORE_MAIN("store contract")

@@ -123,15 +123,4 @@ sigfails(void **state)
 	UNIT_STORE_CASE(health_kept, setup), \
 	UNIT_STORE_CASE(sigfails, setup)
 
-int
-main(void)
-{
-	const struct CMUnitTest sqlite[] = { CASES(setup_sqlite) };
-	const struct CMUnitTest pg[] = { CASES(setup_pg) };
-	int failed;
-
-	failed = cmocka_run_group_tests_name("store health: sqlite", sqlite,
-	    NULL, NULL);
-	failed += UNIT_RUN_PG("store health: postgresql", pg);
-	return failed != 0;
-}
+UNIT_STORE_MAIN("store health")
