@@ -62,6 +62,16 @@ alert_dead(const struct config *cfg, const struct store_job *job,
 }
 
 int
+alert_due(int64_t *checked_at, size_t i, int64_t now_ms, int64_t every_ms)
+{
+	if (i >= ALERT_MAX_PROVIDERS || (checked_at[i] != 0 &&
+	    now_ms - checked_at[i] < every_ms))
+		return 0;
+	checked_at[i] = now_ms;
+	return 1;
+}
+
+int
 alert_silence_check(struct alert_silence *as, size_t i,
     const struct config *cfg, const char *provider, struct store *st,
     int64_t now_ms, const struct log_sink *log, char *err, size_t errlen)
@@ -70,13 +80,10 @@ alert_silence_check(struct alert_silence *as, size_t i,
 	int64_t last = 0;
 	int rc, n;
 
-	if (i >= ALERT_MAX_PROVIDERS || cfg->alert_action == NULL ||
-	    *cfg->alert_action == '\0' || cfg->silence_alert_s <= 0)
+	if (cfg->alert_action == NULL || *cfg->alert_action == '\0' ||
+	    cfg->silence_alert_s <= 0 ||
+	    !alert_due(as->checked_at, i, now_ms, SILENCE_CHECK_MS))
 		return IH_OK;
-	if (as->checked_at[i] != 0 && now_ms - as->checked_at[i] <
-	    SILENCE_CHECK_MS)
-		return IH_OK;
-	as->checked_at[i] = now_ms;
 	rc = store_console_last_received(st, provider, &last, err, errlen);
 	if (rc != IH_OK)
 		return rc;
@@ -114,13 +121,10 @@ alert_badsig_check(struct alert_badsig *ab, size_t i,
 	long count = 0;
 	int rc, n;
 
-	if (i >= ALERT_MAX_PROVIDERS || threshold <= 0 ||
-	    cfg->alert_action == NULL || *cfg->alert_action == '\0')
+	if (threshold <= 0 || cfg->alert_action == NULL ||
+	    *cfg->alert_action == '\0' ||
+	    !alert_due(ab->checked_at, i, now_ms, BADSIG_CHECK_MS))
 		return IH_OK;
-	if (ab->checked_at[i] != 0 && now_ms - ab->checked_at[i] <
-	    BADSIG_CHECK_MS)
-		return IH_OK;
-	ab->checked_at[i] = now_ms;
 	rc = sigfail_count(st, cfg->db_path, provider, now_ms, minutes, &count,
 	    &first, err, errlen);
 	if (rc == IH_OK)

@@ -40,6 +40,14 @@ void	alert_dead(const struct config *cfg, const struct store_job *job,
  * alert, and a new delivery re-arms it.
  */
 #define ALERT_MAX_PROVIDERS	16
+
+/*
+ * Whether the periodic check of provider i (i < ALERT_MAX_PROVIDERS,
+ * else never), last made at checked_at[i], is due at now_ms: once every
+ * every_ms at most.  Marks it made when it is due.
+ */
+int	alert_due(int64_t *checked_at, size_t i, int64_t now_ms,
+	    int64_t every_ms);
 struct alert_silence {
 	int64_t	alerted_for[ALERT_MAX_PROVIDERS];	/* last_ms alerted */
 	int64_t	checked_at[ALERT_MAX_PROVIDERS];

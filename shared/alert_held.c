@@ -29,13 +29,9 @@ alert_held_check(struct alert_held *ah, size_t i, const struct config *cfg,
 	size_t k;
 	int rc;
 
-	if (i >= ALERT_MAX_PROVIDERS || cfg->alert_action == NULL ||
-	    *cfg->alert_action == '\0')
+	if (cfg->alert_action == NULL || *cfg->alert_action == '\0' ||
+	    !alert_due(ah->checked_at, i, now_ms, ALERT_HELD_CHECK_MS))
 		return IH_OK;
-	if (ah->checked_at[i] != 0 && now_ms - ah->checked_at[i] <
-	    ALERT_HELD_CHECK_MS)
-		return IH_OK;
-	ah->checked_at[i] = now_ms;
 	memset(&f, 0, sizeof(f));
 	f.provider = provider;
 	f.status = "held";

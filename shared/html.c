@@ -6,6 +6,7 @@
 
 #include "html.h"
 #include "ih.h"
+#include "utf8.h"
 
 void
 html_init(struct html *h, size_t max)
@@ -98,43 +99,13 @@ html_printf(struct html *h, const char *fmt, ...)
 	    sizeof(buf) - 1);
 }
 
-/* Length of the valid UTF-8 sequence at s (at most len bytes), or 0. */
-static size_t
-utf8_len(const unsigned char *s, size_t len)
-{
-	size_t n, i;
-	unsigned long c;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, c = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, c = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, c = s[0] & 0x07;
-	else
-		return 0;
-	if (n > len)
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and values past U+10FFFF. */
-	if ((n == 3 && c < 0x800) || (n == 4 && c < 0x10000) ||
-	    (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
-		return 0;
-	return n;
-}
-
 void
 html_esc_n(struct html *h, const char *s, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0, run = 0, n;
 	const char *ent;
+	uint32_t cp;
 
 	while (i < len) {
 		ent = NULL;
@@ -150,7 +121,7 @@ html_esc_n(struct html *h, const char *s, size_t len)
 			if (u[i] < 0x20 || u[i] == 0x7f)
 				ent = "\xef\xbf\xbd";
 			else {
-				n = utf8_len(u + i, len - i);
+				n = utf8_decode(u + i, len - i, &cp);
 				if (n == 0) {
 					ent = "\xef\xbf\xbd";
 					n = 1;

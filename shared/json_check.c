@@ -16,6 +16,7 @@
 #include "ih.h"
 #include "json.h"
 #include "json_int.h"
+#include "utf8.h"
 
 #define JSON_NUM_DIGITS	320	/* significant digits kept to test range */
 
@@ -23,38 +24,14 @@ int
 json_utf8_ok(const void *p, size_t len)
 {
 	const unsigned char *s = p, *e = s + len;
-	unsigned long cp;
-	size_t n, i;
+	uint32_t cp;
+	size_t n;
 
 	while (s < e) {
-		if (*s == 0)
+		n = utf8_decode(s, (size_t)(e - s), &cp);
+		if (n == 0 || cp == 0)
 			return 0;
-		if (*s < 0x80) {
-			s++;
-			continue;
-		}
-		if (*s >= 0xc2 && *s <= 0xdf) {
-			n = 1;
-			cp = *s & 0x1f;
-		} else if (*s >= 0xe0 && *s <= 0xef) {
-			n = 2;
-			cp = *s & 0x0f;
-		} else if (*s >= 0xf0 && *s <= 0xf4) {
-			n = 3;
-			cp = *s & 0x07;
-		} else
-			return 0;
-		if ((size_t)(e - s) <= n)
-			return 0;
-		for (i = 1; i <= n; i++) {
-			if ((s[i] & 0xc0) != 0x80)
-				return 0;
-			cp = cp << 6 | (s[i] & 0x3f);
-		}
-		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return 0;
-		s += n + 1;
+		s += n;
 	}
 	return 1;
 }

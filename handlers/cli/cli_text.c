@@ -10,50 +10,10 @@
 #include <openssl/evp.h>
 
 #include "cli_text.h"
+#include "utf8.h"
 
 /* Bytes of input per base64 block: a multiple of 3, so no padding. */
 #define B64_CHUNK	3072
-
-/*
- * Returns the length (1 to 4) of the well-formed UTF-8 sequence at p,
- * which has n > 0 bytes, with its code point in *cp; or 0 when the bytes
- * at p are not one (a stray continuation byte, an overlong form, a
- * surrogate, past U+10FFFF, or cut short).
- */
-static size_t
-utf8_seq(const unsigned char *p, size_t n, uint32_t *cp)
-{
-	uint32_t c;
-	size_t len, i;
-
-	if (p[0] < 0x80) {
-		*cp = p[0];
-		return 1;
-	}
-	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
-		len = 2;
-		c = p[0] & 0x1f;
-	} else if ((p[0] & 0xf0) == 0xe0) {
-		len = 3;
-		c = p[0] & 0x0f;
-	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		len = 4;
-		c = p[0] & 0x07;
-	} else
-		return 0;
-	if (n < len)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		c = (c << 6) | (p[i] & 0x3f);
-	}
-	if ((len == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
-	    (len == 4 && (c < 0x10000 || c > 0x10ffff)))
-		return 0;
-	*cp = c;
-	return len;
-}
 
 /* Whether a terminal could act on code point c (see cli_text.h). */
 static int
@@ -71,7 +31,7 @@ cli_put_text(FILE *f, const void *p, size_t len, int flags)
 	uint32_t c;
 
 	while (i < len) {
-		n = utf8_seq(s + i, len - i, &c);
+		n = utf8_decode(s + i, len - i, &c);
 		if (n > 0 && (!is_control(c) || ((flags & CLI_TEXT_LINES) &&
 		    (c == '\n' || c == '\t')))) {
 			if (f != NULL)
@@ -158,7 +118,7 @@ cli_utf8_ok(const void *p, size_t len)
 	uint32_t c;
 
 	while (i < len) {
-		n = utf8_seq(s + i, len - i, &c);
+		n = utf8_decode(s + i, len - i, &c);
 		if (n == 0)
 			return 0;
 		i += n;
@@ -175,7 +135,7 @@ cli_json_text(FILE *f, const void *p, size_t len)
 
 	putc('"', f);
 	while (i < len) {
-		n = utf8_seq(s + i, len - i, &c);
+		n = utf8_decode(s + i, len - i, &c);
 		if (n == 0) {
 			fputs("\\ufffd", f);
 			i++;

@@ -254,13 +254,9 @@ migrate(struct pgs *st, char *err, size_t errlen)
 	rc = schema_version(st, &version, err, errlen);
 	if (rc != IH_OK)
 		goto out;
-	if (version > STORE_SCHEMA_VERSION) {
-		snprintf(err, errlen, "store schema version %d is newer than "
-		    "this build's %d: upgrade idemhook", version,
-		    STORE_SCHEMA_VERSION);
-		rc = IH_ECONFIG;
+	rc = store_schema_newer(version, err, errlen);
+	if (rc != IH_OK)
 		goto out;
-	}
 	/* A migration of a big table may take long; still bounded. */
 	if (version < STORE_SCHEMA_VERSION && st->wait_ms > 0) {
 		wait = st->wait_ms;
@@ -410,6 +406,24 @@ pg_exec_change(struct pgs *st, const char *sql, const char *types,
 	*n = pg_changes(res);
 	PQclear(res);
 	return IH_OK;
+}
+
+int
+pg_each(struct pgs *st, const char *sql, const char *types,
+    const struct pg_params *p, const char *what, pg_row_fn row, void *arg,
+    char *err, size_t errlen)
+{
+	PGresult *res;
+	int i, rc = IH_OK;
+
+	res = pg_exec_sql(st, sql, types, p, PGRES_TUPLES_OK, what, err,
+	    errlen);
+	if (res == NULL)
+		return IH_ESTORE;
+	for (i = 0; i < PQntuples(res) && rc == IH_OK; i++)
+		rc = row(arg, res, i);
+	PQclear(res);
+	return rc;
 }
 
 int64_t

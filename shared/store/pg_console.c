@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "ih.h"
 #include "pg_int.h"
+#include "utf8.h"
 
 static const char SQL_COUNTS[] =
     "SELECT provider, status, count(*), max(received_at) FROM events"
@@ -80,41 +81,17 @@ static const char SQL_SIZE[] =
     " (SELECT relnamespace FROM pg_class WHERE oid = 'events'::regclass)";
 
 /*
- * The code point at *s and its length, or -1 for a byte sequence that
- * is not UTF-8 as PostgreSQL takes it (no overlong forms, surrogates or
- * values past U+10FFFF).
+ * The code point at s, a NUL-terminated string, with its length in *n;
+ * -1 for a byte sequence that is not UTF-8 as PostgreSQL takes it.  The
+ * NUL ends any sequence it cuts, so nothing past it is read.
  */
 static long
 utf8_next(const unsigned char *s, size_t *n)
 {
-	long c;
-	size_t len, i;
+	uint32_t c;
 
-	if (s[0] < 0x80) {
-		*n = 1;
-		return s[0];
-	}
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		len = 2;
-		c = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		len = 3;
-		c = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		len = 4;
-		c = s[0] & 0x07;
-	} else
-		return -1;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return -1;
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
-	    (len == 4 && (c < 0x10000 || c > 0x10ffff)))
-		return -1;
-	*n = len;
-	return c;
+	*n = utf8_decode(s, 4, &c);
+	return *n > 0 ? (long)c : -1;
 }
 
 static int
@@ -241,24 +218,40 @@ glob_re(const char *g, char **re, int *never)
 	return IH_OK;
 }
 
+/* What the three series below hand each row to: one of the fns. */
+struct series_walk {
+	store_console_count_fn	 counts;
+	int	(*hours)(void *, int64_t, int64_t, int64_t, int64_t);
+	int	(*latency)(void *, int64_t, int64_t);
+	void	*arg;
+};
+
+static int
+series_row(void *arg, const PGresult *r, int i)
+{
+	const struct series_walk *w = arg;
+
+	if (w->counts != NULL)
+		return w->counts(w->arg, PQgetvalue(r, i, 0),
+		    PQgetvalue(r, i, 1), pg_getint(r, i, 2),
+		    pg_getint(r, i, 3));
+	if (w->hours != NULL)
+		return w->hours(w->arg, pg_getint(r, i, 0),
+		    pg_getint(r, i, 1), pg_getint(r, i, 2),
+		    pg_getint(r, i, 3));
+	return w->latency(w->arg, pg_getint(r, i, 0), pg_getint(r, i, 1));
+}
+
 int
 pg_console_counts(struct store *base, store_console_count_fn fn, void *arg,
     char *err, size_t errlen)
 {
+	struct series_walk w = { fn, NULL, NULL, arg };
 	struct pg_params p;
-	PGresult *r;
-	int i, rc = IH_OK;
 
 	memset(&p, 0, sizeof(p));
-	r = pg_exec_sql(pg_of(base), SQL_COUNTS, "", &p, PGRES_TUPLES_OK,
-	    "counts", err, errlen);
-	if (r == NULL)
-		return IH_ESTORE;
-	for (i = 0; i < PQntuples(r) && rc == IH_OK; i++)
-		rc = fn(arg, PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
-		    pg_getint(r, i, 2), pg_getint(r, i, 3));
-	PQclear(r);
-	return rc;
+	return pg_each(pg_of(base), SQL_COUNTS, "", &p, "counts", series_row,
+	    &w, err, errlen);
 }
 
 int
@@ -266,22 +259,14 @@ pg_console_hours(struct store *base, int64_t start, int64_t end,
     int (*fn)(void *, int64_t, int64_t, int64_t, int64_t), void *arg,
     char *err, size_t errlen)
 {
+	struct series_walk w = { NULL, fn, NULL, arg };
 	struct pg_params p;
-	PGresult *r;
-	int i, rc = IH_OK;
 
 	memset(&p, 0, sizeof(p));
 	pg_int(&p, start);
 	pg_int(&p, end);
-	r = pg_exec_sql(pg_of(base), SQL_HOURS, "ii", &p, PGRES_TUPLES_OK,
-	    "series", err, errlen);
-	if (r == NULL)
-		return IH_ESTORE;
-	for (i = 0; i < PQntuples(r) && rc == IH_OK; i++)
-		rc = fn(arg, pg_getint(r, i, 0), pg_getint(r, i, 1),
-		    pg_getint(r, i, 2), pg_getint(r, i, 3));
-	PQclear(r);
-	return rc;
+	return pg_each(pg_of(base), SQL_HOURS, "ii", &p, "series", series_row,
+	    &w, err, errlen);
 }
 
 int
@@ -289,22 +274,15 @@ pg_console_latency(struct store *base, int64_t start, int64_t end,
     long max, int (*fn)(void *, int64_t, int64_t), void *arg, char *err,
     size_t errlen)
 {
+	struct series_walk w = { NULL, NULL, fn, arg };
 	struct pg_params p;
-	PGresult *r;
-	int i, rc = IH_OK;
 
 	memset(&p, 0, sizeof(p));
 	pg_int(&p, start);
 	pg_int(&p, end);
 	pg_int(&p, max);
-	r = pg_exec_sql(pg_of(base), SQL_LATENCY, "iii", &p,
-	    PGRES_TUPLES_OK, "latency", err, errlen);
-	if (r == NULL)
-		return IH_ESTORE;
-	for (i = 0; i < PQntuples(r) && rc == IH_OK; i++)
-		rc = fn(arg, pg_getint(r, i, 0), pg_getint(r, i, 1));
-	PQclear(r);
-	return rc;
+	return pg_each(pg_of(base), SQL_LATENCY, "iii", &p, "latency",
+	    series_row, &w, err, errlen);
 }
 
 int
@@ -457,15 +435,8 @@ explain_one(struct pgs *st, const char *name, const char *sql,
 	    errlen);
 	if (r == NULL)
 		return IH_ESTORE;
-	for (i = 0; i < PQntuples(r); i++) {
-		n = snprintf(buf + *used, len - *used, "%s: %s\n", name,
-		    PQgetvalue(r, i, 0));
-		if (n < 0 || (size_t)n >= len - *used) {
-			rc = IH_ETOOBIG;
-			break;
-		}
-		*used += (size_t)n;
-	}
+	for (i = 0; i < PQntuples(r) && rc == IH_OK; i++)
+		rc = store_plan_line(buf, len, used, name, PQgetvalue(r, i, 0));
 	PQclear(r);
 	return rc;
 }

@@ -112,6 +112,15 @@ PGresult *pg_exec_sql(struct pgs *, const char *, const char *,
  */
 int	pg_exec_change(struct pgs *, const char *, const char *,
 	    const struct pg_params *, const char *, long *, char *, size_t);
+/*
+ * Runs sql, a query (pg_exec_sql's arguments), and hands its rows in
+ * order to row(arg, result, i) until one returns other than IH_OK.
+ * Returns that, IH_ESTORE when the query failed, else IH_OK.
+ */
+typedef int (*pg_row_fn)(void *, const PGresult *, int);
+int	pg_each(struct pgs *, const char *, const char *,
+	    const struct pg_params *, const char *, pg_row_fn, void *, char *,
+	    size_t);
 int64_t	pg_getint(const PGresult *, int, int);
 const char *pg_gettext(const PGresult *, int, int);
 long	pg_changes(const PGresult *);

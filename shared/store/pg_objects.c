@@ -40,6 +40,26 @@ object_params(struct pg_params *p, const struct store_object *o,
 }
 
 /*
+ * Reads an object's key (source_at, rank, event_id) from columns col to
+ * col + 2 of r's first row; the event id is malloc'd into *id.
+ */
+static int
+key_read(const PGresult *r, int col, struct object_key *key, char **id,
+    int *found, char *err, size_t errlen)
+{
+	*id = strdup(PQgetvalue(r, 0, col + 2));
+	if (*id == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return IH_ENOMEM;
+	}
+	key->source_ms = pg_getint(r, 0, col);
+	key->rank = (int)pg_getint(r, 0, col + 1);
+	key->event_id = *id;
+	*found = 1;
+	return IH_OK;
+}
+
+/*
  * Locks and reads the row's key; *found 0 when there is none.  The
  * event id is malloc'd into *id.
  */
@@ -49,6 +69,7 @@ row_key(struct pgs *st, const struct store_object *o, struct object_key *key,
 {
 	struct pg_params p;
 	PGresult *r;
+	int rc;
 
 	*found = 0;
 	memset(&p, 0, sizeof(p));
@@ -62,20 +83,10 @@ row_key(struct pgs *st, const struct store_object *o, struct object_key *key,
 	    "cannot read object", err, errlen);
 	if (r == NULL)
 		return IH_ESTORE;
-	if (PQntuples(r) == 1) {
-		key->source_ms = pg_getint(r, 0, 0);
-		key->rank = (int)pg_getint(r, 0, 1);
-		*id = strdup(PQgetvalue(r, 0, 2));
-		if (*id == NULL) {
-			PQclear(r);
-			snprintf(err, errlen, "out of memory");
-			return IH_ENOMEM;
-		}
-		key->event_id = *id;
-		*found = 1;
-	}
+	rc = PQntuples(r) == 1 ? key_read(r, 0, key, id, found, err, errlen) :
+	    IH_OK;
 	PQclear(r);
-	return IH_OK;
+	return rc;
 }
 
 /* Brings the existing row to o's state. */
@@ -153,6 +164,7 @@ row_take(struct pgs *st, const struct store_object *o, int64_t created_ms,
 {
 	struct pg_params p;
 	PGresult *r;
+	int rc;
 
 	*found = 0;
 	*added = 0;
@@ -178,20 +190,11 @@ row_take(struct pgs *st, const struct store_object *o, int64_t created_ms,
 		return IH_ESTORE;
 	}
 	*added = pg_getint(r, 0, 0) > 0;
-	if (!*added && !PQgetisnull(r, 0, 3)) {
-		key->source_ms = pg_getint(r, 0, 1);
-		key->rank = (int)pg_getint(r, 0, 2);
-		*id = strdup(PQgetvalue(r, 0, 3));
-		if (*id == NULL) {
-			PQclear(r);
-			snprintf(err, errlen, "out of memory");
-			return IH_ENOMEM;
-		}
-		key->event_id = *id;
-		*found = 1;
-	}
+	rc = IH_OK;
+	if (!*added && !PQgetisnull(r, 0, 3))
+		rc = key_read(r, 1, key, id, found, err, errlen);
 	PQclear(r);
-	return IH_OK;
+	return rc;
 }
 
 /*
@@ -264,14 +267,42 @@ pg_copy_object_event(struct store *base, const struct store_object *o,
 	return history_put(pg_of(base), o, e, added, err, errlen);
 }
 
+/* What pg_objects() and pg_object_history() hand each row to. */
+struct objects_walk {
+	store_object_fn	 fn;
+	int		(*history)(void *, const struct store_object_event *);
+	void		*arg;
+};
+
+static int
+object_row(void *arg, const PGresult *r, int i)
+{
+	const struct objects_walk *w = arg;
+	struct store_object o;
+
+	memset(&o, 0, sizeof(o));
+	o.provider = PQgetvalue(r, i, 0);
+	o.kind = PQgetvalue(r, i, 1);
+	o.object_id = PQgetvalue(r, i, 2);
+	o.status = PQgetvalue(r, i, 3);
+	o.json = pg_gettext(r, i, 4);
+	o.json_len = o.json != NULL ? strlen(o.json) : 0;
+	o.source_ms = pg_getint(r, i, 5);
+	o.rank = (int)pg_getint(r, i, 6);
+	o.event_id = PQgetvalue(r, i, 7);
+	o.deleted = (int)pg_getint(r, i, 8);
+	o.created_ms = pg_getint(r, i, 9);
+	o.changed_ms = pg_getint(r, i, 10);
+	o.account = PQgetvalue(r, i, 11);
+	return w->fn(w->arg, &o);
+}
+
 int
 pg_objects(struct store *base, const struct store_object_filter *f,
     store_object_fn fn, void *arg, char *err, size_t errlen)
 {
-	struct store_object o;
+	struct objects_walk w = { fn, NULL, arg };
 	struct pg_params p;
-	PGresult *r;
-	int i, rc = IH_OK;
 
 	memset(&p, 0, sizeof(p));
 	pg_text(&p, f->provider);
@@ -281,7 +312,7 @@ pg_objects(struct store *base, const struct store_object_filter *f,
 	pg_int(&p, f->since_ms);
 	pg_int(&p, f->limit > 0 ? f->limit : 0);
 	pg_text(&p, f->account);
-	r = pg_exec_sql(pg_of(base), "SELECT provider, kind, object_id,"
+	return pg_each(pg_of(base), "SELECT provider, kind, object_id,"
 	    " status, object, source_at, rank, event_id, deleted, created_at,"
 	    " changed_at, account FROM objects"
 	    " WHERE ($1::text IS NULL OR provider = $1)"
@@ -293,28 +324,24 @@ pg_objects(struct store *base, const struct store_object_filter *f,
 	    " ORDER BY provider COLLATE \"C\", kind COLLATE \"C\","
 	    " object_id COLLATE \"C\""
 	    " LIMIT CASE WHEN $6::bigint > 0 THEN $6 END", "ttttiit", &p,
-	    PGRES_TUPLES_OK, "cannot read objects", err, errlen);
-	if (r == NULL)
-		return IH_ESTORE;
-	for (i = 0; i < PQntuples(r) && rc == IH_OK; i++) {
-		memset(&o, 0, sizeof(o));
-		o.provider = PQgetvalue(r, i, 0);
-		o.kind = PQgetvalue(r, i, 1);
-		o.object_id = PQgetvalue(r, i, 2);
-		o.status = PQgetvalue(r, i, 3);
-		o.json = pg_gettext(r, i, 4);
-		o.json_len = o.json != NULL ? strlen(o.json) : 0;
-		o.source_ms = pg_getint(r, i, 5);
-		o.rank = (int)pg_getint(r, i, 6);
-		o.event_id = PQgetvalue(r, i, 7);
-		o.deleted = (int)pg_getint(r, i, 8);
-		o.created_ms = pg_getint(r, i, 9);
-		o.changed_ms = pg_getint(r, i, 10);
-		o.account = PQgetvalue(r, i, 11);
-		rc = fn(arg, &o);
-	}
-	PQclear(r);
-	return rc;
+	    "cannot read objects", object_row, &w, err, errlen);
+}
+
+static int
+history_row(void *arg, const PGresult *r, int i)
+{
+	const struct objects_walk *w = arg;
+	struct store_object_event e;
+
+	e.event_id = PQgetvalue(r, i, 0);
+	e.event_type = PQgetvalue(r, i, 1);
+	e.status = PQgetvalue(r, i, 2);
+	e.source_ms = pg_getint(r, i, 3);
+	e.rank = (int)pg_getint(r, i, 4);
+	e.deleted = (int)pg_getint(r, i, 5);
+	e.verdict = PQgetvalue(r, i, 6);
+	e.recorded_ms = pg_getint(r, i, 7);
+	return w->history(w->arg, &e);
 }
 
 int
@@ -323,35 +350,17 @@ pg_object_history(struct store *base, const char *provider,
     int (*fn)(void *, const struct store_object_event *), void *arg,
     char *err, size_t errlen)
 {
-	struct store_object_event e;
+	struct objects_walk w = { NULL, fn, arg };
 	struct pg_params p;
-	PGresult *r;
-	int i, rc = IH_OK;
 
 	memset(&p, 0, sizeof(p));
 	pg_text(&p, provider);
 	pg_text(&p, kind);
 	pg_text(&p, object_id);
 	pg_text(&p, account_or_default(account));
-	r = pg_exec_sql(pg_of(base), "SELECT event_id, event_type, status,"
+	return pg_each(pg_of(base), "SELECT event_id, event_type, status,"
 	    " source_at, rank, deleted, verdict, recorded_at"
 	    " FROM object_events WHERE provider = $1 AND kind = $2"
 	    " AND object_id = $3 AND account = $4 ORDER BY seq", "tttt", &p,
-	    PGRES_TUPLES_OK,
-	    "cannot read object history", err, errlen);
-	if (r == NULL)
-		return IH_ESTORE;
-	for (i = 0; i < PQntuples(r) && rc == IH_OK; i++) {
-		e.event_id = PQgetvalue(r, i, 0);
-		e.event_type = PQgetvalue(r, i, 1);
-		e.status = PQgetvalue(r, i, 2);
-		e.source_ms = pg_getint(r, i, 3);
-		e.rank = (int)pg_getint(r, i, 4);
-		e.deleted = (int)pg_getint(r, i, 5);
-		e.verdict = PQgetvalue(r, i, 6);
-		e.recorded_ms = pg_getint(r, i, 7);
-		rc = fn(arg, &e);
-	}
-	PQclear(r);
-	return rc;
+	    "cannot read object history", history_row, &w, err, errlen);
 }

@@ -34,26 +34,41 @@ static const char SQL_FORGET[] = "DELETE FROM console_signin WHERE key = $1";
 static const char SQL_PRUNE[] =
     "DELETE FROM console_signin WHERE window_ms < $1";
 
+/*
+ * Runs sql, which answers key's budget (failures, window) in one row or
+ * none, into *out; *got is 1 when there was the row.
+ */
+static int
+budget_query(struct pgs *st, const char *sql, const char *types,
+    const struct pg_params *p, struct store_signin *out, int *got,
+    char *err, size_t errlen)
+{
+	PGresult *r;
+
+	r = pg_exec_sql(st, sql, types, p, PGRES_TUPLES_OK, "sign-in budget",
+	    err, errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	if (PQntuples(r) == 1) {
+		*got = 1;
+		out->failures = pg_getint(r, 0, 0);
+		out->window_ms = pg_getint(r, 0, 1);
+	}
+	PQclear(r);
+	return IH_OK;
+}
+
 /* Reads key's budget into *out (nothing when it has none). */
 static int
 read_budget(struct pgs *st, const char *key, struct store_signin *out,
     char *err, size_t errlen)
 {
 	struct pg_params p;
-	PGresult *r;
+	int got = 0;
 
 	memset(&p, 0, sizeof(p));
 	pg_text(&p, key);
-	r = pg_exec_sql(st, SQL_READ, "t", &p, PGRES_TUPLES_OK,
-	    "sign-in budget", err, errlen);
-	if (r == NULL)
-		return IH_ESTORE;
-	if (PQntuples(r) == 1) {
-		out->failures = pg_getint(r, 0, 0);
-		out->window_ms = pg_getint(r, 0, 1);
-	}
-	PQclear(r);
-	return IH_OK;
+	return budget_query(st, SQL_READ, "t", &p, out, &got, err, errlen);
 }
 
 int
@@ -63,7 +78,6 @@ pg_signin_charge(struct store *base, const char *key, int64_t now_ms,
 {
 	struct pgs *st = pg_of(base);
 	struct pg_params p;
-	PGresult *r;
 	int rc;
 
 	/* A spent budget is answered from a read, as on SQLite. */
@@ -76,20 +90,12 @@ pg_signin_charge(struct store *base, const char *key, int64_t now_ms,
 	pg_int(&p, now_ms);
 	pg_int(&p, window_ms);
 	pg_int(&p, max);
-	r = pg_exec_sql(st, SQL_CHARGE, "tiii", &p, PGRES_TUPLES_OK,
-	    "sign-in budget", err, errlen);
-	if (r == NULL)
-		return IH_ESTORE;
-	if (PQntuples(r) == 1) {
-		out->charged = 1;
-		out->failures = pg_getint(r, 0, 0);
-		out->window_ms = pg_getint(r, 0, 1);
-	}
-	PQclear(r);
+	rc = budget_query(st, SQL_CHARGE, "tiii", &p, out, &out->charged, err,
+	    errlen);
 	/* Another process took the last attempt since the read. */
-	if (!out->charged)
+	if (rc == IH_OK && !out->charged)
 		return read_budget(st, key, out, err, errlen);
-	return IH_OK;
+	return rc;
 }
 
 int

@@ -34,36 +34,41 @@ pg_release_held(struct store *base, const struct event *ev,
 	    "cannot replace held event", &n, err, errlen);
 }
 
+/* What pg_versions() hands each row to. */
+struct versions_walk {
+	int	(*fn)(void *, const struct store_version_count *);
+	void	*arg;
+};
+
+static int
+version_row(void *arg, const PGresult *r, int i)
+{
+	const struct versions_walk *w = arg;
+	struct store_version_count c;
+
+	c.provider = PQgetvalue(r, i, 0);
+	c.api_version = pg_gettext(r, i, 1);
+	c.events = pg_getint(r, i, 2);
+	c.held = pg_getint(r, i, 3);
+	return w->fn(w->arg, &c);
+}
+
 int
 pg_versions(struct store *base, const char *provider, int64_t since_ms,
     int64_t until_ms, int (*fn)(void *, const struct store_version_count *),
     void *arg, char *err, size_t errlen)
 {
-	struct pgs *st = pg_of(base);
-	struct store_version_count c;
+	struct versions_walk w = { fn, arg };
 	struct pg_params p;
-	PGresult *r;
-	int i, rc = IH_OK;
 
 	memset(&p, 0, sizeof(p));
 	pg_text(&p, provider);
 	pg_int(&p, since_ms);
 	pg_int(&p, until_ms);
-	r = pg_exec_sql(st, "SELECT provider, api_version, count(*),"
+	return pg_each(pg_of(base), "SELECT provider, api_version, count(*),"
 	    " count(*) FILTER (WHERE status = 'held') FROM events"
 	    " WHERE ($1::text IS NULL OR provider = $1)"
 	    " AND received_at >= $2 AND received_at < $3"
 	    " GROUP BY provider, api_version ORDER BY provider, api_version",
-	    "tii", &p, PGRES_TUPLES_OK, "cannot count versions", err, errlen);
-	if (r == NULL)
-		return IH_ESTORE;
-	for (i = 0; i < PQntuples(r) && rc == IH_OK; i++) {
-		c.provider = PQgetvalue(r, i, 0);
-		c.api_version = pg_gettext(r, i, 1);
-		c.events = pg_getint(r, i, 2);
-		c.held = pg_getint(r, i, 3);
-		rc = fn(arg, &c);
-	}
-	PQclear(r);
-	return rc;
+	    "tii", &p, "cannot count versions", version_row, &w, err, errlen);
 }

@@ -291,15 +291,8 @@ explain_one(struct sq *st, const char *name, const char *sql, char *buf,
 	rc = prepare(st, q, &stmt, err, errlen);
 	if (rc != IH_OK)
 		return rc;
-	while (sqlite3_step(stmt) == SQLITE_ROW) {
-		n = snprintf(buf + *used, len - *used, "%s: %s\n", name,
-		    col_text(stmt, 3));
-		if (n < 0 || (size_t)n >= len - *used) {
-			rc = IH_ETOOBIG;
-			break;
-		}
-		*used += (size_t)n;
-	}
+	while (rc == IH_OK && sqlite3_step(stmt) == SQLITE_ROW)
+		rc = store_plan_line(buf, len, used, name, col_text(stmt, 3));
 	sqlite3_finalize(stmt);
 	return rc;
 }

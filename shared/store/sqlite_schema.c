@@ -139,23 +139,34 @@ out:
 	return rc;
 }
 
+/*
+ * Runs pragma up to its one row, in *stmt, which the caller finalizes
+ * (also on failure).
+ */
+static int
+pragma_row(struct sq *st, const char *pragma, sqlite3_stmt **stmt,
+    const char *what, char *err, size_t errlen)
+{
+	int rc;
+
+	rc = sqlite3_prepare_v2(st->db, pragma, -1, stmt, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(*stmt);
+	if (rc != SQLITE_ROW)
+		return sq_fail(st, rc, what, err, errlen);
+	return IH_OK;
+}
+
 static int
 user_version(struct sq *st, int *version, char *err, size_t errlen)
 {
 	sqlite3_stmt *stmt = NULL;
 	int rc;
 
-	rc = sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &stmt,
-	    NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(stmt);
-	if (rc != SQLITE_ROW) {
-		rc = sq_fail(st, rc, "cannot read schema version", err, errlen);
-		goto out;
-	}
-	*version = sqlite3_column_int(stmt, 0);
-	rc = IH_OK;
-out:
+	rc = pragma_row(st, "PRAGMA user_version", &stmt,
+	    "cannot read schema version", err, errlen);
+	if (rc == IH_OK)
+		*version = sqlite3_column_int(stmt, 0);
 	sqlite3_finalize(stmt);
 	return rc;
 }
@@ -240,13 +251,9 @@ migrate(struct sq *st, char *err, size_t errlen)
 	rc = user_version(st, &version, err, errlen);
 	if (rc != IH_OK)
 		goto out;
-	if (version > STORE_SCHEMA_VERSION) {
-		snprintf(err, errlen, "store schema version %d is newer than "
-		    "this build's %d: upgrade idemhook", version,
-		    STORE_SCHEMA_VERSION);
-		rc = IH_ECONFIG;
+	rc = store_schema_newer(version, err, errlen);
+	if (rc != IH_OK)
 		goto out;
-	}
 	if (version < STORE_SCHEMA_VERSION) {
 		rc = apply_schema(st, version, err, errlen);
 		if (rc != IH_OK)
@@ -287,18 +294,12 @@ is_ready(struct sq *st, int *ready, char *err, size_t errlen)
 	rc = user_version(st, &version, err, errlen);
 	if (rc != IH_OK || version != STORE_SCHEMA_VERSION)
 		return rc;
-	rc = sqlite3_prepare_v2(st->db, "PRAGMA journal_mode", -1, &stmt,
-	    NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(stmt);
-	if (rc != SQLITE_ROW) {
-		rc = sq_fail(st, rc, "cannot read journal mode", err, errlen);
-		goto out;
+	rc = pragma_row(st, "PRAGMA journal_mode", &stmt,
+	    "cannot read journal mode", err, errlen);
+	if (rc == IH_OK) {
+		mode = sqlite3_column_text(stmt, 0);
+		*ready = mode != NULL && strcmp((const char *)mode, "wal") == 0;
 	}
-	mode = sqlite3_column_text(stmt, 0);
-	*ready = mode != NULL && strcmp((const char *)mode, "wal") == 0;
-	rc = IH_OK;
-out:
 	sqlite3_finalize(stmt);
 	return rc;
 }

@@ -45,10 +45,13 @@ prepare(struct sq *st, const char *sql, sqlite3_stmt **stmt, char *err,
 	return sq_prepare_once(st, sql, stmt, "sign-in budget", err, errlen);
 }
 
-/* Runs stmt to its row (want_row) or its end; sets *row when one came. */
+/*
+ * Runs stmt to its end; sets *row when a row came, and reads it into
+ * *out (unless NULL) as a budget: failures, window.
+ */
 static int
-step_one(struct sq *st, sqlite3_stmt *stmt, int *row, char *err,
-    size_t errlen)
+step_one(struct sq *st, sqlite3_stmt *stmt, struct store_signin *out,
+    int *row, char *err, size_t errlen)
 {
 	int step;
 
@@ -56,6 +59,10 @@ step_one(struct sq *st, sqlite3_stmt *stmt, int *row, char *err,
 	step = sqlite3_step(stmt);
 	if (step == SQLITE_ROW) {
 		*row = 1;
+		if (out != NULL) {
+			out->failures = sqlite3_column_int64(stmt, 0);
+			out->window_ms = sqlite3_column_int64(stmt, 1);
+		}
 		/* RETURNING's change is made when the statement ends. */
 		while (step == SQLITE_ROW)
 			step = sqlite3_step(stmt);
@@ -65,24 +72,23 @@ step_one(struct sq *st, sqlite3_stmt *stmt, int *row, char *err,
 	return IH_OK;
 }
 
-/* Reads key's budget into *out (nothing when it has none). */
+/*
+ * Runs sql, whose ?1 is key, to its end; a budget it answers goes into
+ * *out (unless NULL).  With SQL_READ: key's budget, nothing when it has
+ * none.
+ */
 static int
-read_budget(struct sq *st, const char *key, struct store_signin *out,
-    char *err, size_t errlen)
+run_key(struct sq *st, const char *sql, const char *key,
+    struct store_signin *out, char *err, size_t errlen)
 {
 	sqlite3_stmt *stmt;
-	int rc, step;
+	int rc, row;
 
-	rc = prepare(st, SQL_READ, &stmt, err, errlen);
+	rc = prepare(st, sql, &stmt, err, errlen);
 	if (rc != IH_OK)
 		return rc;
 	sqlite3_bind_text(stmt, 1, key, -1, SQLITE_STATIC);
-	step = sqlite3_step(stmt);
-	if (step == SQLITE_ROW) {
-		out->failures = sqlite3_column_int64(stmt, 0);
-		out->window_ms = sqlite3_column_int64(stmt, 1);
-	} else if (step != SQLITE_DONE)
-		rc = sq_fail(st, step, "sign-in budget", err, errlen);
+	rc = step_one(st, stmt, out, &row, err, errlen);
 	sqlite3_finalize(stmt);
 	return rc;
 }
@@ -94,13 +100,13 @@ sq_signin_charge(struct store *base, const char *key, int64_t now_ms,
 {
 	struct sq *st = sq_of(base);
 	sqlite3_stmt *stmt = NULL;
-	int rc, step;
+	int rc;
 
 	/*
 	 * A spent budget is answered from a read: a flood of refused
 	 * attempts never takes the write lock the receivers need.
 	 */
-	rc = read_budget(st, key, out, err, errlen);
+	rc = run_key(st, SQL_READ, key, out, err, errlen);
 	if (rc != IH_OK || (out->failures >= max &&
 	    out->window_ms > now_ms - window_ms))
 		return rc;
@@ -111,19 +117,11 @@ sq_signin_charge(struct store *base, const char *key, int64_t now_ms,
 	sqlite3_bind_int64(stmt, 2, now_ms);
 	sqlite3_bind_int64(stmt, 3, window_ms);
 	sqlite3_bind_int64(stmt, 4, max);
-	step = sqlite3_step(stmt);
-	if (step == SQLITE_ROW) {
-		out->charged = 1;
-		out->failures = sqlite3_column_int64(stmt, 0);
-		out->window_ms = sqlite3_column_int64(stmt, 1);
-		step = sqlite3_step(stmt);
-	}
-	if (step != SQLITE_DONE)
-		rc = sq_fail(st, step, "sign-in budget", err, errlen);
+	rc = step_one(st, stmt, out, &out->charged, err, errlen);
 	sqlite3_finalize(stmt);
 	/* Another process took the last attempt since the read. */
 	if (rc == IH_OK && !out->charged)
-		rc = read_budget(st, key, out, err, errlen);
+		rc = run_key(st, SQL_READ, key, out, err, errlen);
 	return rc;
 }
 
@@ -131,18 +129,8 @@ int
 sq_signin_refund(struct store *base, const char *key, int forget, char *err,
     size_t errlen)
 {
-	struct sq *st = sq_of(base);
-	sqlite3_stmt *stmt;
-	int rc, row;
-
-	rc = prepare(st, forget ? SQL_FORGET : SQL_REFUND, &stmt, err,
-	    errlen);
-	if (rc != IH_OK)
-		return rc;
-	sqlite3_bind_text(stmt, 1, key, -1, SQLITE_STATIC);
-	rc = step_one(st, stmt, &row, err, errlen);
-	sqlite3_finalize(stmt);
-	return rc;
+	return run_key(sq_of(base), forget ? SQL_FORGET : SQL_REFUND, key,
+	    NULL, err, errlen);
 }
 
 int
@@ -157,7 +145,7 @@ sq_signin_prune(struct store *base, int64_t before_ms, char *err,
 	if (rc != IH_OK)
 		return rc;
 	sqlite3_bind_int64(stmt, 1, before_ms);
-	rc = step_one(st, stmt, &row, err, errlen);
+	rc = step_one(st, stmt, NULL, &row, err, errlen);
 	sqlite3_finalize(stmt);
 	return rc;
 }

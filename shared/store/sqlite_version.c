@@ -45,7 +45,7 @@ sq_versions(struct store *base, const char *provider, int64_t since_ms,
 	struct sq *st = sq_of(base);
 	struct store_version_count c;
 	sqlite3_stmt *s = NULL;
-	int rc, step;
+	int rc;
 
 	rc = sq_prepare(st, "SELECT provider, api_version, count(*),"
 	    " sum(status = 'held') FROM events"
@@ -58,10 +58,8 @@ sq_versions(struct store *base, const char *provider, int64_t since_ms,
 	sq_bind_text(s, 1, provider);
 	sqlite3_bind_int64(s, 2, since_ms);
 	sqlite3_bind_int64(s, 3, until_ms);
-	for (;;) {
-		step = sqlite3_step(s);
-		if (step != SQLITE_ROW)
-			break;
+	while (rc == IH_OK &&
+	    sq_row(st, s, "cannot count versions", &rc, err, errlen)) {
 		c.provider = (const char *)sqlite3_column_text(s, 0);
 		c.api_version = (const char *)sqlite3_column_text(s, 1);
 		c.events = sqlite3_column_int64(s, 2);
@@ -69,12 +67,7 @@ sq_versions(struct store *base, const char *provider, int64_t since_ms,
 		if (c.provider == NULL)
 			c.provider = "";
 		rc = fn(arg, &c);
-		if (rc != IH_OK)
-			goto out;
 	}
-	if (step != SQLITE_DONE)
-		rc = sq_fail(st, step, "cannot count versions", err, errlen);
-out:
 	sqlite3_finalize(s);
 	return rc;
 }

@@ -201,6 +201,21 @@ struct object_key;
 int	store_object_verdict(const struct object_key *row,
 	    const struct store_object *o);
 
+/*
+ * Appends "name: line" and a newline to buf (len bytes, *used of them
+ * used), one line of a backend's console_explain; IH_ETOOBIG, and buf
+ * as it was, when it does not fit.
+ */
+int	store_plan_line(char *buf, size_t len, size_t *used, const char *name,
+	    const char *line);
+
+/*
+ * Refuses a store whose schema version is newer than this build's:
+ * IH_ECONFIG with the reason in err, else IH_OK.  Both backends' set-up
+ * asks it before migrating.
+ */
+int	store_schema_newer(int version, char *err, size_t errlen);
+
 int	store_sqlite_open(const struct store_opts *, struct store **, char *,
 	    size_t);
 int	store_pg_open(const struct store_opts *, struct store **, char *,

@@ -215,6 +215,19 @@ store_console_last_received(struct store *st, const char *provider,
 }
 
 int
+store_plan_line(char *buf, size_t len, size_t *used, const char *name,
+    const char *line)
+{
+	int n;
+
+	n = snprintf(buf + *used, len - *used, "%s: %s\n", name, line);
+	if (n < 0 || (size_t)n >= len - *used)
+		return IH_ETOOBIG;
+	*used += (size_t)n;
+	return IH_OK;
+}
+
+int
 store_console_explain(struct store *st, char *buf, size_t len, char *err,
     size_t errlen)
 {

@@ -1,8 +1,9 @@
 /*
  * store_fixture.h -- a fresh store for the unit tests that run against
- * each backend (test_store_contract.c, test_console.c): an SQLite file in
- * a temporary folder, or a database of its own on the PostgreSQL server
- * that IH_PG_URI names, dropped afterwards.
+ * each backend (test_store_contract.c, test_console.c, test_store_health.c,
+ * test_console_throttle.c): an SQLite file in a temporary folder, or a
+ * database of its own on the PostgreSQL server that IH_PG_URI names,
+ * dropped afterwards.
  */
 #ifndef IH_STORE_FIXTURE_H
 #define IH_STORE_FIXTURE_H
@@ -140,6 +141,70 @@ unit_store_teardown(void **state)
 	rc = unit_store_drop(f);
 	free(f);
 	return rc;
+}
+
+/*
+ * The cmocka setups of a test file that runs on each backend: one that
+ * defines UNIT_STORE_NAME (and UNIT_STORE_DURABLE, else STORE_DURABLE)
+ * before it includes this header gets setup_sqlite() and setup_pg().
+ */
+#ifdef UNIT_STORE_NAME
+#ifndef UNIT_STORE_DURABLE
+#define UNIT_STORE_DURABLE	STORE_DURABLE
+#endif
+static int
+setup_sqlite(void **state)
+{
+	return unit_store_setup(state, 0, UNIT_STORE_NAME, UNIT_STORE_DURABLE);
+}
+
+static int
+setup_pg(void **state)
+{
+	return unit_store_setup(state, 1, UNIT_STORE_NAME, UNIT_STORE_DURABLE);
+}
+#endif
+
+/*
+ * Runs the group of tests on PostgreSQL when IH_PG_URI names a server
+ * (name ends in ": postgresql"); as root, which make check runs as, a
+ * missing server is a failure, said in one TAP line.  The failures.
+ */
+#define UNIT_RUN_PG(name, tests) \
+	unit_run_pg(name, tests, sizeof(tests) / sizeof((tests)[0]))
+
+static inline int
+unit_run_pg(const char *name, const struct CMUnitTest *tests, size_t n)
+{
+	const char *uri = getenv("IH_PG_URI");
+
+	if (uri != NULL && *uri != '\0')
+		return _cmocka_run_group_tests(name, tests, n, NULL, NULL);
+	if (geteuid() != 0)
+		return 0;
+	/* make check starts a server: without one, say so. */
+	printf("not ok - %s: IH_PG_URI is unset (tests/run.sh starts a "
+	    "server)\n", name);
+	return 1;
+}
+
+/*
+ * The main() of a test file that runs just CASES(setup), its list of
+ * UNIT_STORE_CASEs, on each backend: as "NAME: sqlite", then as
+ * "NAME: postgresql" (UNIT_RUN_PG).  Exits 1 when a test failed.
+ */
+#define UNIT_STORE_MAIN(name) \
+int \
+main(void) \
+{ \
+	const struct CMUnitTest sqlite[] = { CASES(setup_sqlite) }; \
+	const struct CMUnitTest pg[] = { CASES(setup_pg) }; \
+	int failed; \
+ \
+	failed = cmocka_run_group_tests_name(name ": sqlite", sqlite, NULL, \
+	    NULL); \
+	failed += UNIT_RUN_PG(name ": postgresql", pg); \
+	return failed != 0; \
 }
 
 /* One test on a fresh store made by setup. */

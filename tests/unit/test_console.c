@@ -24,6 +24,8 @@
 #include "ih.h"
 #include "store.h"
 #include "store_console.h"
+#define UNIT_STORE_NAME	"console"
+#define UNIT_STORE_DURABLE	STORE_RELAXED
 #include "store_fixture.h"
 
 static void
@@ -162,18 +164,6 @@ test_csrf(void **state)
 }
 
 /* ---- store ----------------------------------------------------------- */
-
-static int
-setup_sqlite(void **state)
-{
-	return unit_store_setup(state, 0, "console", STORE_RELAXED);
-}
-
-static int
-setup_pg(void **state)
-{
-	return unit_store_setup(state, 1, "console", STORE_RELAXED);
-}
 
 static void
 record_tx(struct store *st, struct store_txn *tx, const char *provider,
@@ -631,14 +621,6 @@ main(void)
 
 	failed = cmocka_run_group_tests_name("console: sqlite", tests, NULL,
 	    NULL);
-	if (getenv("IH_PG_URI") != NULL && *getenv("IH_PG_URI") != '\0')
-		failed += cmocka_run_group_tests_name("console: postgresql",
-		    pg, NULL, NULL);
-	else if (geteuid() == 0) {
-		/* make check starts a server: without one, say so. */
-		printf("not ok - console: postgresql: IH_PG_URI is unset "
-		    "(tests/run.sh starts a server)\n");
-		failed++;
-	}
+	failed += UNIT_RUN_PG("console: postgresql", pg);
 	return failed != 0;
 }

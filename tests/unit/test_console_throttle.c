@@ -22,24 +22,13 @@
 #include "console_throttle.h"
 #include "ih.h"
 #include "store.h"
+#define UNIT_STORE_NAME	"throttle"
 #include "store_fixture.h"
 #include "store_signin.h"
 
 #define T0	1700000000000LL
 #define CLIENT_MS	(CONSOLE_CLIENT_WINDOW_S * 1000LL)
 #define USER_MS		(CONSOLE_USER_WINDOW_S * 1000LL)
-
-static int
-setup_sqlite(void **state)
-{
-	return unit_store_setup(state, 0, "throttle", STORE_DURABLE);
-}
-
-static int
-setup_pg(void **state)
-{
-	return unit_store_setup(state, 1, "throttle", STORE_DURABLE);
-}
 
 /* Charges, refusal when spent, a window past, refund and forget. */
 static void
@@ -225,13 +214,6 @@ main(void)
 	    NULL, NULL);
 	failed += cmocka_run_group_tests_name("console throttle: sqlite",
 	    sqlite, NULL, NULL);
-	if (getenv("IH_PG_URI") != NULL && *getenv("IH_PG_URI") != '\0')
-		failed += cmocka_run_group_tests_name("console throttle: "
-		    "postgresql", pg, NULL, NULL);
-	else if (geteuid() == 0) {
-		printf("not ok - console throttle: postgresql: IH_PG_URI is "
-		    "unset (tests/run.sh starts a server)\n");
-		failed++;
-	}
+	failed += UNIT_RUN_PG("console throttle: postgresql", pg);
 	return failed != 0;
 }

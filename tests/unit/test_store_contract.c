@@ -20,21 +20,10 @@
 #include "ih.h"
 #include "store.h"
 #include "store_console.h"
+#define UNIT_STORE_NAME	"contract"
 #include "store_fixture.h"
 #include "store_thin.h"
 #include "store_unit.h"
-
-static int
-setup_sqlite(void **state)
-{
-	return unit_store_setup(state, 0, "contract", STORE_DURABLE);
-}
-
-static int
-setup_pg(void **state)
-{
-	return unit_store_setup(state, 1, "contract", STORE_DURABLE);
-}
 
 struct seen {
 	long		 n;
@@ -788,23 +777,4 @@ console_reads(void **state)
 	UNIT_STORE_CASE(objects_guard, setup), \
 	UNIT_STORE_CASE(console_reads, setup)
 
-int
-main(void)
-{
-	const struct CMUnitTest sqlite[] = { CASES(setup_sqlite) };
-	const struct CMUnitTest pg[] = { CASES(setup_pg) };
-	int failed;
-
-	failed = cmocka_run_group_tests_name("store contract: sqlite", sqlite,
-	    NULL, NULL);
-	if (getenv("IH_PG_URI") != NULL && *getenv("IH_PG_URI") != '\0')
-		failed += cmocka_run_group_tests_name("store contract: "
-		    "postgresql", pg, NULL, NULL);
-	else if (geteuid() == 0) {
-		/* make check starts a server: without one, say so. */
-		printf("not ok - store contract: postgresql: IH_PG_URI is "
-		    "unset (tests/run.sh starts a server)\n");
-		failed++;
-	}
-	return failed != 0;
-}
+UNIT_STORE_MAIN("store contract")

@@ -20,20 +20,9 @@
 
 #include "ih.h"
 #include "store.h"
+#define UNIT_STORE_NAME	"health"
 #include "store_fixture.h"
 #include "store_health.h"
-
-static int
-setup_sqlite(void **state)
-{
-	return unit_store_setup(state, 0, "health", STORE_DURABLE);
-}
-
-static int
-setup_pg(void **state)
-{
-	return unit_store_setup(state, 1, "health", STORE_DURABLE);
-}
 
 static int
 list_row(void *arg, const struct store_health *h)
@@ -134,22 +123,4 @@ sigfails(void **state)
 	UNIT_STORE_CASE(health_kept, setup), \
 	UNIT_STORE_CASE(sigfails, setup)
 
-int
-main(void)
-{
-	const struct CMUnitTest sqlite[] = { CASES(setup_sqlite) };
-	const struct CMUnitTest pg[] = { CASES(setup_pg) };
-	int failed;
-
-	failed = cmocka_run_group_tests_name("store health: sqlite", sqlite,
-	    NULL, NULL);
-	if (getenv("IH_PG_URI") != NULL && *getenv("IH_PG_URI") != '\0')
-		failed += cmocka_run_group_tests_name("store health: "
-		    "postgresql", pg, NULL, NULL);
-	else if (geteuid() == 0) {
-		printf("not ok - store health: postgresql: IH_PG_URI is unset "
-		    "(tests/run.sh starts a server)\n");
-		failed++;
-	}
-	return failed != 0;
-}
+UNIT_STORE_MAIN("store health")

@@ -122,19 +122,6 @@ rotation_any_secret_accepted(void **state)
 }
 
 static void
-forged_rejected(void **state)
-{
-	char *s[] = { secret1 };
-
-	(void)state;
-	assert_int_equal(check("t=1492774577,v1=" OTHER, s, 1, TS, 300),
-	    IH_EAUTH);
-	/* The same MAC on another timestamp is a forgery too. */
-	assert_int_equal(check("t=1492774578,v1=" V1, s, 1, TS, 300),
-	    IH_EAUTH);
-}
-
-static void
 truncated_rejected(void **state)
 {
 	char *s[] = { secret1 };
@@ -149,31 +136,31 @@ truncated_rejected(void **state)
 	assert_int_equal(check("t=1492774577", s, 1, TS, 300), IH_EAUTH);
 }
 
+/* Headers refused under the right secret, at the right time. */
 static void
-v0_only_rejected(void **state)
+bad_headers_rejected(void **state)
 {
+	static const char *const bad[] = {
+		/* A forged MAC; the same MAC on another timestamp is one too. */
+		"t=1492774577,v1=" OTHER,
+		"t=1492774578,v1=" V1,
+		/* A correct MAC under v0 must not be accepted: downgrade. */
+		"t=1492774577,v0=" V1,
+		"t=1492774577,v2=" V1,
+		/* Missing and malformed. */
+		NULL,
+		"",
+		"v1=" V1,
+		"t=1492774577,t=1492774577,v1=" V1,
+		"garbage",
+	};
 	char *s[] = { secret1 };
+	size_t i;
 
 	(void)state;
-	/* A correct MAC under v0 must not be accepted: downgrade. */
-	assert_int_equal(check("t=1492774577,v0=" V1, s, 1, TS, 300),
-	    IH_EAUTH);
-	assert_int_equal(check("t=1492774577,v2=" V1, s, 1, TS, 300),
-	    IH_EAUTH);
-}
-
-static void
-missing_and_malformed_rejected(void **state)
-{
-	char *s[] = { secret1 };
-
-	(void)state;
-	assert_int_equal(check(NULL, s, 1, TS, 300), IH_EAUTH);
-	assert_int_equal(check("", s, 1, TS, 300), IH_EAUTH);
-	assert_int_equal(check("v1=" V1, s, 1, TS, 300), IH_EAUTH);
-	assert_int_equal(check("t=1492774577,t=1492774577,v1=" V1, s, 1, TS,
-	    300), IH_EAUTH);
-	assert_int_equal(check("garbage", s, 1, TS, 300), IH_EAUTH);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (check(bad[i], s, 1, TS, 300) != IH_EAUTH)
+			fail_msg("not refused: %s", bad[i] ? bad[i] : "(none)");
 }
 
 static void
@@ -274,10 +261,8 @@ main(void)
 		cmocka_unit_test(multi_v1_with_junk_accepted),
 		cmocka_unit_test(reordered_items_accepted),
 		cmocka_unit_test(rotation_any_secret_accepted),
-		cmocka_unit_test(forged_rejected),
 		cmocka_unit_test(truncated_rejected),
-		cmocka_unit_test(v0_only_rejected),
-		cmocka_unit_test(missing_and_malformed_rejected),
+		cmocka_unit_test(bad_headers_rejected),
 		cmocka_unit_test(stale_both_directions),
 		cmocka_unit_test(no_secret_rejected),
 		cmocka_unit_test(too_many_v1_rejected),
