@@ -17,6 +17,7 @@
 #include "redact.h"
 #include "settings.h"
 #include "store.h"
+#include "store_many.h"
 
 /*
  * One queued delivery, on its request thread's stack, with a condition
@@ -378,8 +379,11 @@ record_run(struct batch_writer *w, struct ingest **ins, size_t n)
 	dispatch_owner(owner, sizeof(owner));
 	claim_free = w->proc == NULL || processing_idle(w->proc);
 	fault_point("before-commit");
-	rc = store_begin(w->slot.st, STORE_DURABLE, &tx, err, sizeof(err));
-	many = rc == IH_OK && many_ok(w, ins, n, claim_free);
+	many = many_ok(w, ins, n, claim_free);
+	rc = many ? store_begin_many(w->slot.st, STORE_DURABLE, &tx, err,
+	    sizeof(err)) : store_begin(w->slot.st, STORE_DURABLE, &tx, err,
+	    sizeof(err));
+	many = many && rc == IH_OK;
 	if (many && record_many(w, tx, ins, n, recs, claim_free, owner, err,
 	    sizeof(err)) != IH_OK) {
 		/* Anew, one at a time: a bad event must not fail the others. */

@@ -492,6 +492,36 @@ store_pg_open(const struct store_opts *opts, struct store **out, char *err,
 	return IH_OK;
 }
 
+static void
+pg_defer_begin(struct store *base)
+{
+	pg_of(base)->lazy_begin = 1;
+}
+
+/*
+ * BEGIN and its durability, deferred: they travel with the next
+ * statement that waits, whose caller can redo the transaction with a
+ * BEGIN that waits (store_begin_many()).
+ */
+static int
+begin_deferred(struct pgs *st, int durable, char *err, size_t errlen)
+{
+	struct pg_params p;
+	int rc;
+
+	memset(&p, 0, sizeof(p));
+	rc = pg_ensure(st, err, errlen);
+	if (rc == IH_OK)
+		rc = pg_defer_sql(st, "BEGIN", "", &p,
+		    "cannot begin transaction", err, errlen);
+	if (rc == IH_OK)
+		rc = pg_defer_sql(st, durable ?
+		    "SET LOCAL synchronous_commit = on" :
+		    "SET LOCAL synchronous_commit = off", "", &p,
+		    "cannot begin transaction", err, errlen);
+	return rc;
+}
+
 /*
  * A durable transaction commits with synchronous_commit on (the WAL is
  * flushed, and replicated as the server is configured, before COMMIT
@@ -509,6 +539,11 @@ pg_begin(struct store *base, enum store_durability d, char *err,
 
 	st->fresh_claim = 0;
 	st->nown = 0;
+	if (st->lazy_begin) {
+		st->lazy_begin = 0;
+		return begin_deferred(st, d == STORE_DURABLE &&
+		    st->durable_as == STORE_DURABLE, err, errlen);
+	}
 	sql = d == STORE_DURABLE && st->durable_as == STORE_DURABLE ?
 	    "BEGIN; SET LOCAL synchronous_commit = on" :
 	    "BEGIN; SET LOCAL synchronous_commit = off";
@@ -603,6 +638,7 @@ static const struct store_ops pg_ops = {
 	.savepoint = pg_savepoint,
 	.record = pg_record,
 	.record_many = pg_record_many,
+	.defer_begin = pg_defer_begin,
 	.release_held = pg_release_held,
 	.attempt_start = pg_attempt_start,
 	.replay_of = pg_replay_of,

@@ -68,6 +68,8 @@ struct pgs {
 	 */
 	int64_t			 own[PG_OWN_MAX];
 	int			 nown;
+	/* The next BEGIN is deferred (pg_conn.c, store_begin_many()). */
+	int			 lazy_begin;
 	char			 why[160];	/* why there is no conn */
 };
 

@@ -20,7 +20,9 @@
  * statement that needs its answer, in one round trip ending in a Sync.
  * A Sync inside BEGIN .. COMMIT commits nothing.  A deferred statement
  * that failed is the answer of that round trip, so its error is never
- * lost; the wait for each answer keeps the same deadline.
+ * lost; the wait for each answer keeps the same deadline.  A batch's
+ * inserts (and its BEGIN) are sent the same way, their answers kept
+ * (pg_wait_kept()).
  */
 #include <errno.h>
 #include <poll.h>

@@ -324,24 +324,6 @@ int	store_record_claim(struct store *st, struct store_txn *tx,
 	    size_t errlen);
 
 /*
- * Inside tx: store_record_claim() for the n events of evs (at most 64)
- * at once, owners[i] NULL recording evs[i] unclaimed, where the backend
- * can send their inserts together and wait once for all the answers
- * (PostgreSQL's pipeline).  No savepoint each: when any of them fails,
- * so does the transaction (IH_ESTORE), and the caller rolls it back and
- * records the events one at a time.  An event replacing a held one
- * (struct event's replaces_held) is for store_record_claim().  Returns
- * IH_EINVAL, changing nothing, when the backend cannot (SQLite, whose
- * statements cost no round trip): store_record_many_ok() says so first.
- */
-int	store_record_claim_many(struct store *st, struct store_txn *tx,
-	    const struct event *const *evs, size_t n, int64_t now_ms,
-	    const char *const *owners, int64_t lease_ms,
-	    struct store_result *res, struct store_job *const *jobs,
-	    char *err, size_t errlen);
-int	store_record_many_ok(const struct store *st);
-
-/*
  * The operator's view (idemhook list, show, replay, purge, stats, check).
  * Every function below reads or changes events through the open store;
  * each change is one atomic statement, or a series of short ones, so the

@@ -37,6 +37,12 @@ struct store_ops {
 		    const char *owner, int64_t lease_until,
 		    struct store_result *, char *, size_t);
 	/*
+	 * Optional: the next begin may travel with the next statement that
+	 * waits for an answer (its failure then that statement's), for a
+	 * caller that can redo the transaction (store_begin_many()).
+	 */
+	void	(*defer_begin)(struct store *);
+	/*
 	 * Optional (NULL: one record at a time): n records at once, each
 	 * new event claimed in its insert when its owner is set, with its
 	 * first attempt started; any failure fails the transaction.

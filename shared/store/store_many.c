@@ -7,11 +7,21 @@
 
 #include "ih.h"
 #include "store_backend.h"
+#include "store_many.h"
 
 int
 store_record_many_ok(const struct store *st)
 {
 	return st->ops->record_many != NULL;
+}
+
+int
+store_begin_many(struct store *st, enum store_durability d,
+    struct store_txn **tx, char *err, size_t errlen)
+{
+	if (st->ops->defer_begin != NULL && !st->tx.open)
+		st->ops->defer_begin(st);
+	return store_begin(st, d, tx, err, errlen);
 }
 
 int
