@@ -77,7 +77,8 @@ PG_OUT = shared/store/pg_conn.c shared/store/pg_record.c \
 	shared/store/pg_console.c shared/store/pg_signin.c \
 	shared/store/pg_wait.c shared/store/pg_audit.c \
 	shared/store/pg_version.c shared/store/pg_health.c \
-	shared/store/pg_thin.c shared/store/pg_dl.c
+	shared/store/pg_thin.c shared/store/pg_dl.c \
+	shared/store/pg_params.c
 else
 PG_OUT = shared/store/pg_none.c
 endif

@@ -17,6 +17,7 @@
 #include "redact.h"
 #include "settings.h"
 #include "store.h"
+#include "store_many.h"
 
 /*
  * One queued delivery, on its request thread's stack, with a condition
@@ -159,46 +160,44 @@ record_claim(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
 }
 
 /*
- * Inside tx, in a savepoint of its own: one delivery.  Returns IH_OK
- * (r->rc says how the delivery itself went) or IH_ESTORE when the
- * transaction itself failed.
+ * Which of in's work happens in the transaction: *after, processed after
+ * the answer; *within, by the switch inside the transaction; *claim,
+ * claimed in it.  Quarantined and held events are recorded, never
+ * claimed; nor is a thin one, which only idemhook work can fetch
+ * (store_thin.h).  A last attempt may alert: that runs outside the
+ * transaction, so an event with actions is not processed within.
  */
-static int
-record_one(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
-    struct rec *r, int *claim_free, const char *owner)
+static void
+plan(const struct ingest *in, int claim_free, int *after, int *within,
+    int *claim)
 {
-	struct dispatch d;
-	char err[STORE_ERR_MAX];
-	int after, within, claim, done = 0, rc;
-
-	memset(r, 0, sizeof(*r));
-	rc = store_savepoint(tx, STORE_SP_OPEN, r->detail, sizeof(r->detail));
-	if (rc != IH_OK)
-		return rc;
-	rc = replay_check(w, tx, in, r, err, sizeof(err));
-	if (rc != IH_OK || r->replay)
-		goto end;
-	/*
-	 * Quarantined and held events are recorded, never claimed; nor is a
-	 * thin one, which only idemhook work can fetch (store_thin.h).
-	 */
-	after = in->cfg.mode == CONFIG_MODE_AFTER_RESPONSE &&
+	*after = in->cfg.mode == CONFIG_MODE_AFTER_RESPONSE &&
 	    in->ev.status == NULL && !in->ev.needs_fetch;
-	/* A last attempt may alert: that runs outside the transaction. */
-	within = after && in->cfg.max_attempts > 1 &&
+	*within = *after && in->cfg.max_attempts > 1 &&
 	    in->ev.payload_len <= BATCH_WITHIN_MAX &&
 	    !dispatch_has_actions(&in->cfg, in->ev.event_type);
-	claim = after && (within || *claim_free);
-	rc = record_claim(w, tx, in, claim, owner, &r->res, err, sizeof(err));
-	if (rc != IH_OK || r->res.duplicate || !after)
-		goto end;
+	*claim = *after && (*within || claim_free);
+}
+
+/*
+ * Inside tx, once in's new event is recorded (and claimed when in->job
+ * has its row): the switch within the transaction, or the hand-over to
+ * processing after the answer.
+ */
+static int
+after_record(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
+    struct rec *r, int within, int *claim_free, const char *owner,
+    char *err, size_t errlen)
+{
+	struct dispatch d;
+	int done = 0, rc = IH_OK;
+
 	if (in->job.ev.rowid > 0 && within) {
 		/* The bytes are in memory: the switch reads them there. */
 		ingest_job_borrow(in);
 		dispatch_for(w, &in->cfg, owner, &d);
 		d.log = ingest_deferred(in);
-		rc = dispatch_within(&d, tx, &in->job, &done, err,
-		    sizeof(err));
+		rc = dispatch_within(&d, tx, &in->job, &done, err, errlen);
 		r->within = rc == IH_OK && done;
 		/* A failed switch leaves the event due: a drain takes it. */
 		in->later = rc == IH_OK && !done;
@@ -215,17 +214,125 @@ record_one(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
 	/* A plain CGI program drains due events after every new one. */
 	if (w->proc == NULL)
 		in->later = 1;
+	return rc;
+}
+
+/* Forgets what recording in did in a transaction rolled back. */
+static void
+unrecord(struct ingest *in, struct rec *r)
+{
+	in->deferred_len = 0;
+	ingest_job_drop(in);
+	in->later = 0;
+	r->within = 0;
+}
+
+/*
+ * Inside tx, in a savepoint of its own: one delivery.  Returns IH_OK
+ * (r->rc says how the delivery itself went) or IH_ESTORE when the
+ * transaction itself failed.
+ */
+static int
+record_one(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
+    struct rec *r, int *claim_free, const char *owner)
+{
+	char err[STORE_ERR_MAX];
+	int after, within, claim, rc;
+
+	memset(r, 0, sizeof(*r));
+	rc = store_savepoint(tx, STORE_SP_OPEN, r->detail, sizeof(r->detail));
+	if (rc != IH_OK)
+		return rc;
+	rc = replay_check(w, tx, in, r, err, sizeof(err));
+	if (rc != IH_OK || r->replay)
+		goto end;
+	plan(in, *claim_free, &after, &within, &claim);
+	rc = record_claim(w, tx, in, claim, owner, &r->res, err, sizeof(err));
+	if (rc != IH_OK || r->res.duplicate || !after)
+		goto end;
+	rc = after_record(w, tx, in, r, within, claim_free, owner, err,
+	    sizeof(err));
 end:
 	if (rc == IH_OK)
 		return store_savepoint(tx, STORE_SP_KEEP, r->detail,
 		    sizeof(r->detail));
 	r->rc = rc;
 	snprintf(r->detail, sizeof(r->detail), "%s", err);
-	in->deferred_len = 0;
-	ingest_job_drop(in);
-	in->later = 0;
-	r->within = 0;
+	unrecord(in, r);
 	return store_savepoint(tx, STORE_SP_UNDO, err, sizeof(err));
+}
+
+/*
+ * Can the run's inserts go together (record_many)?  Where the store
+ * waits no round trip per statement (SQLite), or an event needs the
+ * answer of one before the next (a replay check, a claim by order key,
+ * a held event replaced), or the leases differ, no.
+ */
+static int
+many_ok(struct batch_writer *w, struct ingest **ins, size_t n,
+    int claim_free)
+{
+	int after, within, claim;
+	size_t i;
+
+	if (!store_record_many_ok(w->slot.st) || w->p->type_unsigned)
+		return 0;
+	for (i = 0; i < n; i++) {
+		plan(ins[i], claim_free, &after, &within, &claim);
+		if ((claim && ins[i]->ev.order_key != NULL) ||
+		    ins[i]->ev.replaces_held ||
+		    ins[i]->cfg.lease_s != ins[0]->cfg.lease_s)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Inside tx (PostgreSQL): the inserts of the whole run sent together,
+ * with one wait for all their answers, then each event's switch.  No
+ * savepoint each: any failure answers it, and the caller rolls back and
+ * records the run again one event at a time (record_one()), where a bad
+ * event fails alone.
+ */
+static int
+record_many(struct batch_writer *w, struct store_txn *tx, struct ingest **ins,
+    size_t n, struct rec *recs, int claim_free, const char *owner,
+    char *err, size_t errlen)
+{
+	const struct event *evs[BATCH_MAX];
+	const char *owners[BATCH_MAX];
+	struct store_result res[BATCH_MAX];
+	struct store_job *jobs[BATCH_MAX];
+	int after[BATCH_MAX], within[BATCH_MAX], claim, rc;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		memset(&recs[i], 0, sizeof(recs[i]));
+		plan(ins[i], claim_free, &after[i], &within[i], &claim);
+		/*
+		 * As record_one() would, taking each event for new: a
+		 * duplicate leaves the next one unclaimed, for the processing
+		 * thread, where it might have been claimed.
+		 */
+		if (claim && !within[i])
+			claim_free = 0;
+		evs[i] = &ins[i]->ev;
+		owners[i] = claim ? owner : NULL;
+		jobs[i] = &ins[i]->job;
+	}
+	rc = store_record_claim_many(w->slot.st, tx, evs, n, clock_wall_ms(),
+	    owners, (int64_t)ins[0]->cfg.lease_s * 1000, res, jobs, err,
+	    errlen);
+	for (i = 0; rc == IH_OK && i < n; i++) {
+		recs[i].res = res[i];
+		if (!res[i].duplicate && after[i])
+			rc = after_record(w, tx, ins[i], &recs[i], within[i],
+			    &claim_free, owner, err, errlen);
+	}
+	if (rc != IH_OK)
+		for (i = 0; i < n; i++)
+			unrecord(ins[i], &recs[i]);
+	return rc;
 }
 
 /* The answer for a delivery recorded in a committed transaction. */
@@ -261,7 +368,7 @@ record_run(struct batch_writer *w, struct ingest **ins, size_t n)
 	struct dispatch d;
 	char owner[128], err[STORE_ERR_MAX];
 	size_t i;
-	int claim_free, rc;
+	int claim_free, many, rc;
 
 	if (open_store(w, ins[0]) != IH_OK) {
 		for (i = 1; i < n; i++)
@@ -272,8 +379,20 @@ record_run(struct batch_writer *w, struct ingest **ins, size_t n)
 	dispatch_owner(owner, sizeof(owner));
 	claim_free = w->proc == NULL || processing_idle(w->proc);
 	fault_point("before-commit");
-	rc = store_begin(w->slot.st, STORE_DURABLE, &tx, err, sizeof(err));
-	for (i = 0; rc == IH_OK && i < n; i++) {
+	many = many_ok(w, ins, n, claim_free);
+	rc = many ? store_begin_many(w->slot.st, STORE_DURABLE, &tx, err,
+	    sizeof(err)) : store_begin(w->slot.st, STORE_DURABLE, &tx, err,
+	    sizeof(err));
+	many = many && rc == IH_OK;
+	if (many && record_many(w, tx, ins, n, recs, claim_free, owner, err,
+	    sizeof(err)) != IH_OK) {
+		/* Anew, one at a time: a bad event must not fail the others. */
+		store_rollback(tx);
+		many = 0;
+		rc = store_begin(w->slot.st, STORE_DURABLE, &tx, err,
+		    sizeof(err));
+	}
+	for (i = 0; rc == IH_OK && !many && i < n; i++) {
 		rc = record_one(w, tx, ins[i], &recs[i], &claim_free, owner);
 		if (rc != IH_OK)
 			snprintf(err, sizeof(err), "%s", recs[i].detail);

@@ -30,6 +30,7 @@ enum pg_stmt {
 	PG_STALE,
 	PG_LOST,
 	PG_FORGET,
+	PG_COMPLETE_OWN,
 	PG_NSTMT
 };
 
@@ -43,6 +44,9 @@ enum pg_stmt {
 	" WHERE event = events.id)"
 #define PG_HAS_PAYLOAD \
 	"EXISTS (SELECT 1 FROM payloads WHERE event = events.id)"
+
+#define PG_OWN_MAX	64	/* a batch's events (batch.h) */
+#define PG_MANY_MAX	64	/* pg_record_many's at most */
 
 struct pgs {
 	struct store		 base;	/* first: the front's part */
@@ -58,6 +62,14 @@ struct pgs {
 	int			 npend;
 	/* The event the last record inserted claimed, else 0 (pg_record.c). */
 	int64_t			 fresh_claim;
+	/*
+	 * The events this transaction inserted claimed and started, not yet
+	 * completed: their done needs no lease check's answer.
+	 */
+	int64_t			 own[PG_OWN_MAX];
+	int			 nown;
+	/* The next BEGIN is deferred (pg_conn.c, store_begin_many()). */
+	int			 lazy_begin;
 	char			 why[160];	/* why there is no conn */
 };
 
@@ -151,6 +163,13 @@ int	pg_defer_prepared(struct pgs *, const char *, int, const char *const *,
 int	pg_defer_params(struct pgs *, const char *, int, const unsigned int *,
 	    const char *const *, const int *, const int *);
 PGresult *pg_wait_pending(struct pgs *);
+/*
+ * As pg_wait_pending, but the answers of the last n deferred statements
+ * go to keep[0..n) (the caller frees each): NULL when the server was
+ * silent or the connection broke, else a deferred one's failure or an
+ * empty PGRES_COMMAND_OK result.
+ */
+PGresult *pg_wait_kept(struct pgs *, int, PGresult **);
 
 /* pg_audit.c: store_audit()'s findings, TLS and timeouts included. */
 int	pg_audit(struct store *, int (*)(void *, const struct store_audit *),
@@ -172,6 +191,9 @@ int	pg_record(struct store *, const struct event *, int64_t,
 	    const char *, int64_t, struct store_result *, char *, size_t);
 int	pg_attempt_start(struct store *, int64_t, int64_t, int64_t *, char *,
 	    size_t);
+int	pg_record_many(struct store *, const struct event *const *, size_t,
+	    int64_t, const char *const *, int64_t, struct store_result *,
+	    char *, size_t);
 int	pg_replay_of(struct store *, const struct event *, const char *,
 	    int *, struct store_first *, char *, size_t);
 int	pg_claim(struct store *, const char *, int64_t, const char *, int64_t,

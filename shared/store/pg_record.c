@@ -9,6 +9,73 @@
 #include "ih.h"
 #include "pg_int.h"
 
+/* PG_RECORD's parameters for ev. */
+static void
+record_params(struct pg_params *p, const struct event *ev, int64_t now_ms,
+    const char *owner, int64_t lease_until)
+{
+	memset(p, 0, sizeof(*p));
+	pg_text(p, ev->provider);
+	pg_text(p, ev->event_id);
+	pg_text(p, ev->event_type);
+	pg_text(p, ev->order_key);
+	pg_bytes(p, ev->payload, ev->payload_len);
+	pg_text(p, ev->headers != NULL ? ev->headers : "");
+	pg_int(p, now_ms);
+	pg_text(p, ev->status);
+	pg_text(p, ev->subtype);
+	pg_text(p, ev->fingerprint);
+	pg_text(p, owner);
+	if (owner != NULL)
+		pg_int(p, lease_until - now_ms);
+	else
+		pg_text(p, NULL);
+	pg_text(p, ev->api_version);
+	pg_int(p, ev->needs_fetch != 0);
+	pg_text(p, account_or_default(ev->account));
+	pg_text(p, ev->source_account);
+}
+
+/* Reads PG_RECORD's answer r into *res; frees r. */
+static int
+record_result(PGresult *r, struct store_result *res, char *err,
+    size_t errlen)
+{
+	if (PQntuples(r) != 1) {
+		PQclear(r);
+		snprintf(err, errlen, "cannot record event: no row returned");
+		return IH_ESTORE;
+	}
+	res->rowid = pg_getint(r, 0, 0);
+	res->duplicates = pg_getint(r, 0, 1);
+	res->duplicate = res->duplicates > 0;
+	snprintf(res->status, sizeof(res->status), "%s", PQgetvalue(r, 0, 2));
+	PQclear(r);
+	return IH_OK;
+}
+
+/* Notes that this transaction inserted rowid, claimed: see pg_complete. */
+static void
+own_add(struct pgs *st, int64_t rowid)
+{
+	if (st->nown < PG_OWN_MAX)
+		st->own[st->nown++] = rowid;
+}
+
+/* 1 when this transaction inserted and claimed rowid (taken off). */
+static int
+own_take(struct pgs *st, int64_t rowid)
+{
+	int i;
+
+	for (i = 0; i < st->nown; i++)
+		if (st->own[i] == rowid) {
+			st->own[i] = st->own[--st->nown];
+			return 1;
+		}
+	return 0;
+}
+
 /*
  * Records ev, and with owner set claims the new event in the same insert
  * (status processing, attempt 1): the lease runs for lease_until - now_ms
@@ -22,44 +89,78 @@ pg_record(struct store *base, const struct event *ev, int64_t now_ms,
 	struct pgs *st = pg_of(base);
 	struct pg_params p;
 	PGresult *r;
+	int rc;
 
 	memset(res, 0, sizeof(*res));
-	memset(&p, 0, sizeof(p));
-	pg_text(&p, ev->provider);
-	pg_text(&p, ev->event_id);
-	pg_text(&p, ev->event_type);
-	pg_text(&p, ev->order_key);
-	pg_bytes(&p, ev->payload, ev->payload_len);
-	pg_text(&p, ev->headers != NULL ? ev->headers : "");
-	pg_int(&p, now_ms);
-	pg_text(&p, ev->status);
-	pg_text(&p, ev->subtype);
-	pg_text(&p, ev->fingerprint);
-	pg_text(&p, owner);
-	if (owner != NULL)
-		pg_int(&p, lease_until - now_ms);
-	else
-		pg_text(&p, NULL);
-	pg_text(&p, ev->api_version);
-	pg_int(&p, ev->needs_fetch != 0);
-	pg_text(&p, account_or_default(ev->account));
-	pg_text(&p, ev->source_account);
+	record_params(&p, ev, now_ms, owner, lease_until);
 	r = pg_exec_stmt(st, PG_RECORD, &p, PGRES_TUPLES_OK,
 	    "cannot record event", err, errlen);
 	if (r == NULL)
 		return IH_ESTORE;
-	if (PQntuples(r) != 1) {
-		PQclear(r);
-		snprintf(err, errlen, "cannot record event: no row returned");
-		return IH_ESTORE;
+	rc = record_result(r, res, err, errlen);
+	st->fresh_claim = rc == IH_OK && owner != NULL && !res->duplicate ?
+	    res->rowid : 0;
+	return rc;
+}
+
+/*
+ * The inserts of n events sent together in the pipeline and their
+ * answers read in one round trip; each new event claimed (owners[i] set)
+ * gets its first attempt, deferred.  Any failure fails the transaction:
+ * the caller rolls it back.
+ */
+int
+pg_record_many(struct store *base, const struct event *const *evs,
+    size_t n, int64_t now_ms, const char *const *owners, int64_t lease_until,
+    struct store_result *res, char *err, size_t errlen)
+{
+	struct pgs *st = pg_of(base);
+	struct pg_params p;
+	PGresult *keep[PG_MANY_MAX], *r;
+	size_t i;
+	int rc = IH_OK;
+
+	st->fresh_claim = 0;
+	if (n > PG_MANY_MAX) {
+		snprintf(err, errlen, "cannot record %lu events at once",
+		    (unsigned long)n);
+		return IH_EINVAL;
 	}
-	res->rowid = pg_getint(r, 0, 0);
-	res->duplicates = pg_getint(r, 0, 1);
-	res->duplicate = res->duplicates > 0;
-	st->fresh_claim = owner != NULL && !res->duplicate ? res->rowid : 0;
-	snprintf(res->status, sizeof(res->status), "%s", PQgetvalue(r, 0, 2));
+	for (i = 0; i < n; i++) {
+		memset(&res[i], 0, sizeof(res[i]));
+		record_params(&p, evs[i], now_ms, owners[i], lease_until);
+		rc = pg_defer_stmt(st, PG_RECORD, &p, "cannot record event",
+		    err, errlen);
+		if (rc != IH_OK)
+			return rc;
+	}
+	r = pg_wait_kept(st, (int)n, keep);
+	if (r == NULL || PQresultStatus(r) != PGRES_COMMAND_OK) {
+		rc = pg_fail(st, r, "cannot record event", err, errlen);
+		r = NULL;
+	}
 	PQclear(r);
-	return IH_OK;
+	for (i = 0; i < n; i++) {
+		if (rc == IH_OK && PQresultStatus(keep[i]) != PGRES_TUPLES_OK)
+			rc = pg_fail(st, keep[i], "cannot record event", err,
+			    errlen);
+		else if (rc == IH_OK)
+			rc = record_result(keep[i], &res[i], err, errlen);
+		else
+			PQclear(keep[i]);
+	}
+	for (i = 0; rc == IH_OK && i < n; i++) {
+		if (owners[i] == NULL || res[i].duplicate)
+			continue;
+		/* New and claimed in its insert: its attempt is the first. */
+		memset(&p, 0, sizeof(p));
+		pg_int(&p, res[i].rowid);
+		pg_int(&p, now_ms);
+		rc = pg_defer_stmt(st, PG_ATTEMPT_START, &p,
+		    "cannot record attempt", err, errlen);
+		own_add(st, res[i].rowid);
+	}
+	return rc;
 }
 
 int
@@ -81,6 +182,7 @@ pg_attempt_start(struct store *base, int64_t rowid, int64_t now_ms,
 		 */
 		st->fresh_claim = 0;
 		*seq = 1;
+		own_add(st, rowid);
 		return pg_defer_stmt(st, PG_ATTEMPT_START, &p,
 		    "cannot record attempt", err, errlen);
 	}
@@ -275,9 +377,18 @@ pg_complete(struct store *base, const struct store_job *job,
 	pg_int(&p, job->ev.rowid);
 	pg_text(&p, owner);
 	pg_int(&p, now_ms);
-	rc = job_move(st, PG_COMPLETE, &p, &n, "cannot complete event", err,
-	    errlen);
-	rc = lease_lost(rc, n, job, err, errlen);
+	if (own_take(st, job->ev.rowid))
+		/*
+		 * Inserted and claimed by this transaction: no other can
+		 * have taken it, and the statement fails if it did.
+		 */
+		rc = pg_defer_stmt(st, PG_COMPLETE_OWN, &p,
+		    "cannot complete event", err, errlen);
+	else {
+		rc = job_move(st, PG_COMPLETE, &p, &n,
+		    "cannot complete event", err, errlen);
+		rc = lease_lost(rc, n, job, err, errlen);
+	}
 	if (rc == IH_OK)
 		rc = attempt_end(st, job, now_ms, "done", NULL, err, errlen);
 	return rc;

@@ -20,7 +20,9 @@
  * statement that needs its answer, in one round trip ending in a Sync.
  * A Sync inside BEGIN .. COMMIT commits nothing.  A deferred statement
  * that failed is the answer of that round trip, so its error is never
- * lost; the wait for each answer keeps the same deadline.
+ * lost; the wait for each answer keeps the same deadline.  A batch's
+ * inserts (and its BEGIN) are sent the same way, their answers kept
+ * (pg_wait_kept()).
  */
 #include <errno.h>
 #include <poll.h>
@@ -281,15 +283,21 @@ failed(const PGresult *r)
  * when real is 1) and reads every answer up to it.  Returns the first
  * deferred statement's failure, else the last statement's result when
  * real (else an empty PGRES_COMMAND_OK result); NULL when the server was
- * silent or the connection broke.  Leaves pipeline mode.
+ * silent or the connection broke.  With keep, the results of the
+ * deferred statements from the keep-th on go to keep[] instead (the
+ * caller frees them; one a pipeline skipped after a failure is
+ * PGRES_PIPELINE_ABORTED).  Leaves pipeline mode.
  */
 static PGresult *
-pipe_sync(struct pgs *st, int real)
+pipe_sync(struct pgs *st, int real, int from, PGresult **keep)
 {
 	PGconn *conn = st->conn;
 	PGresult *fail = NULL, *last = NULL, *r;
 	int64_t deadline;
 	int i = 0, nulls = 0, want = st->npend + real, w, f;
+
+	if (keep == NULL)
+		from = want;
 
 	if (!PQpipelineSync(conn))
 		goto broken;
@@ -319,6 +327,11 @@ pipe_sync(struct pgs *st, int real)
 		if (PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
 			PQclear(r);
 			break;
+		}
+		if (i >= from && i < st->npend) {
+			PQclear(keep[i - from]);
+			keep[i - from] = r;
+			continue;
 		}
 		if (i < st->npend && fail == NULL && failed(r)) {
 			fail = r;
@@ -394,7 +407,20 @@ pg_wait_pending(struct pgs *st)
 {
 	if (st->conn == NULL || PQpipelineStatus(st->conn) == PQ_PIPELINE_OFF)
 		return PQmakeEmptyPGresult(st->conn, PGRES_COMMAND_OK);
-	return pipe_sync(st, 0);
+	return pipe_sync(st, 0, 0, NULL);
+}
+
+PGresult *
+pg_wait_kept(struct pgs *st, int n, PGresult **keep)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		keep[i] = NULL;
+	if (!usable(st) || n > st->npend ||
+	    PQpipelineStatus(st->conn) == PQ_PIPELINE_OFF)
+		return NULL;
+	return pipe_sync(st, 0, st->npend - n, keep);
 }
 
 /* A multi-statement string needs the simple protocol: no pipeline. */
@@ -425,7 +451,7 @@ pg_wait_prepared(struct pgs *st, const char *name, int n,
 	if (!PQsendQueryPrepared(st->conn, name, n, v, len, fmt, 0))
 		return NULL;
 	if (PQpipelineStatus(st->conn) != PQ_PIPELINE_OFF)
-		return pipe_sync(st, 1);
+		return pipe_sync(st, 1, 0, NULL);
 	return collect(st, "a statement");
 }
 
@@ -439,7 +465,7 @@ pg_wait_params(struct pgs *st, const char *sql, int n,
 	if (!PQsendQueryParams(st->conn, sql, n, oids, v, len, fmt, 0))
 		return NULL;
 	if (PQpipelineStatus(st->conn) != PQ_PIPELINE_OFF)
-		return pipe_sync(st, 1);
+		return pipe_sync(st, 1, 0, NULL);
 	return collect(st, "a statement");
 }
 

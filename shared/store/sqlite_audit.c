@@ -52,6 +52,10 @@ sq_audit(struct store *base, int (*fn)(void *, const struct store_audit *),
 	struct store_audit a;
 	int rc;
 
+	/* Statements are prepared when first used: here, all of them. */
+	rc = sq_prepare_all(st, err, errlen);
+	if (rc != IH_OK)
+		return rc;
 	rc = pragma_text(st, "journal_mode", &a, err, errlen);
 	if (rc != IH_OK)
 		return rc;

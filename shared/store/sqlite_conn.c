@@ -118,9 +118,6 @@ store_sqlite_open(const struct store_opts *opts, struct store **out,
 	rc = sq_set_up(st, err, errlen);
 	if (rc != IH_OK)
 		goto out;
-	rc = sq_prepare_all(st, err, errlen);
-	if (rc != IH_OK)
-		goto out;
 	*out = &st->base;
 	st = NULL;
 	rc = IH_OK;

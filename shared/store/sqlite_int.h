@@ -90,7 +90,14 @@ void	sq_bind_text(sqlite3_stmt *, int, const char *);
 int	sq_row(struct sq *, sqlite3_stmt *, const char *, int *, char *,
 	    size_t);
 
-/* sqlite_stmt.c: every statement of struct sq, prepared or finalized. */
+/*
+ * sqlite_stmt.c: the statement in slot (a field of st), prepared when
+ * first asked for; NULL with err filled when it cannot be (a schema that
+ * does not match: loud at first use, and in idemhook check, which
+ * prepares them all).  Every statement of struct sq, prepared or
+ * finalized.
+ */
+sqlite3_stmt *sq_stmt(struct sq *, sqlite3_stmt **, char *, size_t);
 int	sq_prepare_all(struct sq *, char *, size_t);
 void	sq_finalize_all(struct sq *);
 

@@ -28,7 +28,9 @@ row_key(struct sq *st, const struct store_object *o, struct object_key *key,
 	int rc, step;
 
 	*found = 0;
-	s = st->obj_key;
+	s = sq_stmt(st, &st->obj_key, err, errlen);
+	if (s == NULL)
+		return IH_ESTORE;
 	rc = IH_OK;
 	sqlite3_bind_text(s, 1, o->provider, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, o->kind, -1, SQLITE_STATIC);
@@ -63,7 +65,9 @@ row_put(struct sq *st, const struct store_object *o, int64_t now_ms,
 	sqlite3_stmt *s = NULL;
 	int rc;
 
-	s = st->obj_put;
+	s = sq_stmt(st, &st->obj_put, err, errlen);
+	if (s == NULL)
+		return IH_ESTORE;
 	sqlite3_bind_text(s, 1, o->provider, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, o->kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, o->object_id, -1, SQLITE_STATIC);
@@ -94,7 +98,9 @@ history_add(struct sq *st, const struct store_object *o, int verdict,
 	sqlite3_stmt *s = NULL;
 	int rc;
 
-	s = st->obj_hist;
+	s = sq_stmt(st, &st->obj_hist, err, errlen);
+	if (s == NULL)
+		return IH_ESTORE;
 	sqlite3_bind_text(s, 1, o->provider, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, o->kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, o->object_id, -1, SQLITE_STATIC);

@@ -49,9 +49,11 @@ int
 sq_payload_put(struct sq *st, const struct event *ev, int64_t rowid,
     char *err, size_t errlen)
 {
-	sqlite3_stmt *s = st->record_payload;
+	sqlite3_stmt *s = sq_stmt(st, &st->record_payload, err, errlen);
 	int big = ev->payload_len > SQ_PAYLOAD_STREAM, rc;
 
+	if (s == NULL)
+		return IH_ESTORE;
 	sqlite3_bind_int64(s, 1, rowid);
 	if (big)
 		sqlite3_bind_zeroblob64(s, 2, (sqlite3_uint64)ev->payload_len);
@@ -107,12 +109,14 @@ int
 sq_payload_get(struct sq *st, struct store_job *job, int64_t len, char *err,
     size_t errlen)
 {
-	sqlite3_stmt *s = st->payload_get;
+	sqlite3_stmt *s = sq_stmt(st, &st->payload_get, err, errlen);
 	const void *blob;
 	unsigned char *buf;
 	size_t n;
 	int rc = IH_OK, step;
 
+	if (s == NULL)
+		return IH_ESTORE;
 	/* Purged: the job runs without one, as before version 6. */
 	if (len < 0)
 		return IH_OK;

@@ -31,11 +31,13 @@ sq_record(struct store *base, const struct event *ev, int64_t now_ms,
     char *err, size_t errlen)
 {
 	struct sq *st = sq_of(base);
-	sqlite3_stmt *s = st->record;
+	sqlite3_stmt *s = sq_stmt(st, &st->record, err, errlen);
 	const char *status;
 	int rc, step;
 
 	memset(res, 0, sizeof(*res));
+	if (s == NULL)
+		return IH_ESTORE;
 	sqlite3_bind_text(s, 1, ev->provider, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, ev->event_id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, ev->event_type, -1, SQLITE_STATIC);
@@ -105,9 +107,11 @@ sq_attempt_start(struct store *base, int64_t rowid, int64_t now_ms,
     int64_t *seq, char *err, size_t errlen)
 {
 	struct sq *st = sq_of(base);
-	sqlite3_stmt *s = st->attempt_start;
+	sqlite3_stmt *s = sq_stmt(st, &st->attempt_start, err, errlen);
 	int step;
 
+	if (s == NULL)
+		return IH_ESTORE;
 	sqlite3_bind_int64(s, 1, rowid);
 	sqlite3_bind_int64(s, 2, now_ms);
 	step = sqlite3_step(s);
@@ -127,11 +131,13 @@ sq_replay_of(struct store *base, const struct event *ev,
     char *err, size_t errlen)
 {
 	struct sq *st = sq_of(base);
-	sqlite3_stmt *s = st->replay;
+	sqlite3_stmt *s = sq_stmt(st, &st->replay, err, errlen);
 	const char *v;
 	int rc = IH_OK, step;
 
 	*found = 0;
+	if (s == NULL)
+		return IH_ESTORE;
 	sqlite3_bind_text(s, 1, ev->provider, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, ev->fingerprint, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, ev->event_id, -1, SQLITE_STATIC);
@@ -168,10 +174,12 @@ sq_claim(struct store *base, const char *provider, int64_t rowid,
     struct store_job *job, int *found, char *err, size_t errlen)
 {
 	struct sq *st = sq_of(base);
-	sqlite3_stmt *s = st->claim;
+	sqlite3_stmt *s = sq_stmt(st, &st->claim, err, errlen);
 	int64_t len;
 	int rc, step;
 
+	if (s == NULL)
+		return IH_ESTORE;
 	if (provider != NULL)
 		sqlite3_bind_text(s, 1, provider, -1, SQLITE_STATIC);
 	else
@@ -237,12 +245,14 @@ sq_effect(struct store *base, const struct store_job *job, const char *kind,
     int64_t now_ms, char *err, size_t errlen)
 {
 	struct sq *st = sq_of(base);
+	sqlite3_stmt *s = sq_stmt(st, &st->effect, err, errlen);
 
-	sqlite3_bind_int64(st->effect, 1, job->ev.rowid);
-	sqlite3_bind_text(st->effect, 2, kind, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st->effect, 3, now_ms);
-	return sq_step_done(st, st->effect, "cannot record effect", err,
-	    errlen);
+	if (s == NULL)
+		return IH_ESTORE;
+	sqlite3_bind_int64(s, 1, job->ev.rowid);
+	sqlite3_bind_text(s, 2, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, now_ms);
+	return sq_step_done(st, s, "cannot record effect", err, errlen);
 }
 
 /* Closes the job's attempt row with its outcome. */
@@ -250,8 +260,10 @@ static int
 attempt_end(struct sq *st, const struct store_job *job, int64_t now_ms,
     const char *outcome, const char *error, char *err, size_t errlen)
 {
-	sqlite3_stmt *s = st->attempt_end;
+	sqlite3_stmt *s = sq_stmt(st, &st->attempt_end, err, errlen);
 
+	if (s == NULL)
+		return IH_ESTORE;
 	sqlite3_bind_int64(s, 1, job->ev.rowid);
 	sqlite3_bind_int64(s, 2, job->seq);
 	sqlite3_bind_int64(s, 3, now_ms);
@@ -284,9 +296,11 @@ sq_complete(struct store *base, const struct store_job *job,
     const char *owner, int64_t now_ms, char *err, size_t errlen)
 {
 	struct sq *st = sq_of(base);
-	sqlite3_stmt *s = st->complete;
+	sqlite3_stmt *s = sq_stmt(st, &st->complete, err, errlen);
 	int rc;
 
+	if (s == NULL)
+		return IH_ESTORE;
 	sqlite3_bind_int64(s, 1, job->ev.rowid);
 	sqlite3_bind_text(s, 2, owner, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, now_ms);
@@ -304,9 +318,11 @@ sq_fail_job(struct store *base, const struct store_job *job,
     int64_t now_ms, char *err, size_t errlen)
 {
 	struct sq *st = sq_of(base);
-	sqlite3_stmt *s = st->failed;
+	sqlite3_stmt *s = sq_stmt(st, &st->failed, err, errlen);
 	int rc;
 
+	if (s == NULL)
+		return IH_ESTORE;
 	sqlite3_bind_int64(s, 1, job->ev.rowid);
 	sqlite3_bind_text(s, 2, owner, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, error, -1, SQLITE_STATIC);
@@ -434,9 +450,11 @@ sq_due(struct store *base, const char *provider, int64_t now_ms, int *due,
     char *err, size_t errlen)
 {
 	struct sq *st = sq_of(base);
-	sqlite3_stmt *s = st->due;
+	sqlite3_stmt *s = sq_stmt(st, &st->due, err, errlen);
 	int step;
 
+	if (s == NULL)
+		return IH_ESTORE;
 	if (provider != NULL)
 		sqlite3_bind_text(s, 1, provider, -1, SQLITE_STATIC);
 	else

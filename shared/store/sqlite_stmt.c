@@ -1,8 +1,11 @@
 /*
  * sqlite_stmt.c -- SQLite: every statement prepared once per connection,
- * in one table, and their preparing and finalizing.
+ * in one table, and their preparing and finalizing.  Each is prepared
+ * when first used: a plain CGI delivery, which opens the store for one
+ * event, prepares only the statements that event needs.
  */
 #include <stddef.h>
+#include <stdio.h>
 
 #include <sqlite3.h>
 
@@ -135,18 +138,33 @@ static const struct {
 };
 #define STORE_NSQL	(sizeof(store_sql) / sizeof(store_sql[0]))
 
+sqlite3_stmt *
+sq_stmt(struct sq *st, sqlite3_stmt **slot, char *err, size_t errlen)
+{
+	size_t i, off = (size_t)((char *)slot - (char *)st);
+
+	if (*slot != NULL)
+		return *slot;
+	for (i = 0; i < STORE_NSQL && store_sql[i].off != off; i++)
+		;
+	if (i == STORE_NSQL) {
+		snprintf(err, errlen, "cannot prepare statement: unknown");
+		return NULL;
+	}
+	if (sq_prepare(st, store_sql[i].sql, slot, err, errlen) != IH_OK)
+		return NULL;
+	return *slot;
+}
+
 int
 sq_prepare_all(struct sq *st, char *err, size_t errlen)
 {
 	size_t i;
-	int rc;
 
-	for (i = 0; i < STORE_NSQL; i++) {
-		rc = sq_prepare(st, store_sql[i].sql, (sqlite3_stmt **)(void *)
-		    ((char *)st + store_sql[i].off), err, errlen);
-		if (rc != IH_OK)
-			return rc;
-	}
+	for (i = 0; i < STORE_NSQL; i++)
+		if (sq_stmt(st, (sqlite3_stmt **)(void *)((char *)st +
+		    store_sql[i].off), err, errlen) == NULL)
+			return IH_ESTORE;
 	return IH_OK;
 }
 

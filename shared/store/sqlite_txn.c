@@ -14,6 +14,7 @@ sq_begin(struct store *base, enum store_durability d, char *err,
     size_t errlen)
 {
 	struct sq *st = sq_of(base);
+	sqlite3_stmt *s;
 	int want = d == STORE_DURABLE ? st->sync_durable : 1, rc;
 
 	if (st->distrusted)
@@ -40,8 +41,9 @@ sq_begin(struct store *base, enum store_durability d, char *err,
 	rc = sq_queue_enter(st, err, errlen);
 	if (rc != IH_OK)
 		return rc;
-	rc = sq_step_done(st, st->begin, "cannot begin transaction", err,
-	    errlen);
+	s = sq_stmt(st, &st->begin, err, errlen);
+	rc = s != NULL ? sq_step_done(st, s, "cannot begin transaction", err,
+	    errlen) : IH_ESTORE;
 	if (rc != IH_OK)
 		sq_queue_leave(st);
 	return rc;
@@ -51,12 +53,16 @@ void
 sq_rollback(struct store *base)
 {
 	struct sq *st = sq_of(base);
+	char err[STORE_ERR_MAX];
 
 	st->tx_shared = 0;
-	if (!sqlite3_get_autocommit(st->db)) {
+	/* Prepared when first needed; failing that, run unprepared. */
+	if (!sqlite3_get_autocommit(st->db) &&
+	    sq_stmt(st, &st->rollback, err, sizeof(err)) != NULL) {
 		sqlite3_step(st->rollback);
 		sqlite3_reset(st->rollback);
-	}
+	} else if (!sqlite3_get_autocommit(st->db))
+		(void)sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 	sq_queue_leave(st);
 }
 
@@ -69,11 +75,14 @@ int
 sq_commit(struct store *base, char *err, size_t errlen)
 {
 	struct sq *st = sq_of(base);
+	sqlite3_stmt *s;
 	uint64_t ticket = 0;
 	int rc, shared = st->tx_shared;
 
 	st->tx_shared = 0;
-	rc = sq_step_done(st, st->commit, "cannot commit", err, errlen);
+	s = sq_stmt(st, &st->commit, err, errlen);
+	rc = s != NULL ? sq_step_done(st, s, "cannot commit", err, errlen) :
+	    IH_ESTORE;
 	if (rc != IH_OK)
 		sq_rollback(base);
 	else if (shared)
@@ -90,17 +99,22 @@ sq_savepoint(struct store *base, enum store_sp op, char *err,
     size_t errlen)
 {
 	struct sq *st = sq_of(base);
+	sqlite3_stmt *s;
 	int rc;
 
-	if (op == STORE_SP_OPEN)
-		return sq_step_done(st, st->sp_begin, "cannot open savepoint",
-		    err, errlen);
+	if (op == STORE_SP_OPEN) {
+		s = sq_stmt(st, &st->sp_begin, err, errlen);
+		return s != NULL ? sq_step_done(st, s, "cannot open savepoint",
+		    err, errlen) : IH_ESTORE;
+	}
 	if (op == STORE_SP_UNDO) {
-		rc = sq_step_done(st, st->sp_undo, "cannot roll back to "
-		    "savepoint", err, errlen);
+		s = sq_stmt(st, &st->sp_undo, err, errlen);
+		rc = s != NULL ? sq_step_done(st, s, "cannot roll back to "
+		    "savepoint", err, errlen) : IH_ESTORE;
 		if (rc != IH_OK)
 			return rc;
 	}
-	return sq_step_done(st, st->sp_release, "cannot release savepoint",
-	    err, errlen);
+	s = sq_stmt(st, &st->sp_release, err, errlen);
+	return s != NULL ? sq_step_done(st, s, "cannot release savepoint",
+	    err, errlen) : IH_ESTORE;
 }

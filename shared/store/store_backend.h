@@ -36,6 +36,21 @@ struct store_ops {
 	int	(*record)(struct store *, const struct event *, int64_t,
 		    const char *owner, int64_t lease_until,
 		    struct store_result *, char *, size_t);
+	/*
+	 * Optional: the next begin may travel with the next statement that
+	 * waits for an answer (its failure then that statement's), for a
+	 * caller that can redo the transaction (store_begin_many()).
+	 */
+	void	(*defer_begin)(struct store *);
+	/*
+	 * Optional (NULL: one record at a time): n records at once, each
+	 * new event claimed in its insert when its owner is set, with its
+	 * first attempt started; any failure fails the transaction.
+	 */
+	int	(*record_many)(struct store *, const struct event *const *,
+		    size_t, int64_t, const char *const *owners,
+		    int64_t lease_until, struct store_result *, char *,
+		    size_t);
 	/* Deletes a held event of ev's id (struct event's replaces_held). */
 	int	(*release_held)(struct store *, const struct event *,
 		    char *, size_t);

@@ -19,8 +19,11 @@
 #                               instructions of stripe.fcgi behind lighttpd
 #                               (tests/bench/pages.py; BENCH_PAGES_N events)
 #   make bench-pg-trips         the same on PostgreSQL: round trips (sendto
-#                               calls) per event, on a throwaway cluster
-#                               (tests/pg_cluster.sh, $(BUILD)/bench/pg)
+#                               calls) per event and per commit, on a
+#                               throwaway cluster (tests/pg_cluster.sh,
+#                               $(BUILD)/bench/pg); BENCH_CONC=K sends
+#                               from K clients at once, so that a commit
+#                               carries several events
 #   make bench-cgi              one plain CGI delivery, counted: callgrind
 #                               and strace -c (tests/bench/cgi_cost.sh)
 #   make bench-accounts         stripe with 1 account and with 100
@@ -39,6 +42,7 @@ BENCH_OPTS    ?=
 BENCH_GROWTH  ?=
 
 BENCH_PAGES_N ?= 200
+BENCH_CONC    ?= 1
 
 .PHONY: bench bench-build bench-tools bench-readme bench-pages bench-cgi \
 	bench-accounts bench-pg-trips
@@ -62,7 +66,7 @@ bench-accounts: bench-build
 bench-pg-trips: bench-build
 	u=$$(tests/pg_cluster.sh start $(BUILD)/bench/pg) && \
 	python3 tests/bench/pages.py --bin $(BUILD)/bench --no-callgrind \
-	    --events $(BENCH_PAGES_N) --pg "$$u"; \
+	    --events $(BENCH_PAGES_N) --conc $(BENCH_CONC) --pg "$$u"; \
 	rc=$$?; tests/pg_cluster.sh stop $(BUILD)/bench/pg; exit $$rc
 
 bench-cgi: bench-build

@@ -23,13 +23,18 @@ default), then reports per event:
 With --pg URI the store is a fresh database on that PostgreSQL server,
 and the count is of round trips instead of pages: pg_sends, the sendto
 calls of the receiver on its connection (libpq sends each round trip's
-messages in one call and waits for the answer), and pg_recvs.
+messages in one call and waits for the answer), and pg_recvs; commits
+counts the COMMITs sent, so events per commit and sends per commit say
+what a batch of that size costs.  With --conc K, K clients send at once
+(each its share, one at a time), so that commits carry several events:
+how many each carries is the writer's to decide, and is reported.
 
 A warm-up of W events comes first in the strace run too, and only the
 system calls after it count.  Usage:
 
   python3 tests/bench/pages.py --bin BUILD [--events N] [--warm W]
       [--mode after-response|worker] [--no-callgrind] [--pg URI]
+      [--conc K]
 
 Python 3 standard library; strace and valgrind.
 """
@@ -43,6 +48,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -63,7 +69,24 @@ def body(eid, i):
     return json.dumps(ev, separators=(",", ":")).encode()
 
 
-def send(srv, prefix, first, n):
+def send(srv, prefix, first, n, conc=1):
+    if conc > 1:
+        errs = []
+
+        def one(k):
+            try:
+                send(srv, "%s%d" % (prefix, k), first + k * n // conc,
+                     (k + 1) * n // conc - k * n // conc)
+            except BaseException as e:  # noqa: B902 (reported below)
+                errs.append(e)
+        ts = [threading.Thread(target=one, args=(k,)) for k in range(conc)]
+        for th in ts:
+            th.start()
+        for th in ts:
+            th.join()
+        if errs:
+            raise errs[0]
+        return
     secret = srv.secrets["stripe"]
     for i in range(first, first + n):
         eid = "evt_%s_%d" % (prefix, i)
@@ -122,7 +145,7 @@ def count_trace(text, start, end, page):
         elif m.group(2).endswith(".db"):
             main.add((m.group(1), m.group(3)))
     out = {"wal_pages": 0, "wal_bytes": 0, "db_bytes": 0, "fsyncs": 0,
-           "pg_sends": 0, "pg_recvs": 0}
+           "pg_sends": 0, "pg_recvs": 0, "commits": 0}
     for ln in text[start:end].splitlines():
         m = re.match(r'(\d+) +(\w+)\((\d+)(.*)\) += (-?\d+)', ln)
         if not m:
@@ -132,6 +155,7 @@ def count_trace(text, start, end, page):
             out["fsyncs"] += 1
         elif call == "sendto" and int(ret) > 0:
             out["pg_sends"] += 1
+            out["commits"] += rest.count("COMMIT\\0")
         elif call == "recvfrom" and int(ret) > 0:
             out["pg_recvs"] += 1
         elif call == "pwrite64" and (pid, fd) in wal:
@@ -164,8 +188,9 @@ def work_run(a, srv, page):
 def strace_run(a):
     tdir = tempfile.mkdtemp(prefix="ih-pages-")
     trace = os.path.join(tdir, "trace")
-    wrap = ("%s -f -qq -s 0 -e trace=openat,pwrite64,write,fsync,fdatasync"
-            "%s -o %s" % (shutil.which("strace"),
+    # On PostgreSQL the messages are kept, to count the COMMITs.
+    wrap = ("%s -f -qq -s %d -e trace=openat,pwrite64,write,fsync,fdatasync"
+            "%s -o %s" % (shutil.which("strace"), 1 << 20 if a.pg else 0,
                           ",sendto,recvfrom" if a.pg else "", trace))
     srv = server(a.bin, wrap, a.mode, "pages-strace", a.pg)
     try:
@@ -174,7 +199,7 @@ def strace_run(a):
         settled(srv, a.warm, a.mode)
         size0, page = store_pages(srv.db)
         mark = os.path.getsize(trace)
-        send(srv, "run", a.warm, a.events)
+        send(srv, "run", a.warm, a.events, a.conc)
         settled(srv, a.warm + a.events, a.mode)
         size1, _ = store_pages(srv.db)
         end = os.path.getsize(trace)
@@ -226,6 +251,8 @@ def main():
     ap.add_argument("--warm", type=int, default=20)
     ap.add_argument("--mode", default="after-response")
     ap.add_argument("--no-callgrind", action="store_true")
+    ap.add_argument("--conc", type=int, default=1,
+                    help="clients sending at once (default 1)")
     ap.add_argument("--pg", metavar="URI",
                     help="a PostgreSQL server (tests/pg_cluster.sh start"
                     " DIR prints one): count its round trips")
@@ -236,8 +263,9 @@ def main():
         lo = callgrind_total(a, a.warm)
         hi = callgrind_total(a, a.warm + a.events)
         res["instructions"] = (hi - lo) / a.events
-    print("stripe, %s, %d events one at a time after %d warm-up, per event:"
-          % (a.mode, a.events, a.warm))
+    print("stripe, %s, %d events %s after %d warm-up, per event:"
+          % (a.mode, a.events, "one at a time" if a.conc == 1 else
+             "from %d clients at once" % a.conc, a.warm))
     keys = ("pg_sends", "pg_recvs") if a.pg else (
         "wal_pages", "wal_bytes", "db_bytes", "fsyncs", "store_pages")
     for k in keys + ("instructions", "work_wal_pages", "work_wal_bytes",
@@ -246,6 +274,10 @@ def main():
             print("  %-13s %12.1f" % (k, res[k]))
     if not a.pg:
         print("  (page size %d)" % res["page_size"])
+    elif res["commits"] > 0:
+        print("  %-13s %12.2f" % ("events/commit", 1 / res["commits"]))
+        print("  %-13s %12.2f" % ("sends/commit",
+                                  res["pg_sends"] / res["commits"]))
 
 
 if __name__ == "__main__":

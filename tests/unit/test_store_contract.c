@@ -22,6 +22,7 @@
 #include "store_console.h"
 #define UNIT_STORE_NAME	"contract"
 #include "store_fixture.h"
+#include "store_many.h"
 #include "store_thin.h"
 #include "store_unit.h"
 
@@ -760,10 +761,84 @@ console_reads(void **state)
 	assert_int_equal(last, 0);
 }
 
+/*
+ * Several records with one wait for their answers (PostgreSQL; SQLite
+ * says it cannot): new events claimed in their inserts with attempt 1,
+ * one left unclaimed, a duplicate inside the batch; done of a claimed
+ * one (deferred on PostgreSQL) completes it; and a done whose event is
+ * gone fails, at the latest at the commit.
+ */
+static void
+many_at_once(void **state)
+{
+	struct unit_store *f = *state;
+	struct event evs[3];
+	const struct event *pe[3];
+	const char *owners[3] = { "me", NULL, "me" };
+	struct store_result res[3];
+	struct store_job jobs[3], *pj[3];
+	struct store_txn *tx;
+	char err[STORE_ERR_MAX];
+	int i, rc;
+
+	evs[0] = unit_event("evt_m1");
+	evs[1] = unit_event("evt_m2");
+	evs[2] = unit_event("evt_m1");
+	for (i = 0; i < 3; i++) {
+		pe[i] = &evs[i];
+		pj[i] = &jobs[i];
+	}
+	assert_int_equal(store_begin_many(f->st, STORE_DURABLE, &tx, err,
+	    sizeof(err)), IH_OK);
+	if (!store_record_many_ok(f->st)) {
+		assert_int_equal(store_record_claim_many(f->st, tx, pe, 3, 1000,
+		    owners, 30000, res, pj, err, sizeof(err)), IH_EINVAL);
+		store_rollback(tx);
+		assert_int_equal(count(f->st, NULL), 0);
+		return;
+	}
+	assert_int_equal(store_record_claim_many(f->st, tx, pe, 3, 1000,
+	    owners, 30000, res, pj, err, sizeof(err)), IH_OK);
+	assert_int_equal(res[0].duplicate, 0);
+	assert_true(jobs[0].ev.rowid == res[0].rowid);
+	assert_int_equal(jobs[0].seq, 1);
+	assert_int_equal(res[1].duplicate, 0);
+	assert_true(jobs[1].ev.rowid == 0);
+	assert_int_equal(res[2].duplicate, 1);
+	assert_true(res[2].rowid == res[0].rowid);
+	assert_true(jobs[2].ev.rowid == 0);
+	assert_int_equal(store_complete(f->st, tx, &jobs[0], "me", 2000, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_commit(tx, err, sizeof(err)), IH_OK);
+	assert_int_equal(count(f->st, "done"), 1);
+	assert_int_equal(count(f->st, "received"), 1);
+	for (i = 0; i < 3; i++)
+		store_job_free(&jobs[i]);
+	/* Claimed in this transaction, then gone: its done cannot hold. */
+	evs[0] = unit_event("evt_m3");
+	assert_int_equal(store_begin_many(f->st, STORE_DURABLE, &tx, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_record_claim_many(f->st, tx, pe, 1, 1000,
+	    owners, 30000, res, pj, err, sizeof(err)), IH_OK);
+	assert_int_equal(store_forget(f->st, tx, &jobs[0], "me", err,
+	    sizeof(err)), IH_OK);
+	rc = store_complete(f->st, tx, &jobs[0], "me", 2000, err,
+	    sizeof(err));
+	if (rc == IH_OK)
+		rc = store_commit(tx, err, sizeof(err));
+	else
+		store_rollback(tx);
+	assert_int_not_equal(rc, IH_OK);
+	assert_non_null(strstr(err, "was lost"));
+	store_job_free(&jobs[0]);
+	assert_int_equal(count(f->st, NULL), 2);
+}
+
 #define CASES(setup) \
 	UNIT_STORE_CASE(record_and_duplicate, setup), \
 	UNIT_STORE_CASE(rollback_leaves_nothing, setup), \
 	UNIT_STORE_CASE(batch_reports_each, setup), \
+	UNIT_STORE_CASE(many_at_once, setup), \
 	UNIT_STORE_CASE(savepoints_undo_alone, setup), \
 	UNIT_STORE_CASE(claim_lease_and_takeover, setup), \
 	UNIT_STORE_CASE(thin_fetch_modes, setup), \

@@ -1,0 +1,43 @@
+/*
+ * store_many.h -- several deliveries recorded with one wait for all their
+ * inserts' answers, where a round trip per statement is what costs
+ * (PostgreSQL's pipeline mode); shared/batch.c's group commit uses it.
+ *
+ * Ownership: the caller's events, owners and jobs, as store.h's record
+ * calls.  Limits: 64 events at once.  Failure: there is no savepoint per
+ * event, so any failure fails the transaction; the caller rolls it back
+ * and records the events one at a time, each in a savepoint.
+ */
+#ifndef IH_STORE_MANY_H
+#define IH_STORE_MANY_H
+
+#include "store.h"
+
+/*
+ * Inside tx: store_record_claim() for the n events of evs (at most 64)
+ * at once, owners[i] NULL recording evs[i] unclaimed, where the backend
+ * can send their inserts together and wait once for all the answers
+ * (PostgreSQL's pipeline).  No savepoint each: when any of them fails,
+ * so does the transaction (IH_ESTORE), and the caller rolls it back and
+ * records the events one at a time.  An event replacing a held one
+ * (struct event's replaces_held) is for store_record_claim().  Returns
+ * IH_EINVAL, changing nothing, when the backend cannot (SQLite, whose
+ * statements cost no round trip): store_record_many_ok() says so first.
+ */
+int	store_record_claim_many(struct store *st, struct store_txn *tx,
+	    const struct event *const *evs, size_t n, int64_t now_ms,
+	    const char *const *owners, int64_t lease_ms,
+	    struct store_result *res, struct store_job *const *jobs,
+	    char *err, size_t errlen);
+int	store_record_many_ok(const struct store *st);
+/*
+ * store_begin() for a transaction that store_record_claim_many() starts:
+ * the BEGIN may travel with the inserts (PostgreSQL), so a connection
+ * found broken fails the inserts instead, and the caller, which then
+ * rolls back and records one at a time in a transaction begun with
+ * store_begin(), has the connection reopened there.
+ */
+int	store_begin_many(struct store *st, enum store_durability d,
+	    struct store_txn **tx, char *err, size_t errlen);
+
+#endif
