@@ -48,16 +48,6 @@ store_is_postgres(const char *path)
 	    strncasecmp(path, "postgres://", 11) == 0);
 }
 
-int
-store_schema_newer(int version, char *err, size_t errlen)
-{
-	if (version <= STORE_SCHEMA_VERSION)
-		return IH_OK;
-	snprintf(err, errlen, "store schema version %d is newer than this "
-	    "build's %d: upgrade idemhook", version, STORE_SCHEMA_VERSION);
-	return IH_ECONFIG;
-}
-
 enum store_durability
 store_durable_as(int synchronous)
 {
