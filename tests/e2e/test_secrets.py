@@ -280,9 +280,12 @@ HIDDEN_NAME = "IH_ACTION_HIDDEN"
 PROBE_HEADER = "X-Probe-Header"
 
 # Dumps its environment (NUL-separated), and fails the first attempt of a
-# test.retry event, so that a later request drains its retry.
-DUMP_CMD = ('* env -0 > "%(dir)s/env.$IDEMHOOK_PROVIDER.$IDEMHOOK_EVENT_ID.'
-            '$IDEMHOOK_ATTEMPT"; [ "$IDEMHOOK_EVENT_TYPE" != test.retry ] || '
+# test.retry event, so that a later request drains its retry.  The dump
+# appears under its name only once written whole (a rename), so that the
+# test never reads a file the shell has created but env not yet filled.
+DUMP_CMD = ('* f="%(dir)s/env.$IDEMHOOK_PROVIDER.$IDEMHOOK_EVENT_ID.'
+            '$IDEMHOOK_ATTEMPT"; env -0 > "$f.part" && mv "$f.part" "$f"; '
+            '[ "$IDEMHOOK_EVENT_TYPE" != test.retry ] || '
             '[ "$IDEMHOOK_ATTEMPT" -ge 2 ]')
 
 
@@ -296,7 +299,7 @@ def read_dumps(dump_dir):
     """{file name: {name: value}} of the actions' environment dumps."""
     out = {}
     for fn in os.listdir(dump_dir):
-        if not fn.startswith("env."):
+        if not fn.startswith("env.") or fn.endswith(".part"):
             continue
         with open(os.path.join(dump_dir, fn), "rb") as f:
             data = f.read()
