@@ -2,7 +2,7 @@
 """A short fuzzing run of every libFuzzer harness in tests/fuzz/, in make check.
 
 Usage: test_fuzz.py BINDIR   (or IH_BIN=BINDIR test_fuzz.py)
-       IH_FUZZ_SECONDS=N (default 2) per harness
+       IH_FUZZ_SECONDS=N (default 1) per harness
 
 Builds the harnesses with 'make BUILD=<BINDIR> fuzz-build' (tests/fuzz/fuzz.mk:
 clang, -fsanitize=fuzzer,address,undefined, into BINDIR/fuzz), then runs
@@ -28,7 +28,7 @@ from harness import REPO, suite_main  # noqa: E402
 
 
 def run_cases(tap, bindir, servers):
-    seconds = int(os.environ.get("IH_FUZZ_SECONDS", "2"))
+    seconds = int(os.environ.get("IH_FUZZ_SECONDS", "1"))
     names = sorted(os.path.basename(p)[:-2]
                    for p in glob.glob(os.path.join(REPO, "tests", "fuzz", "fuzz_*.c")))
     if not names:
