@@ -178,13 +178,8 @@ cli_catchup(struct cli *c, int argc, char **argv)
 			repair = 1;
 		else if (r == 0 && strcmp(argv[a], "--json") == 0)
 			json = 1;
-		else if (r == 0 && strcmp(argv[a], "--help") == 0) {
-			usage(stdout);
-			return 0;
-		} else {
-			usage(stderr);
-			return 2;
-		}
+		else
+			return cli_help_or_usage(argv[a], usage);
 	}
 	if (since != NULL && from != NULL) {
 		cli_errorf("catch-up: --since and --from are one option");

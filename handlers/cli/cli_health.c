@@ -164,13 +164,8 @@ cli_health(struct cli *c, int argc, char **argv)
 			nnamed++;
 		} else if (r == 0 && strcmp(argv[a], "--json") == 0)
 			json = 1;
-		else if (r == 0 && strcmp(argv[a], "--help") == 0) {
-			usage(stdout);
-			return 0;
-		} else {
-			usage(stderr);
-			return 2;
-		}
+		else
+			return cli_help_or_usage(argv[a], usage);
 	}
 	run.c = c;
 	run.json = json;
