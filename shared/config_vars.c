@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,48 @@
 #include "config.h"
 #include "config_vars.h"
 #include "ih.h"
+
+/* FNV-1a: the slot a name starts its search at. */
+static size_t
+name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s != '\0') {
+		h ^= (unsigned char)*s++;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+/*
+ * Rebuilds the index of names, the last line of a name winning as in a
+ * shell environment file.  The lines change only while a source is read
+ * (and once when other providers' secrets are dropped), so a rebuild per
+ * line stays cheap; without memory the index is dropped, not trusted.
+ */
+static void
+reindex(struct config_vars *v)
+{
+	size_t want = 16, i, h;
+
+	free(v->slot);
+	v->slot = NULL;
+	v->nslot = 0;
+	while (want < 2 * v->n)
+		want *= 2;
+	v->slot = calloc(want, sizeof(*v->slot));
+	if (v->slot == NULL)
+		return;
+	v->nslot = want;
+	for (i = 0; i < v->n; i++) {
+		h = name_hash(v->names[i]) & (want - 1);
+		while (v->slot[h] != 0 &&
+		    strcmp(v->names[v->slot[h] - 1], v->names[i]) != 0)
+			h = (h + 1) & (want - 1);
+		v->slot[h] = i + 1;
+	}
+}
 
 static int
 vars_add(struct config_vars *v, const char *name, size_t nlen,
@@ -42,6 +85,7 @@ vars_add(struct config_vars *v, const char *name, size_t nlen,
 	v->values[v->n] = val;
 	v->n++;
 	n = val = NULL;
+	reindex(v);
 	rc = IH_OK;
 out:
 	free(n);
@@ -62,6 +106,7 @@ config_vars_free(struct config_vars *v)
 	}
 	free(v->names);
 	free(v->values);
+	free(v->slot);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -115,6 +160,7 @@ config_vars_keep_secrets(struct config_vars *v, const char *secret_var)
 		j++;
 	}
 	v->n = j;
+	reindex(v);
 }
 
 size_t
@@ -270,8 +316,15 @@ const char *
 config_vars_get(void *arg, const char *name)
 {
 	const struct config_vars *v = arg;
-	size_t i;
+	size_t i, h;
 
+	if (v->slot != NULL) {
+		h = name_hash(name) & (v->nslot - 1);
+		for (; v->slot[h] != 0; h = (h + 1) & (v->nslot - 1))
+			if (strcmp(v->names[v->slot[h] - 1], name) == 0)
+				return v->values[v->slot[h] - 1];
+		return NULL;
+	}
 	/* The last line wins, as in a shell environment file. */
 	for (i = v->n; i > 0; i--)
 		if (strcmp(v->names[i - 1], name) == 0)

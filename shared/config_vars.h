@@ -16,11 +16,18 @@
 #define CONFIG_VALUE_MAX	4096	/* longest accepted value */
 #define CONFIG_FILE_MAX		(256 * 1024)	/* longest config file */
 
-/* An owned list of NAME=value pairs: a file, or a captured environment. */
+/*
+ * An owned list of NAME=value pairs: a file, or a captured environment.
+ * slot indexes the names (a line's number plus one, 0 for none), so that
+ * a lookup costs the same with one account's lines or a hundred's; it is
+ * NULL, and lookups scan the lines, when memory ran out.
+ */
 struct config_vars {
 	size_t	  n;
 	char	**names;
 	char	**values;
+	size_t	 *slot;
+	size_t	  nslot;	/* a power of two, at least 2 * n */
 };
 
 /*

@@ -381,11 +381,62 @@ log_clean_neutralises(void **state)
 	assert_int_equal(strlen(out), LOG_VALUE_MAX + 3);
 }
 
+/*
+ * Hundreds of lines (a hundred accounts' settings) are looked up through
+ * the index: the last line of a name wins, an absent name is NULL, and
+ * the index follows the lines when other providers' secrets are dropped.
+ */
+static void
+vars_index(void **state)
+{
+	static char buf[400][64];
+	char *env[401];
+	struct config_vars v;
+	char name[64];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 300; i++) {
+		snprintf(buf[i], sizeof(buf[i]), "IDEMHOOK_STRIPE_SECRET@a%zu=s%zu",
+		    i, i);
+		env[i] = buf[i];
+	}
+	for (; i < 350; i++) {
+		/* A name again, later: its last line wins. */
+		snprintf(buf[i], sizeof(buf[i]), "IDEMHOOK_STRIPE_SECRET@a%zu=t%zu",
+		    i - 300, i);
+		env[i] = buf[i];
+	}
+	for (; i < 400; i++) {
+		snprintf(buf[i], sizeof(buf[i]), "IDEMHOOK_GITHUB_SECRET@g%zu=x",
+		    i);
+		env[i] = buf[i];
+	}
+	env[400] = NULL;
+	assert_int_equal(config_vars_from_env(&v, env), IH_OK);
+	assert_string_equal(config_vars_get(&v, "IDEMHOOK_STRIPE_SECRET@a7"),
+	    "t307");
+	assert_string_equal(config_vars_get(&v, "IDEMHOOK_STRIPE_SECRET@a77"),
+	    "s77");
+	assert_null(config_vars_get(&v, "IDEMHOOK_STRIPE_SECRET@a300"));
+	assert_non_null(config_vars_get(&v, "IDEMHOOK_GITHUB_SECRET@g399"));
+	config_vars_keep_secrets(&v, "IDEMHOOK_STRIPE_SECRET");
+	assert_null(config_vars_get(&v, "IDEMHOOK_GITHUB_SECRET@g399"));
+	for (i = 50; i < 300; i++) {
+		snprintf(name, sizeof(name), "IDEMHOOK_STRIPE_SECRET@a%zu", i);
+		assert_non_null(config_vars_get(&v, name));
+	}
+	assert_string_equal(config_vars_get(&v, "IDEMHOOK_STRIPE_SECRET@a49"),
+	    "t349");
+	config_vars_free(&v);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(defaults),
+		cmocka_unit_test(vars_index),
 		cmocka_unit_test(env_beats_file_and_rotation),
 		cmocka_unit_test(synchronous_shared),
 		cmocka_unit_test(empty_env_defers_to_file),
