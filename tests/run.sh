@@ -42,6 +42,11 @@ case $JOBS in
 '' | *[!0-9]* | 0) echo "IH_JOBS must be a whole number above 0" >&2; exit 2 ;;
 esac
 
+# The web servers live in /usr/sbin, which a Debian user's PATH leaves
+# out: the suites find them there too, whoever runs them.
+PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin
+export PATH
+
 passed=0
 failed=0
 skipped=0
