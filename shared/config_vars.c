@@ -32,16 +32,27 @@ name_hash(const char *s)
 	return h;
 }
 
+/* Enters line i in the index: a later line of a name replaces it. */
+static void
+index_line(struct config_vars *v, size_t i)
+{
+	size_t h = name_hash(v->names[i]) & (v->nslot - 1);
+
+	while (v->slot[h] != 0 &&
+	    strcmp(v->names[v->slot[h] - 1], v->names[i]) != 0)
+		h = (h + 1) & (v->nslot - 1);
+	v->slot[h] = i + 1;
+}
+
 /*
- * Rebuilds the index of names, the last line of a name winning as in a
- * shell environment file.  The lines change only while a source is read
- * (and once when other providers' secrets are dropped), so a rebuild per
- * line stays cheap; without memory the index is dropped, not trusted.
+ * Rebuilds the index of names, twice as many slots as lines at least,
+ * the last line of a name winning as in a shell environment file.
+ * Without memory the index is dropped, not trusted: lookups scan.
  */
 static void
 reindex(struct config_vars *v)
 {
-	size_t want = 16, i, h;
+	size_t want = 16, i;
 
 	free(v->slot);
 	v->slot = NULL;
@@ -52,13 +63,8 @@ reindex(struct config_vars *v)
 	if (v->slot == NULL)
 		return;
 	v->nslot = want;
-	for (i = 0; i < v->n; i++) {
-		h = name_hash(v->names[i]) & (want - 1);
-		while (v->slot[h] != 0 &&
-		    strcmp(v->names[v->slot[h] - 1], v->names[i]) != 0)
-			h = (h + 1) & (want - 1);
-		v->slot[h] = i + 1;
-	}
+	for (i = 0; i < v->n; i++)
+		index_line(v, i);
 }
 
 static int
@@ -85,7 +91,11 @@ vars_add(struct config_vars *v, const char *name, size_t nlen,
 	v->values[v->n] = val;
 	v->n++;
 	n = val = NULL;
-	reindex(v);
+	/* A line joins the index; the table doubles only when half full. */
+	if (v->slot != NULL && 2 * v->n <= v->nslot)
+		index_line(v, v->n - 1);
+	else
+		reindex(v);
 	rc = IH_OK;
 out:
 	free(n);
