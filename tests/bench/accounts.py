@@ -1,22 +1,29 @@
 #!/usr/bin/env python3
 """make bench-accounts: one provider with 1 account and with 100 accounts
 (issue 29, README "Accounts"): accepted events per second and CPU per
-accepted event of stripe.fcgi under lighttpd, at one connection count.
+accepted event of stripe.fcgi under lighttpd, at one connection count,
+and instructions per event (callgrind), which no other load blurs.
 
-Both runs go through account URLs (/hooks/stripe/<account>) with each
-account's own secret (IDEMHOOK_STRIPE_SECRET@<account> in the settings
-file), the same ~2 KB signed Stripe events and 10% redeliveries as make
-bench, spread round-robin over the accounts; every run gets a fresh store
-and server.  A small part of make bench, run on its own: it reuses
-tests/bench/run.py's launcher, request maker, wrk driver and counters.
+Both runs send the very same requests but for the account: the same
+~2 KB signed Stripe events (the same ids and bodies), the same 10%
+redeliveries in the same places, through account URLs of the same length
+(/hooks/stripe/acct-NNN) with each account's own secret
+(IDEMHOOK_STRIPE_SECRET@<account> in the settings file), dealt
+round-robin over the accounts; every run gets a fresh store and server.
+The timed runs alternate (1, 100, 1, 100, ... with --rounds) and the
+ratios are of the medians.  A small part of make bench (run.py runs it
+as its "accounts" section); it reuses tests/bench/run.py's launcher,
+request maker, wrk driver and counters.
 
 Usage: accounts.py --bin DIR --tools DIR [--seconds S] [--conns C]
-       [--accounts 1,100] [--out FILE]
+       [--accounts 1,100] [--rounds R] [--cg-events N] [--out FILE]
 """
 
 import argparse
 import os
 import random
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,18 +41,26 @@ def names(n):
     return ["acct-%03d" % i for i in range(n)]
 
 
-def write_requests(prefix, accounts, secrets, n, seed, nfiles=2):
-    """run.write_requests(), each record naming its account's path."""
+def records(accounts, secrets, n, seed=1):
+    """n requests as (header lines, body, path): one event sequence for
+    any number of accounts (one maker, its secret switched per event),
+    so that only the account, its URL and its signature differ."""
     rng = random.Random(seed)
-    makers = {a: run.Maker("stripe", secrets[a]) for a in accounts}
+    mk = run.Maker("stripe", "")
     recs = []
     for i in range(n):
         if i >= run.DUP_WINDOW and rng.random() < run.DUP_SHARE:
             recs.append(recs[i - rng.randint(1, run.DUP_WINDOW)])
             continue
         a = accounts[i % len(accounts)]
-        h, b = makers[a].one()
+        mk.secret = secrets[a]
+        h, b = mk.one()
         recs.append((h, b, "/hooks/stripe/" + a))
+    return recs
+
+
+def write_requests(prefix, recs, nfiles=2):
+    """run.write_requests()'s files, each record naming its path."""
     files = [open("%s.%d" % (prefix, k), "wb") for k in range(nfiles)]
     try:
         for i, (h, b, path) in enumerate(recs):
@@ -58,23 +73,44 @@ def write_requests(prefix, accounts, secrets, n, seed, nfiles=2):
             f.close()
 
 
-def one(a, tmp, n_accounts):
+def prepare(a, tmp, n_accounts):
+    """One account count's settings file (each account's secret; the
+    store is the server's own, through IDEMHOOK_DB) and request files,
+    made once for all its runs."""
     accounts = names(n_accounts)
     secrets = {x: "whsec_" + os.urandom(16).hex() for x in accounts}
     d = tempfile.mkdtemp(prefix="acct-%d-" % n_accounts, dir=tmp)
-    db = os.path.join(d, "data", "events.db")
     cfg = os.path.join(d, "accounts.env")
     with open(cfg, "w") as f:
-        f.write("IDEMHOOK_DB=%s\n" % db)
         for x in accounts:
             f.write("IDEMHOOK_STRIPE_SECRET@%s=%s\n" % (x, secrets[x]))
     os.chmod(cfg, 0o600)
     reqfile = os.path.join(d, "req")
-    write_requests(reqfile, accounts, secrets, 40000, n_accounts)
-    srv = run.lighttpd("stripe", a.bin, a.tools, "whsec_" + os.urandom(16).hex(),
-                       False, {"IDEMHOOK_CONFIG": cfg}, db)
+    write_requests(reqfile, records(accounts, secrets, a.requests))
+    # A file changed in the last 2 s is read again on every request
+    # (config_file.c, CONFIG_RACY_NS): no run starts inside that window.
+    time.sleep(max(0.0, os.stat(cfg).st_ctime + 2.1 - time.time()))
+    return {"n": n_accounts, "dir": d, "cfg": cfg, "accounts": accounts,
+            "secrets": secrets, "reqfile": reqfile}
+
+
+def server(a, s, wrap=""):
+    """A fresh store and a lighttpd with stripe.fcgi for prepare()'s s;
+    returns (server, folder of the store)."""
+    d = tempfile.mkdtemp(prefix="run-", dir=s["dir"])
+    db = os.path.join(d, "data", "events.db")
+    srv = run.lighttpd("stripe", a.bin, a.tools,
+                       "whsec_" + os.urandom(16).hex(), False,
+                       {"IDEMHOOK_CONFIG": s["cfg"]}, db)
+    srv.wrap = wrap
     subprocess.run([os.path.join(a.tools, "store_ceiling"), "-c", db],
                    check=True, timeout=60)
+    return srv, d
+
+
+def timed(a, s):
+    """One wrk run of a.seconds at a.conns connections."""
+    srv, d = server(a, s)
     try:
         srv.start()
         url = "http://127.0.0.1:%d/hooks/stripe" % srv.port
@@ -83,54 +119,191 @@ def one(a, tmp, n_accounts):
         progs0 = set(run.server_pids(srv))
         ticks0 = run.group_ticks(pgid)
         t0_ms = time.time() * 1000
-        res = run.wrk(url, a.conns, a.seconds, reqfile)
+        res = run.wrk(url, a.conns, a.seconds, s["reqfile"])
         progs = set(run.server_pids(srv)) | progs0
         ticks = run.group_ticks(pgid)
-        fcgi_t = sum(ticks.get(p, 0) - ticks0.get(p, 0) for p in progs if p in ticks)
+        fcgi_t = sum(ticks.get(p, 0) - ticks0.get(p, 0)
+                     for p in progs if p in ticks)
         srv.stop()
         dur = res["duration_us"] / 1e6
-        rows, _, _ = run.db_counts(db, t0_ms, dur * 1000)
+        rows, _, _ = run.db_counts(srv.db, t0_ms, dur * 1000)
         oc = run.outcomes(srv.errorlog())
     finally:
         srv.cleanup()
-    return {"accounts": n_accounts, "accepted_s": rows / dur,
+        shutil.rmtree(d, ignore_errors=True)
+    return {"accounts": s["n"], "accepted_s": rows / dur,
             "cpu_us": fcgi_t * 1e6 / run.TICK / rows if rows else None,
             "p99_ms": res["p99_us"] / 1000.0, "errors": res["status_errors"],
             "outcomes": oc}
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--tools", required=True)
-    ap.add_argument("--seconds", type=int, default=3)
-    ap.add_argument("--conns", type=int, default=16)
-    ap.add_argument("--accounts", default="1,100")
-    ap.add_argument("--out", default=None)
-    a = ap.parse_args()
-    tmp = tempfile.mkdtemp(prefix="ih-bench-accounts-")
-    rows = [one(a, tmp, int(n)) for n in a.accounts.split(",")]
+def send(srv, recs):
+    """recs one at a time; a 503 (the program under valgrind still
+    starting) is retried for up to a minute."""
+    deadline = time.monotonic() + 60
+    for h, b, path in recs:
+        hd = dict(ln.split(": ", 1) for ln in
+                  h.decode().split("\r\n") if ln)
+        r = srv.post(path, b, hd)
+        while (r is not None and r.status == 503 and
+               time.monotonic() < deadline):
+            time.sleep(0.5)
+            r = srv.post(path, b, hd)
+        if r is None or r.status != 200:
+            raise SystemExit("%s: %r" % (path, r and (r.status, r.body)))
+
+
+def cg_total(a, s, n):
+    """callgrind's instruction total of stripe.fcgi over the first n
+    requests, one at a time (start-up and shutdown included)."""
+    cg = tempfile.mkdtemp(prefix="cg-", dir=s["dir"])
+    wrap = ("%s --tool=callgrind --dump-instr=no "
+            "--callgrind-out-file=%s/cg.%%p" % (shutil.which("valgrind"), cg))
+    srv, d = server(a, s, wrap)
+    try:
+        srv.start()
+        send(srv, records(s["accounts"], s["secrets"], n))
+    finally:
+        srv.stop()
+        srv.cleanup()
+        shutil.rmtree(d, ignore_errors=True)
+    total = 0
+    for f in os.listdir(cg):
+        with open(os.path.join(cg, f)) as fh:
+            for ln in fh:
+                if ln.startswith(("totals:", "summary:")):
+                    total = max(total, int(ln.split()[1]))
+    shutil.rmtree(cg, ignore_errors=True)
+    if total == 0:
+        raise SystemExit("callgrind wrote no totals")
+    return total
+
+
+def instructions(a, s):
+    """Instructions per request: runs of W and W+N requests, the
+    difference over N (start-up, shutdown and warm-up cancel out)."""
+    warm = max(a.cg_events // 4, 10)
+    lo = cg_total(a, s, warm)
+    hi = cg_total(a, s, warm + a.cg_events)
+    return (hi - lo) / a.cg_events
+
+
+def compare(a, tmp):
+    """The whole comparison: {"counts", "timed": [rows], "ir": {n: x}}.
+    The timed runs alternate A B B A ..., so that a drift of the
+    machine's load over the minutes favours neither."""
+    counts = [int(n) for n in a.accounts.split(",")]
+    sets = [prepare(a, tmp, n) for n in counts]
+    out = {"counts": counts, "timed": [], "ir": {}}
+    if a.cg_events and shutil.which("valgrind"):
+        for s in sets:
+            out["ir"][s["n"]] = instructions(a, s)
+    for r in range(a.rounds):
+        for s in (sets if r % 2 == 0 else sets[::-1]):
+            out["timed"].append(timed(a, s))
+    return out
+
+
+def med(rows, n, key):
+    v = [r[key] for r in rows if r["accounts"] == n and r[key]]
+    return statistics.median(v) if v else None
+
+
+def pct(x, y):
+    return "%+.1f%%" % (100.0 * (x / y - 1)) if x and y else "-"
+
+
+def summary(res):
+    """Ratios of the last count to the first, minus 1: "ir" (callgrind),
+    "accepted_s" and "cpu_us" (of the medians), and "rounds": the same
+    two of each round's pair, run in the same minute."""
+    lo, hi = res["counts"][0], res["counts"][-1]
+    t = res["timed"]
+    out = {"ir": None, "rounds": []}
+    if res["ir"]:
+        out["ir"] = res["ir"][hi] / res["ir"][lo] - 1
+    for k in ("accepted_s", "cpu_us"):
+        x, y = med(t, hi, k), med(t, lo, k)
+        out[k] = x / y - 1 if x and y else None
+    k = len(res["counts"])
+    for i in range(0, len(t) - k + 1, k):
+        pair = {r["accounts"]: r for r in t[i:i + k]}
+        out["rounds"].append(tuple(
+            pair[hi][key] / pair[lo][key] - 1
+            if pair[hi][key] and pair[lo][key] else None
+            for key in ("accepted_s", "cpu_us")))
+    return out
+
+
+def table(a, res):
+    """Markdown lines of compare()'s result."""
     lines = ["| accounts | accepted/s | CPU per event (stripe.fcgi) | p99 | "
              "non-2xx | outcomes |", "|---|---|---|---|---|---|"]
-    for r in rows:
+    for r in res["timed"]:
         lines.append("| %d | %.0f | %s | %.1f ms | %d | %s |" % (
             r["accounts"], r["accepted_s"],
             "%.0f us" % r["cpu_us"] if r["cpu_us"] else "-", r["p99_ms"],
-            r["errors"], ", ".join("%s %d" % kv for kv in sorted(r["outcomes"].items()))))
-    if len(rows) == 2 and rows[0]["accepted_s"] and rows[0]["cpu_us"]:
+            r["errors"], ", ".join("%s %d" % kv
+                                   for kv in sorted(r["outcomes"].items()))))
+    c = res["counts"]
+    if len(c) == 2:
+        lo, hi = c
+        t = res["timed"]
         lines.append("")
-        lines.append("%d vs %d accounts: throughput %+.1f%%, CPU per event %+.1f%% "
-                     "(%d s, %d connections)" % (
-                         rows[1]["accounts"], rows[0]["accounts"],
-                         100.0 * (rows[1]["accepted_s"] / rows[0]["accepted_s"] - 1),
-                         100.0 * (rows[1]["cpu_us"] / rows[0]["cpu_us"] - 1),
-                         a.seconds, a.conns))
-    text = "\n".join(lines) + "\n"
+        if res["ir"]:
+            lines.append("Instructions per request (callgrind, %d requests "
+                         "one at a time): %.0f with %d, %.0f with %d "
+                         "accounts (%s)." % (
+                             a.cg_events, res["ir"][lo], lo, res["ir"][hi],
+                             hi, pct(res["ir"][hi], res["ir"][lo])))
+        if t:
+            lines.append(
+                "%d vs %d accounts, medians of %d runs each, alternating "
+                "(%d s, %d connections): throughput %s, CPU per event %s." % (
+                    hi, lo, a.rounds, a.seconds, a.conns,
+                    pct(med(t, hi, "accepted_s"), med(t, lo, "accepted_s")),
+                    pct(med(t, hi, "cpu_us"), med(t, lo, "cpu_us"))))
+            lines.append("Each round's pair: " + "; ".join(
+                "%s, %s" % tuple("%+.1f%%" % (100 * v) if v is not None
+                                 else "-" for v in r)
+                for r in summary(res)["rounds"]) + ".")
+    return lines
+
+
+def options(**kw):
+    """compare()'s options with their defaults (run.py's section)."""
+    o = argparse.Namespace(seconds=3, conns=16, accounts="1,100",
+                           rounds=3, cg_events=100, requests=40000)
+    for k, v in kw.items():
+        setattr(o, k, v)
+    return o
+
+
+def main():
+    d = options()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--tools", required=True)
+    ap.add_argument("--seconds", type=int, default=d.seconds)
+    ap.add_argument("--conns", type=int, default=d.conns)
+    ap.add_argument("--accounts", default=d.accounts)
+    ap.add_argument("--rounds", type=int, default=d.rounds,
+                    help="timed runs of each count, alternating")
+    ap.add_argument("--cg-events", type=int, default=d.cg_events,
+                    help="requests counted by callgrind (0: none)")
+    ap.add_argument("--requests", type=int, default=d.requests,
+                    help="requests in each count's wrk file")
+    ap.add_argument("--out", default=None)
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="ih-bench-accounts-")
+    try:
+        text = "\n".join(table(a, compare(a, tmp))) + "\n"
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     sys.stdout.write(text)
     if a.out:
         with open(a.out, "w") as f:
             f.write(text)
-    harness.shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
