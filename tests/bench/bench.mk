@@ -12,7 +12,8 @@
 #                               PostgreSQL) already holding that many
 #                               events, filled through the library
 #                               (store_ceiling -F; about 1 GB for SQLite)
-#   make bench BENCH_OPTS=--no-apache   (or --no-pg, --apache-only,
+#   make bench BENCH_OPTS=--no-apache   (or --no-pg, --no-accounts,
+#                               --apache-only,
 #                               --apache-conf 'LINE', --runs ...: run.py -h)
 #   make bench-pages            per event, with deterministic tools (strace,
 #                               callgrind): WAL pages and bytes, fsyncs,
@@ -28,7 +29,9 @@
 #                               and strace -c (tests/bench/cgi_cost.sh)
 #   make bench-accounts         stripe with 1 account and with 100
 #                               accounts: accepted/s and CPU per event
-#                               (tests/bench/accounts.py; issue 29)
+#                               of alternating runs, instructions per
+#                               request (tests/bench/accounts.py; issue
+#                               29; make bench runs a shorter one)
 #
 # Everything is built without sanitizers at -O2 into $(BUILD)/bench, so
 # that it never disturbs another build, and the results go to

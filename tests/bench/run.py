@@ -30,6 +30,11 @@ Measured in one run, on this machine, so that ratios are comparable:
                    two lighttpd instances on the one database, each
                    driven by its own wrk at 16 connections with events of
                    its own, as test_pg_hosts starts them.
+  accounts         stripe at 16 connections with 1 account and with
+                   100 (tests/bench/accounts.py: each its own URL and
+                   secret, the same requests otherwise), 3 s runs in the
+                   order 1, 100, 100, 1, and instructions per request
+                   from callgrind; --no-accounts leaves them out.
   growth           with --growth N (make bench BENCH_GROWTH=N): stripe at
                    16 connections on a store that already holds N done
                    events (store_ceiling -F: recorded, claimed and
@@ -103,6 +108,7 @@ T_APACHE = 1.0           # Apache mod_fcgid >= 1x the storage ceiling
 T_APACHE_P99_MS = 20.0
 T_CGI = 0.5              # plain CGI >= 0.5x the null CGI program
 T_GROWTH = 0.8           # a store of N events >= 0.8x an empty one
+T_ACCOUNTS = 0.05        # 100 accounts within 5% of 1 (issue 29)
 
 
 def log(msg):
@@ -662,6 +668,8 @@ class Bench:
             self.apache()
         if not a.no_pg and "stripe" in provs and not a.apache_only:
             self.postgres()
+        if not a.no_accounts and "stripe" in provs and not a.apache_only:
+            self.accounts()
         self.finish(t0, again=True)
 
     def finish(self, t0, again):
@@ -845,6 +853,43 @@ class Bench:
             s += ", " + r["variant"]
         return s
 
+    # -------------------------------------------------------- accounts
+    # Issue 29: stripe with 1 account and with 100, through
+    # tests/bench/accounts.py (its own make bench-accounts, longer).
+
+    def accounts(self):
+        """accounts.compare() in short: 3 s runs, A B B A, and 100
+        requests counted by callgrind for each count."""
+        sys.modules.setdefault("run", sys.modules[__name__])
+        import accounts
+        seconds = min(self.a.seconds, 3)
+        rate = min(max(self.ceil.get("FULL") or 3000, 3000), 8000)
+        self.acct_opts = accounts.options(
+            bin=self.a.bin, tools=self.a.tools, seconds=seconds, rounds=2,
+            requests=int(rate * seconds * 1.2))
+        log("accounts: stripe with 1 and with 100 accounts, %d s runs"
+            % seconds)
+        d = self.fresh("accounts")
+        self.acct = accounts.compare(self.acct_opts, d)
+        shutil.rmtree(d, ignore_errors=True)
+        self.acct_sum = accounts.summary(self.acct)
+        self.acct_lines = accounts.table(self.acct_opts, self.acct)
+
+    def accounts_target(self):
+        s = getattr(self, "acct_sum", None)
+        if not s or s["accepted_s"] is None or s["cpu_us"] is None:
+            return []
+        ok = abs(s["accepted_s"]) <= T_ACCOUNTS and \
+            abs(s["cpu_us"]) <= T_ACCOUNTS
+        return ["| 100 accounts within %.0f%% of 1 account, throughput and "
+                "CPU per event (stripe, 16 conn) | %+.1f%% accepted/s, "
+                "%+.1f%% CPU per event (medians, %d runs each, "
+                "alternating); instructions per request %s | %s |" % (
+                    100 * T_ACCOUNTS, 100 * s["accepted_s"],
+                    100 * s["cpu_us"], self.acct_opts.rounds,
+                    "%+.1f%%" % (100 * s["ir"]) if s["ir"] is not None
+                    else "-", "met" if ok else "**missed**")]
+
     def report(self):
         a = self.a
         L = []
@@ -937,7 +982,13 @@ class Bench:
                          "%.2f" % rs if rs is not None else "-"))
         L.append("")
         L += self.targets()
+        L += self.accounts_target()
         L.append("")
+        if getattr(self, "acct_lines", None):
+            L.append("Accounts (stripe with 1 and with 100 accounts, "
+                     "tests/bench/accounts.py):")
+            L.append("")
+            L += self.acct_lines + [""]
         L += self.apache_memory()
         L.append("")
         L.append("CPU per request (µs, from /proc and getrusage):")
@@ -964,6 +1015,7 @@ class Bench:
             f.write(text)
         with open(os.path.splitext(a.out)[0] + ".json", "w") as f:
             json.dump({"ceilings": self.ceil, "runs": self.rows,
+                       "accounts": getattr(self, "acct", None),
                        "date": self.started.isoformat()}, f, indent=1)
         print(text)
         log("results in %s" % a.out)
@@ -1152,6 +1204,9 @@ def main():
                     help="no PostgreSQL rows (they need tests/pg_cluster.sh)")
     ap.add_argument("--no-apache", action="store_true",
                     help="no Apache rows (they need apache2, mod_fcgid)")
+    ap.add_argument("--no-accounts", action="store_true",
+                    help="no 1-vs-100-accounts rows (tests/bench/"
+                    "accounts.py; about 2 minutes)")
     ap.add_argument("--apache-only", action="store_true",
                     help="only the ceilings and the Apache rows")
     ap.add_argument("--apache-conf", action="append", metavar="LINE",
