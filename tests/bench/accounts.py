@@ -108,6 +108,21 @@ def server(a, s, wrap=""):
     return srv, d
 
 
+def written(pids):
+    """Bytes the processes wrote through system calls (wchar of
+    /proc/PID/io: the WAL's pages, the answers, the log)."""
+    n = 0
+    for p in pids:
+        try:
+            with open("/proc/%d/io" % p) as f:
+                for ln in f:
+                    if ln.startswith("wchar:"):
+                        n += int(ln.split()[1])
+        except OSError:
+            pass
+    return n
+
+
 def timed(a, s):
     """One wrk run of a.seconds at a.conns connections."""
     srv, d = server(a, s)
@@ -118,12 +133,16 @@ def timed(a, s):
         pgid = srv.proc.pid
         progs0 = set(run.server_pids(srv))
         ticks0 = run.group_ticks(pgid)
+        w0 = written(progs0)
         t0_ms = time.time() * 1000
         res = run.wrk(url, a.conns, a.seconds, s["reqfile"])
         progs = set(run.server_pids(srv)) | progs0
         ticks = run.group_ticks(pgid)
+        wr = written(progs) - w0
         fcgi_t = sum(ticks.get(p, 0) - ticks0.get(p, 0)
                      for p in progs if p in ticks)
+        web_t = sum(t - ticks0.get(p, 0) for p, t in ticks.items()
+                    if p not in progs)
         srv.stop()
         dur = res["duration_us"] / 1e6
         rows, _, _ = run.db_counts(srv.db, t0_ms, dur * 1000)
@@ -133,6 +152,9 @@ def timed(a, s):
         shutil.rmtree(d, ignore_errors=True)
     return {"accounts": s["n"], "accepted_s": rows / dur,
             "cpu_us": fcgi_t * 1e6 / run.TICK / rows if rows else None,
+            "kib": wr / 1024.0 / rows if rows else None,
+            "web_us": web_t * 1e6 / run.TICK / res["requests"]
+            if res["requests"] else None,
             "p99_ms": res["p99_us"] / 1000.0, "errors": res["status_errors"],
             "outcomes": oc}
 
@@ -237,12 +259,15 @@ def summary(res):
 
 def table(a, res):
     """Markdown lines of compare()'s result."""
-    lines = ["| accounts | accepted/s | CPU per event (stripe.fcgi) | p99 | "
-             "non-2xx | outcomes |", "|---|---|---|---|---|---|"]
+    lines = ["| accounts | accepted/s | CPU per event (stripe.fcgi) | "
+             "lighttpd CPU per request | KiB written per event | p99 | "
+             "non-2xx | outcomes |", "|---|---|---|---|---|---|---|---|"]
     for r in res["timed"]:
-        lines.append("| %d | %.0f | %s | %.1f ms | %d | %s |" % (
+        lines.append("| %d | %.0f | %s | %s | %s | %.1f ms | %d | %s |" % (
             r["accounts"], r["accepted_s"],
-            "%.0f us" % r["cpu_us"] if r["cpu_us"] else "-", r["p99_ms"],
+            "%.0f us" % r["cpu_us"] if r["cpu_us"] else "-",
+            "%.0f us" % r["web_us"] if r["web_us"] else "-",
+            "%.1f" % r["kib"] if r["kib"] else "-", r["p99_ms"],
             r["errors"], ", ".join("%s %d" % kv
                                    for kv in sorted(r["outcomes"].items()))))
     c = res["counts"]
