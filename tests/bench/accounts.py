@@ -166,6 +166,8 @@ def timed(a, s):
             "kib": wr / 1024.0 / rows if rows else None,
             "web_us": web_t * 1e6 / run.TICK / res["requests"]
             if res["requests"] else None,
+            "wrk_us": res["wrk_cpu_s"] * 1e6 / res["requests"]
+            if res["requests"] else None,
             "p99_ms": res["p99_us"] / 1000.0, "errors": res["status_errors"],
             "outcomes": oc}
 
@@ -270,14 +272,15 @@ def summary(res):
 
 def table(a, res):
     """Markdown lines of compare()'s result."""
+    def us(v):
+        return "%.0f us" % v if v else "-"
     lines = ["| accounts | accepted/s | CPU per event (stripe.fcgi) | "
-             "lighttpd CPU per request | KiB written per event | p99 | "
+             "lighttpd, wrk CPU per request | KiB written per event | p99 | "
              "non-2xx | outcomes |", "|---|---|---|---|---|---|---|---|"]
     for r in res["timed"]:
-        lines.append("| %d | %.0f | %s | %s | %s | %.1f ms | %d | %s |" % (
-            r["accounts"], r["accepted_s"],
-            "%.0f us" % r["cpu_us"] if r["cpu_us"] else "-",
-            "%.0f us" % r["web_us"] if r["web_us"] else "-",
+        lines.append("| %d | %.0f | %s | %s, %s | %s | %.1f ms | %d | %s |" % (
+            r["accounts"], r["accepted_s"], us(r["cpu_us"]),
+            us(r["web_us"]), us(r["wrk_us"]),
             "%.1f" % r["kib"] if r["kib"] else "-", r["p99_ms"],
             r["errors"], ", ".join("%s %d" % kv
                                    for kv in sorted(r["outcomes"].items()))))

@@ -60,7 +60,13 @@ provider specs, and measures:
   hold that many done events, filled through the library
   (`store_ceiling -F`: recorded, claimed and completed, random Stripe-like
   ids, 512-byte payloads, 2,000 per transaction; about 1 GB for SQLite),
-  against the same run on an empty store.
+  against the same run on an empty store;
+- **accounts** (issue 29; `BENCH_OPTS=--no-accounts` leaves them out):
+  stripe at 16 connections with 1 account and with 100, each through its
+  own URL and secret and otherwise the very same requests
+  (`tests/bench/accounts.py`, which `make bench-accounts` runs longer),
+  four 3 s runs in the order 1, 100, 100, 1, and the instructions per
+  request of each from callgrind, which no other load blurs.
 
 Three more targets count work instead of timing it, so that a loaded
 machine does not blur them: `make bench-pages` (WAL pages, bytes and
@@ -97,7 +103,8 @@ ceiling at p99 ≤ 20 ms, and two hosts at least 1.6× one host (or the
 ceiling, the lower). Apache mod_fcgid with the shipped vhost: at least
 1× the storage ceiling at p99 ≤ 20 ms. Plain CGI: at least 0.5× the null
 CGI program. Growth: a store of 1,000,000 events at least 0.8× an empty
-one, on both backends.
+one, on both backends. Accounts: 100 accounts within 5% of 1 account in
+accepted events/s and in CPU per event (medians of the alternating runs).
 """
 
 
