@@ -4,16 +4,19 @@
 accepted event of stripe.fcgi under lighttpd, at one connection count,
 and instructions per event (callgrind), which no other load blurs.
 
-Both runs send the very same requests but for the account: the same
-~2 KB signed Stripe events (the same ids and bodies), the same 10%
-redeliveries in the same places, through account URLs of the same length
-(/hooks/stripe/acct-NNN) with each account's own secret
-(IDEMHOOK_STRIPE_SECRET@<account> in the settings file), dealt
-round-robin over the accounts; every run gets a fresh store and server.
-The timed runs alternate (1, 100, 1, 100, ... with --rounds) and the
-ratios are of the medians.  A small part of make bench (run.py runs it
-as its "accounts" section); it reuses tests/bench/run.py's launcher,
-request maker, wrk driver and counters.
+Both counts send the same requests but for the account: one sequence of
+~2 KB signed Stripe events of one shape (their ids and objects random,
+as in make bench), the same 10% redeliveries in the same places, through
+account URLs of one length (/hooks/stripe/acct-NNN) with each account's
+own secret (IDEMHOOK_STRIPE_SECRET@<account> in the settings file),
+dealt round-robin over the accounts; every run gets a fresh store and
+server.  The timed runs alternate (1, 100, 100, 1, 1, 100, ... with
+--rounds), so that a drift of the machine's load favours neither; the
+ratios are of the medians, and each round's pair is shown too.  Beside
+the receiver's CPU per event: lighttpd's and wrk's CPU per request, and
+the bytes the receiver wrote per event (/proc/PID/io).  A small part of
+make bench (run.py runs it as its "accounts" section); it reuses
+tests/bench/run.py's launcher, request maker, wrk driver and counters.
 
 Usage: accounts.py --bin DIR --tools DIR [--seconds S] [--conns C]
        [--accounts 1,100] [--rounds R] [--cg-events N] [--out FILE]
@@ -43,8 +46,9 @@ def names(n):
 
 def records(accounts, secrets, n, seed=1):
     """n requests as (header lines, body, path): one event sequence for
-    any number of accounts (one maker, its secret switched per event),
-    so that only the account, its URL and its signature differ."""
+    any number of accounts (one maker, its secret switched per event,
+    one seed), so that only the account, its URL and its signature
+    differ."""
     rng = random.Random(seed)
     mk = run.Maker("stripe", "")
     recs = []

@@ -63,7 +63,7 @@ provider specs, and measures:
   against the same run on an empty store;
 - **accounts** (issue 29; `BENCH_OPTS=--no-accounts` leaves them out):
   stripe at 16 connections with 1 account and with 100, each through its
-  own URL and secret and otherwise the very same requests
+  own URL and secret and otherwise the same requests
   (`tests/bench/accounts.py`, which `make bench-accounts` runs longer),
   four 3 s runs in the order 1, 100, 100, 1, and the instructions per
   request of each from callgrind, which no other load blurs.
