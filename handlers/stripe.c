@@ -130,8 +130,7 @@ stripe_needs_fetch(const struct provider_req *pr, int *yes)
 	int rc;
 
 	*yes = 0;
-	rc = json_fields(pr->json, pr->req->body, pr->req->body_len, keys, 1,
-	    &val);
+	rc = provider_fields(pr, keys, 1, &val);
 	if (rc == IH_ENOMEM)
 		return rc;
 	*yes = val != NULL && strcmp(val, STRIPE_THIN_OBJECT) == 0;
@@ -305,6 +304,10 @@ stripe_handle(const struct event *ev, struct dispatch_ctx *ctx,
 
 static const char *const stripe_kept[] = { "Stripe-Signature", NULL };
 
+/* What stripe_identify and stripe_needs_fetch read: one pass for both. */
+static const char *const stripe_body_keys[] = { "id", "type", "object",
+    NULL };
+
 const struct provider stripe_provider = {
 	.name = "stripe",
 	.secret_var = "IDEMHOOK_STRIPE_SECRET",
@@ -319,4 +322,5 @@ const struct provider stripe_provider = {
 	.version_key = "api_version",
 	.source_account_key = "account",
 	.needs_fetch = stripe_needs_fetch,
+	.body_keys = stripe_body_keys,
 };

@@ -80,15 +80,33 @@ config_lookup(const struct config_source *src, size_t nsrc,
 	return NULL;
 }
 
+/*
+ * Writes a, b and c one after the other into name; 0 when they do not
+ * fit.  Every request loads its settings through some fifty names:
+ * snprintf() made them a tenth of a receiver's instructions per event.
+ */
+static int
+name_join(char *name, size_t cap, const char *a, const char *b,
+    const char *c)
+{
+	size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
+
+	if (la + lb + lc >= cap)
+		return 0;
+	memcpy(name, a, la);
+	memcpy(name + la, b, lb);
+	memcpy(name + la + lb, c, lc + 1);
+	return 1;
+}
+
 /* Writes IDEMHOOK_<PROVIDER>_<key> into name; 0 when it does not fit. */
 static int
 provider_var(char *name, size_t cap, const char *provider, const char *key)
 {
 	size_t i;
-	int n;
 
-	n = snprintf(name, cap, "IDEMHOOK_%s_%s", provider, key);
-	if (n < 0 || (size_t)n >= cap)
+	if (!name_join(name, cap, "IDEMHOOK_", provider, "_") ||
+	    !name_join(name + strlen(name), cap - strlen(name), key, "", ""))
 		return 0;
 	for (i = 9; name[i] != '\0' && name[i] != '_'; i++)
 		name[i] = (char)toupper((unsigned char)name[i]);
@@ -101,7 +119,6 @@ lookup2(const struct config_source *src, size_t nsrc, const char *provider,
     const char *key)
 {
 	char name[128];
-	int n;
 	const char *v;
 
 	if (!provider_var(name, sizeof(name), provider, key))
@@ -109,11 +126,19 @@ lookup2(const struct config_source *src, size_t nsrc, const char *provider,
 	v = config_lookup(src, nsrc, name);
 	if (v != NULL)
 		return v;
-	n = snprintf(name, sizeof(name), "IDEMHOOK_%s", key);
-	if (n < 0 || (size_t)n >= sizeof(name))
+	if (!name_join(name, sizeof(name), "IDEMHOOK_", key, ""))
 		return NULL;
 	return config_lookup(src, nsrc, name);
 }
+
+/* The suffix of the nth (from 0) of a numbered setting: "", "_2", ... */
+static const char *const nth_suffix[] = {
+	"", "_2", "_3", "_4", "_5", "_6", "_7", "_8"
+};
+#define NTH_SUFFIXES	(sizeof(nth_suffix) / sizeof(nth_suffix[0]))
+/* The build fails here when the settings outnumber the suffixes. */
+typedef char nth_suffix_enough[NTH_SUFFIXES >= CONFIG_MAX_ACTIONS &&
+    NTH_SUFFIXES >= CONFIG_MAX_SECRETS ? 1 : -1];
 
 static int
 parse_long(const char *s, long min, long max, long *out)
@@ -196,10 +221,7 @@ load_actions(struct config *cfg, const char *provider,
 	size_t i, n;
 
 	for (i = 0; i < CONFIG_MAX_ACTIONS; i++) {
-		if (i == 0)
-			snprintf(key, sizeof(key), "ACTION");
-		else
-			snprintf(key, sizeof(key), "ACTION_%zu", i + 1);
+		(void)name_join(key, sizeof(key), "ACTION", nth_suffix[i], "");
 		v = lookup2(src, nsrc, provider, key);
 		if (v == NULL || *v == '\0')
 			continue;
@@ -288,7 +310,7 @@ config_load(struct config *cfg, const char *provider, const char *secret_var,
 	const char *v;
 	char name[128];
 	size_t i;
-	int n, rc = IH_ECONFIG;
+	int rc = IH_ECONFIG;
 
 	memset(cfg, 0, sizeof(*cfg));
 	for (i = 0; i < sizeof(num_settings) / sizeof(num_settings[0]); i++) {
@@ -392,12 +414,8 @@ config_load(struct config *cfg, const char *provider, const char *secret_var,
 	}
 
 	for (i = 0; secret_var != NULL && i < CONFIG_MAX_SECRETS; i++) {
-		if (i == 0)
-			n = snprintf(name, sizeof(name), "%s", secret_var);
-		else
-			n = snprintf(name, sizeof(name), "%s_%zu", secret_var,
-			    i + 1);
-		if (n < 0 || (size_t)n >= sizeof(name))
+		if (!name_join(name, sizeof(name), secret_var, nth_suffix[i],
+		    ""))
 			goto out;
 		v = config_lookup(src, nsrc, name);
 		if (v == NULL || *v == '\0')

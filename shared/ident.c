@@ -30,8 +30,7 @@ ident_from_body(const struct provider_req *pr, const char *id_key,
 	if (id_key != NULL)
 		keys[n++] = id_key;
 	keys[n++] = type_key;
-	rc = json_fields(pr->json, pr->req->body, pr->req->body_len, keys, n,
-	    vals);
+	rc = provider_fields(pr, keys, n, vals);
 	if (rc != IH_OK) {
 		*why = "body is not a JSON object";
 		return rc == IH_ENOMEM ? rc : IH_EBODY;

@@ -314,8 +314,7 @@ source_account_of(struct ingest *in, const struct provider_req *pr)
 	if (in->p->source_account_key == NULL)
 		return IH_OK;
 	keys[0] = in->p->source_account_key;
-	rc = json_fields(pr->json, pr->req->body, pr->req->body_len, keys, 1,
-	    &val);
+	rc = provider_fields(pr, keys, 1, &val);
 	if (rc == IH_ENOMEM)
 		return rc;
 	if (val != NULL) {
@@ -329,14 +328,29 @@ source_account_of(struct ingest *in, const struct provider_req *pr)
 	return IH_OK;
 }
 
+/* The body's SHA-256 in in->fingerprint; else answers 503. */
+static int
+digest_body(struct ingest *in)
+{
+	if (verify_sha256_hex(in->req.body, in->req.body_len,
+	    in->fingerprint) == IH_OK)
+		return 1;
+	outcome_set(&in->out, 503, "out_of_memory", "cannot hash the body");
+	return 0;
+}
+
+static int	read_identity(struct ingest *in,
+		    const struct provider_req *pr);
+
 /* The body, its signature, its digest and its identity. */
 static int
 read_body(struct ingest *in)
 {
 	struct provider_req pr;
+	struct provider_memo memo;
 	const char *why = "";
 	char err[STORE_ERR_MAX];
-	int rc;
+	int ok, rc;
 
 	rc = request_read_body(&in->req, (size_t)in->cfg.max_body);
 	if (rc == IH_ETOOBIG) {
@@ -374,13 +388,31 @@ read_body(struct ingest *in)
 		    "stale_timestamp" : "bad_signature", why);
 		return 0;
 	}
-	if (verify_sha256_hex(in->req.body, in->req.body_len,
-	    in->fingerprint) != IH_OK) {
-		outcome_set(&in->out, 503, "out_of_memory",
-		    "cannot hash the body");
+	/* One pass of the parser for every top-level member read below. */
+	provider_memo_fill(&memo, in->p, &pr);
+	pr.memo = &memo;
+	ok = read_identity(in, &pr);
+	provider_memo_free(&memo);
+	return ok;
+}
+
+/* The verified body's digest, identity, API version and kind. */
+static int
+read_identity(struct ingest *in, const struct provider_req *pr)
+{
+	const char *why = "";
+	int rc;
+
+	/*
+	 * The digest only where something reads it: the replay check of a
+	 * provider whose id and type are unsigned (stored with the event),
+	 * or the name of an unusable body (below).  A SHA-256 of the body is
+	 * as much work as its signature.
+	 */
+	in->fingerprint[0] = '\0';
+	if (in->p->type_unsigned && !digest_body(in))
 		return 0;
-	}
-	rc = in->p->identify(&pr, &in->id, &why);
+	rc = in->p->identify(pr, &in->id, &why);
 	if (rc == IH_ENOMEM) {
 		outcome_set(&in->out, 503, "out_of_memory", "");
 		return 0;
@@ -395,20 +427,22 @@ read_body(struct ingest *in)
 		 * the same bytes is still a duplicate.
 		 */
 		in->quarantine = why;
+		if (in->fingerprint[0] == '\0' && !digest_body(in))
+			return 0;
 		if (quarantine_ident(in->fingerprint, &in->id) != IH_OK) {
 			outcome_set(&in->out, 503, "out_of_memory", "");
 			return 0;
 		}
 	}
-	if (version_of(in->p, &pr, in->api_version,
+	if (version_of(in->p, pr, in->api_version,
 	    sizeof(in->api_version)) != IH_OK ||
-	    source_account_of(in, &pr) != IH_OK) {
+	    source_account_of(in, pr) != IH_OK) {
 		outcome_set(&in->out, 503, "out_of_memory", "");
 		return 0;
 	}
 	/* A thin event: recorded for idemhook work to fetch (store_thin.h). */
 	if (in->quarantine == NULL && in->p->needs_fetch != NULL &&
-	    in->p->needs_fetch(&pr, &in->ev.needs_fetch) != IH_OK) {
+	    in->p->needs_fetch(pr, &in->ev.needs_fetch) != IH_OK) {
 		outcome_set(&in->out, 503, "out_of_memory", "");
 		return 0;
 	}

@@ -19,6 +19,18 @@
 #include "request.h"
 #include "store.h"
 
+/*
+ * The body's top-level members that a request's readers ask for (the
+ * provider's body_keys, its version_key and source_account_key), read in
+ * one pass of the parser for all of them (provider_memo_fill()).
+ */
+struct provider_memo {
+	int		 rc;		/* json_fields()'s, or -1: not read */
+	size_t		 n;
+	const char	*keys[JSON_MAX_FIELDS];
+	char		*vals[JSON_MAX_FIELDS];
+};
+
 /* What verify and identify see of one request. */
 struct provider_req {
 	const struct request	*req;
@@ -26,7 +38,15 @@ struct provider_req {
 	time_t			 now;
 	int			 check_time;	/* 0 when re-verifying later */
 	struct json		*json;
+	struct provider_memo	*memo;	/* or NULL */
 };
+
+/*
+ * json_fields() over pr's body, with its contract: answered from pr's
+ * memo when the memo holds every key asked for, else by parsing.
+ */
+int	provider_fields(const struct provider_req *pr,
+	    const char *const *keys, size_t n, char **vals);
 
 /* The event's identity, filled by identify; strings are malloc'd. */
 struct ident {
@@ -143,6 +163,23 @@ struct provider {
 	 * Returns IH_OK or IH_ENOMEM.
 	 */
 	int	(*needs_fetch)(const struct provider_req *pr, int *yes);
+
+	/*
+	 * Or NULL: the top-level members of the body that identify and
+	 * needs_fetch read through provider_fields() (NULL-terminated), so
+	 * that one pass of the parser serves them all.
+	 */
+	const char *const *body_keys;
 };
+
+/*
+ * Reads p's body_keys, version_key and source_account_key from pr's
+ * body in one pass into m (m->rc -1 when it could not, e.g. out of
+ * memory: each reader then parses for itself).  provider_memo_free()
+ * frees the values.
+ */
+void	provider_memo_fill(struct provider_memo *m, const struct provider *p,
+	    const struct provider_req *pr);
+void	provider_memo_free(struct provider_memo *m);
 
 #endif

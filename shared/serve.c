@@ -1,5 +1,6 @@
 /* serve.c -- the accept loop: threads on FCGX_Accept_r, or one CGI request. */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -295,6 +296,24 @@ thread_count(const struct serve *sv)
 }
 
 /*
+ * Two malloc arenas for the process's threads.  glibc gives each thread
+ * an arena of its own, which keeps the high-water mark of what that
+ * thread ever held: with 8 request threads, the writer and the
+ * processing thread, stripe at 16 connections held 5.6 MiB private;
+ * with two arenas 3.9-4.0 MiB (one: 3.7 MiB, but about 4% more CPU per
+ * event, from threads waiting on its lock).  An operator's
+ * MALLOC_ARENA_MAX is left to win.
+ */
+static void
+few_arenas(void)
+{
+#ifdef M_ARENA_MAX
+	if (getenv("MALLOC_ARENA_MAX") == NULL)
+		(void)mallopt(M_ARENA_MAX, 2);
+#endif
+}
+
+/*
  * The threads of a FastCGI program; returns when accepting fails.  The
  * writer and processing threads block the stop signals, so that they
  * land on a request thread, whose accept they interrupt.
@@ -311,6 +330,7 @@ serve_fcgi(struct serve *sv)
 		    sv->p->name);
 		return 1;
 	}
+	few_arenas();
 	/* Only the writer's store times its queue with SIGALRM. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGALRM);

@@ -68,8 +68,7 @@ version_of(const struct provider *p, const struct provider_req *pr,
 	out[0] = '\0';
 	if (p->version_key != NULL) {
 		keys[0] = p->version_key;
-		rc = json_fields(pr->json, pr->req->body, pr->req->body_len,
-		    keys, 1, &val);
+		rc = provider_fields(pr, keys, 1, &val);
 		if (rc == IH_ENOMEM)
 			return rc;
 		if (val != NULL && version_ok(val, strlen(val)))

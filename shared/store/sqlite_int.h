@@ -38,6 +38,7 @@ struct sq {
 	int64_t		 busy_start_ms;
 	int		 distrusted;	/* code refused: sqlite_trust.h */
 	sqlite3_stmt	*record;
+	sqlite3_stmt	*record_dup;
 	sqlite3_stmt	*record_payload;
 	sqlite3_stmt	*payload_get;
 	sqlite3_stmt	*begin;
@@ -49,6 +50,7 @@ struct sq {
 	sqlite3_stmt	*claim;
 	sqlite3_stmt	*due;
 	sqlite3_stmt	*attempt_start;
+	sqlite3_stmt	*attempt_first;
 	sqlite3_stmt	*attempt_end;
 	sqlite3_stmt	*complete;
 	sqlite3_stmt	*failed;
@@ -57,6 +59,8 @@ struct sq {
 	sqlite3_stmt	*obj_key;
 	sqlite3_stmt	*obj_put;
 	sqlite3_stmt	*obj_hist;
+	/* The event this connection's last record inserted and claimed. */
+	int64_t		 fresh_claim;
 	int		 sync_durable;	/* the configured level: 2 or 1 */
 	int		 sync_now;	/* the connection's level now */
 	struct sqsync	*shared;	/* SHARED: the cross-process sync */

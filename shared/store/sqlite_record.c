@@ -20,10 +20,47 @@
 #include "ih.h"
 #include "sqlite_int.h"
 
+/* A delivery of an event already recorded: counted, and its row read. */
+static int
+record_dup(struct sq *st, const struct event *ev, int64_t now_ms,
+    struct store_result *res, char *err, size_t errlen)
+{
+	sqlite3_stmt *s = sq_stmt(st, &st->record_dup, err, errlen);
+	const char *status;
+	int rc = IH_OK, step;
+
+	if (s == NULL)
+		return IH_ESTORE;
+	sqlite3_bind_text(s, 1, ev->provider, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, account_or_default(ev->account), -1,
+	    SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, ev->event_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 4, now_ms);
+	step = sqlite3_step(s);
+	if (step != SQLITE_ROW) {
+		rc = sq_fail(st, step, "cannot record event", err, errlen);
+		goto out;
+	}
+	res->rowid = sqlite3_column_int64(s, 0);
+	res->duplicates = sqlite3_column_int64(s, 1);
+	res->duplicate = 1;
+	status = (const char *)sqlite3_column_text(s, 2);
+	snprintf(res->status, sizeof(res->status), "%s",
+	    status ? status : "");
+	step = sqlite3_step(s);
+	if (step != SQLITE_DONE)
+		rc = sq_fail(st, step, "cannot record event", err, errlen);
+out:
+	sqlite3_reset(s);
+	return rc;
+}
+
 /*
  * Records ev (store_record()), and with owner set the claim of a new
  * event in the same statement: inserting it as processing avoids an
- * UPDATE of the row.  A new event's payload goes to its own table.
+ * UPDATE of the row.  A new event's payload goes to its own table.  The
+ * insert does nothing when the key is there (no RETURNING: see
+ * sqlite_stmt.c); the row id of a new one is the connection's last.
  */
 int
 sq_record(struct store *base, const struct event *ev, int64_t now_ms,
@@ -76,25 +113,25 @@ sq_record(struct store *base, const struct event *ev, int64_t now_ms,
 	    SQLITE_STATIC);
 	sq_bind_text(s, 16, ev->source_account);
 
-	step = sqlite3_step(s);
-	if (step != SQLITE_ROW) {
-		rc = sq_fail(st, step, "cannot record event", err, errlen);
-		goto out;
-	}
-	res->rowid = sqlite3_column_int64(s, 0);
-	res->duplicates = sqlite3_column_int64(s, 1);
-	res->duplicate = res->duplicates > 0;
-	status = (const char *)sqlite3_column_text(s, 2);
-	snprintf(res->status, sizeof(res->status), "%s",
-	    status ? status : "");
+	st->fresh_claim = 0;
 	step = sqlite3_step(s);
 	if (step != SQLITE_DONE) {
 		rc = sq_fail(st, step, "cannot record event", err, errlen);
 		goto out;
 	}
-	rc = IH_OK;
-	if (!res->duplicate)
-		rc = sq_payload_put(st, ev, res->rowid, err, errlen);
+	if (sqlite3_changes(st->db) == 0) {
+		/* The key is there: a duplicate, counted on its row. */
+		rc = record_dup(st, ev, now_ms, res, err, errlen);
+		goto out;
+	}
+	/* The row the insert made, as the statement wrote it. */
+	res->rowid = sqlite3_last_insert_rowid(st->db);
+	status = owner != NULL ? "processing" : ev->status != NULL ?
+	    ev->status : "received";
+	snprintf(res->status, sizeof(res->status), "%s", status);
+	if (owner != NULL)
+		st->fresh_claim = res->rowid;
+	rc = sq_payload_put(st, ev, res->rowid, err, errlen);
 out:
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);
@@ -107,9 +144,26 @@ sq_attempt_start(struct store *base, int64_t rowid, int64_t now_ms,
     int64_t *seq, char *err, size_t errlen)
 {
 	struct sq *st = sq_of(base);
-	sqlite3_stmt *s = sq_stmt(st, &st->attempt_start, err, errlen);
+	sqlite3_stmt *s;
 	int step;
 
+	if (rowid > 0 && rowid == st->fresh_claim) {
+		/*
+		 * Inserted and claimed by the record just before, in this
+		 * transaction: it has no attempt yet, so this is the first.
+		 */
+		st->fresh_claim = 0;
+		s = sq_stmt(st, &st->attempt_first, err, errlen);
+		if (s == NULL)
+			return IH_ESTORE;
+		sqlite3_bind_int64(s, 1, rowid);
+		sqlite3_bind_int64(s, 2, now_ms);
+		*seq = 1;
+		return sq_step_done(st, s, "cannot record attempt", err,
+		    errlen);
+	}
+	st->fresh_claim = 0;
+	s = sq_stmt(st, &st->attempt_start, err, errlen);
 	if (s == NULL)
 		return IH_ESTORE;
 	sqlite3_bind_int64(s, 1, rowid);

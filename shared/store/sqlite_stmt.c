@@ -35,6 +35,13 @@
 	" AND CASE ?6 WHEN 0 THEN e.needs_fetch = 0" \
 	"  WHEN 2 THEN e.needs_fetch <> 0 ELSE 1 END"
 
+/*
+ * The record, its claim, the first attempt and an object's history avoid
+ * RETURNING and INSERT ... SELECT from the table written: SQLite runs
+ * either through a temporary b-tree built for each execution, about as
+ * much work as the row itself (make bench-pages).
+ */
+
 /* The statements prepared once per connection, in struct order. */
 static const struct {
 	size_t		 off;
@@ -55,9 +62,12 @@ static const struct {
 	    " CASE WHEN ?11 IS NOT NULL THEN 'processing'"
 	    " ELSE coalesce(?8, 'received') END, ?7, ?9, ?10, ?11, ?12,"
 	    " ?11 IS NOT NULL, ?13, ?14, ?15, ?16)"
-	    " ON CONFLICT (provider, account, event_id) DO UPDATE SET"
-	    " duplicates = duplicates + 1,"
-	    " last_seen_at = excluded.received_at"
+	    " ON CONFLICT (provider, account, event_id) DO NOTHING" },
+	/* The record of an event already there (sq_record()). */
+	{ offsetof(struct sq, record_dup),
+	    "UPDATE events SET duplicates = duplicates + 1,"
+	    " last_seen_at = ?4"
+	    " WHERE provider = ?1 AND account = ?2 AND event_id = ?3"
 	    " RETURNING id, duplicates, status" },
 	/* A new event's payload, written once; status changes leave it. */
 	{ offsetof(struct sq, record_payload),
@@ -84,6 +94,10 @@ static const struct {
 	    "INSERT INTO attempts (event, attempt, started_at)"
 	    " VALUES (?1, (SELECT coalesce(max(attempt), 0) + 1 FROM attempts"
 	    " WHERE event = ?1), ?2) RETURNING attempt" },
+	/* The first attempt of an event this transaction inserted. */
+	{ offsetof(struct sq, attempt_first),
+	    "INSERT INTO attempts (event, attempt, started_at)"
+	    " VALUES (?1, 1, ?2)" },
 	{ offsetof(struct sq, attempt_end),
 	    "UPDATE attempts SET finished_at = ?3, outcome = ?4, error = ?5"
 	    " WHERE event = ?1 AND attempt = ?2" },
@@ -129,10 +143,11 @@ static const struct {
 	{ offsetof(struct sq, obj_hist),
 	    "INSERT INTO object_events (provider, kind,"
 	    " object_id, event_id, event_type, status, source_at, rank,"
-	    " deleted, verdict, recorded_at, seq, account) SELECT ?1, ?2, ?3,"
-	    " ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, coalesce(max(seq), 0) + 1, ?12"
-	    " FROM object_events WHERE provider = ?1 AND kind = ?2"
-	    " AND object_id = ?3 AND account = ?12"
+	    " deleted, verdict, recorded_at, seq, account) VALUES (?1, ?2, ?3,"
+	    " ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
+	    " (SELECT coalesce(max(seq), 0) + 1 FROM object_events"
+	    " WHERE provider = ?1 AND kind = ?2"
+	    " AND object_id = ?3 AND account = ?12), ?12)"
 	    " ON CONFLICT (provider, account, kind, object_id, event_id)"
 	    " DO NOTHING" },
 };

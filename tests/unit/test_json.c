@@ -500,6 +500,42 @@ long_value_dropped(void **state)
 }
 
 /* JSON_WANT_BOOL: a boolean's text; anything else is absent. */
+/*
+ * json_utf8_ok() passes ASCII eight bytes at a time: a NUL, a stray
+ * continuation byte, a truncated or a valid sequence at every offset of
+ * a long ASCII run is judged as the byte-by-byte decoder judges it.
+ */
+static void
+utf8_every_offset(void **state)
+{
+	static const struct {
+		const char	*bytes;
+		size_t		 len;
+		int		 ok;
+	} ins[] = {
+		{ "\0", 1, 0 },
+		{ "\x80", 1, 0 },
+		{ "\xc3", 1, 0 },
+		{ "\xc3\xa9", 2, 1 },
+		{ "\xed\xa0\x80", 3, 0 },
+		{ "\xf0\x9f\x98\x80", 4, 1 },
+		{ "\x7f", 1, 1 },
+	};
+	char buf[40];
+	size_t i, at, len;
+
+	(void)state;
+	for (i = 0; i < sizeof(ins) / sizeof(ins[0]); i++)
+		for (at = 0; at + ins[i].len <= sizeof(buf); at++) {
+			memset(buf, 'a', sizeof(buf));
+			memcpy(buf + at, ins[i].bytes, ins[i].len);
+			/* Also where the sequence is cut by the end. */
+			for (len = at + 1; len <= sizeof(buf); len++)
+				assert_int_equal(json_utf8_ok(buf, len),
+				    len >= at + ins[i].len ? ins[i].ok : 0);
+		}
+}
+
 static void
 want_bool(void **state)
 {
@@ -547,6 +583,7 @@ main(void)
 		cmocka_unit_test(many_objects),
 		cmocka_unit_test(long_numbers),
 		cmocka_unit_test(want_bool),
+		cmocka_unit_test(utf8_every_offset),
 	};
 
 	return cmocka_run_group_tests_name("json", tests, NULL, NULL);
