@@ -200,9 +200,12 @@ sync_log(struct sqsync *s, sqlite3 *db, char *err, size_t errlen)
 	unsigned int gen = 0;
 	int e;
 
+	/* NONBLOCK: something else put there (a FIFO) must not hang us. */
 	if (s->walfd < 0)
-		s->walfd = open(s->wal, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		s->walfd = open(s->wal, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+		    O_NONBLOCK);
 	if (s->walfd < 0 || fstat(s->walfd, &sb) != 0 ||
+	    !S_ISREG(sb.st_mode) ||
 	    ioctl(s->walfd, FS_IOC_GETVERSION, &gen) != 0)
 		return sync_sqlite(db, err, errlen);
 	if (fdatasync(s->walfd) != 0) {
