@@ -29,6 +29,54 @@ static const struct store_ops sq_ops;
 
 static void	sq_close(struct store *);
 
+/*
+ * SQLite's auto-checkpoint, which sq_wal_seen() replaces, at its default
+ * length; and the length past which the last connection to close the
+ * store checkpoints the log and empties it (checkpoint_on_close()).
+ */
+#define SQ_AUTO_CHECKPOINT	1000
+#define SQ_CLOSE_CHECKPOINT	256
+
+/* After each commit: SQLite's own auto-checkpoint, and the log's length. */
+static int
+sq_wal_seen(void *arg, sqlite3 *db, const char *name, int frames)
+{
+	struct sq *st = arg;
+
+	st->wal_frames = frames;
+	if (frames >= SQ_AUTO_CHECKPOINT)
+		(void)sqlite3_wal_checkpoint(db, name);
+	return SQLITE_OK;
+}
+
+/*
+ * The log is not checkpointed on close (store_sqlite_open() says why).
+ * But a process that opens the store while
+ * no other has it open rebuilds the log's index from every frame since
+ * the log last restarted, and the log restarts only when a writer finds
+ * it wholly checkpointed in that index, which such a process never does:
+ * with one delivery at a time the log grew without end, and each CGI
+ * process read all of it (and, past 1,000 frames, checkpointed all of it
+ * again).  So once the log is SQ_CLOSE_CHECKPOINT frames long, a closing
+ * connection lets SQLite checkpoint it if it is the last one open (SQLite
+ * tries an exclusive lock on the store and does nothing if another
+ * connection has it), syncing as every checkpoint does, and truncate it
+ * to nothing instead of deleting it, so that its directory entry stays.
+ */
+static void
+checkpoint_on_close(struct sq *st)
+{
+	int on = 1;
+
+	if (sqlite3_file_control(st->db, "main", SQLITE_FCNTL_PERSIST_WAL,
+	    &on) != SQLITE_OK ||
+	    sqlite3_exec(st->db, "PRAGMA journal_size_limit = 0", NULL, NULL,
+	    NULL) != SQLITE_OK)
+		return;
+	(void)sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0,
+	    NULL);
+}
+
 /* The settings every connection runs with, after synchronous. */
 static const struct {
 	const char	*sql;
@@ -91,9 +139,11 @@ store_sqlite_open(const struct store_opts *opts, struct store **out,
 	/*
 	 * A CGI program closes the store after every request; checkpointing
 	 * then would cost three more fsyncs per delivery.  Checkpoints still
-	 * happen as the log grows, during commits.
+	 * happen as the log grows, during commits (sq_wal_seen), and on
+	 * close once it is long (checkpoint_on_close).
 	 */
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+	sqlite3_wal_hook(st->db, sq_wal_seen, st);
 	sqlite3_busy_handler(st->db, sq_busy_wait, st);
 	st->sync_durable = opts->durable_as == STORE_RELAXED ? 1 : 2;
 	/*
@@ -133,6 +183,8 @@ sq_close(struct store *base)
 	struct sq *st = sq_of(base);
 
 	sq_finalize_all(st);
+	if (st->wal_frames >= SQ_CLOSE_CHECKPOINT)
+		checkpoint_on_close(st);
 	sqlite3_close(st->db);
 	sqsync_close(st->shared);
 	sq_queue_leave(st);

@@ -65,6 +65,7 @@ struct sq {
 	int		 sync_now;	/* the connection's level now */
 	struct sqsync	*shared;	/* SHARED: the cross-process sync */
 	int		 tx_shared;	/* this transaction waits on it */
+	int		 wal_frames;	/* the log's length at our commit */
 };
 
 static inline struct sq *

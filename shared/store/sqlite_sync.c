@@ -3,8 +3,11 @@
  * commits of several processes; see sqlite_sync.h.
  */
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+
+#include <linux/fs.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,16 +19,40 @@
 #include "ih.h"
 #include "sqlite_sync.h"
 
-/* The mapped file: both words only ever grow. */
+/*
+ * The mapped file: the first two words only ever grow.  The last three
+ * name the log whose directory entry is durable (see sync_log()); they
+ * change only under the sync lock.
+ */
 struct sqsync_shared {
 	uint64_t	committed;	/* commits numbered so far */
 	uint64_t	durable;	/* every commit <= this is synced */
+	uint64_t	wal_dev;
+	uint64_t	wal_ino;
+	uint64_t	wal_gen;	/* the inode's generation */
 };
 
 struct sqsync {
 	int			 fd;	/* <path>-sync; flock = sync lock */
+	int			 walfd;	/* <path>-wal, opened at first sync */
+	char			 wal[4200];
+	char			 dir[4200];	/* the folder of both */
 	struct sqsync_shared	*sh;
 };
+
+/* The folder of a path, in place: "." for a bare name, "/" for the root. */
+static void
+dir_of(char *p)
+{
+	char *slash = strrchr(p, '/');
+
+	if (slash == NULL)
+		snprintf(p, 2, ".");
+	else if (slash == p)
+		p[1] = '\0';
+	else
+		*slash = '\0';
+}
 
 int
 sqsync_open(const char *path, struct sqsync **out, char *err,
@@ -42,7 +69,12 @@ sqsync_open(const char *path, struct sqsync **out, char *err,
 	if (s == NULL)
 		return IH_ENOMEM;
 	s->fd = -1;
+	s->walfd = -1;
 	n = snprintf(name, sizeof(name), "%s-sync", path);
+	if (n >= 0 && (size_t)n < sizeof(name))
+		n = snprintf(s->wal, sizeof(s->wal), "%s-wal", path);
+	if (n >= 0 && (size_t)n < sizeof(s->wal))
+		n = snprintf(s->dir, sizeof(s->dir), "%s", path);
 	if (n < 0 || (size_t)n >= sizeof(name)) {
 		snprintf(err, errlen, "store path is too long");
 		goto out;
@@ -69,6 +101,7 @@ sqsync_open(const char *path, struct sqsync **out, char *err,
 		goto out;
 	}
 	s->sh = m;
+	dir_of(s->dir);
 	*out = s;
 	s = NULL;
 	rc = IH_OK;
@@ -86,6 +119,8 @@ sqsync_close(struct sqsync *s)
 		munmap(s->sh, sizeof(*s->sh));
 	if (s->fd >= 0)
 		close(s->fd);
+	if (s->walfd >= 0)
+		close(s->walfd);
 	free(s);
 }
 
@@ -107,7 +142,7 @@ durable_for(const struct sqsync *s, uint64_t ticket)
 
 /* Syncs the log through db's own handle of it. */
 static int
-sync_log(sqlite3 *db, char *err, size_t errlen)
+sync_sqlite(sqlite3 *db, char *err, size_t errlen)
 {
 	sqlite3_file *f = NULL;
 	int rc;
@@ -128,6 +163,71 @@ sync_log(sqlite3 *db, char *err, size_t errlen)
 	return IH_OK;
 }
 
+/* 0, or the errno of opening or syncing the store's folder. */
+static int
+sync_dir(const struct sqsync *s)
+{
+	int fd, rc = 0;
+
+	fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	if (fsync(fd) != 0)
+		rc = errno;
+	close(fd);
+	return rc;
+}
+
+/*
+ * Syncs the log, holding the sync lock.  SQLite's own sync of the log
+ * also syncs its folder on the first call through each handle, since it
+ * opens the log as if to create it, which a CGI process paid at every
+ * delivery: a second flush of the disk's cache.  The folder needs it only
+ * once per log file.  So the log is synced through a descriptor of its
+ * own (SQLite takes no lock on the log, so opening and closing one drops
+ * none), and the folder only when the mapped file does not name this
+ * log, by device, inode and the inode's generation (which a file made
+ * later on a reused inode does not share): then the folder is synced and
+ * the log named.  The name is written after the folder's sync returns,
+ * so a name that survives a crash means a durable entry.  Where the
+ * generation cannot be read, SQLite syncs, as before.
+ */
+static int
+sync_log(struct sqsync *s, sqlite3 *db, char *err, size_t errlen)
+{
+	struct sqsync_shared *sh = s->sh;
+	struct stat sb;
+	unsigned int gen = 0;
+	int e;
+
+	/* NONBLOCK: something else put there (a FIFO) must not hang us. */
+	if (s->walfd < 0)
+		s->walfd = open(s->wal, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+		    O_NONBLOCK);
+	if (s->walfd < 0 || fstat(s->walfd, &sb) != 0 ||
+	    !S_ISREG(sb.st_mode) ||
+	    ioctl(s->walfd, FS_IOC_GETVERSION, &gen) != 0)
+		return sync_sqlite(db, err, errlen);
+	if (fdatasync(s->walfd) != 0) {
+		snprintf(err, errlen, "cannot sync the write-ahead log: %s",
+		    strerror(errno));
+		return IH_ESTORE;
+	}
+	if (sh->wal_dev == (uint64_t)sb.st_dev &&
+	    sh->wal_ino == (uint64_t)sb.st_ino && sh->wal_gen == gen)
+		return IH_OK;
+	e = sync_dir(s);
+	if (e != 0) {
+		snprintf(err, errlen, "cannot sync the store's folder: %s",
+		    strerror(e));
+		return IH_ESTORE;
+	}
+	sh->wal_dev = (uint64_t)sb.st_dev;
+	sh->wal_ino = (uint64_t)sb.st_ino;
+	sh->wal_gen = gen;
+	return IH_OK;
+}
+
 int
 sqsync_wait(struct sqsync *s, sqlite3 *db, uint64_t ticket, char *err,
     size_t errlen)
@@ -140,7 +240,7 @@ sqsync_wait(struct sqsync *s, sqlite3 *db, uint64_t ticket, char *err,
 	while (flock(s->fd, LOCK_EX) != 0) {
 		if (errno != EINTR) {
 			/* No lock, no sharing: sync for ourselves. */
-			return sync_log(db, err, errlen);
+			return sync_sqlite(db, err, errlen);
 		}
 	}
 	/* Whoever held the lock may have synced past us meanwhile. */
@@ -149,7 +249,7 @@ sqsync_wait(struct sqsync *s, sqlite3 *db, uint64_t ticket, char *err,
 		return IH_OK;
 	}
 	upto = __atomic_load_n(&s->sh->committed, __ATOMIC_SEQ_CST);
-	rc = sync_log(db, err, errlen);
+	rc = sync_log(s, db, err, errlen);
 	if (rc == IH_OK &&
 	    __atomic_load_n(&s->sh->durable, __ATOMIC_SEQ_CST) < upto)
 		__atomic_store_n(&s->sh->durable, upto, __ATOMIC_SEQ_CST);

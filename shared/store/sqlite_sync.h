@@ -24,10 +24,15 @@
  *                   log that started after the ticket was taken has
  *                   completed, here or in another process; IH_ESTORE if
  *                   this process's sync failed (the commit must then not
- *                   be answered as durable).  It syncs through db's own
- *                   handle of the log (SQLite's xSync, an fdatasync on
- *                   Linux): opening and closing another descriptor of a
- *                   store file would drop this process's POSIX locks.
+ *                   be answered as durable).  It syncs the log through
+ *                   a descriptor of its own (SQLite holds no POSIX lock
+ *                   on the log, so closing it drops none) and syncs the
+ *                   store's folder only for a log file not synced so
+ *                   before (named in <path>-sync by device, inode and
+ *                   generation): SQLite's own sync would flush the folder
+ *                   again in every process.  Where the generation cannot
+ *                   be read, it syncs through db's handle (SQLite's
+ *                   xSync), as before.
  *   sqsync_close()  unmaps; NULL is ignored.
  */
 #ifndef IH_SQLITE_SYNC_H

@@ -26,7 +26,8 @@
 #                               from K clients at once, so that a commit
 #                               carries several events
 #   make bench-cgi              one plain CGI delivery, counted: callgrind
-#                               and strace -c (tests/bench/cgi_cost.sh)
+#                               and strace -c (tests/bench/cgi_cost.sh),
+#                               of the dynamic and the make static build
 #   make bench-accounts         stripe with 1 account and with 100
 #                               accounts: accepted/s and CPU per event
 #                               of alternating runs, instructions per
@@ -48,10 +49,11 @@ BENCH_PAGES_N ?= 200
 BENCH_CONC    ?= 1
 
 .PHONY: bench bench-build bench-tools bench-readme bench-pages bench-cgi \
-	bench-accounts bench-pg-trips
+	bench-accounts bench-pg-trips bench-static
 
-bench: deps bench-build
+bench: deps bench-build bench-static
 	python3 tests/bench/run.py --bin $(BUILD)/bench \
+	    --cgi-bin $(BUILD)/bench/static \
 	    --tools $(BUILD)/bench/tools --seconds $(BENCH_SECONDS) \
 	    $(if $(BENCH_ONLY),--only $(BENCH_ONLY)) \
 	    $(if $(BENCH_GROWTH),--growth $(BENCH_GROWTH)) $(BENCH_OPTS) \
@@ -72,8 +74,17 @@ bench-pg-trips: bench-build
 	    --events $(BENCH_PAGES_N) --conc $(BENCH_CONC) --pg "$$u"; \
 	rc=$$?; tests/pg_cluster.sh stop $(BUILD)/bench/pg; exit $$rc
 
-bench-cgi: bench-build
+bench-cgi: bench-build bench-static
 	tests/bench/cgi_cost.sh $(BUILD)/bench $(BUILD)/bench/cgi
+	tests/bench/cgi_cost.sh $(BUILD)/bench/static $(BUILD)/bench/cgi-static
+
+# stripe.fcgi as make static builds it (handlers/static.mk), unstripped so
+# that callgrind names its functions: what the shared-hosting recipe runs
+# under plain CGI.
+bench-static:
+	$(MAKE) BUILD=$(BUILD)/bench/static/build SANITIZE=0 FAULTS=0 NO_PG=1 \
+	    NO_CURL=1 CFLAGS='-O2 -g' STATIC_DIR=$(BUILD)/bench/static \
+	    STATIC_LDFLAGS= $(BUILD)/bench/static/stripe.fcgi
 
 # A separate make, so that $(BUILD)/bench gets its own flags and objects.
 bench-build:

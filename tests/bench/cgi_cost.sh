@@ -4,7 +4,11 @@
 # event, once untraced (it creates the store), then once under callgrind
 # (instructions, the process forked after the answer included, and where
 # they go: callgrind_annotate --inclusive=yes OUT/cg.out.PID) and once
-# under strace -c (system calls, pwrite64, fsyncs).
+# under strace -c (system calls, pwrite64, fsyncs); then, after
+# CGI_COST_AFTER (default 60) more deliveries one at a time, once more
+# under callgrind: each process opens the store alone and rebuilds the
+# log's index from the frames the log holds, so this count shows whether
+# the log stays short (it used to grow with every delivery).
 #
 #   tests/bench/cgi_cost.sh BINDIR OUTDIR      (make bench-cgi)
 #
@@ -57,3 +61,18 @@ callgrind_annotate --auto=no --inclusive=yes "$big" 2>/dev/null |
     grep -E 'dl_relocate_object|EVP_MAC_fetch|OPENSSL_init_crypto |store_sqlite_open|sq_prepare|sq_exec|verify_hmac|batch_record|dispatch_within|cgi_detach|processing_here' |
     cut -c1-110
 awk 'NR <= 2 || /pwrite64|fdatasync|fsync|openat|total/' "$O/strace.txt"
+i=0
+while [ "$i" -lt "${CGI_COST_AFTER:-60}" ]; do
+	one "n$i"
+	i=$((i + 1))
+done
+rm -f "$O"/cg.out*
+one late valgrind --tool=callgrind --dump-instr=no \
+    --callgrind-out-file="$O/cg.out.%p"
+n=0
+for f in "$O"/cg.out.*; do
+	c=$(awk '/^(summary|totals):/ {print $2; exit}' "$f")
+	if [ "$c" -gt "$n" ]; then n=$c; fi
+done
+echo "after ${CGI_COST_AFTER:-60} more, one at a time: instructions $n;" \
+    "-wal $(wc -c <"$O/e.db-wal") bytes"

@@ -41,7 +41,8 @@ provider specs, and measures:
   `www-config/lighttpd/*.conf`, driven by wrk with `tests/bench/post.lua`:
   distinct, correctly signed ~2 KB events, 10% of them redeliveries, at 1,
   16 and 64 connections; then stripe under plain CGI (mod_cgi, the same
-  binary), with `IDEMHOOK_SYNCHRONOUS=NORMAL`, and with
+  binary, and at 16 connections the `make static` build, which the
+  shared-hosting recipe installs), with `IDEMHOOK_SYNCHRONOUS=NORMAL`, and with
   `IDEMHOOK_MODE=worker` (nothing processed after the answer), which
   prices processing after the answer (the switch records its effect row);
 - **Apache with mod_fcgid**: a real `apache2` with the shipped
@@ -74,7 +75,9 @@ fsyncs per event from strace, instructions per event from callgrind:
 stripe.fcgi behind lighttpd, one event per commit), `make bench-pg-trips`
 (the same on a throwaway PostgreSQL cluster: round trips per event, as
 the receiver's `sendto` calls) and `make bench-cgi` (one plain CGI
-delivery: its instructions, where they go, and its system calls).
+delivery, of the dynamic and the `make static` build: its instructions,
+where they go, and its system calls; then one more after 60 deliveries
+one at a time, with the size of the `-wal` file).
 
 Each run has a fresh store and a fresh server. *accepted/s* counts the
 rows first received during the run over its duration; *p50*/*p99* are

@@ -487,7 +487,7 @@ class Bench:
         log("filled in %.0f s" % (time.monotonic() - t0))
 
     def make_server(self, name, server, cgi, env, pg, extra, db=None,
-                    fill=0):
+                    fill=0, static=False):
         if server == "Apache":
             srv = Apache(self.apache_bin(), name,
                          extra=list(self.a.apache_conf or []) + list(extra),
@@ -500,8 +500,8 @@ class Bench:
             d = self.fresh("srv")
             db = (harness.pg_new_db("ih_bench") if pg
                   else os.path.join(d, "data", "events.db"))
-        srv = lighttpd(name, self.a.bin, self.a.tools, self.secrets[name],
-                       cgi, env, db)
+        srv = lighttpd(name, self.a.cgi_bin if static else self.a.bin,
+                       self.a.tools, self.secrets[name], cgi, env, db)
         if name != "null" and not given:
             # The schema exists before the first request, as in production.
             subprocess.run([os.path.join(self.a.tools, "store_ceiling"),
@@ -512,11 +512,15 @@ class Bench:
 
     def run(self, name, conns, server="lighttpd", cgi=False, sync=SYNC,
             mode="after-response", tag=None, pg=False, variant="",
-            extra=(), fill=0):
+            extra=(), fill=0, static=False):
+        """static: under CGI, the program from --cgi-bin (make static)."""
+        if static:
+            variant = "static"
         env = {}
         if name != "null":
             env = {"IDEMHOOK_SYNCHRONOUS": sync, "IDEMHOOK_MODE": mode}
-        srv = self.make_server(name, server, cgi, env, pg, extra, fill=fill)
+        srv = self.make_server(name, server, cgi, env, pg, extra, fill=fill,
+                               static=static)
         # After a fill, so that the request file's timestamps are fresh.
         reqfile = self.requests_for(name)
         try:
@@ -637,7 +641,9 @@ class Bench:
             # Only the named runs, e.g. for comparing two builds.
             for spec in a.runs:
                 f = (spec.split(":") + [""] * 6)[:6]
-                self.run(f[0], int(f[1] or 16), cgi=f[4] == "cgi",
+                self.run(f[0], int(f[1] or 16), cgi=f[4] in ("cgi",
+                                                             "cgi-static"),
+                         static=f[4] == "cgi-static",
                          server="Apache" if f[5] == "apache"
                          else "lighttpd",
                          sync=f[2] or SYNC, mode=f[3] or "after-response")
@@ -654,6 +660,9 @@ class Bench:
             if "stripe" in provs:
                 for c in CONNS:
                     self.run("stripe", c, cgi=True)
+                # What the shared-hosting recipe installs (make static).
+                if a.cgi_bin:
+                    self.run("stripe", 16, cgi=True, static=True)
                 for c in CONNS:
                     self.run("stripe", c, sync="NORMAL")
                 for c in CONNS:
@@ -1123,15 +1132,17 @@ class Bench:
                              if st else "-", r["p99_ms"], cpu,
                              verdict(ra >= T_APACHE and
                                      r["p99_ms"] <= T_APACHE_P99_MS)))
-        r = self.find(name="stripe", server="lighttpd", iface="CGI",
-                      conns=16)
         st = self.stack(16, cgi=True)
-        if r and st:
+        for v, what in (("", ""), ("static", ", make static")):
+            r = self.find(name="stripe", server="lighttpd", iface="CGI",
+                          conns=16, variant=v)
+            if not r or not st:
+                continue
             rc = r["accepted_s"] / st["req_s"]
             L.append("| plain CGI ≥ %.1f× the null CGI program (stripe, "
-                     "lighttpd mod_cgi, 16 conn) | %.0f accepted/s vs "
+                     "lighttpd mod_cgi, 16 conn%s) | %.0f accepted/s vs "
                      "%.0f req/s = %.2f×; p99 %.2f ms | %s |" % (
-                         T_CGI, r["accepted_s"], st["req_s"], rc,
+                         T_CGI, what, r["accepted_s"], st["req_s"], rc,
                          r["p99_ms"], verdict(rc >= T_CGI)))
         r = self.find(name="stripe", store="postgresql", conns=16)
         if r and self.ceil.get("PG16") and self.ceil.get("PG"):
@@ -1189,6 +1200,11 @@ def main():
     global MAX_PROCS
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", required=True, help="directory of *.fcgi")
+    ap.add_argument("--cgi-bin", default=None, metavar="DIR",
+                    help="directory of a stripe.fcgi built by make static: "
+                    "stripe under plain CGI once more with it, as the "
+                    "shared-hosting recipe installs it (make bench passes "
+                    "$(BUILD)/bench/static); --runs: stripe:16:::cgi-static")
     ap.add_argument("--tools", required=True,
                     help="directory of store_ceiling and null.fcgi")
     ap.add_argument("--seconds", type=int, default=5)
@@ -1196,7 +1212,7 @@ def main():
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--runs", nargs="*", default=None,
                     help="only these runs: "
-                    "provider:conns[:sync[:mode[:cgi[:apache]]]]")
+                    "provider:conns[:sync[:mode[:cgi|cgi-static[:apache]]]]")
     ap.add_argument("--max-procs", type=int, default=MAX_PROCS,
                     help="FastCGI processes per endpoint (default %d, the "
                     "shipped value)" % MAX_PROCS)

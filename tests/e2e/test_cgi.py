@@ -164,6 +164,31 @@ def drain_when_due(srv, bindir):
     check(row["done_at"] > done0, "done_at %r, before %r" % (row["done_at"], done0))
 
 
+# shared/store/sqlite_conn.c's SQ_CLOSE_CHECKPOINT, in log frames (a
+# 4 KiB page and its 24-byte header each).
+CLOSE_CHECKPOINT_FRAMES = 256
+WAL_FRAME = 4096 + 24
+
+
+def wal_bounded(srv):
+    """One delivery at a time, each CGI process opens the store alone and
+    rebuilds the write-ahead log's index from every frame since the log
+    last restarted; such a process never restarts it, so the log grew by
+    each delivery's frames without end and every process read all of it.
+    The last connection to close a long log now checkpoints and empties
+    it: 40 deliveries one after the other keep it under that length and
+    one delivery's frames."""
+    wal = srv.db + "-wal"
+    most = 0
+    for i in range(40):
+        r, _ = STRIPE.deliver(srv, STRIPE.new_id("wal"), pad=2000)
+        expect_accepted(r, "delivery %d" % i)
+        most = max(most, os.path.getsize(wal))
+    limit = (CLOSE_CHECKPOINT_FRAMES + 64) * WAL_FRAME + 32
+    check(most <= limit, "the -wal file reached %d bytes (%d frames), more than "
+          "%d" % (most, most // WAL_FRAME, limit))
+
+
 def run_cases(tap, bindir, servers):
     tap.run("the programs do not link libpq (loaded only for PostgreSQL)",
             no_libpq, bindir)
@@ -176,6 +201,9 @@ def run_cases(tap, bindir, servers):
         tap.run("stripe: after the answer, an event due is drained (and none "
                 "is looked for in a fork when nothing is due)",
                 drain_when_due, srv, bindir)
+        tap.run("stripe: one delivery at a time, the write-ahead log stays short "
+                "(the last connection to close a long log checkpoints it)",
+                wal_bounded, srv)
         run_common_cgi(tap, GITHUB, srv)
         cases.run_final(tap, STRIPE, srv)
         cases.run_final(tap, GITHUB, srv)

@@ -23,6 +23,7 @@ Also run as plain CGI, where the answer goes to stdout.
 import collections
 import threading
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -86,6 +87,20 @@ def through_lighttpd(bindir, servers, mode):
     return run
 
 
+def folder_syncs(lines, folder):
+    """fsync or fdatasync calls on a descriptor opened on folder."""
+    fds, n = set(), 0
+    for ln in lines:
+        m = re.search(r'openat\([^"]*"([^"]*)", ([^)]*)\) = (\d+)$', ln)
+        if m and (m.group(1).rstrip("/") == folder or "O_DIRECTORY" in m.group(2)):
+            fds.add(m.group(3))
+            continue
+        m = re.match(r'(?:\d+ +)?f(?:data)?sync\((\d+)\)', ln)
+        if m and m.group(1) in fds:
+            n += 1
+    return n
+
+
 def as_cgi(bindir):
     def run():
         tmp = os.path.abspath(os.path.join(bindir, "..", "dur-cgi-%d" % os.getpid()))
@@ -93,7 +108,16 @@ def as_cgi(bindir):
         os.makedirs(tmp)
         secret = "whsec_durability"
         try:
-            for i in range(3):
+            db = os.path.join(tmp, "db", "events.db")
+            for i in range(4):
+                if i == 3:
+                    # The last connection of another program deletes the
+                    # log; the next one is a new file, whose entry must
+                    # reach the disk too.
+                    c = db_connect(db)
+                    c.execute("SELECT count(*) FROM sqlite_master").fetchall()
+                    c.close()
+                    check(not os.path.exists(db + "-wal"), "-wal left")
                 eid = "evt_dur_cgi_%d" % i
                 body = stripe_body(eid)
                 env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -108,7 +132,7 @@ def as_cgi(bindir):
                 trace = os.path.join(tmp, "trace")
                 p = subprocess.run(
                     ["strace", "-f", "-s", "256", "-e",
-                     "trace=openat,fdatasync,write", "-o", trace,
+                     "trace=openat,fdatasync,fsync,write", "-o", trace,
                      os.path.join(bindir, "stripe.fcgi")],
                     input=body, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                     env=env, timeout=30)
@@ -117,6 +141,15 @@ def as_cgi(bindir):
                     lines = f.read().splitlines()
                 a, s = accepted_after_sync(lines)
                 check_eq((a, s), (1, 1), "CGI: (answers, answers after a WAL fdatasync)")
+                # The log's folder was synced once, when the log was made
+                # (delivery 0); SQLite's own sync did it again in every
+                # process, a second disk flush per delivery.
+                if i in (1, 2):
+                    check_eq(folder_syncs(lines, os.path.join(tmp, "db")), 0,
+                             "CGI delivery %d: syncs of the store's folder" % i)
+                if i == 3:
+                    check(folder_syncs(lines, os.path.join(tmp, "db")) >= 1,
+                          "CGI delivery on a new log: the folder not synced")
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return run
@@ -361,7 +394,8 @@ def cases(tap, bindir, servers):
                         "its event's commit; fewer syncs than events" % (mode, N), why,
                         through_lighttpd(bindir, servers, mode))
     tap.run_as_root("durability: plain CGI: the accepted answer follows an fdatasync "
-                    "of the WAL", why, as_cgi(bindir))
+                    "of the WAL; the store's folder is synced only when the WAL "
+                    "is new", why, as_cgi(bindir))
 
 
 if __name__ == "__main__":
