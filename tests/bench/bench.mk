@@ -12,7 +12,7 @@
 #                               PostgreSQL) already holding that many
 #                               events, filled through the library
 #                               (store_ceiling -F; about 1 GB for SQLite)
-#   make bench BENCH_OPTS=--no-apache   (or --no-pg, --apache-only,
+#   make bench BENCH_OPTS=--no-apache   (or --no-pg, --pg-only, --apache-only,
 #                               --apache-conf 'LINE', --runs ...: run.py -h)
 #   make bench-pages            per event, with deterministic tools (strace,
 #                               callgrind): WAL pages and bytes, fsyncs,
