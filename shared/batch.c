@@ -1,6 +1,4 @@
 /* batch.c -- group commit: many deliveries, one durable transaction. */
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,17 +16,6 @@
 #include "settings.h"
 #include "store.h"
 #include "store_many.h"
-
-/*
- * One queued delivery, on its request thread's stack, with a condition
- * of its own: a commit wakes the requests it carried and no other.
- */
-struct batch_node {
-	struct ingest		*in;
-	struct batch_node	*next;
-	pthread_cond_t		 cv;
-	int			 done;
-};
 
 /* What recording one delivery came to inside the transaction. */
 struct rec {
@@ -555,94 +542,4 @@ batch_record(struct batch_writer *w, struct ingest **ins, size_t n)
 		record_run(w, ins + i, j - i);
 		i = j;
 	}
-}
-
-static void *
-writer_main(void *arg)
-{
-	struct batch *b = arg;
-	struct ingest *ins[BATCH_MAX];
-	struct batch_node *taken, *node;
-	sigset_t set;
-	size_t n;
-
-	/* The store's queue times its wait with SIGALRM, in this thread. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGALRM);
-	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-	pthread_mutex_lock(&b->mu);
-	for (;;) {
-		while (b->head == NULL && !b->stop)
-			pthread_cond_wait(&b->wake, &b->mu);
-		if (b->head == NULL)
-			break;
-		/* Everything queued, up to BATCH_MAX, goes in this commit. */
-		taken = b->head;
-		n = 0;
-		for (node = b->head; node != NULL && n < BATCH_MAX;
-		    node = node->next)
-			ins[n++] = node->in;
-		b->head = node;
-		if (node == NULL)
-			b->tail = NULL;
-		pthread_mutex_unlock(&b->mu);
-		batch_record(&b->w, ins, n);
-		pthread_mutex_lock(&b->mu);
-		for (node = taken; n > 0; node = node->next, n--) {
-			node->done = 1;
-			pthread_cond_signal(&node->cv);
-		}
-	}
-	pthread_mutex_unlock(&b->mu);
-	return NULL;
-}
-
-int
-batch_start(struct batch *b, const struct provider *p,
-    struct processing *proc)
-{
-	memset(b, 0, sizeof(*b));
-	batch_writer_init(&b->w, p, proc);
-	pthread_mutex_init(&b->mu, NULL);
-	pthread_cond_init(&b->wake, NULL);
-	if (pthread_create(&b->thread, NULL, writer_main, b) != 0)
-		return IH_ENOMEM;
-	b->started = 1;
-	return IH_OK;
-}
-
-void
-batch_submit(struct batch *b, struct ingest *in)
-{
-	struct batch_node node;
-
-	node.in = in;
-	node.next = NULL;
-	node.done = 0;
-	pthread_cond_init(&node.cv, NULL);
-	pthread_mutex_lock(&b->mu);
-	if (b->tail != NULL)
-		b->tail->next = &node;
-	else
-		b->head = &node;
-	b->tail = &node;
-	pthread_cond_signal(&b->wake);
-	while (!node.done)
-		pthread_cond_wait(&node.cv, &b->mu);
-	pthread_mutex_unlock(&b->mu);
-	pthread_cond_destroy(&node.cv);
-}
-
-void
-batch_end(struct batch *b)
-{
-	pthread_mutex_lock(&b->mu);
-	b->stop = 1;
-	pthread_cond_signal(&b->wake);
-	pthread_mutex_unlock(&b->mu);
-	if (b->started)
-		pthread_join(b->thread, NULL);
-	batch_writer_free(&b->w);
-	pthread_cond_destroy(&b->wake);
-	pthread_mutex_destroy(&b->mu);
 }

@@ -3,11 +3,14 @@
  * commit), and the writer thread of a FastCGI program.
  *
  * The request threads read and verify in parallel (ingest.h), then each
- * queues its delivery with batch_submit() and waits.  One writer thread,
- * with the process's one recording connection, takes everything queued
- * and records it in one durable transaction, then wakes the requests it
+ * queues its delivery with batch_submit() and waits.  A writer thread,
+ * with a recording connection of its own, takes everything queued and
+ * records it in one durable transaction, then wakes the requests it
  * carried: none is answered before the commit carrying its event is
- * durable, and what arrives meanwhile goes into the next commit.
+ * durable, and what arrives meanwhile goes into the next commit.  A
+ * SQLite store has one writer per process; a PostgreSQL store up to
+ * IDEMHOOK_PG_WRITERS, whose transactions commit concurrently (struct
+ * batch), the unique constraint deciding a duplicate between them.
  *
  * Inside the transaction each delivery has a savepoint, so one that
  * fails is undone alone and answered 503; the others commit.  A failed
@@ -80,28 +83,54 @@ void	batch_inline_run(struct batch_writer *w, struct ingest *in);
 
 struct batch_node;
 
-struct batch {
+/*
+ * Writer threads per process with a PostgreSQL store when
+ * IDEMHOOK_PG_WRITERS is unset, and the most it may ask for.
+ */
+#define BATCH_PG_WRITERS_DEFAULT	4
+#define BATCH_WRITERS_MAX		16
+
+/* One writer thread, with its own connection (batch_queue.c). */
+struct batch_slot {
+	struct batch		*b;
+	int			 i;
 	struct batch_writer	 w;
-	pthread_mutex_t		 mu;
-	pthread_cond_t		 wake;		/* the writer waits for work */
-	struct batch_node	*head;
-	struct batch_node	*tail;
-	int			 stop;
-	int			 started;
+	pthread_cond_t		 wake;		/* it waits for work */
+	int			 idle;		/* waiting, not yet woken */
 	pthread_t		 thread;
 };
 
 /*
- * Starts the writer thread, which takes SIGALRM for the store's queue
- * (every other thread must block it).  Returns IH_OK or IH_ENOMEM.
+ * The writers of a FastCGI program.  Writer 0 records every delivery,
+ * whatever its store.  Deliveries to a PostgreSQL store may also go to
+ * writers 1 to nwriters - 1, each with a connection of its own, started
+ * when the queue has such deliveries and every started writer is busy:
+ * there concurrent commits share PostgreSQL's log flushes, where one
+ * connection commits one transaction at a time.  A SQLite store keeps
+ * one writer, whose commits another would only wait behind.
+ */
+struct batch {
+	struct batch_slot	 slots[BATCH_WRITERS_MAX];
+	int			 nwriters;	/* allowed */
+	int			 nstarted;	/* threads running */
+	pthread_mutex_t		 mu;
+	struct batch_node	*head;
+	struct batch_node	*tail;
+	int			 stop;
+};
+
+/*
+ * Starts writer 0, which takes SIGALRM for the store's queue (every
+ * other thread must block it), and reads IDEMHOOK_PG_WRITERS from the
+ * start-up settings s.  Returns IH_OK or IH_ENOMEM.
  */
 int	batch_start(struct batch *b, const struct provider *p,
-	    struct processing *proc);
+	    struct processing *proc, struct settings *s);
 
 /* Queues in's delivery and returns once in->out is decided. */
 void	batch_submit(struct batch *b, struct ingest *in);
 
-/* Records what is queued, then stops the writer and frees b. */
+/* Records what is queued, then stops the writers and frees b. */
 void	batch_end(struct batch *b);
 
 #endif

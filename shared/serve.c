@@ -339,7 +339,8 @@ serve_fcgi(struct serve *sv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	store_process_init();
 	processing_init(&sv->proc, sv->p);
-	if (batch_start(&sv->batch, sv->p, &sv->proc) != IH_OK) {
+	if (batch_start(&sv->batch, sv->p, &sv->proc, &sv->settings) !=
+	    IH_OK) {
 		log_emit(NULL, "provider=%s cannot start its writer thread",
 		    sv->p->name);
 		processing_end(&sv->proc);

@@ -11,10 +11,11 @@
  *
  * A FastCGI program runs IDEMHOOK_THREADS request threads (default 8,
  * 1 to 64, read from the start-up environment only) on FCGX_Accept_r(),
- * which read and verify deliveries in parallel; one writer thread
- * records what they queue, many deliveries per durable commit, and a
- * processing thread runs actions after the answers.  Each of the three
- * kinds has its own store connection; only the writer's records.  A
+ * which read and verify deliveries in parallel; one writer thread (on
+ * PostgreSQL up to IDEMHOOK_PG_WRITERS, batch.h) records what they
+ * queue, many deliveries per durable commit, and a processing thread
+ * runs actions after the answers.  Each thread has its own store
+ * connection; only the writers' record.  A
  * plain CGI program does all of it in its one thread.
  */
 #ifndef IH_SERVE_H

@@ -12,8 +12,8 @@
 #                               PostgreSQL) already holding that many
 #                               events, filled through the library
 #                               (store_ceiling -F; about 1 GB for SQLite)
-#   make bench BENCH_OPTS=--no-apache   (or --no-pg, --no-accounts,
-#                               --apache-only,
+#   make bench BENCH_OPTS=--no-apache   (or --no-pg, --pg-only,
+#                               --no-accounts, --apache-only,
 #                               --apache-conf 'LINE', --runs ...: run.py -h)
 #   make bench-pages            per event, with deterministic tools (strace,
 #                               callgrind): WAL pages and bytes, fsyncs,

@@ -488,6 +488,8 @@ class Bench:
 
     def make_server(self, name, server, cgi, env, pg, extra, db=None,
                     fill=0, static=False):
+        if name != "null":
+            env = dict(env, **dict(kv.split("=", 1) for kv in self.a.env))
         if server == "Apache":
             srv = Apache(self.apache_bin(), name,
                          extra=list(self.a.apache_conf or []) + list(extra),
@@ -637,6 +639,11 @@ class Bench:
         log("storage ceiling: FULL %.0f, NORMAL %.0f, FULL with %d writers "
             "%.0f events/s" % (self.ceil["FULL"], self.ceil["NORMAL"],
                                MAX_PROCS, self.ceil["FULL2"]))
+        if a.pg_only:
+            # Only the PostgreSQL rows, e.g. for comparing two builds.
+            self.postgres()
+            self.finish(t0, again=False)
+            return
         if a.runs:
             # Only the named runs, e.g. for comparing two builds.
             for spec in a.runs:
@@ -1218,6 +1225,11 @@ def main():
                     "shipped value)" % MAX_PROCS)
     ap.add_argument("--no-pg", action="store_true",
                     help="no PostgreSQL rows (they need tests/pg_cluster.sh)")
+    ap.add_argument("--pg-only", action="store_true",
+                    help="only the ceilings and the PostgreSQL rows")
+    ap.add_argument("--env", action="append", default=[], metavar="K=V",
+                    help="a setting for every receiver run, e.g. "
+                    "IDEMHOOK_PG_WRITERS=1 (repeatable)")
     ap.add_argument("--no-apache", action="store_true",
                     help="no Apache rows (they need apache2, mod_fcgid)")
     ap.add_argument("--no-accounts", action="store_true",

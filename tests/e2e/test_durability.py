@@ -300,10 +300,12 @@ def receiver_pids(srv):
 
 def threads_setting(bindir, servers):
     """IDEMHOOK_THREADS=3 in worker mode: each receiver runs 3 request
-    threads and its writer, and still answers concurrent deliveries."""
+    threads and its writer, and still answers concurrent deliveries (one
+    writer on PostgreSQL too: IDEMHOOK_PG_WRITERS=1)."""
     def run():
         srv = servers.add(Server(bindir, providers=["stripe"], max_procs=1,
                                  env={"IDEMHOOK_THREADS": "3",
+                                      "IDEMHOOK_PG_WRITERS": "1",
                                       "IDEMHOOK_MODE": "worker"},
                                  name="threads"))
         srv.start()

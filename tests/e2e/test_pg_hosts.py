@@ -6,7 +6,10 @@ programs' working folder, share one database (issue 16).
      exactly 1 accepted, 49 duplicate, 1 row.
   2. 1,000 deliveries with 20% duplicates across both (16 connections):
      rows = distinct events, every one done, one action run per event.
-  3. A receiver on host A killed with SIGKILL while its action runs: the
+  3. One host with IDEMHOOK_PG_WRITERS=4: concurrent deliveries are
+     recorded through more than one PostgreSQL session of the receiver
+     (writer threads of their own), each event once.
+  4. A receiver on host A killed with SIGKILL while its action runs: the
      event stays processing under A's lease; `idemhook work` on host B
      leaves it alone while the lease holds and processes it once after.
 
@@ -137,6 +140,42 @@ def thousand(bindir, a, b, tmp, n=1000):
           % [k for k, v in mine.items() if v != 1][:3])
 
 
+def writers(bindir, servers, rounds=10):
+    """Rounds of 16 concurrent deliveries to one receiver process (worker
+    mode: no processing thread, so its sessions are its writers') until
+    PostgreSQL has seen more than one session of it: one writer has one,
+    and no more than IDEMHOOK_PG_WRITERS."""
+    db = harness.pg_new_db("ih_writers")
+    srv = servers.add(Server(bindir, providers=["stripe"], name="writers",
+                             db=db, max_procs=1, secrets={"stripe": harness.default_secret(
+                                 "stripe")},
+                             env={"IDEMHOOK_PG_WRITERS": "4",
+                                  "IDEMHOOK_MODE": "worker"}))
+    srv.start()
+    sql = ("SELECT count(*) FROM pg_stat_activity WHERE datname ="
+           " current_database() AND pid <> pg_backend_pid()")
+    eids, sessions = [], 0
+    for k in range(rounds):
+        batch = [R.new_eid("stripe", "w%d_%d" % (k, i)) for i in range(16)]
+        eids += batch
+        results = parallel(16, lambda i, b=batch: R.delivery(
+            srv, "stripe", eid=b[i], body=R.body_for("stripe", b[i])).post(srv),
+            timeout=60)
+        bad = [r for r in results if not isinstance(r, harness.Response)
+               or r.status != 200 or status_of(r) != "accepted"]
+        check(not bad, "answers: %r" % bad[:3])
+        sessions = R.query(db, sql)[0][0]
+        if sessions > 1:
+            break
+    print("# %d sessions after %d deliveries" % (sessions, len(eids)))
+    check(1 < sessions <= 4, "the receiver used %d PostgreSQL session(s)"
+          % sessions)
+    rows = R.query(db, "SELECT event_id, count(*) FROM events GROUP BY event_id")
+    check_eq(sorted(r[0] for r in rows), sorted(eids), "events recorded")
+    check(all(r[1] == 1 for r in rows), "an event recorded twice")
+    check(not srv.sanitizer_reports(), srv.errorlog()[-1500:])
+
+
 def killed_on_a(bindir, a, b, tmp):
     out = os.path.join(tmp, "slow.out")
     eid = R.new_eid("stripe", "slow")
@@ -181,6 +220,8 @@ def run_cases(tap, bindir, servers):
             "49 duplicate, 1 row", one_event_50, a, b)
     tap.run("1,000 deliveries, 20% duplicates, across both: rows = distinct, "
             "all done, one action run each", thousand, bindir, a, b, tmp)
+    tap.run("IDEMHOOK_PG_WRITERS=4: concurrent deliveries recorded through "
+            "more than one session, each event once", writers, bindir, servers)
     tap.run("SIGKILL mid-processing on A: B's worker waits for the lease, then "
             "processes it once", killed_on_a, bindir, a, b, tmp)
     tap.run("no sanitizer reports on either host",

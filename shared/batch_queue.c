@@ -1,0 +1,224 @@
+/* batch_queue.c -- the writer threads of a FastCGI program (batch.h). */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+#include "config_vars.h"
+#include "ih.h"
+#include "ingest.h"
+#include "log.h"
+#include "provider.h"
+#include "settings.h"
+#include "store.h"
+
+/*
+ * One queued delivery, on its request thread's stack, with a condition
+ * of its own: a commit wakes the requests it carried and no other.
+ */
+struct batch_node {
+	struct ingest		*in;
+	struct batch_node	*next;
+	pthread_cond_t		 cv;
+	int			 done;
+	int			 pg;	/* to a PostgreSQL store */
+};
+
+static void	*writer_main(void *arg);
+
+/* Can writer i take what heads the queue?  Called under b->mu. */
+static int
+takes(const struct batch *b, int i)
+{
+	return b->head != NULL && (i == 0 || b->head->pg);
+}
+
+/*
+ * Under b->mu: starts writer i (the next one).  It inherits no stop
+ * signal (those land on a request thread, whose accept they interrupt)
+ * and no SIGALRM, which only writer 0's store may take.
+ */
+static int
+start_writer(struct batch *b, int i)
+{
+	sigset_t set, old;
+	int rc;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGALRM);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	rc = pthread_create(&b->slots[i].thread, NULL, writer_main,
+	    &b->slots[i]);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return IH_ENOMEM;
+	b->nstarted = i + 1;
+	return IH_OK;
+}
+
+/*
+ * Under b->mu: wakes an idle writer that can take what heads the queue,
+ * or, for a PostgreSQL store when every started writer is busy, starts
+ * one more (up to nwriters).  A busy writer takes the rest itself when
+ * it is done.
+ */
+static void
+kick(struct batch *b)
+{
+	int i;
+
+	if (b->head == NULL || b->stop)
+		return;
+	for (i = 0; i < b->nstarted; i++) {
+		if (!b->slots[i].idle || !takes(b, i))
+			continue;
+		b->slots[i].idle = 0;
+		pthread_cond_signal(&b->slots[i].wake);
+		return;
+	}
+	if (b->head->pg && b->nstarted < b->nwriters &&
+	    start_writer(b, b->nstarted) != IH_OK)
+		log_emit(NULL, "provider=%s cannot start writer thread %d: "
+		    "the others record", b->slots[0].w.p->name,
+		    b->nstarted + 1);
+}
+
+static void *
+writer_main(void *arg)
+{
+	struct batch_slot *s = arg;
+	struct batch *b = s->b;
+	struct ingest *ins[BATCH_MAX];
+	struct batch_node *taken, *node;
+	sigset_t set;
+	size_t n;
+
+	/* The store's queue times its wait with SIGALRM, in writer 0. */
+	if (s->i == 0) {
+		sigemptyset(&set);
+		sigaddset(&set, SIGALRM);
+		pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	}
+	pthread_mutex_lock(&b->mu);
+	for (;;) {
+		while (!takes(b, s->i) && !b->stop) {
+			s->idle = 1;
+			pthread_cond_wait(&s->wake, &b->mu);
+			s->idle = 0;
+		}
+		if (!takes(b, s->i))
+			break;
+		/*
+		 * Everything queued that this writer may take, up to
+		 * BATCH_MAX, goes in this commit.
+		 */
+		taken = b->head;
+		n = 0;
+		for (node = b->head; node != NULL && n < BATCH_MAX &&
+		    (s->i == 0 || node->pg); node = node->next)
+			ins[n++] = node->in;
+		b->head = node;
+		if (node == NULL)
+			b->tail = NULL;
+		kick(b);
+		pthread_mutex_unlock(&b->mu);
+		batch_record(&s->w, ins, n);
+		pthread_mutex_lock(&b->mu);
+		for (node = taken; n > 0; node = node->next, n--) {
+			node->done = 1;
+			pthread_cond_signal(&node->cv);
+		}
+	}
+	pthread_mutex_unlock(&b->mu);
+	return NULL;
+}
+
+/* IDEMHOOK_PG_WRITERS from the start-up environment, or the default. */
+static int
+writer_count(struct settings *s, const struct provider *p)
+{
+	const char *v;
+	char *end;
+	long n;
+
+	v = config_vars_get(&s->env, "IDEMHOOK_PG_WRITERS");
+	if (v == NULL || *v == '\0')
+		return BATCH_PG_WRITERS_DEFAULT;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno != 0 || *end != '\0' || n < 1 || n > BATCH_WRITERS_MAX) {
+		log_emit(NULL, "provider=%s IDEMHOOK_PG_WRITERS=%.20s: not 1 "
+		    "to %d; using %d", p->name, v, BATCH_WRITERS_MAX,
+		    BATCH_PG_WRITERS_DEFAULT);
+		return BATCH_PG_WRITERS_DEFAULT;
+	}
+	return (int)n;
+}
+
+int
+batch_start(struct batch *b, const struct provider *p,
+    struct processing *proc, struct settings *s)
+{
+	int i, rc;
+
+	memset(b, 0, sizeof(*b));
+	b->nwriters = writer_count(s, p);
+	pthread_mutex_init(&b->mu, NULL);
+	for (i = 0; i < b->nwriters; i++) {
+		b->slots[i].b = b;
+		b->slots[i].i = i;
+		batch_writer_init(&b->slots[i].w, p, proc);
+		pthread_cond_init(&b->slots[i].wake, NULL);
+	}
+	pthread_mutex_lock(&b->mu);
+	rc = start_writer(b, 0);
+	pthread_mutex_unlock(&b->mu);
+	return rc;
+}
+
+void
+batch_submit(struct batch *b, struct ingest *in)
+{
+	struct batch_node node;
+
+	node.in = in;
+	node.next = NULL;
+	node.done = 0;
+	node.pg = store_is_postgres(in->cfg.db_path);
+	pthread_cond_init(&node.cv, NULL);
+	pthread_mutex_lock(&b->mu);
+	if (b->tail != NULL)
+		b->tail->next = &node;
+	else
+		b->head = &node;
+	b->tail = &node;
+	kick(b);
+	while (!node.done)
+		pthread_cond_wait(&node.cv, &b->mu);
+	pthread_mutex_unlock(&b->mu);
+	pthread_cond_destroy(&node.cv);
+}
+
+void
+batch_end(struct batch *b)
+{
+	int i;
+
+	pthread_mutex_lock(&b->mu);
+	b->stop = 1;
+	for (i = 0; i < b->nstarted; i++)
+		pthread_cond_signal(&b->slots[i].wake);
+	pthread_mutex_unlock(&b->mu);
+	/* No writer starts once stop is set. */
+	for (i = 0; i < b->nstarted; i++)
+		pthread_join(b->slots[i].thread, NULL);
+	for (i = 0; i < b->nwriters; i++) {
+		batch_writer_free(&b->slots[i].w);
+		pthread_cond_destroy(&b->slots[i].wake);
+	}
+	pthread_mutex_destroy(&b->mu);
+}
