@@ -200,6 +200,7 @@ def measure(bindir, pg=None, only=None, size=BIG):
     """The rows of one backend: SQLite, or PostgreSQL when pg is a server
     URI (IH_PG_URI)."""
     provs = [p for p in PROVIDERS if not only or p in only]
+    bindir = os.path.abspath(bindir)
     if pg:
         os.environ["IH_PG_URI"] = pg
     tmp = tempfile.mkdtemp(prefix="ih-rss-")

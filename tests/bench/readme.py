@@ -58,9 +58,16 @@ provider specs, and measures:
 - **growth** (`make bench BENCH_GROWTH=1000000`): stripe at 16
   connections on a SQLite store and on a PostgreSQL database that already
   hold that many done events, filled through the library
-  (`store_ceiling -F`: recorded, claimed and completed, random Stripe-like
-  ids, 512-byte payloads, 2,000 per transaction; about 1 GB for SQLite),
-  against the same run on an empty store.
+  (`store_ceiling -F`: recorded, claimed and completed, each with the
+  payment_intent object it sets and that object's history, random
+  Stripe-like ids, 512-byte payloads, 2,000 per transaction; about 1.3 GB
+  for SQLite), against the same run on an empty store;
+- **memory** (`tests/bench/big_rss.py`): a signed 32 MiB event of each
+  provider, recorded and processed, and the peak RSS (`VmHWM`, or GNU
+  time's for a process that exits) of each FastCGI program behind
+  lighttpd, of the same program as plain CGI, and of `idemhook work
+  --once` processing it, on SQLite and on PostgreSQL, divided by the
+  body (`--no-memory` leaves it out).
 
 Three more targets count work instead of timing it, so that a loaded
 machine does not blur them: `make bench-pages` (WAL pages, bytes and
@@ -97,7 +104,9 @@ ceiling at p99 ≤ 20 ms, and two hosts at least 1.6× one host (or the
 ceiling, the lower). Apache mod_fcgid with the shipped vhost: at least
 1× the storage ceiling at p99 ≤ 20 ms. Plain CGI: at least 0.5× the null
 CGI program. Growth: a store of 1,000,000 events at least 0.8× an empty
-one, on both backends.
+one, on both backends. Memory: a signed 32 MiB event, recorded and
+processed, at most 1.5× the body in peak RSS, every program, both
+backends.
 """
 
 
