@@ -83,15 +83,6 @@ open_store(struct batch_writer *w, struct ingest *in)
 	/* Which store events go to, whenever that changes: one line. */
 	if (rc == IH_OK && w->slot.opened) {
 		w->slot.opened = 0;
-		/*
-		 * A long-lived process's commits never wait for a checkpoint
-		 * (store.h); a CGI process keeps SQLite's own.
-		 */
-		if (w->proc != NULL && store_checkpoint_apart(w->slot.st, err,
-		    sizeof(err)) != IH_OK)
-			log_emit(ingest_deferred(in), "provider=%s "
-			    "checkpoints stay in the commits: %s", w->p->name,
-			    err);
 		log_emit(ingest_deferred(in), "provider=%s "
 		    "store=%s settings_file=%s", w->p->name,
 		    ih_redact(in->cfg.db_path, err, sizeof(err)),

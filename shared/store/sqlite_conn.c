@@ -15,7 +15,6 @@
 #include <sqlite3.h>
 
 #include "ih.h"
-#include "sqlite_ckpt.h"
 #include "sqlite_int.h"
 #include "sqlite_trust.h"
 
@@ -133,7 +132,6 @@ sq_close(struct store *base)
 {
 	struct sq *st = sq_of(base);
 
-	sqckpt_stop(st);
 	sq_finalize_all(st);
 	sqlite3_close(st->db);
 	sqsync_close(st->shared);
@@ -143,16 +141,9 @@ sq_close(struct store *base)
 	free(st);
 }
 
-static int
-sq_checkpoint_apart(struct store *base, char *err, size_t errlen)
-{
-	return sqckpt_start(sq_of(base), err, errlen);
-}
-
 static const struct store_ops sq_ops = {
 	.name = "sqlite",
 	.close = sq_close,
-	.checkpoint_apart = sq_checkpoint_apart,
 	.no_queue = sq_no_queue,
 	.begin = sq_begin,
 	.commit = sq_commit,

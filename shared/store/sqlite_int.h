@@ -61,7 +61,6 @@ struct sq {
 	int		 sync_now;	/* the connection's level now */
 	struct sqsync	*shared;	/* SHARED: the cross-process sync */
 	int		 tx_shared;	/* this transaction waits on it */
-	struct sqckpt	*ckpt;		/* sqlite_ckpt.h, or NULL */
 };
 
 static inline struct sq *

@@ -84,14 +84,6 @@ store_no_queue(struct store *st)
 		st->ops->no_queue(st);
 }
 
-int
-store_checkpoint_apart(struct store *st, char *err, size_t errlen)
-{
-	if (st->ops->checkpoint_apart == NULL)
-		return IH_OK;
-	return st->ops->checkpoint_apart(st, err, errlen);
-}
-
 const char *
 store_backend(const struct store *st)
 {

@@ -75,14 +75,6 @@ struct store_opts {
 	long			 busy_timeout_ms;
 };
 
-/*
- * For a long-lived writer (FastCGI): SQLite's checkpoints (the log copied
- * into the file, and an fsync) run in a thread of the store's own, not in
- * the commit that fills the log (sqlite_ckpt.h).  IH_OK, or an error with
- * them left as they were; nothing to do on PostgreSQL.
- */
-int	store_checkpoint_apart(struct store *st, char *err, size_t errlen);
-
 /* Which backend a location names: 1 for PostgreSQL, 0 for SQLite. */
 int	store_is_postgres(const char *path);
 

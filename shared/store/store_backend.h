@@ -27,8 +27,6 @@ struct store_txn {
 struct store_ops {
 	const char	*name;
 	void	(*close)(struct store *);
-	/* store_checkpoint_apart(); NULL where there is nothing to move. */
-	int	(*checkpoint_apart)(struct store *, char *, size_t);
 	void	(*no_queue)(struct store *);
 	int	(*begin)(struct store *, enum store_durability, char *, size_t);
 	int	(*commit)(struct store *, char *, size_t);

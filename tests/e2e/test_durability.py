@@ -39,7 +39,6 @@ from harness import (Server, accepted_after_sync,  # noqa: E402
                      thread_traces, traces)
 
 N = 20
-CKPT_EVENTS = 200  # one commit each, 5-15 log pages: past SQLite's 1,000
 
 
 def through_lighttpd(bindir, servers, mode):
@@ -84,61 +83,6 @@ def through_lighttpd(bindir, servers, mode):
         # Group commit: fewer syncs than events (each commit syncs the WAL).
         check(nsyncs < N, "%d WAL syncs for %d concurrent events: no batching"
               % (nsyncs, N))
-    return run
-
-
-def checkpoint_apart(bindir, servers):
-    """A FastCGI writer's commits never checkpoint: the log is copied into
-    the store's file (and that file fsynced) by another thread of the
-    process, its checkpointer (shared/store/sqlite_ckpt.h), so no answer
-    waits for it.  Enough events, one commit each, to pass SQLite's 1,000
-    pages of log, so that a checkpoint runs."""
-    def run():
-        tdir, wrap = strace_wrap(bindir, "ckpt")
-        srv = servers.add(Server(bindir, providers=["stripe"], wrap=wrap,
-                                 env={"IDEMHOOK_MODE": "after-response"},
-                                 max_procs=1, name="durability-ckpt"))
-        srv.start()
-        try:
-            secret = srv.secrets["stripe"]
-            # The store is made by the first delivery, which writes its
-            # file directly (its header, the log's mode): not counted.
-            first = None
-            for i in range(CKPT_EVENTS):
-                if i == 1:
-                    first = time.time()
-                body = stripe_body("evt_ckpt_%d_%d" % (os.getpid(), i))
-                r = srv.post("/hooks/stripe", body,
-                             {"Stripe-Signature": sign_stripe(secret, body),
-                              "Content-Type": "application/json"})
-                check(r is not None and r.status == 200, "delivery %d: %r"
-                      % (i, r and r.status))
-            time.sleep(0.5)
-        finally:
-            srv.stop()
-        threads = thread_traces(os.path.join(tdir, "t"))
-        shutil.rmtree(tdir, ignore_errors=True)
-        store, wal = set(), set()
-        for calls in threads.values():
-            for (_, _, call, args, ret) in calls:
-                if call == "openat" and ret.isdigit() and '.db-wal"' in args:
-                    wal.add(ret)
-                elif call == "openat" and ret.isdigit() and '.db"' in args:
-                    store.add(ret)
-        committers, checkpointers = set(), set()
-        for tid, calls in threads.items():
-            for (t, _, call, args, ret) in calls:
-                fd = args.split(",", 1)[0]
-                if call == "pwrite64" and fd in wal:
-                    committers.add(tid)
-                elif call == "pwrite64" and fd in store and t > first:
-                    checkpointers.add(tid)
-        check(committers, "no thread wrote the log")
-        check(checkpointers, "no checkpoint ran after %d commits"
-              % CKPT_EVENTS)
-        both = committers & checkpointers
-        check(not both, "thread(s) %r both commit and checkpoint: answers "
-              "wait for the checkpoint's writes and fsync" % sorted(both))
     return run
 
 
@@ -418,9 +362,6 @@ def cases(tap, bindir, servers):
                         through_lighttpd(bindir, servers, mode))
     tap.run_as_root("durability: plain CGI: the accepted answer follows an fdatasync "
                     "of the WAL", why, as_cgi(bindir))
-    tap.run_as_root("durability: FastCGI: checkpoints run in a thread of their own, "
-                    "never in a commit that answers wait for", why,
-                    checkpoint_apart(bindir, servers))
 
 
 if __name__ == "__main__":
