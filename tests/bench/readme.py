@@ -66,8 +66,8 @@ provider specs, and measures:
   provider, recorded and processed, and the peak RSS (`VmHWM`, or GNU
   time's for a process that exits) of each FastCGI program behind
   lighttpd, of the same program as plain CGI, and of `idemhook work
-  --once` processing it, on SQLite and on PostgreSQL, divided by the
-  body (`--no-memory` leaves it out).
+  --once` processing it, on SQLite (every provider) and on PostgreSQL
+  (stripe), divided by the body (`--no-memory` leaves it out).
 
 Three more targets count work instead of timing it, so that a loaded
 machine does not blur them: `make bench-pages` (WAL pages, bytes and
