@@ -140,9 +140,9 @@ record_claim(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
 	rc = store_record(w->slot.st, tx, &in->ev, clock_wall_ms(), res, err,
 	    errlen);
 	if (rc == IH_OK && claim && !res->duplicate)
-		rc = store_claim(w->slot.st, tx, in->p->name, res->rowid,
-		    owner, clock_wall_ms(), lease_ms, &in->job, &found, err,
-		    errlen);
+		rc = store_claim_fresh(w->slot.st, tx, in->p->name,
+		    res->rowid, owner, clock_wall_ms(), lease_ms, &in->job,
+		    &found, err, errlen);
 	return rc;
 }
 

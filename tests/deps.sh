@@ -7,7 +7,7 @@ set -eu
 PKGS="build-essential pkg-config libfcgi-dev libsqlite3-dev sqlite3 \
 libssl-dev openssl libyajl-dev libcmocka-dev lighttpd apache2 \
 libapache2-mod-fcgid curl python3 wrk clang nginx spawn-fcgi \
-libclang-rt-14-dev valgrind strace apache2-suexec-custom \
+libclang-rt-14-dev valgrind strace time apache2-suexec-custom \
 chromium nodejs libpq-dev postgresql bindfs libcurl4-openssl-dev"
 
 missing=""

@@ -86,7 +86,8 @@ static const struct {
 	    " last_seen_at = excluded.received_at"
 	    " RETURNING id, duplicates, status),"
 	    " pl AS (INSERT INTO payloads (event, payload)"
-	    " SELECT id, $5 FROM ev WHERE duplicates = 0)"
+	    " SELECT id, $5 FROM ev WHERE duplicates = 0"
+	    " AND $5::bytea IS NOT NULL)"
 	    " SELECT id, duplicates, status FROM ev" },
 	/* A row another claim holds is skipped, never waited for. */
 	[PG_CLAIM] = { "ih_claim", "titiii",
@@ -95,8 +96,11 @@ static const struct {
 	    " WHERE id = (SELECT e.id FROM events e WHERE " PG_DUE_SQL
 	    "  ORDER BY e.id LIMIT 1 FOR UPDATE SKIP LOCKED)"
 	    " RETURNING id, provider, event_id, event_type, subtype,"
-	    " (SELECT payload FROM payloads WHERE event = events.id),"
-	    " attempts, received_at, needs_fetch, account" },
+	    " (SELECT CASE WHEN octet_length(payload) <= 1048576"
+	    "  THEN payload END FROM payloads WHERE event = events.id),"
+	    " attempts, received_at, needs_fetch, account,"
+	    " (SELECT octet_length(payload) FROM payloads"
+	    "  WHERE event = events.id)" },
 	[PG_DUE] = { "ih_due", "titiii",
 	    "SELECT 1 FROM events e WHERE " PG_DUE_SQL " LIMIT 1" },
 	[PG_ATTEMPT_START] = { "ih_attempt_start", "ii",

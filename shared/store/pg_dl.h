@@ -27,7 +27,8 @@
 	X(PQconnectdbParams) X(PQconninfo) X(PQconninfoFree) \
 	X(PQconsumeInput) X(PQenterPipelineMode) X(PQerrorMessage) \
 	X(PQexitPipelineMode) X(PQfinish) X(PQflush) X(PQfreemem) \
-	X(PQgetResult) X(PQgetisnull) X(PQgetvalue) X(PQhost) X(PQisBusy) \
+	X(PQgetResult) X(PQgetisnull) X(PQgetlength) X(PQgetvalue) \
+	X(PQhost) X(PQisBusy) \
 	X(PQmakeEmptyPGresult) X(PQntuples) X(PQpipelineStatus) \
 	X(PQpipelineSync) X(PQresultErrorField) X(PQresultErrorMessage) \
 	X(PQresultStatus) X(PQsendPrepare) X(PQsendQuery) \
@@ -61,6 +62,7 @@ int	pg_dl_load(char *err, size_t errlen);
 #define PQflush			(*pg_dl.PQflush)
 #define PQfreemem		(*pg_dl.PQfreemem)
 #define PQgetResult		(*pg_dl.PQgetResult)
+#define PQgetlength		(*pg_dl.PQgetlength)
 #define PQgetisnull		(*pg_dl.PQgetisnull)
 #define PQgetvalue		(*pg_dl.PQgetvalue)
 #define PQhost			(*pg_dl.PQhost)

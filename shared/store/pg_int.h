@@ -44,6 +44,8 @@ enum pg_stmt {
 	" WHERE event = events.id)"
 #define PG_HAS_PAYLOAD \
 	"EXISTS (SELECT 1 FROM payloads WHERE event = events.id)"
+/* A payload larger than this is read back in slices (pg_payload.c). */
+#define PG_PAYLOAD_STREAM	(1024 * 1024)
 
 #define PG_OWN_MAX	64	/* a batch's events (batch.h) */
 #define PG_MANY_MAX	64	/* pg_record_many's at most */
@@ -70,6 +72,8 @@ struct pgs {
 	int			 nown;
 	/* The next BEGIN is deferred (pg_conn.c, store_begin_many()). */
 	int			 lazy_begin;
+	/* 1: pg_exec_sql's answer in binary (pg_payload.c's slices). */
+	int			 binary;
 	char			 why[160];	/* why there is no conn */
 };
 
@@ -114,6 +118,19 @@ int	pg_defer_stmt(struct pgs *, enum pg_stmt, const struct pg_params *,
 	    const char *, char *, size_t);
 int	pg_defer_sql(struct pgs *, const char *, const char *,
 	    const struct pg_params *, const char *, char *, size_t);
+/*
+ * Reads the len bytes of rowid's payload in slices into *out (malloc'd,
+ * NUL-terminated, *outlen bytes): IH_OK, IH_ENOMEM or IH_ESTORE.
+ */
+int	pg_payload_read(struct pgs *, int64_t, int64_t, unsigned char **,
+	    size_t *, char *, size_t);
+/*
+ * Writes the payloads row of the new event rowid, len bytes of b larger
+ * than PG_PAYLOAD_STREAM, in slices (PG_RECORD leaves it out); inside
+ * the recording transaction.  IH_OK or IH_ESTORE.
+ */
+int	pg_payload_write(struct pgs *, int64_t, const unsigned char *, size_t,
+	    char *, size_t);
 /* Runs sql with types (see pg_types) once, unprepared. */
 PGresult *pg_exec_sql(struct pgs *, const char *, const char *,
 	    const struct pg_params *, ExecStatusType, const char *, char *,

@@ -19,7 +19,11 @@ record_params(struct pg_params *p, const struct event *ev, int64_t now_ms,
 	pg_text(p, ev->event_id);
 	pg_text(p, ev->event_type);
 	pg_text(p, ev->order_key);
-	pg_bytes(p, ev->payload, ev->payload_len);
+	/* A large payload is written in slices: pg_payload_write(). */
+	if (ev->payload_len > PG_PAYLOAD_STREAM)
+		pg_text(p, NULL);
+	else
+		pg_bytes(p, ev->payload, ev->payload_len);
 	pg_text(p, ev->headers != NULL ? ev->headers : "");
 	pg_int(p, now_ms);
 	pg_text(p, ev->status);
@@ -98,6 +102,10 @@ pg_record(struct store *base, const struct event *ev, int64_t now_ms,
 	if (r == NULL)
 		return IH_ESTORE;
 	rc = record_result(r, res, err, errlen);
+	if (rc == IH_OK && !res->duplicate &&
+	    ev->payload_len > PG_PAYLOAD_STREAM)
+		rc = pg_payload_write(st, res->rowid, ev->payload,
+		    ev->payload_len, err, errlen);
 	st->fresh_claim = rc == IH_OK && owner != NULL && !res->duplicate ?
 	    res->rowid : 0;
 	return rc;
@@ -149,6 +157,12 @@ pg_record_many(struct store *base, const struct event *const *evs,
 		else
 			PQclear(keep[i]);
 	}
+	/* Large payloads in slices, after their events' inserts. */
+	for (i = 0; rc == IH_OK && i < n; i++)
+		if (!res[i].duplicate &&
+		    evs[i]->payload_len > PG_PAYLOAD_STREAM)
+			rc = pg_payload_write(st, res[i].rowid,
+			    evs[i]->payload, evs[i]->payload_len, err, errlen);
 	for (i = 0; rc == IH_OK && i < n; i++) {
 		if (owners[i] == NULL || res[i].duplicate)
 			continue;
@@ -294,7 +308,9 @@ pg_claim(struct store *base, const char *provider, int64_t rowid,
 		rc = store_job_account(job, pg_gettext(r, 0, 9));
 	if (rc != IH_OK)
 		goto out;
-	if (!PQgetisnull(r, 0, 5)) {
+	if (base->bare)
+		;	/* The caller holds the bytes: store_claim_fresh(). */
+	else if (!PQgetisnull(r, 0, 5)) {
 		bytes = PQunescapeBytea((const unsigned char *)
 		    PQgetvalue(r, 0, 5), &len);
 		buf = bytes != NULL ? malloc(len + 1) : NULL;
@@ -308,6 +324,14 @@ pg_claim(struct store *base, const char *provider, int64_t rowid,
 		job->ev.payload = buf;
 		job->ev.payload_len = len;
 		PQfreemem(bytes);
+	} else if (!PQgetisnull(r, 0, 10)) {
+		/* Larger than PG_PAYLOAD_STREAM: read in slices. */
+		rc = pg_payload_read(st, job->ev.rowid, pg_getint(r, 0, 10),
+		    &buf, &len, err, errlen);
+		if (rc != IH_OK)
+			goto out;
+		job->ev.payload = buf;
+		job->ev.payload_len = len;
 	}
 	PQclear(r);
 	r = NULL;

@@ -462,7 +462,8 @@ pg_wait_params(struct pgs *st, const char *sql, int n,
 {
 	if (!usable(st))
 		return NULL;
-	if (!PQsendQueryParams(st->conn, sql, n, oids, v, len, fmt, 0))
+	if (!PQsendQueryParams(st->conn, sql, n, oids, v, len, fmt,
+	    st->binary))
 		return NULL;
 	if (PQpipelineStatus(st->conn) != PQ_PIPELINE_OFF)
 		return pipe_sync(st, 1, 0, NULL);

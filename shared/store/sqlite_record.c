@@ -274,7 +274,7 @@ sq_claim(struct store *base, const char *provider, int64_t rowid,
 		goto out;
 	}
 	sqlite3_reset(s);
-	rc = sq_payload_get(st, job, len, err, errlen);
+	rc = base->bare ? IH_OK : sq_payload_get(st, job, len, err, errlen);
 	if (rc != IH_OK)
 		goto out;
 	if (job->ev.attempt > 1) {

@@ -236,6 +236,16 @@ int	store_claim(struct store *st, struct store_txn *tx,
 	    const char *provider, int64_t rowid,
 	    const char *owner, int64_t now_ms, int64_t lease_ms,
 	    struct store_job *job, int *found, char *err, size_t errlen);
+/*
+ * store_claim() of the event rowid that tx has just recorded from bytes
+ * the caller still holds: the payload is not read back (job->ev.payload
+ * stays NULL; the caller points it at its bytes), so that a large event
+ * is never held twice.
+ */
+int	store_claim_fresh(struct store *st, struct store_txn *tx,
+	    const char *provider, int64_t rowid,
+	    const char *owner, int64_t now_ms, int64_t lease_ms,
+	    struct store_job *job, int *found, char *err, size_t errlen);
 
 /*
  * Sets *due to 1 when store_claim() with rowid 0 would find an event of

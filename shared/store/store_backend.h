@@ -188,6 +188,11 @@ struct store {
 	struct store_txn	 tx;
 	/* Which events claims take (store_thin.h): STORE_FETCH_*. */
 	int			 fetch;
+	/*
+	 * 1 while store_claim_fresh() runs: the claim leaves the payload
+	 * unread (job->ev.payload NULL), its caller holding those bytes.
+	 */
+	int			 bare;
 };
 
 /*

@@ -92,7 +92,7 @@ bench-build:
 	    bench-tools
 
 # Run inside bench-build's make, where $(BUILD) is already .../bench.
-bench-tools: $(LIB) $(PROVIDERS:%=$(BUILD)/%.fcgi) \
+bench-tools: $(LIB) $(PROVIDERS:%=$(BUILD)/%.fcgi) $(BUILD)/idemhook \
 	$(BUILD)/tools/store_ceiling $(BUILD)/tools/null.fcgi
 
 $(BUILD)/tools/store_ceiling: tests/bench/store_ceiling.c $(LIB) $(HEADERS)

@@ -19,6 +19,15 @@ default), then reports per event:
   work_*                 with --mode worker, the same counts for one
                          `idemhook work --once` that then processes all
                          W+N events (claim, switch, done: per event)
+  db reads, wal reads    pread64 calls on the main file and on the -wal
+                         file: pages SQLite's cache did not hold
+
+With --store FILE the server starts on a copy of FILE, a SQLite store
+already holding events (store_ceiling -F fills one, as make bench
+BENCH_GROWTH does): what a grown store costs per event, against the same
+run on an empty store (issue 27's growth target).  With --random-ids
+the events' and objects' ids are random, as real ones are: numbered ids
+share their indexes' pages, and so never miss the page cache.
 
 With --pg URI the store is a fresh database on that PostgreSQL server,
 and the count is of round trips instead of pages: pg_sends, the sendto
@@ -34,7 +43,7 @@ system calls after it count.  Usage:
 
   python3 tests/bench/pages.py --bin BUILD [--events N] [--warm W]
       [--mode after-response|worker] [--no-callgrind] [--pg URI]
-      [--conc K]
+      [--conc K] [--store FILE]
 
 Python 3 standard library; strace and valgrind.
 """
@@ -59,11 +68,21 @@ import harness  # noqa: E402
 PAD = 1800      # bytes of metadata: a ~2 KB event, as make bench sends
 
 
+RANDOM = [False]  # --random-ids
+
+
+def rid(prefix):
+    """prefix and 24 random letters and digits, as Stripe's ids look."""
+    al = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+    return prefix + "".join(al[b % len(al)] for b in os.urandom(24))
+
+
 def body(eid, i):
     """A Stripe invoice.paid event of its own object, about 2 KB."""
+    oid = rid("in_") if RANDOM[0] else "in_pages_%d" % i
     ev = {"id": eid, "object": "event", "type": "invoice.paid",
           "created": 1700000000 + i, "livemode": False,
-          "data": {"object": {"id": "in_pages_%d" % i, "object": "invoice",
+          "data": {"object": {"id": oid, "object": "invoice",
                               "status": "paid", "amount_paid": 1000 + i,
                               "metadata": {"pad": "x" * PAD}}}}
     return json.dumps(ev, separators=(",", ":")).encode()
@@ -89,7 +108,7 @@ def send(srv, prefix, first, n, conc=1):
         return
     secret = srv.secrets["stripe"]
     for i in range(first, first + n):
-        eid = "evt_%s_%d" % (prefix, i)
+        eid = rid("evt_") if RANDOM[0] else "evt_%s_%d" % (prefix, i)
         b = body(eid, i)
         r = srv.post("/hooks/stripe", b,
                      {"Stripe-Signature": harness.sign_stripe(secret, b),
@@ -98,15 +117,25 @@ def send(srv, prefix, first, n, conc=1):
             raise SystemExit("event %s: %r" % (eid, r and (r.status, r.body)))
 
 
-def settled(srv, total, mode, timeout=120):
-    """Waits until total events are recorded, and processed unless the
-    mode is worker; then a moment for the last commit's syscalls."""
+def first_id(srv):
+    """The row id after those of a store's earlier events (--store)."""
+    if srv.db.startswith("postgresql:") or not os.path.exists(srv.db):
+        return 0
+    with harness.db_connect(srv.db, timeout=5, ro=True) as c:
+        return c.execute("SELECT coalesce(max(id), 0) FROM events"
+                         ).fetchone()[0]
+
+
+def settled(srv, total, mode, timeout=120, after=0):
+    """Waits until total events are recorded (row ids past after), and
+    processed unless the mode is worker; then a moment for the last
+    commit's syscalls."""
     want = "received" if mode == "worker" else "done"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with harness.db_connect(srv.db, timeout=5, ro=True) as c:
-            n = c.execute("SELECT count(*) FROM events WHERE status = ?",
-                          (want,)).fetchone()[0]
+            n = c.execute("SELECT count(*) FROM events WHERE status = ?"
+                          " AND id > ?", (want, after)).fetchone()[0]
         if n >= total:
             time.sleep(0.5)
             return
@@ -124,9 +153,13 @@ def store_pages(db):
     return size, page
 
 
-def server(bindir, wrap, mode, name, pg=None):
+def server(bindir, wrap, mode, name, pg=None, store=None):
     db = None
-    if pg:
+    if store:
+        d = tempfile.mkdtemp(prefix="ih-pages-store-")
+        db = os.path.join(d, "events.db")
+        shutil.copyfile(store, db)
+    elif pg:
         os.environ["IH_PG_URI"] = pg
         db = harness.pg_new_db("ih_pages")
     return harness.Server(bindir, providers=["stripe"], wrap=wrap,
@@ -134,18 +167,29 @@ def server(bindir, wrap, mode, name, pg=None):
                           name=name, db=db)
 
 
+def drop_copy(a, srv):
+    """Removes the copy of --store the server ran on."""
+    if a.store:
+        shutil.rmtree(os.path.dirname(srv.db), ignore_errors=True)
+
+
 def count_trace(text, start, end, page):
     """Per-call sums over text[start:end], the WAL and main file found by
-    their openat anywhere before end."""
+    their openat anywhere before end: by descriptor alone, as the
+    process's threads share them (strace -f names each thread: a file
+    one thread opened is read and written by the writer thread)."""
     wal, main = set(), set()
-    for m in re.finditer(r'^(\d+) +openat\(.*?"([^"]*)".*\) = (\d+)$',
-                         text[:end], re.M):
+    # One line each: a failed openat (EEXIST: the store existed) must not
+    # run on into the next line's.
+    for m in re.finditer(r'^(\d+) +openat\([^"\n]*"([^"\n]*)"[^\n]*\) = '
+                         r'(\d+)$', text[:end], re.M):
         if m.group(2).endswith("-wal"):
-            wal.add((m.group(1), m.group(3)))
+            wal.add(m.group(3))
         elif m.group(2).endswith(".db"):
-            main.add((m.group(1), m.group(3)))
+            main.add(m.group(3))
     out = {"wal_pages": 0, "wal_bytes": 0, "db_bytes": 0, "fsyncs": 0,
-           "pg_sends": 0, "pg_recvs": 0, "commits": 0}
+           "pg_sends": 0, "pg_recvs": 0, "commits": 0, "db_reads": 0,
+           "wal_reads": 0}
     for ln in text[start:end].splitlines():
         m = re.match(r'(\d+) +(\w+)\((\d+)(.*)\) += (-?\d+)', ln)
         if not m:
@@ -158,11 +202,15 @@ def count_trace(text, start, end, page):
             out["commits"] += rest.count("COMMIT\\0")
         elif call == "recvfrom" and int(ret) > 0:
             out["pg_recvs"] += 1
-        elif call == "pwrite64" and (pid, fd) in wal:
+        elif call == "pwrite64" and fd in wal:
             out["wal_bytes"] += int(ret)
             out["wal_pages"] += int(ret) == page
-        elif call == "pwrite64" and (pid, fd) in main:
+        elif call == "pwrite64" and fd in main:
             out["db_bytes"] += int(ret)
+        elif call == "pread64" and fd in main:
+            out["db_reads"] += 1
+        elif call == "pread64" and fd in wal:
+            out["wal_reads"] += 1
     return out
 
 
@@ -174,7 +222,8 @@ def work_run(a, srv, page):
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
            "IDEMHOOK_DB": srv.db}
     subprocess.run([shutil.which("strace"), "-f", "-qq", "-s", "0", "-e",
-                    "trace=openat,pwrite64,write,fsync,fdatasync", "-o",
+                    "trace=openat,pread64,pwrite64,write,fsync,fdatasync",
+                    "-o",
                     trace, os.path.join(a.bin, "idemhook"), "work",
                     "--once"], env=env, check=True, timeout=600,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -189,24 +238,26 @@ def strace_run(a):
     tdir = tempfile.mkdtemp(prefix="ih-pages-")
     trace = os.path.join(tdir, "trace")
     # On PostgreSQL the messages are kept, to count the COMMITs.
-    wrap = ("%s -f -qq -s %d -e trace=openat,pwrite64,write,fsync,fdatasync"
-            "%s -o %s" % (shutil.which("strace"), 1 << 20 if a.pg else 0,
+    wrap = ("%s -f -qq -s %d -e trace=openat,pread64,pwrite64,write,fsync,"
+            "fdatasync%s -o %s" % (shutil.which("strace"), 1 << 20 if a.pg else 0,
                           ",sendto,recvfrom" if a.pg else "", trace))
-    srv = server(a.bin, wrap, a.mode, "pages-strace", a.pg)
+    srv = server(a.bin, wrap, a.mode, "pages-strace", a.pg, a.store)
     try:
         srv.start()
+        base = first_id(srv)
         send(srv, "warm", 0, a.warm)
-        settled(srv, a.warm, a.mode)
+        settled(srv, a.warm, a.mode, after=base)
         size0, page = store_pages(srv.db)
         mark = os.path.getsize(trace)
         send(srv, "run", a.warm, a.events, a.conc)
-        settled(srv, a.warm + a.events, a.mode)
+        settled(srv, a.warm + a.events, a.mode, after=base)
         size1, _ = store_pages(srv.db)
         end = os.path.getsize(trace)
         work = work_run(a, srv, page) if a.mode == "worker" else {}
     finally:
         srv.stop()
         srv.cleanup()
+        drop_copy(a, srv)
     with open(trace, errors="replace") as f:
         text = f.read()
     shutil.rmtree(tdir, ignore_errors=True)
@@ -224,14 +275,16 @@ def callgrind_total(a, n):
     tdir = tempfile.mkdtemp(prefix="ih-pages-cg-")
     wrap = ("%s --tool=callgrind --dump-instr=no --callgrind-out-file=%s/cg.%%p"
             % (shutil.which("valgrind"), tdir))
-    srv = server(a.bin, wrap, a.mode, "pages-cg", a.pg)
+    srv = server(a.bin, wrap, a.mode, "pages-cg", a.pg, a.store)
     try:
         srv.start()
+        base = first_id(srv)
         send(srv, "cg", 0, n)
-        settled(srv, n, a.mode, timeout=600)
+        settled(srv, n, a.mode, timeout=600, after=base)
     finally:
         srv.stop()
         srv.cleanup()
+        drop_copy(a, srv)
     total = 0
     for f in os.listdir(tdir):
         with open(os.path.join(tdir, f)) as fh:
@@ -256,7 +309,15 @@ def main():
     ap.add_argument("--pg", metavar="URI",
                     help="a PostgreSQL server (tests/pg_cluster.sh start"
                     " DIR prints one): count its round trips")
+    ap.add_argument("--store", metavar="FILE",
+                    help="start from a copy of this SQLite store (one"
+                    " that store_ceiling -F filled)")
+    ap.add_argument("--random-ids", action="store_true",
+                    help="random event and object ids (as a store of"
+                    " real events has them), not numbered ones that"
+                    " share their index pages")
     a = ap.parse_args()
+    RANDOM[0] = a.random_ids
     a.bin = os.path.abspath(a.bin)
     res = strace_run(a)
     if not a.no_callgrind:
@@ -267,9 +328,10 @@ def main():
           % (a.mode, a.events, "one at a time" if a.conc == 1 else
              "from %d clients at once" % a.conc, a.warm))
     keys = ("pg_sends", "pg_recvs") if a.pg else (
-        "wal_pages", "wal_bytes", "db_bytes", "fsyncs", "store_pages")
+        "wal_pages", "wal_bytes", "db_bytes", "fsyncs", "store_pages",
+        "db_reads", "wal_reads")
     for k in keys + ("instructions", "work_wal_pages", "work_wal_bytes",
-              "work_db_bytes", "work_fsyncs"):
+              "work_db_bytes", "work_fsyncs", "work_db_reads"):
         if k in res:
             print("  %-13s %12.1f" % (k, res[k]))
     if not a.pg:

@@ -59,9 +59,16 @@ provider specs, and measures:
 - **growth** (`make bench BENCH_GROWTH=1000000`): stripe at 16
   connections on a SQLite store and on a PostgreSQL database that already
   hold that many done events, filled through the library
-  (`store_ceiling -F`: recorded, claimed and completed, random Stripe-like
-  ids, 512-byte payloads, 2,000 per transaction; about 1 GB for SQLite),
-  against the same run on an empty store;
+  (`store_ceiling -F`: recorded, claimed and completed, each with the
+  payment_intent object it sets and that object's history, random
+  Stripe-like ids, 512-byte payloads, 2,000 per transaction; about 1.3 GB
+  for SQLite), against the same run on an empty store;
+- **memory** (`tests/bench/big_rss.py`): a signed 32 MiB event of each
+  provider, recorded and processed, and the peak RSS (`VmHWM`, or GNU
+  time's for a process that exits) of each FastCGI program behind
+  lighttpd, of the same program as plain CGI, and of `idemhook work
+  --once` processing it, on SQLite (every provider) and on PostgreSQL
+  (stripe), divided by the body (`--no-memory` leaves it out);
 - **accounts** (issue 29; `BENCH_OPTS=--no-accounts` leaves them out):
   stripe at 16 connections with 1 account and with 100, each through its
   own URL and secret and otherwise the same requests
@@ -108,6 +115,9 @@ ceiling, the lower). Apache mod_fcgid with the shipped vhost: at least
 CGI program. Growth: a store of 1,000,000 events at least 0.8× an empty
 one, on both backends. Accounts: 100 accounts within 5% of 1 account in
 accepted events/s and in CPU per event (medians of the alternating runs).
+Memory: a signed 32 MiB event, recorded and
+processed, at most 1.5× the body in peak RSS, every program, both
+backends.
 """
 
 

@@ -41,6 +41,12 @@ Measured in one run, on this machine, so that ratios are comparable:
                    completed through the library, random ids, --fill-bytes
                    payloads), on SQLite and on PostgreSQL, against the
                    same run on an empty store.
+  memory           a signed 32 MiB event of each provider, recorded and
+                   processed (tests/bench/big_rss.py): the peak RSS of
+                   each FastCGI program behind lighttpd, of it as plain
+                   CGI and of `idemhook work --once`, against the body,
+                   on SQLite and on PostgreSQL (--no-memory leaves it
+                   out).
 
 The servers are the end-to-end tests' own launchers (harness.Server for
 lighttpd, harness.ApacheServer for Apache).  Every run gets a fresh store
@@ -79,6 +85,7 @@ sys.path.insert(0, os.path.join(REPO, "tests", "e2e"))
 sys.dont_write_bytecode = True
 import harness  # noqa: E402
 import chart  # noqa: E402
+import big_rss  # noqa: E402
 
 LUA = os.path.join(HERE, "post.lua")
 PROVIDERS = ("stripe", "github", "shopify", "asaas", "standard")
@@ -141,7 +148,11 @@ class Maker:
             return b"Content-Type: application/json\r\n", body
         sp = self.spec
         self.n += 1
-        eid = sp.new_id("%s%08d" % (self.prefix, self.n))
+        # Random first, as a provider's ids fall: numbered ones would all
+        # go to the right edge of the store's unique index, which never
+        # misses the page cache however large the store (growth runs).
+        eid = sp.new_id("%s%s%08d" % (os.urandom(4).hex(), self.prefix,
+                                      self.n))
         etype = sp.default_type
         if self.pad is None:
             self.pad = max(0, BODY_BYTES - len(sp.body(eid, etype)))
@@ -404,6 +415,7 @@ class Bench:
         self.secrets = {p: harness.default_secret(p) for p in PROVIDERS}
         self.secrets["null"] = ""
         self.rows = []
+        self.memory = []    # big_rss.py's rows
         self.ceil = {}
         self.runs = 0
         self.seed = 1
@@ -680,6 +692,9 @@ class Bench:
                 if a.growth:
                     self.run("stripe", 16, fill=a.growth,
                              variant=grown(a.growth))
+        if not a.no_memory and not a.apache_only:
+            log("memory: a signed 32 MiB event per program (SQLite)")
+            self.memory += big_rss.measure(a.bin, only=provs)
         if not a.no_apache and "stripe" in provs:
             self.apache()
         if not a.no_pg and "stripe" in provs and not a.apache_only:
@@ -763,6 +778,12 @@ class Bench:
             for c in CONNS:
                 self.run("stripe", c, pg=True)
             self.two_hosts()
+            if not self.a.no_memory:
+                log("memory: a signed 32 MiB event per program "
+                    "(PostgreSQL)")
+                self.memory += big_rss.measure(
+                    self.a.bin, pg=os.environ["IH_PG_URI"],
+                    only=["stripe"])
             if self.a.growth:
                 self.run("stripe", 16, pg=True, fill=self.a.growth,
                          variant=grown(self.a.growth))
@@ -1006,6 +1027,13 @@ class Bench:
             L.append("")
             L += self.acct_lines + [""]
         L += self.apache_memory()
+        if self.memory:
+            L.append("")
+            L.append("A signed event of %d KiB, recorded and processed "
+                     "(tests/bench/big_rss.py): peak RSS per program."
+                     % (self.memory[0]["body"] // 1024))
+            L.append("")
+            L += big_rss.table(self.memory)
         L.append("")
         L.append("CPU per request (µs, from /proc and getrusage):")
         L.append("")
@@ -1192,6 +1220,18 @@ class Bench:
                             T_GROWTH, full[0]["accepted_s"],
                             empty["accepted_s"], g, full[0]["p99_ms"],
                             empty["p99_ms"], verdict(g >= T_GROWTH)))
+        for store in ("SQLite", "PostgreSQL"):
+            ms = [m for m in self.memory if m["backend"] == store]
+            if ms:
+                w = max(ms, key=lambda m: m["ratio"])
+                L.append("| memory: a signed 32 MiB event recorded and "
+                         "processed, peak RSS ≤ %.1f× the body (%s, every "
+                         "program) | worst %s: %d KiB for %d KiB = %.2f× "
+                         "(growth over a small event's peak %.2f×) | %s |"
+                         % (big_rss.T_MEMORY, store, w["program"],
+                            w["peak"], w["body"] // 1024, w["ratio"],
+                            w["grew"], verdict(w["ratio"] <=
+                                               big_rss.T_MEMORY)))
         return L
 
 
@@ -1230,6 +1270,9 @@ def main():
     ap.add_argument("--env", action="append", default=[], metavar="K=V",
                     help="a setting for every receiver run, e.g. "
                     "IDEMHOOK_PG_WRITERS=1 (repeatable)")
+    ap.add_argument("--no-memory", action="store_true",
+                    help="no 32 MiB event's peak RSS (tests/bench/"
+                    "big_rss.py)")
     ap.add_argument("--no-apache", action="store_true",
                     help="no Apache rows (they need apache2, mod_fcgid)")
     ap.add_argument("--no-accounts", action="store_true",
