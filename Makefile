@@ -72,13 +72,9 @@ ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pthread
 # NO_PG=1 builds without libpq: the PostgreSQL backend is a stub
 # (shared/store/pg_none.c) that refuses postgresql:// locations.
 ifeq ($(NO_PG),1)
-PG_OUT = shared/store/pg_conn.c shared/store/pg_record.c \
-	shared/store/pg_query.c shared/store/pg_objects.c \
-	shared/store/pg_console.c shared/store/pg_signin.c \
-	shared/store/pg_wait.c shared/store/pg_audit.c \
-	shared/store/pg_version.c shared/store/pg_health.c \
-	shared/store/pg_thin.c shared/store/pg_dl.c \
-	shared/store/pg_params.c
+# Every PostgreSQL file but the stub, so that a new one cannot break it.
+PG_OUT = $(filter-out shared/store/pg_none.c,\
+	$(wildcard shared/store/pg_*.c))
 else
 PG_OUT = shared/store/pg_none.c
 endif

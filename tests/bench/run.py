@@ -651,6 +651,16 @@ class Bench:
         log("storage ceiling: FULL %.0f, NORMAL %.0f, FULL with %d writers "
             "%.0f events/s" % (self.ceil["FULL"], self.ceil["NORMAL"],
                                MAX_PROCS, self.ceil["FULL2"]))
+        if a.growth_only:
+            # Only the growth pairs: an empty store, then a filled one.
+            if not a.growth:
+                sys.exit("run.py: --growth-only needs --growth N")
+            self.run("stripe", 16)
+            self.run("stripe", 16, fill=a.growth, variant=grown(a.growth))
+            if not a.no_pg:
+                self.postgres(growth_only=True)
+            self.finish(t0, again=False)
+            return
         if a.pg_only:
             # Only the PostgreSQL rows, e.g. for comparing two builds.
             self.postgres()
@@ -750,7 +760,7 @@ class Bench:
                         "FcgidSpawnScoreUpLimit 10",
                         "FcgidMaxRequestsPerProcess 10000"])
 
-    def postgres(self):
+    def postgres(self, growth_only=False):
         """The PostgreSQL rows: its own ceilings (one durable commit per
         event, the same payload, from 1, MAX_PROCS and 16 processes at
         once, the last like pgbench -c 16) and stripe through lighttpd
@@ -766,6 +776,11 @@ class Bench:
             return
         os.environ["IH_PG_URI"] = p.stdout.decode().strip()
         try:
+            if growth_only:
+                self.run("stripe", 16, pg=True)
+                self.run("stripe", 16, pg=True, fill=self.a.growth,
+                         variant=grown(self.a.growth))
+                return
             log("PostgreSQL storage ceiling")
             self.ceil["PG"] = self.store_ceiling("FULL", pg=True)
             self.ceil["PG2"] = self.store_ceiling("FULL", procs=MAX_PROCS,
@@ -1288,6 +1303,9 @@ def main():
                     help="also run stripe at 16 connections on stores "
                     "(SQLite, PostgreSQL) already holding N events, "
                     "filled through the library (e.g. 1000000)")
+    ap.add_argument("--growth-only", action="store_true",
+                    help="with --growth N: only stripe at 16 connections "
+                    "on an empty and on a filled store, each backend")
     ap.add_argument("--fill-bytes", type=int, default=512,
                     help="payload bytes of each filled event (default "
                     "512: a million take about 1 GB)")
