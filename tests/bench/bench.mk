@@ -11,7 +11,8 @@
 #   make bench BENCH_GROWTH=1000000  also stripe on stores (SQLite and
 #                               PostgreSQL) already holding that many
 #                               events, filled through the library
-#                               (store_ceiling -F; about 1 GB for SQLite)
+#                               (store_ceiling -F; about 1.3 GB for SQLite;
+#                               BENCH_OPTS=--growth-only: just those)
 #   make bench BENCH_OPTS=--no-apache   (or --no-pg, --pg-only,
 #                               --no-accounts, --apache-only,
 #                               --apache-conf 'LINE', --runs ...: run.py -h)

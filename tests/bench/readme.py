@@ -62,7 +62,8 @@ provider specs, and measures:
   (`store_ceiling -F`: recorded, claimed and completed, each with the
   payment_intent object it sets and that object's history, random
   Stripe-like ids, 512-byte payloads, 2,000 per transaction; about 1.3 GB
-  for SQLite), against the same run on an empty store;
+  for SQLite), against the same run on an empty store
+  (`BENCH_OPTS=--growth-only` runs just these pairs);
 - **memory** (`tests/bench/big_rss.py`): a signed 32 MiB event of each
   provider, recorded and processed, and the peak RSS (`VmHWM`, or GNU
   time's for a process that exits) of each FastCGI program behind
