@@ -1316,6 +1316,8 @@ def main():
     MAX_PROCS = a.max_procs
     a.bin = os.path.abspath(a.bin)
     a.tools = os.path.abspath(a.tools)
+    if a.cgi_bin:
+        a.cgi_bin = os.path.abspath(a.cgi_bin)
     a.out = os.path.abspath(a.out)
     need = ["wrk", "lighttpd"] + ([] if a.no_apache else ["apache2"])
     for prog in need:
