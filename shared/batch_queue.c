@@ -1,12 +1,10 @@
 /* batch_queue.c -- the writer threads of a FastCGI program (batch.h). */
-#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "batch.h"
-#include "config_vars.h"
 #include "ih.h"
 #include "ingest.h"
 #include "log.h"
@@ -139,24 +137,10 @@ writer_main(void *arg)
 
 /* IDEMHOOK_PG_WRITERS from the start-up environment, or the default. */
 static int
-writer_count(struct settings *s, const struct provider *p)
+writer_count(struct settings *s)
 {
-	const char *v;
-	char *end;
-	long n;
-
-	v = config_vars_get(&s->env, "IDEMHOOK_PG_WRITERS");
-	if (v == NULL || *v == '\0')
-		return BATCH_PG_WRITERS_DEFAULT;
-	errno = 0;
-	n = strtol(v, &end, 10);
-	if (errno != 0 || *end != '\0' || n < 1 || n > BATCH_WRITERS_MAX) {
-		log_emit(NULL, "provider=%s IDEMHOOK_PG_WRITERS=%.20s: not 1 "
-		    "to %d; using %d", p->name, v, BATCH_WRITERS_MAX,
-		    BATCH_PG_WRITERS_DEFAULT);
-		return BATCH_PG_WRITERS_DEFAULT;
-	}
-	return (int)n;
+	return (int)settings_startup_count(s, "IDEMHOOK_PG_WRITERS",
+	    BATCH_WRITERS_MAX, BATCH_PG_WRITERS_DEFAULT);
 }
 
 int
@@ -166,7 +150,7 @@ batch_start(struct batch *b, const struct provider *p,
 	int i, rc;
 
 	memset(b, 0, sizeof(*b));
-	b->nwriters = writer_count(s, p);
+	b->nwriters = writer_count(s);
 	pthread_mutex_init(&b->mu, NULL);
 	for (i = 0; i < b->nwriters; i++) {
 		b->slots[i].b = b;

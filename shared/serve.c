@@ -1,5 +1,4 @@
 /* serve.c -- the accept loop: threads on FCGX_Accept_r, or one CGI request. */
-#include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -275,24 +274,10 @@ stop_threads(struct serve *sv)
 
 /* IDEMHOOK_THREADS from the start-up environment, or the default. */
 static long
-thread_count(const struct serve *sv)
+thread_count(struct serve *sv)
 {
-	const char *v;
-	char *end;
-	long n;
-
-	v = config_vars_get((void *)&sv->settings.env, "IDEMHOOK_THREADS");
-	if (v == NULL || *v == '\0')
-		return SERVE_THREADS_DEFAULT;
-	errno = 0;
-	n = strtol(v, &end, 10);
-	if (errno != 0 || *end != '\0' || n < 1 || n > SERVE_THREADS_MAX) {
-		log_emit(NULL, "provider=%s IDEMHOOK_THREADS=%.20s: not 1 to "
-		    "%d; using %d", sv->p->name, v, SERVE_THREADS_MAX,
-		    SERVE_THREADS_DEFAULT);
-		return SERVE_THREADS_DEFAULT;
-	}
-	return n;
+	return settings_startup_count(&sv->settings, "IDEMHOOK_THREADS",
+	    SERVE_THREADS_MAX, SERVE_THREADS_DEFAULT);
 }
 
 /*

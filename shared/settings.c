@@ -2,6 +2,7 @@
 #include <sys/socket.h>
 
 #include <netinet/in.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,27 @@
 #include "redact.h"
 #include "settings.h"
 #include "store.h"
+
+long
+settings_startup_count(struct settings *s, const char *name, long max,
+    long def)
+{
+	const char *v;
+	char *end;
+	long n;
+
+	v = config_vars_get(&s->env, name);
+	if (v == NULL || *v == '\0')
+		return def;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno != 0 || *end != '\0' || n < 1 || n > max) {
+		log_emit(NULL, "provider=%s %s=%.20s: not 1 to %ld; using %ld",
+		    s->p->name, name, v, max, def);
+		return def;
+	}
+	return n;
+}
 
 int
 settings_fd_tcp(int fd, char *where, size_t len)

@@ -59,6 +59,14 @@ int	settings_init(struct settings *s, const struct provider *p,
 void	settings_free(struct settings *s);
 
 /*
+ * A count read once from the start-up environment only (name, e.g.
+ * IDEMHOOK_THREADS): 1 to max, or def when unset.  A value out of range
+ * or not a number logs one line naming it and gives def.
+ */
+long	settings_startup_count(struct settings *s, const char *name,
+	    long max, long def);
+
+/*
  * Is fd a TCP (IPv4 or IPv6) socket?  Then its port, as "TCP port N",
  * goes to where (may be NULL).  Returns 1 or 0.
  */

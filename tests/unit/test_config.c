@@ -17,6 +17,8 @@
 #include "config_vars.h"
 #include "ih.h"
 #include "log.h"
+#include "provider.h"
+#include "settings.h"
 
 static int
 load(char **env, const char *file, struct config *cfg, char *err,
@@ -431,6 +433,33 @@ vars_index(void **state)
 	config_vars_free(&v);
 }
 
+/* A start-up count: its value, its default when unset, and never a bad one. */
+static void
+startup_counts(void **state)
+{
+	char *env[] = { "IDEMHOOK_THREADS=16", "IDEMHOOK_PG_WRITERS=0",
+	    "IDEMHOOK_A=65", "IDEMHOOK_B=8x", "IDEMHOOK_C=", NULL };
+	struct provider prov;
+	struct settings s;
+
+	(void)state;
+	memset(&prov, 0, sizeof(prov));
+	prov.name = "stripe";
+	memset(&s, 0, sizeof(s));
+	s.p = &prov;
+	assert_int_equal(config_vars_from_env(&s.env, env), IH_OK);
+	assert_int_equal(settings_startup_count(&s, "IDEMHOOK_THREADS", 64,
+	    8), 16);
+	assert_int_equal(settings_startup_count(&s, "IDEMHOOK_PG_WRITERS",
+	    16, 4), 4);
+	assert_int_equal(settings_startup_count(&s, "IDEMHOOK_A", 64, 8), 8);
+	assert_int_equal(settings_startup_count(&s, "IDEMHOOK_A", 65, 8), 65);
+	assert_int_equal(settings_startup_count(&s, "IDEMHOOK_B", 64, 8), 8);
+	assert_int_equal(settings_startup_count(&s, "IDEMHOOK_C", 64, 8), 8);
+	assert_int_equal(settings_startup_count(&s, "IDEMHOOK_D", 64, 3), 3);
+	config_vars_free(&s.env);
+}
+
 int
 main(void)
 {
@@ -448,6 +477,7 @@ main(void)
 		cmocka_unit_test(request_named_file_must_be_protected),
 		cmocka_unit_test(other_providers_secrets_dropped),
 		cmocka_unit_test(log_clean_neutralises),
+		cmocka_unit_test(startup_counts),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
