@@ -18,6 +18,10 @@
 #include "settings.h"
 #include "store.h"
 
+const char *const settings_startup_only[] = {
+	"IDEMHOOK_THREADS", "IDEMHOOK_PG_WRITERS", NULL
+};
+
 long
 settings_startup_count(struct settings *s, const char *name, long max,
     long def)

@@ -67,6 +67,13 @@ long	settings_startup_count(struct settings *s, const char *name,
 	    long max, long def);
 
 /*
+ * The names read from the start-up environment only, never from the
+ * settings file (NULL-terminated): idemhook check reports one found in
+ * the file, which the programs would not see.
+ */
+extern const char *const settings_startup_only[];
+
+/*
  * Is fd a TCP (IPv4 or IPv6) socket?  Then its port, as "TCP port N",
  * goes to where (may be NULL).  Returns 1 or 0.
  */

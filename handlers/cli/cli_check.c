@@ -41,6 +41,7 @@
 #include "ih.h"
 #include "providers.h"
 #include "redact.h"
+#include "settings.h"
 #include "store.h"
 
 #define CHECK_MAX_DOCROOTS	8
@@ -428,6 +429,25 @@ check_sources(const struct cli *c)
 		    "www-data -- idemhook check)\n");
 }
 
+/*
+ * A start-up setting written in the settings file is never read there:
+ * the programs take it from their start-up environment only.
+ */
+static void
+check_startup_only(struct check *ck, struct cli *c)
+{
+	size_t i;
+
+	for (i = 0; settings_startup_only[i] != NULL; i++)
+		if (config_vars_get(&c->file, settings_startup_only[i]) !=
+		    NULL)
+			problem(ck, "%s in %s is not read: the programs take "
+			    "it from their start-up environment only "
+			    "(lighttpd bin-environment, FcgidInitialEnv, "
+			    "the spawn-fcgi unit); move it there",
+			    settings_startup_only[i], c->config_path);
+}
+
 static void
 check_usage(FILE *f)
 {
@@ -529,6 +549,7 @@ cli_check(struct cli *c, int argc, char **argv)
 	    sizeof(owner)) != NULL && check_user(&ck, owner) != 0)
 		return CLI_EXIT_USAGE;
 	check_sources(c);
+	check_startup_only(&ck, c);
 	cli_check_console(c, &ck.problems, &ck.oks);
 	ck.problems += check_programs(c);
 

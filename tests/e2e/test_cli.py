@@ -524,6 +524,14 @@ def case_check(ctx):
     check(b"config file" in out and b"chmod 600" in out, "config file: %r" % out)
     os.chmod(cfg, 0o600)
     ctx.run("check", *only, env={"IDEMHOOK_CONFIG": cfg}, want=0)
+    # A start-up-only setting in the file would be ignored without a word.
+    with open(cfg, "a") as f:
+        f.write("IDEMHOOK_THREADS=16\n")
+    rc, out, _ = ctx.run("check", *only, env={"IDEMHOOK_CONFIG": cfg}, want=1)
+    check(b"IDEMHOOK_THREADS in " in out and b"start-up environment only" in out,
+          "start-up setting in the file: %r" % out)
+    with open(cfg, "w") as f:
+        f.write("IDEMHOOK_TOLERANCE=300\n")
     missing = os.path.join(ctx.srv.tmp, "nodir", "none.db")
     rc, out, _ = ctx.run("check", *only, env={"IDEMHOOK_DB": missing}, want=1)
     check(b"idemhook init" in out, "missing store: %r" % out)
