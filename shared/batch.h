@@ -112,6 +112,7 @@ struct batch_slot {
 struct batch {
 	struct batch_slot	 slots[BATCH_WRITERS_MAX];
 	int			 nwriters;	/* allowed */
+	int			 start_failed;	/* no further writer tried */
 	int			 nstarted;	/* threads running */
 	pthread_mutex_t		 mu;
 	struct batch_node	*head;

@@ -78,11 +78,14 @@ kick(struct batch *b)
 		pthread_cond_signal(&b->slots[i].wake);
 		return;
 	}
-	if (b->head->pg && b->nstarted < b->nwriters &&
-	    start_writer(b, b->nstarted) != IH_OK)
+	if (b->head->pg && b->nstarted < b->nwriters && !b->start_failed &&
+	    start_writer(b, b->nstarted) != IH_OK) {
 		log_emit(NULL, "provider=%s cannot start writer thread %d: "
 		    "the others record", b->slots[0].w.p->name,
 		    b->nstarted + 1);
+		/* Said once: every later delivery would try and log again. */
+		b->start_failed = 1;
+	}
 }
 
 static void *
