@@ -39,6 +39,7 @@
 #include "log.h"
 #include "processing.h"
 #include "settings.h"
+#include "sigfail_pend.h"
 
 /* Most deliveries one transaction carries. */
 #define BATCH_MAX	64
@@ -118,6 +119,8 @@ struct batch {
 	struct batch_node	*head;
 	struct batch_node	*tail;
 	int			 stop;
+	/* Refused signatures for writer 0 to add (sigfail_pend.h). */
+	struct sigfail_pend	 pend;
 };
 
 /*
@@ -130,6 +133,15 @@ int	batch_start(struct batch *b, const struct provider *p,
 
 /* Queues in's delivery and returns once in->out is decided. */
 void	batch_submit(struct batch *b, struct ingest *in);
+
+/*
+ * Counts a refused signature of provider to the store cfg names (a
+ * PostgreSQL one), in memory: writer 0 adds the counts to the store
+ * later (sigfail_pend.h), so that the refusal costs no connection and
+ * no transaction.
+ */
+void	batch_sigfail(struct batch *b, const struct config *cfg,
+	    const char *provider);
 
 /* Records what is queued, then stops the writers and frees b. */
 void	batch_end(struct batch *b);

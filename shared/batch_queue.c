@@ -3,13 +3,16 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "batch.h"
+#include "clock.h"
 #include "ih.h"
 #include "ingest.h"
 #include "log.h"
 #include "provider.h"
 #include "settings.h"
+#include "sigfail_pend.h"
 #include "store.h"
 
 /*
@@ -88,6 +91,48 @@ kick(struct batch *b)
 	}
 }
 
+/*
+ * Writer 0, under b->mu: waits to be woken, or, with refused signatures
+ * counted, until they are due.
+ */
+static void
+writer_wait(struct batch *b, struct batch_slot *s)
+{
+	struct timespec ts;
+	int64_t due = s->i == 0 ? sigfail_pend_due(&b->pend) : 0;
+
+	if (due == 0) {
+		pthread_cond_wait(&s->wake, &b->mu);
+		return;
+	}
+	ts.tv_sec = (time_t)(due / 1000);
+	ts.tv_nsec = (long)(due % 1000) * 1000000L;
+	(void)pthread_cond_timedwait(&s->wake, &b->mu, &ts);
+}
+
+/*
+ * Writer 0, under b->mu: adds the refused signatures counted to their
+ * stores when they are due (or the process stops), with its own
+ * connection, the lock released meanwhile.
+ */
+static void
+writer_sigfails(struct batch *b, struct batch_slot *s)
+{
+	struct sigfail_pend out;
+	int64_t due;
+
+	if (s->i != 0)
+		return;
+	due = sigfail_pend_due(&b->pend);
+	if (due == 0 || (!b->stop && clock_wall_ms() < due))
+		return;
+	sigfail_pend_take(&b->pend, &out);
+	pthread_mutex_unlock(&b->mu);
+	sigfail_pend_flush(&out, &s->w.slot, log_dest_sink(&s->w.logd,
+	    &log_stderr));
+	pthread_mutex_lock(&b->mu);
+}
+
 static void *
 writer_main(void *arg)
 {
@@ -108,11 +153,14 @@ writer_main(void *arg)
 	for (;;) {
 		while (!takes(b, s->i) && !b->stop) {
 			s->idle = 1;
-			pthread_cond_wait(&s->wake, &b->mu);
+			writer_wait(b, s);
 			s->idle = 0;
+			writer_sigfails(b, s);
 		}
-		if (!takes(b, s->i))
+		if (!takes(b, s->i)) {
+			writer_sigfails(b, s);
 			break;
+		}
 		/*
 		 * Everything queued that this writer may take, up to
 		 * BATCH_MAX, goes in this commit.
@@ -133,6 +181,7 @@ writer_main(void *arg)
 			node->done = 1;
 			pthread_cond_signal(&node->cv);
 		}
+		writer_sigfails(b, s);
 	}
 	pthread_mutex_unlock(&b->mu);
 	return NULL;
@@ -153,6 +202,7 @@ batch_start(struct batch *b, const struct provider *p,
 	int i, rc;
 
 	memset(b, 0, sizeof(*b));
+	sigfail_pend_init(&b->pend);
 	b->nwriters = writer_count(s);
 	pthread_mutex_init(&b->mu, NULL);
 	for (i = 0; i < b->nwriters; i++) {
@@ -191,6 +241,21 @@ batch_submit(struct batch *b, struct ingest *in)
 }
 
 void
+batch_sigfail(struct batch *b, const struct config *cfg,
+    const char *provider)
+{
+	int first;
+
+	pthread_mutex_lock(&b->mu);
+	first = sigfail_pend_due(&b->pend) == 0;
+	sigfail_pend_add(&b->pend, cfg, provider, clock_wall_ms());
+	/* An idle writer 0 sets its timer for the new counts. */
+	if (first && b->nstarted > 0)
+		pthread_cond_signal(&b->slots[0].wake);
+	pthread_mutex_unlock(&b->mu);
+}
+
+void
 batch_end(struct batch *b)
 {
 	int i;
@@ -207,5 +272,6 @@ batch_end(struct batch *b)
 		batch_writer_free(&b->slots[i].w);
 		pthread_cond_destroy(&b->slots[i].wake);
 	}
+	sigfail_pend_free(&b->pend);
 	pthread_mutex_destroy(&b->mu);
 }

@@ -375,8 +375,9 @@ read_body(struct ingest *in)
 	rc = in->p->verify(&pr, &why);
 	/*
 	 * Counted for the alarm on a burst of them (sigfail.h): beside a
-	 * SQLite store here, in a PostgreSQL store by the caller, which
-	 * has a connection (serve.c).
+	 * SQLite store here; for a PostgreSQL store in the process's
+	 * memory by the caller (serve.c, sigfail_pend.h), never through a
+	 * connection of the store.
 	 */
 	if (rc == IH_EAUTH && store_is_postgres(in->cfg.db_path))
 		in->sigfail = 1;

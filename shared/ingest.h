@@ -86,7 +86,7 @@ struct ingest {
 	char			 owner[128];	/* job's lease holder */
 	int			 later;		/* process after the answer */
 	int			 inline_run;	/* run job before the answer */
-	/* A refused signature the store counts (PostgreSQL: sigfail.h). */
+	/* A refused signature to count in memory (PostgreSQL: sigfail.h). */
 	int			 sigfail;
 };
 

@@ -22,7 +22,6 @@
 #include "provider.h"
 #include "serve.h"
 #include "settings.h"
-#include "sigfail.h"
 #include "verify.h"
 #include "store.h"
 
@@ -163,8 +162,8 @@ serve_one(struct serve *sv, struct ingest *in, const struct io *io,
 		else
 			batch_record(&sv->cgi, &in, 1);
 		batch_inline_run(own, in);
-	} else if (in->sigfail)
-		sigfail_note_slot(&own->slot, &in->cfg, in->p->name);
+	} else if (in->sigfail && sv->fcgi)
+		batch_sigfail(&sv->batch, &in->cfg, in->p->name);
 	ingest_answer(in);
 	after_answer(sv, in);
 	ingest_end(in);

@@ -210,17 +210,6 @@ sigfail_count(struct store *st, const char *db_path, const char *provider,
 	return rc == IH_ENOTFOUND ? IH_OK : rc;
 }
 
-void
-sigfail_note_slot(struct settings_store *slot, const struct config *cfg,
-    const char *provider)
-{
-	char err[STORE_ERR_MAX];
-
-	if (settings_store(slot, cfg, err, sizeof(err)) == IH_OK)
-		(void)store_sigfail_note(slot->st, provider, clock_wall_ms(),
-		    err, sizeof(err));
-}
-
 int
 sigfail_sums(struct store *st, const char *db_path, int64_t now_ms,
     store_sigfail_fn fn, void *arg, char *err, size_t errlen)

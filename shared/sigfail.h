@@ -10,9 +10,11 @@
  * the request is kept, only the count; the store is not written.
  * idemhook work reads the counts (sigfail_count()) and alerts when they
  * pass IDEMHOOK_BADSIG_ALERT while no delivery was accepted (alert.h).
- * A PostgreSQL store (several hosts) has no file beside it: there the
- * receivers count in the store itself (store_health.h, table sigfails,
- * migration 10) through their own connection (sigfail_note_slot()).
+ * A PostgreSQL store (several hosts) has no file beside it: there a
+ * FastCGI receiver counts in memory and its writer thread adds the
+ * counts to the store (store_health.h, table sigfails, migration 10)
+ * at most every SIGFAIL_FLUSH_MS (sigfail_pend.h): a refusal opens no
+ * connection and commits nothing.
  *
  * Every call opens, locks (flock) and closes the file, so that any
  * number of processes share it.  A receiver ignores a failure to count:
@@ -24,8 +26,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
-#include "settings.h"
 #include "store.h"
 #include "store_health.h"
 
@@ -54,14 +54,6 @@ int	sigfail_note(const char *db_path, const char *provider, int64_t now_ms,
 int	sigfail_count(struct store *st, const char *db_path,
 	    const char *provider, int64_t now_ms, long minutes, long *count,
 	    int64_t *first_ms, char *err, size_t errlen);
-
-/*
- * For a receiver refusing a signature with a PostgreSQL store: counts
- * it there through slot (the request thread's connection, opened if
- * need be).  A failure is ignored: the delivery is refused all the same.
- */
-void	sigfail_note_slot(struct settings_store *slot,
-	    const struct config *cfg, const char *provider);
 
 /*
  * Calls fn per provider with refused signatures counted, with those of

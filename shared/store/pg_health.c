@@ -27,8 +27,8 @@ static const char SQL_NOTE[] =
     "WITH old AS (DELETE FROM sigfails WHERE provider = $1"
     " AND minute < $3)"
     " INSERT INTO sigfails AS s (provider, minute, count)"
-    " VALUES ($1, $2, 1) ON CONFLICT (provider, minute)"
-    " DO UPDATE SET count = s.count + 1";
+    " VALUES ($1, $2, $4) ON CONFLICT (provider, minute)"
+    " DO UPDATE SET count = s.count + excluded.count";
 
 static const char SQL_COUNT[] =
     "SELECT coalesce(sum(count), 0)::bigint, coalesce(min(minute), 0)"
@@ -98,7 +98,7 @@ pg_health_list(struct store *base,
 
 int
 pg_sigfail_note(struct store *base, const char *provider, int64_t minute,
-    int64_t prune_before, char *err, size_t errlen)
+    long count, int64_t prune_before, char *err, size_t errlen)
 {
 	struct pg_params p;
 	long n;
@@ -107,7 +107,8 @@ pg_sigfail_note(struct store *base, const char *provider, int64_t minute,
 	pg_text(&p, provider);
 	pg_int(&p, minute);
 	pg_int(&p, prune_before);
-	return pg_exec_change(pg_of(base), SQL_NOTE, "tii", &p,
+	pg_int(&p, count);
+	return pg_exec_change(pg_of(base), SQL_NOTE, "tiii", &p,
 	    "refused signatures", &n, err, errlen);
 }
 

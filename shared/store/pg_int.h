@@ -287,8 +287,8 @@ int	pg_health_put(struct store *, const struct store_health *, char *,
 int	pg_health_list(struct store *,
 	    int (*)(void *, const struct store_health *), void *, char *,
 	    size_t);
-int	pg_sigfail_note(struct store *, const char *, int64_t, int64_t,
-	    char *, size_t);
+int	pg_sigfail_note(struct store *, const char *, int64_t, long,
+	    int64_t, char *, size_t);
 int	pg_sigfail_count(struct store *, const char *, int64_t, int64_t,
 	    long *, int64_t *, char *, size_t);
 int	pg_sigfail_sums(struct store *, int64_t, int64_t, int64_t,

@@ -175,7 +175,7 @@ struct store_ops {
 		    int (*)(void *, const struct store_health *), void *,
 		    char *, size_t);
 	int	(*sigfails_add)(struct store *, const char *, int64_t minute,
-		    int64_t prune_before, char *, size_t);
+		    long count, int64_t prune_before, char *, size_t);
 	int	(*sigfails_count)(struct store *, const char *, int64_t,
 		    int64_t, long *, int64_t *, char *, size_t);
 	int	(*sigfails_sums)(struct store *, int64_t, int64_t, int64_t,

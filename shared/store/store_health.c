@@ -30,10 +30,17 @@ int
 store_sigfail_note(struct store *st, const char *provider, int64_t now_ms,
     char *err, size_t errlen)
 {
-	if (st->ops->sigfails_add == NULL)
+	return store_sigfail_add(st, provider, now_ms / 60000, 1, err, errlen);
+}
+
+int
+store_sigfail_add(struct store *st, const char *provider, int64_t minute,
+    long count, char *err, size_t errlen)
+{
+	if (st->ops->sigfails_add == NULL || count <= 0)
 		return IH_OK;
-	return st->ops->sigfails_add(st, provider, now_ms / 60000,
-	    now_ms / 60000 - STORE_SIGFAIL_KEEP_MIN, err, errlen);
+	return st->ops->sigfails_add(st, provider, minute, count,
+	    minute - STORE_SIGFAIL_KEEP_MIN, err, errlen);
 }
 
 int

@@ -5,7 +5,8 @@
  *   - the last health result per provider (endpoint_health, migration
  *     10), written by `idemhook health` and idemhook work's checks;
  *   - on PostgreSQL, refused signatures per provider and minute
- *     (sigfails, migration 10), counted by the receivers of every host.
+ *     (sigfails, migration 10), counted by the receivers of every host
+ *     (in memory, then added by their writer thread: sigfail_pend.h).
  *     A SQLite store has them in the file beside it, which its caller
  *     keeps (sigfail.h, above the store): there store_sigfail_note()
  *     counts nothing and store_sigfail_count() answers IH_ENOTFOUND.
@@ -47,6 +48,14 @@ int	store_health_list(struct store *st,
 /* Counts one refused signature of provider at now_ms (PostgreSQL). */
 int	store_sigfail_note(struct store *st, const char *provider,
 	    int64_t now_ms, char *err, size_t errlen);
+
+/*
+ * Adds count refused signatures of provider to Unix minute minute
+ * (PostgreSQL; nothing on SQLite, nor for a count of 0 or less): the
+ * counts a FastCGI receiver kept in memory (sigfail_pend.h).
+ */
+int	store_sigfail_add(struct store *st, const char *provider,
+	    int64_t minute, long count, char *err, size_t errlen);
 
 /*
  * Sets *count to provider's refused signatures in the minutes after

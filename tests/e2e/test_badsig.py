@@ -16,17 +16,23 @@ accepted, and not below the threshold, nor once a delivery is accepted.
 
 import json
 import os
+import socket
 import stat
 import struct
 import subprocess
 import sys
+import threading
 import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (Server, check, check_eq, is_pg, sign_stripe,  # noqa: E402
-                     suite_main)
+from harness import (Server, check, check_eq, is_pg, psql,  # noqa: E402
+                     sign_stripe, suite_main)
+
+# How long a FastCGI receiver keeps refused signatures in memory before
+# its writer adds them to a PostgreSQL store (shared/sigfail_pend.h).
+FLUSH_S = 20
 
 
 def body(n):
@@ -56,6 +62,27 @@ def work(bindir, srv, alert, threshold="5"):
     check(p.returncode == 0 and "Sanitizer" not in err, "work: %d %s" % (p.returncode, err))
 
 
+def pg_sigfails(srv):
+    """Refused signatures counted in the PostgreSQL store."""
+    return int(psql(srv.db, "SELECT coalesce(sum(count), 0) FROM sigfails").strip() or 0)
+
+
+def pg_conns(srv):
+    """Connections to the store's database, other than this one."""
+    return int(psql(srv.db, "SELECT count(*) FROM pg_stat_activity WHERE datname ="
+                    " current_database() AND pid <> pg_backend_pid()").strip())
+
+
+def wait_sigfails(srv, n, deadline=FLUSH_S * 6):
+    """Waits until the receivers' writers have added n refusals."""
+    end = time.monotonic() + deadline
+    got = pg_sigfails(srv)
+    while got < n and time.monotonic() < end:
+        time.sleep(0.5)
+        got = pg_sigfails(srv)
+    check_eq(got, n, "refused signatures counted in the store")
+
+
 def read(path):
     try:
         with open(path) as f:
@@ -83,6 +110,9 @@ def case_burst(bindir, srv):
     work(bindir, srv, alert)
     check_eq(read(alert), "", "no alarm below the threshold")
     check_eq(post(srv, "whsec_the_old_secret", 4), 401, "refused")
+    if is_pg(srv.db):
+        # Counted in memory, added by the writer within FLUSH_S.
+        wait_sigfails(srv, 5)
     work(bindir, srv, alert)
     text = read(alert)
     check(text.startswith("bad_signatures stripe\n") and "refused 5 deliveries" in text,
@@ -101,12 +131,84 @@ def case_burst(bindir, srv):
     check_eq(read(alert), "", "no alarm once a delivery is accepted")
 
 
+def case_pg_forged(bindir, srv):
+    """PostgreSQL: forged requests open no connection and commit
+    nothing (issue 37 item 2); the writer adds their count later, and
+    the alarm sees it."""
+    alert = os.path.join(srv.tmp, "alert-forged.txt")
+    work(bindir, srv, alert)      # creates the store
+    conns, counted = pg_conns(srv), pg_sigfails(srv)
+    started = time.monotonic()
+    for n in range(40):
+        check_eq(post(srv, "whsec_forged", 100 + n), 401, "refused")
+    after_conns, after_counted = pg_conns(srv), pg_sigfails(srv)
+    if time.monotonic() - started < FLUSH_S - 5:
+        check_eq(after_conns, conns, "connections to the store after 40 forged requests")
+        check_eq(after_counted, counted, "refusals counted (committed) at once")
+    wait_sigfails(srv, counted + 40)
+    work(bindir, srv, alert)
+    text = read(alert)
+    check(text.startswith("bad_signatures stripe\n") and "refused 40 deliveries" in text,
+          "alarm: %r" % text)
+
+
+def case_cgi_no_store(bindir):
+    """Plain CGI: a refused signature with a PostgreSQL store opens no
+    connection (issue 37 item 2); the store is a listener of the test's,
+    which sees whether anything connects."""
+    lst = socket.socket()
+    lst.bind(("127.0.0.1", 0))
+    lst.listen(8)
+    lst.settimeout(0.2)
+    port, seen, stop = lst.getsockname()[1], [], []
+
+    def accept():
+        while not stop:
+            try:
+                c, _ = lst.accept()
+            except OSError:
+                continue
+            seen.append(1)
+            c.close()
+    t = threading.Thread(target=accept)
+    t.start()
+    try:
+        b = body(7)
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+               "GATEWAY_INTERFACE": "CGI/1.1", "REQUEST_METHOD": "POST",
+               "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(b)),
+               "HTTP_STRIPE_SIGNATURE": sign_stripe("whsec_forged", b),
+               "IDEMHOOK_DB": "postgresql://ih@127.0.0.1:%d/ih?connect_timeout=5" % port,
+               "IDEMHOOK_STRIPE_SECRET": "whsec_the_real_one"}
+        for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+            if k in os.environ:
+                env[k] = os.environ[k]
+        p = subprocess.run([os.path.join(bindir, "stripe.fcgi")], input=b, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        out = p.stdout.decode("utf-8", "replace")
+        check("401" in out.split("\n", 1)[0] or "Status: 401" in out, "answer: %r" % out[:200])
+        check("Sanitizer" not in p.stderr.decode("utf-8", "replace"), "sanitizer")
+        check_eq(len(seen), 0, "connections to the store")
+    finally:
+        stop.append(1)
+        t.join()
+        lst.close()
+
+
 def cases(tap, bindir, servers):
     srv = servers.add(Server(bindir, providers=["stripe"], name="badsig"))
     srv.start()
     tap.run("stripe%s: a burst of bad signatures alarms once"
             % (" (PostgreSQL: counted in the store)" if is_pg(srv.db) else ""),
             case_burst, bindir, srv)
+    if is_pg(srv.db):
+        forged = servers.add(Server(bindir, providers=["stripe"], name="forged"))
+        forged.start()
+        tap.run("stripe (PostgreSQL): forged requests open no connection and commit"
+                " nothing; their count reaches the alarm later", case_pg_forged,
+                bindir, forged)
+    tap.run("plain CGI: a forged request opens no connection to a PostgreSQL store",
+            case_cgi_no_store, bindir)
     tap.run("no sanitizer reports", lambda: check(
         not srv.sanitizer_reports(), "sanitizer: %r" % srv.sanitizer_reports()[:2]))
 
