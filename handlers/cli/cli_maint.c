@@ -18,6 +18,7 @@
 #include "account.h"
 #include "cli_args.h"
 #include "cli_maint.h"
+#include "cli_sigfails.h"
 #include "cli_text.h"
 #include "clock.h"
 #include "ih.h"
@@ -628,8 +629,12 @@ cli_stats(struct cli *c, int argc, char **argv)
 		stats_prometheus(ss, since, until, now);
 	else
 		stats_table(ss, since, until);
-	rc = versions_print(st, f.provider, since, until, json, prom, err,
-	    sizeof(err));
+	rc = cli_sigfails_print(c, st, f.provider, now, json ?
+	    CLI_SIGFAILS_JSON : prom ? CLI_SIGFAILS_PROM : CLI_SIGFAILS_TABLE,
+	    err, sizeof(err));
+	if (rc == IH_OK)
+		rc = versions_print(st, f.provider, since, until, json, prom,
+		    err, sizeof(err));
 	if (rc != IH_OK) {
 		cli_errorf("stats: %s", err);
 		goto out;

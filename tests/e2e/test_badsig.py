@@ -48,6 +48,37 @@ def post(srv, secret, n):
                                            "Content-Type": "application/json"}).status
 
 
+def cli(bindir, srv, *args):
+    """Runs idemhook with the store's settings; returns its stdout."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "IDEMHOOK_DB": srv.db}
+    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+        if k in os.environ:
+            env[k] = os.environ[k]
+    p = subprocess.run([os.path.join(bindir, "idemhook")] + list(args), env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    err = p.stderr.decode("utf-8", "replace")
+    check(p.returncode == 0 and "Sanitizer" not in err,
+          "idemhook %s: %d %s" % (" ".join(args), p.returncode, err))
+    return p.stdout.decode("utf-8", "replace")
+
+
+def check_stats(bindir, srv, n):
+    """idemhook stats counts the refused signatures per provider, as the
+    console does (issue 37 item 10)."""
+    j = json.loads(cli(bindir, srv, "stats", "--json"))
+    got = {r["provider"]: r for r in j.get("refused_signatures", [])}
+    check_eq(got.get("stripe", {}).get("last_hour"), n, "stats --json last hour: %r" % j)
+    check_eq(got.get("stripe", {}).get("last_day"), n, "stats --json last day")
+    prom = cli(bindir, srv, "stats", "--prometheus")
+    for w in ("1h", "24h"):
+        line = 'idemhook_refused_signatures{provider="stripe",window="%s"} %d' % (w, n)
+        check(line in prom.splitlines(), "stats --prometheus: no %r in %r" % (line, prom))
+    check("# TYPE idemhook_refused_signatures gauge" in prom, "TYPE line")
+    table = cli(bindir, srv, "stats")
+    rows = [ln.split() for ln in table.splitlines()]
+    check(["stripe", str(n), str(n)] in rows, "stats table: %r" % table)
+
+
 def work(bindir, srv, alert, threshold="5"):
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "IDEMHOOK_DB": srv.db,
            "IDEMHOOK_ALERT_ACTION": '{ echo "$IDEMHOOK_ALERT_REASON $IDEMHOOK_PROVIDER"; '
@@ -117,6 +148,7 @@ def case_burst(bindir, srv):
     text = read(alert)
     check(text.startswith("bad_signatures stripe\n") and "refused 5 deliveries" in text,
           "alarm: %r" % text)
+    check_stats(bindir, srv, 5)
     if not is_pg(srv.db):
         side = srv.db + "-sigfail"
         st = os.stat(side)
