@@ -6,8 +6,9 @@
  * the live list (webhookSubscriptions, paged by cursor) with the topics
  * that should be subscribed (IDEMHOOK_SHOPIFY_TOPICS, REST names such as
  * "orders/create"), at IDEMHOOK_SHOPIFY_WEBHOOK_URL when set; each
- * missing topic is reported with the gap (the last Shopify delivery the
- * store holds), and with --repair re-created (webhookSubscriptionCreate);
+ * missing topic is reported with its gap (the last delivery of that
+ * topic the store holds), and with --repair re-created
+ * (webhookSubscriptionCreate);
  * then the orders updated in the gap are fetched (REST orders.json, whose
  * order is the body of an orders/updated delivery) and each state the
  * store lacks is recorded as an orders/updated event with the webhook id
@@ -367,33 +368,60 @@ reconcile(struct catchup *cu, struct json *js, int64_t since_ms)
 	return rc;
 }
 
-/* The gap: since when nothing of Shopify's arrived. */
+/*
+ * The gap of a missing topic: since its own last delivery the store
+ * holds (another topic's deliveries say nothing of this one's), into
+ * out; *last_ms is that delivery's time, 0 when none is recorded.
+ */
 static void
-gap(struct catchup *cu, char *out, size_t len, int64_t *last_ms)
+gap(struct catchup *cu, const char *topic, char *out, size_t len,
+    int64_t *last_ms)
 {
 	char when[CLI_TIME_MAX], err[STORE_ERR_MAX];
 	int64_t last = 0;
 
 	*last_ms = 0;
-	if (store_console_last_received(cu->st, "shopify", &last, err,
+	if (store_console_last_of_type(cu->st, "shopify", topic, &last, err,
 	    sizeof(err)) != IH_OK || last == 0) {
-		snprintf(out, len, "no Shopify delivery is recorded: "
-		    "reconcile from the resources");
+		snprintf(out, len, "no %s delivery is recorded", topic);
 		return;
 	}
 	*last_ms = last;
 	cli_format_time(last, when, sizeof(when));
-	snprintf(out, len, "the last Shopify delivery was recorded at %s: "
-	    "reconcile what changed since (--repair records the orders "
-	    "updated since)", when);
+	snprintf(out, len, "the last %s delivery was recorded at %s", topic,
+	    when);
+}
+
+/* Topic i is missing: reports it, and re-creates it with --repair. */
+static int
+missing(struct catchup *cu, struct subs *s, size_t i, const char *g)
+{
+	int rc = IH_OK;
+
+	cu->missing++;
+	if (cu->repair && !cu->dry_run && s->url == NULL) {
+		snprintf(cu->err, sizeof(cu->err), "--repair needs "
+		    "IDEMHOOK_SHOPIFY_WEBHOOK_URL (the receiver's public URL)");
+		return IH_ECONFIG;
+	}
+	if (cu->repair && !cu->dry_run)
+		rc = create(cu, s, &s->w[i]);
+	if (rc == IH_OK && cu->repair && !cu->dry_run)
+		cu->asked++;
+	if (!cu->json)
+		cli_printf(stdout, "shopify: %s: not subscribed%s; %s\n",
+		    s->w[i].topic, rc != IH_OK ? "" : cu->repair &&
+		    !cu->dry_run ? ", re-created" : " (--repair re-creates it)",
+		    g);
+	return rc;
 }
 
 static int
 run(struct catchup *cu, struct health *h)
 {
 	struct subs s;
-	char g[256];
-	int64_t last;
+	char g[256], first[256];
+	int64_t last, since = -1;
 	size_t i;
 	int rc;
 
@@ -407,13 +435,21 @@ run(struct catchup *cu, struct health *h)
 		    "BASE=https://SHOP.myshopify.com/admin/api/2025-07");
 		return IH_ECONFIG;
 	}
+	first[0] = '\0';
 	rc = topics_of(cu, &s);
 	if (rc == IH_OK)
 		rc = json_open(&s.js);
 	if (rc == IH_OK)
 		rc = list(cu, &s);
-	gap(cu, g, sizeof(g), &last);
 	for (i = 0; rc == IH_OK && i < s.n; i++) {
+		if (!s.w[i].found) {
+			gap(cu, s.w[i].topic, g, sizeof(g), &last);
+			/* The earliest gap: a topic never delivered is one. */
+			if (since < 0 || last < since) {
+				since = last;
+				snprintf(first, sizeof(first), "%s", g);
+			}
+		}
 		if (h != NULL) {
 			health_add(h, !s.w[i].found, "shopify: %s: %s%s%s",
 			    s.w[i].topic, s.w[i].found ? "subscribed" :
@@ -422,31 +458,16 @@ run(struct catchup *cu, struct health *h)
 			continue;
 		}
 		cu->seen++;
-		if (s.w[i].found)
-			continue;
-		cu->missing++;
-		if (cu->repair && !cu->dry_run && s.url == NULL) {
-			snprintf(cu->err, sizeof(cu->err), "--repair needs "
-			    "IDEMHOOK_SHOPIFY_WEBHOOK_URL (the receiver's "
-			    "public URL)");
-			rc = IH_ECONFIG;
-			break;
-		}
-		if (cu->repair && !cu->dry_run)
-			rc = create(cu, &s, &s.w[i]);
-		if (rc == IH_OK && cu->repair && !cu->dry_run)
-			cu->asked++;
-		if (!cu->json)
-			cli_printf(stdout, "shopify: %s: not subscribed%s\n",
-			    s.w[i].topic, rc != IH_OK ? "" : cu->repair &&
-			    !cu->dry_run ? ", re-created" : " (--repair "
-			    "re-creates it)");
+		if (!s.w[i].found)
+			rc = missing(cu, &s, i, g);
 	}
 	if (cu->missing > 0)
-		snprintf(cu->note, sizeof(cu->note), "%s", g);
+		snprintf(cu->note, sizeof(cu->note), "the earliest gap: %s: "
+		    "reconcile what changed since (--repair records the "
+		    "orders updated since)", first);
 	/* The gap's orders, once the subscriptions are back. */
 	if (rc == IH_OK && cu->asked > 0)
-		rc = reconcile(cu, s.js, last > cu->from_s * 1000 ? last :
+		rc = reconcile(cu, s.js, since > cu->from_s * 1000 ? since :
 		    cu->from_s * 1000);
 	json_close(s.js);
 	return rc == IH_EINVAL || rc == IH_ETOOBIG ? IH_EIO : rc;

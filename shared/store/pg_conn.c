@@ -622,6 +622,7 @@ static const struct store_ops pg_ops = {
 	.console_bounds = pg_console_bounds,
 	.console_window = pg_console_window,
 	.console_last = pg_console_last,
+	.console_last_type = pg_console_last_type,
 	.console_explain = pg_console_explain,
 	.signin_charge = pg_signin_charge,
 	.signin_refund = pg_signin_refund,

@@ -49,6 +49,11 @@ static const char SQL_LAST[] =
     " (SELECT max(received_at) FROM events WHERE provider = $1"
     " AND status = 'dead'))";
 
+static const char SQL_LAST_TYPE[] =
+    "SELECT coalesce(max(received_at), 0) FROM events WHERE provider = $1"
+    " AND event_type = $2 AND status IN ('received', 'processing', 'done',"
+    " 'failed', 'dead')";
+
 static const char SQL_BOUNDS[] = "SELECT min(id), max(id) FROM events";
 
 static const char SQL_LIST[] =
@@ -504,4 +509,25 @@ pg_console_explain(struct store *base, char *buf, size_t len, char *err,
 	if (st->conn != NULL && PQtransactionStatus(st->conn) != PQTRANS_IDLE)
 		PQclear(pg_wait_exec(st, "ROLLBACK"));
 	return rc;
+}
+
+int
+pg_console_last_type(struct store *base, const char *provider,
+    const char *event_type, int64_t *ms, char *err, size_t errlen)
+{
+	struct pg_params p;
+	PGresult *r;
+
+	if (!utf8_ok(provider) || !utf8_ok(event_type))
+		return IH_OK;
+	memset(&p, 0, sizeof(p));
+	pg_text(&p, provider);
+	pg_text(&p, event_type);
+	r = pg_exec_sql(pg_of(base), SQL_LAST_TYPE, "tt", &p,
+	    PGRES_TUPLES_OK, "last delivery", err, errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	*ms = PQntuples(r) == 1 ? pg_getint(r, 0, 0) : 0;
+	PQclear(r);
+	return IH_OK;
 }

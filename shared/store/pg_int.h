@@ -277,6 +277,8 @@ int	pg_console_bounds(struct store *, int *, int64_t *, int64_t *, char *,
 	    size_t);
 int	pg_console_window(struct store *, const struct store_console_query *,
 	    int64_t, int64_t, long, store_row_fn, void *, char *, size_t);
+int	pg_console_last_type(struct store *, const char *, const char *,
+	    int64_t *, char *, size_t);
 int	pg_console_last(struct store *, const char *, int64_t *, char *,
 	    size_t);
 int	pg_console_explain(struct store *, char *, size_t, char *, size_t);

@@ -229,6 +229,7 @@ static const struct store_ops sq_ops = {
 	.console_bounds = sq_console_bounds,
 	.console_window = sq_console_window,
 	.console_last = sq_console_last,
+	.console_last_type = sq_console_last_type,
 	.console_explain = sq_console_explain,
 	.signin_charge = sq_signin_charge,
 	.signin_refund = sq_signin_refund,

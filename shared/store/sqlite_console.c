@@ -41,6 +41,11 @@ static const char SQL_LAST[] =
     "(SELECT max(received_at) AS e FROM events WHERE provider = ?1 "
     "AND status = 'dead')";
 
+static const char SQL_LAST_TYPE[] =
+    "SELECT coalesce(max(received_at), 0) FROM events WHERE provider = ?1 "
+    "AND event_type = ?2 AND status IN ('received', 'processing', 'done', "
+    "'failed', 'dead')";
+
 static const char SQL_BOUNDS[] = "SELECT MIN(id), MAX(id) FROM events";
 
 static const char SQL_LIST[] =
@@ -268,6 +273,28 @@ sq_console_last(struct store *base, const char *provider, int64_t *ms,
 	if (rc != IH_OK)
 		return rc;
 	sqlite3_bind_text(stmt, 1, provider, -1, SQLITE_STATIC);
+	step = sqlite3_step(stmt);
+	if (step == SQLITE_ROW)
+		*ms = sqlite3_column_int64(stmt, 0);
+	else
+		rc = sq_fail(st, step, "last delivery", err, errlen);
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
+int
+sq_console_last_type(struct store *base, const char *provider,
+    const char *event_type, int64_t *ms, char *err, size_t errlen)
+{
+	struct sq *st = sq_of(base);
+	sqlite3_stmt *stmt;
+	int rc, step;
+
+	rc = prepare(st, SQL_LAST_TYPE, &stmt, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	sqlite3_bind_text(stmt, 1, provider, -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 2, event_type, -1, SQLITE_STATIC);
 	step = sqlite3_step(stmt);
 	if (step == SQLITE_ROW)
 		*ms = sqlite3_column_int64(stmt, 0);

@@ -126,6 +126,8 @@ struct store_ops {
 		    long limit, store_row_fn, void *, char *, size_t);
 	int	(*console_last)(struct store *, const char *, int64_t *,
 		    char *, size_t);
+	int	(*console_last_type)(struct store *, const char *,
+		    const char *, int64_t *, char *, size_t);
 	int	(*console_explain)(struct store *, char *, size_t, char *,
 		    size_t);
 	/*

@@ -215,6 +215,15 @@ store_console_last_received(struct store *st, const char *provider,
 }
 
 int
+store_console_last_of_type(struct store *st, const char *provider,
+    const char *event_type, int64_t *ms, char *err, size_t errlen)
+{
+	*ms = 0;
+	return st->ops->console_last_type(st, provider, event_type, ms, err,
+	    errlen);
+}
+
+int
 store_plan_line(char *buf, size_t len, size_t *used, const char *name,
     const char *line)
 {

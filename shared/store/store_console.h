@@ -118,6 +118,15 @@ int	store_console_last_received(struct store *st, const char *provider,
 	    int64_t *ms, char *err, size_t errlen);
 
 /*
+ * store_console_last_received() for the events of one event_type only
+ * (a Shopify topic): where the gap of a missing subscription starts.
+ * Reads every such event of provider: for catch-up and health, not for
+ * a page.  IH_OK or IH_ESTORE.
+ */
+int	store_console_last_of_type(struct store *st, const char *provider,
+	    const char *event_type, int64_t *ms, char *err, size_t errlen);
+
+/*
  * Writes the backend's query plan of each console statement into buf,
  * one "statement: plan" line per step, for the unit test that checks
  * every read can use an index.  SQLite: EXPLAIN QUERY PLAN, the plan it

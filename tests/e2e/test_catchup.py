@@ -32,8 +32,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import uuid  # noqa: E402
 
 from harness import (ASAAS_TOKEN_HEADER, Server, check, check_eq,  # noqa: E402
-                     pg_backend, sign_github, sign_shopify, sign_stripe,
-                     suite_main)
+                     db_connect, pg_backend, sign_github, sign_shopify,
+                     sign_stripe, suite_main)
 from standins.shopify import ShopifyStandin  # noqa: E402
 from standins.asaas import AsaasStandin  # noqa: E402
 from standins import openapi  # noqa: E402
@@ -705,12 +705,13 @@ def case_shopify(cmd, api, srv):
     check_eq(r.status, 200, "a Shopify delivery")
     rc, out, err = cmd.run("health", "--provider", "shopify")
     check_eq(rc, 3, "health exit status: %s %s" % (out, err))
-    check("orders/paid: not subscribed" in out and "last Shopify delivery" in out,
+    check("orders/paid: not subscribed; no orders/paid delivery is recorded" in out,
           "health: %r" % out)
     rc, out, err = cmd.run("catch-up", "--provider", "shopify")
     check_eq(rc, 3, "exit status: %s" % err[-300:])
     check("orders/paid: not subscribed (--repair re-creates it)" in out, "out: %r" % out)
-    check("last Shopify delivery was recorded at" in out, "gap: %r" % out)
+    check("note: the earliest gap: no orders/paid delivery is recorded" in out
+          or "note: the earliest gap: no app/uninstalled delivery" in out, "gap: %r" % out)
     n = len(api.subs)
     # Orders: one updated before the gap, three states of two after it.
     later = lambda dt: time.strftime("%Y-%m-%dT%H:%M:%S-00:00", time.gmtime(time.time() + dt))
@@ -747,6 +748,42 @@ def case_shopify(cmd, api, srv):
     check(rc == 2 and "IDEMHOOK_SHOPIFY_API_KEY" in err and "wrongwrong" not in out + err,
           "wrong token: %d %r" % (rc, err))
     no_key_in(SH_TOKEN, cmd, out, err)
+
+
+def shopify_post(srv, topic, oid):
+    body = json.dumps({"id": oid, "financial_status": "paid", "total_price": "1.00",
+                       "updated_at": "2026-11-26T01:00:00-00:00"}).encode()
+    r = srv.post(srv.url("shopify"), body, {
+        "X-Shopify-Topic": topic, "X-Shopify-Webhook-Id": str(uuid.uuid4()),
+        "X-Shopify-Event-Id": str(uuid.uuid4()), "X-Shopify-Shop-Domain": "shop.myshopify.com",
+        "X-Shopify-API-Version": "2025-07", "Content-Type": "application/json",
+        "X-Shopify-Hmac-Sha256": sign_shopify(srv.secrets["shopify"], body)})
+    check_eq(r.status, 200, "a Shopify %s delivery" % topic)
+
+
+def case_shopify_topic_gap(cmd, api, srv):
+    """The gap of a missing subscription starts at that topic's last
+    delivery, not the last delivery of any topic (issue 37 item 10):
+    orders/paid last arrived three hours ago, orders/create a moment ago."""
+    shopify_post(srv, "orders/paid", 777001)
+    then_ms = int(time.time() * 1000) - 3 * 3600 * 1000
+    c = db_connect(srv.db)
+    c.execute("UPDATE events SET received_at = ?, last_seen_at = ? WHERE provider = 'shopify'"
+              " AND event_type = 'orders/paid'", (then_ms, then_ms))
+    c.commit()
+    c.close()
+    shopify_post(srv, "orders/create", 777002)
+    api.remove("ORDERS_PAID")
+    rc, out, err = cmd.run("catch-up", "--provider", "shopify")
+    check_eq(rc, 3, "exit status: %s" % err[-300:])
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(then_ms // 1000))
+    check("orders/paid: not subscribed (--repair re-creates it); the last orders/paid"
+          " delivery was recorded at %s" % when in out, "catch-up: %r" % out)
+    check("note: the earliest gap: the last orders/paid delivery was recorded at %s" % when
+          in out, "note: %r" % out)
+    rc, out, err = cmd.run("health", "--provider", "shopify")
+    check("orders/paid: not subscribed; the last orders/paid delivery was recorded at %s"
+          % when in out, "health: %r" % out)
 
 
 def case_modes(cmd, srv, tmp):
@@ -976,6 +1013,8 @@ def cases(tap, bindir, servers):
                            IDEMHOOK_SHOPIFY_WEBHOOK_URL=url)
         tap.run("shopify: a missing subscription reported, re-created with --repair",
                 case_shopify, Cmd(bindir, srv, srv.tmp, **shopify_env), sh, srv)
+        tap.run("shopify: a missing subscription's gap starts at its topic's last delivery",
+                case_shopify_topic_gap, Cmd(bindir, srv, srv.tmp, **shopify_env), sh, srv)
         every = {"IDEMHOOK_DB": srv.db}
         for e in (stripe_env, github_env, asaas_env, shopify_env):
             every.update(e)
