@@ -75,6 +75,8 @@ struct list {
 	size_t		 n, cap;
 	int64_t		 from_ms;
 	long		 in_window;	/* of this page */
+	/* Attempts of the window past GITHUB_ITEMS_MAX: counted only. */
+	long		 dropped;
 };
 
 static int
@@ -217,6 +219,7 @@ on_item(void *arg, const char *item, size_t len)
 	struct list *l = arg;
 	struct json_want w[6];
 	struct item *it, *ni;
+	int64_t at;
 	long long code;
 	size_t i;
 	int rc;
@@ -234,6 +237,8 @@ on_item(void *arg, const char *item, size_t len)
 		return rc == IH_ENOMEM ? rc : IH_OK;
 	if (l->n == l->cap && l->cap < GITHUB_ITEMS_MAX) {
 		l->cap = l->cap ? l->cap * 2 : 256;
+		if (l->cap > GITHUB_ITEMS_MAX)
+			l->cap = GITHUB_ITEMS_MAX;
 		ni = realloc(l->items, l->cap * sizeof(*ni));
 		if (ni == NULL) {
 			rc = IH_ENOMEM;
@@ -242,8 +247,17 @@ on_item(void *arg, const char *item, size_t len)
 		l->items = ni;
 	}
 	if (w[0].val == NULL || w[1].val == NULL || w[2].val == NULL ||
-	    w[1].len >= sizeof(it->guid) || l->n == l->cap)
+	    w[1].len >= sizeof(it->guid))
 		goto out;
+	if (l->n == l->cap) {
+		/* Counted, so that the run says what it did not look at. */
+		if (cli_parse_time(w[2].val, clock_wall_ms(), &at) == 0 &&
+		    at >= l->from_ms) {
+			l->dropped++;
+			l->in_window++;
+		}
+		goto out;
+	}
 	it = &l->items[l->n];
 	memset(it, 0, sizeof(*it));
 	memcpy(it->guid, w[1].val, w[1].len + 1);
@@ -434,6 +448,14 @@ one_hook(struct catchup *cu, const struct hook *h)
 	json_close(l.js);
 	if (rc == IH_OK)
 		rc = settle(cu, h, &l);
+	if (l.dropped > 0) {
+		cu->unlooked += l.dropped;
+		snprintf(cu->err, sizeof(cu->err), "%s/hooks/%s: %ld "
+		    "attempt(s) of the window not looked at: at most %d are "
+		    "collected; run again with a shorter --since", h->scope,
+		    h->id,
+		    l.dropped, GITHUB_ITEMS_MAX);
+	}
 	free(l.items);
 	return rc;
 }

@@ -64,6 +64,8 @@ struct catchup {
 	long			 raced;	/* delivered while catching up */
 	long			 failed;
 	long			 asked;	/* redeliveries or resumes asked */
+	/* Listed in the window but past what a run collects (cu->err). */
+	long			 unlooked;
 	char			 note[512];	/* what could not be covered */
 	char			 err[API_HTTP_ERR_MAX];
 	int			 rc;	/* IH_OK, or why the run stopped */

@@ -42,9 +42,9 @@ usage(FILE *f)
 	    "set.\n"
 	    "  --dry-run  list what is missing, record and ask nothing\n"
 	    "  --json     one JSON array on stdout\n"
-	    "Exit: 0 nothing missing, 1 a call or the store failed, 2 usage or"
-	    "\nconfiguration (a key refused), 3 something was missing "
-	    "(recorded).\n");
+	    "Exit: 0 nothing missing, 1 a call or the store failed or the "
+	    "window was\nnot covered whole, 2 usage or configuration (a key "
+	    "refused), 3 something\nwas missing (recorded).\n");
 }
 
 static void
@@ -78,9 +78,10 @@ report(struct catchup *cu, int json, int first, int ex)
 		put_json_str("to", to, 1);
 		printf("\"dry_run\":%s,\"pages\":%ld,\"listed\":%ld,"
 		    "\"missing\":%ld,\"recorded\":%ld,\"delivered_meanwhile\":"
-		    "%ld,\"failed\":%ld,\"asked\":%ld,", cu->dry_run ? "true" :
-		    "false", cu->pages, cu->seen, cu->missing, cu->recorded,
-		    cu->raced, cu->failed, cu->asked);
+		    "%ld,\"failed\":%ld,\"asked\":%ld,\"not_looked_at\":%ld,",
+		    cu->dry_run ? "true" : "false", cu->pages, cu->seen,
+		    cu->missing, cu->recorded, cu->raced, cu->failed, cu->asked,
+		    cu->unlooked);
 		put_json_str("outcome", outcome[ex], 1);
 		put_json_str("note", cu->note, 1);
 		put_json_str("error", ex == 1 || ex == 2 ? cu->err : NULL, 0);
@@ -94,15 +95,19 @@ report(struct catchup *cu, int json, int first, int ex)
 		if (cu->note[0] != '\0')
 			cli_printf(stdout, "%s: note: %s\n", cu->p->name,
 			    cu->note);
+		if (cu->unlooked > 0)
+			cli_printf(stdout, "%s: incomplete: %ld listed in the "
+			    "window not looked at\n", cu->p->name,
+			    cu->unlooked);
 		if (ex == 1 || ex == 2)
 			cli_errorf("catch-up: %s: %s", cu->p->name, cu->err);
 	}
 	log_emit(log_dest_sink(&cu->w.logd, &log_stderr), "catchup "
 	    "provider=%s from=%s to=%s pages=%ld listed=%ld missing=%ld "
-	    "recorded=%ld raced=%ld failed=%ld asked=%ld dry_run=%d "
-	    "outcome=%s", cu->p->name, from, to, cu->pages, cu->seen,
-	    cu->missing, cu->recorded, cu->raced, cu->failed, cu->asked,
-	    cu->dry_run, outcome[ex]);
+	    "recorded=%ld raced=%ld failed=%ld asked=%ld not_looked_at=%ld "
+	    "dry_run=%d outcome=%s", cu->p->name, from, to, cu->pages,
+	    cu->seen, cu->missing, cu->recorded, cu->raced, cu->failed,
+	    cu->asked, cu->unlooked, cu->dry_run, outcome[ex]);
 }
 
 /* The run's options, for each provider. */
@@ -141,6 +146,8 @@ run_one(void *arg, size_t pi, const struct api_provider *ap, int named,
 		ex = 2;
 	else if (rc != IH_OK)
 		ex = 1;
+	else if (cu.unlooked > 0)
+		ex = 1;		/* incomplete: cu.err says what was left */
 	else
 		ex = cu.missing > 0 ? CLI_EXIT_MISSING : 0;
 	report(&cu, json, *first, ex);
