@@ -130,6 +130,13 @@ config_is_secret(const char *name)
 }
 
 int
+config_is_console_secret(const char *name)
+{
+	return strcmp(name, "IDEMHOOK_CONSOLE_KEY") == 0 ||
+	    strcmp(name, "IDEMHOOK_CONSOLE_PASSWORD_HASH") == 0;
+}
+
+int
 config_is_secret_of(const char *name, const char *secret_var)
 {
 	size_t n;
@@ -158,8 +165,10 @@ config_vars_keep_secrets(struct config_vars *v, const char *secret_var)
 	size_t i, j = 0;
 
 	for (i = 0; i < v->n; i++) {
-		if (config_is_secret(v->names[i]) &&
-		    !config_is_secret_of(v->names[i], secret_var)) {
+		if ((config_is_secret(v->names[i]) &&
+		    !config_is_secret_of(v->names[i], secret_var)) ||
+		    (secret_var != NULL &&
+		    config_is_console_secret(v->names[i]))) {
 			OPENSSL_cleanse(v->values[i], strlen(v->values[i]));
 			free(v->values[i]);
 			free(v->names[i]);

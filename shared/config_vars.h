@@ -63,6 +63,12 @@ void	config_vars_free(struct config_vars *v);
 int	config_is_secret(const char *name);
 
 /*
+ * Is name one of the console's secrets (IDEMHOOK_CONSOLE_KEY,
+ * IDEMHOOK_CONSOLE_PASSWORD_HASH)?  Only the console needs them.
+ */
+int	config_is_console_secret(const char *name);
+
+/*
  * Is name secret_var (NULL: none), or secret_var_2 to _4, either one
  * suffixed "@account" for an account's own (account.h)?
  */
@@ -71,8 +77,9 @@ int	config_is_secret_of(const char *name, const char *secret_var);
 /*
  * Wipes and drops from v every secret (a name with _SECRET or _TOKEN
  * after IDEMHOOK_) other than secret_var and secret_var_2 to _4, so that
- * a program holds no other provider's secret.  With secret_var NULL,
- * every secret goes.
+ * a program holds no other provider's secret, and for a receiver
+ * (secret_var set) the console's secrets too.  With secret_var NULL (the
+ * console), every provider's secret goes and the console's stay.
  */
 void	config_vars_keep_secrets(struct config_vars *v,
 	    const char *secret_var);

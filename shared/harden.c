@@ -49,7 +49,7 @@ harden_scrub_environ(char **env)
 			continue;
 		eq = *env + n;
 		*eq = '\0';
-		if (config_is_secret(*env))
+		if (config_is_secret(*env) || config_is_console_secret(*env))
 			OPENSSL_cleanse(eq + 1, strlen(eq + 1));
 		*eq = '=';
 	}

@@ -23,7 +23,9 @@ int	harden_process(char *err, size_t errlen);
 
 /*
  * Wipes, in place, the values of the secret variables (IDEMHOOK_*_SECRET*,
- * IDEMHOOK_*_TOKEN*) of env, an environ-style array, once the program has
+ * IDEMHOOK_*_TOKEN*, IDEMHOOK_*_API_KEY*, and the console's
+ * IDEMHOOK_CONSOLE_KEY and IDEMHOOK_CONSOLE_PASSWORD_HASH) of env, an
+ * environ-style array, once the program has
  * its own copy (config_vars_from_env): the process's original environment
  * block then no longer holds them, nor does /proc/<pid>/environ, nor
  * anything that inherits the environment.  Each becomes an empty value.

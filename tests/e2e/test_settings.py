@@ -372,7 +372,12 @@ def core_limits(pid):
 
 
 def receivers_no_core(bindir, servers):
-    srv = servers.add(Server(bindir, providers=["stripe"], name="core"))
+    # The console's secrets, given to the receivers too (one environment
+    # for every program): wiped from their start-up block (issue 37 item 8).
+    console = {"IDEMHOOK_CONSOLE_KEY": "ck-" + os.urandom(16).hex(),
+               "IDEMHOOK_CONSOLE_PASSWORD_HASH": "$6$" + os.urandom(8).hex() + "$" +
+               os.urandom(20).hex()}
+    srv = servers.add(Server(bindir, providers=["stripe"], name="core", env=console))
     try:
         srv.start()
         r, _ = deliver(srv, srv.secrets["stripe"])
@@ -390,6 +395,9 @@ def receivers_no_core(bindir, servers):
                 continue
             check(srv.secrets["stripe"].encode() not in environ,
                   "the secret is still in the environment block of %d" % pid)
+            for k, v in console.items():
+                check(v.encode() not in environ,
+                      "%s is still in the environment block of %d" % (k, pid))
     finally:
         srv.stop()
 
@@ -426,17 +434,23 @@ def own_secrets_scan(bin, servers, env_too):
     # Its own provider's API keys too: only idemhook catch-up reads them.
     key_file = ("rk_live_file-" + os.urandom(12).hex()).encode()
     key_env = ("rk_live_env-" + os.urandom(12).hex()).encode()
+    # The console's secrets: only the console needs them (issue 37 item 8).
+    console_key = ("ck-file-" + os.urandom(12).hex()).encode()
+    console_hash = ("$6$envsalt$" + os.urandom(20).hex()).encode()
     try:
         os.chmod(tmp, 0o755)
         cfg = os.path.join(tmp, "idemhook.env")
         with open(cfg, "w") as f:
             f.write("IDEMHOOK_SHOPIFY_SECRET=%s\n" % shopify.decode())
             f.write("IDEMHOOK_STRIPE_API_KEY=%s\n" % key_file.decode())
+            f.write("IDEMHOOK_CONSOLE_KEY=%s\n" % console_key.decode())
         os.chmod(cfg, 0o600)
         srv = servers.add(Server(bin, providers=["stripe"], name="own-secrets",
                                  env={"IDEMHOOK_CONFIG": cfg,
                                       "IDEMHOOK_GITHUB_SECRET": github.decode(),
-                                      "IDEMHOOK_STRIPE_API_KEY": key_env.decode()}))
+                                      "IDEMHOOK_STRIPE_API_KEY": key_env.decode(),
+                                      "IDEMHOOK_CONSOLE_PASSWORD_HASH":
+                                      console_hash.decode()}))
         try:
             srv.start()
             for _ in range(ROUNDS):
@@ -445,7 +459,8 @@ def own_secrets_scan(bin, servers, env_too):
             own = srv.secrets["stripe"].encode()
             pids = fcgi_pids(srv)
             check(pids, "no receiver found")
-            seen = {pid: memory_holds(pid, (own, github, shopify, key_file, key_env))
+            seen = {pid: memory_holds(pid, (own, github, shopify, key_file, key_env,
+                                            console_key, console_hash))
                     for pid in pids}
             check(all(own in f for f in seen.values()),
                   "the control failed: the Stripe secret not found in the memory of %r"
@@ -453,10 +468,13 @@ def own_secrets_scan(bin, servers, env_too):
             names = {github: "GitHub (start-up environment)",
                      shopify: "Shopify (settings file)",
                      key_file: "its API key (settings file)",
-                     key_env: "its API key (start-up environment)"}
+                     key_env: "its API key (start-up environment)",
+                     console_key: "the console's key (settings file)",
+                     console_hash: "the console's password hash (start-up environment)"}
             leaks = ["%d: %s" % (pid, names[n])
                      for pid, f in seen.items() for n in f
-                     if n in (shopify, key_file) or (n in (github, key_env) and env_too)]
+                     if n in (shopify, key_file, console_key) or
+                     (n in (github, key_env, console_hash) and env_too)]
             check(not leaks, "%s: other providers' secrets in a Stripe receiver's memory: %s"
                   % (bin, "; ".join(leaks)))
         finally:
