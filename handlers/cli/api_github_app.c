@@ -52,17 +52,39 @@ id_ok(const char *s)
 	return i > 0 && i < 64;
 }
 
+/*
+ * The pass phrase of an encrypted key: none.  Without this callback
+ * OpenSSL asks for one on the terminal, which would hold a cron job or
+ * wait for whoever runs the command; the key must be stored unencrypted
+ * (owner-only, as idemhook check audits it).
+ */
+static int
+no_pass(char *buf, int size, int rwflag, void *u)
+{
+	(void)buf;
+	(void)size;
+	(void)rwflag;
+	*(int *)u = 1;
+	return -1;
+}
+
 static EVP_PKEY *
 key_read(const char *path, char *err, size_t errlen)
 {
 	EVP_PKEY *k = NULL;
 	BIO *b;
+	int asked = 0;
 
 	b = BIO_new_file(path, "r");
 	if (b != NULL)
-		k = PEM_read_bio_PrivateKey(b, NULL, NULL, NULL);
+		k = PEM_read_bio_PrivateKey(b, NULL, no_pass, &asked);
 	BIO_free(b);
-	if (k == NULL)
+	if (k == NULL && asked)
+		snprintf(err, errlen, "IDEMHOOK_GITHUB_APP_KEY_FILE: %s is "
+		    "encrypted, and no pass phrase is asked for: store the key "
+		    "unencrypted, owner-only (openssl pkey -in %s -out NEW; "
+		    "chmod 600 NEW)", path, path);
+	else if (k == NULL)
 		snprintf(err, errlen, "IDEMHOOK_GITHUB_APP_KEY_FILE: cannot "
 		    "read a private key (PEM) from %s", path);
 	else if (EVP_PKEY_base_id(k) != EVP_PKEY_RSA) {

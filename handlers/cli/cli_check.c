@@ -32,6 +32,7 @@
 #include "cli_args.h"
 #include "cli_check.h"
 #include "cli_check_accounts.h"
+#include "cli_check_files.h"
 #include "cli_check_store.h"
 #include "cli_text.h"
 #include "check_programs.h"
@@ -551,6 +552,8 @@ cli_check(struct cli *c, int argc, char **argv)
 	check_sources(c);
 	check_startup_only(&ck, c);
 	cli_check_console(c, &ck.problems, &ck.oks);
+	cli_check_files(c, ck.has_user, ck.uid, docroots, ndoc, &ck.problems,
+	    &ck.oks);
 	ck.problems += check_programs(c);
 
 	for (i = 0; providers_all[i] != NULL; i++) {

@@ -12,6 +12,7 @@
 #include "config.h"
 #include "console_int.h"
 #include "console_auth.h"
+#include "console_proxy.h"
 #include "console_throttle.h"
 #include "ih.h"
 #include "log.h"
@@ -33,6 +34,9 @@ console_sign_in(struct page *pg, const struct config_source *src, size_t nsrc)
 	    "IDEMHOOK_CONSOLE_PASSWORD_HASH");
 	const char *key = config_lookup(src, nsrc, "IDEMHOOK_CONSOLE_KEY");
 	const char *ru, *hdr, *ra = console_param(pg, "REMOTE_ADDR");
+	const char *proxy = config_lookup(src, nsrc,
+	    "IDEMHOOK_CONSOLE_TRUSTED_PROXY");
+	char ca[CONSOLE_ADDR_MAX];
 	char u[USER_MAX], pw[PASS_MAX], cu[LOG_CLEAN_SIZE];
 	char cra[LOG_CLEAN_SIZE], err[STORE_ERR_MAX];
 	size_t pwlen = 0;
@@ -74,7 +78,15 @@ console_sign_in(struct page *pg, const struct config_source *src, size_t nsrc)
 		    "the console is not configured (see the error log)");
 		return 0;
 	}
-	log_clean(cra, ra, (size_t)-1);
+	/* Budgets per client, also behind one proxy (console_proxy.h). */
+	if (console_client_addr(ra, console_param(pg, "HTTP_X_FORWARDED_FOR"),
+	    proxy, ca, sizeof(ca), err, sizeof(err)) != IH_OK) {
+		log_emit(&pg->sink, "console not_configured: %s", err);
+		console_error_page(pg, 500, "not_configured",
+		    "the console's settings are wrong (see the error log)");
+		return 0;
+	}
+	log_clean(cra, ca, (size_t)-1);
 	if (!console_transport_ok(console_param(pg, "HTTPS"), ra,
 	    pg->tls_proxy)) {
 		log_emit(&pg->sink, "console refused=plain_http remote=%s: "
@@ -99,7 +111,7 @@ console_sign_in(struct page *pg, const struct config_source *src, size_t nsrc)
 	if (known && console_cache_hit(&c->cache, u, pw, pwlen, hash, now))
 		ok = 1;
 	else if (rc == IH_OK) {
-		rc = console_throttle_signin(c->store.st, ra, u,
+		rc = console_throttle_signin(c->store.st, ca, u,
 		    known ? hash : NULL, pw, pwlen, pg->now_ms, &v, &retry,
 		    err, sizeof(err));
 		ok = rc == IH_OK && v == CONSOLE_SIGNED_IN;
