@@ -96,6 +96,7 @@ CLI_OBJS = $(BUILD)/obj/handlers/cli/cli_main.o \
 	$(BUILD)/obj/handlers/cli/idemhook.o \
 	$(BUILD)/obj/handlers/cli/cli_account.o \
 	$(BUILD)/obj/handlers/cli/cli_check_accounts.o \
+	$(BUILD)/obj/handlers/cli/cli_check_actions.o \
 	$(BUILD)/obj/handlers/cli/cli_args.o $(BUILD)/obj/handlers/cli/cli_events.o \
 	$(BUILD)/obj/handlers/cli/cli_maint.o $(BUILD)/obj/handlers/cli/cli_check.o \
 	$(BUILD)/obj/handlers/cli/cli_text.o $(BUILD)/obj/handlers/cli/cli_console.o \

@@ -31,6 +31,7 @@
 
 #include "cli_args.h"
 #include "cli_check.h"
+#include "cli_check_actions.h"
 #include "cli_check_accounts.h"
 #include "cli_check_store.h"
 #include "cli_text.h"
@@ -577,6 +578,9 @@ cli_check(struct cli *c, int argc, char **argv)
 		else
 			ok(&ck, "%s: %zu secret(s) set", providers_all[i]->name,
 			    cfg->nsecrets);
+		if (cfg->nsecrets > 0 || nonly > 0)
+			cli_check_actions(providers_all[i]->name, cfg,
+			    &ck.problems, &ck.oks);
 		/* The settings loader refuses a shorter lease (see above). */
 		if (cfg->nactions > 0)
 			ok(&ck, "%s: IDEMHOOK_LEASE %ld s leaves room for "
