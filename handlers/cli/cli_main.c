@@ -382,6 +382,10 @@ main(int argc, char **argv)
 	if (argc < 0)
 		return CLI_EXIT_USAGE;
 	c.no_settings = commands[i].no_settings;
+	/* A command's --help reads no settings file (idemhook.h). */
+	for (r = a + 1; r < argc && strcmp(argv[r], "--") != 0; r++)
+		if (strcmp(argv[r], "--help") == 0)
+			c.help = 1;
 	c.gargc = argc;
 	c.gargv = argv;
 	if (cli_init(&c, config, db) != IH_OK) {

@@ -20,6 +20,7 @@ Usage: test_settings_file.py BINDIR   (or IH_BIN=BINDIR test_settings_file.py)
 """
 
 import os
+import pwd
 import stat
 import subprocess
 import sys
@@ -128,6 +129,51 @@ def case_unmatched_quote(srv, conf, cli):
     check(srv.secrets["stripe"] not in err + out, "the refusal shows the secret")
 
 
+# ---------------------------------------------------------------- issue 39 item 8
+
+HELP_COMMANDS = ("init", "work", "check", "list", "show", "verify", "replay", "purge",
+                 "stats", "copy", "backup", "restore", "objects", "object", "catch-up",
+                 "health")
+
+
+def case_help_as_root(bindir):
+    """As root, with the settings file in root's fixed place owned by the
+    programs' user (as a README install leaves /etc/idemhook/idemhook.env
+    for www-data, here in a private mount namespace over root's home):
+    every command's --help answers; the command itself is refused."""
+    home = pwd.getpwuid(0).pw_dir
+    ih = os.path.join(bindir, "idemhook")
+    script = ('mount -t tmpfs -o mode=0700 tmpfs "$1" || exit 99; '
+              'mkdir "$1/idemhook" && echo IDEMHOOK_TOLERANCE=300 > "$1/idemhook/idemhook.env" '
+              '&& chown -R 33:33 "$1/idemhook" && chmod 600 "$1/idemhook/idemhook.env" '
+              '|| exit 98; shift; '
+              'for c in "$@"; do "$IH" "$c" --help > "$T/$c.out" 2>&1; echo $? > "$T/$c.rc"; done; '
+              '"$IH" list > "$T/list-plain.out" 2>&1; echo $? > "$T/list-plain.rc"')
+    tmp = tempfile.mkdtemp(prefix="ih-help-root-")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "IH": ih, "T": tmp}
+    for k in SANITIZER_ENV:
+        if k in os.environ:
+            env[k] = os.environ[k]
+    p = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                        script, "sh", home] + list(HELP_COMMANDS), env=env,
+                       capture_output=True, timeout=300)
+    check(p.returncode not in (98, 99), "could not set up root's settings file: %r"
+          % p.stderr.decode(errors="replace"))
+
+    def read(name):
+        with open(os.path.join(tmp, name)) as f:
+            return f.read()
+    check_eq(read("list-plain.rc").strip(), "2", "list as root without --help: exit")
+    check("not used" in read("list-plain.out"),
+          "no refusal without --help: %r" % read("list-plain.out"))
+    bad = []
+    for c in HELP_COMMANDS:
+        rc, out = read(c + ".rc").strip(), read(c + ".out")
+        if rc != "0" or ("usage: idemhook " + c) not in out:
+            bad.append("%s --help: exit %s: %r" % (c, rc, out[:200]))
+    check(not bad, "; ".join(bad))
+
+
 # ---------------------------------------------------------------- 2
 
 def case_check_actions(srv, conf, cli, tmp):
@@ -199,6 +245,9 @@ def run_cases(tap, bindir, servers):
     t("check: a pattern no event type matches and a program that is not an "
       "executable file are problems; no problems only when none",
       case_check_actions, srv, conf, cli, tmp)
+    tap.run_as_root("as root, every command's --help answers although the settings "
+                    "file in root's fixed place is refused", "needs root (a mount "
+                    "namespace over root's home)", case_help_as_root, bindir)
     t("no sanitizer reports from the receivers",
       lambda: check(not srv.sanitizer_reports(), srv.errorlog()[-2000:]))
 
