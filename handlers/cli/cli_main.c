@@ -394,6 +394,8 @@ main(int argc, char **argv)
 	}
 	c.gargc = a;
 	rc = commands[i].fn(&c, argc - a, argv + a);
+	if (c.help && rc == CLI_EXIT_OK)
+		cli_account_help(stdout, commands[i].name);
 	cli_free(&c);
 	return rc;
 }
