@@ -32,6 +32,7 @@
 #include "cli_args.h"
 #include "cli_check.h"
 #include "cli_check_actions.h"
+#include "cli_check_build.h"
 #include "cli_check_accounts.h"
 #include "cli_check_store.h"
 #include "cli_text.h"
@@ -550,6 +551,7 @@ cli_check(struct cli *c, int argc, char **argv)
 	    sizeof(owner)) != NULL && check_user(&ck, owner) != 0)
 		return CLI_EXIT_USAGE;
 	check_sources(c);
+	cli_check_build(c, &ck.problems, &ck.oks);
 	check_startup_only(&ck, c);
 	cli_check_console(c, &ck.problems, &ck.oks);
 	ck.problems += check_programs(c);

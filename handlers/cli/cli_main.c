@@ -277,9 +277,18 @@ cmd_work(struct cli *c, int argc, char **argv)
 			nanosleep(&nap, NULL);
 		}
 	}
-	if (once)
-		printf("processed %ld event(s)\n", done);
 out:
+	/* A failed run says so on stdout too, and exits non-zero. */
+	if (once && ret == 0 && thin.failed > 0) {
+		printf("processed %ld event(s); FAILED: the fetch of %ld thin "
+		    "event(s) failed (see the log): they are retried\n", done,
+		    thin.failed);
+		ret = CLI_EXIT_FAIL;
+	} else if (once && ret == 0)
+		printf("processed %ld event(s)\n", done);
+	else if (once)
+		printf("processed %ld event(s); FAILED: see the error above\n",
+		    done);
 	thin_fetch_close(&thin);
 	log_dest_close(&ld);
 	return ret;
