@@ -42,6 +42,8 @@ CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 ifeq ($(NO_CURL),1)
 API_HTTP_OBJ = $(BUILD)/obj/handlers/cli/api_none.o
 CURL_LIBS    =
+# The programs say what this build cannot do (store_thin.h).
+CPPFLAGS    += -DIH_NO_HTTP_CLIENT
 else
 API_HTTP_OBJ = $(BUILD)/obj/handlers/cli/api_http.o
 CURL_CFLAGS := $(shell pkg-config --cflags libcurl 2>/dev/null)
@@ -72,6 +74,8 @@ ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pthread
 # NO_PG=1 builds without libpq: the PostgreSQL backend is a stub
 # (shared/store/pg_none.c) that refuses postgresql:// locations.
 ifeq ($(NO_PG),1)
+# check says what this build lacks (cli_check_build.c).
+CPPFLAGS += -DIH_NO_POSTGRES
 # Every PostgreSQL file but the stub, so that a new one cannot break it.
 PG_OUT = $(filter-out shared/store/pg_none.c,\
 	$(wildcard shared/store/pg_*.c))
@@ -96,6 +100,8 @@ CLI_OBJS = $(BUILD)/obj/handlers/cli/cli_main.o \
 	$(BUILD)/obj/handlers/cli/idemhook.o \
 	$(BUILD)/obj/handlers/cli/cli_account.o \
 	$(BUILD)/obj/handlers/cli/cli_check_accounts.o \
+	$(BUILD)/obj/handlers/cli/cli_check_actions.o \
+	$(BUILD)/obj/handlers/cli/cli_check_build.o \
 	$(BUILD)/obj/handlers/cli/cli_args.o $(BUILD)/obj/handlers/cli/cli_events.o \
 	$(BUILD)/obj/handlers/cli/cli_maint.o $(BUILD)/obj/handlers/cli/cli_check.o \
 	$(BUILD)/obj/handlers/cli/cli_text.o $(BUILD)/obj/handlers/cli/cli_console.o \

@@ -85,6 +85,13 @@ report(struct catchup *cu, int json, int first, int ex)
 		put_json_str("note", cu->note, 1);
 		put_json_str("error", ex == 1 || ex == 2 ? cu->err : NULL, 0);
 		printf("}");
+	} else if (ex == 1 || ex == 2) {
+		/* A failed run says so on stdout, not as a zero summary. */
+		cli_printf(stdout, "%s: %s to %s: FAILED after %ld page(s), "
+		    "%ld listed, %ld missing, %ld recorded%s: %s\n",
+		    cu->p->name, from, to, cu->pages, cu->seen, cu->missing,
+		    cu->recorded, cu->dry_run ? " (dry run)" : "", cu->err);
+		cli_errorf("catch-up: %s: %s", cu->p->name, cu->err);
 	} else {
 		cli_printf(stdout, "%s: %s to %s: %ld page(s), %ld listed, "
 		    "%ld missing, %ld recorded%s, %ld delivered meanwhile%s\n",
@@ -94,8 +101,6 @@ report(struct catchup *cu, int json, int first, int ex)
 		if (cu->note[0] != '\0')
 			cli_printf(stdout, "%s: note: %s\n", cu->p->name,
 			    cu->note);
-		if (ex == 1 || ex == 2)
-			cli_errorf("catch-up: %s: %s", cu->p->name, cu->err);
 	}
 	log_emit(log_dest_sink(&cu->w.logd, &log_stderr), "catchup "
 	    "provider=%s from=%s to=%s pages=%ld listed=%ld missing=%ld "

@@ -31,6 +31,8 @@
 
 #include "cli_args.h"
 #include "cli_check.h"
+#include "cli_check_actions.h"
+#include "cli_check_build.h"
 #include "cli_check_accounts.h"
 #include "cli_check_store.h"
 #include "cli_text.h"
@@ -549,6 +551,7 @@ cli_check(struct cli *c, int argc, char **argv)
 	    sizeof(owner)) != NULL && check_user(&ck, owner) != 0)
 		return CLI_EXIT_USAGE;
 	check_sources(c);
+	cli_check_build(c, &ck.problems, &ck.oks);
 	check_startup_only(&ck, c);
 	cli_check_console(c, &ck.problems, &ck.oks);
 	ck.problems += check_programs(c);
@@ -577,6 +580,9 @@ cli_check(struct cli *c, int argc, char **argv)
 		else
 			ok(&ck, "%s: %zu secret(s) set", providers_all[i]->name,
 			    cfg->nsecrets);
+		if (cfg->nsecrets > 0 || nonly > 0)
+			cli_check_actions(providers_all[i]->name, cfg,
+			    &ck.problems, &ck.oks);
 		/* The settings loader refuses a shorter lease (see above). */
 		if (cfg->nactions > 0)
 			ok(&ck, "%s: IDEMHOOK_LEASE %ld s leaves room for "

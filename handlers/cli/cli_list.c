@@ -57,6 +57,12 @@ list_cells(const struct store_row *row, char cells[LIST_COLS][CLI_TIME_MAX],
 	text[2] = row->event_id;
 	text[3] = row->event_type;
 	text[4] = row->status;
+	/* A thin event idemhook work has yet to fetch (show says why). */
+	if (row->needs_fetch) {
+		snprintf(cells[4], CLI_TIME_MAX, "%s (waits for fetch)",
+		    row->status);
+		text[4] = cells[4];
+	}
 	text[5] = cells[5];
 	text[6] = cells[6];
 }

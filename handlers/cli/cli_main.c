@@ -277,9 +277,18 @@ cmd_work(struct cli *c, int argc, char **argv)
 			nanosleep(&nap, NULL);
 		}
 	}
-	if (once)
-		printf("processed %ld event(s)\n", done);
 out:
+	/* A failed run says so on stdout too, and exits non-zero. */
+	if (once && ret == 0 && thin.failed > 0) {
+		printf("processed %ld event(s); FAILED: the fetch of %ld thin "
+		    "event(s) failed (see the log): they are retried\n", done,
+		    thin.failed);
+		ret = CLI_EXIT_FAIL;
+	} else if (once && ret == 0)
+		printf("processed %ld event(s)\n", done);
+	else if (once)
+		printf("processed %ld event(s); FAILED: see the error above\n",
+		    done);
 	thin_fetch_close(&thin);
 	log_dest_close(&ld);
 	return ret;
@@ -382,6 +391,10 @@ main(int argc, char **argv)
 	if (argc < 0)
 		return CLI_EXIT_USAGE;
 	c.no_settings = commands[i].no_settings;
+	/* A command's --help reads no settings file (idemhook.h). */
+	for (r = a + 1; r < argc && strcmp(argv[r], "--") != 0; r++)
+		if (strcmp(argv[r], "--help") == 0)
+			c.help = 1;
 	c.gargc = argc;
 	c.gargv = argv;
 	if (cli_init(&c, config, db) != IH_OK) {
@@ -390,6 +403,8 @@ main(int argc, char **argv)
 	}
 	c.gargc = a;
 	rc = commands[i].fn(&c, argc - a, argv + a);
+	if (c.help && rc == CLI_EXIT_OK)
+		cli_account_help(stdout, commands[i].name);
 	cli_free(&c);
 	return rc;
 }

@@ -421,34 +421,59 @@ ms_cell(char *buf, size_t len, int64_t ms)
 		snprintf(buf, len, "%lldms", (long long)ms);
 }
 
+/* The width of a row's first cell: provider, or provider/account. */
+static size_t
+stats_name_len(const struct store_stats *x)
+{
+	size_t len = cli_clean_width(x->provider);
+
+	if (strcmp(x->account, ACCOUNT_DEFAULT) != 0)
+		len += 1 + cli_clean_width(x->account);
+	return len;
+}
+
+/*
+ * The first column's width: the longest name, at least 10, so that the
+ * columns after it line up whether accounts are shown or not.
+ */
+static int
+stats_name_width(const struct stats_state *ss)
+{
+	size_t i, w = 10;
+
+	for (i = 0; i < ss->n; i++)
+		if (stats_name_len(&ss->s[i]) > w)
+			w = stats_name_len(&ss->s[i]);
+	return (int)w;
+}
+
 static void
 stats_table(const struct stats_state *ss, int64_t since, int64_t until)
 {
 	const struct store_stats *x;
 	char a[CLI_TIME_MAX], b[CLI_TIME_MAX], p50[24], p95[24], p99[24];
-	size_t i, len;
+	size_t i;
+	int width = stats_name_width(ss);
 
 	cli_format_time(since, a, sizeof(a));
 	cli_format_time(until, b, sizeof(b));
 	printf("events received from %s to %s (pending: any age)\n\n", a, b);
-	printf("%-10s %8s %6s %6s %6s %6s %6s %6s %7s %8s %8s %8s  %s\n",
-	    "PROVIDER", "RECEIVED", "DUPS", "DUP%", "DONE", "FAILED", "DEAD",
-	    "QUAR", "PENDING", "P50", "P95", "P99", "OLDEST PENDING");
+	printf("%-*s %8s %6s %6s %6s %6s %6s %6s %7s %8s %8s %8s  %s\n",
+	    width, "PROVIDER", "RECEIVED", "DUPS", "DUP%", "DONE", "FAILED",
+	    "DEAD", "QUAR", "PENDING", "P50", "P95", "P99", "OLDEST PENDING");
 	for (i = 0; i < ss->n; i++) {
 		x = &ss->s[i];
 		ms_cell(p50, sizeof(p50), x->p50_ms);
 		ms_cell(p95, sizeof(p95), x->p95_ms);
 		ms_cell(p99, sizeof(p99), x->p99_ms);
 		cli_format_time(x->oldest_pending_ms, a, sizeof(a));
-		len = cli_clean_width(x->provider);
 		cli_put_clean(stdout, x->provider);
 		/* An account's row: provider/account (account.h). */
 		if (strcmp(x->account, ACCOUNT_DEFAULT) != 0) {
 			printf("/");
 			cli_put_clean(stdout, x->account);
-			len += 1 + cli_clean_width(x->account);
 		}
-		printf("%*s", (int)(len < 10 ? 11 - len : 1), "");
+		printf("%*s", width + 1 - (int)stats_name_len(x), "");
 		printf("%8lld %6lld %5.1f%% %6lld %6lld %6lld %6lld %7lld "
 		    "%8s %8s %8s  %s\n", (long long)x->events,
 		    (long long)x->duplicates, dup_rate(x) * 100.0,

@@ -23,6 +23,7 @@
 #include "providers.h"
 #include "request.h"
 #include "store.h"
+#include "store_thin.h"
 
 /* show's flags, in cli_event_args() order. */
 enum { SHOW_RAW, SHOW_JSON, SHOW_SIGNATURES, SHOW_NFLAGS };
@@ -206,7 +207,7 @@ static int
 show_row(void *arg, const struct store_row *row)
 {
 	struct show_state *ss = arg;
-	char n[64], fetch[192];
+	char n[64], fetch[512];
 	int own;
 
 	if (ss->flag[SHOW_RAW]) {
@@ -234,7 +235,9 @@ show_row(void *arg, const struct store_row *row)
 		    strcmp(row->account, "default") != 0;
 		snprintf(fetch, sizeof(fetch), "waiting: a Stripe thin event, "
 		    "which idemhook work fetches with IDEMHOOK_STRIPE_API_KEY"
-		    "%s%s", own ? "@" : "", own ? row->account : "");
+		    "%s%s%s%s", own ? "@" : "", own ? row->account : "",
+		    STORE_THIN_CAN_FETCH ? "" : "; ",
+		    STORE_THIN_CAN_FETCH ? "" : STORE_THIN_NO_CLIENT);
 		show_field("fetch", fetch);
 	}
 	show_time("received", row->received_at);

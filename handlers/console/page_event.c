@@ -17,6 +17,7 @@
 #include "log.h"
 #include "request.h"
 #include "store.h"
+#include "store_thin.h"
 
 #define PAYLOAD_SHOWN_MAX	(1024L * 1024)	/* payload bytes shown */
 
@@ -170,6 +171,10 @@ put_meta(struct html *h, const struct store_row *r)
 		    strcmp(r->account, ACCOUNT_DEFAULT) != 0) {
 			html_raw(h, "@");
 			html_esc(h, r->account);
+		}
+		if (!STORE_THIN_CAN_FETCH) {
+			html_raw(h, "; ");
+			html_esc(h, STORE_THIN_NO_CLIENT);
 		}
 		html_raw(h, "</td></tr>");
 	}
