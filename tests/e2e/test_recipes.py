@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Every deployment recipe of the README, run as written.
+"""Every deployment recipe of the documentation, run as written.
 
-The README marks the blocks a recipe consists of with an HTML comment
-just above the fenced block:
+The README and the folder READMEs (DOCS: the short recipes are in
+README.md, their variants in www-config/README.md, the catch-up cron
+lines in handlers/README.md) mark the blocks a recipe consists of with
+an HTML comment just above the fenced block:
 
     <!-- recipe: NAME -->                a shell block: run as root, line by line
     <!-- recipe: NAME file=PATH -->      a file: written to PATH as it stands
@@ -49,11 +51,10 @@ import urllib.request
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HarnessError, REPO, check, free_port,  # noqa: E402
+from harness import (HarnessError, REPO, check, cron_commands,  # noqa: E402
+                     free_port, readme_blocks, recipe, recipe_home, shell_commands,
                      sign_github, sign_stripe, suite_main)
 
-README = os.path.join(REPO, "README.md")
-MARK = re.compile(r"^<!-- recipe: ([\w-]+)(?: file=(\S+))? -->\s*$")
 OVERLAID = ("/etc", "/var", "/run", "/usr/local", "/home", "/root")
 FRESH = ("/var/lib/idemhook", "/etc/idemhook", "/run/idemhook", "/run/lighttpd",
          "/usr/local/libexec/idemhook", "/usr/local/share/idemhook", "/usr/local/bin/idemhook",
@@ -70,58 +71,6 @@ FRESH = ("/var/lib/idemhook", "/etc/idemhook", "/run/idemhook", "/run/lighttpd",
          # PID namespace anyway).
          "/run/nginx.pid", "/run/lighttpd.pid", "/run/apache2", "/run/spawn-fcgi")
 CRON_ENV = ["env", "-i", "PATH=/usr/bin:/bin", "SHELL=/bin/sh"]
-
-
-def readme_blocks(path=README):
-    """[(recipe, file or None, text)] in README order."""
-    out = []
-    lines = open(path).read().split("\n")
-    i = 0
-    while i < len(lines):
-        m = MARK.match(lines[i])
-        i += 1
-        if not m:
-            continue
-        if i >= len(lines) or not lines[i].startswith("```"):
-            raise HarnessError("README: no code block after %r" % lines[i - 1])
-        j = i + 1
-        while j < len(lines) and not lines[j].startswith("```"):
-            j += 1
-        out.append((m.group(1), m.group(2), "\n".join(lines[i + 1:j]) + "\n"))
-        i = j + 1
-    return out
-
-
-def recipe(name, path=README):
-    blocks = [(f, t) for r, f, t in readme_blocks(path) if r == name]
-    if not blocks:
-        raise HarnessError("README has no block marked <!-- recipe: %s -->" % name)
-    return blocks
-
-
-def shell_commands(text):
-    """The commands of a shell block: continuation lines joined, blank
-    lines and whole-line comments dropped (trailing comments are the
-    shell's business)."""
-    cmds, cur = [], ""
-    for line in text.split("\n"):
-        if line.rstrip().endswith("\\"):
-            cur += line.rstrip()[:-1] + " "
-            continue
-        cur += line
-        if cur.strip() and not cur.strip().startswith("#"):
-            cmds.append(cur.strip())
-        cur = ""
-    return cmds
-
-
-def cron_commands(text):
-    """The commands of crontab lines (the five time fields dropped)."""
-    out = []
-    for line in text.split("\n"):
-        if line.strip() and not line.lstrip().startswith("#"):
-            out.append(line.split(None, 5)[5])
-    return out
 
 
 _LIVE = []
@@ -629,12 +578,15 @@ def demo_own_folder(bindir):
 
 
 def blocks_parse():
-    """Every recipe the README names is there, with the commands the
-    tests rely on."""
+    """Every recipe the documentation names is there, each in one file,
+    with the commands the tests rely on."""
     names = {r for r, _, _ in readme_blocks()}
     for want in ("server", "server-after", "audit", "lighttpd", "vhost", "nginx", "shared",
-                 "shared-after", "cron"):
-        check(want in names, "README lacks <!-- recipe: %s -->" % want)
+                 "shared-after", "allowoverride", "cron", "catchup-cron"):
+        check(want in names, "no <!-- recipe: %s --> in the documentation" % want)
+    for name in names:
+        homes = recipe_home(name)
+        check(len(homes) == 1, "recipe %s is split over %s" % (name, homes))
     for _, text in recipe("cron"):
         for cmd in cron_commands(text):
             check(cmd.startswith("/"), "cron line without a full path: %r" % cmd)
@@ -674,7 +626,8 @@ def host_untouched(before):
 
 def run_cases(tap, bindir, servers):
     host = host_snapshot()
-    tap.run("the README marks every recipe; cron lines use full paths", blocks_parse)
+    tap.run("the READMEs mark every recipe, each in one file; cron lines use full paths",
+            blocks_parse)
     tap.run("IDEMHOOK_LOG that cannot be opened: said once, lines on stderr instead",
             unusable_log_said, bindir)
     why = "a mount namespace with overlays on /etc, /var, /run, /usr/local"
