@@ -455,6 +455,14 @@ def server_recipe(bindir, name, url_path="/"):
         fill_secrets(ns, {"IDEMHOOK_STRIPE_SECRET": secrets["stripe"],
                           "IDEMHOOK_GITHUB_SECRET": secrets["github"]})
         run_recipe(ns, "server-after", env, port)
+        # The server the recipe meets runs without the modules the recipe
+        # enables (Debian starts Apache at its install, before them): a
+        # module enabled on a running Apache must really be started
+        # (issue 39: after a SIGHUP, mod_fcgid's children crash in a loop).
+        mods = [m for _, t in recipe(name) for c in shell_commands(t)
+                if c.startswith("a2enmod ") for m in c.split()[1:] if not m.startswith("-")]
+        if mods:
+            ns.run("a2dismod -q -f %s" % " ".join(mods))
         # Each layout installs its own server and nothing else: the
         # list tests/deps.sh holds for it (no second web server taking
         # port 80, no database server, no browser).
