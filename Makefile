@@ -3,6 +3,8 @@
 #   make            build $(BUILD)/libidemhook.a and every program
 #   make check      every test (unit and end to end), under ASan and UBSan
 #   make demo       a real lighttpd on 127.0.0.1 with every endpoint
+#   make deps-build the packages building needs (make deps: what make
+#                   check needs; make deps-demo: building and lighttpd)
 #   make clean
 #
 # BUILD selects the output directory, so that several builds (or several
@@ -131,7 +133,7 @@ CONSOLE_OBJS = $(patsubst handlers/console/%.c,\
 UNIT_SRCS  = $(wildcard tests/unit/test_*.c)
 UNIT_TESTS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all tests check demo clean deps lint
+.PHONY: all tests check demo clean deps deps-build deps-demo lint
 .SUFFIXES:
 .SECONDARY:
 
@@ -220,8 +222,15 @@ $(BUILD)/tests/%: tests/unit/%.c $(HANDLER_OBJS) $(LIB) $(HEADERS) \
 
 tests: all $(UNIT_TESTS)
 
+# Package lists (tests/deps.sh): make check's, building's, the demo's.
 deps:
-	@tests/deps.sh
+	@tests/deps.sh test
+
+deps-build:
+	@tests/deps.sh build
+
+deps-demo:
+	@tests/deps.sh demo
 
 # Everything a test needs is installed first, then built with sanitizers,
 # one compiler per processor; tests/run.sh runs as many programs at a time.
@@ -229,7 +238,7 @@ check: deps lint
 	$(MAKE) -j$$(nproc 2>/dev/null || echo 1) BUILD=$(BUILD)/san SANITIZE=1 tests
 	tests/run.sh $(BUILD)/san
 
-demo: deps all
+demo: deps-demo all
 	www-config/demo.sh $(BUILD)
 
 # The house style, in the manner of curl's checksrc: line width, no

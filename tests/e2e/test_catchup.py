@@ -32,8 +32,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import uuid  # noqa: E402
 
 from harness import (ASAAS_TOKEN_HEADER, Server, check, check_eq,  # noqa: E402
-                     pg_backend, sign_github, sign_shopify, sign_stripe,
-                     free_port, suite_main)
+                     cron_commands, free_port, pg_backend, recipe,
+                     sign_github, sign_shopify, sign_stripe, suite_main)
 from standins.shopify import ShopifyStandin  # noqa: E402
 from standins.asaas import AsaasStandin  # noqa: E402
 from standins import openapi  # noqa: E402
@@ -875,22 +875,12 @@ def case_stall_and_cap(cmd, srv):
     no_key(cmd, out, err)
 
 
-README = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "README.md")
-
-
 def readme_cron():
-    """The command lines of the README's <!-- recipe: catchup-cron --> block."""
-    with open(README) as f:
-        lines = f.read().splitlines()
-    i = lines.index("<!-- recipe: catchup-cron -->")
-    check(lines[i + 1].startswith("```"), "the recipe is a code block")
-    out = []
-    for line in lines[i + 2:]:
-        if line.startswith("```"):
-            break
-        out.append(line.split(None, 5)[5])
-    return out
+    """The command lines of the documentation's <!-- recipe: catchup-cron
+    --> block (handlers/README.md, Catching up), read as test_recipes
+    reads every recipe."""
+    (_, text), = recipe("catchup-cron")
+    return cron_commands(text)
 
 
 def case_readme_cron(bindir, srv, settings, tmp):
