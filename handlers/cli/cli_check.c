@@ -483,6 +483,9 @@ check_audit(void *arg, const struct store_audit *a)
 	else if (strcmp(a->name, "journal_mode") == 0)
 		problem(ck, "the store is in journal mode %s, not WAL: %s",
 		    a->value, a->advice);
+	else if (strcmp(a->name, "schema") == 0 && !a->ok)
+		problem(ck, "the store's schema differs from this build's: "
+		    "%s; %s", a->value, a->advice);
 	else if (a->ok)
 		ok(ck, "store %s: %s", a->name, check_audit_value(a));
 	else
