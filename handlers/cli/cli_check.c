@@ -14,7 +14,8 @@
  *   - the settings file is readable by no other user: 0600 owned by the
  *     programs' user, or 0640 owned by root with their group, as the
  *     README installs it; and the programs' user can read it;
- *   - the store exists and is in WAL mode.
+ *   - the store exists and is in WAL mode, with the schema objects
+ *     this build creates and no others (a planted trigger is reported).
  */
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -467,7 +468,8 @@ check_usage(FILE *f)
 	    "  - the IDEMHOOK_CONFIG file is readable by no other user: 0640 "
 	    "owned by\n    root with USER's group, or 0600 owned by USER; "
 	    "and USER can read it;\n"
-	    "  - the store exists and is in WAL mode.\n"
+	    "  - the store exists and is in WAL mode, with the schema objects "
+	    "this build\n    creates and no others.\n"
 	    "Exit: 0 no problem; 1 problems found (each with its fix); 2 "
 	    "usage.\n");
 }
