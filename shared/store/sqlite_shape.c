@@ -5,8 +5,9 @@
  * The reference is db/sqlite/schema.sql applied to an empty database in
  * memory.  A store migrated from an older version holds the same objects,
  * but its tables' text differs (the comments of schema.sql are gone and
- * a remade table's name is quoted), so each object's text is compared
- * without comments, double quotes or runs of blanks.
+ * a remade table's name is quoted, a column added by a migration comes
+ * last), so each object's text is compared without comments, double
+ * quotes or runs of blanks, a table's definitions in sorted order.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,23 +118,99 @@ shape_norm(const char *sql)
 	return out;
 }
 
-/* Whether two CREATE statements say the same once normalized. */
 static int
-shape_same(const char *a, const char *b, int *same)
+item_cmp(const void *a, const void *b)
 {
-	char *na, *nb;
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * A normalized CREATE TABLE with its definitions (columns, constraints)
+ * in sorted order: a migration adds a column last, where a new store has
+ * it in its place.  The caller frees it; NULL when out of memory.
+ */
+static char *
+shape_sorted(const char *n)
+{
+	const char *open = strchr(n, '('), *close = strrchr(n, ')');
+	char *body = NULL, **items = NULL, *out = NULL;
+	size_t len = strlen(n), blen, count = 0, o, i;
+	int depth = 0, quoted = 0;
+
+	if (open == NULL || close == NULL || close < open) {
+		out = malloc(len + 1);
+		if (out != NULL)
+			memcpy(out, n, len + 1);
+		return out;
+	}
+	blen = (size_t)(close - open - 1);
+	body = malloc(blen + 1);
+	items = calloc(blen + 1, sizeof(*items));
+	out = malloc(len + 1);
+	if (body == NULL || items == NULL || out == NULL) {
+		free(out);
+		out = NULL;
+		goto done;
+	}
+	memcpy(body, open + 1, blen);
+	body[blen] = '\0';
+	items[count++] = body;
+	for (i = 0; i < blen; i++) {
+		if (body[i] == '\'')
+			quoted = !quoted;
+		else if (!quoted && body[i] == '(')
+			depth++;
+		else if (!quoted && body[i] == ')')
+			depth--;
+		else if (!quoted && depth == 0 && body[i] == ',') {
+			body[i] = '\0';
+			items[count++] = body + i + 1;
+		}
+	}
+	qsort(items, count, sizeof(*items), item_cmp);
+	o = (size_t)(open - n) + 1;
+	memcpy(out, n, o);
+	for (i = 0; i < count; i++) {
+		if (i > 0)
+			out[o++] = ',';
+		memcpy(out + o, items[i], strlen(items[i]));
+		o += strlen(items[i]);
+	}
+	memcpy(out + o, close, strlen(close) + 1);
+done:
+	free(body);
+	free(items);
+	return out;
+}
+
+/*
+ * Whether two CREATE statements say the same once normalized (a table's
+ * definitions in any order).
+ */
+static int
+shape_same(const char *type, const char *a, const char *b, int *same)
+{
+	char *na, *nb, *sa = NULL, *sb = NULL;
+	int rc = IH_ENOMEM;
 
 	na = shape_norm(a);
 	nb = shape_norm(b);
-	if (na == NULL || nb == NULL) {
-		free(na);
-		free(nb);
-		return IH_ENOMEM;
+	if (na == NULL || nb == NULL)
+		goto out;
+	if (strcmp(type, "table") == 0) {
+		sa = shape_sorted(na);
+		sb = shape_sorted(nb);
+		if (sa == NULL || sb == NULL)
+			goto out;
 	}
-	*same = strcmp(na, nb) == 0;
+	*same = strcmp(sa != NULL ? sa : na, sb != NULL ? sb : nb) == 0;
+	rc = IH_OK;
+out:
 	free(na);
 	free(nb);
-	return IH_OK;
+	free(sa);
+	free(sb);
+	return rc;
 }
 
 static int
@@ -188,8 +265,8 @@ shape_walk(sqlite3 *a, sqlite3 *b, int compare, const char *what_missing,
 			break;
 		if (!compare)
 			continue;
-		rc = shape_same(sql, (const char *)sqlite3_column_text(one, 1),
-		    &same);
+		rc = shape_same(type, sql, (const char *)
+		    sqlite3_column_text(one, 1), &same);
 		if (rc != IH_OK) {
 			snprintf(err, errlen, "out of memory");
 			goto out;
