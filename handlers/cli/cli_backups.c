@@ -16,6 +16,7 @@
 
 #include "cli_backups.h"
 #include "cli_text.h"
+#include "clock.h"
 #include "ih.h"
 
 /* idemhook-20240501T120000Z.db */
@@ -28,7 +29,8 @@
 struct backup {
 	char	*name;
 	int64_t	 named_ms;	/* the time in its name */
-	int64_t	 age_ms;	/* the earlier of that and its mtime */
+	int64_t	 age_ms;	/* the earlier of that and its mtime; 0 */
+	int	 future;	/* named or written after now (+ skew) */
 };
 
 /* Whether name is one of ours; *ms the time it names. */
@@ -82,10 +84,13 @@ free_list(struct backup *v, size_t n)
 
 /*
  * Our backup files in dir, newest first, into *out (freed with
- * free_list()).  Returns IH_OK, IH_ENOMEM, IH_EIO (errno set).
+ * free_list()).  One whose name and mtime both lie after now_ms has no
+ * age to trust: 0, the oldest.  Returns IH_OK, IH_ENOMEM, IH_EIO (errno
+ * set).
  */
 static int
-list_backups(const char *dir, struct backup **out, size_t *np)
+list_backups(const char *dir, int64_t now_ms, struct backup **out,
+    size_t *np)
 {
 	struct backup *v = NULL, *more;
 	struct dirent *de;
@@ -122,6 +127,7 @@ list_backups(const char *dir, struct backup **out, size_t *np)
 		}
 		v[n].named_ms = ms;
 		v[n].age_ms = ms;
+		mt = 0;
 		if (fstatat(dirfd(d), de->d_name, &sb,
 		    AT_SYMLINK_NOFOLLOW) == 0) {
 			mt = (int64_t)sb.st_mtim.tv_sec * 1000 +
@@ -129,6 +135,10 @@ list_backups(const char *dir, struct backup **out, size_t *np)
 			if (mt < ms)
 				v[n].age_ms = mt;
 		}
+		v[n].future = ms > now_ms + BACKUP_SKEW_MS ||
+		    mt > now_ms + BACKUP_SKEW_MS;
+		if (v[n].age_ms > now_ms + BACKUP_SKEW_MS)
+			v[n].age_ms = 0;
 		n++;
 	}
 	if (n > 0)
@@ -154,23 +164,23 @@ cli_backup_newest(const char *dir, int64_t now_ms, char *name, size_t len,
 
 	future[0] = '\0';
 	*future_ms = 0;
-	rc = list_backups(dir, &v, &n);
+	rc = list_backups(dir, now_ms, &v, &n);
 	if (rc != IH_OK)
 		return rc;
-	if (n == 0) {
-		free_list(v, n);
-		return IH_ENOTFOUND;
-	}
-	snprintf(name, len, "%s", v[0].name);
-	*when_ms = v[0].age_ms;
-	for (i = 0; i < n; i++)
-		if (v[i].named_ms > now_ms + BACKUP_SKEW_MS) {
+	rc = IH_ENOTFOUND;
+	for (i = 0; i < n; i++) {
+		if (v[i].future && future[0] == '\0') {
 			snprintf(future, flen, "%s", v[i].name);
 			*future_ms = v[i].named_ms;
-			break;
 		}
+		if (rc == IH_ENOTFOUND && v[i].age_ms > 0) {
+			snprintf(name, len, "%s", v[i].name);
+			*when_ms = v[i].age_ms;
+			rc = IH_OK;
+		}
+	}
 	free_list(v, n);
-	return IH_OK;
+	return rc;
 }
 
 int
@@ -182,7 +192,7 @@ cli_backups_rotate(const char *dir, long keep, const char *just, int json)
 	long kept = 0, removed = 0;
 	int rc;
 
-	rc = list_backups(dir, &v, &n);
+	rc = list_backups(dir, clock_wall_ms(), &v, &n);
 	if (rc != IH_OK)
 		return rc;
 	for (i = 0; i < n; i++) {

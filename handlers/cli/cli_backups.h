@@ -6,7 +6,8 @@
  * A file's age is the earlier of the time in its name and its mtime: a
  * name set in the future (a wrong clock, a hand-made copy) never makes a
  * backup look newer than it was written, nor pushes out the one just
- * written.  Nothing is kept between calls.
+ * written; one whose name and mtime are both ahead of the clock counts
+ * as the oldest.  Nothing is kept between calls.
  */
 #ifndef IH_CLI_BACKUPS_H
 #define IH_CLI_BACKUPS_H
@@ -19,10 +20,12 @@
 
 /*
  * The newest backup file in dir: its name in name, its age's time (see
- * above) as Unix ms in *when_ms.  future gets the name of one named for
- * a time after now_ms (plus a few minutes of clock skew), "" when none,
- * and *future_ms that time.  Returns IH_OK, IH_ENOTFOUND when dir holds
- * none, IH_ENOMEM, IH_EIO when dir cannot be read (errno set).
+ * above) as Unix ms in *when_ms.  future gets the name of one named or
+ * written after now_ms (plus a few minutes of clock skew), "" when none,
+ * and *future_ms the time in its name; one whose name and mtime both lie
+ * ahead has no age to trust and is never the newest.  Returns IH_OK,
+ * IH_ENOTFOUND when dir holds none with an age, IH_ENOMEM, IH_EIO when
+ * dir cannot be read (errno set).
  */
 int	cli_backup_newest(const char *dir, int64_t now_ms, char *name,
 	    size_t len, int64_t *when_ms, char *future, size_t flen,

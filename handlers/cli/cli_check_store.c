@@ -187,6 +187,14 @@ check_backup_age(struct cli *c, struct store *st, int *problems, int *oks)
 		    "IDEMHOOK_BACKUP_DIR %s: %s", dir, strerror(errno));
 		return;
 	}
+	if (future[0] != '\0') {
+		cli_format_time(future_at, when, sizeof(when));
+		cli_check_say(0, problems, oks, "backups: %s/%s is named "
+		    "or written at a time to come (named %s): a wrong clock, "
+		    "or a copy named by hand; its age is taken from its "
+		    "mtime when that is past, else it counts as the oldest: "
+		    "rename or remove it", dir, future, when);
+	}
 	if (rc != IH_OK) {
 		no_backup(st, dir, oldest, problems, oks);
 		return;
@@ -203,14 +211,6 @@ check_backup_age(struct cli *c, struct store *st, int *problems, int *oks)
 		    "backups: the last one, %s/%s (%s), is "
 		    "%.1f hours old", dir, name, when,
 		    (double)(now - at) / 3.6e6);
-	if (future[0] != '\0') {
-		cli_format_time(future_at, when, sizeof(when));
-		cli_check_say(0, problems, oks, "backups: %s/%s is named "
-		    "for a time to come (%s): a wrong clock, or a copy named "
-		    "by hand; its age is taken from its mtime, and rotation "
-		    "keeps it as such: rename or remove it", dir, future,
-		    when);
-	}
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	if (stat(path, &sb) == 0 && (sb.st_mode & 077) != 0)
 		cli_check_say(0, problems, oks,

@@ -18,7 +18,8 @@ built programs.
             still restored (migrated first).
   names     a backup named for the future: backup --keep 1 keeps the file
             it just wrote; check reports the future name and judges the
-            age by the file's mtime (no negative hours, stale when old).
+            age by the file's mtime (no negative hours, stale when old);
+            one written in the future too has no age and is rotated out.
 
 Usage: test_restore_guard.py BINDIR
 """
@@ -353,8 +354,8 @@ def case_names(bindir, servers, st):
         rc, out, err = run_ih(bindir, db, "check", "--provider", "stripe",
                               env=env)
         check_eq(rc, 1, "check with a future-named backup: exit")
-        check("PROBLEM: backups: %s is named for a time to come" % future
-              in out, out[-800:])
+        check("PROBLEM: backups: %s is named or written at a time to come"
+              % future in out, out[-800:])
         age = hours_old(out)
         check(1.9 <= age <= 2.5, "age %r hours, not about 2" % age)
         # Written three days ago: stale, whatever its name says.
@@ -364,6 +365,20 @@ def case_names(bindir, servers, st):
                               env=env)
         check("older than IDEMHOOK_BACKUP_MAX_AGE 36h" in out, out[-800:])
         check(hours_old(out) > 70, "age: %r" % out[-600:])
+        # Written in the future too: no age to trust, never negative, and
+        # never kept over a new backup.
+        ahead = time.time() + 400 * 86400
+        os.utime(future, (ahead, ahead))
+        rc, out, err = run_ih(bindir, db, "check", "--provider", "stripe",
+                              env=env)
+        check_eq(rc, 1, "check with a backup named and written ahead")
+        check("time to come" in out and "hours old" not in out, out[-800:])
+        rc, out, err = run_ih(bindir, db, "backup", "--json", "--keep", "1",
+                              bdir)
+        check_eq(rc, 0, "backup --keep 1: %s" % err)
+        rep = json.loads(out)
+        check_eq(os.listdir(bdir), [os.path.basename(rep["path"])],
+                 "the folder after --keep 1 beside a backup written ahead")
 
 
 def cases(tap, bindir, servers):
