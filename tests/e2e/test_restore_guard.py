@@ -20,6 +20,9 @@ built programs.
             it just wrote; check reports the future name and judges the
             age by the file's mtime (no negative hours, stale when old);
             one written in the future too has no age and is rotated out.
+PostgreSQL (IH_DB_BACKEND=pg):
+  pg        a trigger and a rule planted on the store's tables: check
+            reports them.
 
 Usage: test_restore_guard.py BINDIR
 """
@@ -381,7 +384,34 @@ def case_names(bindir, servers, st):
                  "the folder after --keep 1 beside a backup written ahead")
 
 
+def case_pg_planted(bindir, servers, st):
+    db = harness.pg_new_db("ih_guard")
+    rc, out, err = run_ih(bindir, db, "init")
+    check_eq(rc, 0, "init on PostgreSQL: %s" % err)
+    rc, out, err = run_ih(bindir, db, "check", "--provider", "stripe")
+    check("ok: store schema: no trigger or rule on idemhook's tables" in out,
+          out[-800:])
+    harness.psql(db, "CREATE FUNCTION evil() RETURNS trigger AS $$ BEGIN "
+                 "NEW.status := 'done'; RETURN NEW; END $$ LANGUAGE plpgsql;"
+                 " CREATE TRIGGER evil BEFORE INSERT ON events FOR EACH ROW"
+                 " EXECUTE FUNCTION evil();"
+                 " CREATE RULE quiet AS ON UPDATE TO endpoint_health DO"
+                 " INSTEAD NOTHING")
+    rc, out, err = run_ih(bindir, db, "check", "--provider", "stripe")
+    check_eq(rc, 1, "check with a planted trigger and rule: exit")
+    line = [ln for ln in out.splitlines()
+            if ln.startswith("PROBLEM: the store's schema differs")]
+    check_eq(len(line), 1, "one schema problem in %r" % out[-900:])
+    for what in ("unknown trigger evil on events",
+                 "unknown rule quiet on endpoint_health"):
+        check(what in line[0], "%r not in %r" % (what, line[0]))
+
+
 def cases(tap, bindir, servers):
+    if harness.pg_backend():
+        tap.run("check: a trigger and a rule planted on PostgreSQL's "
+                "tables are reported", case_pg_planted, bindir, servers, {})
+        return
     st = {}
     tap.run_as_root("restore as root into nobody's folder, raced by a "
                     "link swapper: no root-owned file changes owner",
