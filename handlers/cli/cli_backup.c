@@ -16,8 +16,8 @@
  */
 #include <sys/stat.h>
 
-#include <libgen.h>
 #include <errno.h>
+#include <libgen.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -281,8 +281,9 @@ backup_as_owner(const char *dest)
 
 /*
  * As root: the rest of restore runs as the owner of the store (or of its
- * folder), whose folder it works in; the copy is opened here first when
- * only root may read it (cli_owner_open()).  Returns -1 to carry on,
+ * folder), whose folder it works in; the copy is opened here first, as
+ * root, when no other user can write its folder (cli_owner_open()), so
+ * that a copy only root may read can be restored.  Returns -1 to carry on,
  * with *fd the copy or -1, or the exit status to return.
  */
 static int
