@@ -109,6 +109,8 @@ CLI_OBJS = $(BUILD)/obj/handlers/cli/cli_main.o \
 	$(BUILD)/obj/handlers/cli/cli_text.o $(BUILD)/obj/handlers/cli/cli_console.o \
 	$(BUILD)/obj/handlers/cli/cli_copy.o $(BUILD)/obj/handlers/cli/cli_objects.o \
 	$(BUILD)/obj/handlers/cli/cli_backup.o \
+	$(BUILD)/obj/handlers/cli/cli_backups.o \
+	$(BUILD)/obj/handlers/cli/cli_owner.o \
 	$(BUILD)/obj/handlers/cli/cli_check_store.o \
 	$(BUILD)/obj/handlers/cli/check_programs.o \
 	$(BUILD)/obj/handlers/cli/cli_check_console.o \

@@ -14,7 +14,8 @@
  *   - the settings file is readable by no other user: 0600 owned by the
  *     programs' user, or 0640 owned by root with their group, as the
  *     README installs it; and the programs' user can read it;
- *   - the store exists and is in WAL mode.
+ *   - the store exists and is in WAL mode, with the schema objects
+ *     this build creates and no others (a planted trigger is reported).
  */
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -469,7 +470,8 @@ check_usage(FILE *f)
 	    "  - the IDEMHOOK_CONFIG file is readable by no other user: 0640 "
 	    "owned by\n    root with USER's group, or 0600 owned by USER; "
 	    "and USER can read it;\n"
-	    "  - the store exists and is in WAL mode.\n"
+	    "  - the store exists and is in WAL mode, with the schema objects "
+	    "this build\n    creates and no others.\n"
 	    "Exit: 0 no problem; 1 problems found (each with its fix); 2 "
 	    "usage.\n");
 }
@@ -485,6 +487,9 @@ check_audit(void *arg, const struct store_audit *a)
 	else if (strcmp(a->name, "journal_mode") == 0)
 		problem(ck, "the store is in journal mode %s, not WAL: %s",
 		    a->value, a->advice);
+	else if (strcmp(a->name, "schema") == 0 && !a->ok)
+		problem(ck, "the store's schema differs from this build's: "
+		    "%s; %s", a->value, a->advice);
 	else if (a->ok)
 		ok(ck, "store %s: %s", a->name, check_audit_value(a));
 	else

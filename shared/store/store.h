@@ -532,9 +532,11 @@ int	store_stats(struct store *st, const char *provider, int64_t since_ms,
 
 /*
  * The backend's own health checks, for idemhook check: one call of fn per
- * finding.  SQLite: the journal mode (WAL) and synchronous level;
- * PostgreSQL: the server version, synchronous_commit and TLS.  Values
- * never hold a password.  Returns IH_OK, IH_ESTORE or what fn returned.
+ * finding.  SQLite: the journal mode (WAL), synchronous level and the
+ * schema objects against this build's ("schema": sqlite_shape.h);
+ * PostgreSQL: the server version, synchronous_commit, TLS and any
+ * trigger or rule on idemhook's tables ("schema").  Values never hold a
+ * password.  Returns IH_OK, IH_ESTORE or what fn returned.
  */
 struct store_audit {
 	const char	*name;		/* "journal_mode", "synchronous", ... */
