@@ -709,6 +709,31 @@ def blocks_parse():
             check(cmd.startswith("/"), "cron line without a full path: %r" % cmd)
 
 
+def demo_needs_little():
+    """make demo installs what building and one lighttpd need, says so,
+    and runs no npm ci; make deps-build installs no server at all."""
+    r = subprocess.run(["make", "-n", "demo", "BUILD=build/ih-demo-dry"], cwd=REPO,
+                       capture_output=True, text=True, timeout=60)
+    check("tests/deps.sh demo" in r.stdout and not re.search(r"tests/deps\.sh( test)?\n",
+                                                              r.stdout),
+          "make demo does not install the demo's list only: %r" % r.stdout[:400])
+    demo, build = deps_list("demo"), deps_list("build")
+    big = {"chromium", "nodejs", "postgresql", "valgrind", "clang", "apache2", "nginx",
+           "libclang-rt-14-dev", "wrk", "libcmocka-dev"}
+    check(not demo & big, "the demo's list holds %s" % sorted(demo & big))
+    check(demo - build == {"lighttpd", "openssl", "curl", "sqlite3"},
+          "the demo's list beyond the build's: %s" % sorted(demo - build))
+    check(not build & (big | {"lighttpd"}), "the build's list holds %s" % sorted(build & big))
+    with open(os.path.join(REPO, "tests", "deps.sh")) as f:
+        script = f.read()
+    for which in ("build", "demo"):
+        r = subprocess.run(["/usr/sbin/runuser", "-u", "nobody", "--", "sh", "-s", which],
+                           input=script, capture_output=True, text=True, timeout=60, cwd="/")
+        out = r.stdout + r.stderr
+        check("npm" not in out and ("deps (%s)" % which) in out,
+              "tests/deps.sh %s: %r" % (which, out[-400:]))
+
+
 # What the recipes write inside their namespace, as the host holds it:
 # none of it may change while they run (issue 25: a link under
 # /proc/PID/root once led a recipe's write to the host's nginx site).
@@ -745,6 +770,8 @@ def run_cases(tap, bindir, servers):
     host = host_snapshot()
     tap.run("the READMEs mark every recipe, each in one file; cron lines use full paths",
             blocks_parse)
+    tap.run_as_root("make demo and make deps-build: the build's packages (and the demo's "
+                    "lighttpd), said, no npm ci", "runuser nobody", demo_needs_little)
     tap.run("IDEMHOOK_LOG that cannot be opened: said once, lines on stderr instead",
             unusable_log_said, bindir)
     why = "a mount namespace with overlays on /etc, /var, /run, /usr/local"
