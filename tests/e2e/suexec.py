@@ -25,6 +25,8 @@ Needs root (useradd, mount); the caller uses tap.run_as_root.
 import os
 import re
 import shutil
+import subprocess
+import tempfile
 
 from harness import REPO, check, free_port
 from test_recipes import Namespace, deps_list, recipe, run_recipe, shell_commands
@@ -64,15 +66,29 @@ class SuexecSite:
               "suEXEC's second line is not public_html")
         ns.run("useradd -m -d %s -s /bin/sh %s" % (self.home, self.user))
         ns.run("chmod 0711 %s" % self.home)
-        # The upload: make static's programs and www-config/ (here: the
-        # programs under test, which this machine's libraries can run).
-        build = ns.path(self.home + "/idemhook-build")
-        os.makedirs(build)
-        for fn in os.listdir(self.bindir):
-            src = os.path.join(self.bindir, fn)
-            if (fn.endswith(".fcgi") or fn == "idemhook") and os.path.isfile(src):
-                shutil.copy(src, os.path.join(build, fn))
-        shutil.copytree(os.path.join(REPO, "www-config"), os.path.join(build, "www-config"))
+        # The upload, as the README's shared-upload block makes it, on a
+        # "build machine" of our own: a folder whose build/static is the
+        # programs under test (which this machine's libraries can run)
+        # and whose www-config is the checkout's; make static (done by
+        # make check, or not: these programs stand in) and the copy to
+        # the host (scp) are the only lines not run.
+        up = tempfile.mkdtemp(prefix="ih-upload-", dir=ns.tmp)
+        os.makedirs(os.path.join(up, "build"))
+        os.symlink(os.path.abspath(self.bindir), os.path.join(up, "build", "static"))
+        os.symlink(os.path.join(REPO, "www-config"), os.path.join(up, "www-config"))
+        for _, text in recipe("shared-upload"):
+            for cmd in shell_commands(text):
+                if cmd.startswith(("make static", "scp ")):
+                    continue
+                r = subprocess.run(["sh", "-c", cmd], cwd=up, capture_output=True, text=True,
+                                   timeout=60)
+                check(r.returncode == 0, "%r: %s" % (cmd, r.stderr[-300:]))
+        got = os.path.join(up, "idemhook-build")
+        names = sorted(os.listdir(got))
+        check("idemhook" in names and "stripe.fcgi" in names and "www-config" in names
+              and not any(n in ("obj", "build") or n.endswith((".o", ".a")) for n in names),
+              "the upload holds %r" % names)
+        shutil.copytree(got, ns.path(self.home + "/idemhook-build"), symlinks=False)
         ns.run("chown -R %s: %s/idemhook-build" % (self.user, self.home))
 
     def start(self):

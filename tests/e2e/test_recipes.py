@@ -279,7 +279,9 @@ def local_port(ns, port):
 # postinst), as the recipe's server then finds it running.
 STARTED_AT_INSTALL = {"apache2": "/etc/init.d/apache2 start",
                       "lighttpd": "/etc/init.d/lighttpd start",
-                      "nginx": "/etc/init.d/nginx start"}
+                      "nginx": "/etc/init.d/nginx start",
+                      "postgresql": "/etc/init.d/postgresql start"}
+WEB_SERVERS = ("apache2", "lighttpd", "nginx")
 
 
 def deps_list(name):
@@ -306,7 +308,8 @@ def apt_install(ns, cmd, port):
     for p in pkgs:
         if p in STARTED_AT_INSTALL:
             ns.run(STARTED_AT_INSTALL[p])
-            wait_http("http://127.0.0.1:%d/" % port)
+            if p in WEB_SERVERS:
+                wait_http("http://127.0.0.1:%d/" % port)
     ns.apt += pkgs
     return pkgs
 
@@ -440,7 +443,41 @@ def run_smoke(ns, name, base, env, port):
 LAYOUT_LIST = {"lighttpd": "lighttpd", "vhost": "apache", "nginx": "nginx"}
 
 
-def server_recipe(bindir, name, url_path="/"):
+def pg_local(ns):
+    """The only change made to Debian's PostgreSQL cluster: no TCP port
+    (the host's network is shared; its UNIX socket is in the namespace's
+    /run), as the servers get a free loopback port."""
+    for ver in os.listdir(ns.path("/etc/postgresql")):
+        p = "/etc/postgresql/%s/main/postgresql.conf" % ver
+        if os.path.exists(ns.path(p)):
+            ns.write(p, ns.read(p) + "\nlisten_addresses = ''\n")
+
+
+def to_postgres(ns, base, secrets, env, port, sqlite_ids):
+    """www-config/README.md's PostgreSQL on the same machine, as written,
+    after a layout's recipe on SQLite: the events recorded so far are
+    copied, deliveries then land in PostgreSQL (accepted, duplicate,
+    401), check is clean, and the pg_dump line that replaces the nightly
+    backup works in cron's environment."""
+    pg_local(ns)
+    pkgs = run_recipe(ns, "postgres", env, port)
+    check(set(pkgs) == deps_list("postgres"), "the PostgreSQL recipe installs %s" % pkgs)
+    run_recipe(ns, "postgres-switch", env, port)
+    check("IDEMHOOK_DB=postgresql:///idemhook" in ns.read("/etc/idemhook/idemhook.env"),
+          "the settings file does not name the database")
+    ids = deliveries(base, secrets, "pg")
+    r = ns.run("runuser -u www-data -- /usr/local/bin/idemhook list --json")
+    rows = {(e["provider"], e["event_id"]) for e in json.loads(r.stdout)}
+    for p, eid in sqlite_ids + ids:
+        check(any(rp == p and eid in rid for rp, rid in rows),
+              "%s %s is not in the PostgreSQL store: %r" % (p, eid, sorted(rows)[:6]))
+    audit_and_cron(ns, "/var/lib/idemhook/idemhook.log", ids, cron="postgres-cron")
+    dumps = os.listdir(ns.path("/var/lib/idemhook/backups"))
+    check(any(d.startswith("idemhook-") and d.endswith(".dump") for d in dumps),
+          "no dump in /var/lib/idemhook/backups: %r" % dumps)
+
+
+def server_recipe(bindir, name, url_path="/", postgres=False):
     """The common server set-up, then recipe name, then the checks."""
     # The recipe's "make deps-build" and apt-get lines must find
     # everything installed: apt-get in the namespace would write /usr for
@@ -491,7 +528,9 @@ def server_recipe(bindir, name, url_path="/"):
         ids = deliveries(base, secrets, name)
         run_smoke(ns, name, base, env, port)
         audit_and_cron(ns, "/var/lib/idemhook/idemhook.log", ids)
-        if name == "lighttpd":
+        if postgres:
+            to_postgres(ns, base, secrets, env, port, ids)
+        elif name == "lighttpd":
             # A reboot empties /run; boot runs systemd-tmpfiles --create
             # over every tmpfiles.d file, then starts lighttpd.
             ns.run("/etc/init.d/lighttpd stop && rm -rf /run/idemhook")
@@ -686,7 +725,8 @@ def blocks_parse():
     with the commands the tests rely on."""
     names = {r for r, _, _ in readme_blocks()}
     for want in ("server", "server-after", "audit", "lighttpd", "vhost", "nginx", "shared",
-                 "shared-after", "shared-host", "allowoverride", "cron", "catchup-cron"):
+                 "shared-after", "shared-host", "allowoverride", "cron", "catchup-cron",
+                 "postgres", "postgres-switch", "postgres-cron", "shared-upload"):
         check(want in names, "no <!-- recipe: %s --> in the documentation" % want)
     for name in names:
         homes = recipe_home(name)
@@ -709,10 +749,36 @@ def blocks_parse():
             check(cmd.startswith("/"), "cron line without a full path: %r" % cmd)
 
 
+def demo_needs_little():
+    """make demo installs what building and one lighttpd need, says so,
+    and runs no npm ci; make deps-build installs no server at all."""
+    r = subprocess.run(["make", "-n", "demo", "BUILD=build/ih-demo-dry"], cwd=REPO,
+                       capture_output=True, text=True, timeout=60)
+    check("tests/deps.sh demo" in r.stdout and not re.search(r"tests/deps\.sh( test)?\n",
+                                                              r.stdout),
+          "make demo does not install the demo's list only: %r" % r.stdout[:400])
+    demo, build = deps_list("demo"), deps_list("build")
+    big = {"chromium", "nodejs", "postgresql", "valgrind", "clang", "apache2", "nginx",
+           "libclang-rt-14-dev", "wrk", "libcmocka-dev"}
+    check(not demo & big, "the demo's list holds %s" % sorted(demo & big))
+    check(demo - build == {"lighttpd", "openssl", "curl", "sqlite3"},
+          "the demo's list beyond the build's: %s" % sorted(demo - build))
+    check(not build & (big | {"lighttpd"}), "the build's list holds %s" % sorted(build & big))
+    with open(os.path.join(REPO, "tests", "deps.sh")) as f:
+        script = f.read()
+    for which in ("build", "demo"):
+        r = subprocess.run(["/usr/sbin/runuser", "-u", "nobody", "--", "sh", "-s", which],
+                           input=script, capture_output=True, text=True, timeout=60, cwd="/")
+        out = r.stdout + r.stderr
+        check("npm" not in out and ("deps (%s)" % which) in out,
+              "tests/deps.sh %s: %r" % (which, out[-400:]))
+
+
 # What the recipes write inside their namespace, as the host holds it:
 # none of it may change while they run (issue 25: a link under
 # /proc/PID/root once led a recipe's write to the host's nginx site).
-HOST_WATCHED = ("/etc/nginx", "/etc/lighttpd", "/etc/apache2", "/etc/idemhook",
+HOST_WATCHED = ("/etc/nginx", "/etc/lighttpd", "/etc/apache2", "/etc/idemhook", "/etc/postgresql",
+                "/var/lib/postgresql",
                 "/etc/cron.d", "/etc/tmpfiles.d", "/var/lib/idemhook", "/run/idemhook",
                 "/usr/local/bin", "/root/idemhook")
 
@@ -745,6 +811,8 @@ def run_cases(tap, bindir, servers):
     host = host_snapshot()
     tap.run("the READMEs mark every recipe, each in one file; cron lines use full paths",
             blocks_parse)
+    tap.run_as_root("make demo and make deps-build: the build's packages (and the demo's "
+                    "lighttpd), said, no npm ci", "runuser nobody", demo_needs_little)
     tap.run("IDEMHOOK_LOG that cannot be opened: said once, lines on stderr instead",
             unusable_log_said, bindir)
     why = "a mount namespace with overlays on /etc, /var, /run, /usr/local"
@@ -761,6 +829,9 @@ def run_cases(tap, bindir, servers):
                     "lines in IDEMHOOK_LOG, cron; 404 at /hooks/* on another virtual host; "
                     "installs apache2 and mod_fcgid only",
                     why, server_recipe, bindir, "vhost")
+    tap.run_as_root("PostgreSQL recipe as written, after the lighttpd recipe: the cluster "
+                    "started, the store copied, deliveries recorded there, check clean, "
+                    "pg_dump from cron", why, server_recipe, bindir, "lighttpd", postgres=True)
     tap.run_as_root("nginx recipe as written: accepted, duplicate, 401, check clean, "
                     "lines in IDEMHOOK_LOG, cron; installs nginx and spawn-fcgi only", why,
                     server_recipe, bindir, "nginx")
