@@ -19,6 +19,12 @@
  * re-serialized as JSON, which no signature covers.  An event whose
  * redeliveries failed GITHUB_GIVE_UP times in the window is reported,
  * not asked again.
+ *
+ * The same listing releases the store's held events of the hook (a body
+ * already recorded that came again under a new GUID, provider.h's
+ * hold_replays): one whose GUID GitHub lists with its event and action
+ * was sent by GitHub and is made due (api_github_release() does only
+ * this, for idemhook work); one it does not list stays held.
  */
 #include <ctype.h>
 #include <stdint.h>
@@ -28,6 +34,7 @@
 
 #include <openssl/crypto.h>
 
+#include "account_name.h"
 #include "api_common.h"
 #include "api_github_app.h"
 #include "api_http.h"
@@ -44,6 +51,8 @@
 #define GITHUB_GIVE_UP		3
 #define GITHUB_HOOKS_MAX	16
 #define GITHUB_ITEMS_MAX	100000
+/* The held events one run looks at, the oldest left for the next. */
+#define GITHUB_HELD_MAX		1000
 
 static const char *const gh_headers[] = {
 	"Accept: application/vnd.github+json",
@@ -62,6 +71,7 @@ struct hook {
 struct item {
 	char	guid[64];
 	char	event[64];
+	char	action[64];	/* "" when none */
 	int64_t	id;
 	int64_t	at_ms;
 	int	ok;
@@ -215,7 +225,7 @@ static int
 on_item(void *arg, const char *item, size_t len)
 {
 	struct list *l = arg;
-	struct json_want w[6];
+	struct json_want w[7];
 	struct item *it, *ni;
 	long long code;
 	size_t i;
@@ -229,7 +239,8 @@ on_item(void *arg, const char *item, size_t len)
 	w[4].path = "$.redelivery";
 	w[4].raw = JSON_WANT_BOOL;
 	w[5].path = "$.event";
-	rc = json_extract(l->js, item, len, w, 6, 0);
+	w[6].path = "$.action";
+	rc = json_extract(l->js, item, len, w, 7, 0);
 	if (rc != IH_OK)
 		return rc == IH_ENOMEM ? rc : IH_OK;
 	if (l->n == l->cap && l->cap < GITHUB_ITEMS_MAX) {
@@ -249,6 +260,8 @@ on_item(void *arg, const char *item, size_t len)
 	memcpy(it->guid, w[1].val, w[1].len + 1);
 	snprintf(it->event, sizeof(it->event), "%s", w[5].val ? w[5].val :
 	    "?");
+	snprintf(it->action, sizeof(it->action), "%s", w[6].val ? w[6].val :
+	    "");
 	it->id = strtoll(w[0].val, NULL, 10);
 	if (cli_parse_time(w[2].val, clock_wall_ms(), &it->at_ms) != 0)
 		goto out;
@@ -260,7 +273,7 @@ on_item(void *arg, const char *item, size_t len)
 		l->in_window++;
 	}
 out:
-	for (i = 0; i < 6; i++)
+	for (i = 0; i < 7; i++)
 		free(w[i].val);
 	return rc;
 }
@@ -387,8 +400,141 @@ settle(struct catchup *cu, const struct hook *h, struct list *l)
 	return rc;
 }
 
+/* One held event of the store, read before any is released. */
+struct held {
+	char	event_id[160];
+	char	type[64];
+	char	action[64];	/* its subtype, "" when none */
+	int64_t	received_at;
+};
+
+struct held_list {
+	struct held	*v;
+	size_t		 n;
+};
+
 static int
-one_hook(struct catchup *cu, const struct hook *h)
+held_row(void *arg, const struct store_row *row)
+{
+	struct held_list *hl = arg;
+	struct held *x = &hl->v[hl->n];
+	const char *action = row->subtype != NULL ? row->subtype : "";
+
+	/* Longer than GitHub writes them: never listed, left to the operator. */
+	if (hl->n == GITHUB_HELD_MAX ||
+	    strlen(row->event_id) >= sizeof(x->event_id) ||
+	    strlen(row->event_type) >= sizeof(x->type) ||
+	    strlen(action) >= sizeof(x->action))
+		return IH_OK;
+	snprintf(x->event_id, sizeof(x->event_id), "%s", row->event_id);
+	snprintf(x->type, sizeof(x->type), "%s", row->event_type);
+	snprintf(x->action, sizeof(x->action), "%s", action);
+	x->received_at = row->received_at;
+	hl->n++;
+	return IH_OK;
+}
+
+/* The account's held events, the newest GITHUB_HELD_MAX.  hl->v is freed by the caller. */
+static int
+held_read(struct catchup *cu, struct held_list *hl)
+{
+	struct store_filter f;
+	char err[STORE_ERR_MAX];
+	int rc;
+
+	hl->n = 0;
+	hl->v = calloc(GITHUB_HELD_MAX, sizeof(*hl->v));
+	if (hl->v == NULL)
+		return IH_ENOMEM;
+	memset(&f, 0, sizeof(f));
+	f.provider = cu->p->name;
+	f.account = account_or_default(cu->c->account);
+	f.status = "held";
+	f.limit = GITHUB_HELD_MAX;
+	rc = store_list(cu->st, &f, held_row, hl, err, sizeof(err));
+	if (rc != IH_OK) {
+		snprintf(cu->err, sizeof(cu->err), "%s", err);
+		rc = IH_ESTORE;
+	}
+	return rc;
+}
+
+/*
+ * Does l (sorted by GUID) list guid with x's event and action?  The GUID
+ * alone, which a replay may copy from another delivery, is not enough.
+ */
+static int
+listed(const struct list *l, const char *guid, const struct held *x)
+{
+	size_t lo = 0, hi = l->n, mid, j;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (strcmp(l->items[mid].guid, guid) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (j = lo; j < l->n && strcmp(l->items[j].guid, guid) == 0; j++)
+		if (strcmp(l->items[j].event, x->type) == 0 &&
+		    strcmp(l->items[j].action, x->action) == 0)
+			return 1;
+	return 0;
+}
+
+/* Makes due each held event of hook h that l lists (none in a dry run). */
+static int
+release_listed(struct catchup *cu, const struct hook *h, struct list *l,
+    const struct held_list *hl)
+{
+	struct store_filter f;
+	const struct held *x;
+	char prefix[32], err[STORE_ERR_MAX];
+	size_t i, plen;
+	long n;
+	int rc = IH_OK;
+
+	snprintf(prefix, sizeof(prefix), "%s:", h->id);
+	plen = strlen(prefix);
+	qsort(l->items, l->n, sizeof(*l->items), by_guid);
+	for (i = 0; rc == IH_OK && i < hl->n; i++) {
+		x = &hl->v[i];
+		if (strncmp(x->event_id, prefix, plen) != 0 ||
+		    !listed(l, x->event_id + plen, x))
+			continue;
+		n = 1;
+		if (!cu->dry_run) {
+			memset(&f, 0, sizeof(f));
+			f.provider = cu->p->name;
+			f.account = account_or_default(cu->c->account);
+			f.event_id = x->event_id;
+			f.status = "held";
+			rc = store_requeue(cu->st, &f, 0, clock_wall_ms(), NULL,
+			    NULL, &n, err, sizeof(err));
+			if (rc != IH_OK) {
+				snprintf(cu->err, sizeof(cu->err), "%s", err);
+				rc = IH_ESTORE;
+				break;
+			}
+		}
+		cu->released += n;
+		if (n > 0 && !cu->json)
+			cli_printf(stdout, "github: %s/hooks/%s: %s (%s): held, "
+			    "listed by GitHub: %s\n", h->scope, h->id,
+			    x->event_id + plen, x->type, cu->dry_run ?
+			    "would be released" : "released");
+	}
+	return rc;
+}
+
+/*
+ * Lists hook h's deliveries in cu's window, then asks for the missing
+ * ones when redeliver is set, and releases the held events of hl that
+ * GitHub lists.
+ */
+static int
+one_hook(struct catchup *cu, const struct hook *h, const struct held_list *hl,
+    int redeliver)
 {
 	struct list l;
 	struct api_resp r;
@@ -432,8 +578,10 @@ one_hook(struct catchup *cu, const struct hook *h)
 	}
 	api_resp_free(&r);
 	json_close(l.js);
-	if (rc == IH_OK)
+	if (rc == IH_OK && redeliver)
 		rc = settle(cu, h, &l);
+	if (rc == IH_OK && hl->n > 0)
+		rc = release_listed(cu, h, &l, hl);
 	free(l.items);
 	return rc;
 }
@@ -442,11 +590,16 @@ int
 api_github_catchup(struct catchup *cu)
 {
 	struct hook hs[GITHUB_HOOKS_MAX];
+	struct held_list hl;
 	char when[CLI_TIME_MAX];
 	size_t n, i;
 	int rc;
 
 	rc = hooks_of(cu, hs, &n);
+	if (rc == IH_OK)
+		rc = held_read(cu, &hl);
+	else
+		hl.v = NULL;
 	if (cu->to_s - cu->from_s > GITHUB_KEEP_S) {
 		cu->from_s = cu->to_s - GITHUB_KEEP_S;
 		cli_format_time(cu->from_s * 1000, when, sizeof(when));
@@ -454,7 +607,34 @@ api_github_catchup(struct catchup *cu)
 		    "days: nothing before %s can be caught up", when);
 	}
 	for (i = 0; rc == IH_OK && i < n; i++)
-		rc = one_hook(cu, &hs[i]);
+		rc = one_hook(cu, &hs[i], &hl, 1);
+	free(hl.v);
+	return rc == IH_EINVAL || rc == IH_ETOOBIG ? IH_EIO : rc;
+}
+
+int
+api_github_release(struct catchup *cu)
+{
+	struct hook hs[GITHUB_HOOKS_MAX];
+	struct held_list hl;
+	int64_t oldest = INT64_MAX;
+	size_t n = 0, i;
+	int rc;
+
+	rc = held_read(cu, &hl);
+	if (rc == IH_OK && hl.n > 0)
+		rc = hooks_of(cu, hs, &n);
+	for (i = 0; i < hl.n; i++)
+		if (hl.v[i].received_at < oldest)
+			oldest = hl.v[i].received_at;
+	/* From the oldest held one, an hour early for clocks; 3 days kept. */
+	cu->to_s = clock_wall_s();
+	cu->from_s = oldest / 1000 - 3600;
+	if (cu->to_s - cu->from_s > GITHUB_KEEP_S)
+		cu->from_s = cu->to_s - GITHUB_KEEP_S;
+	for (i = 0; rc == IH_OK && hl.n > 0 && i < n; i++)
+		rc = one_hook(cu, &hs[i], &hl, 0);
+	free(hl.v);
 	return rc == IH_EINVAL || rc == IH_ETOOBIG ? IH_EIO : rc;
 }
 

@@ -38,6 +38,8 @@ record_params(struct pg_params *p, const struct event *ev, int64_t now_ms,
 	pg_int(p, ev->needs_fetch != 0);
 	pg_text(p, account_or_default(ev->account));
 	pg_text(p, ev->source_account);
+	/* Why a held event is held (struct event's held_why), or NULL. */
+	pg_text(p, ev->held_why);
 }
 
 /* Reads PG_RECORD's answer r into *res; frees r. */
