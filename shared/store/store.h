@@ -519,6 +519,8 @@ struct store_stats {
 	int64_t		 oldest_pending_ms;	/* any time; 0 when none */
 	/* At any time: received, processing or failed. */
 	int64_t		 pending;
+	/* At any time: held (never processed until released). */
+	int64_t		 held;
 };
 
 /*
