@@ -22,7 +22,7 @@ struct rec {
 	int			 rc;		/* IH_OK, or its own failure */
 	struct store_result	 res;
 	int			 replay;
-	int			 held;	/* a repeat recorded held (hold_replays) */
+	int			 held;	/* a repeat, held (hold_replays) */
 	int			 within; /* processed in the transaction */
 	char			 detail[STORE_ERR_MAX + 64];
 };

@@ -26,7 +26,7 @@ struct event {
 	const char		*order_key;	/* or NULL */
 	const char		*headers;	/* "name: value\n" lines */
 	const char		*fingerprint;	/* payload's SHA-256 hex */
-	const char		*status;	/* NULL, "quarantined", "held" */
+	const char		*status;	/* NULL, quarantined, held */
 	/* Or NULL: why it is held, recorded as its last_error. */
 	const char		*held_why;
 	const char		*api_version;	/* or NULL (version 7) */

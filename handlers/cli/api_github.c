@@ -34,9 +34,9 @@
 
 #include <openssl/crypto.h>
 
-#include "account_name.h"
 #include "api_common.h"
 #include "api_github_app.h"
+#include "api_github_held.h"
 #include "api_http.h"
 #include "api_providers.h"
 #include "api_session.h"
@@ -51,8 +51,6 @@
 #define GITHUB_GIVE_UP		3
 #define GITHUB_HOOKS_MAX	16
 #define GITHUB_ITEMS_MAX	100000
-/* The held events one run looks at, the oldest left for the next. */
-#define GITHUB_HELD_MAX		1000
 
 static const char *const gh_headers[] = {
 	"Accept: application/vnd.github+json",
@@ -67,21 +65,11 @@ struct hook {
 	char	path[320];	/* "/SCOPE/hooks/ID", or "/app/hook" */
 };
 
-/* One delivery attempt as listed. */
-struct item {
-	char	guid[64];
-	char	event[64];
-	char	action[64];	/* "" when none */
-	int64_t	id;
-	int64_t	at_ms;
-	int	ok;
-	int	redelivery;
-};
 
 struct list {
 	struct catchup	*cu;
 	struct json	*js;
-	struct item	*items;
+	struct gh_item	*items;
 	size_t		 n, cap;
 	int64_t		 from_ms;
 	long		 in_window;	/* of this page */
@@ -226,7 +214,7 @@ on_item(void *arg, const char *item, size_t len)
 {
 	struct list *l = arg;
 	struct json_want w[7];
-	struct item *it, *ni;
+	struct gh_item *it, *ni;
 	long long code;
 	size_t i;
 	int rc;
@@ -282,7 +270,7 @@ out:
 static int
 by_guid(const void *a, const void *b)
 {
-	const struct item *x = a, *y = b;
+	const struct gh_item *x = a, *y = b;
 	int c = strcmp(x->guid, y->guid);
 
 	if (c != 0)
@@ -351,7 +339,7 @@ have(struct catchup *cu, const struct hook *h, const char *guid,
 static int
 settle(struct catchup *cu, const struct hook *h, struct list *l)
 {
-	struct item *it, *last;
+	struct gh_item *it, *last;
 	size_t i = 0, j;
 	long fails;
 	int ok, found, rc = IH_OK;
@@ -400,141 +388,14 @@ settle(struct catchup *cu, const struct hook *h, struct list *l)
 	return rc;
 }
 
-/* One held event of the store, read before any is released. */
-struct held {
-	char	event_id[160];
-	char	type[64];
-	char	action[64];	/* its subtype, "" when none */
-	int64_t	received_at;
-};
-
-struct held_list {
-	struct held	*v;
-	size_t		 n;
-};
-
-static int
-held_row(void *arg, const struct store_row *row)
-{
-	struct held_list *hl = arg;
-	struct held *x = &hl->v[hl->n];
-	const char *action = row->subtype != NULL ? row->subtype : "";
-
-	/* Longer than GitHub writes them: never listed, left to the operator. */
-	if (hl->n == GITHUB_HELD_MAX ||
-	    strlen(row->event_id) >= sizeof(x->event_id) ||
-	    strlen(row->event_type) >= sizeof(x->type) ||
-	    strlen(action) >= sizeof(x->action))
-		return IH_OK;
-	snprintf(x->event_id, sizeof(x->event_id), "%s", row->event_id);
-	snprintf(x->type, sizeof(x->type), "%s", row->event_type);
-	snprintf(x->action, sizeof(x->action), "%s", action);
-	x->received_at = row->received_at;
-	hl->n++;
-	return IH_OK;
-}
-
-/* The account's held events, the newest GITHUB_HELD_MAX.  hl->v is freed by the caller. */
-static int
-held_read(struct catchup *cu, struct held_list *hl)
-{
-	struct store_filter f;
-	char err[STORE_ERR_MAX];
-	int rc;
-
-	hl->n = 0;
-	hl->v = calloc(GITHUB_HELD_MAX, sizeof(*hl->v));
-	if (hl->v == NULL)
-		return IH_ENOMEM;
-	memset(&f, 0, sizeof(f));
-	f.provider = cu->p->name;
-	f.account = account_or_default(cu->c->account);
-	f.status = "held";
-	f.limit = GITHUB_HELD_MAX;
-	rc = store_list(cu->st, &f, held_row, hl, err, sizeof(err));
-	if (rc != IH_OK) {
-		snprintf(cu->err, sizeof(cu->err), "%s", err);
-		rc = IH_ESTORE;
-	}
-	return rc;
-}
-
-/*
- * Does l (sorted by GUID) list guid with x's event and action?  The GUID
- * alone, which a replay may copy from another delivery, is not enough.
- */
-static int
-listed(const struct list *l, const char *guid, const struct held *x)
-{
-	size_t lo = 0, hi = l->n, mid, j;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (strcmp(l->items[mid].guid, guid) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (j = lo; j < l->n && strcmp(l->items[j].guid, guid) == 0; j++)
-		if (strcmp(l->items[j].event, x->type) == 0 &&
-		    strcmp(l->items[j].action, x->action) == 0)
-			return 1;
-	return 0;
-}
-
-/* Makes due each held event of hook h that l lists (none in a dry run). */
-static int
-release_listed(struct catchup *cu, const struct hook *h, struct list *l,
-    const struct held_list *hl)
-{
-	struct store_filter f;
-	const struct held *x;
-	char prefix[32], err[STORE_ERR_MAX];
-	size_t i, plen;
-	long n;
-	int rc = IH_OK;
-
-	snprintf(prefix, sizeof(prefix), "%s:", h->id);
-	plen = strlen(prefix);
-	qsort(l->items, l->n, sizeof(*l->items), by_guid);
-	for (i = 0; rc == IH_OK && i < hl->n; i++) {
-		x = &hl->v[i];
-		if (strncmp(x->event_id, prefix, plen) != 0 ||
-		    !listed(l, x->event_id + plen, x))
-			continue;
-		n = 1;
-		if (!cu->dry_run) {
-			memset(&f, 0, sizeof(f));
-			f.provider = cu->p->name;
-			f.account = account_or_default(cu->c->account);
-			f.event_id = x->event_id;
-			f.status = "held";
-			rc = store_requeue(cu->st, &f, 0, clock_wall_ms(), NULL,
-			    NULL, &n, err, sizeof(err));
-			if (rc != IH_OK) {
-				snprintf(cu->err, sizeof(cu->err), "%s", err);
-				rc = IH_ESTORE;
-				break;
-			}
-		}
-		cu->released += n;
-		if (n > 0 && !cu->json)
-			cli_printf(stdout, "github: %s/hooks/%s: %s (%s): held, "
-			    "listed by GitHub: %s\n", h->scope, h->id,
-			    x->event_id + plen, x->type, cu->dry_run ?
-			    "would be released" : "released");
-	}
-	return rc;
-}
-
 /*
  * Lists hook h's deliveries in cu's window, then asks for the missing
  * ones when redeliver is set, and releases the held events of hl that
  * GitHub lists.
  */
 static int
-one_hook(struct catchup *cu, const struct hook *h, const struct held_list *hl,
-    int redeliver)
+one_hook(struct catchup *cu, const struct hook *h,
+    const struct gh_held_list *hl, int redeliver)
 {
 	struct list l;
 	struct api_resp r;
@@ -581,7 +442,7 @@ one_hook(struct catchup *cu, const struct hook *h, const struct held_list *hl,
 	if (rc == IH_OK && redeliver)
 		rc = settle(cu, h, &l);
 	if (rc == IH_OK && hl->n > 0)
-		rc = release_listed(cu, h, &l, hl);
+		rc = gh_held_release(cu, h->scope, h->id, l.items, l.n, hl);
 	free(l.items);
 	return rc;
 }
@@ -590,14 +451,14 @@ int
 api_github_catchup(struct catchup *cu)
 {
 	struct hook hs[GITHUB_HOOKS_MAX];
-	struct held_list hl;
+	struct gh_held_list hl;
 	char when[CLI_TIME_MAX];
 	size_t n, i;
 	int rc;
 
 	rc = hooks_of(cu, hs, &n);
 	if (rc == IH_OK)
-		rc = held_read(cu, &hl);
+		rc = gh_held_read(cu, &hl);
 	else
 		hl.v = NULL;
 	if (cu->to_s - cu->from_s > GITHUB_KEEP_S) {
@@ -616,12 +477,12 @@ int
 api_github_release(struct catchup *cu)
 {
 	struct hook hs[GITHUB_HOOKS_MAX];
-	struct held_list hl;
+	struct gh_held_list hl;
 	int64_t oldest = INT64_MAX;
 	size_t n = 0, i;
 	int rc;
 
-	rc = held_read(cu, &hl);
+	rc = gh_held_read(cu, &hl);
 	if (rc == IH_OK && hl.n > 0)
 		rc = hooks_of(cu, hs, &n);
 	for (i = 0; i < hl.n; i++)

@@ -22,8 +22,8 @@ static const struct api_provider table[] = {
 	    api_asaas_health, NULL, NULL, NULL },
 	{ "shopify", "", api_shopify_catchup, api_shopify_health, NULL, NULL,
 	    NULL },
-	{ "standard", NULL, NULL, NULL, NULL, "Standard Webhooks defines no API "
-	    "for listing or redelivering events, nor for an endpoint's "
+	{ "standard", NULL, NULL, NULL, NULL, "Standard Webhooks defines no "
+	    "API for listing or redelivering events, nor for an endpoint's "
 	    "state: ask your sender (Svix has its own)", NULL },
 };
 

@@ -242,7 +242,7 @@ cmd_work(struct cli *c, int argc, char **argv)
 			    providers_all[i]->name, st, threshold, minutes,
 			    clock_wall_ms(), d.log, err, sizeof(err)) != IH_OK)
 				cli_errorf("work: signature check: %s", err);
-			/* Held events the provider's API confirms, a minute apart. */
+			/* Held events the API confirms, a minute apart. */
 			if (i < CLI_MAX_PROVIDERS && (release_at[i] == 0 ||
 			    clock_wall_ms() - release_at[i] >=
 			    ALERT_HELD_CHECK_MS)) {
