@@ -23,6 +23,7 @@ struct rec {
 	struct store_result	 res;
 	int			 replay;
 	int			 held;	/* a repeat, held (hold_replays) */
+	int			 full;	/* past BATCH_HELD_SAME_MAX */
 	int			 within; /* processed in the transaction */
 	char			 detail[STORE_ERR_MAX + 64];
 };
@@ -106,7 +107,16 @@ replay_check(struct batch_writer *w, struct store_txn *tx,
 		r->replay = !in->p->repeat_ok(&first, &in->ev, &why);
 	else
 		r->replay = strcmp(first.event_type, in->ev.event_type) != 0;
-	if (r->replay && in->p->hold_replays) {
+	if (r->replay && in->p->hold_replays &&
+	    first.held >= BATCH_HELD_SAME_MAX) {
+		/* Stored nowhere and refused: a captured body's flood. */
+		snprintf(r->detail, sizeof(r->detail), "%lld events with the "
+		    "body of %.64s event %.128s are held already: release "
+		    "them (idemhook catch-up, replay) for more",
+		    (long long)first.held, first.event_type, first.event_id);
+		r->replay = 0;
+		r->full = 1;
+	} else if (r->replay && in->p->hold_replays) {
 		snprintf(r->detail, sizeof(r->detail), "same body as %.96s "
 		    "event %.160s, %s", first.event_type, first.event_id,
 		    why);
@@ -238,7 +248,7 @@ record_one(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
 	if (rc != IH_OK)
 		return rc;
 	rc = replay_check(w, tx, in, r, err, sizeof(err));
-	if (rc != IH_OK || r->replay)
+	if (rc != IH_OK || r->replay || r->full)
 		goto end;
 	plan(in, *claim_free, &after, &within, &claim);
 	rc = record_claim(w, tx, in, claim, owner, &r->res, err, sizeof(err));
@@ -337,6 +347,9 @@ answer_of(struct ingest *in, const struct rec *r)
 
 	if (r->rc != IH_OK)
 		outcome_set(&in->out, 503, "store_unavailable", r->detail);
+	else if (r->full)
+		/* Not recorded, so never 2xx: a retry may find room. */
+		outcome_set(&in->out, 503, "held_full", r->detail);
 	else if (r->replay)
 		/* The bytes are durably stored under the earlier event. */
 		answer_replay(in, r->detail);
@@ -447,10 +460,10 @@ record_inline(struct batch_writer *w, struct ingest *in)
 	if (rc == IH_OK)
 		rc = replay_check(w, tx, in, &r, err, sizeof(err));
 	/* A held repeat is recorded, never claimed. */
-	if (rc == IH_OK && !r.replay)
+	if (rc == IH_OK && !r.replay && !r.full)
 		rc = record_claim(w, tx, in, !r.held, owner, &r.res, err,
 		    sizeof(err));
-	if (rc == IH_OK && !r.replay)
+	if (rc == IH_OK && !r.replay && !r.full)
 		rc = store_commit(tx, err, sizeof(err));
 	else
 		store_rollback(tx);
@@ -458,7 +471,7 @@ record_inline(struct batch_writer *w, struct ingest *in)
 		answer_replay(in, r.detail);
 		return;
 	}
-	if (rc == IH_OK && r.held) {
+	if (rc == IH_OK && (r.held || r.full)) {
 		answer_of(in, &r);
 		return;
 	}

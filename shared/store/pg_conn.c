@@ -126,7 +126,10 @@ static const struct {
 	[PG_REPLAY] = { "ih_replay", "ttttt",
 	    "SELECT event_id, event_type,"
 	    " coalesce($4::text IS NOT NULL"
-	    " AND strpos(E'\\n' || headers, $4) > 0, false)::int"
+	    " AND strpos(E'\\n' || headers, $4) > 0, false)::int,"
+	    " (SELECT count(*) FROM events h WHERE h.provider = $1"
+	    "  AND h.account = $5 AND h.fingerprint = $2"
+	    "  AND h.status = 'held')"
 	    " FROM events WHERE provider = $1 AND fingerprint = $2"
 	    " AND account = $5 AND NOT EXISTS (SELECT 1 FROM events"
 	    "  WHERE provider = $1 AND account = $5 AND event_id = $3)"

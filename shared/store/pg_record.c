@@ -239,6 +239,7 @@ pg_replay_of(struct store *base, const struct event *ev,
 		snprintf(first->event_type, sizeof(first->event_type), "%s",
 		    PQgetvalue(r, 0, 1));
 		first->same_action = pg_getint(r, 0, 2) != 0;
+		first->held = pg_getint(r, 0, 3);
 	}
 	PQclear(r);
 	return IH_OK;

@@ -213,6 +213,7 @@ sq_replay_of(struct store *base, const struct event *ev,
 		snprintf(first->event_type, sizeof(first->event_type), "%s",
 		    v != NULL ? v : "");
 		first->same_action = sqlite3_column_int(s, 2) != 0;
+		first->held = sqlite3_column_int64(s, 3);
 	} else if (step != SQLITE_DONE)
 		rc = sq_fail(st, step, "cannot look up the fingerprint", err,
 		    errlen);

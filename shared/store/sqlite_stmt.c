@@ -120,7 +120,10 @@ static const struct {
 	 */
 	{ offsetof(struct sq, replay),
 	    "SELECT event_id, event_type,"
-	    " ?4 IS NOT NULL AND instr(char(10) || headers, ?4) > 0"
+	    " ?4 IS NOT NULL AND instr(char(10) || headers, ?4) > 0,"
+	    " (SELECT count(*) FROM events h WHERE h.provider = ?1"
+	    "  AND h.account = ?5 AND h.fingerprint = ?2"
+	    "  AND h.status = 'held')"
 	    " FROM events WHERE provider = ?1 AND fingerprint = ?2"
 	    " AND account = ?5"
 	    " AND NOT EXISTS (SELECT 1 FROM events"

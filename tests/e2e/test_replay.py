@@ -21,6 +21,7 @@ import os
 import re
 import subprocess
 import urllib.parse
+import uuid
 import sys
 import threading
 import time
@@ -289,6 +290,30 @@ def held_cases(srv, bindir, auth, api, env, body, deliver):
     check_eq([n.get(eid[k], 0) for k in g], [1] * 5, "action runs per event")
 
 
+def case_held_cap(srv, bindir):
+    """A captured body replayed under ever new GUIDs fills no store: past 32
+    held with one body, the next is answered 503 (never 2xx: it is stored
+    nowhere); once one is released, the same delivery is held again."""
+    with open(REPEATS) as f:
+        body = cases.dumps_pretty(json.load(f)["examples"]["org_block"])
+    deliver = gh_deliver(srv)
+    guids = [str(uuid.uuid4()) for _ in range(34)]
+    cases.expect_accepted(deliver(GH_HOOK, guids[0], "org_block", body, False), "first")
+    gh_settle(srv, bindir, guids[:1])
+    for g in guids[1:33]:
+        cases.expect_accepted(deliver(GH_HOOK, g, "org_block", body, False), "a repeat")
+    check_eq([gh_status(srv, g) for g in guids[1:33]], ["held"] * 32, "held")
+    r = deliver(GH_HOOK, guids[33], "org_block", body, False)
+    check_eq((r.status, (r.json() or {}).get("error")), (503, "held_full"),
+             "the 33rd: %r" % r.body[:300])
+    check_eq(gh_status(srv, guids[33]), None, "the 33rd is stored nowhere")
+    rc, out, err = ih(srv, bindir, "replay", "github", "%s:%s" % (GH_HOOK, guids[1]))
+    check_eq(rc, 0, "replay: %s" % err[-300:])
+    cases.expect_accepted(deliver(GH_HOOK, guids[33], "org_block", body, False),
+                          "the 33rd again, once one is released")
+    check_eq(gh_status(srv, guids[33]), "held", "the 33rd, now")
+
+
 def run_cases(tap, bindir, servers):
     srv = Server(bindir, providers=["stripe"], name="replay", max_procs=1)
     srv.env.update({
@@ -318,6 +343,8 @@ def run_cases(tap, bindir, servers):
                 "operator (replay, the console); a captured body under a fake GUID stays "
                 "held and alerts", case_github_held, gh, bindir,
                 basic_auth(USER, password))
+        tap.run("github: past 32 held with one body, a repeat is refused 503 and stored "
+                "nowhere; held again once one is released", case_held_cap, gh, bindir)
         tap.run("no sanitizer reports (github)", cases.case_sanitizers, gh)
         gh.stop()
 
