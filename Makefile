@@ -126,6 +126,7 @@ CLI_OBJS = $(BUILD)/obj/handlers/cli/cli_main.o \
 	$(BUILD)/obj/handlers/cli/api_common.o \
 	$(BUILD)/obj/handlers/cli/api_limits.o \
 	$(BUILD)/obj/handlers/cli/api_github_app.o \
+	$(BUILD)/obj/handlers/cli/api_github_held.o \
 	$(BUILD)/obj/handlers/cli/thin_fetch.o
 
 # The console: a router and one module per page (handlers/console/).

@@ -96,6 +96,13 @@ list_row(void *arg, const struct store_row *row)
 	}
 	if (!ls->measure)
 		printf("\n");
+	/* A held event's reason, on a line of its own under its row. */
+	if (!ls->measure && strcmp(row->status, "held") == 0 &&
+	    row->last_error != NULL) {
+		printf("    held: ");
+		cli_put_clean(stdout, row->last_error);
+		printf("\n");
+	}
 	ls->n++;
 	return IH_OK;
 }

@@ -153,7 +153,7 @@ cmd_work(struct cli *c, int argc, char **argv)
 	struct alert_held held;
 	struct thin_fetch thin;
 	long found, threshold, minutes, health_s = 0;
-	int64_t health_at[CLI_MAX_PROVIDERS];
+	int64_t health_at[CLI_MAX_PROVIDERS], release_at[CLI_MAX_PROVIDERS];
 	static char health_last[CLI_MAX_PROVIDERS][1024];
 	int once = 0, any, rc, a, r, ret = 0;
 
@@ -205,6 +205,7 @@ cmd_work(struct cli *c, int argc, char **argv)
 	memset(&badsig, 0, sizeof(badsig));
 	memset(&held, 0, sizeof(held));
 	memset(health_at, 0, sizeof(health_at));
+	memset(release_at, 0, sizeof(release_at));
 	/* IDEMHOOK_HEALTH_INTERVAL: idemhook health's checks, with alerts. */
 	v = cli_setting(c, "IDEMHOOK_HEALTH_INTERVAL");
 	if (v != NULL && cli_parse_long(v, 0, 86400, &health_s) != 0) {
@@ -241,7 +242,14 @@ cmd_work(struct cli *c, int argc, char **argv)
 			    providers_all[i]->name, st, threshold, minutes,
 			    clock_wall_ms(), d.log, err, sizeof(err)) != IH_OK)
 				cli_errorf("work: signature check: %s", err);
-			/* Events held back for their API version. */
+			/* Held events the API confirms, a minute apart. */
+			if (i < CLI_MAX_PROVIDERS && (release_at[i] == 0 ||
+			    clock_wall_ms() - release_at[i] >=
+			    ALERT_HELD_CHECK_MS)) {
+				release_at[i] = clock_wall_ms();
+				(void)cli_catchup_release(c, i, d.log);
+			}
+			/* Events held back (version.h, hold_replays). */
 			if (alert_held_check(&held, i, cfg,
 			    providers_all[i]->name, st, clock_wall_ms(), d.log,
 			    err, sizeof(err)) != IH_OK)

@@ -228,6 +228,9 @@ show_row(void *arg, const struct store_row *row)
 	show_field("subtype", row->subtype);
 	show_field("order_key", row->order_key);
 	show_field("status", row->status);
+	if (strcmp(row->status, "held") == 0)
+		show_field("held", row->last_error != NULL ? row->last_error :
+		    "its API version is not in the expected list");
 	show_field("api_version", row->api_version);
 	if (row->needs_fetch) {
 		/* An account's events are fetched with its own key. */

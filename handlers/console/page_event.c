@@ -213,6 +213,14 @@ show_row(void *arg, const struct store_row *r)
 	if (strstr(pg->query, "replayed=1") != NULL)
 		html_raw(h, "<p class=\"msg\" id=\"replayed\">Replayed: the "
 		    "event is due again.</p>");
+	if (strcmp(r->status, "held") == 0) {
+		html_raw(h, "<p class=\"msg\" id=\"held\">Held, not "
+		    "processed: ");
+		html_esc(h, r->last_error != NULL ? r->last_error :
+		    "its API version is not in the expected list");
+		html_raw(h, ". Replay releases it: do so only when the "
+		    "provider sent it.</p>");
+	}
 	put_meta(h, r);
 
 	if (!pg->readonly && (strcmp(r->status, "failed") == 0 ||

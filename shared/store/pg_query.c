@@ -442,13 +442,14 @@ pg_stats(struct store *base, const char *provider, int64_t since_ms,
 	    " coalesce(sum(done_at - received_at) FILTER (WHERE w"
 	    "  AND status = 'done' AND done_at IS NOT NULL), 0),"
 	    " coalesce(min(received_at) FILTER (WHERE " PG_PENDING "), 0),"
-	    " count(*) FILTER (WHERE " PG_PENDING "), account"
+	    " count(*) FILTER (WHERE " PG_PENDING "), account,"
+	    " count(*) FILTER (WHERE status = 'held')"
 	    " FROM (SELECT provider, account, duplicates, status,"
 	    "  received_at, done_at,"
 	    "  (received_at >= $2 AND received_at < $3) AS w FROM events"
 	    "  WHERE ($1::text IS NULL OR provider = $1)"
 	    "  AND ((received_at >= $2 AND received_at < $3)"
-	    "  OR " PG_PENDING ")) AS x"
+	    "  OR " PG_PENDING " OR status = 'held')) AS x"
 	    " GROUP BY provider, account ORDER BY provider, account", "tii", &p,
 	    PGRES_TUPLES_OK, "cannot compute stats", err, errlen);
 	if (r == NULL) {
@@ -474,6 +475,7 @@ pg_stats(struct store *base, const char *provider, int64_t since_ms,
 		x.pending = pg_getint(r, i, 12);
 		snprintf(x.account, sizeof(x.account), "%s",
 		    PQgetvalue(r, i, 13));
+		x.held = pg_getint(r, i, 14);
 		rc = percentile(st, &x, since_ms, until_ms, 50, &x.p50_ms, err,
 		    errlen);
 		if (rc == IH_OK)

@@ -477,13 +477,14 @@ sq_stats(struct store *base, const char *provider, int64_t since_ms,
 	    "  THEN done_at - received_at ELSE 0 END),"
 	    " min(CASE WHEN status IN ('received', 'processing', 'failed')"
 	    "  THEN received_at END),"
-	    " sum(status IN ('received', 'processing', 'failed')), account"
+	    " sum(status IN ('received', 'processing', 'failed')), account,"
+	    " sum(status = 'held')"
 	    " FROM (SELECT provider, account, duplicates, status,"
 	    "  received_at, done_at,"
 	    "  (received_at >= ?2 AND received_at < ?3) AS w FROM events"
 	    "  WHERE (?1 IS NULL OR provider = ?1)"
 	    "  AND ((received_at >= ?2 AND received_at < ?3)"
-	    "  OR status IN ('received', 'processing', 'failed')))"
+	    "  OR status IN ('received', 'processing', 'failed', 'held')))"
 	    " GROUP BY provider, account ORDER BY provider, account", &s, err,
 	    errlen);
 	if (rc == IH_OK)
@@ -527,6 +528,7 @@ sq_stats(struct store *base, const char *provider, int64_t since_ms,
 		name = col_text(s, 13);
 		snprintf(x.account, sizeof(x.account), "%s",
 		    name != NULL ? name : "");
+		x.held = sqlite3_column_int64(s, 14);
 		rc = percentile(st, lat, &x, 50, &x.p50_ms, err, errlen);
 		if (rc == IH_OK)
 			rc = percentile(st, lat, &x, 95, &x.p95_ms, err,

@@ -151,6 +151,8 @@ struct store_first {
 	char	event_type[1040];
 	/* 1 when its headers hold the line asked about (same_action). */
 	int	same_action;
+	/* How many events with the body are held now. */
+	int64_t	held;
 };
 
 /*
@@ -159,7 +161,8 @@ struct store_first {
  * bytes under a new identity, which a provider that signs only the body
  * cannot tell from a real event.  *first is then the earliest such event
  * (the lowest row); first->same_action says whether its headers hold the
- * line same_action ("\nName: value\n"; never, when NULL).  Whether ev may
+ * line same_action ("\nName: value\n"; never, when NULL), and
+ * first->held how many events with the body are held.  Whether ev may
  * be recorded too is the provider's decision (provider.h, repeat_ok).
  * Call it inside the transaction that records ev, so that no other
  * process records between the look-up and the insert.  Returns IH_OK
@@ -519,6 +522,8 @@ struct store_stats {
 	int64_t		 oldest_pending_ms;	/* any time; 0 when none */
 	/* At any time: received, processing or failed. */
 	int64_t		 pending;
+	/* At any time: held (never processed until released). */
+	int64_t		 held;
 };
 
 /*
