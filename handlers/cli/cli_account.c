@@ -8,7 +8,8 @@
 
 /* The commands that read or change one account's events or objects. */
 static const char *const with_account[] = { "list", "show", "verify",
-    "replay", "purge", "stats", "objects", "object", "catch-up", NULL };
+    "replay", "purge", "stats", "objects", "object", "catch-up", "smoke",
+    NULL };
 
 /* What --account does for each of them, for their --help. */
 static const struct {
