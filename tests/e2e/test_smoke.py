@@ -179,16 +179,19 @@ def case_controls(srv):
     b = stripe_event(sid, "idemhook.smoke", {"idemhook_smoke": sid})
     r = srv.post("/hooks/stripe", b, {"Stripe-Signature": sign_stripe(srv.secrets["stripe"], b)})
     check_eq(r.status, 200, "a test event with an object")
-    b = json.dumps({"action": "opened", "issue": {"id": 7}}).encode()
-    r = srv.post("/hooks/github", b, {"X-GitHub-Event": "idemhook.smoke",
-                                      "X-GitHub-Delivery": "idemhook_smoke_forged",
-                                      "X-Hub-Signature-256": sign_github(srv.secrets["github"], b)})
-    check_eq(r.status, 200, "a real body under the test type")
-    wait_for("the three events done", lambda: done(srv, "stripe", "evt_real")
-             and done(srv, "stripe", sid) and done(srv, "github", "-:idemhook_smoke_forged"))
+    gh = "github" in srv.providers
+    if gh:
+        b = json.dumps({"action": "opened", "issue": {"id": 7}}).encode()
+        r = srv.post("/hooks/github", b, {
+            "X-GitHub-Event": "idemhook.smoke", "X-GitHub-Delivery": "idemhook_smoke_forged",
+            "X-Hub-Signature-256": sign_github(srv.secrets["github"], b)})
+        check_eq(r.status, 200, "a real body under the test type")
+    wait_for("the events done", lambda: done(srv, "stripe", "evt_real")
+             and done(srv, "stripe", sid)
+             and (not gh or done(srv, "github", "-:idemhook_smoke_forged")))
     got = ran(srv)
     check(any(l == "stripe evt_real" for l in got), "no action for the real event: %r" % got)
-    check(any(l == "github -:idemhook_smoke_forged" for l in got),
+    check(not gh or any(l == "github -:idemhook_smoke_forged" for l in got),
           "no action for a real body under the test type: %r" % got)
     check(not any(sid in l for l in got), "an action for the test event: %r" % got)
     objs = query(srv, "SELECT object_id FROM objects WHERE provider = 'stripe'")
@@ -218,35 +221,38 @@ def case_failures(srv):
     """A wrong URL, nothing listening, a wrong secret: exit 1 with a
     reason; a secret only in the server's environment, plain http to
     another host: exit 2, nothing sent."""
+    def alt(p):
+        return p if p in srv.providers else "stripe"
     code, out, err = idemhook(srv, "smoke", "stripe", url(srv, "/hooks/nothing"))
     check_eq(code, 1, "a wrong URL: %s" % out)
     check("404" in out and "FAILED: 404" in out and "no receiver at this URL" in err,
           "404 reason: %r %r" % (out, err))
-    code, out, err = idemhook(srv, "smoke", "github",
-                              "http://127.0.0.1:%d/hooks/github" % free_port())
+    code, out, err = idemhook(srv, "smoke", alt("github"),
+                              "http://127.0.0.1:%d/hooks/x" % free_port())
     check_eq(code, 1, "nothing listening: %s" % out)
     check("no answer" in out and "FAILED: no answer to the first delivery" in out,
           "no answer: %r" % out)
     wrong = os.path.join(srv.tmp, "wrong.env")
-    write_file(wrong, settings(srv, {"asaas": "ih" + os.urandom(20).hex()}))
-    code, out, err = idemhook(srv, "smoke", "asaas", url(srv, "/hooks/asaas"), config=wrong)
-    check_eq(code, 1, "a wrong token: %s" % out)
-    check("401" in out and "refused the delivery signed with IDEMHOOK_ASAAS_TOKEN from the "
-          "settings file %s" % wrong in out, "wrong token reason: %r" % out)
+    p = alt("asaas")
+    write_file(wrong, settings(srv, {p: "ih" + os.urandom(20).hex()}))
+    code, out, err = idemhook(srv, "smoke", p, url(srv, "/hooks/" + p), config=wrong)
+    check_eq(code, 1, "a wrong secret: %s" % out)
+    check("401" in out and "refused the delivery signed with %s from the settings file %s"
+          % (secret_env(p), wrong) in out, "wrong secret reason: %r" % out)
     missing = os.path.join(srv.tmp, "missing.env")
-    write_file(missing, settings(srv, skip=("shopify",)))
-    before = len(srv.log_lines("shopify"))
-    code, out, err = idemhook(srv, "smoke", "shopify", url(srv, "/hooks/shopify"),
-                              config=missing)
+    p = alt("shopify")
+    write_file(missing, settings(srv, skip=(p,)))
+    before = len(srv.log_lines(p))
+    code, out, err = idemhook(srv, "smoke", p, url(srv, "/hooks/" + p), config=missing)
     check_eq(code, 2, "no secret in the settings file: %s %s" % (out, err))
-    check("no IDEMHOOK_SHOPIFY_SECRET in the settings file %s" % missing in err,
+    check("no %s in the settings file %s" % (secret_env(p), missing) in err,
           "names the setting and the file: %r" % err)
     code, out, err = idemhook(srv, "smoke", "stripe", "http://example.invalid/hooks/stripe")
     check_eq(code, 2, "plain http to another host: %s" % err)
     check("plain http to this machine" in err, "its reason: %r" % err)
     code, out, err = idemhook(srv, "smoke", "nosuch", url(srv, "/hooks/stripe"))
     check_eq(code, 2, "an unknown provider")
-    check_eq(len(srv.log_lines("shopify")), before, "nothing sent without a secret")
+    check_eq(len(srv.log_lines(alt("shopify"))), before, "nothing sent without a secret")
 
 
 def case_list_purge(srv, providers):
@@ -290,9 +296,8 @@ def cases(tap, bindir, servers):
     for p in srv.providers:
         tap.run("%s: 200 accepted, 200 duplicate, 401; exit 0; no action, no object" % p,
                 case_provider, srv, p)
-    if "github" in srv.providers:
-        tap.run("the action runs for real events only; a test event sets no object",
-                case_controls, srv)
+    tap.run("the action runs for real events only; a test event sets no object",
+            case_controls, srv)
     tap.run("an account: its own secret and URL", case_account, srv)
     tap.run("a wrong URL or secret exits 1; a missing secret exits 2 naming it",
             case_failures, srv)
