@@ -29,8 +29,10 @@ versions for Stripe and Shopify:
     and nothing else.
 """
 
+import contextlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -39,7 +41,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (SANITIZER_ENV, Server, check, check_eq,  # noqa: E402
-                     free_port, pg_backend, secret_env, sign_github,
+                     free_port, is_pg, pg_backend, psql, secret_env, sign_github,
                      sign_stripe, suite_main)
 
 ACME = "whsec_" + os.urandom(16).hex()
@@ -67,11 +69,12 @@ def settings(srv, secrets=None, skip=()):
     return "\n".join(lines) + "\n"
 
 
-def idemhook(srv, *args, config=None):
+def idemhook(srv, *args, config=None, env=None):
     """Runs the command as cron would: no terminal, a bare environment,
     the settings file named with --config.  Returns (code, out, err)."""
     e = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
     e.update({k: os.environ[k] for k in SANITIZER_ENV if k in os.environ})
+    e.update(env or {})
     argv = [os.path.join(srv.bin, "idemhook"), "--config", config or srv.cfg]
     p = subprocess.run(argv + list(args), env=e, stdin=subprocess.DEVNULL,
                        capture_output=True, timeout=120, start_new_session=True)
@@ -281,6 +284,31 @@ def case_list_purge(srv, providers):
     check_eq(len(srv.rows("stripe", "evt_real")), 1, "the real event stays")
 
 
+def case_silence(srv):
+    """A test event is no delivery of the provider's: the silence alarm
+    still sees the last real one, two hours ago."""
+    sql = ("UPDATE events SET received_at = received_at - 7200000 WHERE"
+           " provider = 'stripe' AND event_type <> 'idemhook.smoke'")
+    if is_pg(srv.db):
+        psql(srv.db, sql)
+    else:
+        with contextlib.closing(sqlite3.connect(srv.db)) as c:
+            c.execute(sql)
+            c.commit()
+    code, out, err = idemhook(srv, "smoke", "stripe", url(srv, "/hooks/stripe"))
+    check_eq(code, 0, "smoke: %s %s" % (out, err))
+    alerts = os.path.join(srv.tmp, "alerts.txt")
+    alert = os.path.join(srv.tmp, "alert.sh")
+    write_file(alert, 'echo "$IDEMHOOK_ALERT_REASON $IDEMHOOK_PROVIDER" >> %s\n' % alerts,
+               0o700)
+    code, out, err = idemhook(srv, "work", "--once", "--provider", "stripe", env={
+        "IDEMHOOK_ALERT_ACTION": "/bin/sh " + alert, "IDEMHOOK_SILENCE_ALERT": "3600"})
+    check_eq(code, 0, "work: %s %s" % (out, err))
+    with open(alerts) if os.path.exists(alerts) else contextlib.nullcontext(None) as f:
+        got = f.read().splitlines() if f else []
+    check("silent stripe" in got, "no silence alert: %r %r" % (got, err[-500:]))
+
+
 def cases(tap, bindir, servers):
     providers = ["stripe"] if pg_backend() else None
     srv = servers.add(Server(bindir, providers=providers))
@@ -303,6 +331,8 @@ def cases(tap, bindir, servers):
             case_failures, srv)
     tap.run("smoke --list and --purge: the test events only", case_list_purge, srv,
             srv.providers)
+    tap.run("a test event does not silence the alarm on a silent provider",
+            case_silence, srv)
     tap.run("no sanitizer reports", lambda: check(
         not srv.sanitizer_reports(), "sanitizer: %r" % srv.sanitizer_reports()[:2]))
 
