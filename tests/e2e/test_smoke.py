@@ -7,8 +7,9 @@ Usage: test_smoke.py BINDIR   (or IH_BIN=BINDIR test_smoke.py)
 SQLite, or PostgreSQL with IH_DB_BACKEND=pg (then Stripe only).
 
 One lighttpd serves every provider with the secrets of one settings
-file, which also holds an action for every event type and held API
-versions for Stripe and Shopify:
+file, which also holds an action for every event type, held API
+versions for Stripe and Shopify, and every processing mode (Asaas in
+worker mode, Standard Webhooks inline, the others after the response):
   - for each of the five providers, idemhook smoke PROVIDER URL prints
     200 accepted, 200 duplicate and 401 with what was expected, and
     exits 0; the test event is recorded once (one duplicate), done, with
@@ -26,7 +27,9 @@ versions for Stripe and Shopify:
     exits 2 before any connection;
   - no secret is ever printed; the command runs without a terminal;
   - smoke --list shows the test events only, smoke --purge deletes them
-    and nothing else.
+    and nothing else;
+  - a test event does not count as the provider's last delivery: the
+    silence alarm still fires for a provider silent for two hours.
 """
 
 import contextlib
@@ -63,7 +66,10 @@ def settings(srv, secrets=None, skip=()):
              "IDEMHOOK_STRIPE_SECRET@acme=%s" % ACME,
              "IDEMHOOK_ACTION=* /bin/sh %s" % srv.action,
              "IDEMHOOK_STRIPE_API_VERSIONS=%s" % STRIPE_VERSION,
-             "IDEMHOOK_SHOPIFY_API_VERSIONS=%s" % SHOPIFY_VERSION]
+             "IDEMHOOK_SHOPIFY_API_VERSIONS=%s" % SHOPIFY_VERSION,
+             # Every mode: Asaas's events wait for idemhook work,
+             # Standard Webhooks' are processed before the answer.
+             "IDEMHOOK_ASAAS_MODE=worker", "IDEMHOOK_STANDARD_MODE=inline"]
     lines += ["%s=%s" % (secret_env(p), secrets[p])
               for p in srv.providers if p not in skip]
     return "\n".join(lines) + "\n"
@@ -147,6 +153,13 @@ def case_provider(srv, provider):
     check_eq(lines[4], "ok: every answer as expected", "verdict")
     check_eq(err, "", "stderr")
     eid = event_id_of(provider, smoke_id(out))
+    if provider == "asaas":
+        check_eq([r["status"] for r in srv.rows(provider, eid)], ["received"],
+                 "worker mode: recorded only")
+        code, out, err = idemhook(srv, "work", "--once", "--provider", provider)
+        check_eq(code, 0, "work: %s %s" % (out, err))
+    if provider == "standard":
+        check(done(srv, provider, eid), "inline mode: done before the answer")
     wait_for("the test event done", lambda: done(srv, provider, eid))
     rows = srv.rows(provider, eid)
     check_eq([(r["event_type"], r["status"], r["duplicates"], r["attempts"])
