@@ -262,15 +262,17 @@ prepare(struct cli *c, int pi, const char *url, struct smoke_run *run)
 	    c->account != NULL ? c->account : "");
 	settings_from(c, run->from, sizeof(run->from));
 	if (run->cfg->nsecrets == 0) {
-		cli_errorf("smoke: no %s in %s, nor in this command's "
-		    "environment: the test event is signed with the secret "
-		    "the receiver checks, so this command must read it too. "
-		    "A secret the web server gives the programs itself "
+		cli_errorf("smoke: no %s in %s%s: the test event is signed "
+		    "with the secret the receiver checks, so this command "
+		    "must read it too", run->secret_var, run->from,
+		    c->config_path != NULL ? ", nor in this command's "
+		    "environment" : "");
+		cli_errorf("smoke: a secret the web server gives the "
+		    "programs itself "
 		    "(lighttpd bin-environment, Apache SetEnv, nginx "
 		    "fastcgi_param) is not seen here: put %s in the settings "
 		    "file the programs read, and name that file with "
-		    "--config FILE", run->secret_var, run->from,
-		    run->secret_var);
+		    "--config FILE", run->secret_var);
 		return CLI_EXIT_USAGE;
 	}
 	if (api_http_url_ok(url, err, sizeof(err)) != IH_OK) {
