@@ -30,6 +30,9 @@ worker mode, Standard Webhooks inline, the others after the response):
     and nothing else;
   - a test event does not count as the provider's last delivery: the
     silence alarm still fires for a provider silent for two hours.
+Then Apache (.htaccess under mod_fcgid and under CGI, vhost.conf) and
+nginx, each with its settings file: idemhook smoke stripe passes (SQLite
+only).
 """
 
 import contextlib
@@ -43,7 +46,8 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (SANITIZER_ENV, Server, check, check_eq,  # noqa: E402
+from harness import (SANITIZER_ENV, ApacheServer, NginxServer,  # noqa: E402
+                     Server, check, check_eq,
                      free_port, is_pg, pg_backend, psql, secret_env, sign_github,
                      sign_stripe, suite_main)
 
@@ -322,6 +326,17 @@ def case_silence(srv):
     check("silent stripe" in got, "no silence alert: %r %r" % (got, err[-500:]))
 
 
+def case_layout(srv):
+    """The same through another web server, its settings file named."""
+    code, out, err = idemhook(srv, "smoke", "stripe", url(srv, "/hooks/stripe"),
+                              config=srv.env_file)
+    check_eq(code, 0, "exit: %s %s" % (out, err))
+    check("200 accepted" in out and "200 duplicate" in out and "\n401 " in out,
+          "answers: %r" % out)
+    sid = smoke_id(out)
+    wait_for("the test event done", lambda: done(srv, "stripe", sid))
+
+
 def cases(tap, bindir, servers):
     providers = ["stripe"] if pg_backend() else None
     srv = servers.add(Server(bindir, providers=providers))
@@ -348,6 +363,20 @@ def cases(tap, bindir, servers):
             case_silence, srv)
     tap.run("no sanitizer reports", lambda: check(
         not srv.sanitizer_reports(), "sanitizer: %r" % srv.sanitizer_reports()[:2]))
+    srv.stop()
+    if pg_backend():
+        return
+    for name, make in (("apache .htaccess (mod_fcgid)",
+                        lambda: ApacheServer(bindir, mode="fcgid", providers=["stripe"])),
+                       ("apache .htaccess (CGI)",
+                        lambda: ApacheServer(bindir, mode="cgi", providers=["stripe"])),
+                       ("apache vhost.conf",
+                        lambda: ApacheServer(bindir, mode="vhost", providers=["stripe"])),
+                       ("nginx", lambda: NginxServer(bindir, providers=["stripe"]))):
+        s = servers.add(make())
+        if tap.run("%s starts" % name, s.start):
+            tap.run("%s: idemhook smoke stripe passes" % name, case_layout, s)
+        s.stop()
 
 
 if __name__ == "__main__":
