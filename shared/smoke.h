@@ -13,7 +13,11 @@
  * header anyone may rewrite; a real body sent under SMOKE_TYPE lacks the
  * mark and is processed as any other event.
  *
- * Nothing here allocates beyond the parse; no state is kept.
+ * The last delivery the silence and bad-signature alarms look at leaves
+ * smoke events out (store_console.h), and a refused smoke request is not
+ * counted (SMOKE_HEADER): a smoke test from cron never hides, nor
+ * raises, an alarm.  Nothing here allocates beyond the parse; no state
+ * is kept.
  */
 #ifndef IH_SMOKE_H
 #define IH_SMOKE_H
@@ -25,6 +29,13 @@
 #define SMOKE_MARK	"idemhook_smoke"
 /* The effect a smoke event records in place of its switch's. */
 #define SMOKE_EFFECT	"smoke_test"
+/*
+ * The header idemhook smoke sends with each request: a refused one is
+ * not counted for the bad-signature alarm (sigfail.h), whose purpose is
+ * the provider's own deliveries, which never carry it.  Unsigned, it can
+ * only take a request out of that count, never let one through.
+ */
+#define SMOKE_HEADER	"X-Idemhook-Smoke"
 
 /*
  * Sets *yes to 1 when ev is a smoke event as above (0 for an event

@@ -234,6 +234,8 @@ smoke_msg_sign(struct smoke_msg *m, const char *secret, size_t secret_len,
 	if (rc != IH_OK)
 		return rc;
 	rc = add_header(m, &n, "Content-Type", "application/json");
+	if (rc == IH_OK)
+		rc = add_header(m, &n, SMOKE_HEADER, "1");
 	if (rc == IH_OK && strcmp(m->provider, "stripe") == 0)
 		rc = add_header(m, &n, "Stripe-Signature", m->sig);
 	if (rc == IH_OK && strcmp(m->provider, "github") == 0) {

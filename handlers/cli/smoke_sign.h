@@ -14,6 +14,8 @@
  *             v1,<base64 HMAC of "id.ts.body" keyed with the decoded
  *             whsec_ secret>
  *
+ * Each request also carries SMOKE_HEADER (smoke.h), so that a refused
+ * one is not counted for the bad-signature alarm.
  * A version the settings expect (IDEMHOOK_<PROVIDER>_API_VERSIONS) is
  * put where the provider carries it, so that the event is processed,
  * not held.  Every struct smoke_msg is the caller's, fixed in size; the

@@ -29,7 +29,9 @@ worker mode, Standard Webhooks inline, the others after the response):
   - smoke --list shows the test events only, smoke --purge deletes them
     and nothing else;
   - a test event does not count as the provider's last delivery: the
-    silence alarm still fires for a provider silent for two hours.
+    silence alarm still fires for a provider silent for two hours; nor
+    does its copy signed with a wrong secret count for the bad-signature
+    alarm, which a forged delivery of another sender still raises.
 Then Apache (.htaccess under mod_fcgid and under CGI, vhost.conf) and
 nginx, each with its settings file: idemhook smoke stripe passes (SQLite
 only).
@@ -337,6 +339,31 @@ def case_layout(srv):
     wait_for("the test event done", lambda: done(srv, "stripe", sid))
 
 
+def case_badsig(srv):
+    """The test's refused copies are not counted for the bad-signature
+    alarm, nor its accepted ones as the provider's: on a provider that
+    accepted nothing for two hours, no alarm; one forged delivery of
+    another sender raises it."""
+    alerts = os.path.join(srv.tmp, "badsig.txt")
+    alert = os.path.join(srv.tmp, "badsig.sh")
+    write_file(alert, 'echo "$IDEMHOOK_ALERT_REASON $IDEMHOOK_PROVIDER" >> %s\n' % alerts,
+               0o700)
+    env = {"IDEMHOOK_ALERT_ACTION": "/bin/sh " + alert, "IDEMHOOK_BADSIG_ALERT": "1"}
+
+    def alerted():
+        code, out, err = idemhook(srv, "work", "--once", "--provider", "stripe", env=env)
+        check_eq(code, 0, "work: %s %s" % (out, err))
+        with open(alerts) if os.path.exists(alerts) else contextlib.nullcontext(None) as f:
+            return "bad_signatures stripe" in (f.read().splitlines() if f else [])
+    code, out, err = idemhook(srv, "smoke", "stripe", url(srv, "/hooks/stripe"))
+    check_eq(code, 0, "smoke: %s %s" % (out, err))
+    check(not alerted(), "the smoke test raised the bad-signature alarm")
+    b = stripe_event("evt_forged")
+    r = srv.post("/hooks/stripe", b, {"Stripe-Signature": sign_stripe(ACME, b)})
+    check_eq(r.status, 401, "a forged delivery")
+    check(alerted(), "no alarm for a forged delivery")
+
+
 def cases(tap, bindir, servers):
     providers = ["stripe"] if pg_backend() else None
     srv = servers.add(Server(bindir, providers=providers))
@@ -361,6 +388,8 @@ def cases(tap, bindir, servers):
             srv.providers)
     tap.run("a test event does not silence the alarm on a silent provider",
             case_silence, srv)
+    tap.run("nor does it raise the bad-signature alarm, which a forged delivery does",
+            case_badsig, srv)
     tap.run("no sanitizer reports", lambda: check(
         not srv.sanitizer_reports(), "sanitizer: %r" % srv.sanitizer_reports()[:2]))
     srv.stop()
