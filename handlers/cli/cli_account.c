@@ -31,6 +31,9 @@ static const struct {
 	    "account)" },
 	{ "catch-up", "record into account NAME, with its own API key\n"
 	    "                  (IDEMHOOK_<P>_API_KEY@NAME)" },
+	{ "smoke", "sign with account NAME's own secret\n"
+	    "                  (IDEMHOOK_<P>_SECRET@NAME); --list, --purge: "
+	    "its\n                  test events only" },
 };
 
 void
