@@ -9,7 +9,7 @@
 #   IH_BIN=BINDIR;
 # - the suites in IH_PG_SUITES (default: stripe processing load faults
 #   cli objects console console_signin durability backup replay
-#   console_bulk catchup versions badsig smoke) a second time with
+#   console_bulk catchup versions badsig restore_guard smoke) a second time with
 #   IH_DB_BACKEND=pg, on PostgreSQL.
 # A throwaway PostgreSQL cluster (tests/pg_cluster.sh) runs on a Unix
 # socket in a temporary folder for the whole run; IH_PG_URI names it for
