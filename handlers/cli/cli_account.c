@@ -8,7 +8,8 @@
 
 /* The commands that read or change one account's events or objects. */
 static const char *const with_account[] = { "list", "show", "verify",
-    "replay", "purge", "stats", "objects", "object", "catch-up", NULL };
+    "replay", "purge", "stats", "objects", "object", "catch-up", "smoke",
+    NULL };
 
 /* What --account does for each of them, for their --help. */
 static const struct {
@@ -30,6 +31,9 @@ static const struct {
 	    "account)" },
 	{ "catch-up", "record into account NAME, with its own API key\n"
 	    "                  (IDEMHOOK_<P>_API_KEY@NAME)" },
+	{ "smoke", "sign with account NAME's own secret\n"
+	    "                  (IDEMHOOK_<P>_SECRET@NAME); --list, --purge: "
+	    "its\n                  test events only" },
 };
 
 void

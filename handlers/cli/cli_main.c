@@ -54,6 +54,7 @@
 #include "cli_objects.h"
 #include "cli_replay.h"
 #include "cli_show.h"
+#include "cli_smoke.h"
 #include "cli_text.h"
 #include "cli_verify.h"
 #include "idemhook.h"
@@ -327,6 +328,8 @@ static const struct cli_cmd commands[] = {
 	{ "catch-up", cli_catchup, "record what the providers' APIs sent and "
 	    "we lack", 0 },
 	{ "health", cli_health, "the endpoint as each provider sees it", 0 },
+	{ "smoke", cli_smoke, "test an endpoint through the web server: "
+	    "accepted, duplicate, 401", 0 },
 };
 
 #define NCOMMANDS	(sizeof(commands) / sizeof(commands[0]))
@@ -341,7 +344,7 @@ usage(FILE *f)
 	for (i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\n--account NAME: list, show, verify, replay, purge, "
-	    "stats, objects, object\nand catch-up see that account only "
+	    "stats, objects, object,\ncatch-up and smoke see that account only "
 	    "(README, Accounts).\n");
 	fprintf(f, "\n'idemhook COMMAND --help' describes one command.\n"
 	    "Exit codes: 0 success, 1 failure, 2 usage or configuration "

@@ -484,8 +484,10 @@ const char	*store_bulk_why(enum store_bulk b);
  * (and dead ones with include_dead) received before payload_before_ms
  * are dropped (payload NULL, purged_at set); rows of such events both
  * received before payload_before_ms and last seen before row_before_ms
- * are deleted with their attempts and effects.  Rows in any other status
- * are never touched: a dead letter stays whole until it is replayed.
+ * are deleted with their attempts and effects; with event_type set,
+ * only events of that type (idemhook smoke --purge).  Rows in any other
+ * status are never touched: a dead letter stays whole until it is
+ * replayed.
  * Works in transactions of at most batch rows, so receivers wait for the
  * lock only briefly.  With dry_run only counts.
  */
@@ -497,6 +499,7 @@ struct store_purge {
 	long		 batch;
 	int		 dry_run;
 	int		 include_dead;	/* purge dead events like done ones */
+	const char	*event_type;	/* or NULL: every type */
 	long		 payloads;	/* out: payloads dropped */
 	long		 rows;		/* out: rows deleted */
 	long		 dead_kept;	/* out: dead events kept past cutoff */
