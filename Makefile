@@ -3,6 +3,8 @@
 #   make            build $(BUILD)/libidemhook.a and every program
 #   make check      every test (unit and end to end), under ASan and UBSan
 #   make demo       a real lighttpd on 127.0.0.1 with every endpoint
+#   make deps-build the packages building needs (make deps: what make
+#                   check needs; make deps-demo: building and lighttpd)
 #   make clean
 #
 # BUILD selects the output directory, so that several builds (or several
@@ -42,6 +44,8 @@ CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 ifeq ($(NO_CURL),1)
 API_HTTP_OBJ = $(BUILD)/obj/handlers/cli/api_none.o
 CURL_LIBS    =
+# The programs say what this build cannot do (store_thin.h).
+CPPFLAGS    += -DIH_NO_HTTP_CLIENT
 else
 API_HTTP_OBJ = $(BUILD)/obj/handlers/cli/api_http.o
 CURL_CFLAGS := $(shell pkg-config --cflags libcurl 2>/dev/null)
@@ -72,6 +76,8 @@ ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pthread
 # NO_PG=1 builds without libpq: the PostgreSQL backend is a stub
 # (shared/store/pg_none.c) that refuses postgresql:// locations.
 ifeq ($(NO_PG),1)
+# check says what this build lacks (cli_check_build.c).
+CPPFLAGS += -DIH_NO_POSTGRES
 # Every PostgreSQL file but the stub, so that a new one cannot break it.
 PG_OUT = $(filter-out shared/store/pg_none.c,\
 	$(wildcard shared/store/pg_*.c))
@@ -96,11 +102,15 @@ CLI_OBJS = $(BUILD)/obj/handlers/cli/cli_main.o \
 	$(BUILD)/obj/handlers/cli/idemhook.o \
 	$(BUILD)/obj/handlers/cli/cli_account.o \
 	$(BUILD)/obj/handlers/cli/cli_check_accounts.o \
+	$(BUILD)/obj/handlers/cli/cli_check_actions.o \
+	$(BUILD)/obj/handlers/cli/cli_check_build.o \
 	$(BUILD)/obj/handlers/cli/cli_args.o $(BUILD)/obj/handlers/cli/cli_events.o \
 	$(BUILD)/obj/handlers/cli/cli_maint.o $(BUILD)/obj/handlers/cli/cli_check.o \
 	$(BUILD)/obj/handlers/cli/cli_text.o $(BUILD)/obj/handlers/cli/cli_console.o \
 	$(BUILD)/obj/handlers/cli/cli_copy.o $(BUILD)/obj/handlers/cli/cli_objects.o \
 	$(BUILD)/obj/handlers/cli/cli_backup.o \
+	$(BUILD)/obj/handlers/cli/cli_backups.o \
+	$(BUILD)/obj/handlers/cli/cli_owner.o \
 	$(BUILD)/obj/handlers/cli/cli_check_store.o \
 	$(BUILD)/obj/handlers/cli/check_programs.o \
 	$(BUILD)/obj/handlers/cli/cli_check_console.o \
@@ -116,7 +126,10 @@ CLI_OBJS = $(BUILD)/obj/handlers/cli/cli_main.o \
 	$(BUILD)/obj/handlers/cli/api_common.o \
 	$(BUILD)/obj/handlers/cli/api_limits.o \
 	$(BUILD)/obj/handlers/cli/api_github_app.o \
+	$(BUILD)/obj/handlers/cli/api_github_held.o \
 	$(BUILD)/obj/handlers/cli/thin_fetch.o \
+	$(BUILD)/obj/handlers/cli/cli_smoke.o \
+	$(BUILD)/obj/handlers/cli/smoke_sign.o \
 	$(BUILD)/obj/handlers/cli/cli_sigfails.o \
 	$(BUILD)/obj/handlers/cli/cli_check_files.o
 
@@ -127,7 +140,7 @@ CONSOLE_OBJS = $(patsubst handlers/console/%.c,\
 UNIT_SRCS  = $(wildcard tests/unit/test_*.c)
 UNIT_TESTS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all tests check demo clean deps lint
+.PHONY: all tests check demo clean deps deps-build deps-demo lint
 .SUFFIXES:
 .SECONDARY:
 
@@ -216,8 +229,15 @@ $(BUILD)/tests/%: tests/unit/%.c $(HANDLER_OBJS) $(LIB) $(HEADERS) \
 
 tests: all $(UNIT_TESTS)
 
+# Package lists (tests/deps.sh): make check's, building's, the demo's.
 deps:
-	@tests/deps.sh
+	@tests/deps.sh test
+
+deps-build:
+	@tests/deps.sh build
+
+deps-demo:
+	@tests/deps.sh demo
 
 # Everything a test needs is installed first, then built with sanitizers,
 # one compiler per processor; tests/run.sh runs as many programs at a time.
@@ -225,7 +245,7 @@ check: deps lint
 	$(MAKE) -j$$(nproc 2>/dev/null || echo 1) BUILD=$(BUILD)/san SANITIZE=1 tests
 	tests/run.sh $(BUILD)/san
 
-demo: deps all
+demo: deps-demo all
 	www-config/demo.sh $(BUILD)
 
 # The house style, in the manner of curl's checksrc: line width, no

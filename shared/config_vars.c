@@ -224,6 +224,50 @@ trim(const char **s, const char **e)
 		(*e)--;
 }
 
+/*
+ * A value wrapped in matching quotes is the text inside them, as in a
+ * shell, systemd's EnvironmentFile and .env files: 'a b' and "a b" are
+ * a b.  Nothing inside is special (no escapes, no expansion); a quote of
+ * the wrapping kind inside, a backslash inside double quotes (which
+ * those readers take as an escape), or an opening quote without its
+ * closing one at the very end is refused, since the readers disagree on
+ * what it means.  A value that does not start with a quote is kept byte
+ * for byte, quotes included (an action's shell command).  Returns 0, or
+ * -1 with the cause in why.
+ */
+static int
+unquote(const char **s, const char **e, const char **why)
+{
+	const char *p;
+	char q;
+
+	if (*s == *e || (**s != '\'' && **s != '"'))
+		return 0;
+	q = **s;
+	if (*e - *s < 2 || (*e)[-1] != q) {
+		*why = "a value that starts with a quote must end with the "
+		    "same quote, the whole value wrapped in it";
+		return -1;
+	}
+	for (p = *s + 1; p < *e - 1; p++) {
+		if (*p == q) {
+			*why = q == '\'' ? "a single-quoted value cannot hold "
+			    "a single quote (wrap it in double quotes)" :
+			    "a double-quoted value cannot hold a double "
+			    "quote (wrap it in single quotes)";
+			return -1;
+		}
+		if (q == '"' && *p == '\\') {
+			*why = "a double-quoted value cannot hold a backslash "
+			    "(escapes are not read: wrap it in single quotes)";
+			return -1;
+		}
+	}
+	(*s)++;
+	(*e)--;
+	return 0;
+}
+
 int
 config_vars_from_fd(struct config_vars *v, int fd, const char *path,
     char *err, size_t errlen)
@@ -231,7 +275,7 @@ config_vars_from_fd(struct config_vars *v, int fd, const char *path,
 	char *buf = NULL;
 	size_t len = 0, lineno = 0;
 	ssize_t n;
-	const char *p, *end, *nl, *eq, *ns, *ne, *vs, *ve;
+	const char *p, *end, *nl, *eq, *ns, *ne, *vs, *ve, *why;
 	int rc = IH_EIO;
 
 	memset(v, 0, sizeof(*v));
@@ -287,6 +331,13 @@ config_vars_from_fd(struct config_vars *v, int fd, const char *path,
 			snprintf(err, errlen, "config %s line %zu: names start "
 			    "with IDEMHOOK_ and values are at most %d bytes",
 			    path, lineno, CONFIG_VALUE_MAX);
+			goto out;
+		}
+		if (unquote(&vs, &ve, &why) != 0) {
+			rc = IH_EINVAL;
+			/* The name only: the value may be a secret. */
+			snprintf(err, errlen, "config %s line %zu (%.*s): %s",
+			    path, lineno, (int)(ne - ns), ns, why);
 			goto out;
 		}
 		rc = vars_add(v, ns, (size_t)(ne - ns), vs, (size_t)(ve - vs));

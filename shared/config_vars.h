@@ -2,7 +2,10 @@
  * config_vars.h -- one source of settings as NAME=value pairs: the
  * process environment's IDEMHOOK_* variables, or the settings file,
  * whose lines read NAME=value with '#' comments and surrounding blanks
- * trimmed (values are otherwise kept byte for byte).  A struct
+ * trimmed; a value wrapped in matching single or double quotes is the
+ * text inside them, taken literally (no escapes), and an unmatched or
+ * ambiguous quote at its start refuses the file; values are otherwise
+ * kept byte for byte, quotes inside included.  A struct
  * config_vars owns its copies; config_vars_free() wipes every value
  * (OPENSSL_cleanse) before freeing, and the file's read buffer is wiped
  * as soon as it is parsed, since the lines hold secrets.  Which names
@@ -45,8 +48,8 @@ int	config_vars_from_env(struct config_vars *v, char *const *env);
 /*
  * Reads the file at path into v.  Returns IH_OK; IH_ENOTFOUND or IH_EIO
  * when it cannot be read; IH_EINVAL (with the line number in err) for a
- * line that is not NAME=value; IH_ETOOBIG past CONFIG_FILE_MAX.  On
- * failure v is empty.
+ * line that is not NAME=value or whose quotes are refused; IH_ETOOBIG
+ * past CONFIG_FILE_MAX.  On failure v is empty.
  */
 int	config_vars_from_file(struct config_vars *v, const char *path,
 	    char *err, size_t errlen);

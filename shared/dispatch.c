@@ -16,6 +16,7 @@
 #include "log.h"
 #include "object.h"
 #include "provider.h"
+#include "smoke.h"
 #include "store.h"
 
 /* The fetch hook: set by the idemhook command only. */
@@ -302,8 +303,19 @@ run_actions(const struct dispatch *d, const struct store_job *job,
 {
 	struct object_found f;
 	size_t i;
-	int rc;
+	int rc, smoke;
 
+	memset(&f, 0, sizeof(f));
+	/* idemhook smoke's test events run no action (smoke.h). */
+	rc = smoke_event(&job->ev, &smoke);
+	if (rc != IH_OK || smoke) {
+		if (rc != IH_OK) {
+			snprintf(err, errlen, "cannot read the event: %s",
+			    ih_strerror(rc));
+			rc = IH_EIO;
+		}
+		goto out;
+	}
 	rc = action_status(d, job, &f);
 	if (rc != IH_OK) {
 		/* A store failure leaves the lease to expire. */
@@ -341,11 +353,26 @@ run_switch(const struct dispatch *d, struct store_txn *tx,
     const struct store_job *job, char *err, size_t errlen)
 {
 	struct dispatch_ctx ctx;
+	int rc, smoke;
 
 	ctx.log = d->log;
 	ctx.st = d->st;
 	ctx.tx = tx;
 	ctx.job = job;
+	/*
+	 * A smoke event records its own effect and nothing else: the
+	 * switch, where real work may be written, never sees it, and no
+	 * object is set from it.
+	 */
+	rc = smoke_event(&job->ev, &smoke);
+	if (rc != IH_OK) {
+		snprintf(err, errlen, "cannot read the event: %s",
+		    ih_strerror(rc));
+		return rc;
+	}
+	if (smoke)
+		return dispatch_record(&ctx, &job->ev, SMOKE_EFFECT, err,
+		    errlen);
 	return d->p->handle(&job->ev, &ctx, err, errlen);
 }
 

@@ -14,7 +14,8 @@
  *   - the settings file is readable by no other user: 0600 owned by the
  *     programs' user, or 0640 owned by root with their group, as the
  *     README installs it; and the programs' user can read it;
- *   - the store exists and is in WAL mode.
+ *   - the store exists and is in WAL mode, with the schema objects
+ *     this build creates and no others (a planted trigger is reported).
  */
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -31,6 +32,8 @@
 
 #include "cli_args.h"
 #include "cli_check.h"
+#include "cli_check_actions.h"
+#include "cli_check_build.h"
 #include "cli_check_accounts.h"
 #include "cli_check_files.h"
 #include "cli_check_store.h"
@@ -468,7 +471,8 @@ check_usage(FILE *f)
 	    "  - the IDEMHOOK_CONFIG file is readable by no other user: 0640 "
 	    "owned by\n    root with USER's group, or 0600 owned by USER; "
 	    "and USER can read it;\n"
-	    "  - the store exists and is in WAL mode.\n"
+	    "  - the store exists and is in WAL mode, with the schema objects "
+	    "this build\n    creates and no others.\n"
 	    "Exit: 0 no problem; 1 problems found (each with its fix); 2 "
 	    "usage.\n");
 }
@@ -484,6 +488,9 @@ check_audit(void *arg, const struct store_audit *a)
 	else if (strcmp(a->name, "journal_mode") == 0)
 		problem(ck, "the store is in journal mode %s, not WAL: %s",
 		    a->value, a->advice);
+	else if (strcmp(a->name, "schema") == 0 && !a->ok)
+		problem(ck, "the store's schema differs from this build's: "
+		    "%s; %s", a->value, a->advice);
 	else if (a->ok)
 		ok(ck, "store %s: %s", a->name, check_audit_value(a));
 	else
@@ -550,6 +557,7 @@ cli_check(struct cli *c, int argc, char **argv)
 	    sizeof(owner)) != NULL && check_user(&ck, owner) != 0)
 		return CLI_EXIT_USAGE;
 	check_sources(c);
+	cli_check_build(c, &ck.problems, &ck.oks);
 	check_startup_only(&ck, c);
 	cli_check_console(c, &ck.problems, &ck.oks);
 	cli_check_files(c, ck.has_user, ck.uid, docroots, ndoc, &ck.problems,
@@ -580,6 +588,9 @@ cli_check(struct cli *c, int argc, char **argv)
 		else
 			ok(&ck, "%s: %zu secret(s) set", providers_all[i]->name,
 			    cfg->nsecrets);
+		if (cfg->nsecrets > 0 || nonly > 0)
+			cli_check_actions(providers_all[i]->name, cfg,
+			    &ck.problems, &ck.oks);
 		/* The settings loader refuses a shorter lease (see above). */
 		if (cfg->nactions > 0)
 			ok(&ck, "%s: IDEMHOOK_LEASE %ld s leaves room for "

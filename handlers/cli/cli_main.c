@@ -54,6 +54,7 @@
 #include "cli_objects.h"
 #include "cli_replay.h"
 #include "cli_show.h"
+#include "cli_smoke.h"
 #include "cli_text.h"
 #include "cli_verify.h"
 #include "idemhook.h"
@@ -153,7 +154,7 @@ cmd_work(struct cli *c, int argc, char **argv)
 	struct alert_held held;
 	struct thin_fetch thin;
 	long found, threshold, minutes, health_s = 0;
-	int64_t health_at[CLI_MAX_PROVIDERS];
+	int64_t health_at[CLI_MAX_PROVIDERS], release_at[CLI_MAX_PROVIDERS];
 	static char health_last[CLI_MAX_PROVIDERS][1024];
 	int once = 0, any, rc, a, r, ret = 0;
 
@@ -205,6 +206,7 @@ cmd_work(struct cli *c, int argc, char **argv)
 	memset(&badsig, 0, sizeof(badsig));
 	memset(&held, 0, sizeof(held));
 	memset(health_at, 0, sizeof(health_at));
+	memset(release_at, 0, sizeof(release_at));
 	/* IDEMHOOK_HEALTH_INTERVAL: idemhook health's checks, with alerts. */
 	v = cli_setting(c, "IDEMHOOK_HEALTH_INTERVAL");
 	if (v != NULL && cli_parse_long(v, 0, 86400, &health_s) != 0) {
@@ -241,7 +243,14 @@ cmd_work(struct cli *c, int argc, char **argv)
 			    providers_all[i]->name, st, threshold, minutes,
 			    clock_wall_ms(), d.log, err, sizeof(err)) != IH_OK)
 				cli_errorf("work: signature check: %s", err);
-			/* Events held back for their API version. */
+			/* Held events the API confirms, a minute apart. */
+			if (i < CLI_MAX_PROVIDERS && (release_at[i] == 0 ||
+			    clock_wall_ms() - release_at[i] >=
+			    ALERT_HELD_CHECK_MS)) {
+				release_at[i] = clock_wall_ms();
+				(void)cli_catchup_release(c, i, d.log);
+			}
+			/* Events held back (version.h, hold_replays). */
 			if (alert_held_check(&held, i, cfg,
 			    providers_all[i]->name, st, clock_wall_ms(), d.log,
 			    err, sizeof(err)) != IH_OK)
@@ -277,9 +286,18 @@ cmd_work(struct cli *c, int argc, char **argv)
 			nanosleep(&nap, NULL);
 		}
 	}
-	if (once)
-		printf("processed %ld event(s)\n", done);
 out:
+	/* A failed run says so on stdout too, and exits non-zero. */
+	if (once && ret == 0 && thin.failed > 0) {
+		printf("processed %ld event(s); FAILED: the fetch of %ld thin "
+		    "event(s) failed (see the log): they are retried\n", done,
+		    thin.failed);
+		ret = CLI_EXIT_FAIL;
+	} else if (once && ret == 0)
+		printf("processed %ld event(s)\n", done);
+	else if (once)
+		printf("processed %ld event(s); FAILED: see the error above\n",
+		    done);
 	thin_fetch_close(&thin);
 	log_dest_close(&ld);
 	return ret;
@@ -310,6 +328,8 @@ static const struct cli_cmd commands[] = {
 	{ "catch-up", cli_catchup, "record what the providers' APIs sent and "
 	    "we lack", 0 },
 	{ "health", cli_health, "the endpoint as each provider sees it", 0 },
+	{ "smoke", cli_smoke, "test an endpoint through the web server: "
+	    "accepted, duplicate, 401", 0 },
 };
 
 #define NCOMMANDS	(sizeof(commands) / sizeof(commands[0]))
@@ -324,7 +344,7 @@ usage(FILE *f)
 	for (i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\n--account NAME: list, show, verify, replay, purge, "
-	    "stats, objects, object\nand catch-up see that account only "
+	    "stats, objects, object,\ncatch-up and smoke see that account only "
 	    "(README, Accounts).\n");
 	fprintf(f, "\n'idemhook COMMAND --help' describes one command.\n"
 	    "Exit codes: 0 success, 1 failure, 2 usage or configuration "
@@ -382,6 +402,10 @@ main(int argc, char **argv)
 	if (argc < 0)
 		return CLI_EXIT_USAGE;
 	c.no_settings = commands[i].no_settings;
+	/* A command's --help reads no settings file (idemhook.h). */
+	for (r = a + 1; r < argc && strcmp(argv[r], "--") != 0; r++)
+		if (strcmp(argv[r], "--help") == 0)
+			c.help = 1;
 	c.gargc = argc;
 	c.gargv = argv;
 	if (cli_init(&c, config, db) != IH_OK) {
@@ -390,6 +414,8 @@ main(int argc, char **argv)
 	}
 	c.gargc = a;
 	rc = commands[i].fn(&c, argc - a, argv + a);
+	if (c.help && rc == CLI_EXIT_OK)
+		cli_account_help(stdout, commands[i].name);
 	cli_free(&c);
 	return rc;
 }

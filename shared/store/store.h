@@ -151,6 +151,8 @@ struct store_first {
 	char	event_type[1040];
 	/* 1 when its headers hold the line asked about (same_action). */
 	int	same_action;
+	/* How many events with the body are held now. */
+	int64_t	held;
 };
 
 /*
@@ -159,7 +161,8 @@ struct store_first {
  * bytes under a new identity, which a provider that signs only the body
  * cannot tell from a real event.  *first is then the earliest such event
  * (the lowest row); first->same_action says whether its headers hold the
- * line same_action ("\nName: value\n"; never, when NULL).  Whether ev may
+ * line same_action ("\nName: value\n"; never, when NULL), and
+ * first->held how many events with the body are held.  Whether ev may
  * be recorded too is the provider's decision (provider.h, repeat_ok).
  * Call it inside the transaction that records ev, so that no other
  * process records between the look-up and the insert.  Returns IH_OK
@@ -481,8 +484,10 @@ const char	*store_bulk_why(enum store_bulk b);
  * (and dead ones with include_dead) received before payload_before_ms
  * are dropped (payload NULL, purged_at set); rows of such events both
  * received before payload_before_ms and last seen before row_before_ms
- * are deleted with their attempts and effects.  Rows in any other status
- * are never touched: a dead letter stays whole until it is replayed.
+ * are deleted with their attempts and effects; with event_type set,
+ * only events of that type (idemhook smoke --purge).  Rows in any other
+ * status are never touched: a dead letter stays whole until it is
+ * replayed.
  * Works in transactions of at most batch rows, so receivers wait for the
  * lock only briefly.  With dry_run only counts.
  */
@@ -494,6 +499,7 @@ struct store_purge {
 	long		 batch;
 	int		 dry_run;
 	int		 include_dead;	/* purge dead events like done ones */
+	const char	*event_type;	/* or NULL: every type */
 	long		 payloads;	/* out: payloads dropped */
 	long		 rows;		/* out: rows deleted */
 	long		 dead_kept;	/* out: dead events kept past cutoff */
@@ -519,6 +525,8 @@ struct store_stats {
 	int64_t		 oldest_pending_ms;	/* any time; 0 when none */
 	/* At any time: received, processing or failed. */
 	int64_t		 pending;
+	/* At any time: held (never processed until released). */
+	int64_t		 held;
 };
 
 /*
@@ -532,9 +540,11 @@ int	store_stats(struct store *st, const char *provider, int64_t since_ms,
 
 /*
  * The backend's own health checks, for idemhook check: one call of fn per
- * finding.  SQLite: the journal mode (WAL) and synchronous level;
- * PostgreSQL: the server version, synchronous_commit and TLS.  Values
- * never hold a password.  Returns IH_OK, IH_ESTORE or what fn returned.
+ * finding.  SQLite: the journal mode (WAL), synchronous level and the
+ * schema objects against this build's ("schema": sqlite_shape.h);
+ * PostgreSQL: the server version, synchronous_commit, TLS and any
+ * trigger or rule on idemhook's tables ("schema").  Values never hold a
+ * password.  Returns IH_OK, IH_ESTORE or what fn returned.
  */
 struct store_audit {
 	const char	*name;		/* "journal_mode", "synchronous", ... */

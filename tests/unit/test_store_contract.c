@@ -545,6 +545,12 @@ requeue_and_purge(void **state)
 	assert_int_equal(s.has_payload, 1);
 	p.row_before_ms = 5000;
 	p.include_dead = 1;
+	/* One type only (idemhook smoke --purge): the others' rows stay. */
+	p.event_type = "idemhook.smoke";
+	assert_int_equal(store_purge(f->st, &p, err, sizeof(err)), IH_OK);
+	assert_int_equal(p.rows, 0);
+	assert_int_equal(count(f->st, NULL), 2);
+	p.event_type = NULL;
 	assert_int_equal(store_purge(f->st, &p, err, sizeof(err)), IH_OK);
 	assert_int_equal(p.rows, 2);
 	assert_int_equal(count(f->st, NULL), 0);
