@@ -32,7 +32,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import uuid  # noqa: E402
 
 from harness import (ASAAS_TOKEN_HEADER, Server, check, check_eq,  # noqa: E402
-from harness import (ASAAS_TOKEN_HEADER, Server, check, check_eq,  # noqa: E402
                      cron_commands, db_connect, free_port, pg_backend, recipe,
                      sign_github, sign_shopify, sign_stripe, suite_main)
 from standins.shopify import ShopifyStandin  # noqa: E402
