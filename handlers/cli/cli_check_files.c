@@ -138,7 +138,7 @@ cgi_under(const char *root, char *where, size_t len)
 	char sub[4200];
 	struct dirent *de;
 	DIR *d;
-	int found = 0, n = 0;
+	int found = 0, n;
 
 	if (htaccess_cgi(root)) {
 		snprintf(where, len, "%s/.htaccess", root);
@@ -147,7 +147,7 @@ cgi_under(const char *root, char *where, size_t len)
 	d = opendir(root);
 	if (d == NULL)
 		return 0;
-	while (!found && n++ < FILES_SUBDIRS_MAX) {
+	for (n = 0; !found && n < FILES_SUBDIRS_MAX; n++) {
 		de = readdir(d);
 		if (de == NULL)
 			break;
