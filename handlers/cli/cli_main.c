@@ -334,7 +334,7 @@ usage(FILE *f)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\n--account NAME: list, show, verify, replay, purge, "
 	    "stats, objects, object\nand catch-up see that account only "
-	    "(README, Accounts).\n");
+	    "(handlers/README.md, Accounts).\n");
 	fprintf(f, "\n'idemhook COMMAND --help' describes one command.\n"
 	    "Exit codes: 0 success, 1 failure, 2 usage or configuration "
 	    "error.\n");
