@@ -391,7 +391,8 @@ serve_main(const struct provider *p)
 			log_emit(NULL, "provider=%s warning: listening on %s: "
 			    "anyone who reaches it can send requests; no "
 			    "secret is taken from a request here, but prefer "
-			    "a UNIX socket (README, nginx)", p->name, err);
+			    "a UNIX socket (www-config/README.md, "
+			    "Configuration)", p->name, err);
 		rc = serve_fcgi(&sv);
 		goto out;
 	}
