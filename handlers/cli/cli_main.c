@@ -344,10 +344,8 @@ usage(FILE *f)
 	for (i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\n--account NAME: list, show, verify, replay, purge, "
-	    "stats, objects, object,
-catch-up and smoke see that account only "
-	    "(handlers/README.md, Accounts).
-");
+	    "stats, objects, object,\ncatch-up and smoke see that account only "
+	    "(handlers/README.md, Accounts).\n");
 	fprintf(f, "\n'idemhook COMMAND --help' describes one command.\n"
 	    "Exit codes: 0 success, 1 failure, 2 usage or configuration "
 	    "error.\n");
