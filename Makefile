@@ -36,14 +36,18 @@ PROG_PKGS  = sqlite3 libcrypto fcgi yajl
 PROG_LIBS := $(shell pkg-config --libs $(PROG_PKGS) 2>/dev/null || \
 	echo -lsqlite3 -lcrypto -lfcgi -lyajl)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
-# libcurl: the idemhook command only (catch-up and health call the
-# providers' APIs); no receiver links it.  NO_CURL=1 (the static build)
-# links handlers/cli/api_none.c instead, which refuses every call.
+# libcurl: the idemhook command (catch-up and health call the providers'
+# APIs) and every program that forwards events to the application
+# (shared/forward_http.c).  NO_CURL=1 (the static build) links
+# handlers/cli/api_none.c and shared/forward_http_none.c instead, which
+# refuse every call and every forwarding setting.
 ifeq ($(NO_CURL),1)
 API_HTTP_OBJ = $(BUILD)/obj/handlers/cli/api_none.o
+CURL_OUT     = shared/forward_http.c
 CURL_LIBS    =
 else
 API_HTTP_OBJ = $(BUILD)/obj/handlers/cli/api_http.o
+CURL_OUT     = shared/forward_http_none.c
 CURL_CFLAGS := $(shell pkg-config --cflags libcurl 2>/dev/null)
 CURL_LIBS   := $(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
 endif
@@ -78,7 +82,8 @@ PG_OUT = $(filter-out shared/store/pg_none.c,\
 else
 PG_OUT = shared/store/pg_none.c
 endif
-LIB_SRCS = $(filter-out $(PG_OUT),$(wildcard shared/*.c shared/store/*.c))
+LIB_SRCS = $(filter-out $(PG_OUT) $(CURL_OUT),\
+	$(wildcard shared/*.c shared/store/*.c))
 LIB_OBJS = $(LIB_SRCS:shared/%.c=$(BUILD)/obj/shared/%.o) \
 	$(BUILD)/obj/schema_sql.o
 LIB      = $(BUILD)/libidemhook.a
@@ -134,7 +139,7 @@ all: $(LIB) $(PROGRAMS)
 $(BUILD)/obj/shared/%.o: shared/%.c $(HEADERS)
 	@mkdir -p $(@D)
 	@[ "$(V)" = 1 ] || echo "  CC      $<"
-	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(CURL_CFLAGS) -c -o $@ $<
 
 # The schemas are compiled in, so a program never reads db/ at run time.
 # For each backend B (sqlite, postgres): db/B/schema.sql becomes
@@ -190,11 +195,11 @@ RECEIVER_OBJS = $(BUILD)/obj/handlers/receiver-%.o $(BUILD)/obj/handlers/%.o
 
 $(PROVIDERS:%=$(BUILD)/%.fcgi): $(BUILD)/%.fcgi: $(RECEIVER_OBJS) $(LIB)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROG_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROG_LIBS) $(CURL_LIBS)
 
 $(BUILD)/console.fcgi: $(CONSOLE_OBJS) $(LIB)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROG_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROG_LIBS) $(CURL_LIBS)
 
 $(BUILD)/idemhook: $(CLI_OBJS) $(HANDLER_OBJS) $(LIB)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
@@ -210,7 +215,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(HANDLER_OBJS) $(LIB) $(HEADERS) \
 	@mkdir -p $(@D)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
-	    $(HANDLER_OBJS) $(LIB) $(PKG_LIBS) $(CMOCKA_LIBS)
+	    $(HANDLER_OBJS) $(LIB) $(PKG_LIBS) $(CURL_LIBS) $(CMOCKA_LIBS)
 
 tests: all $(UNIT_TESTS)
 
