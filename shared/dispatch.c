@@ -453,7 +453,7 @@ dispatch_job(const struct dispatch *d, struct store_job *job, char *err,
 {
 	struct forward_result fr;
 	struct store_txn *tx;
-	char why[512];
+	char why[512], note[512];
 	int rc;
 
 	memset(&fr, 0, sizeof(fr));
@@ -486,6 +486,11 @@ dispatch_job(const struct dispatch *d, struct store_job *job, char *err,
 	} else if (rc != IH_OK) {
 		rc = give_up(d, job, why, &fr, err, errlen);
 		goto out;
+	}
+	/* The application's answer stays with the attempt that ends done. */
+	if (d->cfg->forward_url != NULL) {
+		snprintf(note, sizeof(note), "%s", why);
+		job->done_note = note;
 	}
 	rc = store_begin(d->st, STORE_RELAXED, &tx, err, errlen);
 	if (rc != IH_OK)

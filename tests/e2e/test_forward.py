@@ -252,6 +252,8 @@ def case_500_retried(srv, app, work):
     errs = [a[2] or "" for a in attempts(srv, "stripe", eid)]
     check(sum("HTTP 500 in" in e for e in errs) == 2,
           "the failed attempts name the status: %r" % errs)
+    check("HTTP 200 in" in errs[-1] and "thanks" in errs[-1],
+          "the attempt that ended done keeps the answer: %r" % errs)
 
 
 def case_429_retry_after(srv, app, work):
