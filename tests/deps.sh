@@ -40,9 +40,17 @@ openapi_deps() {
 	npm_deps openapi @octokit/openapi "test_catchup's GitHub case will fail"
 }
 
+# The forwarding tests' application verifies with the providers' own
+# libraries (stripe, @octokit/webhooks-methods, standardwebhooks), pinned in
+# tests/forward-app/package-lock.json.
+forward_deps() {
+	npm_deps forward-app stripe "test_forward will fail at its setup"
+}
+
 if [ -z "$missing" ]; then
 	browser_deps
 	openapi_deps
+	forward_deps
 	exit 0
 fi
 
@@ -56,6 +64,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	# project runs its own instances on loopback ports instead.
 	browser_deps
 	openapi_deps
+	forward_deps
 	exit 0
 fi
 echo "deps: missing packages:$missing" >&2

@@ -349,6 +349,8 @@ def case_check_refuses(srv, app, work):
         ({"IDEMHOOK_STRIPE_FORWARD_SIGN": "as-received"}, "remove one"),
         ({"IDEMHOOK_STRIPE_FORWARD_TIMEOUT": "0"}, "FORWARD_TIMEOUT"),
         ({"IDEMHOOK_STRIPE_FORWARD_TIMEOUT": "40"}, "IDEMHOOK_LEASE"),
+        ({"IDEMHOOK_STRIPE_FORWARD_URL@acme": "https://app.example/acme"},
+         "forwarding is set per provider"),
     ]
     for change, want in bad:
         env = dict(work.env)
@@ -364,6 +366,12 @@ def case_check_refuses(srv, app, work):
               "check with %r: exit %d, wants %r in: %s"
               % (change, p.returncode, want, text[-600:]))
         check(APP_SECRETS["stripe"] not in text, "check printed the secret")
+    p = subprocess.run([work.cmd, "check", "--provider", "stripe"], env=work.env,
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    text = (p.stdout + p.stderr).decode(errors="replace")
+    check("ok: stripe: forwards each event to %s" % app.url("stripe") in text,
+          "check names the destination: %s" % text[-800:])
+    check(APP_SECRETS["stripe"] not in text, "check printed the secret")
 
 
 def case_late_delivery_verifies(bindir, servers, app):
