@@ -36,9 +36,9 @@ import urllib.request
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (REPO, SANITIZER_ENV, SANITIZER_MARKERS, Server,  # noqa: E402
-                     check, check_eq, free_port, standard_secret, suite_main,
-                     wait_port)
+from harness import (REPO, SANITIZER_ENV, SANITIZER_MARKERS, ApacheServer,  # noqa: E402
+                     Server, check, check_eq, free_port, sign_stripe,
+                     standard_secret, suite_main, wait_port)
 import cases  # noqa: E402
 from test_asaas import SPEC as ASAAS  # noqa: E402
 from test_github import SPEC as GITHUB  # noqa: E402
@@ -337,6 +337,21 @@ def case_down_in_order(srv, app, work):
     check_eq(got, ids, "the payment's events in the order received")
 
 
+def case_account(srv, app, work):
+    """An account's event (/hooks/stripe/acme, its own secret) goes to
+    the provider's destination, signed with the forwarding secret."""
+    eid = STRIPE.new_id("acct")
+    body = STRIPE.body(eid, "payment_intent.succeeded")
+    r = srv.post("/hooks/stripe/acme", body,
+                 {"Stripe-Signature": sign_stripe(ACME_SECRET, body)})
+    cases.expect_accepted(r, "delivery to the account acme")
+    once(app, "stripe", eid)
+    rows = [x for x in srv.rows("stripe", eid) if x["account"] == "acme"]
+    check_eq(len(rows), 1, "acme's row")
+    wait_for("acme's event done", lambda: [
+        x for x in srv.rows("stripe", eid) if x["status"] == "done"])
+
+
 def case_check_refuses(srv, app, work):
     bad = [
         ({"IDEMHOOK_STRIPE_FORWARD_URL": "ftp://127.0.0.1/x"}, "FORWARD_URL"),
@@ -398,6 +413,21 @@ def case_late_delivery_verifies(bindir, servers, app):
     wait_status(srv, "stripe", eid, "done")
 
 
+def case_cgi_layout(bindir, servers, app):
+    """Plain CGI (Apache, the shipped cgi.htaccess), no idemhook work:
+    the program that recorded the event forwards it after its answer."""
+    env = forward_env(app)
+    cgi = servers.add(ApacheServer(bindir, mode="cgi", providers=["stripe"],
+                                   name="forward-cgi", env=env))
+    cgi.start()
+    eid, _ = deliver(cgi, "stripe")
+    once(app, "stripe", eid)
+    wait_status(cgi, "stripe", eid, "done")
+    log = cgi.errorlog()
+    check(APP_SECRETS["stripe"] not in log, "the CGI log holds the secret")
+    cgi.stop()
+
+
 def case_no_secret_logged(srv, app, work):
     texts = {"error.log": srv.errorlog(), "work": work.stderr()}
     for p in SPECS:
@@ -418,7 +448,8 @@ def case_no_secret_logged(srv, app, work):
 
 CASES = [case_each_provider, case_500_retried, case_429_retry_after, case_timeout,
          case_slow, case_400_dead_then_replay, case_dead_letter_replayed,
-         case_down_in_order, case_check_refuses]
+         case_down_in_order, case_account, case_check_refuses]
+ACME_SECRET = "whsec_acme_" + os.urandom(12).hex()
 
 
 def run_cases(tap, bindir, servers):
@@ -431,6 +462,7 @@ def run_cases(tap, bindir, servers):
     app = App(srv.tmp)
     app.start()
     srv.env.update(forward_env(app))
+    srv.env["IDEMHOOK_STRIPE_SECRET@acme"] = ACME_SECRET
     srv.start()
     work = Work(bindir, srv)
     work.start()
@@ -439,6 +471,7 @@ def run_cases(tap, bindir, servers):
             tap.run(case.__name__[5:].replace("_", " "), case, srv, app, work)
         tap.run("late delivery verifies", case_late_delivery_verifies, bindir,
                 servers, app)
+        tap.run("cgi layout", case_cgi_layout, bindir, servers, app)
         work.stop()
         tap.run("no secret logged", case_no_secret_logged, srv, app, work)
     finally:
