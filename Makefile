@@ -36,11 +36,13 @@ PROG_PKGS  = sqlite3 libcrypto fcgi yajl
 PROG_LIBS := $(shell pkg-config --libs $(PROG_PKGS) 2>/dev/null || \
 	echo -lsqlite3 -lcrypto -lfcgi -lyajl)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
-# libcurl: the idemhook command (catch-up and health call the providers'
-# APIs) and every program that forwards events to the application
-# (shared/forward_http.c).  NO_CURL=1 (the static build) links
-# handlers/cli/api_none.c and shared/forward_http_none.c instead, which
-# refuse every call and every forwarding setting.
+# libcurl: the idemhook command links it (catch-up and health call the
+# providers' APIs); the receivers load it with dlopen() at their first
+# forwarded event (shared/forward_http.c), as they load libpq, so that a
+# CGI delivery without forwarding pays nothing for it.  NO_CURL=1 (the
+# static build) links handlers/cli/api_none.c and
+# shared/forward_http_none.c instead, which refuse every call and every
+# forwarding setting.
 ifeq ($(NO_CURL),1)
 API_HTTP_OBJ = $(BUILD)/obj/handlers/cli/api_none.o
 CURL_OUT     = shared/forward_http.c
@@ -195,11 +197,11 @@ RECEIVER_OBJS = $(BUILD)/obj/handlers/receiver-%.o $(BUILD)/obj/handlers/%.o
 
 $(PROVIDERS:%=$(BUILD)/%.fcgi): $(BUILD)/%.fcgi: $(RECEIVER_OBJS) $(LIB)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROG_LIBS) $(CURL_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROG_LIBS)
 
 $(BUILD)/console.fcgi: $(CONSOLE_OBJS) $(LIB)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROG_LIBS) $(CURL_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROG_LIBS)
 
 $(BUILD)/idemhook: $(CLI_OBJS) $(HANDLER_OBJS) $(LIB)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
@@ -215,7 +217,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(HANDLER_OBJS) $(LIB) $(HEADERS) \
 	@mkdir -p $(@D)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
-	    $(HANDLER_OBJS) $(LIB) $(PKG_LIBS) $(CURL_LIBS) $(CMOCKA_LIBS)
+	    $(HANDLER_OBJS) $(LIB) $(PKG_LIBS) $(CMOCKA_LIBS)
 
 tests: all $(UNIT_TESTS)
 

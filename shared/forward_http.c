@@ -1,76 +1,136 @@
-/* forward_http.c -- the forwarded POST, on libcurl. */
+/*
+ * forward_http.c -- the forwarded POST, on libcurl opened with dlopen()
+ * at the first delivery: the receivers do not link it, so that a plain
+ * CGI delivery without forwarding never pays the start-up of libcurl and
+ * the twenty-odd libraries it needs (the reason libpq is loaded so too,
+ * pg_dl.h).  The destination is checked without it (forward_http_url_ok).
+ */
 #include <ctype.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+/* Plain calls through the pointers below: no type-checking macros. */
+#define CURL_DISABLE_TYPECHECK
 #include <curl/curl.h>
 
 #include "forward.h"
 #include "forward_http.h"
 #include "ih.h"
 
-static pthread_once_t	global_once = PTHREAD_ONCE_INIT;
-static int		global_ok;
+/* Debian's libcurl4 package (OpenSSL flavour or not): the soname. */
+#define FORWARD_CURL_LIB	"libcurl.so.4"
+
+#define CURL_FUNCS \
+	X(curl_global_init) X(curl_easy_init) X(curl_easy_setopt) \
+	X(curl_easy_perform) X(curl_easy_getinfo) X(curl_easy_cleanup) \
+	X(curl_easy_strerror) X(curl_slist_append) X(curl_slist_free_all)
+
+static struct {
+#define X(f)	__typeof__(f) *f;
+	CURL_FUNCS
+#undef X
+} dl;
+
+static pthread_once_t	load_once = PTHREAD_ONCE_INIT;
+static char		load_why[256];	/* empty once loaded */
 
 static void
-global_init(void)
+load(void)
 {
-	global_ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
+	const char *e;
+	void *h, *f;
+
+	h = dlopen(FORWARD_CURL_LIB, RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL) {
+		e = dlerror();
+		snprintf(load_why, sizeof(load_why), "cannot load %s "
+		    "(forwarding needs the libcurl4 package): %s",
+		    FORWARD_CURL_LIB, e != NULL ? e : "unknown error");
+		return;
+	}
+	/* A function pointer through void *, as POSIX dlsym() allows. */
+#define X(fn) \
+	f = dlsym(h, #fn); \
+	if (f == NULL) { \
+		snprintf(load_why, sizeof(load_why), "cannot load %s: it " \
+		    "has no %s", FORWARD_CURL_LIB, #fn); \
+		return; \
+	} \
+	*(void **)(void *)&dl.fn = f;
+	CURL_FUNCS
+#undef X
+	if (dl.curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		snprintf(load_why, sizeof(load_why), "curl_global_init "
+		    "failed");
 }
 
 static int
-is_loopback(const char *host)
+is_loopback(const char *host, size_t len)
 {
-	return strcmp(host, "127.0.0.1") == 0 || strcmp(host, "[::1]") == 0 ||
-	    strcmp(host, "::1") == 0 || strcasecmp(host, "localhost") == 0;
+	return (len == 9 && strncmp(host, "127.0.0.1", 9) == 0) ||
+	    (len == 5 && strncmp(host, "[::1]", 5) == 0) ||
+	    (len == 9 && strncasecmp(host, "localhost", 9) == 0);
 }
 
 int
 forward_http_url_ok(const char *url, char *err, size_t errlen)
 {
-	char *scheme = NULL, *host = NULL, *user = NULL, *frag = NULL;
-	CURLU *u;
-	int rc = IH_ECONFIG;
+	const char *auth, *host, *end, *p;
+	size_t hlen;
+	int https;
 
-	pthread_once(&global_once, global_init);
-	u = curl_url();
-	if (u == NULL)
-		return IH_ENOMEM;
-	if (strlen(url) >= FORWARD_URL_MAX ||
-	    curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
-		snprintf(err, errlen, "is not a URL (such as "
-		    "https://app.example/webhooks)");
-		goto out;
+	for (p = url; *p != '\0'; p++)
+		if ((unsigned char)*p <= 0x20 || *p == 0x7f) {
+			snprintf(err, errlen, "holds a blank or a control "
+			    "character");
+			return IH_ECONFIG;
+		}
+	https = strncasecmp(url, "https://", 8) == 0;
+	if (!https && strncasecmp(url, "http://", 7) != 0) {
+		snprintf(err, errlen, "must be an https:// URL (plain http "
+		    "only to a loopback host: 127.0.0.1, [::1], localhost)");
+		return IH_ECONFIG;
 	}
-	/* A password in a setting's URL would reach every error line. */
-	if (curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_OK) {
-		snprintf(err, errlen, "has user information: the "
-		    "application is authenticated by the signature");
-		goto out;
+	if (strlen(url) >= FORWARD_URL_MAX) {
+		snprintf(err, errlen, "is longer than %d bytes",
+		    FORWARD_URL_MAX - 1);
+		return IH_ECONFIG;
 	}
-	if (curl_url_get(u, CURLUPART_FRAGMENT, &frag, 0) == CURLUE_OK) {
+	auth = url + (https ? 8 : 7);
+	end = auth + strcspn(auth, "/?#");
+	if (strchr(url, '#') != NULL) {
 		snprintf(err, errlen, "has a fragment (#...), which is "
 		    "never sent");
-		goto out;
+		return IH_ECONFIG;
 	}
-	if (strcasecmp(scheme, "https") == 0 ||
-	    (strcasecmp(scheme, "http") == 0 && is_loopback(host)))
-		rc = IH_OK;
-	else
-		snprintf(err, errlen, "must be https (plain http only to "
-		    "a loopback host: 127.0.0.1, ::1, localhost)");
-out:
-	curl_free(scheme);
-	curl_free(host);
-	curl_free(user);
-	curl_free(frag);
-	curl_url_cleanup(u);
-	return rc;
+	if (memchr(auth, '@', (size_t)(end - auth)) != NULL) {
+		snprintf(err, errlen, "has user information: the "
+		    "application is authenticated by the signature");
+		return IH_ECONFIG;
+	}
+	/* The host: up to a port, past an IPv6 literal's brackets. */
+	host = auth;
+	p = *host == '[' ? memchr(host, ']', (size_t)(end - host)) : host;
+	if (p == NULL) {
+		snprintf(err, errlen, "has an unclosed [IPv6] host");
+		return IH_ECONFIG;
+	}
+	p = memchr(p, ':', (size_t)(end - p));
+	hlen = (size_t)((p != NULL ? p : end) - host);
+	if (hlen == 0) {
+		snprintf(err, errlen, "has no host");
+		return IH_ECONFIG;
+	}
+	if (!https && !is_loopback(host, hlen)) {
+		snprintf(err, errlen, "must be https (plain http only to a "
+		    "loopback host: 127.0.0.1, [::1], localhost)");
+		return IH_ECONFIG;
+	}
+	return IH_OK;
 }
 
 struct sink {
@@ -143,20 +203,20 @@ header_list(const char *text, struct curl_slist **out)
 			goto fail;
 		memcpy(line, p, n);
 		line[n] = '\0';
-		nl = curl_slist_append(l, line);
+		nl = dl.curl_slist_append(l, line);
 		if (nl == NULL)
 			goto fail;
 		l = nl;
 		p += n + (e != NULL);
 	}
 	/* No "Expect: 100-continue" round trip before the body. */
-	nl = curl_slist_append(l, "Expect:");
+	nl = dl.curl_slist_append(l, "Expect:");
 	if (nl == NULL)
 		goto fail;
 	*out = nl;
 	return IH_OK;
 fail:
-	curl_slist_free_all(l);
+	dl.curl_slist_free_all(l);
 	return IH_ENOMEM;
 }
 
@@ -176,52 +236,55 @@ forward_http_post(const struct forward_http_req *req,
 	r->retry_after_s = -1;
 	memset(&s, 0, sizeof(s));
 	s.r = r;
-	pthread_once(&global_once, global_init);
-	if (!global_ok)
+	pthread_once(&load_once, load);
+	if (load_why[0] != '\0') {
+		snprintf(err, errlen, "%s", load_why);
+		rc = IH_EIO;
 		goto out;
-	cu = curl_easy_init();
+	}
+	cu = dl.curl_easy_init();
 	if (cu == NULL || header_list(req->headers, &hl) != IH_OK)
 		goto out;
-	curl_easy_setopt(cu, CURLOPT_URL, req->url);
+	dl.curl_easy_setopt(cu, CURLOPT_URL, req->url);
 #if LIBCURL_VERSION_NUM >= 0x075500
-	curl_easy_setopt(cu, CURLOPT_PROTOCOLS_STR, "https,http");
+	dl.curl_easy_setopt(cu, CURLOPT_PROTOCOLS_STR, "https,http");
 #else
-	curl_easy_setopt(cu, CURLOPT_PROTOCOLS,
+	dl.curl_easy_setopt(cu, CURLOPT_PROTOCOLS,
 	    (long)(CURLPROTO_HTTPS | CURLPROTO_HTTP));
 #endif
-	curl_easy_setopt(cu, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(cu, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(cu, CURLOPT_SSL_VERIFYHOST, 2L);
-	curl_easy_setopt(cu, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(cu, CURLOPT_TIMEOUT, req->timeout_s);
-	curl_easy_setopt(cu, CURLOPT_CONNECTTIMEOUT, connect_s);
-	curl_easy_setopt(cu, CURLOPT_USERAGENT, "idemhook (forward)");
-	curl_easy_setopt(cu, CURLOPT_HTTPHEADER, hl);
-	curl_easy_setopt(cu, CURLOPT_ERRORBUFFER, cerr);
-	curl_easy_setopt(cu, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(cu, CURLOPT_WRITEDATA, &s);
-	curl_easy_setopt(cu, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(cu, CURLOPT_HEADERDATA, r);
-	curl_easy_setopt(cu, CURLOPT_POST, 1L);
-	curl_easy_setopt(cu, CURLOPT_POSTFIELDS, req->body != NULL ?
+	dl.curl_easy_setopt(cu, CURLOPT_FOLLOWLOCATION, 0L);
+	dl.curl_easy_setopt(cu, CURLOPT_SSL_VERIFYPEER, 1L);
+	dl.curl_easy_setopt(cu, CURLOPT_SSL_VERIFYHOST, 2L);
+	dl.curl_easy_setopt(cu, CURLOPT_NOSIGNAL, 1L);
+	dl.curl_easy_setopt(cu, CURLOPT_TIMEOUT, req->timeout_s);
+	dl.curl_easy_setopt(cu, CURLOPT_CONNECTTIMEOUT, connect_s);
+	dl.curl_easy_setopt(cu, CURLOPT_USERAGENT, "idemhook (forward)");
+	dl.curl_easy_setopt(cu, CURLOPT_HTTPHEADER, hl);
+	dl.curl_easy_setopt(cu, CURLOPT_ERRORBUFFER, cerr);
+	dl.curl_easy_setopt(cu, CURLOPT_WRITEFUNCTION, on_body);
+	dl.curl_easy_setopt(cu, CURLOPT_WRITEDATA, &s);
+	dl.curl_easy_setopt(cu, CURLOPT_HEADERFUNCTION, on_header);
+	dl.curl_easy_setopt(cu, CURLOPT_HEADERDATA, r);
+	dl.curl_easy_setopt(cu, CURLOPT_POST, 1L);
+	dl.curl_easy_setopt(cu, CURLOPT_POSTFIELDS, req->body != NULL ?
 	    (const char *)req->body : "");
-	curl_easy_setopt(cu, CURLOPT_POSTFIELDSIZE_LARGE,
+	dl.curl_easy_setopt(cu, CURLOPT_POSTFIELDSIZE_LARGE,
 	    (curl_off_t)req->body_len);
-	cc = curl_easy_perform(cu);
+	cc = dl.curl_easy_perform(cu);
 	if (cc == CURLE_OK || (cc == CURLE_WRITE_ERROR && s.over)) {
-		curl_easy_getinfo(cu, CURLINFO_RESPONSE_CODE, &r->status);
+		dl.curl_easy_getinfo(cu, CURLINFO_RESPONSE_CODE, &r->status);
 		rc = IH_OK;
 	} else {
 		r->status = 0;
 		snprintf(err, errlen, "%s", cerr[0] != '\0' ? cerr :
-		    curl_easy_strerror(cc));
+		    dl.curl_easy_strerror(cc));
 		rc = IH_EIO;
 	}
 out:
 	if (rc == IH_ENOMEM)
 		snprintf(err, errlen, "out of memory for the HTTP client");
-	curl_slist_free_all(hl);
+	dl.curl_slist_free_all(hl);
 	if (cu != NULL)
-		curl_easy_cleanup(cu);
+		dl.curl_easy_cleanup(cu);
 	return rc;
 }

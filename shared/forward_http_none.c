@@ -8,8 +8,9 @@ int
 forward_http_url_ok(const char *url, char *err, size_t errlen)
 {
 	(void)url;
-	snprintf(err, errlen, "this build of idemhook has no HTTP client "
-	    "(the static build): forwarding needs the dynamic build");
+	snprintf(err, errlen, "is set, but this build of idemhook has no "
+	    "HTTP client (the static build): forwarding needs the dynamic "
+	    "build");
 	return IH_ECONFIG;
 }
 

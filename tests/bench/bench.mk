@@ -99,7 +99,7 @@ bench-tools: $(LIB) $(PROVIDERS:%=$(BUILD)/%.fcgi) $(BUILD)/idemhook \
 $(BUILD)/tools/store_ceiling: tests/bench/store_ceiling.c $(LIB) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) \
-	    $(PKG_LIBS) $(CURL_LIBS)
+	    $(PKG_LIBS)
 
 $(BUILD)/tools/null.fcgi: tests/bench/null.c
 	@mkdir -p $(@D)

@@ -428,6 +428,18 @@ def case_cgi_layout(bindir, servers, app):
     cgi.stop()
 
 
+def no_libcurl_linked(bindir):
+    """The receivers load libcurl with dlopen() at their first forwarded
+    event: a CGI delivery without forwarding pays nothing for it (the
+    cgi layout case proves the loaded path)."""
+    for p in list(SPECS) + ["console"]:
+        r = subprocess.run(["ldd", os.path.join(bindir, p + ".fcgi")],
+                           capture_output=True, text=True, timeout=30)
+        check(r.returncode == 0 and "libsqlite3" in r.stdout,
+              "ldd %s.fcgi: %r" % (p, (r.stdout + r.stderr)[:300]))
+        check("libcurl" not in r.stdout, "%s.fcgi links libcurl" % p)
+
+
 def case_no_secret_logged(srv, app, work):
     texts = {"error.log": srv.errorlog(), "work": work.stderr()}
     for p in SPECS:
@@ -453,6 +465,7 @@ ACME_SECRET = "whsec_acme_" + os.urandom(12).hex()
 
 
 def run_cases(tap, bindir, servers):
+    tap.run("the receivers do not link libcurl", no_libcurl_linked, bindir)
     if shutil.which("node") is None or not os.path.isdir(
             os.path.join(APP_DIR, "node_modules", "stripe")):
         tap.not_ok("setup", "node and tests/forward-app/node_modules are needed "

@@ -56,7 +56,7 @@ $(FUZZ_DIR)/obj/fuzz/%.o: tests/fuzz/%.c tests/fuzz/fuzz.h $(HEADERS)
 
 $(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/obj/fuzz/fuzz_%.o $(FUZZ_HANDLERS) \
     $(FUZZ_LIB_OBJS)
-	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(PKG_LIBS) $(CURL_LIBS)
+	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(PKG_LIBS)
 
 # Each harness runs FUZZ_SECONDS, whatever another one did; then each
 # one's executions (libFuzzer's final stats) are listed, and the target
