@@ -99,6 +99,7 @@ struct config {
 	char	*forward_secret;	/* the re-signing secret, or NULL */
 	size_t	 forward_secret_len;
 	long	 forward_timeout_s;	/* one delivery, connection included */
+	long	 forward_pause_after;	/* failures in a row; 0: never */
 };
 
 /* A source of settings: returns the value of name, or NULL. */

@@ -411,6 +411,7 @@ give_up(const struct dispatch *d, const struct store_job *job,
 	if (fr != NULL && fr->retry_after_ms > wait)
 		wait = fr->retry_after_ms;
 	next = dead ? now : now + wait;
+	forward_pause_note(d, job, 0, fr, now + wait);
 	rc = store_fail(d->st, NULL, job, d->owner, why, next, dead, now, err,
 	    errlen);
 	if (rc == IH_ENOTFOUND) {
@@ -491,6 +492,7 @@ dispatch_job(const struct dispatch *d, struct store_job *job, char *err,
 	if (d->cfg->forward_url != NULL) {
 		snprintf(note, sizeof(note), "%s", why);
 		job->done_note = note;
+		forward_pause_note(d, job, 1, &fr, 0);
 	}
 	rc = store_begin(d->st, STORE_RELAXED, &tx, err, errlen);
 	if (rc != IH_OK)
@@ -523,13 +525,23 @@ int
 dispatch_drain(const struct dispatch *d, long max,
     const volatile sig_atomic_t *stop, long *done, char *err, size_t errlen)
 {
+	int64_t probe = 0;
 	int found = 1, rc = IH_OK;
 
 	while (found && (max <= 0 || *done < max) &&
 	    (stop == NULL || !*stop)) {
-		rc = dispatch_one(d, 0, &found, err, errlen);
+		/* Forwarding paused: nothing, or the probe (forward.h). */
+		if (d->pause != NULL &&
+		    !forward_pause_gate(d->pause, clock_wall_ms(), &probe))
+			break;
+		rc = dispatch_one(d, probe, &found, err, errlen);
 		if (rc != IH_OK)
 			break;
+		if (probe > 0 && !found) {
+			forward_pause_end(d->pause);
+			found = 1;
+			continue;
+		}
 		*done += found;
 	}
 	return rc;

@@ -9,6 +9,7 @@
 
 #include "account_name.h"
 #include "action.h"
+#include "alert.h"
 #include "clock.h"
 #include "config.h"
 #include "config_vars.h"
@@ -118,6 +119,18 @@ load_rest(struct config *cfg, const char *provider,
 		}
 		cfg->forward_timeout_s = (long)t;
 	}
+	cfg->forward_pause_after = FORWARD_DEFAULT_PAUSE_AFTER;
+	v = lookup(src, nsrc, provider, "PAUSE_AFTER", name, sizeof(name));
+	if (v != NULL) {
+		errno = 0;
+		t = strtoll(v, &end, 10);
+		if (errno != 0 || *end != '\0' || t < 0 || t > 1000) {
+			snprintf(err, errlen, "%s must be a whole number "
+			    "from 0 (never pause) to 1000", name);
+			return IH_ECONFIG;
+		}
+		cfg->forward_pause_after = (long)t;
+	}
 	if (cfg->lease_s * 1000 <= cfg->forward_timeout_s * 1000 +
 	    cfg->busy_timeout_ms) {
 		snprintf(err, errlen, "IDEMHOOK_LEASE (%ld s) must be longer "
@@ -140,7 +153,8 @@ int
 forward_load(struct config *cfg, const char *provider,
     const struct config_source *src, size_t nsrc, char *err, size_t errlen)
 {
-	static const char *const others[] = { "SIGN", "SECRET", "TIMEOUT" };
+	static const char *const others[] = { "SIGN", "SECRET", "TIMEOUT",
+	    "PAUSE_AFTER" };
 	char name[128], uname[128], why[256];
 	const char *v;
 	size_t i;
@@ -306,6 +320,7 @@ forward_deliver(const struct dispatch *d, const struct store_job *job,
 	rc = forward_http_post(&req, &r, err, sizeof(err));
 	fr->ms = clock_mono_ms() - t0;
 	fr->status = r.status;
+	fr->failed = rc != IH_OK || r.status < 200 || r.status > 299;
 	if (rc != IH_OK) {
 		snprintf(why, whylen, "forward: no answer after %lld ms: %s",
 		    (long long)fr->ms, err);
@@ -328,4 +343,61 @@ out:
 	free(kept);
 	free(hdrs);
 	return rc;
+}
+
+int
+forward_pause_gate(const struct forward_pause *fp, int64_t now_ms,
+    int64_t *probe)
+{
+	*probe = 0;
+	if (!fp->paused)
+		return 1;
+	if (now_ms < fp->until_ms)
+		return 0;
+	*probe = fp->probe;
+	return 1;
+}
+
+void
+forward_pause_end(struct forward_pause *fp)
+{
+	memset(fp, 0, sizeof(*fp));
+}
+
+void
+forward_pause_note(const struct dispatch *d, const struct store_job *job,
+    int delivered, const struct forward_result *fr, int64_t next_ms)
+{
+	struct forward_pause *fp = d->pause;
+	char cid[LOG_CLEAN_SIZE], text[256];
+	const char *p = job->ev.provider;
+
+	if (fp == NULL || d->cfg->forward_url == NULL)
+		return;
+	if (delivered) {
+		if (fp->paused)
+			log_emit(d->log, "provider=%s forward=resumed after "
+			    "failures=%ld", p, fp->failures);
+		forward_pause_end(fp);
+		return;
+	}
+	/* An answer no retry cures says nothing of the application's health. */
+	if (fr == NULL || !fr->failed || fr->permanent)
+		return;
+	fp->failures++;
+	if (d->cfg->forward_pause_after <= 0 ||
+	    fp->failures < d->cfg->forward_pause_after)
+		return;
+	fp->until_ms = next_ms;
+	fp->probe = job->ev.rowid;
+	if (fp->paused)
+		return;
+	fp->paused = 1;
+	log_clean(cid, job->ev.event_id, (size_t)-1);
+	log_emit(d->log, "provider=%s forward=paused failures=%ld probe=%s",
+	    p, fp->failures, cid);
+	snprintf(text, sizeof(text), "forwarding of %s is paused after %ld "
+	    "failed deliveries in a row; event %s is retried alone until the "
+	    "application answers\n", p, fp->failures, cid);
+	alert_text(d->cfg, p, "forward_paused", text, d->log);
 }

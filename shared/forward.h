@@ -62,11 +62,53 @@ void	forward_free(struct config *cfg);
 
 /* The outcome of one delivery. */
 struct forward_result {
+	int	 failed;		/* a delivery was made and failed */
 	long	 status;		/* HTTP status, 0 without an answer */
 	int64_t	 ms;			/* how long it took */
 	int	 permanent;		/* fail for good: no retry helps */
 	int64_t	 retry_after_ms;	/* Retry-After, or 0 */
 };
+
+/*
+ * The pause (a circuit breaker) of one process's deliveries to one
+ * destination: after IDEMHOOK_<PROVIDER>_FORWARD_PAUSE_AFTER deliveries
+ * in a row failed for a reason a retry may cure (no answer, 5xx, 408,
+ * 429), the process claims none of the provider's due events until the
+ * last failed one is due again, then tries that one alone (the probe),
+ * again and again, until the application answers 2xx: so that an
+ * outage costs one event's attempts, not every event's.  Pausing is
+ * logged and alerted (IDEMHOOK_ALERT_ACTION, reason "forward_paused")
+ * once, resuming logged.  Nothing is dropped: events wait due.  The
+ * state is the process's own (the processing thread's, idemhook
+ * work's): each process pauses and probes by itself.  Zeroed: running.
+ */
+struct forward_pause {
+	long	 failures;	/* deliveries failed in a row */
+	int	 paused;
+	int64_t	 until_ms;	/* paused: no claim before this */
+	int64_t	 probe;		/* paused: the event tried first (rowid) */
+};
+
+#define FORWARD_DEFAULT_PAUSE_AFTER	3
+
+/*
+ * May the process claim the provider's due events at now_ms?  Returns 1
+ * (with *probe the row to claim first, or 0: any), 0 while paused.
+ */
+int	forward_pause_gate(const struct forward_pause *fp, int64_t now_ms,
+	    int64_t *probe);
+
+/* The probe was not due (another process took it): the pause ends. */
+void	forward_pause_end(struct forward_pause *fp);
+
+/*
+ * After job's attempt: fr says whether a delivery was made and how it
+ * went (delivered: 2xx), next_ms when the job is due again.  Updates
+ * d->pause (when not NULL) and logs and alerts the change.
+ */
+void	forward_pause_note(const struct dispatch *d,
+	    const struct store_job *job, int delivered,
+	    const struct forward_result *fr, int64_t next_ms);
 
 /*
  * Delivers job's event to d->cfg's destination.  Returns IH_OK for a 2xx

@@ -413,6 +413,48 @@ def case_late_delivery_verifies(bindir, servers, app):
     wait_status(srv, "stripe", eid, "done")
 
 
+def case_pause(bindir, servers, app):
+    """The circuit breaker: with the application down, after two failed
+    deliveries in a row `idemhook work` pauses the destination (logged,
+    alerted once), retries only the last failed event (the probe), leaves
+    the others waiting with no attempt spent, and resumes by itself once
+    the application answers; every event then arrives once."""
+    srv = servers.add(Server(bindir, providers=["stripe"], name="pause"))
+    alerts = os.path.join(srv.tmp, "alerts")
+    srv.env.update(forward_env(app))
+    srv.env.update({"IDEMHOOK_MODE": "worker", "IDEMHOOK_MAX_ATTEMPTS": "50",
+                    "IDEMHOOK_RETRY_MAX": "1",
+                    "IDEMHOOK_STRIPE_FORWARD_PAUSE_AFTER": "2",
+                    "IDEMHOOK_ALERT_ACTION":
+                        'echo "$IDEMHOOK_ALERT_REASON" >> %s' % alerts})
+    srv.start()
+    app.stop()
+    ids = [deliver(srv, "stripe")[0] for _ in range(6)]
+    work = Work(bindir, srv, {"IDEMHOOK_MODE": "after-response"})
+    work.start()
+    try:
+        wait_for("forward=paused in the work log",
+                 lambda: "forward=paused failures=2" in work.stderr())
+        wait_for("the probe retried three more times",
+                 lambda: len(attempts(srv, "stripe", ids[1])) >= 4)
+        spent = [len(attempts(srv, "stripe", e)) for e in ids]
+        check_eq(spent[0], 1, "attempts of the first event")
+        check_eq(spent[2:], [0, 0, 0, 0], "attempts of the events waiting")
+        with open(alerts) as f:
+            check_eq(f.read().split(), ["forward_paused"], "alerts")
+        app.start()
+        for eid in ids:
+            once(app, "stripe", eid)
+            wait_status(srv, "stripe", eid, "done")
+        check("forward=resumed" in work.stderr(), "resumed logged")
+        with open(alerts) as f:
+            check_eq(f.read().split(), ["forward_paused"], "one alert in all")
+    finally:
+        work.stop()
+        if app.proc is None:
+            app.start()
+
+
 def case_cgi_layout(bindir, servers, app):
     """Plain CGI (Apache, the shipped cgi.htaccess), no idemhook work:
     the program that recorded the event forwards it after its answer."""
@@ -485,6 +527,7 @@ def run_cases(tap, bindir, servers):
         tap.run("late delivery verifies", case_late_delivery_verifies, bindir,
                 servers, app)
         tap.run("cgi layout", case_cgi_layout, bindir, servers, app)
+        tap.run("pause", case_pause, bindir, servers, app)
         work.stop()
         tap.run("no secret logged", case_no_secret_logged, srv, app, work)
     finally:

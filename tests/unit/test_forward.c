@@ -202,6 +202,10 @@ settings_refused(void **state)
 		    "IDEMHOOK_STRIPE_FORWARD_TIMEOUT=301" }, "1 to 300" },
 		{ { URL "https://h/x", SECRET,
 		    "IDEMHOOK_STRIPE_FORWARD_SIGN=as-received" }, "remove one" },
+		{ { URL "https://h/x", SECRET,
+		    "IDEMHOOK_STRIPE_FORWARD_PAUSE_AFTER=-1" }, "never pause" },
+		{ { "IDEMHOOK_STRIPE_FORWARD_PAUSE_AFTER=2", NULL, NULL },
+		    "nothing is forwarded" },
 	};
 	char *env[4];
 	struct config cfg;
@@ -259,6 +263,30 @@ forward_secret_kept(void **state)
 	config_vars_free(&v);
 }
 
+/* Paused: nothing before until_ms, then the probe alone. */
+static void
+pause_gate(void **state)
+{
+	struct forward_pause fp;
+	int64_t probe = -1;
+
+	(void)state;
+	memset(&fp, 0, sizeof(fp));
+	assert_int_equal(forward_pause_gate(&fp, 1000, &probe), 1);
+	assert_int_equal(probe, 0);
+	fp.paused = 1;
+	fp.failures = 3;
+	fp.until_ms = 2000;
+	fp.probe = 42;
+	assert_int_equal(forward_pause_gate(&fp, 1999, &probe), 0);
+	assert_int_equal(forward_pause_gate(&fp, 2000, &probe), 1);
+	assert_int_equal(probe, 42);
+	forward_pause_end(&fp);
+	assert_int_equal(forward_pause_gate(&fp, 0, &probe), 1);
+	assert_int_equal(probe, 0);
+	assert_int_equal(fp.failures, 0);
+}
+
 int
 main(void)
 {
@@ -272,6 +300,7 @@ main(void)
 		cmocka_unit_test(settings_refused),
 		cmocka_unit_test(standard_and_asaas_rules),
 		cmocka_unit_test(forward_secret_kept),
+		cmocka_unit_test(pause_gate),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
