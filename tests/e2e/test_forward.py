@@ -455,6 +455,28 @@ def case_pause(bindir, servers, app):
             app.start()
 
 
+def case_inline(bindir, servers, app):
+    """IDEMHOOK_MODE=inline: the provider's answer waits for the
+    delivery; a failed one answers 500 and leaves no row, so that the
+    provider's retry is a delivery afresh."""
+    srv = servers.add(Server(bindir, providers=["stripe"], name="inline"))
+    srv.env.update(forward_env(app))
+    srv.env["IDEMHOOK_MODE"] = "inline"
+    srv.start()
+    app.plan("stripe", ["500"])
+    eid = STRIPE.new_id("inl")
+    body = STRIPE.body(eid, "payment_intent.succeeded")
+    r = STRIPE.post(srv, body, STRIPE.headers(srv, body, eid, None))
+    cases.expect_error(r, 500, "inline delivery the application refused")
+    check_eq(srv.rows("stripe", eid), [], "rows after the failed inline attempt")
+    r = STRIPE.post(srv, body, STRIPE.headers(srv, body, eid, None))
+    cases.expect_accepted(r, "the provider's retry")
+    check_eq(row(srv, "stripe", eid)["status"], "done", "done before the answer")
+    check_eq([x["status"] for x in app.records("stripe", eid)], [500, 200],
+             "what the application answered")
+    srv.stop()
+
+
 def case_cgi_layout(bindir, servers, app):
     """Plain CGI (Apache, the shipped cgi.htaccess), no idemhook work:
     the program that recorded the event forwards it after its answer."""
@@ -528,6 +550,7 @@ def run_cases(tap, bindir, servers):
                 servers, app)
         tap.run("cgi layout", case_cgi_layout, bindir, servers, app)
         tap.run("pause", case_pause, bindir, servers, app)
+        tap.run("inline", case_inline, bindir, servers, app)
         work.stop()
         tap.run("no secret logged", case_no_secret_logged, srv, app, work)
     finally:
