@@ -60,6 +60,8 @@ APP_SECRETS = {
     "shopify": "shpss_app_" + os.urandom(12).hex(),
     "asaas": "asaas-app-" + os.urandom(12).hex(),
     "standard": standard_secret(os.urandom(24)),
+    # The route of Stripe events signed the Standard Webhooks way.
+    "stripe-sw": standard_secret(os.urandom(24)),
 }
 
 
@@ -477,6 +479,55 @@ def case_inline(bindir, servers, app):
     srv.stop()
 
 
+def case_sign_modes(bindir, servers, app):
+    """FORWARD_SIGN=standard: Stripe events verified by the standardwebhooks
+    library, webhook-id the event's id.  FORWARD_SIGN=as-received: GitHub's
+    own signature passed on untouched verifies where the application holds
+    the same secret; a Stripe signature passed on ten minutes late is
+    refused by constructEvent (400), which makes the event dead at once."""
+    srv = servers.add(Server(bindir, providers=["stripe", "github"], name="modes",
+                             secrets={"github": APP_SECRETS["github"]}))
+    srv.env.update(forward_env(app))
+    srv.env.update({
+        "IDEMHOOK_STRIPE_FORWARD_URL": app.url("stripe-sw"),
+        "IDEMHOOK_STRIPE_FORWARD_SIGN": "standard",
+        "IDEMHOOK_STRIPE_FORWARD_SECRET": APP_SECRETS["stripe-sw"],
+        "IDEMHOOK_GITHUB_FORWARD_SIGN": "as-received",
+    })
+    del srv.env["IDEMHOOK_GITHUB_FORWARD_SECRET"]
+    srv.start()
+    eid, _ = deliver(srv, "stripe")
+    got = wait_for("stripe-sw accepted", lambda: app.accepted("stripe-sw", eid))
+    check_eq(got[0]["type"], "payment_intent.succeeded", "the event's type")
+    eid, _ = deliver(srv, "github")
+    once(app, "github", eid)
+    srv.stop()
+
+    late = servers.add(Server(bindir, providers=["stripe"], name="late-as-received",
+                              secrets={"stripe": APP_SECRETS["stripe"]}))
+    late.env.update(forward_env(app))
+    late.env.update({"IDEMHOOK_STRIPE_FORWARD_SIGN": "as-received",
+                     "IDEMHOOK_MODE": "worker",
+                     "IDEMHOOK_CLOCK_SKEW_MS": "-600000"})
+    del late.env["IDEMHOOK_STRIPE_FORWARD_SECRET"]
+    late.start()
+    eid = STRIPE.new_id("asrec")
+    body = STRIPE.body(eid, "payment_intent.succeeded")
+    h = STRIPE.headers(late, body, eid, None, t=int(time.time()) - 600)
+    cases.expect_accepted(late.post(late.url("stripe"), body, h), "late delivery")
+    work = Work(bindir, late, {"IDEMHOOK_MODE": "after-response",
+                               "IDEMHOOK_CLOCK_SKEW_MS": "0"})
+    rc, out, err = work.run("work", "--once")
+    check_eq(rc, 0, "work --once: %s" % err[-600:])
+    r = wait_status(late, "stripe", eid, "dead")
+    check("HTTP 400" in r["last_error"], "refused by the application: %r"
+          % r["last_error"])
+    recs = app.records("stripe")
+    mine = [x for x in recs if x.get("error") and "timestamp" in x["error"].lower()]
+    check(mine, "constructEvent refused the old timestamp: %r" % recs[-1:])
+    late.stop()
+
+
 def case_cgi_layout(bindir, servers, app):
     """Plain CGI (Apache, the shipped cgi.htaccess), no idemhook work:
     the program that recorded the event forwards it after its answer."""
@@ -551,6 +602,7 @@ def run_cases(tap, bindir, servers):
         tap.run("cgi layout", case_cgi_layout, bindir, servers, app)
         tap.run("pause", case_pause, bindir, servers, app)
         tap.run("inline", case_inline, bindir, servers, app)
+        tap.run("sign modes", case_sign_modes, bindir, servers, app)
         work.stop()
         tap.run("no secret logged", case_no_secret_logged, srv, app, work)
     finally:
