@@ -214,15 +214,17 @@ escape_answer(const struct config *cfg, const char *a, size_t len,
     char *out, size_t cap)
 {
 	const char *s = cfg->forward_secret;
-	size_t i, o = 0, sl = cfg->forward_secret_len;
+	size_t i, n, o = 0, sl = cfg->forward_secret_len;
 
 	out[0] = '\0';
 	for (i = 0; i < len && o + 5 < cap; i++) {
-		if (s != NULL && sl >= 4 && i + sl <= len &&
-		    memcmp(a + i, s, sl) == 0 && o + 8 < cap) {
+		/* The secret, or its start where the kept bytes end. */
+		n = len - i < sl ? len - i : sl;
+		if (s != NULL && sl >= 4 && n >= 4 &&
+		    memcmp(a + i, s, n) == 0) {
 			memcpy(out + o, "***", 3);
 			o += 3;
-			i += sl - 1;
+			i += n - 1;
 			continue;
 		}
 		if (a[i] >= 0x20 && a[i] < 0x7f && a[i] != '"' &&
@@ -274,8 +276,15 @@ forward_deliver(const struct dispatch *d, const struct store_job *job,
 		snprintf(why, whylen, "forward: the payload is purged");
 		return IH_EIO;
 	}
-	rc = store_show_account(d->st, ev->provider, ev->account,
-	    ev->event_id, kept_fn, &kept, err, sizeof(err));
+	/*
+	 * The kept headers are not in the claim: read back with the row (its
+	 * payload too, for now), unless the provider keeps none (Asaas).
+	 */
+	if (d->p->kept_headers != NULL && d->p->kept_headers[0] != NULL)
+		rc = store_show_account(d->st, ev->provider, ev->account,
+		    ev->event_id, kept_fn, &kept, err, sizeof(err));
+	else
+		rc = IH_OK;
 	if (rc != IH_OK) {
 		snprintf(why, whylen, "forward: cannot read the event's "
 		    "headers: %s", err);

@@ -258,6 +258,18 @@ def case_500_retried(srv, app, work):
           "the attempt that ended done keeps the answer: %r" % errs)
 
 
+def case_answer_masked(srv, app, work):
+    """An answer that prints the forwarding secret back is kept with the
+    secret masked."""
+    app.plan("shopify", ["echo"])
+    eid, _ = deliver(srv, "shopify")
+    once(app, "shopify", eid)
+    errs = [a[2] or "" for a in attempts(srv, "shopify", eid)]
+    check(any("secret=***" in e for e in errs), "the masked answer: %r" % errs)
+    check(not any(APP_SECRETS["shopify"][:8] in e for e in errs),
+          "the secret in an attempt: %r" % errs)
+
+
 def case_429_retry_after(srv, app, work):
     app.plan("github", ["429:3"])
     eid, _ = deliver(srv, "github")
@@ -573,7 +585,8 @@ def case_no_secret_logged(srv, app, work):
         check(not rep, "%s: sanitizer reports %r" % (name, rep))
 
 
-CASES = [case_each_provider, case_500_retried, case_429_retry_after, case_timeout,
+CASES = [case_each_provider, case_500_retried, case_answer_masked,
+         case_429_retry_after, case_timeout,
          case_slow, case_400_dead_then_replay, case_dead_letter_replayed,
          case_down_in_order, case_account, case_check_refuses]
 ACME_SECRET = "whsec_acme_" + os.urandom(12).hex()

@@ -8,7 +8,8 @@
 // Usage: node app.mjs PORT JOURNAL SECRETS.json
 // The test steers the answers with POST /control {"route": ..., "plan": [...]}:
 // each delivery to the route takes the next step of its plan ("ok", "500",
-// "400", "429:SECONDS", "slow:MS", "hang"), then "ok" once the plan is used up.
+// "400", "429:SECONDS", "slow:MS", "hang", "echo": a 500 that prints the
+// route's secret), then "ok" once the plan is used up.
 import { createServer } from 'node:http';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -100,7 +101,7 @@ const server = createServer((req, res) => {
       let status = 200;
       const headers = { 'Content-Type': 'text/plain' };
       if (!rec.verified) status = 400;
-      else if (step === '500') status = 500;
+      else if (step === '500' || step === 'echo') status = 500;
       else if (step === '400') status = 400;
       else if (step.startsWith('429:')) {
         status = 429;
@@ -108,8 +109,10 @@ const server = createServer((req, res) => {
       }
       rec.status = status;
       note(rec);
+      // "echo": a careless application that prints its secret back.
+      const extra = step === 'echo' ? 'secret=' + secrets[route] : '';
       res.writeHead(status, headers).end(status === 200 ? 'thanks' :
-        'no: "' + step + '"\n' + (rec.error || ''));
+        'no: "' + step + '"\n' + (rec.error || '') + extra);
     };
     if (step.startsWith('slow:')) setTimeout(finish, Number(step.slice(5)));
     else finish();
