@@ -21,6 +21,7 @@
 #include "log.h"
 #include "provider.h"
 #include "store.h"
+#include "store_kept.h"
 
 /* Looks up IDEMHOOK_<PROVIDER>_FORWARD_<key>, naming it in name. */
 static const char *
@@ -194,16 +195,6 @@ forward_free(struct config *cfg)
 	cfg->forward_url = NULL;
 }
 
-/* The kept headers of the event, copied out of store_show(). */
-static int
-kept_fn(void *arg, const struct store_row *row)
-{
-	char **out = arg;
-
-	*out = strdup(row->headers != NULL ? row->headers : "");
-	return *out != NULL ? IH_OK : IH_ENOMEM;
-}
-
 /*
  * The answer's first bytes for the attempt's error: printable ASCII as
  * it is, anything else (and the quote and backslash) as \xNN, and the
@@ -276,13 +267,10 @@ forward_deliver(const struct dispatch *d, const struct store_job *job,
 		snprintf(why, whylen, "forward: the payload is purged");
 		return IH_EIO;
 	}
-	/*
-	 * The kept headers are not in the claim: read back with the row (its
-	 * payload too, for now), unless the provider keeps none (Asaas).
-	 */
+	/* The kept headers are not in the claim: read alone, when any. */
 	if (d->p->kept_headers != NULL && d->p->kept_headers[0] != NULL)
-		rc = store_show_account(d->st, ev->provider, ev->account,
-		    ev->event_id, kept_fn, &kept, err, sizeof(err));
+		rc = store_kept_headers(d->st, ev->rowid, &kept, err,
+		    sizeof(err));
 	else
 		rc = IH_OK;
 	if (rc != IH_OK) {
