@@ -283,7 +283,9 @@ forward_http_post(const struct forward_http_req *req,
 out:
 	if (rc == IH_ENOMEM)
 		snprintf(err, errlen, "out of memory for the HTTP client");
-	dl.curl_slist_free_all(hl);
+	/* Neither exists when libcurl could not be loaded. */
+	if (hl != NULL)
+		dl.curl_slist_free_all(hl);
 	if (cu != NULL)
 		dl.curl_easy_cleanup(cu);
 	return rc;
