@@ -142,6 +142,7 @@ after_answer(struct serve *sv, struct ingest *in)
 	d.p = sv->p;
 	d.cfg = &in->cfg;
 	d.owner = owner;
+	d.pause = NULL;
 	d.log = log_dest_sink(&sv->cgi.logd, &log_stderr);
 	if (d.st != NULL)
 		processing_here(&d, &in->job, PROCESSING_DRAIN);

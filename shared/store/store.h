@@ -222,6 +222,9 @@ int	store_savepoint(struct store_txn *tx, enum store_sp op, char *err,
 struct store_job {
 	struct event	 ev;
 	int64_t		 seq;		/* its row in attempts, over all time */
+	/* Kept as the attempt's note when it ends done (borrowed), or NULL:
+	 * what the application answered a forwarded event (forward.h). */
+	const char	*done_note;
 };
 
 /*
