@@ -38,16 +38,22 @@ PROG_PKGS  = sqlite3 libcrypto fcgi yajl
 PROG_LIBS := $(shell pkg-config --libs $(PROG_PKGS) 2>/dev/null || \
 	echo -lsqlite3 -lcrypto -lfcgi -lyajl)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
-# libcurl: the idemhook command only (catch-up and health call the
-# providers' APIs); no receiver links it.  NO_CURL=1 (the static build)
-# links handlers/cli/api_none.c instead, which refuses every call.
+# libcurl: the idemhook command links it (catch-up and health call the
+# providers' APIs); the receivers load it with dlopen() at their first
+# forwarded event (shared/forward_http.c), as they load libpq, so that a
+# CGI delivery without forwarding pays nothing for it.  NO_CURL=1 (the
+# static build) links handlers/cli/api_none.c and
+# shared/forward_http_none.c instead, which refuse every call and every
+# forwarding setting.
 ifeq ($(NO_CURL),1)
 API_HTTP_OBJ = $(BUILD)/obj/handlers/cli/api_none.o
+CURL_OUT     = shared/forward_http.c
 CURL_LIBS    =
 # The programs say what this build cannot do (store_thin.h).
 CPPFLAGS    += -DIH_NO_HTTP_CLIENT
 else
 API_HTTP_OBJ = $(BUILD)/obj/handlers/cli/api_http.o
+CURL_OUT     = shared/forward_http_none.c
 CURL_CFLAGS := $(shell pkg-config --cflags libcurl 2>/dev/null)
 CURL_LIBS   := $(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
 endif
@@ -84,7 +90,8 @@ PG_OUT = $(filter-out shared/store/pg_none.c,\
 else
 PG_OUT = shared/store/pg_none.c
 endif
-LIB_SRCS = $(filter-out $(PG_OUT),$(wildcard shared/*.c shared/store/*.c))
+LIB_SRCS = $(filter-out $(PG_OUT) $(CURL_OUT),\
+	$(wildcard shared/*.c shared/store/*.c))
 LIB_OBJS = $(LIB_SRCS:shared/%.c=$(BUILD)/obj/shared/%.o) \
 	$(BUILD)/obj/schema_sql.o
 LIB      = $(BUILD)/libidemhook.a
@@ -149,7 +156,7 @@ all: $(LIB) $(PROGRAMS)
 $(BUILD)/obj/shared/%.o: shared/%.c $(HEADERS)
 	@mkdir -p $(@D)
 	@[ "$(V)" = 1 ] || echo "  CC      $<"
-	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(CURL_CFLAGS) -c -o $@ $<
 
 # The schemas are compiled in, so a program never reads db/ at run time.
 # For each backend B (sqlite, postgres): db/B/schema.sql becomes

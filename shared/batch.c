@@ -54,6 +54,7 @@ dispatch_for(struct batch_writer *w, const struct config *cfg,
 	d->cfg = cfg;
 	d->owner = owner;
 	d->log = log_dest_sink(&w->logd, &log_stderr);
+	d->pause = NULL;
 }
 
 /* Opens the store the delivery's settings name; else answers why not. */

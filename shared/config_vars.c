@@ -159,6 +159,27 @@ config_is_secret_of(const char *name, const char *secret_var)
 	    name[1] >= '2' && name[1] <= '0' + CONFIG_MAX_SECRETS);
 }
 
+/*
+ * Is name the re-signing secret of forwarding (forward.h) of the
+ * provider whose secret is secret_var: IDEMHOOK_<PROVIDER>_FORWARD_SECRET,
+ * the provider's part read off secret_var (IDEMHOOK_ASAAS_TOKEN)?
+ */
+static int
+forward_secret_of(const char *name, const char *secret_var)
+{
+	const char *end;
+	size_t n;
+
+	if (secret_var == NULL || strncmp(secret_var, "IDEMHOOK_", 9) != 0)
+		return 0;
+	end = strchr(secret_var + 9, '_');
+	if (end == NULL)
+		return 0;
+	n = (size_t)(end - secret_var) + 1;
+	return strncmp(name, secret_var, n) == 0 &&
+	    strcmp(name + n, "FORWARD_SECRET") == 0;
+}
+
 void
 config_vars_keep_secrets(struct config_vars *v, const char *secret_var)
 {
@@ -166,7 +187,8 @@ config_vars_keep_secrets(struct config_vars *v, const char *secret_var)
 
 	for (i = 0; i < v->n; i++) {
 		if ((config_is_secret(v->names[i]) &&
-		    !config_is_secret_of(v->names[i], secret_var)) ||
+		    !config_is_secret_of(v->names[i], secret_var) &&
+		    !forward_secret_of(v->names[i], secret_var)) ||
 		    (secret_var != NULL &&
 		    config_is_console_secret(v->names[i]))) {
 			OPENSSL_cleanse(v->values[i], strlen(v->values[i]));

@@ -79,10 +79,11 @@ int	config_is_secret_of(const char *name, const char *secret_var);
 
 /*
  * Wipes and drops from v every secret (a name with _SECRET or _TOKEN
- * after IDEMHOOK_) other than secret_var and secret_var_2 to _4, so that
- * a program holds no other provider's secret, and for a receiver
- * (secret_var set) the console's secrets too.  With secret_var NULL (the
- * console), every provider's secret goes and the console's stay.
+ * after IDEMHOOK_) other than secret_var and secret_var_2 to _4, and the
+ * same provider's IDEMHOOK_<PROVIDER>_FORWARD_SECRET, so that a program
+ * holds no other provider's secret, and for a receiver (secret_var set)
+ * the console's secrets too.  With secret_var NULL (the console), every
+ * provider's secret goes and the console's stay.
  */
 void	config_vars_keep_secrets(struct config_vars *v,
 	    const char *secret_var);

@@ -83,6 +83,13 @@ npm_deps() {
 	    echo "deps: npm ci failed: $3" >&2
 }
 
+# The forwarding tests' application verifies with the providers' own
+# libraries (stripe, @octokit/webhooks-methods, standardwebhooks), pinned in
+# tests/forward-app/package-lock.json.
+forward_deps() {
+	npm_deps forward-app stripe "test_forward will fail at its setup"
+}
+
 # Only the tests need node packages: the console's browser tests drive
 # chromium with playwright-core (tests/browser/package-lock.json; no
 # browser download: Debian's /usr/bin/chromium), and the catch-up tests
@@ -91,6 +98,7 @@ node_deps() {
 	[ "$WHICH" = test ] || return 0
 	npm_deps browser playwright-core "the browser tests will be skipped"
 	npm_deps openapi @octokit/openapi "test_catchup's GitHub case will fail"
+	forward_deps
 }
 
 if [ -z "$missing" ]; then

@@ -125,7 +125,8 @@ api_each_provider(const char *cmd, int job, const char *const *named,
 		printf("]\n");
 	if (!tried && nnamed == 0) {
 		cli_errorf("%s: no provider has an API key: set "
-		    "IDEMHOOK_<PROVIDER>_API_KEY (see the README)", cmd);
+		    "IDEMHOOK_<PROVIDER>_API_KEY (handlers/README.md, "
+		    "Catching up)", cmd);
 		return 2;
 	}
 	return ex;

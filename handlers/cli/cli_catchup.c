@@ -143,7 +143,7 @@ run_one(void *arg, size_t pi, const struct api_provider *ap, int named,
 	int rc, ex;
 
 	ex = api_provider_open(&cu, c, pi, ap, named, "catch-up",
-	    " (see the README's catch-up section)");
+	    " (handlers/README.md, Catching up)");
 	if (ex != 0)
 		return ex;
 	cu.from_s = from_ms / 1000;

@@ -42,6 +42,7 @@
 #include "config_find.h"
 #include "console_auth.h"
 #include "docroot.h"
+#include "forward.h"
 #include "ih.h"
 #include "providers.h"
 #include "redact.h"
@@ -452,6 +453,23 @@ check_startup_only(struct check *ck, struct cli *c)
 			    settings_startup_only[i], c->config_path);
 }
 
+/*
+ * Forwarding is the provider's (forward.h): a destination named for one
+ * account (IDEMHOOK_STRIPE_FORWARD_URL@acme) is never read.
+ */
+static void
+check_forward_accounts(struct check *ck, const struct config_vars *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		if (strstr(v->names[i], "_FORWARD_") != NULL &&
+		    strchr(v->names[i], '@') != NULL)
+			problem(ck, "%.80s is not read: forwarding is set per "
+			    "provider, and every account's events go to its "
+			    "destination; remove the @account", v->names[i]);
+}
+
 static void
 check_usage(FILE *f)
 {
@@ -559,6 +577,8 @@ cli_check(struct cli *c, int argc, char **argv)
 	check_sources(c);
 	cli_check_build(c, &ck.problems, &ck.oks);
 	check_startup_only(&ck, c);
+	check_forward_accounts(&ck, &c->env);
+	check_forward_accounts(&ck, &c->file);
 	cli_check_console(c, &ck.problems, &ck.oks);
 	cli_check_files(c, ck.has_user, ck.uid, docroots, ndoc, &ck.problems,
 	    &ck.oks);
@@ -597,6 +617,16 @@ cli_check(struct cli *c, int argc, char **argv)
 			    "the commit after IDEMHOOK_ACTION_TIMEOUT %ld s",
 			    providers_all[i]->name, cfg->lease_s,
 			    cfg->action_timeout_s);
+		/* The loader refused a malformed destination (forward.h). */
+		if (cfg->forward_url != NULL)
+			ok(&ck, "%s: forwards each event to %s (signed %s, "
+			    "%ld s timeout)", providers_all[i]->name,
+			    ih_redact(cfg->forward_url, shown, sizeof(shown)),
+			    cfg->forward_sign ==
+			    FORWARD_SIGN_STANDARD ? "Standard Webhooks" :
+			    cfg->forward_sign == FORWARD_SIGN_AS_RECEIVED ?
+			    "as received" : "with the provider's scheme",
+			    cfg->forward_timeout_s);
 	}
 
 	cli_check_accounts(c, &ck.problems, &ck.oks);

@@ -33,6 +33,7 @@
 #include "config.h"
 #include "config_find.h"
 #include "dispatch.h"
+#include "forward.h"
 #include "harden.h"
 #include "ih.h"
 #include "log.h"
@@ -153,6 +154,7 @@ cmd_work(struct cli *c, int argc, char **argv)
 	struct alert_badsig badsig;
 	struct alert_held held;
 	struct thin_fetch thin;
+	struct forward_pause pauses[CLI_MAX_PROVIDERS];
 	long found, threshold, minutes, health_s = 0;
 	int64_t health_at[CLI_MAX_PROVIDERS], release_at[CLI_MAX_PROVIDERS];
 	static char health_last[CLI_MAX_PROVIDERS][1024];
@@ -207,6 +209,7 @@ cmd_work(struct cli *c, int argc, char **argv)
 	memset(&held, 0, sizeof(held));
 	memset(health_at, 0, sizeof(health_at));
 	memset(release_at, 0, sizeof(release_at));
+	memset(pauses, 0, sizeof(pauses));
 	/* IDEMHOOK_HEALTH_INTERVAL: idemhook health's checks, with alerts. */
 	v = cli_setting(c, "IDEMHOOK_HEALTH_INTERVAL");
 	if (v != NULL && cli_parse_long(v, 0, 86400, &health_s) != 0) {
@@ -232,6 +235,7 @@ cmd_work(struct cli *c, int argc, char **argv)
 			d.cfg = cfg;
 			d.owner = owner;
 			d.log = log_dest_sink(&ld, &log_stderr);
+			d.pause = i < CLI_MAX_PROVIDERS ? &pauses[i] : NULL;
 			/* IDEMHOOK_SILENCE_ALERT: one alert per silence. */
 			if (alert_silence_check(&silence, i, cfg,
 			    providers_all[i]->name, st, clock_wall_ms(), d.log,
@@ -345,7 +349,7 @@ usage(FILE *f)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\n--account NAME: list, show, verify, replay, purge, "
 	    "stats, objects, object,\ncatch-up and smoke see that account only "
-	    "(README, Accounts).\n");
+	    "(handlers/README.md, Accounts).\n");
 	fprintf(f, "\n'idemhook COMMAND --help' describes one command.\n"
 	    "Exit codes: 0 success, 1 failure, 2 usage or configuration "
 	    "error.\n");

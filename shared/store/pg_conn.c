@@ -614,6 +614,7 @@ static const struct store_ops pg_ops = {
 	.fetched = pg_fetched,
 	.list = pg_list,
 	.show = pg_show,
+	.kept = pg_kept,
 	.attempts = pg_attempts,
 	.purge = pg_purge,
 	.stats = pg_stats,

@@ -194,6 +194,34 @@ out:
 }
 
 int
+pg_kept(struct store *base, int64_t rowid, char **out, char *err,
+    size_t errlen)
+{
+	struct pg_params p;
+	const char *h;
+	PGresult *r;
+	int rc;
+
+	memset(&p, 0, sizeof(p));
+	pg_int(&p, rowid);
+	r = pg_exec_sql(pg_of(base), "SELECT headers FROM events WHERE id = $1",
+	    "i", &p, PGRES_TUPLES_OK, "cannot read event", err, errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	if (PQntuples(r) == 0) {
+		snprintf(err, errlen, "no event at row %lld", (long long)rowid);
+		rc = IH_ENOTFOUND;
+		goto out;
+	}
+	h = pg_gettext(r, 0, 0);
+	*out = strdup(h != NULL ? h : "");
+	rc = *out != NULL ? IH_OK : IH_ENOMEM;
+out:
+	PQclear(r);
+	return rc;
+}
+
+int
 pg_attempts(struct store *base, int64_t rowid,
     int (*fn)(void *arg, const struct store_attempt *a), void *arg,
     char *err, size_t errlen)

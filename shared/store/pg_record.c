@@ -417,7 +417,8 @@ pg_complete(struct store *base, const struct store_job *job,
 		rc = lease_lost(rc, n, job, err, errlen);
 	}
 	if (rc == IH_OK)
-		rc = attempt_end(st, job, now_ms, "done", NULL, err, errlen);
+		rc = attempt_end(st, job, now_ms, "done", job->done_note,
+		    err, errlen);
 	return rc;
 }
 

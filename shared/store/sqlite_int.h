@@ -187,6 +187,7 @@ int	sq_list(struct store *, const struct store_filter *, store_row_fn,
 int	sq_show(struct store *, const char *, const char *,
 	    const char *, store_row_fn,
 	    void *, char *, size_t);
+int	sq_kept(struct store *, int64_t, char **, char *, size_t);
 int	sq_attempts(struct store *, int64_t,
 	    int (*)(void *, const struct store_attempt *), void *, char *,
 	    size_t);

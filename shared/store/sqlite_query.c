@@ -216,6 +216,38 @@ out:
 }
 
 int
+sq_kept(struct store *base, int64_t rowid, char **out, char *err,
+    size_t errlen)
+{
+	struct sq *st = sq_of(base);
+	sqlite3_stmt *s = NULL;
+	const char *h;
+	int rc, step;
+
+	rc = sq_prepare(st, "SELECT headers FROM events WHERE id = ?1", &s,
+	    err, errlen);
+	if (rc != IH_OK)
+		goto out;
+	sqlite3_bind_int64(s, 1, rowid);
+	step = sqlite3_step(s);
+	if (step == SQLITE_DONE) {
+		snprintf(err, errlen, "no event at row %lld", (long long)rowid);
+		rc = IH_ENOTFOUND;
+		goto out;
+	}
+	if (step != SQLITE_ROW) {
+		rc = sq_fail(st, step, "cannot read event", err, errlen);
+		goto out;
+	}
+	h = (const char *)sqlite3_column_text(s, 0);
+	*out = strdup(h != NULL ? h : "");
+	rc = *out != NULL ? IH_OK : IH_ENOMEM;
+out:
+	sqlite3_finalize(s);
+	return rc;
+}
+
+int
 sq_attempts(struct store *base, int64_t rowid,
     int (*fn)(void *arg, const struct store_attempt *a), void *arg,
     char *err, size_t errlen)

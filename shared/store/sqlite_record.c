@@ -365,7 +365,8 @@ sq_complete(struct store *base, const struct store_job *job,
 	if (rc == IH_OK)
 		rc = lease_held(sqlite3_changes(st->db), job, err, errlen);
 	if (rc == IH_OK)
-		rc = attempt_end(st, job, now_ms, "done", NULL, err, errlen);
+		rc = attempt_end(st, job, now_ms, "done", job->done_note,
+		    err, errlen);
 	return rc;
 }
 

@@ -307,6 +307,26 @@ def install_files(sdir):
         shutil.rmtree(dest, ignore_errors=True)
 
 
+def no_forwarding(sdir):
+    """The static build has no HTTP client (no libcurl): a forwarding
+    setting is refused by name, never ignored."""
+    tmp = tempfile.mkdtemp(prefix="ih-static-fwd-")
+    try:
+        env = {"PATH": "/usr/bin:/bin", "IDEMHOOK_DB": os.path.join(tmp, "e.db"),
+               "IDEMHOOK_STRIPE_SECRET": "whsec_" + os.urandom(8).hex(),
+               "IDEMHOOK_STRIPE_FORWARD_URL": "https://app.example/hooks/stripe",
+               "IDEMHOOK_STRIPE_FORWARD_SECRET": "whsec_" + os.urandom(8).hex()}
+        r = subprocess.run([os.path.join(sdir, "idemhook"), "check", "--provider",
+                            "stripe"], env=env, capture_output=True, text=True,
+                           timeout=60)
+        out = r.stdout + r.stderr
+        check(r.returncode != 0 and "IDEMHOOK_STRIPE_FORWARD_URL is set, but this "
+              "build of idemhook has no HTTP client" in out,
+              "static check with forwarding: exit %d: %s" % (r.returncode, out[-600:]))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def run_cases(tap, bindir, servers):
     holder = {}
 
@@ -334,6 +354,8 @@ def run_cases(tap, bindir, servers):
         srv.stop()
     tap.run("make install-files DESTDIR=...: programs, schema, example, configs, man page",
             install_files, sdir)
+    tap.run("no forwarding in the static build: its settings are refused",
+            no_forwarding, sdir)
 
 
 if __name__ == "__main__":
