@@ -101,7 +101,9 @@ def as_nobody(bindir, db, *args):
     for k in harness.SANITIZER_ENV:
         if k in os.environ:
             e[k] = os.environ[k]
-    p = subprocess.run([os.path.join(bindir, "idemhook")] + list(args),
+    # The staged copy: nobody cannot reach a checkout under a 0700 folder.
+    p = subprocess.run([os.path.join(harness.staged_programs(bindir),
+                                     "idemhook")] + list(args),
                        env=e, capture_output=True, timeout=120, user=NOBODY,
                        group=NOBODY, extra_groups=[])
     return (p.returncode, p.stdout.decode("utf-8", "replace"),
