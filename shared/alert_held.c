@@ -73,8 +73,8 @@ alert_held_check(struct alert_held *ah, size_t i, const struct config *cfg,
 		    "new id: the same thing happening twice, or a replay): "
 		    "see idemhook list --provider %s --status held and each "
 		    "one's reason; idemhook catch-up releases those the "
-		    "provider's API lists; idemhook replay --provider %s "
-		    "EVENT_ID releases one on your word\n", provider, least, n,
+		    "provider's API lists; idemhook replay %s EVENT_ID "
+		    "releases one on your word\n", provider, least, n,
 		    hn.repeat, provider, provider);
 	alert_text(cfg, provider, "held", line, log);
 	return IH_OK;

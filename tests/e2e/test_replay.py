@@ -254,6 +254,8 @@ def held_cases(srv, bindir, auth, api, env, body, deliver):
         text = f.read()
     check(text.startswith("held github\n") and "holds 2 events (2 of them a body "
           "already recorded" in text, "alert: %r" % text)
+    # The command the alert names is one idemhook replay takes.
+    check("idemhook replay github EVENT_ID releases one" in text, "alert: %r" % text)
     # idemhook catch-up releases a repeat GitHub lists, too.
     cases.expect_accepted(send(api, deliver, g["later"], body), "a third removal")
     check_eq(gh_status(srv, g["later"]), "held", "the third removal before catch-up")
