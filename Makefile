@@ -134,6 +134,7 @@ CLI_OBJS = $(BUILD)/obj/handlers/cli/cli_main.o \
 	$(BUILD)/obj/handlers/cli/api_limits.o \
 	$(BUILD)/obj/handlers/cli/api_github_app.o \
 	$(BUILD)/obj/handlers/cli/api_github_held.o \
+	$(BUILD)/obj/handlers/cli/api_accounts.o \
 	$(BUILD)/obj/handlers/cli/thin_fetch.o \
 	$(BUILD)/obj/handlers/cli/cli_smoke.o \
 	$(BUILD)/obj/handlers/cli/smoke_sign.o
