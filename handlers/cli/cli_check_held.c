@@ -13,6 +13,7 @@
 #include "ih.h"
 #include "providers.h"
 #include "store.h"
+#include "store_thin.h"
 
 #define HELD_PROVIDER	"github"
 
@@ -120,8 +121,9 @@ cli_check_held_store(struct cli *c, struct store *st, int *problems,
 	for (i = 0; i < hc->nacc; i++) {
 		a = strcmp(hc->name[i], ACCOUNT_DEFAULT) == 0 ? NULL :
 		    hc->name[i];
-		keyed = api_accounts_has_key(c, (size_t)pi, a, var,
-		    sizeof(var));
+		/* The static build's work cannot ask GitHub, key or not. */
+		keyed = STORE_THIN_CAN_FETCH && api_accounts_has_key(c,
+		    (size_t)pi, a, var, sizeof(var));
 		snprintf(opt, sizeof(opt), "%s%s", a != NULL ? " --account " :
 		    "", a != NULL ? a : "");
 		cli_check_say(0, problems, oks, "%s%s%s: %ld held repeat(s), "
