@@ -121,6 +121,7 @@ CLI_OBJS = $(BUILD)/obj/handlers/cli/cli_main.o \
 	$(BUILD)/obj/handlers/cli/cli_check_store.o \
 	$(BUILD)/obj/handlers/cli/check_programs.o \
 	$(BUILD)/obj/handlers/cli/cli_check_console.o \
+	$(BUILD)/obj/handlers/cli/cli_check_held.o \
 	$(BUILD)/obj/handlers/cli/cli_catchup.o \
 	$(BUILD)/obj/handlers/cli/cli_health.o $(API_HTTP_OBJ) \
 	$(BUILD)/obj/handlers/cli/api_session.o \
@@ -134,6 +135,7 @@ CLI_OBJS = $(BUILD)/obj/handlers/cli/cli_main.o \
 	$(BUILD)/obj/handlers/cli/api_limits.o \
 	$(BUILD)/obj/handlers/cli/api_github_app.o \
 	$(BUILD)/obj/handlers/cli/api_github_held.o \
+	$(BUILD)/obj/handlers/cli/api_accounts.o \
 	$(BUILD)/obj/handlers/cli/thin_fetch.o \
 	$(BUILD)/obj/handlers/cli/cli_smoke.o \
 	$(BUILD)/obj/handlers/cli/smoke_sign.o \

@@ -247,12 +247,16 @@ cli_catchup_release(struct cli *c, size_t pi, const struct log_sink *log)
 	}
 	cu.json = 1;
 	rc = ap->release(&cu);
+	/* An account's release says whose (work does every account). */
 	if (rc != IH_OK)
-		log_emit(log, "catchup provider=%s held release failed: %s",
-		    cu.p->name, cu.err);
+		log_emit(log, "catchup provider=%s%s%s held release failed: "
+		    "%s", cu.p->name, c->account != NULL ? " account=" : "",
+		    c->account != NULL ? c->account : "", cu.err);
 	else if (cu.released > 0)
-		log_emit(log, "catchup provider=%s released=%ld: held events "
-		    "whose deliveries the API lists", cu.p->name, cu.released);
+		log_emit(log, "catchup provider=%s%s%s released=%ld: held "
+		    "events whose deliveries the API lists", cu.p->name,
+		    c->account != NULL ? " account=" : "", c->account != NULL ?
+		    c->account : "", cu.released);
 	catchup_close(&cu);
 	return rc;
 }

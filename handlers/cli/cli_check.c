@@ -36,6 +36,7 @@
 #include "cli_check_build.h"
 #include "cli_check_accounts.h"
 #include "cli_check_files.h"
+#include "cli_check_held.h"
 #include "cli_check_store.h"
 #include "cli_text.h"
 #include "check_programs.h"
@@ -611,6 +612,8 @@ cli_check(struct cli *c, int argc, char **argv)
 		if (cfg->nsecrets > 0 || nonly > 0)
 			cli_check_actions(providers_all[i]->name, cfg,
 			    &ck.problems, &ck.oks);
+		if (strcmp(providers_all[i]->name, "github") == 0)
+			cli_check_held_notes(c, cfg->nsecrets > 0);
 		/* The settings loader refuses a shorter lease (see above). */
 		if (cfg->nactions > 0)
 			ok(&ck, "%s: IDEMHOOK_LEASE %ld s leaves room for "
@@ -678,6 +681,7 @@ open:
 	if (store_audit(st, check_audit, &ck, err, sizeof(err)) != IH_OK)
 		problem(&ck, "%s", err);
 	cli_check_store(c, st, &ck.problems, &ck.oks);
+	cli_check_held_store(c, st, &ck.problems, &ck.oks);
 out:
 	if (ck.problems > 0) {
 		printf("%d problem(s) found\n", ck.problems);

@@ -42,6 +42,7 @@
 #include "settings.h"
 #include "store.h"
 
+#include "api_accounts.h"
 #include "cli_account.h"
 #include "cli_args.h"
 #include "cli_backup.h"
@@ -247,12 +248,15 @@ cmd_work(struct cli *c, int argc, char **argv)
 			    providers_all[i]->name, st, threshold, minutes,
 			    clock_wall_ms(), d.log, err, sizeof(err)) != IH_OK)
 				cli_errorf("work: signature check: %s", err);
-			/* Held events the API confirms, a minute apart. */
+			/*
+			 * Held events the API confirms, a minute apart, of
+			 * every account with a key or the App.
+			 */
 			if (i < CLI_MAX_PROVIDERS && (release_at[i] == 0 ||
 			    clock_wall_ms() - release_at[i] >=
 			    ALERT_HELD_CHECK_MS)) {
 				release_at[i] = clock_wall_ms();
-				(void)cli_catchup_release(c, i, d.log);
+				(void)api_accounts_release(c, i, d.log);
 			}
 			/* Events held back (version.h, hold_replays). */
 			if (alert_held_check(&held, i, cfg,

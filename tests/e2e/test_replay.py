@@ -292,6 +292,79 @@ def held_cases(srv, bindir, auth, api, env, body, deliver):
     check_eq([n.get(eid[k], 0) for k in g], [1] * 5, "action runs per event")
 
 
+GH_ACCOUNTS = {"acme": "acme-" + os.urandom(8).hex(), "bravo": "bravo-" + os.urandom(8).hex()}
+
+
+def acct_status(srv, account, guid):
+    rows = [r for r in srv.rows("github", "%s:%s" % (GH_HOOK, guid)) if r["account"] == account]
+    return rows[0]["status"] if rows else None
+
+
+def case_held_accounts(srv, bindir):
+    """Two accounts with held repeats GitHub lists: acme with an API key of
+    its own, bravo with none.  idemhook check notes, for each account
+    without a key nor App, that only the operator releases its repeats,
+    and counts each account's held repeats as a problem with the commands
+    that release them; idemhook work releases acme's (every account with
+    a key, not the default one only) and leaves bravo's held."""
+    with open(REPEATS) as f:
+        body = cases.dumps_pretty(json.load(f)["examples"]["membership"])
+    api = GitHubStandin(GH_TOKEN, lambda *a: 500).start()
+    try:
+        api.add_hook(GH_SCOPE, GH_HOOK, srv.url("github"))
+        guids = {}
+        for name, secret in sorted(GH_ACCOUNTS.items()):
+            guids[name] = [str(uuid.uuid4()) for _ in range(2)]
+            for n, g in enumerate(guids[name]):
+                h = {"X-GitHub-Event": "membership", "X-GitHub-Delivery": g,
+                     "X-GitHub-Hook-ID": GH_HOOK, "Content-Type": "application/json",
+                     "X-Hub-Signature-256": sign_github(secret, body)}
+                cases.expect_accepted(srv.post(srv.url("github") + "/" + name, body, h),
+                                      "%s: delivery %d" % (name, n))
+                api.attempt(GH_SCOPE, GH_HOOK, g, "membership", body, 200, time.time())
+            check_eq(acct_status(srv, name, guids[name][1]), "held", "%s: the repeat" % name)
+
+        own = {"IDEMHOOK_GITHUB_SECRET": srv.secrets["github"]}
+        rc, out, err = ih(srv, bindir, "check", "--provider", "github", env=own)
+        check_eq(rc, 1, "check with held repeats: %s" % out[-800:])
+        for who, var in (("", "IDEMHOOK_GITHUB_API_KEY"),
+                         (": account acme", "IDEMHOOK_GITHUB_API_KEY@acme"),
+                         (": account bravo", "IDEMHOOK_GITHUB_API_KEY@bravo")):
+            check("note: github%s: no %s nor App (IDEMHOOK_GITHUB_APP_ID)" % (who, var) in out,
+                  "no note for github%s: %s" % (who, out[-1500:]))
+        for name in GH_ACCOUNTS:
+            want = ("PROBLEM: github: account %s: 1 held repeat(s), run for nothing until "
+                    "released (nothing but you releases them): idemhook list --account %s "
+                    "--provider github --status held" % (name, name))
+            check(want in out and "idemhook replay --account %s github EVENT_ID" % name in out,
+                  "no problem line for %s: %s" % (name, out[-1500:]))
+
+        keys = {"IDEMHOOK_GITHUB_API_KEY": GH_TOKEN, "IDEMHOOK_GITHUB_API_KEY@acme": GH_TOKEN,
+                "IDEMHOOK_GITHUB_API_BASE": api.base,
+                "IDEMHOOK_GITHUB_HOOKS": "%s/%s" % (GH_SCOPE, GH_HOOK)}
+        rc, out, err = ih(srv, bindir, "work", "--once", env=keys)
+        check_eq(rc, 0, "work: %s" % err[-400:])
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and acct_status(srv, "acme", guids["acme"][1]) != "done":
+            ih(srv, bindir, "work", "--once")
+            time.sleep(0.1)
+        check_eq([acct_status(srv, n, guids[n][1]) for n in ("acme", "bravo")], ["done", "held"],
+                 "acme's repeat (a key of its own) released by work, bravo's (none) held")
+
+        rc, out, err = ih(srv, bindir, "check", "--provider", "github", env=dict(keys, **own))
+        check("no IDEMHOOK_GITHUB_API_KEY nor" not in out and
+              "account acme: no IDEMHOOK_GITHUB_API_KEY@acme" not in out and
+              "note: github: account bravo: no IDEMHOOK_GITHUB_API_KEY@bravo" in out,
+              "check with keys for default and acme: %s" % out[-1500:])
+        check(rc == 1 and "PROBLEM: github: account bravo: 1 held repeat(s)" in out and
+              "account acme: 1 held" not in out, "check after work: %s" % out[-1500:])
+        rc, out, err = ih(srv, bindir, "replay", "--account", "bravo", "github",
+                          "%s:%s" % (GH_HOOK, guids["bravo"][1]))
+        check_eq(rc, 0, "replay --account bravo: %s" % err[-300:])
+    finally:
+        api.stop()
+
+
 def case_held_cap(srv, bindir):
     """A captured body replayed under ever new GUIDs fills no store: past 32
     held with one body, the next is answered 503 (never 2xx: it is stored
@@ -334,6 +407,7 @@ def run_cases(tap, bindir, servers):
 
     password, hsh = operator(bindir)
     gh = Server(bindir, providers=["github"], name="held")
+    gh.env.update({"IDEMHOOK_GITHUB_SECRET@" + n: v for n, v in GH_ACCOUNTS.items()})
     gh.env.update({"IDEMHOOK_GITHUB_ACTION":
                    "* /bin/sh -c 'cat >/dev/null; echo $IDEMHOOK_EVENT_ID >> %s/runs'" % gh.tmp})
     settings = console_settings(gh, hsh)
@@ -345,6 +419,9 @@ def run_cases(tap, bindir, servers):
                 "operator (replay, the console); a captured body under a fake GUID stays "
                 "held and alerts", case_github_held, gh, bindir,
                 basic_auth(USER, password))
+        tap.run("github: two accounts with held repeats: check notes each account without "
+                "a key nor App and counts its held repeats as a problem; work releases those "
+                "of every account with a key", case_held_accounts, gh, bindir)
         tap.run("github: past 32 held with one body, a repeat is refused 503 and stored "
                 "nowhere; held again once one is released", case_held_cap, gh, bindir)
         tap.run("no sanitizer reports (github)", cases.case_sanitizers, gh)

@@ -9,7 +9,9 @@ shared-hosting recipe run as that account (the shipped .htaccess in
 anywhere).  Deliveries are accepted, a redelivery is a duplicate, a
 forged one 401; the store belongs to the account (suEXEC ran the
 programs as it); the request and processing lines are in the account's
-~/idemhook/idemhook.log; `idemhook check` as the account is clean.  Then
+~/idemhook/idemhook.log; `idemhook check` as the account is clean; the
+README's smoke block, from the build machine, exits 0 (accepted,
+duplicate, 401).  Then
 the store moved under ~/public_html: 500 under_document_root, one log
 line saying why, and check reports it.
 
@@ -33,15 +35,49 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import ApacheServer, check, sign_stripe, suite_main  # noqa: E402
+from harness import SANITIZER_ENV, ApacheServer, check, sign_stripe, suite_main  # noqa: E402
 from suexec import SuexecSite  # noqa: E402
 from test_recipes import (cron_commands, deliveries, fill_secrets, post, recipe,  # noqa: E402
-                          wait_http)
+                          shell_commands, wait_http)
+
+
+def smoke_from_build_machine(site, dynamic):
+    """The README's shared-smoke block, word for word, on a "build
+    machine" of our own: a folder whose build/idemhook is the dynamic
+    command under test (the static one uploaded has no libcurl), so make
+    is not run; scp's host is the account's home as this machine sees it,
+    and the URL the site's, as test_recipes' run_smoke substitutes it.
+    The smoke test must exit 0 with accepted, duplicate and 401."""
+    ns = site.ns
+    up = tempfile.mkdtemp(prefix="ih-smoke-", dir=ns.tmp)
+    os.makedirs(os.path.join(up, "build"))
+    os.symlink(os.path.join(os.path.abspath(dynamic), "idemhook"),
+               os.path.join(up, "build", "idemhook"))
+    env = {"PATH": "/usr/bin:/bin"}
+    env.update({k: os.environ[k] for k in SANITIZER_ENV if k in os.environ})
+    ran = 0
+    for _, text in recipe("shared-smoke"):
+        for cmd in shell_commands(text):
+            if cmd == "make":
+                continue
+            cmd = cmd.replace("you@your-host:", ns.path(site.home) + "/")
+            cmd = cmd.replace("https://example.com/", site.base + "/")
+            r = subprocess.run(["sh", "-c", cmd], cwd=up, env=env, capture_output=True,
+                               text=True, timeout=120)
+            check(r.returncode == 0, "%r: exit %d: %s" % (cmd, r.returncode,
+                                                        (r.stdout + r.stderr)[-600:]))
+            if " smoke " in cmd:
+                ran += 1
+                check("accepted" in r.stdout and "duplicate" in r.stdout and "401" in r.stdout,
+                      "%r: %s" % (cmd, r.stdout[-600:]))
+    check(ran == 1, "the shared-smoke block runs idemhook smoke %d times" % ran)
+    check(not os.path.exists(os.path.join(up, "smoke.env")), "smoke.env left behind")
 
 
 def shared_hosting(bindir, mode):
     # fcgid: the static build the README uploads, when make static made it
     # (make check does); cgi: the programs under test, with sanitizers.
+    dynamic = bindir
     static = os.path.join(bindir, "static")
     if mode == "fcgid" and os.path.exists(os.path.join(static, "stripe.fcgi")):
         bindir = static
@@ -92,6 +128,7 @@ def shared_hosting(bindir, mode):
                            "sh -c %s" % (site.user, shlex.quote(cmd)), check_rc=False, cwd="/")
                 check(r.returncode == 0, "cron line %r as the account: %s"
                       % (cmd, (r.stdout + r.stderr)[-400:]))
+        smoke_from_build_machine(site, dynamic)
 
         if mode == "cgi":
             # The store under the document root: refused, and said why.
@@ -251,10 +288,12 @@ def run_cases(tap, bindir, servers):
         tap.not_ok("apache2-suexec-custom", "not installed: run make deps")
         return
     tap.run_as_root("mod_fcgid + suEXEC + userdir, README recipe as the account, no SetEnv: "
-                    "accepted, duplicate, 401, store owned by the account, log, check, cron",
+                    "accepted, duplicate, 401, store owned by the account, log, check, cron, "
+                    "smoke",
                     why, shared_hosting, bindir, "fcgid")
     tap.run_as_root("mod_cgi + suEXEC + userdir, README recipe as the account, no SetEnv: "
-                    "accepted, duplicate, 401, log, check, cron; store under public_html -> 500",
+                    "accepted, duplicate, 401, log, check, cron, smoke; store under public_html "
+                    "-> 500",
                     why, shared_hosting, bindir, "cgi")
 
 
