@@ -64,15 +64,15 @@ console_client_addr(const char *remote, const char *xff, const char *trusted,
 {
 	unsigned char r[16], t[16], h[16];
 	char hop[CONSOLE_ADDR_MAX];
-	int rf, tf, hf;
+	int rf = 0, tf = 0, hf = 0;
 
 	snprintf(out, outlen, "%s", remote != NULL ? remote : "-");
 	if (trusted == NULL || *trusted == '\0')
 		return IH_OK;
 	if (console_trusted_proxy_check(trusted, err, errlen) != IH_OK)
 		return IH_ECONFIG;
-	(void)addr_parse(trusted, t, &tf);
-	if (remote == NULL || !addr_parse(remote, r, &rf) || rf != tf ||
+	if (!addr_parse(trusted, t, &tf) || remote == NULL ||
+	    !addr_parse(remote, r, &rf) || rf != tf ||
 	    memcmp(r, t, 16) != 0 || xff == NULL)
 		return IH_OK;
 	if (last_hop(xff, hop, sizeof(hop)) && addr_parse(hop, h, &hf))
