@@ -388,6 +388,36 @@ def case_destinations(cmd, api, tmp):
     no_key(cmd, out, err)
 
 
+PAGE_MAX = 1000     # handlers/cli/api_session.h CATCHUP_PAGE_MAX
+
+
+def case_page_cap(cmd, api, tmp):
+    """Issue 37 item 6: a page of the answer is read in one pass and may
+    hold at most 1000 items (every provider's pages hold 250 at most): a
+    page of 1001 is refused and said, one of 1000 is read whole.  Before,
+    any page was read, 8 items per pass over the whole answer (40,000
+    items took 8.9 s); test_json's items_one_pass counts the passes."""
+    ids = [api.add_destination("thin") for _ in range(PAGE_MAX + 1)]
+    try:
+        api.dest_page = PAGE_MAX + 1
+        n = len(api.calls("/v2/core/event_destinations"))
+        rc, out, err = cmd.run("health", "--provider", "stripe")
+        check(rc != 0 and ("more than %d items" % PAGE_MAX) in err,
+              "a page of %d: %d %r" % (PAGE_MAX + 1, rc, err[-400:]))
+        check_eq(len(api.calls("/v2/core/event_destinations")) - n, 1,
+                 "one page asked for")
+        api.dest_page = PAGE_MAX
+        rc, out, err = cmd.run("health", "--provider", "stripe")
+        check(rc == 0 and "more than" not in err, "pages of %d: %d %r %r"
+              % (PAGE_MAX, rc, out[-300:], err[-300:]))
+        check_eq(len(api.calls("/v2/core/event_destinations")) - n, 3,
+                 "then two pages")
+    finally:
+        for d in ids:
+            api.set_destination(d, None)
+        api.dest_page = 20
+
+
 def case_no_api(cmd):
     """Standard Webhooks: no API, said so."""
     rc, out, err = cmd.run("catch-up", "--provider", "standard")
@@ -930,6 +960,8 @@ def cases(tap, bindir, servers):
                 case_health, cmd, api, srv, srv.tmp)
         tap.run("stripe: health reports a disabled event destination (v2)",
                 case_destinations, cmd, api, srv.tmp)
+        tap.run("stripe: a page of more than %d items refused, said; %d read in "
+                "one pass" % (PAGE_MAX, PAGE_MAX), case_page_cap, cmd, api, srv.tmp)
         if not on_pg:
             tap.run("standard: no API, said so", case_no_api, cmd)
         tap.run("stripe: caught-up events follow IDEMHOOK_MODE and the actions",
