@@ -388,6 +388,55 @@ def case_destinations(cmd, api, tmp):
     no_key(cmd, out, err)
 
 
+def wait_until(what, cond, seconds):
+    deadline = time.monotonic() + seconds
+    while not cond():
+        check(time.monotonic() < deadline, "%s: not within %d s" % (what, seconds))
+        time.sleep(0.1)
+
+
+def case_health_off_path(cmd, api, srv, tmp):
+    """Issue 37 item 6: idemhook work ran its health checks on its
+    processing thread, so a provider API that stalls held up every
+    provider's events for as long as the call could take.  With Stripe's
+    API stalling every call (60 s), events made due are processed while
+    the health call is still waiting, and a SIGTERM ends work without
+    waiting for it."""
+    ids = ["evt_offpath_%s_%d" % (os.urandom(4).hex(), i) for i in range(3)]
+    for eid in ids:
+        deliver(srv, json.dumps({"id": eid, "object": "event", "type": "test.offpath",
+                                 "api_version": "2024-06-20", "created": int(time.time()),
+                                 "data": {"object": {"id": "x_" + eid}}}).encode())
+    wait_until("delivered events done", lambda: all(
+        srv.rows("stripe", e) and srv.rows("stripe", e)[0]["status"] == "done"
+        for e in ids), 30)
+    rc, out, err = cmd.run("replay", "--status", "done", "--type", "test.offpath")
+    check_eq(rc, 0, "replay: %s %s" % (out, err))
+    check(all(srv.rows("stripe", e)[0]["status"] == "received" for e in ids), "not due")
+    n = len(api.calls())
+    api.delay = 60
+    p = cmd.start("work", "--interval", "0.2", IDEMHOOK_HEALTH_INTERVAL="1",
+                  IDEMHOOK_API_TIMEOUT="120")
+    try:
+        def stalled():
+            return [c for c in api.calls()[n:] if "status" not in c]
+        wait_until("the health call made", lambda: stalled() or p.poll() is not None, 30)
+        if p.poll() is not None:
+            check(False, "work ended: %r" % (cmd.finish(p),))
+        wait_until("events processed", lambda: all(
+            srv.rows("stripe", e)[0]["status"] == "done" for e in ids), 30)
+        check(stalled(), "the health call was answered before the events were done")
+        p.terminate()
+        rc, out, err = cmd.finish(p)
+        check_eq(rc, 0, "work after SIGTERM: %r" % err[-400:])
+        check(stalled(), "work waited for the stalled health call before ending")
+    finally:
+        api.delay = 0
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+
+
 PAGE_MAX = 1000     # handlers/cli/api_session.h CATCHUP_PAGE_MAX
 
 
@@ -960,6 +1009,8 @@ def cases(tap, bindir, servers):
                 case_health, cmd, api, srv, srv.tmp)
         tap.run("stripe: health reports a disabled event destination (v2)",
                 case_destinations, cmd, api, srv.tmp)
+        tap.run("stripe: work's health call stalled: events processed meanwhile, "
+                "SIGTERM ends work at once", case_health_off_path, cmd, api, srv, srv.tmp)
         tap.run("stripe: a page of more than %d items refused, said; %d read in "
                 "one pass" % (PAGE_MAX, PAGE_MAX), case_page_cap, cmd, api, srv.tmp)
         if not on_pg:
