@@ -3,6 +3,8 @@
 #   make            build $(BUILD)/libidemhook.a and every program
 #   make check      every test (unit and end to end), under ASan and UBSan
 #   make demo       a real lighttpd on 127.0.0.1 with every endpoint
+#   make deps-build the packages building needs (make deps: what make
+#                   check needs; make deps-demo: building and lighttpd)
 #   make clean
 #
 # BUILD selects the output directory, so that several builds (or several
@@ -36,14 +38,22 @@ PROG_PKGS  = sqlite3 libcrypto fcgi yajl
 PROG_LIBS := $(shell pkg-config --libs $(PROG_PKGS) 2>/dev/null || \
 	echo -lsqlite3 -lcrypto -lfcgi -lyajl)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
-# libcurl: the idemhook command only (catch-up and health call the
-# providers' APIs); no receiver links it.  NO_CURL=1 (the static build)
-# links handlers/cli/api_none.c instead, which refuses every call.
+# libcurl: the idemhook command links it (catch-up and health call the
+# providers' APIs); the receivers load it with dlopen() at their first
+# forwarded event (shared/forward_http.c), as they load libpq, so that a
+# CGI delivery without forwarding pays nothing for it.  NO_CURL=1 (the
+# static build) links handlers/cli/api_none.c and
+# shared/forward_http_none.c instead, which refuse every call and every
+# forwarding setting.
 ifeq ($(NO_CURL),1)
 API_HTTP_OBJ = $(BUILD)/obj/handlers/cli/api_none.o
+CURL_OUT     = shared/forward_http.c
 CURL_LIBS    =
+# The programs say what this build cannot do (store_thin.h).
+CPPFLAGS    += -DIH_NO_HTTP_CLIENT
 else
 API_HTTP_OBJ = $(BUILD)/obj/handlers/cli/api_http.o
+CURL_OUT     = shared/forward_http_none.c
 CURL_CFLAGS := $(shell pkg-config --cflags libcurl 2>/dev/null)
 CURL_LIBS   := $(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
 endif
@@ -72,13 +82,16 @@ ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pthread
 # NO_PG=1 builds without libpq: the PostgreSQL backend is a stub
 # (shared/store/pg_none.c) that refuses postgresql:// locations.
 ifeq ($(NO_PG),1)
+# check says what this build lacks (cli_check_build.c).
+CPPFLAGS += -DIH_NO_POSTGRES
 # Every PostgreSQL file but the stub, so that a new one cannot break it.
 PG_OUT = $(filter-out shared/store/pg_none.c,\
 	$(wildcard shared/store/pg_*.c))
 else
 PG_OUT = shared/store/pg_none.c
 endif
-LIB_SRCS = $(filter-out $(PG_OUT),$(wildcard shared/*.c shared/store/*.c))
+LIB_SRCS = $(filter-out $(PG_OUT) $(CURL_OUT),\
+	$(wildcard shared/*.c shared/store/*.c))
 LIB_OBJS = $(LIB_SRCS:shared/%.c=$(BUILD)/obj/shared/%.o) \
 	$(BUILD)/obj/schema_sql.o
 LIB      = $(BUILD)/libidemhook.a
@@ -96,11 +109,15 @@ CLI_OBJS = $(BUILD)/obj/handlers/cli/cli_main.o \
 	$(BUILD)/obj/handlers/cli/idemhook.o \
 	$(BUILD)/obj/handlers/cli/cli_account.o \
 	$(BUILD)/obj/handlers/cli/cli_check_accounts.o \
+	$(BUILD)/obj/handlers/cli/cli_check_actions.o \
+	$(BUILD)/obj/handlers/cli/cli_check_build.o \
 	$(BUILD)/obj/handlers/cli/cli_args.o $(BUILD)/obj/handlers/cli/cli_events.o \
 	$(BUILD)/obj/handlers/cli/cli_maint.o $(BUILD)/obj/handlers/cli/cli_check.o \
 	$(BUILD)/obj/handlers/cli/cli_text.o $(BUILD)/obj/handlers/cli/cli_console.o \
 	$(BUILD)/obj/handlers/cli/cli_copy.o $(BUILD)/obj/handlers/cli/cli_objects.o \
 	$(BUILD)/obj/handlers/cli/cli_backup.o \
+	$(BUILD)/obj/handlers/cli/cli_backups.o \
+	$(BUILD)/obj/handlers/cli/cli_owner.o \
 	$(BUILD)/obj/handlers/cli/cli_check_store.o \
 	$(BUILD)/obj/handlers/cli/check_programs.o \
 	$(BUILD)/obj/handlers/cli/cli_check_console.o \
@@ -116,7 +133,10 @@ CLI_OBJS = $(BUILD)/obj/handlers/cli/cli_main.o \
 	$(BUILD)/obj/handlers/cli/api_common.o \
 	$(BUILD)/obj/handlers/cli/api_limits.o \
 	$(BUILD)/obj/handlers/cli/api_github_app.o \
-	$(BUILD)/obj/handlers/cli/thin_fetch.o
+	$(BUILD)/obj/handlers/cli/api_github_held.o \
+	$(BUILD)/obj/handlers/cli/thin_fetch.o \
+	$(BUILD)/obj/handlers/cli/cli_smoke.o \
+	$(BUILD)/obj/handlers/cli/smoke_sign.o
 
 # The console: a router and one module per page (handlers/console/).
 CONSOLE_OBJS = $(patsubst handlers/console/%.c,\
@@ -125,7 +145,7 @@ CONSOLE_OBJS = $(patsubst handlers/console/%.c,\
 UNIT_SRCS  = $(wildcard tests/unit/test_*.c)
 UNIT_TESTS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all tests check demo clean deps lint
+.PHONY: all tests check demo clean deps deps-build deps-demo lint
 .SUFFIXES:
 .SECONDARY:
 
@@ -134,7 +154,7 @@ all: $(LIB) $(PROGRAMS)
 $(BUILD)/obj/shared/%.o: shared/%.c $(HEADERS)
 	@mkdir -p $(@D)
 	@[ "$(V)" = 1 ] || echo "  CC      $<"
-	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(CURL_CFLAGS) -c -o $@ $<
 
 # The schemas are compiled in, so a program never reads db/ at run time.
 # For each backend B (sqlite, postgres): db/B/schema.sql becomes
@@ -214,8 +234,15 @@ $(BUILD)/tests/%: tests/unit/%.c $(HANDLER_OBJS) $(LIB) $(HEADERS) \
 
 tests: all $(UNIT_TESTS)
 
+# Package lists (tests/deps.sh): make check's, building's, the demo's.
 deps:
-	@tests/deps.sh
+	@tests/deps.sh test
+
+deps-build:
+	@tests/deps.sh build
+
+deps-demo:
+	@tests/deps.sh demo
 
 # Everything a test needs is installed first, then built with sanitizers,
 # one compiler per processor; tests/run.sh runs as many programs at a time.
@@ -223,7 +250,7 @@ check: deps lint
 	$(MAKE) -j$$(nproc 2>/dev/null || echo 1) BUILD=$(BUILD)/san SANITIZE=1 tests
 	tests/run.sh $(BUILD)/san
 
-demo: deps all
+demo: deps-demo all
 	www-config/demo.sh $(BUILD)
 
 # The house style, in the manner of curl's checksrc: line width, no

@@ -19,11 +19,17 @@
  *
  * The signature covers the body only: X-GitHub-Event and
  * X-GitHub-Delivery are not signed.  Where the body names its own type
- * (a ping carries "zen" and "hook_id"), the header must agree.  GitHub
- * sends one body under one GUID and one type: to every hook subscribed
- * (a new event id per hook) and on every redelivery (a duplicate).  So a
- * body already recorded is refused (409, provider.h) under another type
- * or another GUID: nothing GitHub sends, only a replay.
+ * (a ping carries "zen" and "hook_id"), the header must agree.  One
+ * delivery GUID carries one body and one type, to every hook subscribed
+ * (a new event id per hook) and on every redelivery (a duplicate).  But
+ * an event with no timestamp nor counter (a member removed from a team,
+ * re-added, removed again) repeats byte for byte under a new GUID, which
+ * only GitHub's deliveries API can tell from a captured body replayed.
+ * So a body already recorded, under another GUID or type, is recorded
+ * held (provider.h, hold_replays) and runs nothing until that API lists
+ * its GUID with its type and action (idemhook catch-up, work) or the
+ * operator releases it: the unsigned GUID names an event and makes a
+ * redelivery a duplicate, but never alone makes a known body run again.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -364,8 +370,7 @@ github_repeat_ok(const struct store_first *first,
 	}
 	if (!object_name_is(github_guid(first->event_id),
 	    github_guid(ev->event_id))) {
-		*why = "under another X-GitHub-Delivery, which GitHub keeps "
-		    "for every hook and redelivery of one event";
+		*why = "under a new X-GitHub-Delivery";
 		return 0;
 	}
 	/* The same event for another hook. */
@@ -390,7 +395,7 @@ const struct provider github_provider = {
 	.sig_header = "X-Hub-Signature-256",
 	.type_unsigned = 1,
 	.repeat_ok = github_repeat_ok,
-	.refuse_replays = 1,
+	.hold_replays = 1,
 	.verify = github_verify,
 	.identify = github_identify,
 	.handle = github_handle,

@@ -1,7 +1,7 @@
 /*
  * account.h -- accounts (issue 29): many accounts of one provider on one
  * installation, each with its own secrets, settings and namespace in the
- * store (README "Accounts").
+ * store (handlers/README.md, Accounts).
  *
  * An account is a name matching [a-z0-9_-]{1,32}.  The implicit account
  * of an installation without accounts is ACCOUNT_DEFAULT ("default"),

@@ -16,7 +16,9 @@
  *     idemhook work; counted by the receivers, sigfail.h);
  *   - "endpoint": idemhook health found the endpoint unwell on the
  *     provider's side (disabled, inactive, interrupted, a subscription
- *     missing); its findings are on stdin.
+ *     missing); its findings are on stdin;
+ *   - "forward_paused": a process paused its deliveries to the
+ *     application after failures in a row (forward.h); one line says so.
  * A failing alert is logged and changes nothing else.
  */
 #ifndef IH_ALERT_H

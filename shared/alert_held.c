@@ -8,13 +8,21 @@
 #include "ih.h"
 #include "store.h"
 
+/* Held events by why: a version has no reason, a repeat has one. */
+struct held_n {
+	long	version;
+	long	repeat;
+};
+
 static int
 count_row(void *arg, const struct store_row *row)
 {
-	long *n = arg;
+	struct held_n *n = arg;
 
-	(void)row;
-	(*n)++;
+	if (row->last_error != NULL)
+		n->repeat++;
+	else
+		n->version++;
 	return IH_OK;
 }
 
@@ -24,8 +32,10 @@ alert_held_check(struct alert_held *ah, size_t i, const struct config *cfg,
     const struct log_sink *log, char *err, size_t errlen)
 {
 	struct store_filter f;
-	char line[512], up[32];
-	long n = 0;
+	struct held_n hn = { 0, 0 };
+	char line[1024], up[32];
+	const char *least;
+	long n;
 	size_t k;
 	int rc;
 
@@ -36,9 +46,10 @@ alert_held_check(struct alert_held *ah, size_t i, const struct config *cfg,
 	f.provider = provider;
 	f.status = "held";
 	f.limit = ALERT_HELD_COUNT_MAX;
-	rc = store_list(st, &f, count_row, &n, err, errlen);
+	rc = store_list(st, &f, count_row, &hn, err, errlen);
 	if (rc != IH_OK)
 		return rc;
+	n = hn.version + hn.repeat;
 	/* Fewer than alerted (replayed): the next rise alerts again. */
 	if (n <= ah->alerted_n[i]) {
 		ah->alerted_n[i] = n;
@@ -48,12 +59,23 @@ alert_held_check(struct alert_held *ah, size_t i, const struct config *cfg,
 	for (k = 0; provider[k] != '\0' && k + 1 < sizeof(up); k++)
 		up[k] = (char)toupper((unsigned char)provider[k]);
 	up[k] = '\0';
-	snprintf(line, sizeof(line), "idemhook: %s holds %s%ld events of an "
-	    "API version not in IDEMHOOK_%s_API_VERSIONS: see idemhook list "
-	    "--provider %s --status held; once the switch handles them, "
-	    "idemhook replay --provider %s --status held\n", provider,
-	    n >= ALERT_HELD_COUNT_MAX ? "at least " : "", n,
-	    up, provider, provider);
+	least = n >= ALERT_HELD_COUNT_MAX ? "at least " : "";
+	if (hn.repeat == 0)
+		snprintf(line, sizeof(line), "idemhook: %s holds %s%ld events "
+		    "of an API version not in IDEMHOOK_%s_API_VERSIONS: see "
+		    "idemhook list --provider %s --status held; once the "
+		    "switch handles them, idemhook replay --provider %s "
+		    "--status held\n", provider, least, n, up, provider,
+		    provider);
+	else
+		snprintf(line, sizeof(line), "idemhook: %s holds %s%ld events "
+		    "(%ld of them a body already recorded, come again under a "
+		    "new id: the same thing happening twice, or a replay): "
+		    "see idemhook list --provider %s --status held and each "
+		    "one's reason; idemhook catch-up releases those the "
+		    "provider's API lists; idemhook replay --provider %s "
+		    "EVENT_ID releases one on your word\n", provider, least, n,
+		    hn.repeat, provider, provider);
 	alert_text(cfg, provider, "held", line, log);
 	return IH_OK;
 }

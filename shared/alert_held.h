@@ -1,10 +1,13 @@
 /*
- * alert_held.h -- the alert that events are held back for their API
- * version (version.h), raised by idemhook work.
+ * alert_held.h -- the alert that events are held back, raised by
+ * idemhook work: for their API version (version.h), or as a body already
+ * recorded that came again under a new id (provider.h, hold_replays;
+ * such an event's last_error holds its reason).
  *
  * IDEMHOOK_ALERT_ACTION runs with IDEMHOOK_ALERT_REASON=held and one line
  * on stdin naming the provider, how many of its events are held (counted
- * up to ALERT_HELD_COUNT_MAX) and the commands that show and replay them.
+ * up to ALERT_HELD_COUNT_MAX), of which how many repeats, and the
+ * commands that show and release them.
  * One alert per rise of that count: held events that stay held alert
  * once, and each new one alerts again.  Looks at the store at most once
  * a minute per provider.  The state is the caller's, zeroed once.  A

@@ -22,6 +22,8 @@ struct rec {
 	int			 rc;		/* IH_OK, or its own failure */
 	struct store_result	 res;
 	int			 replay;
+	int			 held;	/* a repeat, held (hold_replays) */
+	int			 full;	/* past BATCH_HELD_SAME_MAX */
 	int			 within; /* processed in the transaction */
 	char			 detail[STORE_ERR_MAX + 64];
 };
@@ -52,6 +54,7 @@ dispatch_for(struct batch_writer *w, const struct config *cfg,
 	d->cfg = cfg;
 	d->owner = owner;
 	d->log = log_dest_sink(&w->logd, &log_stderr);
+	d->pause = NULL;
 }
 
 /* Opens the store the delivery's settings name; else answers why not. */
@@ -81,7 +84,9 @@ open_store(struct batch_writer *w, struct ingest *in)
 /*
  * Inside tx: is in's event the body of an earlier event under a new id,
  * as its provider never sends it (a provider whose id and type are
- * unsigned headers)?
+ * unsigned headers)?  A provider that holds such repeats (provider.h,
+ * hold_replays) has it recorded held, with the reason in r->detail,
+ * which in's event points at until it is recorded.
  */
 static int
 replay_check(struct batch_writer *w, struct store_txn *tx,
@@ -103,22 +108,35 @@ replay_check(struct batch_writer *w, struct store_txn *tx,
 		r->replay = !in->p->repeat_ok(&first, &in->ev, &why);
 	else
 		r->replay = strcmp(first.event_type, in->ev.event_type) != 0;
-	if (r->replay)
+	if (r->replay && in->p->hold_replays &&
+	    first.held >= BATCH_HELD_SAME_MAX) {
+		/* Stored nowhere and refused: a captured body's flood. */
+		snprintf(r->detail, sizeof(r->detail), "%lld events with the "
+		    "body of %.64s event %.128s are held already: release "
+		    "them (idemhook catch-up, replay) for more",
+		    (long long)first.held, first.event_type, first.event_id);
+		r->replay = 0;
+		r->full = 1;
+	} else if (r->replay && in->p->hold_replays) {
+		snprintf(r->detail, sizeof(r->detail), "same body as %.96s "
+		    "event %.160s, %s", first.event_type, first.event_id,
+		    why);
+		r->replay = 0;
+		r->held = 1;
+		in->ev.status = "held";
+		in->ev.held_why = r->detail;
+	} else if (r->replay)
 		snprintf(r->detail, sizeof(r->detail), "body already recorded"
 		    " as %.96s event %.160s; %s", first.event_type,
 		    first.event_id, why);
 	return IH_OK;
 }
 
-/*
- * A replay is recorded nowhere and runs nothing; the provider says
- * whether it is answered 200 or refused (provider.h, refuse_replays).
- */
+/* A replay is recorded nowhere, runs nothing, and is answered 200. */
 static void
 answer_replay(struct ingest *in, const char *detail)
 {
-	outcome_set(&in->out, in->p->refuse_replays ? 409 : 200, "replayed",
-	    detail);
+	outcome_set(&in->out, 200, "replayed", detail);
 }
 
 /*
@@ -231,7 +249,7 @@ record_one(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
 	if (rc != IH_OK)
 		return rc;
 	rc = replay_check(w, tx, in, r, err, sizeof(err));
-	if (rc != IH_OK || r->replay)
+	if (rc != IH_OK || r->replay || r->full)
 		goto end;
 	plan(in, *claim_free, &after, &within, &claim);
 	rc = record_claim(w, tx, in, claim, owner, &r->res, err, sizeof(err));
@@ -326,12 +344,21 @@ record_many(struct batch_writer *w, struct store_txn *tx, struct ingest **ins,
 static void
 answer_of(struct ingest *in, const struct rec *r)
 {
+	char held[sizeof(r->detail) + 8];
+
 	if (r->rc != IH_OK)
 		outcome_set(&in->out, 503, "store_unavailable", r->detail);
+	else if (r->full)
+		/* Not recorded, so never 2xx: a retry may find room. */
+		outcome_set(&in->out, 503, "held_full", r->detail);
 	else if (r->replay)
 		/* The bytes are durably stored under the earlier event. */
 		answer_replay(in, r->detail);
-	else if (in->quarantine != NULL)
+	else if (r->held && !r->res.duplicate) {
+		/* Recorded, so answered 2xx; it runs once released. */
+		snprintf(held, sizeof(held), "held: %s", r->detail);
+		outcome_set(&in->out, 200, "accepted", held);
+	} else if (in->quarantine != NULL)
 		outcome_set(&in->out, 200, r->res.duplicate ? "duplicate" :
 		    "quarantined", in->quarantine);
 	else if (in->ev.status != NULL && !r->res.duplicate)
@@ -434,15 +461,20 @@ record_inline(struct batch_writer *w, struct ingest *in)
 	rc = store_begin(w->slot.st, STORE_DURABLE, &tx, err, sizeof(err));
 	if (rc == IH_OK)
 		rc = replay_check(w, tx, in, &r, err, sizeof(err));
-	if (rc == IH_OK && !r.replay)
-		rc = record_claim(w, tx, in, 1, owner, &r.res, err,
+	/* A held repeat is recorded, never claimed. */
+	if (rc == IH_OK && !r.replay && !r.full)
+		rc = record_claim(w, tx, in, !r.held, owner, &r.res, err,
 		    sizeof(err));
-	if (rc == IH_OK && !r.replay)
+	if (rc == IH_OK && !r.replay && !r.full)
 		rc = store_commit(tx, err, sizeof(err));
 	else
 		store_rollback(tx);
 	if (rc == IH_OK && r.replay) {
 		answer_replay(in, r.detail);
+		return;
+	}
+	if (rc == IH_OK && (r.held || r.full)) {
+		answer_of(in, &r);
 		return;
 	}
 	if (rc == IH_OK && r.res.duplicate &&

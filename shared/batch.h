@@ -51,6 +51,15 @@
  */
 #define BATCH_WITHIN_MAX	(1024 * 1024)
 
+/*
+ * The most events with one body held at once (provider.h, hold_replays):
+ * past it a repeat is refused with 503 and stored nowhere, so that a
+ * captured body replayed under ever new ids cannot fill the store.  A
+ * real repeat so refused is shown failed by the provider, and catch-up
+ * asks for it again once the held ones are released.
+ */
+#define BATCH_HELD_SAME_MAX	32
+
 /* Whoever records: the writer thread, or a plain CGI program. */
 struct batch_writer {
 	const struct provider	*p;

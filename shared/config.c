@@ -17,6 +17,7 @@
 #include "allow.h"
 #include "config.h"
 #include "config_vars.h"
+#include "forward.h"
 #include "ih.h"
 #include "redact.h"
 #include "store.h"
@@ -378,6 +379,8 @@ config_load(struct config *cfg, const char *provider, const char *secret_var,
 	}
 
 	rc = load_actions(cfg, provider, src, nsrc, err, errlen);
+	if (rc == IH_OK)
+		rc = forward_load(cfg, provider, src, nsrc, err, errlen);
 	if (rc != IH_OK)
 		goto out;
 	rc = load_action_env(cfg, provider, src, nsrc, err, errlen);
@@ -462,5 +465,6 @@ config_free(struct config *cfg)
 	free(cfg->log);
 	free(cfg->alert_action);
 	free(cfg->api_versions);
+	forward_free(cfg);
 	memset(cfg, 0, sizeof(*cfg));
 }

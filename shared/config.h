@@ -30,6 +30,10 @@
  * the provider has been silent longer than IDEMHOOK_SILENCE_ALERT seconds
  * (0, the default: never), which idemhook work checks.
  *
+ * Forwarding: IDEMHOOK_<PROVIDER>_FORWARD_URL, _FORWARD_SIGN,
+ * _FORWARD_SECRET and _FORWARD_TIMEOUT, the provider's own names only
+ * (forward.h): each event is delivered to the application as an action.
+ *
  * Secrets: the provider's secret variable (IDEMHOOK_STRIPE_SECRET) and
  * the same name suffixed _2, _3 and _4, for rotation.  Values are used
  * byte for byte.  A struct config owns copies of every string it holds;
@@ -96,6 +100,13 @@ struct config {
 	size_t	 nsecrets;
 	char	*secrets[CONFIG_MAX_SECRETS];
 	size_t	 secret_len[CONFIG_MAX_SECRETS];
+	/* Forwarding to the application (forward.h); url NULL: none. */
+	char	*forward_url;
+	int	 forward_sign;		/* enum forward_sign */
+	char	*forward_secret;	/* the re-signing secret, or NULL */
+	size_t	 forward_secret_len;
+	long	 forward_timeout_s;	/* one delivery, connection included */
+	long	 forward_pause_after;	/* failures in a row; 0: never */
 };
 
 /* A source of settings: returns the value of name, or NULL. */

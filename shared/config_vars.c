@@ -152,6 +152,27 @@ config_is_secret_of(const char *name, const char *secret_var)
 	    name[1] >= '2' && name[1] <= '0' + CONFIG_MAX_SECRETS);
 }
 
+/*
+ * Is name the re-signing secret of forwarding (forward.h) of the
+ * provider whose secret is secret_var: IDEMHOOK_<PROVIDER>_FORWARD_SECRET,
+ * the provider's part read off secret_var (IDEMHOOK_ASAAS_TOKEN)?
+ */
+static int
+forward_secret_of(const char *name, const char *secret_var)
+{
+	const char *end;
+	size_t n;
+
+	if (secret_var == NULL || strncmp(secret_var, "IDEMHOOK_", 9) != 0)
+		return 0;
+	end = strchr(secret_var + 9, '_');
+	if (end == NULL)
+		return 0;
+	n = (size_t)(end - secret_var) + 1;
+	return strncmp(name, secret_var, n) == 0 &&
+	    strcmp(name + n, "FORWARD_SECRET") == 0;
+}
+
 void
 config_vars_keep_secrets(struct config_vars *v, const char *secret_var)
 {
@@ -159,7 +180,8 @@ config_vars_keep_secrets(struct config_vars *v, const char *secret_var)
 
 	for (i = 0; i < v->n; i++) {
 		if (config_is_secret(v->names[i]) &&
-		    !config_is_secret_of(v->names[i], secret_var)) {
+		    !config_is_secret_of(v->names[i], secret_var) &&
+		    !forward_secret_of(v->names[i], secret_var)) {
 			OPENSSL_cleanse(v->values[i], strlen(v->values[i]));
 			free(v->values[i]);
 			free(v->names[i]);
@@ -215,6 +237,50 @@ trim(const char **s, const char **e)
 		(*e)--;
 }
 
+/*
+ * A value wrapped in matching quotes is the text inside them, as in a
+ * shell, systemd's EnvironmentFile and .env files: 'a b' and "a b" are
+ * a b.  Nothing inside is special (no escapes, no expansion); a quote of
+ * the wrapping kind inside, a backslash inside double quotes (which
+ * those readers take as an escape), or an opening quote without its
+ * closing one at the very end is refused, since the readers disagree on
+ * what it means.  A value that does not start with a quote is kept byte
+ * for byte, quotes included (an action's shell command).  Returns 0, or
+ * -1 with the cause in why.
+ */
+static int
+unquote(const char **s, const char **e, const char **why)
+{
+	const char *p;
+	char q;
+
+	if (*s == *e || (**s != '\'' && **s != '"'))
+		return 0;
+	q = **s;
+	if (*e - *s < 2 || (*e)[-1] != q) {
+		*why = "a value that starts with a quote must end with the "
+		    "same quote, the whole value wrapped in it";
+		return -1;
+	}
+	for (p = *s + 1; p < *e - 1; p++) {
+		if (*p == q) {
+			*why = q == '\'' ? "a single-quoted value cannot hold "
+			    "a single quote (wrap it in double quotes)" :
+			    "a double-quoted value cannot hold a double "
+			    "quote (wrap it in single quotes)";
+			return -1;
+		}
+		if (q == '"' && *p == '\\') {
+			*why = "a double-quoted value cannot hold a backslash "
+			    "(escapes are not read: wrap it in single quotes)";
+			return -1;
+		}
+	}
+	(*s)++;
+	(*e)--;
+	return 0;
+}
+
 int
 config_vars_from_fd(struct config_vars *v, int fd, const char *path,
     char *err, size_t errlen)
@@ -222,7 +288,7 @@ config_vars_from_fd(struct config_vars *v, int fd, const char *path,
 	char *buf = NULL;
 	size_t len = 0, lineno = 0;
 	ssize_t n;
-	const char *p, *end, *nl, *eq, *ns, *ne, *vs, *ve;
+	const char *p, *end, *nl, *eq, *ns, *ne, *vs, *ve, *why;
 	int rc = IH_EIO;
 
 	memset(v, 0, sizeof(*v));
@@ -278,6 +344,13 @@ config_vars_from_fd(struct config_vars *v, int fd, const char *path,
 			snprintf(err, errlen, "config %s line %zu: names start "
 			    "with IDEMHOOK_ and values are at most %d bytes",
 			    path, lineno, CONFIG_VALUE_MAX);
+			goto out;
+		}
+		if (unquote(&vs, &ve, &why) != 0) {
+			rc = IH_EINVAL;
+			/* The name only: the value may be a secret. */
+			snprintf(err, errlen, "config %s line %zu (%.*s): %s",
+			    path, lineno, (int)(ne - ns), ns, why);
 			goto out;
 		}
 		rc = vars_add(v, ns, (size_t)(ne - ns), vs, (size_t)(ve - vs));

@@ -2,7 +2,10 @@
  * config_vars.h -- one source of settings as NAME=value pairs: the
  * process environment's IDEMHOOK_* variables, or the settings file,
  * whose lines read NAME=value with '#' comments and surrounding blanks
- * trimmed (values are otherwise kept byte for byte).  A struct
+ * trimmed; a value wrapped in matching single or double quotes is the
+ * text inside them, taken literally (no escapes), and an unmatched or
+ * ambiguous quote at its start refuses the file; values are otherwise
+ * kept byte for byte, quotes inside included.  A struct
  * config_vars owns its copies; config_vars_free() wipes every value
  * (OPENSSL_cleanse) before freeing, and the file's read buffer is wiped
  * as soon as it is parsed, since the lines hold secrets.  Which names
@@ -45,8 +48,8 @@ int	config_vars_from_env(struct config_vars *v, char *const *env);
 /*
  * Reads the file at path into v.  Returns IH_OK; IH_ENOTFOUND or IH_EIO
  * when it cannot be read; IH_EINVAL (with the line number in err) for a
- * line that is not NAME=value; IH_ETOOBIG past CONFIG_FILE_MAX.  On
- * failure v is empty.
+ * line that is not NAME=value or whose quotes are refused; IH_ETOOBIG
+ * past CONFIG_FILE_MAX.  On failure v is empty.
  */
 int	config_vars_from_file(struct config_vars *v, const char *path,
 	    char *err, size_t errlen);
@@ -70,8 +73,9 @@ int	config_is_secret_of(const char *name, const char *secret_var);
 
 /*
  * Wipes and drops from v every secret (a name with _SECRET or _TOKEN
- * after IDEMHOOK_) other than secret_var and secret_var_2 to _4, so that
- * a program holds no other provider's secret.  With secret_var NULL,
+ * after IDEMHOOK_) other than secret_var and secret_var_2 to _4, and the
+ * same provider's IDEMHOOK_<PROVIDER>_FORWARD_SECRET, so that a program
+ * holds no other provider's secret.  With secret_var NULL,
  * every secret goes.
  */
 void	config_vars_keep_secrets(struct config_vars *v,

@@ -12,10 +12,12 @@
 #include "config.h"
 #include "dispatch.h"
 #include "fault.h"
+#include "forward.h"
 #include "ih.h"
 #include "log.h"
 #include "object.h"
 #include "provider.h"
+#include "smoke.h"
 #include "store.h"
 
 /* The fetch hook: set by the idemhook command only. */
@@ -298,12 +300,33 @@ action_status(const struct dispatch *d, const struct store_job *job,
  */
 static int
 run_actions(const struct dispatch *d, const struct store_job *job,
-    char *err, size_t errlen)
+    struct forward_result *fr, char *err, size_t errlen)
 {
 	struct object_found f;
 	size_t i;
-	int rc;
+	int rc, smoke;
 
+	memset(&f, 0, sizeof(f));
+	memset(fr, 0, sizeof(*fr));
+	/* idemhook smoke's test events run no action (smoke.h). */
+	rc = smoke_event(&job->ev, &smoke);
+	if (rc != IH_OK || smoke) {
+		if (rc != IH_OK) {
+			snprintf(err, errlen, "cannot read the event: %s",
+			    ih_strerror(rc));
+			rc = IH_EIO;
+		}
+		goto out;
+	}
+	/* The application first: the actions run once it has the event. */
+	if (d->cfg->forward_url != NULL) {
+		rc = store_renew(d->st, NULL, job, d->owner,
+		    (int64_t)d->cfg->lease_s * 1000, err, errlen);
+		if (rc == IH_OK)
+			rc = forward_deliver(d, job, fr, err, errlen);
+		if (rc != IH_OK)
+			goto out;
+	}
 	rc = action_status(d, job, &f);
 	if (rc != IH_OK) {
 		/* A store failure leaves the lease to expire. */
@@ -341,11 +364,26 @@ run_switch(const struct dispatch *d, struct store_txn *tx,
     const struct store_job *job, char *err, size_t errlen)
 {
 	struct dispatch_ctx ctx;
+	int rc, smoke;
 
 	ctx.log = d->log;
 	ctx.st = d->st;
 	ctx.tx = tx;
 	ctx.job = job;
+	/*
+	 * A smoke event records its own effect and nothing else: the
+	 * switch, where real work may be written, never sees it, and no
+	 * object is set from it.
+	 */
+	rc = smoke_event(&job->ev, &smoke);
+	if (rc != IH_OK) {
+		snprintf(err, errlen, "cannot read the event: %s",
+		    ih_strerror(rc));
+		return rc;
+	}
+	if (smoke)
+		return dispatch_record(&ctx, &job->ev, SMOKE_EFFECT, err,
+		    errlen);
 	return d->p->handle(&job->ev, &ctx, err, errlen);
 }
 
@@ -380,15 +418,26 @@ lost(const struct dispatch *d, const struct store_job *job, const char *why)
 		log_job(d, job, "lease_lost", err);
 }
 
-/* Ends a failed attempt: failed with a backoff, or dead at the limit. */
+/*
+ * Ends a failed attempt: failed with a backoff (or the application's
+ * Retry-After, when longer), or dead at the limit or when fr says no
+ * retry can help (fr may be NULL).
+ */
 static int
 give_up(const struct dispatch *d, const struct store_job *job,
-    const char *why, char *err, size_t errlen)
+    const char *why, const struct forward_result *fr, char *err,
+    size_t errlen)
 {
-	int64_t now = clock_wall_ms(), next;
+	int64_t now = clock_wall_ms(), next, wait;
 	int dead = job->ev.attempt >= d->cfg->max_attempts, rc;
 
-	next = dead ? now : now + dispatch_backoff_ms(d->cfg, job->ev.attempt);
+	if (fr != NULL && fr->permanent)
+		dead = 1;
+	wait = dispatch_backoff_ms(d->cfg, job->ev.attempt);
+	if (fr != NULL && fr->retry_after_ms > wait)
+		wait = fr->retry_after_ms;
+	next = dead ? now : now + wait;
+	forward_pause_note(d, job, 0, fr, now + wait);
 	rc = store_fail(d->st, NULL, job, d->owner, why, next, dead, now, err,
 	    errlen);
 	if (rc == IH_ENOTFOUND) {
@@ -429,14 +478,16 @@ int
 dispatch_job(const struct dispatch *d, struct store_job *job, char *err,
     size_t errlen)
 {
+	struct forward_result fr;
 	struct store_txn *tx;
-	char why[256];
+	char why[512], note[512];
 	int rc;
 
+	memset(&fr, 0, sizeof(fr));
 	if (job->ev.attempt > d->cfg->max_attempts) {
 		/* Every earlier attempt died with its process or lease. */
 		rc = give_up(d, job, "lease expired on the last attempt",
-		    err, errlen);
+		    NULL, err, errlen);
 		goto out;
 	}
 	why[0] = '\0';
@@ -450,7 +501,7 @@ dispatch_job(const struct dispatch *d, struct store_job *job, char *err,
 	else
 		rc = IH_OK;
 	if (rc == IH_OK)
-		rc = run_actions(d, job, why, sizeof(why));
+		rc = run_actions(d, job, &fr, why, sizeof(why));
 	if (rc == IH_ENOTFOUND) {
 		lost(d, job, why);
 		rc = IH_OK;
@@ -460,8 +511,14 @@ dispatch_job(const struct dispatch *d, struct store_job *job, char *err,
 		snprintf(err, errlen, "%s", why);
 		goto out;
 	} else if (rc != IH_OK) {
-		rc = give_up(d, job, why, err, errlen);
+		rc = give_up(d, job, why, &fr, err, errlen);
 		goto out;
+	}
+	/* The application's answer stays with the attempt that ends done. */
+	if (d->cfg->forward_url != NULL) {
+		snprintf(note, sizeof(note), "%s", why);
+		job->done_note = note;
+		forward_pause_note(d, job, 1, &fr, 0);
 	}
 	rc = store_begin(d->st, STORE_RELAXED, &tx, err, errlen);
 	if (rc != IH_OK)
@@ -469,7 +526,7 @@ dispatch_job(const struct dispatch *d, struct store_job *job, char *err,
 	rc = run_switch(d, tx, job, why, sizeof(why));
 	if (rc != IH_OK) {
 		store_rollback(tx);
-		rc = give_up(d, job, why, err, errlen);
+		rc = give_up(d, job, why, NULL, err, errlen);
 		goto out;
 	}
 	fault_point("processing");
@@ -494,13 +551,23 @@ int
 dispatch_drain(const struct dispatch *d, long max,
     const volatile sig_atomic_t *stop, long *done, char *err, size_t errlen)
 {
+	int64_t probe = 0;
 	int found = 1, rc = IH_OK;
 
 	while (found && (max <= 0 || *done < max) &&
 	    (stop == NULL || !*stop)) {
-		rc = dispatch_one(d, 0, &found, err, errlen);
+		/* Forwarding paused: nothing, or the probe (forward.h). */
+		if (d->pause != NULL &&
+		    !forward_pause_gate(d->pause, clock_wall_ms(), &probe))
+			break;
+		rc = dispatch_one(d, probe, &found, err, errlen);
 		if (rc != IH_OK)
 			break;
+		if (probe > 0 && !found) {
+			forward_pause_end(d->pause);
+			found = 1;
+			continue;
+		}
 		*done += found;
 	}
 	return rc;
@@ -515,6 +582,8 @@ dispatch_has_actions(const struct config *cfg, const char *event_type)
 	 * A TYPE@STATUS action counts by its TYPE alone: the status is
 	 * known only once the switch has run, after the answer.
 	 */
+	if (cfg->forward_url != NULL)
+		return 1;
 	for (i = 0; i < cfg->nactions; i++)
 		if (action_type_matches(cfg->action_pattern[i], event_type))
 			return 1;
@@ -567,11 +636,12 @@ dispatch_inline(const struct dispatch *d, struct store_job *job, char *err,
     size_t errlen)
 {
 	char why[STORE_ERR_MAX], ferr[STORE_ERR_MAX];
+	struct forward_result fr;
 	struct store_txn *tx = NULL;
 	int rc, frc;
 
 	why[0] = '\0';
-	rc = run_actions(d, job, why, sizeof(why));
+	rc = run_actions(d, job, &fr, why, sizeof(why));
 	if (rc == IH_OK) {
 		/* Durable: in this mode the answer says "processed". */
 		rc = store_begin(d->st, STORE_DURABLE, &tx, why, sizeof(why));

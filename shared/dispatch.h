@@ -99,12 +99,20 @@ int	dispatch_record(struct dispatch_ctx *ctx,
 	    const struct event *ev, const char *kind, char *err,
 	    size_t errlen);
 
+struct forward_pause;
+
 struct dispatch {
 	struct store		*st;
 	const struct provider	*p;
 	const struct config	*cfg;
 	const char		*owner;	/* lease holder: host:pid:random */
 	const struct log_sink	*log;
+	/*
+	 * The process's pause of the provider's forwarding (forward.h), kept
+	 * across batches by whoever drains (the processing thread, idemhook
+	 * work), or NULL: never paused.
+	 */
+	struct forward_pause	*pause;
 };
 
 /*

@@ -26,7 +26,9 @@ struct event {
 	const char		*order_key;	/* or NULL */
 	const char		*headers;	/* "name: value\n" lines */
 	const char		*fingerprint;	/* payload's SHA-256 hex */
-	const char		*status;	/* NULL, or "quarantined" */
+	const char		*status;	/* NULL, quarantined, held */
+	/* Or NULL: why it is held, recorded as its last_error. */
+	const char		*held_why;
 	const char		*api_version;	/* or NULL (version 7) */
 	/* Stripe Connect's "account" of the signed body, or NULL (v. 11). */
 	const char		*source_account;

@@ -19,6 +19,7 @@
 #include "request.h"
 #include "respond.h"
 #include "sigfail.h"
+#include "smoke.h"
 #include "store.h"
 #include "verify.h"
 
@@ -350,7 +351,7 @@ read_body(struct ingest *in)
 	struct provider_memo memo;
 	const char *why = "";
 	char err[STORE_ERR_MAX];
-	int ok, rc;
+	int ok, rc, counted;
 
 	rc = request_read_body(&in->req, (size_t)in->cfg.max_body);
 	if (rc == IH_ETOOBIG) {
@@ -376,11 +377,14 @@ read_body(struct ingest *in)
 	/*
 	 * Counted for the alarm on a burst of them (sigfail.h): beside a
 	 * SQLite store here, in a PostgreSQL store by the caller, which
-	 * has a connection (serve.c).
+	 * has a connection (serve.c).  idemhook smoke's requests are not
+	 * the provider's (smoke.h).
 	 */
-	if (rc == IH_EAUTH && store_is_postgres(in->cfg.db_path))
+	counted = rc == IH_EAUTH &&
+	    request_header(&in->req, SMOKE_HEADER) == NULL;
+	if (counted && store_is_postgres(in->cfg.db_path))
 		in->sigfail = 1;
-	else if (rc == IH_EAUTH)
+	else if (counted)
 		(void)sigfail_note(in->cfg.db_path, in->p->name,
 		    clock_wall_ms(), err, sizeof(err));
 	if (rc != IH_OK) {

@@ -60,6 +60,7 @@ run_batch(struct processing *w, const struct config *cfg,
 	d.cfg = cfg;
 	d.owner = owner;
 	d.log = log_dest_sink(&w->logd, &log_stderr);
+	d.pause = &w->pause;
 	do {
 		processing_here(&d, job, PROCESSING_DRAIN + more);
 		pthread_mutex_lock(&w->mu);

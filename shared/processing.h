@@ -20,6 +20,7 @@
 
 #include "config.h"
 #include "dispatch.h"
+#include "forward.h"
 #include "log.h"
 #include "settings.h"
 #include "store.h"
@@ -53,6 +54,7 @@ struct processing {
 	/* Used by the thread only. */
 	struct settings_store	 slot;
 	struct log_dest		 logd;		/* IDEMHOOK_LOG */
+	struct forward_pause	 pause;		/* forwarding's (forward.h) */
 };
 
 void	processing_init(struct processing *w, const struct provider *p);

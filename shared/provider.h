@@ -98,17 +98,23 @@ struct provider {
 	 * Or NULL (the same type only): whether a body first recorded as
 	 * first may be recorded again as ev, under a new id; that is, whether
 	 * the provider itself ever sends that.  Returns 1, or 0 with a static
-	 * *why for a replay, which is recorded nowhere and runs nothing.
+	 * *why for a body it never sends so (a replay, unless hold_replays).
 	 */
 	int	(*repeat_ok)(const struct store_first *first,
 		    const struct event *ev, const char **why);
 	/*
-	 * Set when the provider never retries a refused delivery (GitHub):
-	 * a replay is answered 409, which its delivery log shows.  Otherwise
-	 * 200, so that a provider that retries (Shopify deletes a
-	 * subscription after 8 failures) never does so for one.
+	 * How a body repeat_ok refuses is taken.  Unset (Shopify): as a
+	 * replay, recorded nowhere, running nothing, and answered 200, so
+	 * that a provider that retries (Shopify deletes a subscription
+	 * after 8 failures) never does so for one.  Set (GitHub, whose
+	 * events without a timestamp repeat byte for byte under a new id
+	 * when the same thing happens twice): recorded as held with its
+	 * reason (struct event's held_why) and answered 200 like any event
+	 * durably recorded; it runs nothing until the provider's API
+	 * confirms its id (idemhook catch-up, work) or the operator
+	 * releases it (idemhook replay, the console).
 	 */
-	int		  refuse_replays;
+	int		  hold_replays;
 
 	/*
 	 * Checks the signature or token over the raw body.  Returns IH_OK,

@@ -4,7 +4,8 @@
  * Every answer is a CGI response (a Status header, then the body) with a
  * small JSON body: {"status":"accepted"}, {"status":"duplicate"}, or
  * {"status":"error","error":"<code>"}.  The status codes are the
- * contract in README.md; nothing here ever answers with a redirect.
+ * contract in handlers/README.md (HTTP contract); nothing here ever
+ * answers with a redirect.
  */
 #ifndef IH_RESPOND_H
 #define IH_RESPOND_H

@@ -194,6 +194,7 @@ cgi_process(struct serve *sv, struct ingest *in)
 			d.p = sv->p;
 			d.cfg = &in->cfg;
 			d.owner = owner;
+			d.pause = NULL;
 			d.log = log_dest_sink(&sv->cgi.logd, &log_stderr);
 			processing_here(&d, &in->job, sv->cslot.held ?
 			    PROCESSING_DRAIN_ALL : PROCESSING_DRAIN);
@@ -486,7 +487,8 @@ serve_main(const struct provider *p)
 			log_emit(NULL, "provider=%s warning: listening on %s: "
 			    "anyone who reaches it can send requests; no "
 			    "secret is taken from a request here, but prefer "
-			    "a UNIX socket (README, nginx)", p->name, err);
+			    "a UNIX socket (www-config/README.md, "
+			    "Configuration)", p->name, err);
 		rc = serve_fcgi(&sv);
 		goto out;
 	}

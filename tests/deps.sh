@@ -1,14 +1,70 @@
 #!/bin/sh
-# Installs the Debian packages that building, testing and the demo need.
+# Installs the Debian packages of one list (issue 39: a production host
+# gets what building or its own web server needs, never every server,
+# a browser and a database server it did not ask for):
+#
+#   tests/deps.sh build       building only (make deps-build)
+#   tests/deps.sh demo        building and one lighttpd, for make demo
+#   tests/deps.sh [test]      everything make check needs (make deps)
+#   tests/deps.sh --list NAME print list NAME, one line, and nothing else;
+#                             NAME is one of the above or a layout's
+#                             run-time list: lighttpd, apache, shared-host,
+#                             nginx, fcgiwrap, postgres, cron
+#
 # As root it runs apt-get; otherwise it prints the exact apt-get line and
 # fails, so that nothing half-works on a machine that lacks a package.
+# Either way it first says which list it checks and what that installs.
 set -eu
 
-PKGS="build-essential pkg-config libfcgi-dev libsqlite3-dev sqlite3 \
-libssl-dev openssl libyajl-dev libcmocka-dev lighttpd apache2 \
-libapache2-mod-fcgid curl python3 wrk clang nginx spawn-fcgi \
-libclang-rt-14-dev valgrind strace time apache2-suexec-custom \
-chromium nodejs libpq-dev postgresql bindfs libcurl4-openssl-dev"
+BUILD_PKGS="build-essential pkg-config libfcgi-dev libsqlite3-dev libssl-dev \
+libyajl-dev libpq-dev libcurl4-openssl-dev"
+# demo.sh signs with openssl, posts with curl and shows the store with
+# sqlite3, through a lighttpd of its own on 127.0.0.1.
+DEMO_PKGS="$BUILD_PKGS lighttpd openssl curl sqlite3"
+# What each layout of the README needs at run time (each recipe's own
+# apt-get line; tests/e2e/test_recipes.py checks that they agree).
+LIGHTTPD_PKGS="lighttpd"
+APACHE_PKGS="apache2 libapache2-mod-fcgid"
+SHARED_HOST_PKGS="apache2 libapache2-mod-fcgid apache2-suexec-custom"
+NGINX_PKGS="nginx spawn-fcgi"
+FCGIWRAP_PKGS="nginx fcgiwrap"
+POSTGRES_PKGS="postgresql"
+CRON_PKGS="cron"
+# make check: every web server, PostgreSQL, the sanitizers' runtime,
+# valgrind, strace, wrk, chromium for the console's browser tests.
+TEST_PKGS="$DEMO_PKGS libcmocka-dev $APACHE_PKGS apache2-suexec-custom \
+$NGINX_PKGS python3 wrk clang libclang-rt-14-dev valgrind strace time \
+chromium nodejs postgresql bindfs"
+
+list_of() {
+	case "$1" in
+	build) echo "$BUILD_PKGS" ;;
+	demo) echo "$DEMO_PKGS" ;;
+	test) echo "$TEST_PKGS" ;;
+	lighttpd) echo "$LIGHTTPD_PKGS" ;;
+	apache) echo "$APACHE_PKGS" ;;
+	shared-host) echo "$SHARED_HOST_PKGS" ;;
+	nginx) echo "$NGINX_PKGS" ;;
+	fcgiwrap) echo "$FCGIWRAP_PKGS" ;;
+	postgres) echo "$POSTGRES_PKGS" ;;
+	cron) echo "$CRON_PKGS" ;;
+	*) echo "deps: no list $1" >&2; return 2 ;;
+	esac
+}
+
+if [ "${1:-}" = "--list" ]; then
+	list_of "${2:-}"
+	exit $?
+fi
+WHICH=${1:-test}
+case "$WHICH" in
+build) WHAT="what building needs (no web server, no database server)" ;;
+demo) WHAT="what building and the demo's own lighttpd need" ;;
+test) WHAT="what make check needs: every web server, PostgreSQL, chromium, valgrind, ..." ;;
+*) echo "usage: tests/deps.sh [build|demo|test] | --list NAME" >&2; exit 2 ;;
+esac
+PKGS=$(list_of "$WHICH")
+echo "deps ($WHICH): $WHAT" >&2
 
 missing=""
 for p in $PKGS; do
@@ -27,37 +83,45 @@ npm_deps() {
 	    echo "deps: npm ci failed: $3" >&2
 }
 
-# The console's browser tests drive chromium with playwright-core, pinned
-# in tests/browser/package-lock.json and installed there (no browser
-# download: the tests use Debian's /usr/bin/chromium).
-browser_deps() {
-	npm_deps browser playwright-core "the browser tests will be skipped"
+# The forwarding tests' application verifies with the providers' own
+# libraries (stripe, @octokit/webhooks-methods, standardwebhooks), pinned in
+# tests/forward-app/package-lock.json.
+forward_deps() {
+	npm_deps forward-app stripe "test_forward will fail at its setup"
 }
 
-# The catch-up tests check the GitHub stand-in against GitHub's OpenAPI
-# description, @octokit/openapi, pinned in tests/openapi/package-lock.json.
-openapi_deps() {
+# Only the tests need node packages: the console's browser tests drive
+# chromium with playwright-core (tests/browser/package-lock.json; no
+# browser download: Debian's /usr/bin/chromium), and the catch-up tests
+# check the GitHub stand-in against @octokit/openapi (tests/openapi/).
+node_deps() {
+	[ "$WHICH" = test ] || return 0
+	npm_deps browser playwright-core "the browser tests will be skipped"
 	npm_deps openapi @octokit/openapi "test_catchup's GitHub case will fail"
+	forward_deps
 }
 
 if [ -z "$missing" ]; then
-	browser_deps
-	openapi_deps
+	echo "deps ($WHICH): all installed:" $PKGS >&2
+	node_deps
 	exit 0
 fi
 
 if [ "$(id -u)" -eq 0 ]; then
-	echo "deps: installing:$missing"
+	echo "deps ($WHICH): installing:$missing"
+	case " $missing " in
+	*" lighttpd "* | *" apache2 "* | *" nginx "* | *" postgresql "*)
+		echo "deps: Debian starts a web server (port 80) or PostgreSQL as a" \
+		    "service when it installs one; the tests and the demo run their own."
+		;;
+	esac
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
 	# shellcheck disable=SC2086
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null
-	# Debian starts apache2 and lighttpd as services on install; the
-	# project runs its own instances on loopback ports instead.
-	browser_deps
-	openapi_deps
+	node_deps
 	exit 0
 fi
-echo "deps: missing packages:$missing" >&2
+echo "deps ($WHICH): missing packages:$missing" >&2
 echo "deps: run: sudo apt-get install -y$missing" >&2
 exit 1

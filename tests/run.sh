@@ -9,7 +9,7 @@
 #   IH_BIN=BINDIR;
 # - the suites in IH_PG_SUITES (default: stripe processing load faults
 #   cli objects console console_signin durability backup replay
-#   console_bulk catchup versions badsig) a second time with
+#   console_bulk catchup versions badsig restore_guard smoke) a second time with
 #   IH_DB_BACKEND=pg, on PostgreSQL.
 # A throwaway PostgreSQL cluster (tests/pg_cluster.sh) runs on a Unix
 # socket in a temporary folder for the whole run; IH_PG_URI names it for
@@ -54,7 +54,8 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/ih-run.XXXXXX")
 pgdir=$(mktemp -d "${TMPDIR:-/tmp}/ih-pg.XXXXXX")
 trap 'kill $(jobs -p) 2>/dev/null; "$HERE/pg_cluster.sh" stop "$pgdir"; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
-PG_SUITES=${IH_PG_SUITES-stripe processing load faults cli objects console console_signin durability backup replay console_bulk catchup versions badsig}
+PG_SUITES=${IH_PG_SUITES-stripe processing load faults cli objects console console_signin durability backup replay console_bulk catchup versions badsig
+restore_guard smoke forward}
 
 # The slowest programs of a full run (seconds on 2 cores), started first so
 # that none of them is left running alone at the end.  A name not listed

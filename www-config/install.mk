@@ -8,7 +8,8 @@
 #
 #   $(PREFIX)/bin/idemhook                        the operator's command
 #   $(PREFIX)/libexec/idemhook/<provider>.fcgi    the receivers
-#   $(PREFIX)/share/man/man1/idemhook.1           if handlers/cli/idemhook.1 exists
+#   $(PREFIX)/share/man/man1/idemhook.1           the full command reference
+#                                                 (man idemhook)
 #   $(PREFIX)/share/idemhook/schema.sql           for reference (SQLite; and
 #   $(PREFIX)/share/idemhook/schema-postgres.sql  PostgreSQL): the programs
 #                                                 carry them and migrate on open
@@ -18,7 +19,7 @@
 #                                                 nginx configurations
 #
 # Nothing is written outside $(DESTDIR)$(PREFIX): create the database
-# directory and the settings file yourself (see README, Deployment).
+# directory and the settings file yourself (README.md, Deployment).
 
 INSTALL      ?= install
 BINDIR_I      = $(DESTDIR)$(PREFIX)/bin
@@ -55,12 +56,8 @@ install-files:
 	$(INSTALL) -m 0644 www-config/nginx/*.conf www-config/nginx/*.service \
 	    $(SHAREDIR_I)/www-config/nginx/
 	$(INSTALL) -m 0755 www-config/nginx/*.sh $(SHAREDIR_I)/www-config/nginx/
-	@if [ -f handlers/cli/idemhook.1 ]; then \
-	    echo "$(INSTALL) -d -m 0755 $(MAN1DIR_I)"; \
-	    $(INSTALL) -d -m 0755 $(MAN1DIR_I) && \
-	    echo "$(INSTALL) -m 0644 handlers/cli/idemhook.1 $(MAN1DIR_I)/idemhook.1" && \
-	    $(INSTALL) -m 0644 handlers/cli/idemhook.1 $(MAN1DIR_I)/idemhook.1; \
-	else echo "install: no handlers/cli/idemhook.1, no man page installed"; fi
+	$(INSTALL) -d -m 0755 $(MAN1DIR_I)
+	$(INSTALL) -m 0644 handlers/cli/idemhook.1 $(MAN1DIR_I)/idemhook.1
 
 uninstall:
 	rm -f $(BINDIR_I)/idemhook $(PROVIDERS:%=$(LIBEXECDIR_I)/%.fcgi) \

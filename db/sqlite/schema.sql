@@ -42,8 +42,9 @@ CREATE TABLE IF NOT EXISTS events (
 	fingerprint	TEXT,
 	-- The provider's API version of the event (version 7), or NULL.
 	api_version	TEXT,
-	-- The account the event came to (version 8; README "Accounts"):
-	-- 'default' for the implicit one of an installation without accounts.
+	-- The account the event came to (version 8; handlers/README.md,
+	-- Accounts): 'default' for the implicit one of an installation
+	-- without accounts.
 	account		TEXT	NOT NULL DEFAULT 'default',
 	-- 1 for a Stripe thin event (version 9) that idemhook work has not
 	-- fetched yet: the receivers never claim it.

@@ -19,6 +19,12 @@
  * re-serialized as JSON, which no signature covers.  An event whose
  * redeliveries failed GITHUB_GIVE_UP times in the window is reported,
  * not asked again.
+ *
+ * The same listing releases the store's held events of the hook (a body
+ * already recorded that came again under a new GUID, provider.h's
+ * hold_replays): one whose GUID GitHub lists with its event and action
+ * was sent by GitHub and is made due (api_github_release() does only
+ * this, for idemhook work); one it does not list stays held.
  */
 #include <ctype.h>
 #include <stdint.h>
@@ -30,6 +36,7 @@
 
 #include "api_common.h"
 #include "api_github_app.h"
+#include "api_github_held.h"
 #include "api_http.h"
 #include "api_providers.h"
 #include "api_session.h"
@@ -58,20 +65,11 @@ struct hook {
 	char	path[320];	/* "/SCOPE/hooks/ID", or "/app/hook" */
 };
 
-/* One delivery attempt as listed. */
-struct item {
-	char	guid[64];
-	char	event[64];
-	int64_t	id;
-	int64_t	at_ms;
-	int	ok;
-	int	redelivery;
-};
 
 struct list {
 	struct catchup	*cu;
 	struct json	*js;
-	struct item	*items;
+	struct gh_item	*items;
 	size_t		 n, cap;
 	int64_t		 from_ms;
 	long		 in_window;	/* of this page */
@@ -215,8 +213,8 @@ static int
 on_item(void *arg, const char *item, size_t len)
 {
 	struct list *l = arg;
-	struct json_want w[6];
-	struct item *it, *ni;
+	struct json_want w[7];
+	struct gh_item *it, *ni;
 	long long code;
 	size_t i;
 	int rc;
@@ -229,7 +227,8 @@ on_item(void *arg, const char *item, size_t len)
 	w[4].path = "$.redelivery";
 	w[4].raw = JSON_WANT_BOOL;
 	w[5].path = "$.event";
-	rc = json_extract(l->js, item, len, w, 6, 0);
+	w[6].path = "$.action";
+	rc = json_extract(l->js, item, len, w, 7, 0);
 	if (rc != IH_OK)
 		return rc == IH_ENOMEM ? rc : IH_OK;
 	if (l->n == l->cap && l->cap < GITHUB_ITEMS_MAX) {
@@ -249,6 +248,8 @@ on_item(void *arg, const char *item, size_t len)
 	memcpy(it->guid, w[1].val, w[1].len + 1);
 	snprintf(it->event, sizeof(it->event), "%s", w[5].val ? w[5].val :
 	    "?");
+	snprintf(it->action, sizeof(it->action), "%s", w[6].val ? w[6].val :
+	    "");
 	it->id = strtoll(w[0].val, NULL, 10);
 	if (cli_parse_time(w[2].val, clock_wall_ms(), &it->at_ms) != 0)
 		goto out;
@@ -260,7 +261,7 @@ on_item(void *arg, const char *item, size_t len)
 		l->in_window++;
 	}
 out:
-	for (i = 0; i < 6; i++)
+	for (i = 0; i < 7; i++)
 		free(w[i].val);
 	return rc;
 }
@@ -269,7 +270,7 @@ out:
 static int
 by_guid(const void *a, const void *b)
 {
-	const struct item *x = a, *y = b;
+	const struct gh_item *x = a, *y = b;
 	int c = strcmp(x->guid, y->guid);
 
 	if (c != 0)
@@ -338,7 +339,7 @@ have(struct catchup *cu, const struct hook *h, const char *guid,
 static int
 settle(struct catchup *cu, const struct hook *h, struct list *l)
 {
-	struct item *it, *last;
+	struct gh_item *it, *last;
 	size_t i = 0, j;
 	long fails;
 	int ok, found, rc = IH_OK;
@@ -387,8 +388,14 @@ settle(struct catchup *cu, const struct hook *h, struct list *l)
 	return rc;
 }
 
+/*
+ * Lists hook h's deliveries in cu's window, then asks for the missing
+ * ones when redeliver is set, and releases the held events of hl that
+ * GitHub lists.
+ */
 static int
-one_hook(struct catchup *cu, const struct hook *h)
+one_hook(struct catchup *cu, const struct hook *h,
+    const struct gh_held_list *hl, int redeliver)
 {
 	struct list l;
 	struct api_resp r;
@@ -432,8 +439,10 @@ one_hook(struct catchup *cu, const struct hook *h)
 	}
 	api_resp_free(&r);
 	json_close(l.js);
-	if (rc == IH_OK)
+	if (rc == IH_OK && redeliver)
 		rc = settle(cu, h, &l);
+	if (rc == IH_OK && hl->n > 0)
+		rc = gh_held_release(cu, h->scope, h->id, l.items, l.n, hl);
 	free(l.items);
 	return rc;
 }
@@ -442,11 +451,16 @@ int
 api_github_catchup(struct catchup *cu)
 {
 	struct hook hs[GITHUB_HOOKS_MAX];
+	struct gh_held_list hl;
 	char when[CLI_TIME_MAX];
 	size_t n, i;
 	int rc;
 
 	rc = hooks_of(cu, hs, &n);
+	if (rc == IH_OK)
+		rc = gh_held_read(cu, &hl);
+	else
+		hl.v = NULL;
 	if (cu->to_s - cu->from_s > GITHUB_KEEP_S) {
 		cu->from_s = cu->to_s - GITHUB_KEEP_S;
 		cli_format_time(cu->from_s * 1000, when, sizeof(when));
@@ -454,7 +468,34 @@ api_github_catchup(struct catchup *cu)
 		    "days: nothing before %s can be caught up", when);
 	}
 	for (i = 0; rc == IH_OK && i < n; i++)
-		rc = one_hook(cu, &hs[i]);
+		rc = one_hook(cu, &hs[i], &hl, 1);
+	free(hl.v);
+	return rc == IH_EINVAL || rc == IH_ETOOBIG ? IH_EIO : rc;
+}
+
+int
+api_github_release(struct catchup *cu)
+{
+	struct hook hs[GITHUB_HOOKS_MAX];
+	struct gh_held_list hl;
+	int64_t oldest = INT64_MAX;
+	size_t n = 0, i;
+	int rc;
+
+	rc = gh_held_read(cu, &hl);
+	if (rc == IH_OK && hl.n > 0)
+		rc = hooks_of(cu, hs, &n);
+	for (i = 0; i < hl.n; i++)
+		if (hl.v[i].received_at < oldest)
+			oldest = hl.v[i].received_at;
+	/* From the oldest held one, an hour early for clocks; 3 days kept. */
+	cu->to_s = clock_wall_s();
+	cu->from_s = oldest / 1000 - 3600;
+	if (cu->to_s - cu->from_s > GITHUB_KEEP_S)
+		cu->from_s = cu->to_s - GITHUB_KEEP_S;
+	for (i = 0; rc == IH_OK && hl.n > 0 && i < n; i++)
+		rc = one_hook(cu, &hs[i], &hl, 0);
+	free(hl.v);
 	return rc == IH_EINVAL || rc == IH_ETOOBIG ? IH_EIO : rc;
 }
 

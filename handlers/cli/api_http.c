@@ -43,6 +43,7 @@ api_http_init(struct api_http *h)
 	h->max_tries = 4;
 	h->wait_max_s = 60;
 	h->body_max = API_HTTP_BODY_MAX;
+	h->agent = "idemhook (catch-up)";
 	return IH_OK;
 }
 
@@ -348,7 +349,7 @@ call_once(struct api_http *h, const struct api_call *c, struct api_resp *r,
 	curl_easy_setopt(cu, CURLOPT_CONNECTTIMEOUT, h->connect_timeout_s);
 	curl_easy_setopt(cu, CURLOPT_MAXFILESIZE_LARGE,
 	    (curl_off_t)h->body_max);
-	curl_easy_setopt(cu, CURLOPT_USERAGENT, "idemhook (catch-up)");
+	curl_easy_setopt(cu, CURLOPT_USERAGENT, h->agent);
 	curl_easy_setopt(cu, CURLOPT_HTTPHEADER, hl);
 	curl_easy_setopt(cu, CURLOPT_ERRORBUFFER, cerr);
 	curl_easy_setopt(cu, CURLOPT_WRITEFUNCTION, on_body);

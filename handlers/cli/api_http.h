@@ -38,6 +38,7 @@ struct api_http {
 	int	 max_tries;
 	long	 wait_max_s;	/* longest wait before a retry */
 	size_t	 body_max;
+	const char *agent;	/* User-Agent, "idemhook (catch-up)" */
 	long	 calls;		/* HTTP requests made */
 	long	 retries;	/* of which retries */
 	/* Set: the call in flight, or the wait, ends at once (IH_EIO,

@@ -14,14 +14,16 @@
 
 static const struct api_provider table[] = {
 	{ "stripe", "https://api.stripe.com", api_stripe_catchup,
-	    api_stripe_health, NULL, NULL },
+	    api_stripe_health, NULL, NULL, NULL },
 	{ "github", "https://api.github.com", api_github_catchup,
-	    api_github_health, NULL, "IDEMHOOK_GITHUB_APP_ID" },
+	    api_github_health, api_github_release, NULL,
+	    "IDEMHOOK_GITHUB_APP_ID" },
 	{ "asaas", "https://api.asaas.com/v3", api_asaas_catchup,
-	    api_asaas_health, NULL, NULL },
-	{ "shopify", "", api_shopify_catchup, api_shopify_health, NULL, NULL },
-	{ "standard", NULL, NULL, NULL, "Standard Webhooks defines no API "
-	    "for listing or redelivering events, nor for an endpoint's "
+	    api_asaas_health, NULL, NULL, NULL },
+	{ "shopify", "", api_shopify_catchup, api_shopify_health, NULL, NULL,
+	    NULL },
+	{ "standard", NULL, NULL, NULL, NULL, "Standard Webhooks defines no "
+	    "API for listing or redelivering events, nor for an endpoint's "
 	    "state: ask your sender (Svix has its own)", NULL },
 };
 
@@ -123,7 +125,8 @@ api_each_provider(const char *cmd, int job, const char *const *named,
 		printf("]\n");
 	if (!tried && nnamed == 0) {
 		cli_errorf("%s: no provider has an API key: set "
-		    "IDEMHOOK_<PROVIDER>_API_KEY (see the README)", cmd);
+		    "IDEMHOOK_<PROVIDER>_API_KEY (handlers/README.md, "
+		    "Catching up)", cmd);
 		return 2;
 	}
 	return ex;

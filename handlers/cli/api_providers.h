@@ -78,6 +78,7 @@ int	api_stripe_catchup(struct catchup *cu);
 int	api_stripe_health(struct catchup *cu, struct health *h);
 int	api_github_catchup(struct catchup *cu);
 int	api_github_health(struct catchup *cu, struct health *h);
+int	api_github_release(struct catchup *cu);
 int	api_asaas_catchup(struct catchup *cu);
 int	api_asaas_health(struct catchup *cu, struct health *h);
 int	api_shopify_catchup(struct catchup *cu);

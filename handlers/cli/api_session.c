@@ -380,6 +380,7 @@ catchup_flush(struct catchup *cu)
 			d.p = cu->p;
 			d.cfg = cu->cfg;
 			d.owner = in->owner[0] != '\0' ? in->owner : owner;
+			d.pause = NULL;
 			d.log = sink;
 			processing_here(&d, &in->job, 0);
 		}
@@ -391,6 +392,7 @@ catchup_flush(struct catchup *cu)
 		d.p = cu->p;
 		d.cfg = cu->cfg;
 		d.owner = owner;
+		d.pause = NULL;
 		d.log = sink;
 		if (dispatch_drain(&d, 0, NULL, &found, err, sizeof(err)) !=
 		    IH_OK) {

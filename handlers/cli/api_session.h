@@ -64,6 +64,7 @@ struct catchup {
 	long			 raced;	/* delivered while catching up */
 	long			 failed;
 	long			 asked;	/* redeliveries or resumes asked */
+	long			 released;	/* held events made due */
 	char			 note[512];	/* what could not be covered */
 	char			 err[API_HTTP_ERR_MAX];
 	int			 rc;	/* IH_OK, or why the run stopped */
@@ -177,6 +178,12 @@ struct api_provider {
 	const char	*def_base;	/* IDEMHOOK_<P>_API_BASE's default */
 	int		(*catchup)(struct catchup *cu);
 	int		(*health)(struct catchup *cu, struct health *h);
+	/*
+	 * Or NULL: releases the held events the provider's API confirms
+	 * (provider.h, hold_replays), as catch-up does, with nothing else;
+	 * idemhook work calls it.  The codes of catch-up.
+	 */
+	int		(*release)(struct catchup *cu);
 	const char	*no_api;	/* why there is none, or NULL */
 	const char	*alt_cred;	/* a setting that may stand in for */
 					/* the key (GitHub's App), or NULL */

@@ -4,9 +4,9 @@
  * FastCGI program listening on TCP, where anyone who reaches the port can
  * send it requests (issue 24), one started with another store or
  * settings file than the command's (issue 25), and, for a check run as
- * root with no --user, the user the programs run as; the README's names
- * for the store's findings.  Programs reading another settings file
- * belong to another deployment and are left alone.
+ * root with no --user, the user the programs run as; the names
+ * www-config/README.md gives the store's findings.  Programs reading
+ * another settings file belong to another deployment and are left alone.
  *
  * They read /proc and the file system only; nothing is written or
  * signalled.  The programs make themselves non-dumpable, so only root
@@ -51,10 +51,10 @@ const char *check_programs_user(const char *path, char *name, size_t len);
 const char *check_store_advice(void);
 
 /*
- * A finding's value as the README names it: SQLite's synchronous level
- * 2 or 1 as FULL or NORMAL (IDEMHOOK_SYNCHRONOUS's names; SHARED commits
- * run at FULL's level between their shared fsyncs).  Other values as
- * they are.
+ * A finding's value as www-config/README.md names it: SQLite's
+ * synchronous level 2 or 1 as FULL or NORMAL (IDEMHOOK_SYNCHRONOUS's
+ * names; SHARED commits run at FULL's level between their shared
+ * fsyncs).  Other values as they are.
  */
 const char *check_audit_value(const struct store_audit *a);
 

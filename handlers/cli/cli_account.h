@@ -7,6 +7,8 @@
 #ifndef IH_CLI_ACCOUNT_H
 #define IH_CLI_ACCOUNT_H
 
+#include <stdio.h>
+
 /*
  * Takes "--account NAME" or "--account=NAME" out of argv[from..argc)
  * (before a "--"), for a command that knows accounts, into *account
@@ -15,5 +17,12 @@
  */
 int	cli_account_arg(int argc, char **argv, int from, const char *cmd,
 	    const char **account);
+
+/*
+ * After a command's --help: the --account option as that command takes
+ * it, on f; nothing for a command that has no accounts.  One table for
+ * every command, so that no --help can leave it out.
+ */
+void	cli_account_help(FILE *f, const char *cmd);
 
 #endif

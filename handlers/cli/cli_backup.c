@@ -16,8 +16,8 @@
  */
 #include <sys/stat.h>
 
-#include <dirent.h>
 #include <errno.h>
+#include <libgen.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +27,8 @@
 
 #include "cli_args.h"
 #include "cli_backup.h"
+#include "cli_backups.h"
+#include "cli_owner.h"
 #include "cli_text.h"
 #include "clock.h"
 #include "config.h"
@@ -35,166 +37,8 @@
 #include "store.h"
 #include "store_backup.h"
 
-#define BACKUP_PREFIX	"idemhook-"
-#define BACKUP_SUFFIX	".db"
-/* idemhook-20240501T120000Z.db */
-#define BACKUP_NAME_LEN	(sizeof(BACKUP_PREFIX) - 1 + 16 + \
-	sizeof(BACKUP_SUFFIX) - 1)
 #define BACKUP_KEEP_MAX	10000
 #define BACKUP_PATH	4096
-
-/* Whether name is one of ours: idemhook-YYYYmmddTHHMMSSZ.db. */
-static int
-backup_name(const char *name, struct tm *tm)
-{
-	const char *s = name + sizeof(BACKUP_PREFIX) - 1;
-	size_t i;
-
-	if (strlen(name) != BACKUP_NAME_LEN ||
-	    strncmp(name, BACKUP_PREFIX, sizeof(BACKUP_PREFIX) - 1) != 0 ||
-	    strcmp(s + 16, BACKUP_SUFFIX) != 0 || s[8] != 'T' || s[15] != 'Z')
-		return 0;
-	for (i = 0; i < 15; i++)
-		if (i != 8 && (s[i] < '0' || s[i] > '9'))
-			return 0;
-	if (tm != NULL) {
-		memset(tm, 0, sizeof(*tm));
-		tm->tm_year = (s[0] - '0') * 1000 + (s[1] - '0') * 100 +
-		    (s[2] - '0') * 10 + (s[3] - '0') - 1900;
-		tm->tm_mon = (s[4] - '0') * 10 + (s[5] - '0') - 1;
-		tm->tm_mday = (s[6] - '0') * 10 + (s[7] - '0');
-		tm->tm_hour = (s[9] - '0') * 10 + (s[10] - '0');
-		tm->tm_min = (s[11] - '0') * 10 + (s[12] - '0');
-		tm->tm_sec = (s[13] - '0') * 10 + (s[14] - '0');
-	}
-	return 1;
-}
-
-static int
-name_cmp(const void *a, const void *b)
-{
-	/* Newest first: the names sort by time. */
-	return strcmp(*(char *const *)b, *(char *const *)a);
-}
-
-/*
- * Calls fn for each of our backup files in dir, newest first.  Returns
- * IH_OK, IH_ENOMEM, IH_EIO (errno set) or what fn returned.
- */
-static int
-each_backup(const char *dir, int (*fn)(void *, const char *, size_t),
-    void *arg)
-{
-	struct dirent *de;
-	DIR *d;
-	char **names = NULL, **more;
-	size_t n = 0, cap = 0, i;
-	int rc = IH_OK;
-
-	d = opendir(dir);
-	if (d == NULL)
-		return IH_EIO;
-	for (;;) {
-		de = readdir(d);
-		if (de == NULL)
-			break;
-		if (!backup_name(de->d_name, NULL))
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 16;
-			more = realloc(names, cap * sizeof(*names));
-			if (more == NULL) {
-				rc = IH_ENOMEM;
-				goto out;
-			}
-			names = more;
-		}
-		names[n] = strdup(de->d_name);
-		if (names[n] == NULL) {
-			rc = IH_ENOMEM;
-			goto out;
-		}
-		n++;
-	}
-	if (n > 0)
-		qsort(names, n, sizeof(*names), name_cmp);
-	for (i = 0; i < n && rc == IH_OK; i++)
-		rc = fn(arg, names[i], i);
-out:
-	for (i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	closedir(d);
-	return rc;
-}
-
-struct newest {
-	char	*name;
-	size_t	 len;
-	int64_t	 when_ms;
-	int	 found;
-};
-
-static int
-take_newest(void *arg, const char *name, size_t i)
-{
-	struct newest *nw = arg;
-	struct tm tm;
-
-	if (i > 0)
-		return IH_OK;
-	backup_name(name, &tm);
-	snprintf(nw->name, nw->len, "%s", name);
-	nw->when_ms = (int64_t)timegm(&tm) * 1000;
-	nw->found = 1;
-	return IH_OK;
-}
-
-int
-cli_backup_newest(const char *dir, char *name, size_t len, int64_t *when_ms)
-{
-	struct newest nw = { name, len, 0, 0 };
-	int rc;
-
-	rc = each_backup(dir, take_newest, &nw);
-	if (rc != IH_OK)
-		return rc;
-	if (!nw.found)
-		return IH_ENOTFOUND;
-	*when_ms = nw.when_ms;
-	return IH_OK;
-}
-
-struct rotate {
-	const char	*dir;
-	long		 keep;
-	long		 removed;
-	int		 json;
-};
-
-static int
-drop_old(void *arg, const char *name, size_t i)
-{
-	struct rotate *ro = arg;
-	char path[BACKUP_PATH];
-
-	if ((long)i < ro->keep)
-		return IH_OK;
-	snprintf(path, sizeof(path), "%s/%s", ro->dir, name);
-	if (unlink(path) != 0) {
-		cli_errorf("backup: cannot remove the old backup %s: %s", path,
-		    strerror(errno));
-		return IH_OK;
-	}
-	if (ro->json)
-		printf("%s", ro->removed > 0 ? "," : "");
-	if (ro->json)
-		cli_put_json(stdout, name);
-	else
-		cli_printf(stdout, "removed the old backup %s\n", name);
-	ro->removed++;
-	return IH_OK;
-}
 
 /*
  * The location as a command line may show it: ih_redact() masks a
@@ -344,8 +188,9 @@ backup_usage(FILE *f)
 	    "one ending\n             in /, created 0700), which gets "
 	    "idemhook-<UTC time>.db;\n             default: the folder "
 	    "IDEMHOOK_BACKUP_DIR\n"
-	    "  --keep N   in a folder: keep the N newest idemhook-*.db, "
-	    "remove the others\n"
+	    "  --keep N   in a folder: keep the N newest idemhook-*.db (by "
+	    "the earlier of\n             name and mtime; never the one just "
+	    "written), remove the others\n"
 	    "  --json     one JSON object (no progress line)\n"
 	    "On a terminal it shows progress.  On PostgreSQL it prints the "
 	    "pg_dump command\nto run instead.\n"
@@ -383,12 +228,95 @@ backup_target(const char *dest, int from_setting, char *path, size_t len,
 	    n - 1 : n), dest);
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
-	if ((size_t)snprintf(path, len, "%s/" BACKUP_PREFIX "%s" BACKUP_SUFFIX,
-	    dir, stamp) >= len) {
+	if ((size_t)snprintf(path, len, "%s/" CLI_BACKUP_PREFIX "%s"
+	    CLI_BACKUP_SUFFIX, dir, stamp) >= len) {
 		cli_errorf("backup: the path is too long");
 		return CLI_EXIT_USAGE;
 	}
 	return CLI_EXIT_OK;
+}
+
+/* The last part of path. */
+static const char *
+base_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s != NULL ? s + 1 : path;
+}
+
+/*
+ * As root: when another user owns the folder the copy goes to (dest, or
+ * the one that holds or will hold it), the rest of the command runs as
+ * that user (cli_owner.h).  Returns -1 to carry on, or the exit status.
+ */
+static int
+backup_as_owner(const char *dest)
+{
+	char buf[BACKUP_PATH], *dir = buf;
+	struct stat sb;
+	size_t n = strlen(dest);
+	uid_t uid;
+	gid_t gid;
+	int status;
+
+	if (geteuid() != 0 || n >= sizeof(buf))
+		return -1;
+	memcpy(buf, dest, n + 1);
+	while (n > 1 && buf[n - 1] == '/')
+		buf[--n] = '\0';
+	if (stat(buf, &sb) != 0 || !S_ISDIR(sb.st_mode))
+		dir = dirname(buf);
+	if (cli_owner_of(dir, NULL, &uid, &gid) != 0)
+		return -1;
+	switch (cli_owner_become(uid, gid, "backup", &status)) {
+	case CLI_OWNER_PARENT:
+		return status;
+	case CLI_OWNER_FAIL:
+		return CLI_EXIT_FAIL;
+	default:
+		return -1;
+	}
+}
+
+/*
+ * As root: the rest of restore runs as the owner of the store (or of its
+ * folder), whose folder it works in; the copy is opened here first, as
+ * root, when no other user can write its folder (cli_owner_open()), so
+ * that a copy only root may read can be restored.  Returns -1 to carry on,
+ * with *fd the copy or -1, or the exit status to return.
+ */
+static int
+restore_as_owner(const char *db, const char *src, int *fd)
+{
+	char buf[BACKUP_PATH], err[512];
+	uid_t uid;
+	gid_t gid;
+	int status, rc = -1;
+
+	*fd = -1;
+	if (geteuid() != 0 || snprintf(buf, sizeof(buf), "%s", db) >=
+	    (int)sizeof(buf) || cli_owner_of(dirname(buf), db, &uid,
+	    &gid) != 0 || uid == 0)
+		return -1;
+	if (cli_owner_open(src, fd, err, sizeof(err)) != 0) {
+		cli_errorf("restore refused: %s; nothing was changed", err);
+		return CLI_EXIT_FAIL;
+	}
+	switch (cli_owner_become(uid, gid, "restore", &status)) {
+	case CLI_OWNER_PARENT:
+		rc = status;
+		break;
+	case CLI_OWNER_FAIL:
+		rc = CLI_EXIT_FAIL;
+		break;
+	default:
+		return -1;
+	}
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+	return rc;
 }
 
 /* Refuses a destination that is the store or one of its side files. */
@@ -418,7 +346,6 @@ cli_backup(struct cli *c, int argc, char **argv)
 	const struct config *cfg;
 	struct store_backup_info info;
 	struct progress pr;
-	struct rotate ro;
 	struct store *st;
 	const char *dest = NULL, *v;
 	char path[BACKUP_PATH], dir[BACKUP_PATH], err[STORE_ERR_MAX];
@@ -464,6 +391,16 @@ cli_backup(struct cli *c, int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	if (store_is_postgres(cfg->db_path))
 		return pg_advice(c, cfg->db_path, 0, dest);
+	rc = backup_as_owner(dest);
+	if (rc >= 0)
+		return rc;
+	if (access(cfg->db_path, R_OK) != 0 && errno == EACCES) {
+		cli_errorf("backup: user %u cannot read the store %s (root "
+		    "writes a copy as the owner of the folder it goes to: "
+		    "choose a folder of root's or of the store's owner)",
+		    (unsigned)getuid(), cfg->db_path);
+		return CLI_EXIT_FAIL;
+	}
 	rc = backup_target(dest, from_setting, path, sizeof(path), dir,
 	    sizeof(dir));
 	if (rc != CLI_EXIT_OK)
@@ -509,11 +446,8 @@ cli_backup(struct cli *c, int argc, char **argv)
 		    shown, path, clock_ms_since(pr.t0) / 1e3);
 		put_info(&info, 0);
 	}
-	memset(&ro, 0, sizeof(ro));
-	ro.dir = dir;
-	ro.keep = keep;
-	ro.json = json;
-	if (keep > 0 && each_backup(dir, drop_old, &ro) != IH_OK)
+	if (keep > 0 && cli_backups_rotate(dir, keep, base_of(path), json) !=
+	    IH_OK)
 		cli_errorf("backup: cannot list %s to remove old backups: %s",
 		    dir, strerror(errno));
 	if (json)
@@ -529,9 +463,11 @@ restore_usage(FILE *f)
 	    "store.\nRefused while a receiver or idemhook work holds the "
 	    "store: stop the web\nserver (or its FastCGI programs) and the "
 	    "workers first.  SRC is copied\nbeside the store and checked "
-	    "(integrity_check, schema version) first; the\ncurrent store is "
-	    "kept as <store>.before-restore-<UTC time>, its stale\n-wal and "
-	    "-shm removed.  On PostgreSQL it prints the pg_restore command.\n"
+	    "(integrity_check, schema version, no schema\nobject this build "
+	    "does not create) first; the current store is kept as\n"
+	    "<store>.before-restore-<UTC time>, its stale -wal and -shm "
+	    "removed.  As root,\nit runs as the store's owner.  On "
+	    "PostgreSQL it prints the pg_restore command.\n"
 	    "Exit: 0 restored; 1 refused or failed (the store untouched), or "
 	    "PostgreSQL\nunreachable; 2 usage, or PostgreSQL (which "
 	    "answered).\n");
@@ -546,7 +482,7 @@ cli_restore(struct cli *c, int argc, char **argv)
 	struct store *st;
 	const char *src = NULL;
 	char err[STORE_ERR_MAX], qc[256], shown[REDACT_URI_MAX];
-	int a, json = 0, rc;
+	int a, json = 0, rc, fd;
 
 	for (a = 1; a < argc; a++) {
 		if (strcmp(argv[a], "--json") == 0)
@@ -575,8 +511,13 @@ cli_restore(struct cli *c, int argc, char **argv)
 	o.path = cfg->db_path;
 	o.durable_as = store_durable_as(cfg->synchronous);
 	o.busy_timeout_ms = cfg->busy_timeout_ms;
+	rc = restore_as_owner(cfg->db_path, src, &fd);
+	if (rc >= 0)
+		return rc;
 	/* No cli_store() before: this process must not hold the store. */
-	rc = store_restore(&o, src, &rs, err, sizeof(err));
+	rc = store_restore(&o, src, fd, &rs, err, sizeof(err));
+	if (fd >= 0)
+		close(fd);
 	if (rc != IH_OK) {
 		cli_errorf("restore %s: %s; nothing was changed", rs.in_use ?
 		    "refused" : "failed", err);

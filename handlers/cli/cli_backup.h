@@ -6,9 +6,9 @@
  *
  * Each command takes its argv (argv[0] its name), prints its output and
  * its errors, and returns a CLI_EXIT_* code (idemhook.h).  The backup
- * files of a folder are named idemhook-<UTC time>.db (YYYYmmddTHHMMSSZ),
- * so that names sort by time; cli_backup_newest() finds the newest one,
- * for idemhook check.  Nothing here allocates beyond the call.
+ * files of a folder are named idemhook-<UTC time>.db (cli_backups.h).
+ * As root, each runs as the user who owns the folder it writes in
+ * (cli_owner.h).  Nothing here allocates beyond the call.
  */
 #ifndef IH_CLI_BACKUP_H
 #define IH_CLI_BACKUP_H
@@ -20,13 +20,5 @@
 
 int	cli_backup(struct cli *c, int argc, char **argv);
 int	cli_restore(struct cli *c, int argc, char **argv);
-
-/*
- * The newest backup file in dir: its name in name, the time in its name
- * as Unix ms in *when_ms.  Returns IH_OK, IH_ENOTFOUND when dir holds
- * none, IH_EIO when dir cannot be read (errno set).
- */
-int	cli_backup_newest(const char *dir, char *name, size_t len,
-	    int64_t *when_ms);
 
 #endif

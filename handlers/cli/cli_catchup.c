@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "ih.h"
 #include "log.h"
+#include "providers.h"
 
 #define DEFAULT_WINDOW	"24h"
 
@@ -30,6 +31,7 @@ usage(FILE *f)
 	    "  stripe   pages through GET /v1/events (30 days kept)\n"
 	    "  github   asks GitHub to redeliver each failed delivery of the\n"
 	    "           hooks in IDEMHOOK_GITHUB_HOOKS (about 3 days kept;\n"
+	    "           a held event whose delivery GitHub lists is released;\n"
 	    "           app/HOOK_ID: the App's own, with\n"
 	    "           IDEMHOOK_GITHUB_APP_ID and "
 	    "IDEMHOOK_GITHUB_APP_KEY_FILE)\n"
@@ -78,31 +80,42 @@ report(struct catchup *cu, int json, int first, int ex)
 		put_json_str("to", to, 1);
 		printf("\"dry_run\":%s,\"pages\":%ld,\"listed\":%ld,"
 		    "\"missing\":%ld,\"recorded\":%ld,\"delivered_meanwhile\":"
-		    "%ld,\"failed\":%ld,\"asked\":%ld,", cu->dry_run ? "true" :
-		    "false", cu->pages, cu->seen, cu->missing, cu->recorded,
-		    cu->raced, cu->failed, cu->asked);
+		    "%ld,\"failed\":%ld,\"asked\":%ld,\"released\":%ld,",
+		    cu->dry_run ? "true" : "false", cu->pages, cu->seen,
+		    cu->missing, cu->recorded, cu->raced, cu->failed,
+		    cu->asked, cu->released);
 		put_json_str("outcome", outcome[ex], 1);
 		put_json_str("note", cu->note, 1);
 		put_json_str("error", ex == 1 || ex == 2 ? cu->err : NULL, 0);
 		printf("}");
+	} else if (ex == 1 || ex == 2) {
+		/* A failed run says so on stdout, not as a zero summary. */
+		cli_printf(stdout, "%s: %s to %s: FAILED after %ld page(s), "
+		    "%ld listed, %ld missing, %ld recorded%s: %s\n",
+		    cu->p->name, from, to, cu->pages, cu->seen, cu->missing,
+		    cu->recorded, cu->dry_run ? " (dry run)" : "", cu->err);
+		cli_errorf("catch-up: %s: %s", cu->p->name, cu->err);
 	} else {
 		cli_printf(stdout, "%s: %s to %s: %ld page(s), %ld listed, "
 		    "%ld missing, %ld recorded%s, %ld delivered meanwhile%s\n",
 		    cu->p->name, from, to, cu->pages, cu->seen, cu->missing,
 		    cu->recorded, cu->dry_run ? " (dry run)" : "", cu->raced,
 		    cu->asked > 0 ? ", redeliveries or repairs asked" : "");
+		if (cu->released > 0)
+			cli_printf(stdout, "%s: %ld held event(s) %s: their "
+			    "deliveries are listed by the API\n", cu->p->name,
+			    cu->released, cu->dry_run ? "would be released" :
+			    "released");
 		if (cu->note[0] != '\0')
 			cli_printf(stdout, "%s: note: %s\n", cu->p->name,
 			    cu->note);
-		if (ex == 1 || ex == 2)
-			cli_errorf("catch-up: %s: %s", cu->p->name, cu->err);
 	}
 	log_emit(log_dest_sink(&cu->w.logd, &log_stderr), "catchup "
 	    "provider=%s from=%s to=%s pages=%ld listed=%ld missing=%ld "
-	    "recorded=%ld raced=%ld failed=%ld asked=%ld dry_run=%d "
-	    "outcome=%s", cu->p->name, from, to, cu->pages, cu->seen,
-	    cu->missing, cu->recorded, cu->raced, cu->failed, cu->asked,
-	    cu->dry_run, outcome[ex]);
+	    "recorded=%ld raced=%ld failed=%ld asked=%ld released=%ld "
+	    "dry_run=%d outcome=%s", cu->p->name, from, to, cu->pages,
+	    cu->seen, cu->missing, cu->recorded, cu->raced, cu->failed,
+	    cu->asked, cu->released, cu->dry_run, outcome[ex]);
 }
 
 /* The run's options, for each provider. */
@@ -125,7 +138,7 @@ run_one(void *arg, size_t pi, const struct api_provider *ap, int named,
 	int rc, ex;
 
 	ex = api_provider_open(&cu, c, pi, ap, named, "catch-up",
-	    " (see the README's catch-up section)");
+	    " (handlers/README.md, Catching up)");
 	if (ex != 0)
 		return ex;
 	cu.from_s = from_ms / 1000;
@@ -142,7 +155,7 @@ run_one(void *arg, size_t pi, const struct api_provider *ap, int named,
 	else if (rc != IH_OK)
 		ex = 1;
 	else
-		ex = cu.missing > 0 ? CLI_EXIT_MISSING : 0;
+		ex = cu.missing > 0 || cu.released > 0 ? CLI_EXIT_MISSING : 0;
 	report(&cu, json, *first, ex);
 	*first = 0;
 	catchup_close(&cu);
@@ -208,4 +221,31 @@ cli_catchup(struct cli *c, int argc, char **argv)
 	run.json = json;
 	return api_each_provider("catch-up", API_JOB_CATCHUP, named, nnamed,
 	    json, rank, run_one, &run);
+}
+
+int
+cli_catchup_release(struct cli *c, size_t pi, const struct log_sink *log)
+{
+	const struct api_provider *ap;
+	struct catchup cu;
+	int rc;
+
+	ap = api_provider_find(providers_all[pi]->name);
+	if (ap == NULL || ap->release == NULL)
+		return IH_OK;
+	/* Quietly nothing without a key: the operator releases them. */
+	if (catchup_open(&cu, c, pi, ap) != IH_OK) {
+		catchup_close(&cu);
+		return IH_OK;
+	}
+	cu.json = 1;
+	rc = ap->release(&cu);
+	if (rc != IH_OK)
+		log_emit(log, "catchup provider=%s held release failed: %s",
+		    cu.p->name, cu.err);
+	else if (cu.released > 0)
+		log_emit(log, "catchup provider=%s released=%ld: held events "
+		    "whose deliveries the API lists", cu.p->name, cu.released);
+	catchup_close(&cu);
+	return rc;
 }

@@ -8,9 +8,22 @@
 #ifndef IH_CLI_CATCHUP_H
 #define IH_CLI_CATCHUP_H
 
+#include <stddef.h>
+
 #include "idemhook.h"
+#include "log.h"
 
 /* idemhook catch-up. */
 int	cli_catchup(struct cli *c, int argc, char **argv);
+
+/*
+ * For idemhook work: releases the held events of providers_all[pi] that
+ * its API confirms (api_session.h, struct api_provider's release), when
+ * it has such an API and a key or App is set; nothing otherwise.  A
+ * release, and a failure, is one line to log.  Returns IH_OK or the
+ * release's code.
+ */
+int	cli_catchup_release(struct cli *c, size_t pi,
+	    const struct log_sink *log);
 
 #endif

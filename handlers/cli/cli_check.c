@@ -15,7 +15,8 @@
  *   - the settings file is readable by no other user: 0600 owned by the
  *     programs' user, or 0640 owned by root with their group, as the
  *     README installs it; and the programs' user can read it;
- *   - the store exists and is in WAL mode.
+ *   - the store exists and is in WAL mode, with the schema objects
+ *     this build creates and no others (a planted trigger is reported).
  */
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -32,6 +33,8 @@
 
 #include "cli_args.h"
 #include "cli_check.h"
+#include "cli_check_actions.h"
+#include "cli_check_build.h"
 #include "cli_check_accounts.h"
 #include "cli_check_store.h"
 #include "cli_text.h"
@@ -39,6 +42,7 @@
 #include "config_find.h"
 #include "console_auth.h"
 #include "docroot.h"
+#include "forward.h"
 #include "ih.h"
 #include "providers.h"
 #include "redact.h"
@@ -449,6 +453,23 @@ check_startup_only(struct check *ck, struct cli *c)
 			    settings_startup_only[i], c->config_path);
 }
 
+/*
+ * Forwarding is the provider's (forward.h): a destination named for one
+ * account (IDEMHOOK_STRIPE_FORWARD_URL@acme) is never read.
+ */
+static void
+check_forward_accounts(struct check *ck, const struct config_vars *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		if (strstr(v->names[i], "_FORWARD_") != NULL &&
+		    strchr(v->names[i], '@') != NULL)
+			problem(ck, "%.80s is not read: forwarding is set per "
+			    "provider, and every account's events go to its "
+			    "destination; remove the @account", v->names[i]);
+}
+
 static void
 check_usage(FILE *f)
 {
@@ -469,7 +490,8 @@ check_usage(FILE *f)
 	    "  - the IDEMHOOK_CONFIG file is readable by no other user: 0640 "
 	    "owned by\n    root with USER's group, or 0600 owned by USER; "
 	    "and USER can read it;\n"
-	    "  - the store exists and is in WAL mode.\n"
+	    "  - the store exists and is in WAL mode, with the schema objects "
+	    "this build\n    creates and no others.\n"
 	    "Exit: 0 no problem; 1 problems found (each with its fix); 2 "
 	    "usage.\n");
 }
@@ -485,6 +507,9 @@ check_audit(void *arg, const struct store_audit *a)
 	else if (strcmp(a->name, "journal_mode") == 0)
 		problem(ck, "the store is in journal mode %s, not WAL: %s",
 		    a->value, a->advice);
+	else if (strcmp(a->name, "schema") == 0 && !a->ok)
+		problem(ck, "the store's schema differs from this build's: "
+		    "%s; %s", a->value, a->advice);
 	else if (a->ok)
 		ok(ck, "store %s: %s", a->name, check_audit_value(a));
 	else
@@ -552,7 +577,10 @@ cli_check(struct cli *c, int argc, char **argv)
 	    sizeof(owner)) != NULL && check_user(&ck, owner) != 0)
 		return CLI_EXIT_USAGE;
 	check_sources(c);
+	cli_check_build(c, &ck.problems, &ck.oks);
 	check_startup_only(&ck, c);
+	check_forward_accounts(&ck, &c->env);
+	check_forward_accounts(&ck, &c->file);
 	cli_check_console(c, &ck.problems, &ck.oks);
 	ck.problems += check_programs(c);
 
@@ -580,12 +608,25 @@ cli_check(struct cli *c, int argc, char **argv)
 		else
 			ok(&ck, "%s: %zu secret(s) set", providers_all[i]->name,
 			    cfg->nsecrets);
+		if (cfg->nsecrets > 0 || nonly > 0)
+			cli_check_actions(providers_all[i]->name, cfg,
+			    &ck.problems, &ck.oks);
 		/* The settings loader refuses a shorter lease (see above). */
 		if (cfg->nactions > 0)
 			ok(&ck, "%s: IDEMHOOK_LEASE %ld s leaves room for "
 			    "the commit after IDEMHOOK_ACTION_TIMEOUT %ld s",
 			    providers_all[i]->name, cfg->lease_s,
 			    cfg->action_timeout_s);
+		/* The loader refused a malformed destination (forward.h). */
+		if (cfg->forward_url != NULL)
+			ok(&ck, "%s: forwards each event to %s (signed %s, "
+			    "%ld s timeout)", providers_all[i]->name,
+			    ih_redact(cfg->forward_url, shown, sizeof(shown)),
+			    cfg->forward_sign ==
+			    FORWARD_SIGN_STANDARD ? "Standard Webhooks" :
+			    cfg->forward_sign == FORWARD_SIGN_AS_RECEIVED ?
+			    "as received" : "with the provider's scheme",
+			    cfg->forward_timeout_s);
 	}
 
 	cli_check_accounts(c, &ck.problems, &ck.oks);

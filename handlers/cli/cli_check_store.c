@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "cli_args.h"
-#include "cli_backup.h"
+#include "cli_backups.h"
 #include "cli_check_store.h"
 #include "cli_text.h"
 #include "clock.h"
@@ -161,8 +161,8 @@ check_backup_age(struct cli *c, struct store *st, int *problems, int *oks)
 {
 	const char *dir = cli_setting(c, "IDEMHOOK_BACKUP_DIR");
 	const char *max = cli_setting(c, "IDEMHOOK_BACKUP_MAX_AGE");
-	char name[256], path[4400], when[CLI_TIME_MAX];
-	int64_t now = clock_wall_ms(), oldest, at;
+	char name[256], path[4400], when[CLI_TIME_MAX], future[256];
+	int64_t now = clock_wall_ms(), oldest, at, future_at;
 	struct stat sb;
 	int rc;
 
@@ -180,11 +180,20 @@ check_backup_age(struct cli *c, struct store *st, int *problems, int *oks)
 		    "age such as 36h or 7d", max);
 		return;
 	}
-	rc = cli_backup_newest(dir, name, sizeof(name), &at);
+	rc = cli_backup_newest(dir, now, name, sizeof(name), &at, future,
+	    sizeof(future), &future_at);
 	if (rc == IH_EIO && errno != ENOENT) {
 		cli_check_say(0, problems, oks, "backups: cannot read "
 		    "IDEMHOOK_BACKUP_DIR %s: %s", dir, strerror(errno));
 		return;
+	}
+	if (future[0] != '\0') {
+		cli_format_time(future_at, when, sizeof(when));
+		cli_check_say(0, problems, oks, "backups: %s/%s is named "
+		    "or written at a time to come (named %s): a wrong clock, "
+		    "or a copy named by hand; its age is taken from its "
+		    "mtime when that is past, else it counts as the oldest: "
+		    "rename or remove it", dir, future, when);
 	}
 	if (rc != IH_OK) {
 		no_backup(st, dir, oldest, problems, oks);

@@ -57,6 +57,12 @@ list_cells(const struct store_row *row, char cells[LIST_COLS][CLI_TIME_MAX],
 	text[2] = row->event_id;
 	text[3] = row->event_type;
 	text[4] = row->status;
+	/* A thin event idemhook work has yet to fetch (show says why). */
+	if (row->needs_fetch) {
+		snprintf(cells[4], CLI_TIME_MAX, "%s (waits for fetch)",
+		    row->status);
+		text[4] = cells[4];
+	}
 	text[5] = cells[5];
 	text[6] = cells[6];
 }
@@ -90,6 +96,13 @@ list_row(void *arg, const struct store_row *row)
 	}
 	if (!ls->measure)
 		printf("\n");
+	/* A held event's reason, on a line of its own under its row. */
+	if (!ls->measure && strcmp(row->status, "held") == 0 &&
+	    row->last_error != NULL) {
+		printf("    held: ");
+		cli_put_clean(stdout, row->last_error);
+		printf("\n");
+	}
 	ls->n++;
 	return IH_OK;
 }

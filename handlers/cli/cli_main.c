@@ -33,6 +33,7 @@
 #include "config.h"
 #include "config_find.h"
 #include "dispatch.h"
+#include "forward.h"
 #include "harden.h"
 #include "ih.h"
 #include "log.h"
@@ -54,6 +55,7 @@
 #include "cli_objects.h"
 #include "cli_replay.h"
 #include "cli_show.h"
+#include "cli_smoke.h"
 #include "cli_text.h"
 #include "cli_verify.h"
 #include "idemhook.h"
@@ -152,7 +154,9 @@ cmd_work(struct cli *c, int argc, char **argv)
 	struct alert_badsig badsig;
 	struct alert_held held;
 	struct thin_fetch thin;
+	struct forward_pause pauses[CLI_MAX_PROVIDERS];
 	long found, threshold, minutes, health_s = 0;
+	int64_t release_at[CLI_MAX_PROVIDERS];
 	static struct cli_health_round health;
 	int once = 0, any, rc, a, r, ret = 0, health_on = 0;
 
@@ -203,6 +207,8 @@ cmd_work(struct cli *c, int argc, char **argv)
 	memset(&silence, 0, sizeof(silence));
 	memset(&badsig, 0, sizeof(badsig));
 	memset(&held, 0, sizeof(held));
+	memset(release_at, 0, sizeof(release_at));
+	memset(pauses, 0, sizeof(pauses));
 	/* IDEMHOOK_HEALTH_INTERVAL: idemhook health's checks, with alerts. */
 	v = cli_setting(c, "IDEMHOOK_HEALTH_INTERVAL");
 	if (v != NULL && cli_parse_long(v, 0, 86400, &health_s) != 0) {
@@ -237,6 +243,7 @@ cmd_work(struct cli *c, int argc, char **argv)
 			d.cfg = cfg;
 			d.owner = owner;
 			d.log = log_dest_sink(&ld, &log_stderr);
+			d.pause = i < CLI_MAX_PROVIDERS ? &pauses[i] : NULL;
 			/* IDEMHOOK_SILENCE_ALERT: one alert per silence. */
 			if (alert_silence_check(&silence, i, cfg,
 			    providers_all[i]->name, st, clock_wall_ms(), d.log,
@@ -248,7 +255,14 @@ cmd_work(struct cli *c, int argc, char **argv)
 			    providers_all[i]->name, st, threshold, minutes,
 			    clock_wall_ms(), d.log, err, sizeof(err)) != IH_OK)
 				cli_errorf("work: signature check: %s", err);
-			/* Events held back for their API version. */
+			/* Held events the API confirms, a minute apart. */
+			if (i < CLI_MAX_PROVIDERS && (release_at[i] == 0 ||
+			    clock_wall_ms() - release_at[i] >=
+			    ALERT_HELD_CHECK_MS)) {
+				release_at[i] = clock_wall_ms();
+				(void)cli_catchup_release(c, i, d.log);
+			}
+			/* Events held back (version.h, hold_replays). */
 			if (alert_held_check(&held, i, cfg,
 			    providers_all[i]->name, st, clock_wall_ms(), d.log,
 			    err, sizeof(err)) != IH_OK)
@@ -277,12 +291,21 @@ cmd_work(struct cli *c, int argc, char **argv)
 			nanosleep(&nap, NULL);
 		}
 	}
-	if (once)
-		printf("processed %ld event(s)\n", done);
 out:
 	/* --once: the round ends; a stop or a failure stops it. */
 	if (health_on)
 		cli_health_end(&health, once && !stop_requested && ret == 0);
+	/* A failed run says so on stdout too, and exits non-zero. */
+	if (once && ret == 0 && thin.failed > 0) {
+		printf("processed %ld event(s); FAILED: the fetch of %ld thin "
+		    "event(s) failed (see the log): they are retried\n", done,
+		    thin.failed);
+		ret = CLI_EXIT_FAIL;
+	} else if (once && ret == 0)
+		printf("processed %ld event(s)\n", done);
+	else if (once)
+		printf("processed %ld event(s); FAILED: see the error above\n",
+		    done);
 	thin_fetch_close(&thin);
 	log_dest_close(&ld);
 	return ret;
@@ -313,6 +336,8 @@ static const struct cli_cmd commands[] = {
 	{ "catch-up", cli_catchup, "record what the providers' APIs sent and "
 	    "we lack", 0 },
 	{ "health", cli_health, "the endpoint as each provider sees it", 0 },
+	{ "smoke", cli_smoke, "test an endpoint through the web server: "
+	    "accepted, duplicate, 401", 0 },
 };
 
 #define NCOMMANDS	(sizeof(commands) / sizeof(commands[0]))
@@ -327,8 +352,8 @@ usage(FILE *f)
 	for (i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\n--account NAME: list, show, verify, replay, purge, "
-	    "stats, objects, object\nand catch-up see that account only "
-	    "(README, Accounts).\n");
+	    "stats, objects, object,\ncatch-up and smoke see that account only "
+	    "(handlers/README.md, Accounts).\n");
 	fprintf(f, "\n'idemhook COMMAND --help' describes one command.\n"
 	    "Exit codes: 0 success, 1 failure, 2 usage or configuration "
 	    "error.\n");
@@ -385,6 +410,10 @@ main(int argc, char **argv)
 	if (argc < 0)
 		return CLI_EXIT_USAGE;
 	c.no_settings = commands[i].no_settings;
+	/* A command's --help reads no settings file (idemhook.h). */
+	for (r = a + 1; r < argc && strcmp(argv[r], "--") != 0; r++)
+		if (strcmp(argv[r], "--help") == 0)
+			c.help = 1;
 	c.gargc = argc;
 	c.gargv = argv;
 	if (cli_init(&c, config, db) != IH_OK) {
@@ -393,6 +422,8 @@ main(int argc, char **argv)
 	}
 	c.gargc = a;
 	rc = commands[i].fn(&c, argc - a, argv + a);
+	if (c.help && rc == CLI_EXIT_OK)
+		cli_account_help(stdout, commands[i].name);
 	cli_free(&c);
 	return rc;
 }

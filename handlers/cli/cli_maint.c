@@ -277,7 +277,8 @@ stats_json(const struct stats_state *ss, int64_t since, int64_t until,
 		json_ms("p50", x->p50_ms, 1, ", ");
 		json_ms("p95", x->p95_ms, 1, ", ");
 		json_ms("p99", x->p99_ms, 1, "},\n   ");
-		printf("\"pending\": %lld, ", (long long)x->pending);
+		printf("\"pending\": %lld, \"held\": %lld, ",
+		    (long long)x->pending, (long long)x->held);
 		if (x->oldest_pending_ms > 0)
 			printf("\"oldest_pending_at\": %lld, "
 			    "\"oldest_pending_age_s\": %lld}",
@@ -403,6 +404,11 @@ stats_prometheus(const struct stats_state *ss, int64_t since, int64_t until,
 	for (i = 0; i < ss->n; i++)
 		prom_value("idemhook_pending_events", ss->s[i].provider,
 		    ss->s[i].account, NULL, NULL, (double)ss->s[i].pending);
+	prom_head("idemhook_held_now_events", "gauge", "Events held, of any "
+	    "age: processed only once released.");
+	for (i = 0; i < ss->n; i++)
+		prom_value("idemhook_held_now_events", ss->s[i].provider,
+		    ss->s[i].account, NULL, NULL, (double)ss->s[i].held);
 	prom_head("idemhook_oldest_pending_age_seconds", "gauge", "Age of "
 	    "the oldest pending event; 0 when none.");
 	for (i = 0; i < ss->n; i++)
@@ -421,40 +427,67 @@ ms_cell(char *buf, size_t len, int64_t ms)
 		snprintf(buf, len, "%lldms", (long long)ms);
 }
 
+/* The width of a row's first cell: provider, or provider/account. */
+static size_t
+stats_name_len(const struct store_stats *x)
+{
+	size_t len = cli_clean_width(x->provider);
+
+	if (strcmp(x->account, ACCOUNT_DEFAULT) != 0)
+		len += 1 + cli_clean_width(x->account);
+	return len;
+}
+
+/*
+ * The first column's width: the longest name, at least 10, so that the
+ * columns after it line up whether accounts are shown or not.
+ */
+static int
+stats_name_width(const struct stats_state *ss)
+{
+	size_t i, w = 10;
+
+	for (i = 0; i < ss->n; i++)
+		if (stats_name_len(&ss->s[i]) > w)
+			w = stats_name_len(&ss->s[i]);
+	return (int)w;
+}
+
 static void
 stats_table(const struct stats_state *ss, int64_t since, int64_t until)
 {
 	const struct store_stats *x;
 	char a[CLI_TIME_MAX], b[CLI_TIME_MAX], p50[24], p95[24], p99[24];
-	size_t i, len;
+	size_t i;
+	int width = stats_name_width(ss);
 
 	cli_format_time(since, a, sizeof(a));
 	cli_format_time(until, b, sizeof(b));
 	printf("events received from %s to %s (pending: any age)\n\n", a, b);
-	printf("%-10s %8s %6s %6s %6s %6s %6s %6s %7s %8s %8s %8s  %s\n",
-	    "PROVIDER", "RECEIVED", "DUPS", "DUP%", "DONE", "FAILED", "DEAD",
-	    "QUAR", "PENDING", "P50", "P95", "P99", "OLDEST PENDING");
+	printf("%-*s %8s %6s %6s %6s %6s %6s %6s %7s %6s %8s %8s %8s  %s\n",
+	    width, "PROVIDER", "RECEIVED", "DUPS", "DUP%", "DONE", "FAILED",
+	    "DEAD", "QUAR", "PENDING", "HELD", "P50", "P95", "P99",
+	    "OLDEST PENDING");
 	for (i = 0; i < ss->n; i++) {
 		x = &ss->s[i];
 		ms_cell(p50, sizeof(p50), x->p50_ms);
 		ms_cell(p95, sizeof(p95), x->p95_ms);
 		ms_cell(p99, sizeof(p99), x->p99_ms);
 		cli_format_time(x->oldest_pending_ms, a, sizeof(a));
-		len = cli_clean_width(x->provider);
 		cli_put_clean(stdout, x->provider);
 		/* An account's row: provider/account (account.h). */
 		if (strcmp(x->account, ACCOUNT_DEFAULT) != 0) {
 			printf("/");
 			cli_put_clean(stdout, x->account);
-			len += 1 + cli_clean_width(x->account);
 		}
-		printf("%*s", (int)(len < 10 ? 11 - len : 1), "");
+		printf("%*s", width + 1 - (int)stats_name_len(x), "");
 		printf("%8lld %6lld %5.1f%% %6lld %6lld %6lld %6lld %7lld "
-		    "%8s %8s %8s  %s\n", (long long)x->events,
+		    "%6lld %8s %8s %8s  %s\n", (long long)x->events,
 		    (long long)x->duplicates, dup_rate(x) * 100.0,
 		    (long long)x->done, (long long)x->failed,
 		    (long long)x->dead, (long long)x->quarantined,
-		    (long long)x->pending, p50, p95, p99, a);
+		    (long long)x->pending, (long long)x->held, p50, p95, p99,
+		    a);
 	}
 	if (ss->n == 0)
 		printf("(no events)\n");
@@ -561,7 +594,8 @@ stats_usage(FILE *f)
 	    "and their share of\nall deliveries, status now (done, failed, "
 	    "dead, quarantined, ...),\nprocessing latency p50/p95/p99 "
 	    "(received to done, nearest rank); and, of\nany age, the pending "
-	    "events and the oldest of them; then the events of the window "
+	    "events and the oldest of them, and the held ones; then the "
+	    "events of the window "
 	    "by API\nversion, and how many of them are held.\n"
 	    "  WHEN          Unix seconds, ISO date or time in UTC, or an age "
 	    "(24h, 7d)\n"

@@ -35,10 +35,10 @@ objects_usage(FILE *f)
 	    "            time in UTC, or an age: 90m, 24h, 7d)\n"
 	    "  --limit   at most N objects (default 100 in a table, all "
 	    "with --json)\n"
-	    "  --json    one object per row: provider, kind, object_id, "
-	    "status, deleted,\n"
-	    "            source_at, event_id, changed_at (Unix ms) and "
-	    "object (its JSON)\n");
+	    "  --json    one object per row: provider, account, kind, "
+	    "object_id, status,\n            deleted, source_at, "
+	    "event_id, changed_at (Unix ms) and object\n            (its "
+	    "JSON)\n");
 }
 
 static void
@@ -122,9 +122,11 @@ objects_row(void *arg, const struct store_object *o)
 		put_object_json(stdout, o->json, o->json_len);
 		printf("}");
 	} else {
-		cli_printf(stdout, "%-9s %-16s %-28s %-14s %-3s ", o->provider,
-		    o->kind, o->object_id, o->status[0] != '\0' ? o->status :
-		    "-", o->deleted ? "yes" : "no");
+		/* Two accounts may hold one object id: the row says whose. */
+		cli_printf(stdout, "%-9s %-12s %-16s %-28s %-14s %-3s ",
+		    o->provider, o->account, o->kind, o->object_id,
+		    o->status[0] != '\0' ? o->status : "-",
+		    o->deleted ? "yes" : "no");
 		put_time(o->source_ms);
 		printf("  ");
 		cli_put_clean(stdout, o->event_id);
@@ -205,8 +207,9 @@ cli_objects(struct cli *c, int argc, char **argv)
 	if (s.json)
 		printf("[\n");
 	else
-		printf("%-9s %-16s %-28s %-14s %-3s %-20s  %s\n", "PROVIDER",
-		    "KIND", "ID", "STATUS", "DEL", "SOURCE TIME", "EVENT");
+		printf("%-9s %-12s %-16s %-28s %-14s %-3s %-20s  %s\n",
+		    "PROVIDER", "ACCOUNT", "KIND", "ID", "STATUS", "DEL",
+		    "SOURCE TIME", "EVENT");
 	rc = store_objects(st, &f, objects_row, &s, err, sizeof(err));
 	if (s.json)
 		printf("%s]\n", s.n > 0 ? "\n" : "");
@@ -258,6 +261,7 @@ object_state(void *arg, const struct store_object *o)
 	}
 	cli_printf(stdout, "%-11s %s %s %s\n", "object", o->provider,
 	    o->kind, o->object_id);
+	cli_printf(stdout, "%-11s %s\n", "account", o->account);
 	cli_printf(stdout, "%-11s %s%s\n", "status", o->status,
 	    o->deleted ? " (deleted)" : "");
 	printf("%-11s ", "source time");

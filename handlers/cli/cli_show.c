@@ -23,6 +23,7 @@
 #include "providers.h"
 #include "request.h"
 #include "store.h"
+#include "store_thin.h"
 
 /* show's flags, in cli_event_args() order. */
 enum { SHOW_RAW, SHOW_JSON, SHOW_SIGNATURES, SHOW_NFLAGS };
@@ -206,7 +207,7 @@ static int
 show_row(void *arg, const struct store_row *row)
 {
 	struct show_state *ss = arg;
-	char n[64], fetch[192];
+	char n[64], fetch[512];
 	int own;
 
 	if (ss->flag[SHOW_RAW]) {
@@ -227,6 +228,9 @@ show_row(void *arg, const struct store_row *row)
 	show_field("subtype", row->subtype);
 	show_field("order_key", row->order_key);
 	show_field("status", row->status);
+	if (strcmp(row->status, "held") == 0)
+		show_field("held", row->last_error != NULL ? row->last_error :
+		    "its API version is not in the expected list");
 	show_field("api_version", row->api_version);
 	if (row->needs_fetch) {
 		/* An account's events are fetched with its own key. */
@@ -234,7 +238,9 @@ show_row(void *arg, const struct store_row *row)
 		    strcmp(row->account, "default") != 0;
 		snprintf(fetch, sizeof(fetch), "waiting: a Stripe thin event, "
 		    "which idemhook work fetches with IDEMHOOK_STRIPE_API_KEY"
-		    "%s%s", own ? "@" : "", own ? row->account : "");
+		    "%s%s%s%s", own ? "@" : "", own ? row->account : "",
+		    STORE_THIN_CAN_FETCH ? "" : "; ",
+		    STORE_THIN_CAN_FETCH ? "" : STORE_THIN_NO_CLIENT);
 		show_field("fetch", fetch);
 	}
 	show_time("received", row->received_at);

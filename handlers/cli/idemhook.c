@@ -79,6 +79,8 @@ cli_init(struct cli *c, const char *config_path, const char *db_path)
 		return rc;
 	/* Actions and children get no secret from the original block. */
 	harden_scrub_environ(environ);
+	if (c->help)
+		return IH_OK;
 	path = config_path != NULL ? config_path :
 	    config_vars_get(&c->env, "IDEMHOOK_CONFIG");
 	c->config_from = config_path != NULL ? "--config" : "IDEMHOOK_CONFIG";

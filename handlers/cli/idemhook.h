@@ -39,6 +39,7 @@ struct cli {
 	int			 gargc;
 	char			**gargv;
 	int			 no_settings;	/* the command needs none */
+	int			 help;	/* --help given: no file is read */
 	const char		*account;	/* --account, or NULL */
 };
 
@@ -53,7 +54,12 @@ struct cli_cmd {
 	int		 no_settings;	/* runs without a settings file */
 };
 
-/* c zeroed by the caller, with no_settings, gargc and gargv set. */
+/*
+ * c zeroed by the caller, with no_settings, help, gargc and gargv set.
+ * With help, only the environment is read: no settings file is looked
+ * for or read, so that a command's --help answers wherever it runs (as
+ * root, whom a fixed place's file may be refused to; with a broken file).
+ */
 int	cli_init(struct cli *c, const char *config_path, const char *db_path);
 void	cli_free(struct cli *c);
 /* The settings of providers_all[i]; errors are printed. */

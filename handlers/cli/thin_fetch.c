@@ -395,6 +395,8 @@ thin_fetch_job(void *arg, const struct dispatch *d, struct store_job *job,
 out:
 	if (rc == IH_ENOMEM)
 		snprintf(why, whylen, "fetch: out of memory");
+	if (rc != IH_OK)
+		tf->failed++;
 	for (i = 0; i < W_N; i++)
 		free(w[i].val);
 	free(kept);
@@ -416,7 +418,7 @@ thin_fetch_ready(struct thin_fetch *tf, struct store *st,
 		store_set_fetch(st, STORE_FETCH_NONE);
 		return IH_OK;
 	}
-	if (tf->any_key) {
+	if (tf->any_key && STORE_THIN_CAN_FETCH) {
 		dispatch_set_fetch(thin_fetch_job, tf);
 		store_set_fetch(st, STORE_FETCH_ANY);
 		return IH_OK;
@@ -430,9 +432,13 @@ thin_fetch_ready(struct thin_fetch *tf, struct store *st,
 	if (rc != IH_OK || !due)
 		return rc;
 	tf->warned_at = now;
-	log_emit(log, "provider=%s thin events wait for their fetch: "
-	    "IDEMHOOK_STRIPE_API_KEY is not set, so idemhook work cannot get "
-	    "the full events from Stripe's API; they stay recorded and "
-	    "unprocessed until it is", provider);
+	if (!STORE_THIN_CAN_FETCH)
+		log_emit(log, "provider=%s thin events wait for their fetch: "
+		    "%s", provider, STORE_THIN_NO_CLIENT);
+	else
+		log_emit(log, "provider=%s thin events wait for their fetch: "
+		    "IDEMHOOK_STRIPE_API_KEY is not set, so idemhook work "
+		    "cannot get the full events from Stripe's API; they stay "
+		    "recorded and unprocessed until it is", provider);
 	return IH_OK;
 }

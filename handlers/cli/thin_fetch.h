@@ -11,8 +11,9 @@
  * related object (GET <related_object.url>), as Stripe's SDKs do
  * (fetchEvent(), fetchRelatedObject()), through api_http.c with its
  * timeouts and retries.  A fetch that fails fails the attempt: retried
- * with backoff, then dead, like a failed action.  Without a key nothing
- * is claimed: the events wait, and a line says so.
+ * with backoff, then dead, like a failed action, and counts in failed.
+ * Without a key, or in a build without an HTTP client, nothing is
+ * claimed: the events wait, and a line says so.
  *
  * An account's thin events (account.h) are fetched with that account's
  * own key, IDEMHOOK_STRIPE_API_KEY@name, never another's, and their
@@ -43,6 +44,7 @@ struct thin_fetch {
 	char		 version[64];	/* the related object's version */
 	struct api_http	 http;
 	int64_t		 warned_at;	/* the last "no key" line, Unix ms */
+	long		 failed;	/* fetches failed since open */
 };
 
 /*
@@ -58,7 +60,9 @@ void	thin_fetch_close(struct thin_fetch *tf);
  * Before provider's drain: with any key (the default account's or an
  * account's), lets st's claims take thin events; without one, logs to
  * log (at most once a minute) that some wait, when any does, and keeps
- * them unclaimed.  Returns IH_OK or IH_ESTORE.
+ * them unclaimed.  A build without an HTTP client (STORE_THIN_CAN_FETCH)
+ * never claims them either, and its line says why.  Returns IH_OK or
+ * IH_ESTORE.
  */
 int	thin_fetch_ready(struct thin_fetch *tf, struct store *st,
 	    const char *provider, const struct log_sink *log, char *err,

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "request.h"
 #include "store.h"
+#include "store_thin.h"
 
 #define PAYLOAD_SHOWN_MAX	(1024L * 1024)	/* payload bytes shown */
 
@@ -171,6 +172,10 @@ put_meta(struct html *h, const struct store_row *r)
 			html_raw(h, "@");
 			html_esc(h, r->account);
 		}
+		if (!STORE_THIN_CAN_FETCH) {
+			html_raw(h, "; ");
+			html_esc(h, STORE_THIN_NO_CLIENT);
+		}
 		html_raw(h, "</td></tr>");
 	}
 	html_raw(h, "</table>");
@@ -208,6 +213,14 @@ show_row(void *arg, const struct store_row *r)
 	if (strstr(pg->query, "replayed=1") != NULL)
 		html_raw(h, "<p class=\"msg\" id=\"replayed\">Replayed: the "
 		    "event is due again.</p>");
+	if (strcmp(r->status, "held") == 0) {
+		html_raw(h, "<p class=\"msg\" id=\"held\">Held, not "
+		    "processed: ");
+		html_esc(h, r->last_error != NULL ? r->last_error :
+		    "its API version is not in the expected list");
+		html_raw(h, ". Replay releases it: do so only when the "
+		    "provider sent it.</p>");
+	}
 	put_meta(h, r);
 
 	if (!pg->readonly && (strcmp(r->status, "failed") == 0 ||

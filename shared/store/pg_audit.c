@@ -4,7 +4,8 @@
  * relies on); the timeouts that bound a silent server (pg_wait.c); and
  * TLS, which a connection to another host needs with the server's
  * certificate and name verified (sslmode=verify-full): below that,
- * whoever is on the path can read or pose as the store.
+ * whoever is on the path can read or pose as the store; and any trigger
+ * or rule on idemhook's tables, which this build never creates.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +116,55 @@ audit_timeouts(struct pgs *st, struct store_audit *a)
 		    "or database's settings)");
 }
 
+/*
+ * Triggers and rules on idemhook's own tables, in the store's schema:
+ * this build creates none, and one planted there runs inside every
+ * writer (a trigger that marks each new event done, a rule that turns an
+ * insert into nothing).  Other tables of a shared database are not ours.
+ */
+#define PG_PLANTED_TABLES "('events', 'payloads', 'effects', 'attempts', " \
+	"'objects', 'object_events', 'console_signin', 'endpoint_health', " \
+	"'sigfails')"
+#define PG_PLANTED "SELECT count(*), coalesce(string_agg(what, '; ' " \
+	"ORDER BY what), '') FROM (SELECT 'unknown trigger ' || t.tgname " \
+	"|| ' on ' || c.relname AS what FROM pg_trigger t JOIN pg_class c " \
+	"ON c.oid = t.tgrelid WHERE NOT t.tgisinternal AND " \
+	"c.relnamespace = current_schema()::regnamespace AND c.relname IN " \
+	PG_PLANTED_TABLES " UNION ALL SELECT 'unknown rule ' || r.rulename " \
+	"|| ' on ' || c.relname FROM pg_rewrite r JOIN pg_class c ON " \
+	"c.oid = r.ev_class WHERE r.rulename <> '_RETURN' AND " \
+	"c.relnamespace = current_schema()::regnamespace AND c.relname IN " \
+	PG_PLANTED_TABLES ") AS planted"
+
+static int
+audit_planted(struct pgs *st, struct store_audit *a, char *err,
+    size_t errlen)
+{
+	PGresult *res;
+
+	a->name = "schema";
+	if (pg_ensure(st, err, errlen) != IH_OK)
+		return IH_ESTORE;
+	res = pg_wait_exec(st, PG_PLANTED);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+		return pg_fail(st, res, "cannot read the store's triggers", err,
+		    errlen);
+	a->ok = strcmp(PQgetvalue(res, 0, 0), "0") == 0;
+	if (a->ok)
+		snprintf(a->value, sizeof(a->value), "no trigger or rule on "
+		    "idemhook's tables");
+	else {
+		snprintf(a->value, sizeof(a->value), "%s",
+		    PQgetvalue(res, 0, 1));
+		snprintf(a->advice, sizeof(a->advice), "a trigger or rule "
+		    "planted on the store's tables runs inside every writer: "
+		    "look at it with psql, then drop it or restore a sound "
+		    "dump");
+	}
+	PQclear(res);
+	return IH_OK;
+}
+
 int
 pg_audit(struct store *base, int (*fn)(void *, const struct store_audit *),
     void *arg, char *err, size_t errlen)
@@ -154,5 +204,12 @@ pg_audit(struct store *base, int (*fn)(void *, const struct store_audit *),
 		return rc;
 	memset(&a, 0, sizeof(a));
 	audit_tls(st, &a);
+	rc = fn(arg, &a);
+	if (rc != IH_OK)
+		return rc;
+	memset(&a, 0, sizeof(a));
+	rc = audit_planted(st, &a, err, errlen);
+	if (rc != IH_OK)
+		return rc;
 	return fn(arg, &a);
 }

@@ -70,17 +70,18 @@ static const struct {
 	 * event's payload goes to its own table in the same statement (one
 	 * round trip), written once: status changes never touch it.
 	 */
-	[PG_RECORD] = { "ih_record", "ttttbtittttititt",
+	[PG_RECORD] = { "ih_record", "ttttbtittttitittt",
 	    "WITH ev AS (INSERT INTO events (provider, event_id, event_type,"
 	    " order_key, headers, received_at, last_seen_at, status,"
 	    " next_attempt_at, subtype, fingerprint, lease_owner, lease_until,"
-	    " attempts, api_version, needs_fetch, account, source_account)"
+	    " attempts, api_version, needs_fetch, account, source_account,"
+	    " last_error)"
 	    " VALUES ($1, $2, $3, $4, $6, $7, $7,"
 	    " CASE WHEN $11::text IS NOT NULL THEN 'processing'"
 	    " ELSE coalesce($8, 'received') END, $7, $9, $10, $11,"
 	    " " PG_NOW_MS " + $12,"
 	    " CASE WHEN $11::text IS NOT NULL THEN 1 ELSE 0 END, $13, $14, $15,"
-	    " $16)"
+	    " $16, $17)"
 	    " ON CONFLICT (provider, account, event_id) DO UPDATE SET"
 	    " duplicates = events.duplicates + 1,"
 	    " last_seen_at = excluded.received_at"
@@ -125,7 +126,10 @@ static const struct {
 	[PG_REPLAY] = { "ih_replay", "ttttt",
 	    "SELECT event_id, event_type,"
 	    " coalesce($4::text IS NOT NULL"
-	    " AND strpos(E'\\n' || headers, $4) > 0, false)::int"
+	    " AND strpos(E'\\n' || headers, $4) > 0, false)::int,"
+	    " (SELECT count(*) FROM events h WHERE h.provider = $1"
+	    "  AND h.account = $5 AND h.fingerprint = $2"
+	    "  AND h.status = 'held')"
 	    " FROM events WHERE provider = $1 AND fingerprint = $2"
 	    " AND account = $5 AND NOT EXISTS (SELECT 1 FROM events"
 	    "  WHERE provider = $1 AND account = $5 AND event_id = $3)"
@@ -610,6 +614,7 @@ static const struct store_ops pg_ops = {
 	.fetched = pg_fetched,
 	.list = pg_list,
 	.show = pg_show,
+	.kept = pg_kept,
 	.attempts = pg_attempts,
 	.purge = pg_purge,
 	.stats = pg_stats,

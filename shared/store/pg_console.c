@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "ih.h"
 #include "pg_int.h"
+#include "smoke.h"
 #include "utf8.h"
 
 static const char SQL_COUNTS[] =
@@ -35,19 +36,25 @@ static const char SQL_LATENCY[] =
     " FROM events WHERE received_at >= $1 AND received_at < $2"
     " AND done_at IS NOT NULL ORDER BY received_at LIMIT $3";
 
+/*
+ * The last delivery, for the console and the silence alert: idemhook
+ * smoke's test events are none of the provider's (smoke.h).
+ */
+#define NOT_SMOKE	" AND event_type <> '" SMOKE_TYPE "'"
+
 /* One backward look-up of the provider-status index per status. */
 static const char SQL_LAST[] =
     "SELECT greatest(0,"
     " (SELECT max(received_at) FROM events WHERE provider = $1"
-    " AND status = 'received'),"
+    " AND status = 'received'" NOT_SMOKE "),"
     " (SELECT max(received_at) FROM events WHERE provider = $1"
-    " AND status = 'processing'),"
+    " AND status = 'processing'" NOT_SMOKE "),"
     " (SELECT max(received_at) FROM events WHERE provider = $1"
-    " AND status = 'done'),"
+    " AND status = 'done'" NOT_SMOKE "),"
     " (SELECT max(received_at) FROM events WHERE provider = $1"
-    " AND status = 'failed'),"
+    " AND status = 'failed'" NOT_SMOKE "),"
     " (SELECT max(received_at) FROM events WHERE provider = $1"
-    " AND status = 'dead'))";
+    " AND status = 'dead'" NOT_SMOKE "))";
 
 static const char SQL_BOUNDS[] = "SELECT min(id), max(id) FROM events";
 

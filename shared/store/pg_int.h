@@ -237,6 +237,7 @@ int	pg_list(struct store *, const struct store_filter *, store_row_fn,
 int	pg_show(struct store *, const char *, const char *,
 	    const char *, store_row_fn,
 	    void *, char *, size_t);
+int	pg_kept(struct store *, int64_t, char **, char *, size_t);
 int	pg_attempts(struct store *, int64_t,
 	    int (*)(void *, const struct store_attempt *), void *, char *,
 	    size_t);

@@ -194,6 +194,34 @@ out:
 }
 
 int
+pg_kept(struct store *base, int64_t rowid, char **out, char *err,
+    size_t errlen)
+{
+	struct pg_params p;
+	const char *h;
+	PGresult *r;
+	int rc;
+
+	memset(&p, 0, sizeof(p));
+	pg_int(&p, rowid);
+	r = pg_exec_sql(pg_of(base), "SELECT headers FROM events WHERE id = $1",
+	    "i", &p, PGRES_TUPLES_OK, "cannot read event", err, errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	if (PQntuples(r) == 0) {
+		snprintf(err, errlen, "no event at row %lld", (long long)rowid);
+		rc = IH_ENOTFOUND;
+		goto out;
+	}
+	h = pg_gettext(r, 0, 0);
+	*out = strdup(h != NULL ? h : "");
+	rc = *out != NULL ? IH_OK : IH_ENOMEM;
+out:
+	PQclear(r);
+	return rc;
+}
+
+int
 pg_attempts(struct store *base, int64_t rowid,
     int (*fn)(void *arg, const struct store_attempt *a), void *arg,
     char *err, size_t errlen)
@@ -282,7 +310,7 @@ purge_step(struct pgs *st, const char *sql, const struct pg_params *p,
 	PGresult *r;
 
 	*n = 0;
-	r = pg_exec_sql(st, sql, "tiiiiit", p, count ? PGRES_TUPLES_OK :
+	r = pg_exec_sql(st, sql, "tiiiiitt", p, count ? PGRES_TUPLES_OK :
 	    PGRES_COMMAND_OK, what, err, errlen);
 	if (r == NULL)
 		return IH_ESTORE;
@@ -291,9 +319,11 @@ purge_step(struct pgs *st, const char *sql, const struct pg_params *p,
 	return IH_OK;
 }
 
-/* What purge may touch: $6 <> 0 takes dead letters too. */
+/* What purge may touch: $6 <> 0 takes dead letters too; $8 one type. */
 #define PG_PURGE_STATUS_SQL \
-	" (status IN ('done', 'quarantined') OR ($6 <> 0 AND status = 'dead'))"
+	" (status IN ('done', 'quarantined') OR" \
+	" ($6 <> 0 AND status = 'dead'))" \
+	" AND ($8::text IS NULL OR event_type = $8)"
 #define PG_PURGE_ROW_SQL \
 	" provider = $1 AND ($7::text IS NULL OR account = $7) AND" \
 	PG_PURGE_STATUS_SQL \
@@ -329,9 +359,11 @@ pg_purge(struct store *base, struct store_purge *p, char *err,
 	pg_int(&q, clock_wall_ms());
 	pg_int(&q, p->include_dead != 0);
 	pg_text(&q, p->account);
+	pg_text(&q, p->event_type);
 	rc = purge_step(st, "SELECT count(*) FROM events WHERE provider = $1"
 	    " AND $6 = 0 AND status = 'dead' AND received_at < $2"
-	    " AND ($7::text IS NULL OR account = $7)", &q, 1, &p->dead_kept,
+	    " AND ($7::text IS NULL OR account = $7)"
+	    " AND ($8::text IS NULL OR event_type = $8)", &q, 1, &p->dead_kept,
 	    "cannot count dead events", err, errlen);
 	if (rc != IH_OK)
 		return rc;
@@ -442,13 +474,14 @@ pg_stats(struct store *base, const char *provider, int64_t since_ms,
 	    " coalesce(sum(done_at - received_at) FILTER (WHERE w"
 	    "  AND status = 'done' AND done_at IS NOT NULL), 0),"
 	    " coalesce(min(received_at) FILTER (WHERE " PG_PENDING "), 0),"
-	    " count(*) FILTER (WHERE " PG_PENDING "), account"
+	    " count(*) FILTER (WHERE " PG_PENDING "), account,"
+	    " count(*) FILTER (WHERE status = 'held')"
 	    " FROM (SELECT provider, account, duplicates, status,"
 	    "  received_at, done_at,"
 	    "  (received_at >= $2 AND received_at < $3) AS w FROM events"
 	    "  WHERE ($1::text IS NULL OR provider = $1)"
 	    "  AND ((received_at >= $2 AND received_at < $3)"
-	    "  OR " PG_PENDING ")) AS x"
+	    "  OR " PG_PENDING " OR status = 'held')) AS x"
 	    " GROUP BY provider, account ORDER BY provider, account", "tii", &p,
 	    PGRES_TUPLES_OK, "cannot compute stats", err, errlen);
 	if (r == NULL) {
@@ -474,6 +507,7 @@ pg_stats(struct store *base, const char *provider, int64_t since_ms,
 		x.pending = pg_getint(r, i, 12);
 		snprintf(x.account, sizeof(x.account), "%s",
 		    PQgetvalue(r, i, 13));
+		x.held = pg_getint(r, i, 14);
 		rc = percentile(st, &x, since_ms, until_ms, 50, &x.p50_ms, err,
 		    errlen);
 		if (rc == IH_OK)

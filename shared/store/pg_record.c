@@ -38,6 +38,8 @@ record_params(struct pg_params *p, const struct event *ev, int64_t now_ms,
 	pg_int(p, ev->needs_fetch != 0);
 	pg_text(p, account_or_default(ev->account));
 	pg_text(p, ev->source_account);
+	/* Why a held event is held (struct event's held_why), or NULL. */
+	pg_text(p, ev->held_why);
 }
 
 /* Reads PG_RECORD's answer r into *res; frees r. */
@@ -237,6 +239,7 @@ pg_replay_of(struct store *base, const struct event *ev,
 		snprintf(first->event_type, sizeof(first->event_type), "%s",
 		    PQgetvalue(r, 0, 1));
 		first->same_action = pg_getint(r, 0, 2) != 0;
+		first->held = pg_getint(r, 0, 3);
 	}
 	PQclear(r);
 	return IH_OK;
@@ -414,7 +417,8 @@ pg_complete(struct store *base, const struct store_job *job,
 		rc = lease_lost(rc, n, job, err, errlen);
 	}
 	if (rc == IH_OK)
-		rc = attempt_end(st, job, now_ms, "done", NULL, err, errlen);
+		rc = attempt_end(st, job, now_ms, "done", job->done_note,
+		    err, errlen);
 	return rc;
 }
 

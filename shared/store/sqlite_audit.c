@@ -9,6 +9,7 @@
 
 #include "ih.h"
 #include "sqlite_int.h"
+#include "sqlite_shape.h"
 
 /* Starts the finding a: the pragma name and its one value's text. */
 static int
@@ -37,6 +38,35 @@ pragma_text(struct sq *st, const char *name, struct store_audit *a,
 out:
 	sqlite3_finalize(s);
 	return rc;
+}
+
+/*
+ * The schema objects: those this build creates, no more (a planted
+ * trigger runs inside every writer) and no fewer.
+ */
+static int
+audit_shape(struct sq *st, int (*fn)(void *, const struct store_audit *),
+    void *arg, char *err, size_t errlen)
+{
+	struct store_audit a;
+	int rc, differs;
+
+	memset(&a, 0, sizeof(a));
+	a.name = "schema";
+	rc = sq_shape_check(st->db, a.value, sizeof(a.value), &differs, err,
+	    errlen);
+	if (rc != IH_OK)
+		return rc;
+	a.ok = differs == 0;
+	if (a.ok)
+		snprintf(a.value, sizeof(a.value), "this build's, version %d",
+		    STORE_SCHEMA_VERSION);
+	else
+		snprintf(a.advice, sizeof(a.advice), "a trigger or view "
+		    "planted in the store runs inside every writer: read it "
+		    "with sqlite3 and .schema, then drop it or restore a "
+		    "sound backup");
+	return fn(arg, &a);
 }
 
 /*
@@ -71,5 +101,8 @@ sq_audit(struct store *base, int (*fn)(void *, const struct store_audit *),
 	if (rc != IH_OK)
 		return rc;
 	a.ok = 1;
-	return fn(arg, &a);
+	rc = fn(arg, &a);
+	if (rc != IH_OK)
+		return rc;
+	return audit_shape(st, fn, arg, err, errlen);
 }

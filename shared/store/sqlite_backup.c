@@ -1,14 +1,13 @@
 /*
  * sqlite_backup.c -- SQLite: a consistent copy of a live store
- * (store_backup()), its checks, the quick check of the open store, and
- * putting a copy in place of a store that nobody holds (store_restore()).
+ * (store_backup()), its checks and the quick check of the open store;
+ * the steps that restore shares (sqlite_copy.h, sqlite_restore.c).
  *
  * A plain file copy of a WAL store can be torn: the database and its log
  * read at different moments.  The backup API inside one read transaction
  * copies one snapshot instead, and in WAL mode a reader never blocks the
  * writers, so the receivers keep recording meanwhile.
  */
-#include <sys/file.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -25,21 +24,13 @@
 
 #include "ih.h"
 #include "sqlite_int.h"
+#include "sqlite_copy.h"
 #include "store_backup.h"
 
 /* Pages per backup step: each step reports progress. */
 #define BACKUP_STEP	1024
 /* How long a step may wait for the copy's own lock, in ms. */
 #define BACKUP_BUSY_MS	5000
-#define BACKUP_PATH_MAX	4200
-
-/*
- * SQLite's unix VFS: a connection holds a read lock on these bytes of
- * the database file for as long as it has the store open in WAL mode
- * (os_unix.c, SHARED_FIRST and SHARED_SIZE at the default lock byte).
- */
-#define SQLITE_SHARED_FIRST	(0x40000000 + 2)
-#define SQLITE_SHARED_SIZE	510
 
 /* The tables whose rows a copy must hold as many of as its source. */
 static const struct {
@@ -74,8 +65,8 @@ db_fail(sqlite3 *db, int rc, const char *what, char *err, size_t errlen)
 	return IH_ESTORE;
 }
 
-static int
-db_exec(sqlite3 *db, const char *sql, const char *what, char *err,
+int
+sqcopy_exec(sqlite3 *db, const char *sql, const char *what, char *err,
     size_t errlen)
 {
 	int rc;
@@ -229,11 +220,11 @@ check_copy(sqlite3 *db, struct store_backup_info *info, char *err,
 }
 
 /* Removes path and the side files SQLite may have left beside it. */
-static void
-remove_copy(const char *path)
+void
+sqcopy_remove(const char *path)
 {
 	static const char *const sides[] = { "", "-journal", "-wal", "-shm" };
-	char p[BACKUP_PATH_MAX];
+	char p[SQCOPY_PATH_MAX];
 	size_t i;
 	int n;
 
@@ -245,8 +236,8 @@ remove_copy(const char *path)
 }
 
 /* fsync of path (a file, or a folder), and its size in *size. */
-static int
-sync_path(const char *path, int64_t *size, char *err, size_t errlen)
+int
+sqcopy_sync(const char *path, int64_t *size, char *err, size_t errlen)
 {
 	struct stat sb;
 	int fd, rc = IH_OK;
@@ -264,10 +255,10 @@ sync_path(const char *path, int64_t *size, char *err, size_t errlen)
 }
 
 /* fsync of the folder that holds path, so that a rename there lasts. */
-static int
-sync_dir_of(const char *path, char *err, size_t errlen)
+int
+sqcopy_sync_dir(const char *path, char *err, size_t errlen)
 {
-	char buf[BACKUP_PATH_MAX];
+	char buf[SQCOPY_PATH_MAX];
 	int n;
 
 	n = snprintf(buf, sizeof(buf), "%s", path);
@@ -275,13 +266,13 @@ sync_dir_of(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "path too long");
 		return IH_EINVAL;
 	}
-	return sync_path(dirname(buf), NULL, err, errlen);
+	return sqcopy_sync(dirname(buf), NULL, err, errlen);
 }
 
 /* Creates an empty owner-only temporary file named after base. */
-static int
-make_temp(const char *base, const char *tag, char *out, size_t outlen,
-    char *err, size_t errlen)
+int
+sqcopy_make_temp(const char *base, const char *tag, char *out,
+    size_t outlen, struct stat *made, char *err, size_t errlen)
 {
 	int fd, n;
 
@@ -298,6 +289,8 @@ make_temp(const char *base, const char *tag, char *out, size_t outlen,
 		return IH_EIO;
 	}
 	(void)fchmod(fd, 0600);
+	if (made != NULL && fstat(fd, made) != 0)
+		memset(made, 0, sizeof(*made));
 	/* Closed before SQLite opens it: no lock of SQLite's to drop. */
 	close(fd);
 	return IH_OK;
@@ -308,8 +301,8 @@ make_temp(const char *base, const char *tag, char *out, size_t outlen,
  * after each step.  The caller holds a read transaction on src, so the
  * steps all see one snapshot and never restart.
  */
-static int
-copy_pages(sqlite3 *src, sqlite3 *dst, store_backup_fn fn, void *arg,
+int
+sqcopy_pages(sqlite3 *src, sqlite3 *dst, store_backup_fn fn, void *arg,
     struct store_backup_info *info, char *err, size_t errlen)
 {
 	sqlite3_backup *b;
@@ -346,24 +339,24 @@ copy_pages(sqlite3 *src, sqlite3 *dst, store_backup_fn fn, void *arg,
 }
 
 /*
- * The copy, filled by copy_pages(): taken out of WAL mode (the source's
+ * The copy, filled by sqcopy_pages(): taken out of WAL mode (the source's
  * header says WAL), so that it is one self-contained file, and checked.
  */
-static int
-finish_copy(sqlite3 *dst, struct store_backup_info *info, char *err,
+int
+sqcopy_finish(sqlite3 *dst, struct store_backup_info *info, char *err,
     size_t errlen)
 {
 	int rc;
 
-	rc = db_exec(dst, "PRAGMA journal_mode = DELETE", "cannot take the "
+	rc = sqcopy_exec(dst, "PRAGMA journal_mode = DELETE", "cannot take the "
 	    "copy out of WAL mode", err, errlen);
 	if (rc == IH_OK)
 		rc = check_copy(dst, info, err, errlen);
 	return rc;
 }
 
-static int
-open_copy(const char *path, int flags, sqlite3 **db, char *err,
+int
+sqcopy_open(const char *path, int flags, sqlite3 **db, char *err,
     size_t errlen)
 {
 	int rc;
@@ -377,8 +370,8 @@ open_copy(const char *path, int flags, sqlite3 **db, char *err,
 	}
 	sqlite3_extended_result_codes(*db, 1);
 	sqlite3_busy_timeout(*db, BACKUP_BUSY_MS);
-	/* The copy is written once: durability comes from sync_path(). */
-	return db_exec(*db, "PRAGMA synchronous = FULL", "cannot set "
+	/* The copy is written once: durability comes from sqcopy_sync(). */
+	return sqcopy_exec(*db, "PRAGMA synchronous = FULL", "cannot set "
 	    "synchronous", err, errlen);
 }
 
@@ -387,7 +380,7 @@ store_backup(struct store *st, const char *dest, store_backup_fn fn,
     void *arg, struct store_backup_info *info, char *err, size_t errlen)
 {
 	struct store_backup_info snap;
-	char tmp[BACKUP_PATH_MAX];
+	char tmp[SQCOPY_PATH_MAX];
 	sqlite3 *src, *dst = NULL;
 	size_t i;
 	int rc, in_tx = 0, made = 0;
@@ -399,25 +392,26 @@ store_backup(struct store *st, const char *dest, store_backup_fn fn,
 		return IH_EINVAL;
 	}
 	src = sq_of(st)->db;
-	rc = make_temp(dest, "tmp", tmp, sizeof(tmp), err, errlen);
+	rc = sqcopy_make_temp(dest, "tmp", tmp, sizeof(tmp), NULL, err,
+	    errlen);
 	if (rc != IH_OK)
 		return rc;
 	made = 1;
-	rc = open_copy(tmp, SQLITE_OPEN_READWRITE, &dst, err, errlen);
+	rc = sqcopy_open(tmp, SQLITE_OPEN_READWRITE, &dst, err, errlen);
 	if (rc != IH_OK)
 		goto out;
 	/* One snapshot for the counts and every page. */
-	rc = db_exec(src, "BEGIN", "cannot begin a read", err, errlen);
+	rc = sqcopy_exec(src, "BEGIN", "cannot begin a read", err, errlen);
 	if (rc != IH_OK)
 		goto out;
 	in_tx = 1;
 	rc = db_counts(src, &snap, err, errlen);
 	if (rc == IH_OK)
-		rc = copy_pages(src, dst, fn, arg, info, err, errlen);
+		rc = sqcopy_pages(src, dst, fn, arg, info, err, errlen);
 	(void)sqlite3_exec(src, "COMMIT", NULL, NULL, NULL);
 	in_tx = 0;
 	if (rc == IH_OK)
-		rc = finish_copy(dst, info, err, errlen);
+		rc = sqcopy_finish(dst, info, err, errlen);
 	if (rc != IH_OK)
 		goto out;
 	for (i = 0; i < BACKUP_NTABLES; i++)
@@ -435,7 +429,7 @@ store_backup(struct store *st, const char *dest, store_backup_fn fn,
 		snprintf(err, errlen, "cannot close the copy");
 		goto out;
 	}
-	rc = sync_path(tmp, &info->bytes, err, errlen);
+	rc = sqcopy_sync(tmp, &info->bytes, err, errlen);
 	if (rc != IH_OK)
 		goto out;
 	if (rename(tmp, dest) != 0) {
@@ -445,13 +439,13 @@ store_backup(struct store *st, const char *dest, store_backup_fn fn,
 		goto out;
 	}
 	made = 0;
-	rc = sync_dir_of(dest, err, errlen);
+	rc = sqcopy_sync_dir(dest, err, errlen);
 out:
 	if (in_tx)
 		(void)sqlite3_exec(src, "COMMIT", NULL, NULL, NULL);
 	sqlite3_close(dst);
 	if (made)
-		remove_copy(tmp);
+		sqcopy_remove(tmp);
 	return rc == IH_OK ? IH_OK : IH_ESTORE;
 }
 
@@ -465,230 +459,4 @@ store_quick_check(struct store *st, char *out, size_t outlen, char *err,
 	}
 	return db_integrity(sq_of(st)->db, "PRAGMA quick_check(8)", out,
 	    outlen, err, errlen);
-}
-
-/*
- * Whether another process holds the store open: a read lock on SQLite's
- * shared-lock bytes of the file.  *pid gets the holder.  A missing store
- * is held by nobody.
- */
-static int
-held_open(const char *path, long *pid)
-{
-	struct flock fl;
-	int fd, held = 0;
-
-	*pid = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return 0;
-	memset(&fl, 0, sizeof(fl));
-	fl.l_type = F_WRLCK;
-	fl.l_whence = SEEK_SET;
-	fl.l_start = SQLITE_SHARED_FIRST;
-	fl.l_len = SQLITE_SHARED_SIZE;
-	if (fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK) {
-		held = 1;
-		*pid = (long)fl.l_pid;
-	}
-	/* This process has no connection to the store: no lock to drop. */
-	close(fd);
-	return held;
-}
-
-static int
-refuse(struct store_restore *r, const char *path, char *err, size_t errlen)
-{
-	r->in_use = 1;
-	if (r->holder > 0)
-		snprintf(err, errlen, "process %ld holds the store %s open (a "
-		    "receiver or idemhook work): stop them first",
-		    r->holder, path);
-	else
-		snprintf(err, errlen, "the store %s is in use (a receiver or "
-		    "idemhook work is writing): stop them first", path);
-	return IH_ESTORE;
-}
-
-/* Copies src into the temporary file tmp and checks the copy. */
-static int
-restore_copy(const char *src, const char *tmp, struct store_restore *r,
-    char *err, size_t errlen)
-{
-	sqlite3 *in = NULL, *out = NULL;
-	int rc;
-
-	rc = open_copy(src, SQLITE_OPEN_READONLY, &in, err, errlen);
-	if (rc == IH_OK)
-		rc = open_copy(tmp, SQLITE_OPEN_READWRITE, &out, err, errlen);
-	if (rc == IH_OK)
-		rc = db_exec(in, "BEGIN", "cannot read the copy", err, errlen);
-	if (rc == IH_OK) {
-		rc = copy_pages(in, out, NULL, NULL, &r->info, err, errlen);
-		(void)sqlite3_exec(in, "COMMIT", NULL, NULL, NULL);
-	}
-	if (rc == IH_OK)
-		rc = finish_copy(out, &r->info, err, errlen);
-	sqlite3_close(in);
-	if (sqlite3_close(out) != SQLITE_OK && rc == IH_OK) {
-		snprintf(err, errlen, "cannot close the copy");
-		rc = IH_ESTORE;
-	}
-	if (rc == IH_OK)
-		rc = sync_path(tmp, &r->info.bytes, err, errlen);
-	return rc;
-}
-
-/*
- * Under SQLite's exclusive lock: nobody else has the store open, and its
- * log is checkpointed into the file.  IH_ESTORE with in_use when another
- * connection holds it; *wal_left is 1 when the log could not be folded
- * in (a damaged store: it is then kept beside it).
- */
-static int
-quiesce(const char *path, struct store_restore *r, int *wal_left,
-    char *err, size_t errlen)
-{
-	sqlite3 *db = NULL;
-	int rc;
-
-	*wal_left = 1;
-	if (access(path, F_OK) != 0)
-		return IH_OK;
-	rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_NOFOLLOW, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(db, "PRAGMA locking_mode = EXCLUSIVE",
-		    NULL, NULL, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(db, "BEGIN EXCLUSIVE; COMMIT", NULL, NULL,
-		    NULL);
-	if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) {
-		sqlite3_close(db);
-		return refuse(r, path, err, errlen);
-	}
-	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE); "
-		    "PRAGMA journal_mode = DELETE", NULL, NULL, NULL);
-	*wal_left = rc != SQLITE_OK;
-	sqlite3_close(db);
-	return IH_OK;
-}
-
-/* Moves the store (and its -wal) aside, then the copy into place. */
-static int
-swap_in(const char *path, const char *tmp, struct store_restore *r,
-    int wal_left, char *err, size_t errlen)
-{
-	char wal[BACKUP_PATH_MAX], shm[BACKUP_PATH_MAX];
-	char aside_wal[BACKUP_PATH_MAX + 8], stamp[32];
-	time_t now = time(NULL);
-	struct tm tm;
-
-	snprintf(wal, sizeof(wal), "%s-wal", path);
-	snprintf(shm, sizeof(shm), "%s-shm", path);
-	r->aside[0] = '\0';
-	if (access(path, F_OK) == 0) {
-		gmtime_r(&now, &tm);
-		strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
-		snprintf(r->aside, sizeof(r->aside), "%s.before-restore-%s",
-		    path, stamp);
-		/* A second name first: the store's path never goes missing. */
-		if (link(path, r->aside) != 0) {
-			snprintf(err, errlen, "cannot keep the store as %s: %s",
-			    r->aside, strerror(errno));
-			r->aside[0] = '\0';
-			return IH_EIO;
-		}
-		snprintf(aside_wal, sizeof(aside_wal), "%s-wal", r->aside);
-		if (wal_left && access(wal, F_OK) == 0 &&
-		    rename(wal, aside_wal) == 0)
-			r->aside_wal = 1;
-	}
-	/* A stale log would be replayed into the copy: never keep it. */
-	(void)unlink(wal);
-	(void)unlink(shm);
-	if (rename(tmp, path) != 0) {
-		snprintf(err, errlen, "cannot rename the copy to %s: %s", path,
-		    strerror(errno));
-		if (r->aside[0] != '\0' && !r->aside_wal)
-			(void)unlink(r->aside);
-		return IH_EIO;
-	}
-	return sync_dir_of(path, err, errlen);
-}
-
-int
-store_restore(const struct store_opts *opts, const char *src,
-    struct store_restore *r, char *err, size_t errlen)
-{
-	const char *path = opts->path;
-	char tmp[BACKUP_PATH_MAX], qpath[BACKUP_PATH_MAX];
-	struct stat sb, ssb;
-	int rc, qfd = -1, made = 0, wal_left = 1, have = 0;
-
-	memset(r, 0, sizeof(*r));
-	if (store_is_postgres(path)) {
-		snprintf(err, errlen, "not a SQLite store: use pg_restore");
-		return IH_EINVAL;
-	}
-	if (stat(src, &ssb) != 0) {
-		snprintf(err, errlen, "cannot read the copy %s: %s", src,
-		    strerror(errno));
-		return IH_ESTORE;
-	}
-	if (!S_ISREG(ssb.st_mode)) {
-		snprintf(err, errlen, "the copy %s is not a regular file",
-		    src);
-		return IH_ESTORE;
-	}
-	have = lstat(path, &sb) == 0;
-	if (have && (!S_ISREG(sb.st_mode) || (sb.st_dev == ssb.st_dev &&
-	    sb.st_ino == ssb.st_ino))) {
-		snprintf(err, errlen, "%s is %s", path, S_ISREG(sb.st_mode) ?
-		    "the copy itself" : "not a regular file (a link is "
-		    "refused)");
-		return IH_ESTORE;
-	}
-	/* Refused early, before the copy costs anything. */
-	if (held_open(path, &r->holder))
-		return refuse(r, path, err, errlen);
-	rc = make_temp(path, "restore", tmp, sizeof(tmp), err, errlen);
-	if (rc != IH_OK)
-		return IH_ESTORE;
-	made = 1;
-	rc = restore_copy(src, tmp, r, err, errlen);
-	if (rc != IH_OK)
-		goto out;
-	/* As the store it replaces: root restoring for www-data. */
-	if (have && geteuid() == 0 && chown(tmp, sb.st_uid, sb.st_gid) != 0) {
-		snprintf(err, errlen, "cannot give the copy the store's owner: "
-		    "%s", strerror(errno));
-		rc = IH_EIO;
-		goto out;
-	}
-	snprintf(qpath, sizeof(qpath), "%s-lock", path);
-	qfd = open(qpath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	/* A queue file made here by root must stay the receivers'. */
-	if (qfd >= 0 && have && geteuid() == 0)
-		(void)fchown(qfd, sb.st_uid, sb.st_gid);
-	if (qfd >= 0 && flock(qfd, LOCK_EX | LOCK_NB) != 0) {
-		rc = refuse(r, path, err, errlen);
-		goto out;
-	}
-	if (held_open(path, &r->holder)) {
-		rc = refuse(r, path, err, errlen);
-		goto out;
-	}
-	rc = quiesce(path, r, &wal_left, err, errlen);
-	if (rc == IH_OK)
-		rc = swap_in(path, tmp, r, wal_left, err, errlen);
-	if (rc == IH_OK)
-		made = 0;
-out:
-	if (qfd >= 0)
-		close(qfd);
-	if (made)
-		remove_copy(tmp);
-	return rc == IH_OK ? IH_OK : IH_ESTORE;
 }

@@ -217,6 +217,7 @@ static const struct store_ops sq_ops = {
 	.fetched = sq_fetched,
 	.list = sq_list,
 	.show = sq_show,
+	.kept = sq_kept,
 	.attempts = sq_attempts,
 	.purge = sq_purge,
 	.stats = sq_stats,

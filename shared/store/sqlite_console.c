@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include "ih.h"
+#include "smoke.h"
 #include "sqlite_int.h"
 
 static const char SQL_COUNTS[] =
@@ -27,19 +28,25 @@ static const char SQL_LATENCY[] =
     "FROM events WHERE received_at >= ?1 AND received_at < ?2 "
     "AND done_at IS NOT NULL ORDER BY received_at LIMIT ?3";
 
+/*
+ * The last delivery, for the console and the silence alert: idemhook
+ * smoke's test events are none of the provider's (smoke.h).
+ */
+#define NOT_SMOKE	" AND event_type <> '" SMOKE_TYPE "'"
+
 static const char SQL_LAST[] =
     "SELECT max(coalesce(a, 0), coalesce(b, 0), coalesce(c, 0), "
     "coalesce(d, 0), coalesce(e, 0)) FROM "
     "(SELECT max(received_at) AS a FROM events WHERE provider = ?1 "
-    "AND status = 'received'), "
+    "AND status = 'received'" NOT_SMOKE "), "
     "(SELECT max(received_at) AS b FROM events WHERE provider = ?1 "
-    "AND status = 'processing'), "
+    "AND status = 'processing'" NOT_SMOKE "), "
     "(SELECT max(received_at) AS c FROM events WHERE provider = ?1 "
-    "AND status = 'done'), "
+    "AND status = 'done'" NOT_SMOKE "), "
     "(SELECT max(received_at) AS d FROM events WHERE provider = ?1 "
-    "AND status = 'failed'), "
+    "AND status = 'failed'" NOT_SMOKE "), "
     "(SELECT max(received_at) AS e FROM events WHERE provider = ?1 "
-    "AND status = 'dead')";
+    "AND status = 'dead'" NOT_SMOKE ")";
 
 static const char SQL_BOUNDS[] = "SELECT MIN(id), MAX(id) FROM events";
 

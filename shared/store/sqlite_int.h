@@ -5,7 +5,8 @@
  * sqlite_queue.c (the writers' queue), sqlite_schema.c (creation,
  * schema, migrations), sqlite_txn.c (transactions),
  * sqlite_audit.c (what check reports), sqlite_record.c (recording and
- * processing), sqlite_payload.c (the payloads table), sqlite_query.c
+ * processing), sqlite_restore.c (restore, with sqlite_shape.c),
+ * sqlite_payload.c (the payloads table), sqlite_query.c
  * (the operator's queries), sqlite_objects.c (the objects table) and
  * sqlite_console.c (the console's).
  */
@@ -118,6 +119,11 @@ void	sq_no_queue(struct store *);
 /* The store's folders (0700) and file (0600), never through a link. */
 int	sq_make_parents(const char *, char *, size_t);
 int	sq_make_file(const char *, char *, size_t);
+/*
+ * Brings db, a copy no other connection has open, to this build's schema
+ * version (restore: before its schema is compared with this build's).
+ */
+int	sq_migrate_copy(sqlite3 *, char *, size_t);
 /* WAL, the schema or its migrations, then the readiness check. */
 int	sq_set_up(struct sq *, char *, size_t);
 
@@ -181,6 +187,7 @@ int	sq_list(struct store *, const struct store_filter *, store_row_fn,
 int	sq_show(struct store *, const char *, const char *,
 	    const char *, store_row_fn,
 	    void *, char *, size_t);
+int	sq_kept(struct store *, int64_t, char **, char *, size_t);
 int	sq_attempts(struct store *, int64_t,
 	    int (*)(void *, const struct store_attempt *), void *, char *,
 	    size_t);

@@ -216,6 +216,38 @@ out:
 }
 
 int
+sq_kept(struct store *base, int64_t rowid, char **out, char *err,
+    size_t errlen)
+{
+	struct sq *st = sq_of(base);
+	sqlite3_stmt *s = NULL;
+	const char *h;
+	int rc, step;
+
+	rc = sq_prepare(st, "SELECT headers FROM events WHERE id = ?1", &s,
+	    err, errlen);
+	if (rc != IH_OK)
+		goto out;
+	sqlite3_bind_int64(s, 1, rowid);
+	step = sqlite3_step(s);
+	if (step == SQLITE_DONE) {
+		snprintf(err, errlen, "no event at row %lld", (long long)rowid);
+		rc = IH_ENOTFOUND;
+		goto out;
+	}
+	if (step != SQLITE_ROW) {
+		rc = sq_fail(st, step, "cannot read event", err, errlen);
+		goto out;
+	}
+	h = (const char *)sqlite3_column_text(s, 0);
+	*out = strdup(h != NULL ? h : "");
+	rc = *out != NULL ? IH_OK : IH_ENOMEM;
+out:
+	sqlite3_finalize(s);
+	return rc;
+}
+
+int
 sq_attempts(struct store *base, int64_t rowid,
     int (*fn)(void *arg, const struct store_attempt *a), void *arg,
     char *err, size_t errlen)
@@ -321,9 +353,10 @@ step_count(struct sq *st, sqlite3_stmt *s, long *n, const char *what,
 	return IH_OK;
 }
 
-/* What purge may touch: ?6 set takes dead letters too. */
+/* What purge may touch: ?6 set takes dead letters too; ?8 one type. */
 #define STORE_PURGE_STATUS_SQL \
-	" (status IN ('done', 'quarantined') OR (?6 AND status = 'dead'))"
+	" (status IN ('done', 'quarantined') OR (?6 AND status = 'dead'))" \
+	" AND (?8 IS NULL OR event_type = ?8)"
 
 /* A row purge may delete: ?1 provider, ?2 payload cutoff, ?3 row cutoff. */
 #define STORE_PURGE_ROW_SQL \
@@ -340,6 +373,7 @@ step_count(struct sq *st, sqlite3_stmt *s, long *n, const char *what,
 #define STORE_PURGE_DEAD_SQL \
 	"SELECT count(*) FROM events WHERE provider = ?1 AND NOT ?6" \
 	" AND (?7 IS NULL OR account = ?7)" \
+	" AND (?8 IS NULL OR event_type = ?8)" \
 	" AND status = 'dead' AND received_at < ?2"
 
 int
@@ -362,6 +396,7 @@ sq_purge(struct store *base, struct store_purge *p, char *err,
 	sqlite3_bind_int64(dead, 2, p->payload_before_ms);
 	sqlite3_bind_int(dead, 6, p->include_dead != 0);
 	sq_bind_text(dead, 7, p->account);
+	sq_bind_text(dead, 8, p->event_type);
 	rc = step_count(st, dead, &p->dead_kept, "cannot count dead events",
 	    err, errlen);
 	if (rc != IH_OK)
@@ -395,6 +430,8 @@ sq_purge(struct store *base, struct store_purge *p, char *err,
 	sqlite3_bind_int(payloads, 6, p->include_dead != 0);
 	sq_bind_text(rows, 7, p->account);
 	sq_bind_text(payloads, 7, p->account);
+	sq_bind_text(rows, 8, p->event_type);
+	sq_bind_text(payloads, 8, p->event_type);
 	if (p->dry_run) {
 		rc = step_count(st, rows, &p->rows, "cannot count rows", err,
 		    errlen);
@@ -477,13 +514,14 @@ sq_stats(struct store *base, const char *provider, int64_t since_ms,
 	    "  THEN done_at - received_at ELSE 0 END),"
 	    " min(CASE WHEN status IN ('received', 'processing', 'failed')"
 	    "  THEN received_at END),"
-	    " sum(status IN ('received', 'processing', 'failed')), account"
+	    " sum(status IN ('received', 'processing', 'failed')), account,"
+	    " sum(status = 'held')"
 	    " FROM (SELECT provider, account, duplicates, status,"
 	    "  received_at, done_at,"
 	    "  (received_at >= ?2 AND received_at < ?3) AS w FROM events"
 	    "  WHERE (?1 IS NULL OR provider = ?1)"
 	    "  AND ((received_at >= ?2 AND received_at < ?3)"
-	    "  OR status IN ('received', 'processing', 'failed')))"
+	    "  OR status IN ('received', 'processing', 'failed', 'held')))"
 	    " GROUP BY provider, account ORDER BY provider, account", &s, err,
 	    errlen);
 	if (rc == IH_OK)
@@ -527,6 +565,7 @@ sq_stats(struct store *base, const char *provider, int64_t since_ms,
 		name = col_text(s, 13);
 		snprintf(x.account, sizeof(x.account), "%s",
 		    name != NULL ? name : "");
+		x.held = sqlite3_column_int64(s, 14);
 		rc = percentile(st, lat, &x, 50, &x.p50_ms, err, errlen);
 		if (rc == IH_OK)
 			rc = percentile(st, lat, &x, 95, &x.p95_ms, err,

@@ -112,6 +112,8 @@ sq_record(struct store *base, const struct event *ev, int64_t now_ms,
 	sqlite3_bind_text(s, 15, account_or_default(ev->account), -1,
 	    SQLITE_STATIC);
 	sq_bind_text(s, 16, ev->source_account);
+	/* Why a held event is held (struct event's held_why), or NULL. */
+	sq_bind_text(s, 17, ev->held_why);
 
 	st->fresh_claim = 0;
 	step = sqlite3_step(s);
@@ -211,6 +213,7 @@ sq_replay_of(struct store *base, const struct event *ev,
 		snprintf(first->event_type, sizeof(first->event_type), "%s",
 		    v != NULL ? v : "");
 		first->same_action = sqlite3_column_int(s, 2) != 0;
+		first->held = sqlite3_column_int64(s, 3);
 	} else if (step != SQLITE_DONE)
 		rc = sq_fail(st, step, "cannot look up the fingerprint", err,
 		    errlen);
@@ -362,7 +365,8 @@ sq_complete(struct store *base, const struct store_job *job,
 	if (rc == IH_OK)
 		rc = lease_held(sqlite3_changes(st->db), job, err, errlen);
 	if (rc == IH_OK)
-		rc = attempt_end(st, job, now_ms, "done", NULL, err, errlen);
+		rc = attempt_end(st, job, now_ms, "done", job->done_note,
+		    err, errlen);
 	return rc;
 }
 

@@ -279,6 +279,17 @@ out:
 	return rc;
 }
 
+int
+sq_migrate_copy(sqlite3 *db, char *err, size_t errlen)
+{
+	struct sq st;
+
+	memset(&st, 0, sizeof(st));
+	st.db = db;
+	st.queuefd = -1;
+	return migrate(&st, err, errlen);
+}
+
 /*
  * Is the store already in WAL mode with this build's schema?  Two plain
  * reads, which wait in the busy handler like any read.  Sets *ready.

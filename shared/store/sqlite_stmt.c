@@ -57,11 +57,12 @@ static const struct {
 	    "INSERT INTO events (provider, event_id, event_type, order_key,"
 	    " headers, received_at, last_seen_at, status,"
 	    " next_attempt_at, subtype, fingerprint, lease_owner, lease_until,"
-	    " attempts, api_version, needs_fetch, account, source_account)"
+	    " attempts, api_version, needs_fetch, account, source_account,"
+	    " last_error)"
 	    " VALUES (?1, ?2, ?3, ?4, ?6, ?7, ?7,"
 	    " CASE WHEN ?11 IS NOT NULL THEN 'processing'"
 	    " ELSE coalesce(?8, 'received') END, ?7, ?9, ?10, ?11, ?12,"
-	    " ?11 IS NOT NULL, ?13, ?14, ?15, ?16)"
+	    " ?11 IS NOT NULL, ?13, ?14, ?15, ?16, ?17)"
 	    " ON CONFLICT (provider, account, event_id) DO NOTHING" },
 	/* The record of an event already there (sq_record()). */
 	{ offsetof(struct sq, record_dup),
@@ -119,7 +120,10 @@ static const struct {
 	 */
 	{ offsetof(struct sq, replay),
 	    "SELECT event_id, event_type,"
-	    " ?4 IS NOT NULL AND instr(char(10) || headers, ?4) > 0"
+	    " ?4 IS NOT NULL AND instr(char(10) || headers, ?4) > 0,"
+	    " (SELECT count(*) FROM events h WHERE h.provider = ?1"
+	    "  AND h.account = ?5 AND h.fingerprint = ?2"
+	    "  AND h.status = 'held')"
 	    " FROM events WHERE provider = ?1 AND fingerprint = ?2"
 	    " AND account = ?5"
 	    " AND NOT EXISTS (SELECT 1 FROM events"

@@ -359,6 +359,25 @@ store_claim(struct store *st, struct store_txn *tx, const char *provider,
 	return rc;
 }
 
+/*
+ * A claim for a record that has just been made: the caller still holds
+ * the payload, so the backend leaves it out (store_backend.h).
+ */
+int
+store_claim_fresh(struct store *st, struct store_txn *tx,
+    const char *provider, int64_t rowid, const char *owner, int64_t now_ms,
+    int64_t lease_ms, struct store_job *job, int *found, char *err,
+    size_t errlen)
+{
+	int rc;
+
+	st->bare = 1;
+	rc = store_claim(st, tx, provider, rowid, owner, now_ms, lease_ms, job,
+	    found, err, errlen);
+	st->bare = 0;
+	return rc;
+}
+
 int
 store_due(struct store *st, const char *provider, int64_t now_ms, int *due,
     char *err, size_t errlen)

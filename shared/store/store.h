@@ -151,6 +151,8 @@ struct store_first {
 	char	event_type[1040];
 	/* 1 when its headers hold the line asked about (same_action). */
 	int	same_action;
+	/* How many events with the body are held now. */
+	int64_t	held;
 };
 
 /*
@@ -159,7 +161,8 @@ struct store_first {
  * bytes under a new identity, which a provider that signs only the body
  * cannot tell from a real event.  *first is then the earliest such event
  * (the lowest row); first->same_action says whether its headers hold the
- * line same_action ("\nName: value\n"; never, when NULL).  Whether ev may
+ * line same_action ("\nName: value\n"; never, when NULL), and
+ * first->held how many events with the body are held.  Whether ev may
  * be recorded too is the provider's decision (provider.h, repeat_ok).
  * Call it inside the transaction that records ev, so that no other
  * process records between the look-up and the insert.  Returns IH_OK
@@ -219,6 +222,9 @@ int	store_savepoint(struct store_txn *tx, enum store_sp op, char *err,
 struct store_job {
 	struct event	 ev;
 	int64_t		 seq;		/* its row in attempts, over all time */
+	/* Kept as the attempt's note when it ends done (borrowed), or NULL:
+	 * what the application answered a forwarded event (forward.h). */
+	const char	*done_note;
 };
 
 /*
@@ -481,8 +487,10 @@ const char	*store_bulk_why(enum store_bulk b);
  * (and dead ones with include_dead) received before payload_before_ms
  * are dropped (payload NULL, purged_at set); rows of such events both
  * received before payload_before_ms and last seen before row_before_ms
- * are deleted with their attempts and effects.  Rows in any other status
- * are never touched: a dead letter stays whole until it is replayed.
+ * are deleted with their attempts and effects; with event_type set,
+ * only events of that type (idemhook smoke --purge).  Rows in any other
+ * status are never touched: a dead letter stays whole until it is
+ * replayed.
  * Works in transactions of at most batch rows, so receivers wait for the
  * lock only briefly.  With dry_run only counts.
  */
@@ -494,6 +502,7 @@ struct store_purge {
 	long		 batch;
 	int		 dry_run;
 	int		 include_dead;	/* purge dead events like done ones */
+	const char	*event_type;	/* or NULL: every type */
 	long		 payloads;	/* out: payloads dropped */
 	long		 rows;		/* out: rows deleted */
 	long		 dead_kept;	/* out: dead events kept past cutoff */
@@ -519,6 +528,8 @@ struct store_stats {
 	int64_t		 oldest_pending_ms;	/* any time; 0 when none */
 	/* At any time: received, processing or failed. */
 	int64_t		 pending;
+	/* At any time: held (never processed until released). */
+	int64_t		 held;
 };
 
 /*
@@ -532,9 +543,11 @@ int	store_stats(struct store *st, const char *provider, int64_t since_ms,
 
 /*
  * The backend's own health checks, for idemhook check: one call of fn per
- * finding.  SQLite: the journal mode (WAL) and synchronous level;
- * PostgreSQL: the server version, synchronous_commit and TLS.  Values
- * never hold a password.  Returns IH_OK, IH_ESTORE or what fn returned.
+ * finding.  SQLite: the journal mode (WAL), synchronous level and the
+ * schema objects against this build's ("schema": sqlite_shape.h);
+ * PostgreSQL: the server version, synchronous_commit, TLS and any
+ * trigger or rule on idemhook's tables ("schema").  Values never hold a
+ * password.  Returns IH_OK, IH_ESTORE or what fn returned.
  */
 struct store_audit {
 	const char	*name;		/* "journal_mode", "synchronous", ... */
@@ -590,101 +603,8 @@ int	store_copy_effect(struct store *st, struct store_txn *tx,
 	    int64_t rowid, const char *kind, int64_t created_at, int *added,
 	    char *err, size_t errlen);
 
-/*
- * Objects (version 4): the current state of each provider object that
- * the switches map events to, keyed by (provider, kind, object_id),
- * under the ordering guard of object.h, and the history of the events
- * that touched each.  Neither is ever purged with the events.
- */
-struct store_object {
-	const char	*provider;
-	const char	*account;	/* NULL: "default" (account.h) */
-	const char	*kind;
-	const char	*object_id;
-	const char	*status;	/* "" when the object has none */
-	const char	*json;		/* the object's JSON, or NULL */
-	size_t		 json_len;
-	int64_t		 source_ms;	/* the provider's time for the state */
-	int		 rank;		/* the tie-break (object.h) */
-	const char	*event_id;	/* the event that set it */
-	const char	*event_type;	/* store_object_apply() only */
-	int		 deleted;	/* a tombstone */
-	int64_t		 created_ms;	/* reads only: first seen */
-	int64_t		 changed_ms;	/* reads only: last applied */
-};
-
-/*
- * Inside tx (IH_EINVAL without one): applies o to its row under the
- * guard (object_guard()): the row takes o's state when it is new or o's
- * key is newer than the row's, else stays as it was.  Either way the
- * event joins the object's history with its verdict (OBJECT_APPLIED,
- * OBJECT_STALE or OBJECT_TIED) in *verdict; an event already in the
- * history keeps its first verdict.  Returns IH_OK or IH_ESTORE.
- */
-int	store_object_apply(struct store *st, struct store_txn *tx,
-	    const struct store_object *o, int64_t now_ms, int *verdict,
-	    char *err, size_t errlen);
-
-/* Which objects: each field set narrows the set. */
-struct store_object_filter {
-	const char	*provider;	/* or NULL */
-	const char	*account;	/* or NULL: every account */
-	const char	*kind;		/* or NULL */
-	const char	*object_id;	/* or NULL */
-	const char	*status;	/* or NULL */
-	int64_t		 since_ms;	/* changed_at >= this, when > 0 */
-	long		 limit;		/* at most this many, when > 0 */
-	int64_t		 after_rowid;	/* requeue: rows past it, when > 0 */
-	long		 max_bytes;	/* requeue: payload cap, when > 0 */
-};
-
-typedef int (*store_object_fn)(void *arg, const struct store_object *o);
-
-/*
- * Calls fn for each object matching f, by provider, kind and id, with
- * pointers valid during the call only.  Returns IH_OK, IH_ESTORE or
- * what fn returned.
- */
-int	store_objects(struct store *st, const struct store_object_filter *f,
-	    store_object_fn fn, void *arg, char *err, size_t errlen);
-
-/* One event in an object's history, borrowed for the callback. */
-struct store_object_event {
-	const char	*event_id;
-	const char	*event_type;
-	const char	*status;
-	int64_t		 source_ms;
-	int		 rank;
-	int		 deleted;
-	const char	*verdict;	/* "applied", "stale" or "tied" */
-	int64_t		 recorded_ms;
-};
-
-/*
- * Calls fn for each event that touched (provider, kind, object_id), in
- * the order they were processed.  Returns IH_OK, IH_ESTORE or what fn
- * returned.
- */
-int	store_object_history(struct store *st, const char *provider,
-	    const char *account, const char *kind, const char *object_id,
-	    int (*fn)(void *arg, const struct store_object_event *e),
-	    void *arg, char *err, size_t errlen);
-
-/*
- * Copying objects (idemhook copy; the PostgreSQL backend writes), inside
- * tx.  store_copy_object() brings the row to o's state, with o's
- * created and changed times, under the guard: a row already newer there
- * stays, so copying twice, or after the destination's receivers have
- * applied newer events, changes nothing; *added is 1 when it wrote.
- * store_copy_object_event() adds e to o's history unless the event is
- * there (*added), after the history already there.
- */
-int	store_copy_object(struct store *st, struct store_txn *tx,
-	    const struct store_object *o, int *added, char *err,
-	    size_t errlen);
-int	store_copy_object_event(struct store *st, struct store_txn *tx,
-	    const struct store_object *o, const struct store_object_event *e,
-	    int *added, char *err, size_t errlen);
+/* Objects, their history and copying them: store_objects.h. */
+#include "store_objects.h"
 
 /* The backend's name: "sqlite" or "postgresql". */
 const char *store_backend(const struct store *st);

@@ -88,6 +88,8 @@ struct store_ops {
 		    store_row_fn, void *, char *, size_t);
 	int	(*show)(struct store *, const char *, const char *,
 		    const char *, store_row_fn, void *, char *, size_t);
+	/* The kept headers alone (store_kept.h). */
+	int	(*kept)(struct store *, int64_t, char **, char *, size_t);
 	int	(*attempts)(struct store *, int64_t,
 		    int (*)(void *, const struct store_attempt *), void *,
 		    char *, size_t);

@@ -74,6 +74,16 @@ int	store_quick_check(struct store *st, char *out, size_t outlen,
  * checkpoint could not run), removes the stale -wal and -shm and renames
  * the copy into place.  Nothing is changed on any failure before that
  * rename.  Returns IH_OK, IH_EINVAL on PostgreSQL, IH_ESTORE.
+ *
+ * The copy is migrated to this build's schema version before the swap
+ * (as the next open would) and refused when its schema objects are not
+ * the ones this build creates (a planted trigger, say).  src_fd -1 reads
+ * src by name with SQLite; otherwise the copy's bytes are read from
+ * src_fd (root opened it for the store's owner, who runs this), and src
+ * only names it.  As root, the copy is given the replaced store's owner
+ * through a descriptor, and refused if its name no longer leads to the
+ * file made; a caller running as root should rather run this as the
+ * store's owner (cli_owner.h), since the store's folder is that user's.
  */
 struct store_restore {
 	struct store_backup_info	 info;	/* the copy put in place */
@@ -84,6 +94,6 @@ struct store_restore {
 };
 
 int	store_restore(const struct store_opts *opts, const char *src,
-	    struct store_restore *r, char *err, size_t errlen);
+	    int src_fd, struct store_restore *r, char *err, size_t errlen);
 
 #endif /* IH_STORE_BACKUP_H */

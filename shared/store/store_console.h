@@ -111,8 +111,10 @@ int	store_console_list(struct store *st,
 
 /*
  * Sets *ms to the latest received_at of provider's events other than
- * quarantined ones (0 when it has none): its last accepted delivery, for
- * the silence alert.  One index look-up per status.  IH_OK or IH_ESTORE.
+ * quarantined ones and idemhook smoke's test events (0 when it has
+ * none): its last accepted delivery, for the silence and bad-signature
+ * alerts and Shopify's catch-up.  One index look-up per status.  IH_OK
+ * or IH_ESTORE.
  */
 int	store_console_last_received(struct store *st, const char *provider,
 	    int64_t *ms, char *err, size_t errlen);

@@ -61,18 +61,3 @@ store_job_free(struct store_job *job)
 	free((void *)job->ev.payload);
 	memset(job, 0, sizeof(*job));
 }
-
-int
-store_claim_fresh(struct store *st, struct store_txn *tx,
-    const char *provider, int64_t rowid, const char *owner, int64_t now_ms,
-    int64_t lease_ms, struct store_job *job, int *found, char *err,
-    size_t errlen)
-{
-	int rc;
-
-	st->bare = 1;
-	rc = store_claim(st, tx, provider, rowid, owner, now_ms, lease_ms, job,
-	    found, err, errlen);
-	st->bare = 0;
-	return rc;
-}

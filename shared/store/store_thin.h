@@ -24,6 +24,23 @@ enum store_fetch {
 	STORE_FETCH_ONLY = 2	/* only events that need a fetch */
 };
 
+/*
+ * Whether this build's idemhook work can fetch a thin event: not in a
+ * build without an HTTP client (NO_CURL=1, as the static build is; the
+ * Makefile then defines IH_NO_HTTP_CLIENT), which never claims one.
+ * STORE_THIN_NO_CLIENT says why it waits there, in idemhook work's line,
+ * show and the console's event page.
+ */
+#ifdef IH_NO_HTTP_CLIENT
+#define STORE_THIN_CAN_FETCH	0
+#else
+#define STORE_THIN_CAN_FETCH	1
+#endif
+#define STORE_THIN_NO_CLIENT	"this build has no HTTP client (made " \
+	"without libcurl, as the static build is), so it cannot fetch " \
+	"the event: it waits until the idemhook work of a dynamic build " \
+	"runs on this store"
+
 /* Sets the fetch mode of st's later claims and due checks. */
 void	store_set_fetch(struct store *st, enum store_fetch mode);
 

@@ -6,8 +6,8 @@
 #   make bench BENCH_SECONDS=3  shorter wrk runs (default 5 s each)
 #   make bench BENCH_ONLY=stripe  one provider, with its variants
 #   make bench-readme           put $(BUILD)/bench/results.md's tables into
-#                               README.md's Performance section and its
-#                               chart into tests/bench/chart.svg
+#                               tests/bench/README.md's Performance section
+#                               and its chart into tests/bench/chart.svg
 #   make bench BENCH_GROWTH=1000000  also stripe on stores (SQLite and
 #                               PostgreSQL) already holding that many
 #                               events, filled through the library
@@ -107,5 +107,5 @@ $(BUILD)/tools/null.fcgi: tests/bench/null.c
 
 bench-readme:
 	cp $(BUILD)/bench/chart.svg tests/bench/chart.svg
-	python3 tests/bench/readme.py $(BUILD)/bench/results.md README.md \
+	python3 tests/bench/readme.py $(BUILD)/bench/results.md tests/bench/README.md \
 	    tests/bench/notes.md

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Builds README.md's Performance section from make bench's results.md.
+"""Builds tests/bench/README.md's Performance section from make bench's
+results.md (the main README keeps only a summary and a link, issue 38).
 
-    python3 tests/bench/readme.py BUILD/bench/results.md README.md \
+    python3 tests/bench/readme.py BUILD/bench/results.md tests/bench/README.md \
         [tests/bench/notes.md]
 
-The chart that results.md links (tests/bench/chart.svg) is copied there
-by make bench-readme.
+The chart that results.md links (chart.svg, beside it) is copied to
+tests/bench/chart.svg by make bench-readme, beside the notebook.
 
 The section replaces the line "<!-- performance -->", or what lies between
 "<!-- performance: begin -->" and "<!-- performance: end -->" from an
@@ -137,7 +138,7 @@ def section(results, notes):
 
 def main():
     if len(sys.argv) not in (3, 4):
-        sys.exit("usage: readme.py results.md README.md [notes.md]")
+        sys.exit("usage: readme.py results.md tests/bench/README.md [notes.md]")
     with open(sys.argv[1], encoding="utf-8") as f:
         results = f.read()
     notes = ""

@@ -962,8 +962,9 @@ class Bench:
                     vhost_setting("FcgidMaxProcessesPerClass"),
                     self.load0[0], self.load1[0], self.elapsed))
         L.append("")
+        # chart.svg lies beside results.md, as beside tests/bench/README.md.
         L.append("![accepted events/s and p99 per connection count]"
-                 "(tests/bench/chart.svg)")
+                 "(chart.svg)")
         L.append("")
         L.append("| ceiling | figure |")
         L.append("|---|---|")

@@ -6,11 +6,15 @@ SuexecSite(bindir, mode) prepares, in a private mount namespace (see
 test_recipes.Namespace: overlays on /etc, /var, /run, /usr/local and
 /home, so the account, its home and Apache's state vanish afterwards):
 
-  the host's part   a2enmod userdir suexec and fcgid (mode "fcgid") or
-                    cgi (mode "cgi"; cgid under the threaded MPM), the
-                    README's AllowOverride line for ~/public_html in
-                    userdir.conf, suEXEC allowing programs in public_html,
-                    Listen on a free loopback port, a new account (useradd);
+  the host's part   Listen on a free loopback port, then the documented
+                    host's side as written (www-config/README.md,
+                    <!-- recipe: shared-host -->: the packages, Apache
+                    started as at their install, a2enmod userdir suexec
+                    rewrite fcgid, the README's AllowOverride line in
+                    userdir.conf, suEXEC allowing programs in
+                    public_html, a full restart); mode "cgi" then swaps
+                    fcgid for cgi (cgid under the threaded MPM); a new
+                    account (useradd);
   the upload        the programs and www-config/ in ~/idemhook-build, as
                     the README's shared-hosting recipe expects them.
 
@@ -21,9 +25,11 @@ Needs root (useradd, mount); the caller uses tap.run_as_root.
 import os
 import re
 import shutil
+import subprocess
+import tempfile
 
 from harness import REPO, check, free_port
-from test_recipes import Namespace, recipe, shell_commands
+from test_recipes import Namespace, deps_list, recipe, run_recipe, shell_commands
 
 
 class SuexecSite:
@@ -44,34 +50,51 @@ class SuexecSite:
         ns = self.ns
         p = "/etc/apache2/ports.conf"
         ns.write(p, re.sub(r"(?m)^Listen 80$", "Listen 127.0.0.1:%d" % self.port, ns.read(p)))
-        ns.run("a2enmod -q userdir suexec rewrite %s" % ("fcgid" if self.mode == "fcgid" else "cgi"))
+        pkgs = run_recipe(ns, "shared-host", {}, self.port)
+        check(set(pkgs) == deps_list("shared-host"), "the host's side installs %s, not "
+              "tests/deps.sh --list shared-host" % sorted(pkgs))
         if self.mode == "cgi":
-            ns.run("a2dismod -q fcgid || true")
+            ns.run("a2dismod -q fcgid && a2enmod -q cgi")
         # The README's AllowOverride line, exactly, for every public_html.
         (_, line), = recipe("allowoverride")
-        p = "/etc/apache2/mods-available/userdir.conf"
-        text, n = re.subn(r"(?m)^\s*AllowOverride .*$", "\t" + line.strip(), ns.read(p))
-        check(n == 1, "userdir.conf has no AllowOverride line")
-        ns.write(p, text)
+        text = ns.read("/etc/apache2/mods-available/userdir.conf")
+        check(re.findall(r"(?m)^\s*AllowOverride .*$", text) == ["\t" + line.strip()],
+              "userdir.conf's AllowOverride lines after the host's side: %r"
+              % re.findall(r"(?m)^\s*AllowOverride .*$", text))
         # suEXEC: programs anywhere in public_html (Debian's default is cgi-bin).
-        p = "/etc/apache2/suexec/www-data"
-        lines = ns.read(p).split("\n")
-        ns.write(p, "\n".join([lines[0], "public_html"] + lines[2:]))
+        check(ns.read("/etc/apache2/suexec/www-data").split("\n")[1] == "public_html",
+              "suEXEC's second line is not public_html")
         ns.run("useradd -m -d %s -s /bin/sh %s" % (self.home, self.user))
         ns.run("chmod 0711 %s" % self.home)
-        # The upload: make static's programs and www-config/ (here: the
-        # programs under test, which this machine's libraries can run).
-        build = ns.path(self.home + "/idemhook-build")
-        os.makedirs(build)
-        for fn in os.listdir(self.bindir):
-            src = os.path.join(self.bindir, fn)
-            if (fn.endswith(".fcgi") or fn == "idemhook") and os.path.isfile(src):
-                shutil.copy(src, os.path.join(build, fn))
-        shutil.copytree(os.path.join(REPO, "www-config"), os.path.join(build, "www-config"))
+        # The upload, as the README's shared-upload block makes it, on a
+        # "build machine" of our own: a folder whose build/static is the
+        # programs under test (which this machine's libraries can run)
+        # and whose www-config is the checkout's; make static (done by
+        # make check, or not: these programs stand in) and the copy to
+        # the host (scp) are the only lines not run.
+        up = tempfile.mkdtemp(prefix="ih-upload-", dir=ns.tmp)
+        os.makedirs(os.path.join(up, "build"))
+        os.symlink(os.path.abspath(self.bindir), os.path.join(up, "build", "static"))
+        os.symlink(os.path.join(REPO, "www-config"), os.path.join(up, "www-config"))
+        for _, text in recipe("shared-upload"):
+            for cmd in shell_commands(text):
+                if cmd.startswith(("make static", "scp ")):
+                    continue
+                r = subprocess.run(["sh", "-c", cmd], cwd=up, capture_output=True, text=True,
+                                   timeout=60)
+                check(r.returncode == 0, "%r: %s" % (cmd, r.stderr[-300:]))
+        got = os.path.join(up, "idemhook-build")
+        names = sorted(os.listdir(got))
+        check("idemhook" in names and "stripe.fcgi" in names and "www-config" in names
+              and not any(n in ("obj", "build") or n.endswith((".o", ".a")) for n in names),
+              "the upload holds %r" % names)
+        shutil.copytree(got, ns.path(self.home + "/idemhook-build"), symlinks=False)
         ns.run("chown -R %s: %s/idemhook-build" % (self.user, self.home))
 
     def start(self):
-        self.ns.run("apachectl configtest && apachectl start")
+        # A full stop and start: mode cgi enabled a module since the
+        # host's side started Apache.
+        self.ns.run("apachectl configtest && /etc/init.d/apache2 restart")
 
     # -- the account's part
 

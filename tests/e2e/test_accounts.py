@@ -286,6 +286,59 @@ def case_command(srv, bindir):
     check(rc == 2 and "--account" in err, "bad name: %d %r" % (rc, err))
 
 
+def table(out, first):
+    """The table in out whose header starts with first: (header, rows)."""
+    lines = out.splitlines()
+    i = next(k for k, l in enumerate(lines) if l.startswith(first))
+    rows = []
+    for l in lines[i + 1:]:
+        if not l.strip() or l.startswith(("by API", "(no")):
+            break
+        rows.append(l)
+    return lines[i], rows
+
+
+def case_columns(srv, bindir):
+    """Issue 39: objects and object show the account of two accounts'
+    rows of one object id (--account filters); stats' columns line up
+    whether a row names an account or not; every command's --help that
+    takes --account lists it, and no other does."""
+    idemhook(srv, bindir, "work", "--once")
+    _, out, _ = idemhook(srv, bindir, "objects", "--provider", "stripe")
+    head, rows = table(out, "PROVIDER")
+    check(head.split()[:3] == ["PROVIDER", "ACCOUNT", "KIND"], "objects header: %r" % head)
+    mine = sorted(r.split()[1] for r in rows if "in_evt_same " in r)
+    check_eq(mine, ["acme", "bravo", "default"], "objects: accounts of in_evt_same")
+    _, out, _ = idemhook(srv, bindir, "objects", "--account", "bravo")
+    _, rows = table(out, "PROVIDER")
+    check(rows and all(r.split()[1] == "bravo" for r in rows), "objects bravo: %r" % rows)
+    for acct in ("acme", "bravo"):
+        _, out, _ = idemhook(srv, bindir, "object", "--account", acct, "stripe",
+                             "invoice", "in_evt_same")
+        check(("\naccount     %s\n" % acct) in out, "object of %s: %r" % (acct, out[:400]))
+    # stats: each number ends under its header's last letter.
+    for args in (("stats",), ("stats", "--account", "bravo"),
+                 ("stats", "--provider", "stripe", "--account", "acme")):
+        _, out, _ = idemhook(srv, bindir, *args)
+        head, rows = table(out, "PROVIDER")
+        named = [r for r in rows if r.split()[0].count("/") == 1]
+        check(named, "%s: no row names an account: %r" % (args, rows))
+        for col in ("RECEIVED", "DUPS", "DONE", "PENDING", "P99"):
+            end = head.index(col) + len(col)
+            bad = [r for r in rows if len(r) <= end or r[end - 1] == " "
+                   or r[end] != " "]
+            check(not bad, "%s: column %s shifted: %r under %r" % (args, col, bad, head))
+        start = head.index("OLDEST PENDING")
+        check(all(r[start - 2:start] == "  " and r[start] != " " for r in rows),
+              "%s: OLDEST PENDING shifted: %r" % (args, rows))
+    for cmd in ("list", "show", "verify", "replay", "purge", "stats", "objects",
+                "object", "catch-up", "init", "work", "check", "backup"):
+        _, out, _ = idemhook(srv, bindir, cmd, "--help")
+        takes = cmd not in ("init", "work", "check", "backup")
+        check(("--account NAME" in out) == takes,
+              "%s --help %s --account: %r" % (cmd, "lacks" if takes else "lists", out[-300:]))
+
+
 def case_check(srv, bindir):
     """idemhook check lists each account's secrets and finds two accounts
     sharing one, without printing it."""
@@ -433,6 +486,8 @@ def cases(tap, bindir, servers):
     tap.run("stripe: unknown account 404, one line, nothing stored", case_unknown, srv)
     tap.run("command: --account shows and replays that account only",
             case_command, srv, bindir)
+    tap.run("objects and object show the account; stats' columns line up with "
+            "accounts; --help lists --account where it applies", case_columns, srv, bindir)
     tap.run("console: filtered by account, shows it, replays only its own",
             case_console, srv, auth)
     tap.run("stripe: a Connect event's account is kept and searchable",

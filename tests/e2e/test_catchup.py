@@ -32,8 +32,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import uuid  # noqa: E402
 
 from harness import (ASAAS_TOKEN_HEADER, Server, check, check_eq,  # noqa: E402
-                     pg_backend, sign_github, sign_shopify, sign_stripe,
-                     suite_main)
+                     cron_commands, free_port, pg_backend, recipe,
+                     sign_github, sign_shopify, sign_stripe, suite_main)
 from standins.shopify import ShopifyStandin  # noqa: E402
 from standins.asaas import AsaasStandin  # noqa: E402
 from standins import openapi  # noqa: E402
@@ -897,6 +897,21 @@ def case_client_limits(cmd, srv, tmp):
         redir.stop()
 
 
+def case_no_network(cmd, srv):
+    """No network (nothing listens at the API's address): catch-up's
+    stdout says the run FAILED, with the cause, instead of a summary of
+    zeros; exit 1; nothing recorded (issue 39, item 12)."""
+    n0 = len(srv.rows("stripe"))
+    base = "http://127.0.0.1:%d" % free_port()
+    rc, out, err = cmd.run("catch-up", "--provider", "stripe",
+                           IDEMHOOK_STRIPE_API_BASE=base, IDEMHOOK_API_TIMEOUT="2")
+    check_eq(rc, 1, "catch-up without network: exit (stderr %r)" % err[-400:])
+    check("stripe: " in out and "FAILED after 0 page(s)" in out,
+          "stdout does not say the run failed: %r" % out)
+    check("Z: 0 page(s)" not in out, "a zero summary on stdout: %r" % out)
+    check_eq(len(srv.rows("stripe")), n0, "nothing recorded")
+
+
 def case_stall_and_cap(cmd, srv):
     """An API that accepts and never answers: catch-up and health end
     after IDEMHOOK_API_TIMEOUT (2 s; not tried again) with a clear error
@@ -939,22 +954,12 @@ def case_stall_and_cap(cmd, srv):
     no_key(cmd, out, err)
 
 
-README = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "README.md")
-
-
 def readme_cron():
-    """The command lines of the README's <!-- recipe: catchup-cron --> block."""
-    with open(README) as f:
-        lines = f.read().splitlines()
-    i = lines.index("<!-- recipe: catchup-cron -->")
-    check(lines[i + 1].startswith("```"), "the recipe is a code block")
-    out = []
-    for line in lines[i + 2:]:
-        if line.startswith("```"):
-            break
-        out.append(line.split(None, 5)[5])
-    return out
+    """The command lines of the documentation's <!-- recipe: catchup-cron
+    --> block (handlers/README.md, Catching up), read as test_recipes
+    reads every recipe."""
+    (_, text), = recipe("catchup-cron")
+    return cron_commands(text)
 
 
 def case_readme_cron(bindir, srv, settings, tmp):
@@ -1022,6 +1027,8 @@ def cases(tap, bindir, servers):
                     case_client_limits, cmd, srv, srv.tmp)
             tap.run("the client: a stall ends at IDEMHOOK_API_TIMEOUT, 32 MiB at "
                     "most", case_stall_and_cap, cmd, srv)
+            tap.run("stripe: no network: stdout says FAILED, not a zero summary; "
+                    "exit 1", case_no_network, cmd, srv)
 
         gh = GitHubStandin(GH_TOKEN, gh_deliver(srv)).start()
         stops.append(gh)

@@ -28,7 +28,7 @@ from harness import (SANITIZER_ENV, SANITIZER_MARKERS, Server,  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COMMANDS = ("init", "work", "check", "list", "show", "verify", "replay",
-            "purge", "stats", "copy", "objects", "object")
+            "purge", "stats", "copy", "objects", "object", "smoke")
 DAY_MS = 86400 * 1000
 
 

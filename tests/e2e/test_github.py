@@ -9,6 +9,7 @@ one delivery GUID reaches every hook subscribed to the event.
 """
 
 import contextlib
+import json
 import os
 import sys
 import time
@@ -33,6 +34,12 @@ FORM = "application/x-www-form-urlencoded"
 ACTION_DIR = cases.action_folder("github")
 DEPLOY_OUT = os.path.join(ACTION_DIR, "deploy.out")
 DEPLOY_ACTION = cases.echo_action("push", DEPLOY_OUT)
+# The events of GitHub's own examples that repeat byte for byte (their
+# types begin with g, m, o or s): a line per run.
+REPEATS_OUT = os.path.join(ACTION_DIR, "repeats.out")
+REPEATS_ACTION = cases.echo_action("[gmos]*", REPEATS_OUT)
+REPEATS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures",
+                       "octokit_repeats.json")
 
 
 class GithubSpec(cases.Spec):
@@ -231,8 +238,22 @@ def replay_probe(srv):
              ("ping", "done", 0), "the original ping")
 
 
+def expect_held(srv, r, new, first, what, hook_id=HOOK_ID):
+    """r answered 200 (recorded), new's row held with its reason naming
+    the first event, nothing run for it (no attempt, no effect)."""
+    expect_accepted(r, what)
+    row = one_row(srv, SPEC, new) if hook_id == HOOK_ID else \
+        srv.rows("github", SPEC.db_event_id(new, hook_id))[0]
+    check_eq(row["status"], "held", "%s: status" % what)
+    check(row["last_error"] and row["last_error"].startswith("same body as ") and
+          first in row["last_error"], "%s: reason %r" % (what, row["last_error"]))
+    check_eq((row["attempts"], effects(srv, row)), (0, []), "%s: attempts, effects" % what)
+    return row
+
+
 def replay_non_ping(srv):
-    """Any known body under a new delivery and another type is refused."""
+    """Any known body under a new delivery and another type is held: recorded,
+    answered 200, never run, its reason naming the earlier event."""
     eid = SPEC.new_id("orig")
     body = SPEC.body(eid, "issues", action="opened")
     captured = SPEC.headers(srv, body, eid, "issues")
@@ -240,28 +261,28 @@ def replay_non_ping(srv):
     new = SPEC.new_id("as-push")
     h = dict(captured, **{"X-GitHub-Delivery": new, "X-GitHub-Event": "push"})
     r = post(srv, body, h)
-    check_eq((r.status, (r.json() or {}).get("error")), (409, "replayed"), "issues as push")
-    no_row(srv, SPEC, new)
-    lines = [l for l in srv.log_lines("github") if "outcome=replayed" in l and new in l]
-    check(len(lines) == 1 and SPEC.db_event_id(eid) in lines[0],
+    row = expect_held(srv, r, new, SPEC.db_event_id(eid), "issues as push")
+    check("X-GitHub-Event" in row["last_error"], "reason: %r" % row["last_error"])
+    lines = [l for l in srv.log_lines("github") if "outcome=accepted" in l and new in l]
+    check(len(lines) == 1 and SPEC.db_event_id(eid) in lines[0] and "held" in lines[0],
           "one log line naming the earlier event: %r" % lines)
     # The form encoding of GitHub's REST API: the raw form is fingerprinted.
     payload = SPEC.body(eid, "issues", action="closed").decode("utf-8")
     fbody = urllib.parse.urlencode({"payload": payload}).encode("ascii")
-    fh = SPEC.headers(srv, fbody, SPEC.new_id("f"), "issues")
+    fid = SPEC.new_id("f")
+    fh = SPEC.headers(srv, fbody, fid, "issues")
     fh["Content-Type"] = FORM
     expect_accepted(post(srv, fbody, fh), "form original")
     new = SPEC.new_id("f-as-release")
     fh = dict(fh, **{"X-GitHub-Delivery": new, "X-GitHub-Event": "release"})
     r = post(srv, fbody, fh)
-    check_eq((r.status, (r.json() or {}).get("error")), (409, "replayed"), "form as release")
-    no_row(srv, SPEC, new)
+    expect_held(srv, r, new, SPEC.db_event_id(fid), "form as release")
 
 
 def legit_repeats(srv):
     """What GitHub itself repeats keeps working: the same body and GUID to a
-    second hook (a new event), a redelivery (duplicate); and nothing else:
-    the same body under a new delivery of the same type is refused."""
+    second hook (a new event), a redelivery (duplicate); the same body under
+    a new delivery of the same type is recorded held, never lost."""
     guid = SPEC.new_id("legit")
     body = SPEC.body(guid, "push")
     expect_accepted(post(srv, body, SPEC.headers(srv, body, guid, "push", hook_id="2001")))
@@ -275,9 +296,9 @@ def legit_repeats(srv):
     check_eq(srv.rows("github", "2002:" + guid)[0]["event_type"], "push", "stored type")
     other = SPEC.new_id("legit2")
     r = post(srv, body, SPEC.headers(srv, body, other, "push", hook_id="2001"))
-    check_eq((r.status, (r.json() or {}).get("error")), (409, "replayed"),
-             "same body, same type, new delivery")
-    check_eq(srv.rows("github", "2001:" + other), [], "row of the new delivery")
+    row = expect_held(srv, r, other, "2001:" + guid, "same body, same type, new delivery",
+                      hook_id="2001")
+    check("X-GitHub-Delivery" in row["last_error"], "reason: %r" % row["last_error"])
 
 
 def deploy_runs():
@@ -290,11 +311,10 @@ def deploy_runs():
 
 def new_guid_probe(srv):
     """Issue 24, Medium 2: a push body re-sent under fresh X-GitHub-Delivery
-    GUIDs re-ran the deploy action three times.  GitHub keeps one GUID for
-    every hook and every redelivery of one event, so each is refused: 409
-    "replayed", no row, one log line naming the first event, no action;
-    a real redelivery (same GUID) is still a 200 duplicate, and another
-    hook's delivery (same GUID) a new event."""
+    GUIDs re-ran the deploy action three times.  Each is recorded held
+    (issue 37: never lost, never run until confirmed), one log line naming
+    the first event, no action; a real redelivery (same GUID) is still a
+    200 duplicate, and another hook's delivery (same GUID) a new event."""
     guid = SPEC.new_id("deploy")
     body = SPEC.body(guid, "push")
     captured = SPEC.headers(srv, body, guid, "push")
@@ -306,16 +326,18 @@ def new_guid_probe(srv):
     for _ in range(3):
         new = SPEC.new_id("again")
         r = post(srv, body, dict(captured, **{"X-GitHub-Delivery": new}))
-        check_eq((r.status, (r.json() or {}).get("error")), (409, "replayed"),
-                 "the push body under a new GUID")
+        expect_held(srv, r, new, first, "the push body under a new GUID")
         probes.append(new)
+        # GitHub's redelivery of the held one is its duplicate.
+        expect_duplicate(post(srv, body, dict(captured, **{"X-GitHub-Delivery": new})),
+                         "a redelivery of a held one")
     expect_duplicate(post(srv, body, captured), "a real redelivery (same GUID)")
     time.sleep(0.5)
-    check_eq(srv.count("github"), before, "rows after the re-sends")
+    check_eq(srv.count("github"), before + 3, "rows after the re-sends")
     for new in probes:
-        no_row(srv, SPEC, new)
-        lines = [l for l in srv.log_lines("github") if "outcome=replayed" in l and new in l]
-        check(len(lines) == 1 and first in lines[0] and "status=409" in lines[0],
+        check_eq(one_row(srv, SPEC, new)["status"], "held", "status of a re-send")
+        lines = [l for l in srv.log_lines("github") if "outcome=accepted" in l and new in l]
+        check(len(lines) == 1 and first in lines[0] and "status=200" in lines[0],
               "one log line naming the first event: %r" % lines)
     runs = deploy_runs()
     check_eq(runs.count(first), 1, "deploy runs of the first event")
@@ -326,6 +348,47 @@ def new_guid_probe(srv):
                     "another hook, same GUID")
     cases.wait_status(SPEC, srv, other)
     check_eq(deploy_runs().count(other), 1, "deploy runs of the other hook's event")
+
+
+def repeats_run():
+    try:
+        with open(REPEATS_OUT) as f:
+            return f.read().split()
+    except FileNotFoundError:
+        return []
+
+
+def octokit_repeats(srv):
+    """Issue 37, item 4: the five payloads of @octokit/webhooks-examples
+    that repeat byte for byte (no timestamp, no counter), each delivered
+    twice under two GUIDs: both recorded and answered 200, the first
+    processed (its action ran), the second held with its reason, nothing
+    run for it.  Before, the second was answered 409 and stored nowhere."""
+    with open(REPEATS) as f:
+        examples = json.load(f)["examples"]
+    check_eq(len(examples), 5, "examples in the fixture")
+    firsts = []
+    for etype, example in sorted(examples.items()):
+        body = dumps_pretty(example)
+        g1, g2 = SPEC.new_id(etype), SPEC.new_id(etype)
+        expect_accepted(post(srv, body, SPEC.headers(srv, body, g1, etype)),
+                        "%s, the first time" % etype)
+        first = SPEC.db_event_id(g1)
+        firsts.append(first)
+        cases.wait_status(SPEC, srv, first)
+        r = post(srv, body, SPEC.headers(srv, body, g2, etype))
+        check_eq(r.status, 200, "%s, the second time: %r" % (etype, r.body[:200]))
+        row = expect_held(srv, r, g2, first, "%s, the second time" % etype)
+        check_eq(row["subtype"], example.get("action"), "%s: its action" % etype)
+        check_eq(as_bytes(row["payload"]), body, "%s: the held body" % etype)
+    time.sleep(0.5)
+    runs = repeats_run()
+    held = [r for r in srv.rows("github") if r["status"] == "held" and
+            r["event_type"] in examples]
+    check_eq(len(held), 5, "held rows")
+    check(not any(r["event_id"] in runs for r in held),
+          "an action ran for a held event: %r" % runs)
+    check_eq([runs.count(f) for f in firsts], [1] * 5, "action runs of the first deliveries")
 
 
 def type_from_body(srv):
@@ -434,12 +497,15 @@ def main():
         ("ping answered 200, recorded, processed by its case", ping),
         ("probe: captured ping body replayed as push/release under new deliveries -> "
          "400, nothing recorded or processed, logged", replay_probe),
-        ("known body under a new delivery and another type (JSON, form) -> 409 replayed",
-         replay_non_ping),
+        ("known body under a new delivery and another type (JSON, form) -> 200, held "
+         "with its reason, nothing run", replay_non_ping),
         ("legitimate repeats: second hook, redelivery -> accepted/duplicate; "
-         "same type, new delivery -> 409", legit_repeats),
-        ("issue 24 probe: push body under 3 new GUIDs -> 409 replayed, deploy runs once; "
+         "same type, new delivery -> held", legit_repeats),
+        ("issue 24 probe: push body under 3 new GUIDs -> held, deploy runs once; "
          "same GUID -> duplicate", new_guid_probe),
+        ("issue 37: the five repeating payloads of @octokit/webhooks-examples twice under "
+         "two GUIDs -> both 200 and recorded, the second held, nothing run for it",
+         octokit_repeats),
         ("ping body under another event, push body as ping, other hook's ping -> 400",
          type_from_body),
         ("delivery and hook headers kept in the headers column", kept_headers),
@@ -451,7 +517,8 @@ def main():
          lambda srv: cases.case_rotation(SPEC, srv, "IDEMHOOK_GITHUB_SECRET",
                                          unknown=lambda: os.urandom(16).hex())),
     ], provider_env={"IDEMHOOK_GITHUB_SECRET_2": os.urandom(16).hex(),
-                     "IDEMHOOK_GITHUB_ACTION": DEPLOY_ACTION},
+                     "IDEMHOOK_GITHUB_ACTION": DEPLOY_ACTION,
+                     "IDEMHOOK_GITHUB_ACTION_2": REPEATS_ACTION},
         vector=("signer reproduces the published vectors", vectors))
 
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Every deployment recipe of the README, run as written.
+"""Every deployment recipe of the documentation, run as written.
 
-The README marks the blocks a recipe consists of with an HTML comment
-just above the fenced block:
+The README and the folder READMEs (DOCS: the short recipes are in
+README.md, their variants in www-config/README.md, the catch-up cron
+lines in handlers/README.md) mark the blocks a recipe consists of with
+an HTML comment just above the fenced block:
 
     <!-- recipe: NAME -->                a shell block: run as root, line by line
     <!-- recipe: NAME file=PATH -->      a file: written to PATH as it stands
@@ -50,11 +52,10 @@ import urllib.request
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HarnessError, REPO, check, free_port,  # noqa: E402
+from harness import (HarnessError, REPO, check, cron_commands,  # noqa: E402
+                     free_port, readme_blocks, recipe, recipe_home, shell_commands,
                      sign_github, sign_stripe, suite_main)
 
-README = os.path.join(REPO, "README.md")
-MARK = re.compile(r"^<!-- recipe: ([\w-]+)(?: file=(\S+))? -->\s*$")
 OVERLAID = ("/etc", "/var", "/run", "/usr/local", "/home", "/root")
 FRESH = ("/var/lib/idemhook", "/etc/idemhook", "/run/idemhook", "/run/lighttpd",
          "/usr/local/libexec/idemhook", "/usr/local/share/idemhook", "/usr/local/bin/idemhook",
@@ -71,58 +72,15 @@ FRESH = ("/var/lib/idemhook", "/etc/idemhook", "/run/idemhook", "/run/lighttpd",
          # PID namespace anyway).
          "/run/nginx.pid", "/run/lighttpd.pid", "/run/apache2", "/run/spawn-fcgi")
 CRON_ENV = ["env", "-i", "PATH=/usr/bin:/bin", "SHELL=/bin/sh"]
-
-
-def readme_blocks(path=README):
-    """[(recipe, file or None, text)] in README order."""
-    out = []
-    lines = open(path).read().split("\n")
-    i = 0
-    while i < len(lines):
-        m = MARK.match(lines[i])
-        i += 1
-        if not m:
-            continue
-        if i >= len(lines) or not lines[i].startswith("```"):
-            raise HarnessError("README: no code block after %r" % lines[i - 1])
-        j = i + 1
-        while j < len(lines) and not lines[j].startswith("```"):
-            j += 1
-        out.append((m.group(1), m.group(2), "\n".join(lines[i + 1:j]) + "\n"))
-        i = j + 1
-    return out
-
-
-def recipe(name, path=README):
-    blocks = [(f, t) for r, f, t in readme_blocks(path) if r == name]
-    if not blocks:
-        raise HarnessError("README has no block marked <!-- recipe: %s -->" % name)
-    return blocks
-
-
-def shell_commands(text):
-    """The commands of a shell block: continuation lines joined, blank
-    lines and whole-line comments dropped (trailing comments are the
-    shell's business)."""
-    cmds, cur = [], ""
-    for line in text.split("\n"):
-        if line.rstrip().endswith("\\"):
-            cur += line.rstrip()[:-1] + " "
-            continue
-        cur += line
-        if cur.strip() and not cur.strip().startswith("#"):
-            cmds.append(cur.strip())
-        cur = ""
-    return cmds
-
-
-def cron_commands(text):
-    """The commands of crontab lines (the five time fields dropped)."""
-    out = []
-    for line in text.split("\n"):
-        if line.strip() and not line.lstrip().startswith("#"):
-            out.append(line.split(None, 5)[5])
-    return out
+REAPER = """import os, time
+end = time.time() + 900
+while time.time() < end:
+    try:
+        if os.waitpid(-1, os.WNOHANG)[0] == 0:
+            time.sleep(0.1)
+    except ChildProcessError:
+        time.sleep(0.1)
+"""
 
 
 _LIVE = []
@@ -146,13 +104,14 @@ for _sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
 class Namespace:
     """A private mount namespace whose OVERLAID folders are overlays on
     this machine's: writes land in a temporary folder and vanish.  Held
-    by a sleeping process; run() enters it with nsenter; every process
+    by a waiting process that reaps, as an init; run() enters it with nsenter; every process
     left in it is killed at close()."""
 
     def __init__(self, name, extra=()):
         self.tmp = tempfile.mkdtemp(prefix="ih-recipe-%s-" % name)
         os.chmod(self.tmp, 0o755)
         self.log = []
+        self.apt = []  # the packages the recipes' apt-get lines named
         script = ["set -e"]
         for i, d in enumerate(OVERLAID + tuple(extra)):
             up, wk = os.path.join(self.tmp, "u%d" % i), os.path.join(self.tmp, "w%d" % i)
@@ -164,8 +123,11 @@ class Namespace:
         # A fresh machine: whatever an earlier installation, make demo or
         # recipe left is removed in the overlay (whiteouts), not on the host.
         script.append("rm -rf " + " ".join(FRESH))
-        script += ["echo ready", "exec sleep 900"]
-        # A PID namespace too: the sleeping holder is its init, every
+        # The holder is the namespace's init, and reaps as an init does:
+        # a server stopped by its init script (apache2's restart waits
+        # for the old parent to be gone) must not linger as a zombie.
+        script += ["echo ready", "exec python3 -c %s" % shlex.quote(REAPER)]
+        # A PID namespace too: the holder is its init, every
         # process of the recipe is its descendant, and the host's servers
         # are not there to be signalled by an init script's pid file.
         self.holder = subprocess.Popen(
@@ -308,6 +270,49 @@ def local_port(ns, port):
                   '"127.0.0.1"' % port, ns.read(p))
     ns.write(p, text.replace('include_shell "/usr/share/lighttpd/use-ipv6.pl " + '
                              'server.port', ""))
+    p = "/etc/nginx/sites-available/default"
+    text = re.sub(r"(?m)^(\s*)listen 80 default_server;$",
+                  r"\1listen 127.0.0.1:%d default_server;" % port, ns.read(p))
+    ns.write(p, re.sub(r"(?m)^\s*listen \[::\]:80 default_server;$", "", text))
+
+
+# What Debian's packages start as soon as they are installed (their
+# postinst), as the recipe's server then finds it running.
+STARTED_AT_INSTALL = {"apache2": "/etc/init.d/apache2 start",
+                      "lighttpd": "/etc/init.d/lighttpd start",
+                      "nginx": "/etc/init.d/nginx start",
+                      "postgresql": "/etc/init.d/postgresql start"}
+WEB_SERVERS = ("apache2", "lighttpd", "nginx")
+
+
+def deps_list(name):
+    """tests/deps.sh's package list name, as a set."""
+    r = subprocess.run(["sh", os.path.join(REPO, "tests", "deps.sh"), "--list", name],
+                       capture_output=True, text=True, timeout=30)
+    check(r.returncode == 0, "tests/deps.sh --list %s: %s" % (name, r.stderr.strip()))
+    return set(r.stdout.split())
+
+
+def apt_install(ns, cmd, port):
+    """A recipe's `apt-get install` line, in the namespace: its packages
+    must already be installed (apt-get there would write /usr for real,
+    and the tests never reach the internet), then whatever Debian starts
+    at install is started, on the test's port, so that the recipe meets
+    a server that was running before it enabled anything.  Returns the
+    packages named."""
+    words = shlex.split(cmd)
+    check(words[:2] == ["apt-get", "install"], "not an apt-get install line: %r" % cmd)
+    pkgs = [w for w in words[2:] if not w.startswith("-")]
+    for p in pkgs:
+        r = ns.run("dpkg-query -W -f='${Status}' %s" % shlex.quote(p), check_rc=False)
+        check("ok installed" in r.stdout, "%r: %s is not installed here (make deps)" % (cmd, p))
+    for p in pkgs:
+        if p in STARTED_AT_INSTALL:
+            ns.run(STARTED_AT_INSTALL[p])
+            if p in WEB_SERVERS:
+                wait_http("http://127.0.0.1:%d/" % port)
+    ns.apt += pkgs
+    return pkgs
 
 
 def run_block(ns, text, env, port, fname=None):
@@ -315,7 +320,19 @@ def run_block(ns, text, env, port, fname=None):
         ns.write(fname, re.sub(r"listen 80;", "listen 127.0.0.1:%d;" % port, text))
         return
     for cmd in shell_commands(text):
-        ns.run(cmd, env=env)
+        if cmd.startswith("apt-get install"):
+            apt_install(ns, cmd, port)
+        else:
+            ns.run(cmd, env=env)
+
+
+def run_recipe(ns, name, env, port):
+    """Every block of recipe name, in order; returns the packages its
+    apt-get lines named."""
+    before = len(ns.apt)
+    for f, t in recipe(name):
+        run_block(ns, t, env, port, f)
+    return ns.apt[before:]
 
 
 def fill_secrets(ns, secrets, path="/etc/idemhook/idemhook.env"):
@@ -408,11 +425,65 @@ def audit_and_cron(ns, logfile, ids, user="www-data", audit="audit", cron="cron"
                   % (cmd, r.returncode, (r.stdout + r.stderr).strip()[-400:]))
 
 
-def server_recipe(bindir, name, url_path="/"):
+def run_smoke(ns, name, base, env, port):
+    """The recipe's smoke test, once it is marked <!-- recipe: NAME-smoke
+    --> (until `idemhook smoke` is built it is <!-- smoke: NAME -->, not
+    run): as written, but for the test's port in its URL; it must exit 0
+    and print the three answers."""
+    smoke = name + "-smoke"
+    if not any(r == smoke for r, _, _ in readme_blocks()):
+        return
+    for _, text in recipe(smoke):
+        for cmd in shell_commands(text):
+            r = ns.run(cmd.replace("http://localhost/", base + "/"), env=env, check_rc=False)
+            check(r.returncode == 0 and "accepted" in r.stdout and "duplicate" in r.stdout
+                  and "401" in r.stdout, "%r: exit %d: %s" % (cmd, r.returncode,
+                                                            (r.stdout + r.stderr)[-600:]))
+
+
+LAYOUT_LIST = {"lighttpd": "lighttpd", "vhost": "apache", "nginx": "nginx"}
+
+
+def pg_local(ns):
+    """The only change made to Debian's PostgreSQL cluster: no TCP port
+    (the host's network is shared; its UNIX socket is in the namespace's
+    /run), as the servers get a free loopback port."""
+    for ver in os.listdir(ns.path("/etc/postgresql")):
+        p = "/etc/postgresql/%s/main/postgresql.conf" % ver
+        if os.path.exists(ns.path(p)):
+            ns.write(p, ns.read(p) + "\nlisten_addresses = ''\n")
+
+
+def to_postgres(ns, base, secrets, env, port, sqlite_ids):
+    """www-config/README.md's PostgreSQL on the same machine, as written,
+    after a layout's recipe on SQLite: the events recorded so far are
+    copied, deliveries then land in PostgreSQL (accepted, duplicate,
+    401), check is clean, and the pg_dump line that replaces the nightly
+    backup works in cron's environment."""
+    pg_local(ns)
+    pkgs = run_recipe(ns, "postgres", env, port)
+    check(set(pkgs) == deps_list("postgres"), "the PostgreSQL recipe installs %s" % pkgs)
+    run_recipe(ns, "postgres-switch", env, port)
+    check("IDEMHOOK_DB=postgresql:///idemhook" in ns.read("/etc/idemhook/idemhook.env"),
+          "the settings file does not name the database")
+    ids = deliveries(base, secrets, "pg")
+    r = ns.run("runuser -u www-data -- /usr/local/bin/idemhook list --json")
+    rows = {(e["provider"], e["event_id"]) for e in json.loads(r.stdout)}
+    for p, eid in sqlite_ids + ids:
+        check(any(rp == p and eid in rid for rp, rid in rows),
+              "%s %s is not in the PostgreSQL store: %r" % (p, eid, sorted(rows)[:6]))
+    audit_and_cron(ns, "/var/lib/idemhook/idemhook.log", ids, cron="postgres-cron")
+    dumps = os.listdir(ns.path("/var/lib/idemhook/backups"))
+    check(any(d.startswith("idemhook-") and d.endswith(".dump") for d in dumps),
+          "no dump in /var/lib/idemhook/backups: %r" % dumps)
+
+
+def server_recipe(bindir, name, url_path="/", postgres=False):
     """The common server set-up, then recipe name, then the checks."""
-    # The recipe's "make deps" must find everything installed: apt-get in
-    # the namespace would write /usr for real but its records in /var's
-    # overlay.  deps.sh as another user only reports what is missing.
+    # The recipe's "make deps-build" and apt-get lines must find
+    # everything installed: apt-get in the namespace would write /usr for
+    # real but its records in /var's overlay.  deps.sh as another user
+    # only reports what is missing.
     # The script goes on stdin: nobody may not reach the checkout.
     with open(os.path.join(REPO, "tests", "deps.sh")) as f:
         script = f.read()
@@ -427,19 +498,40 @@ def server_recipe(bindir, name, url_path="/"):
         port = free_port()
         local_port(ns, port)
         secrets = {"stripe": "whsec_" + os.urandom(12).hex(), "github": os.urandom(12).hex()}
-        for f, t in recipe("server"):
-            run_block(ns, t, env, port, f)
+        check(not run_recipe(ns, "server", env, port), "the common steps install packages")
+        # make install puts the man page where man finds it.
+        # (Debian's /usr/local/man is a link to share/man.)
+        r = ns.run("man -w idemhook", check_rc=False)
+        page = ns.path("/usr/local/share/man/man1/idemhook.1")
+        check(r.returncode == 0 and os.path.exists(page)
+              and os.path.samefile(ns.path(r.stdout.strip()), page),
+              "man -w idemhook: %r %r" % (r.stdout, r.stderr[-200:]))
         fill_secrets(ns, {"IDEMHOOK_STRIPE_SECRET": secrets["stripe"],
                           "IDEMHOOK_GITHUB_SECRET": secrets["github"]})
-        for f, t in recipe("server-after"):
-            run_block(ns, t, env, port, f)
-        for f, t in recipe(name):
-            run_block(ns, t, env, port, f)
+        run_recipe(ns, "server-after", env, port)
+        # The server the recipe meets runs without the modules the recipe
+        # enables (Debian starts Apache at its install, before them): a
+        # module enabled on a running Apache must really be started
+        # (issue 39: after a SIGHUP, mod_fcgid's children crash in a loop).
+        mods = [m for _, t in recipe(name) for c in shell_commands(t)
+                if c.startswith("a2enmod ") for m in c.split()[1:] if not m.startswith("-")]
+        if mods:
+            ns.run("a2dismod -q -f %s" % " ".join(mods))
+        # Each layout installs its own server and nothing else: the
+        # list tests/deps.sh holds for it (no second web server taking
+        # port 80, no database server, no browser).
+        pkgs = run_recipe(ns, name, env, port)
+        want = deps_list(LAYOUT_LIST[name])
+        check(set(pkgs) == want, "the %s recipe installs %s, not %s (tests/deps.sh --list %s)"
+              % (name, sorted(pkgs), sorted(want), LAYOUT_LIST[name]))
         base = "http://127.0.0.1:%d" % port
         wait_http(base + url_path)
         ids = deliveries(base, secrets, name)
+        run_smoke(ns, name, base, env, port)
         audit_and_cron(ns, "/var/lib/idemhook/idemhook.log", ids)
-        if name == "lighttpd":
+        if postgres:
+            to_postgres(ns, base, secrets, env, port, ids)
+        elif name == "lighttpd":
             # A reboot empties /run; boot runs systemd-tmpfiles --create
             # over every tmpfiles.d file, then starts lighttpd.
             ns.run("/etc/init.d/lighttpd stop && rm -rf /run/idemhook")
@@ -630,21 +722,64 @@ def demo_own_folder(bindir):
 
 
 def blocks_parse():
-    """Every recipe the README names is there, with the commands the
-    tests rely on."""
+    """Every recipe the documentation names is there, each in one file,
+    with the commands the tests rely on."""
     names = {r for r, _, _ in readme_blocks()}
     for want in ("server", "server-after", "audit", "lighttpd", "vhost", "nginx", "shared",
-                 "shared-after", "cron"):
-        check(want in names, "README lacks <!-- recipe: %s -->" % want)
+                 "shared-after", "shared-host", "allowoverride", "cron", "catchup-cron",
+                 "postgres", "postgres-switch", "postgres-cron", "shared-upload"):
+        check(want in names, "no <!-- recipe: %s --> in the documentation" % want)
+    for name in names:
+        homes = recipe_home(name)
+        check(len(homes) == 1, "recipe %s is split over %s" % (name, homes))
+    # Each layout of the README ends with its smoke test, kept out of the
+    # recipes until `idemhook smoke` is built.
+    with open(os.path.join(REPO, "README.md")) as f:
+        readme = f.read()
+    for layout in ("vhost", "shared", "lighttpd", "nginx"):
+        m = re.search(r"(?m)^<!-- (?:smoke: %s|recipe: %s-smoke) -->\n```sh\n(.*?)```"
+                      % (layout, layout), readme, re.S)
+        check(m and "idemhook smoke stripe " in m.group(1),
+              "README.md: no smoke block for the %s recipe" % layout)
+    # The build's packages only: a layout's recipe installs its server.
+    (_, text), = recipe("server")
+    check("make deps-build" in text and not re.search(r"make deps\b(?!-)", text),
+          "the common steps install more than building needs: %r" % text[:200])
     for _, text in recipe("cron"):
         for cmd in cron_commands(text):
             check(cmd.startswith("/"), "cron line without a full path: %r" % cmd)
 
 
+def demo_needs_little():
+    """make demo installs what building and one lighttpd need, says so,
+    and runs no npm ci; make deps-build installs no server at all."""
+    r = subprocess.run(["make", "-n", "demo", "BUILD=build/ih-demo-dry"], cwd=REPO,
+                       capture_output=True, text=True, timeout=60)
+    check("tests/deps.sh demo" in r.stdout and not re.search(r"tests/deps\.sh( test)?\n",
+                                                              r.stdout),
+          "make demo does not install the demo's list only: %r" % r.stdout[:400])
+    demo, build = deps_list("demo"), deps_list("build")
+    big = {"chromium", "nodejs", "postgresql", "valgrind", "clang", "apache2", "nginx",
+           "libclang-rt-14-dev", "wrk", "libcmocka-dev"}
+    check(not demo & big, "the demo's list holds %s" % sorted(demo & big))
+    check(demo - build == {"lighttpd", "openssl", "curl", "sqlite3"},
+          "the demo's list beyond the build's: %s" % sorted(demo - build))
+    check(not build & (big | {"lighttpd"}), "the build's list holds %s" % sorted(build & big))
+    with open(os.path.join(REPO, "tests", "deps.sh")) as f:
+        script = f.read()
+    for which in ("build", "demo"):
+        r = subprocess.run(["/usr/sbin/runuser", "-u", "nobody", "--", "sh", "-s", which],
+                           input=script, capture_output=True, text=True, timeout=60, cwd="/")
+        out = r.stdout + r.stderr
+        check("npm" not in out and ("deps (%s)" % which) in out,
+              "tests/deps.sh %s: %r" % (which, out[-400:]))
+
+
 # What the recipes write inside their namespace, as the host holds it:
 # none of it may change while they run (issue 25: a link under
 # /proc/PID/root once led a recipe's write to the host's nginx site).
-HOST_WATCHED = ("/etc/nginx", "/etc/lighttpd", "/etc/apache2", "/etc/idemhook",
+HOST_WATCHED = ("/etc/nginx", "/etc/lighttpd", "/etc/apache2", "/etc/idemhook", "/etc/postgresql",
+                "/var/lib/postgresql",
                 "/etc/cron.d", "/etc/tmpfiles.d", "/var/lib/idemhook", "/run/idemhook",
                 "/usr/local/bin", "/root/idemhook")
 # Besides the recipes' own files and the paths their blocks name: the
@@ -735,7 +870,10 @@ def host_check_fair():
 
 def run_cases(tap, bindir, servers):
     host = host_snapshot()
-    tap.run("the README marks every recipe; cron lines use full paths", blocks_parse)
+    tap.run("the READMEs mark every recipe, each in one file; cron lines use full paths",
+            blocks_parse)
+    tap.run_as_root("make demo and make deps-build: the build's packages (and the demo's "
+                    "lighttpd), said, no npm ci", "runuser nobody", demo_needs_little)
     tap.run("IDEMHOOK_LOG that cannot be opened: said once, lines on stderr instead",
             unusable_log_said, bindir)
     why = "a mount namespace with overlays on /etc, /var, /run, /usr/local"
@@ -745,12 +883,19 @@ def run_cases(tap, bindir, servers):
                     demo_own_folder, bindir)
     tap.run_as_root("lighttpd recipe as written: accepted, duplicate, 401, check clean, "
                     "lines in IDEMHOOK_LOG, cron; sockets again after a reboot, with and without "
-                    "systemd-tmpfiles", why, server_recipe, bindir, "lighttpd")
-    tap.run_as_root("Apache vhost recipe as written: accepted, duplicate, 401, check clean, "
-                    "lines in IDEMHOOK_LOG, cron; 404 at /hooks/* on another virtual host",
+                    "systemd-tmpfiles; installs lighttpd only; man idemhook", why, server_recipe,
+                    bindir, "lighttpd")
+    tap.run_as_root("Apache vhost recipe as written, on an Apache running since its install "
+                    "(a2enmod then a real restart): accepted, duplicate, 401, check clean, "
+                    "lines in IDEMHOOK_LOG, cron; 404 at /hooks/* on another virtual host; "
+                    "installs apache2 and mod_fcgid only",
                     why, server_recipe, bindir, "vhost")
+    tap.run_as_root("PostgreSQL recipe as written, after the lighttpd recipe: the cluster "
+                    "started, the store copied, deliveries recorded there, check clean, "
+                    "pg_dump from cron", why, server_recipe, bindir, "lighttpd", postgres=True)
     tap.run_as_root("nginx recipe as written: accepted, duplicate, 401, check clean, "
-                    "lines in IDEMHOOK_LOG, cron", why, server_recipe, bindir, "nginx")
+                    "lines in IDEMHOOK_LOG, cron; installs nginx and spawn-fcgi only", why,
+                    server_recipe, bindir, "nginx")
     tap.run("the host check: another writer's change is said, a recipe's fails",
             host_check_fair)
     tap.run("the host's server, settings and store folders unchanged by every recipe above",

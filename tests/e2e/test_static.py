@@ -18,6 +18,7 @@ with make STATIC_DIR=BINDIR/static static.
   - make install-files DESTDIR=... puts every file in its place.
 """
 
+import base64
 import json
 import os
 import shutil
@@ -31,7 +32,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (PROVIDERS, REPO, Server, check, check_eq,  # noqa: E402
-                     sign_stripe, suite_main)
+                     console_conf, sign_stripe, suite_main)
 import cases  # noqa: E402
 import test_stripe as ts  # noqa: E402
 
@@ -194,6 +195,82 @@ def fastcgi_static(srv):
     cases.case_forged(ts.SPEC, srv)
 
 
+def static_idemhook(sdir, srv, *args, env=None):
+    e = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "IDEMHOOK_DB": srv.db,
+         "IDEMHOOK_STRIPE_SECRET": srv.secrets["stripe"]}
+    e.update(env or {})
+    p = subprocess.run([os.path.join(sdir, "idemhook")] + list(args), env=e,
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+
+def with_console(bindir, srv):
+    """The static console.fcgi beside the receiver, on its own settings;
+    returns its Authorization header."""
+    from test_console import USER
+    from test_thin import fast_hash
+    password = "static console " + os.urandom(4).hex()
+    console = os.path.join(srv.tmp, "console.env")
+    with open(console, "w") as f:
+        f.write("IDEMHOOK_DB=%s\nIDEMHOOK_CONSOLE_USER=%s\n"
+                "IDEMHOOK_CONSOLE_PASSWORD_HASH=%s\n"
+                % (srv.db, USER, fast_hash(bindir, password)))
+    os.chmod(console, 0o600)
+    srv.extra_conf = "\n".join(console_conf(console, srv.settings_file()))
+    return "Basic " + base64.b64encode(("%s:%s" % (USER, password)).encode()).decode()
+
+
+def thin_waits(sdir, srv, auth):
+    """Issue 39, item 5: the static build has no HTTP client.  A Stripe
+    thin event through the static stripe.fcgi is recorded; the static
+    idemhook work, even with an API key, leaves it waiting (never dead)
+    with one line saying why; show says why; check says what this build
+    lacks, and that the API key does nothing here."""
+    eid = "evt_static_thin_" + os.urandom(4).hex()
+    sub = "sub_static_" + os.urandom(4).hex()
+    body = json.dumps({
+        "id": eid, "object": "v2.core.event", "type": "v1.customer.subscription.updated",
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+        "livemode": False, "context": None,
+        "related_object": {"id": sub, "type": "subscription",
+                           "url": "/v1/subscriptions/" + sub}},
+        separators=(",", ":")).encode()
+    r = srv.post(srv.url("stripe"), body, {"Stripe-Signature": sign_stripe(
+        srv.secrets["stripe"], body), "Content-Type": "application/json"})
+    check_eq(r.status, 200, "thin notification to the static stripe.fcgi")
+    env = {"IDEMHOOK_STRIPE_API_KEY": "sk_test_static_" + os.urandom(4).hex(),
+           "IDEMHOOK_STRIPE_API_BASE": "https://api.stripe.invalid",
+           "IDEMHOOK_MAX_ATTEMPTS": "1", "IDEMHOOK_RETRY_BASE_MS": "100"}
+    for _ in range(2):
+        rc, out, err = static_idemhook(sdir, srv, "work", "--once", env=env)
+        check_eq(rc, 0, "static work --once (stdout %r, stderr %r)" % (out, err[-600:]))
+        time.sleep(0.2)
+    check("thin events wait for their fetch: this build has no HTTP client" in err,
+          "work's line: %r" % err[-600:])
+    rows = srv.rows("stripe", eid)
+    check_eq([(x["status"], x["needs_fetch"], x["attempts"]) for x in rows],
+             [("received", 1, 0)], "the thin event waits, never claimed")
+    rc, out, err = static_idemhook(sdir, srv, "list", "--provider", "stripe")
+    check(rc == 0 and any(eid in l and "received (waits for fetch)" in l
+                          for l in out.splitlines()), "list: %d %r" % (rc, out[-800:]))
+    rc, out, err = static_idemhook(sdir, srv, "show", "stripe", eid)
+    check(rc == 0 and "waiting: a Stripe thin event" in out and "no HTTP client" in out,
+          "show: %d %r %r" % (rc, out[:600], err[-300:]))
+    r = srv.get("/hooks/console/events/stripe/" + eid, {"Authorization": auth})
+    check(r.status == 200 and b'<td id="fetch">waiting: a Stripe thin event' in r.body
+          and b"no HTTP client" in r.body, "the static console's event page: %d %r"
+          % (r.status, r.body[-1200:]))
+    rc, out, err = static_idemhook(sdir, srv, "check", "--provider", "stripe", env=env)
+    check("note: this build has no HTTP client" in out and
+          "catch-up, health and Stripe thin events are unavailable" in out,
+          "check names no missing feature: %r" % out[-1500:])
+    check("note: this build has no PostgreSQL client" in out, "check on PostgreSQL: %r"
+          % out[-1500:])
+    check(rc == 1 and "PROBLEM: IDEMHOOK_STRIPE_API_KEY (environment) does nothing" in out,
+          "check passes a key that does nothing: %d %r" % (rc, out[-1500:]))
+    check(env["IDEMHOOK_STRIPE_API_KEY"] not in out + err, "check printed the key")
+
+
 def install_files(sdir):
     dest = tempfile.mkdtemp(prefix="ih-e2e-install-")
     try:
@@ -230,6 +307,26 @@ def install_files(sdir):
         shutil.rmtree(dest, ignore_errors=True)
 
 
+def no_forwarding(sdir):
+    """The static build has no HTTP client (no libcurl): a forwarding
+    setting is refused by name, never ignored."""
+    tmp = tempfile.mkdtemp(prefix="ih-static-fwd-")
+    try:
+        env = {"PATH": "/usr/bin:/bin", "IDEMHOOK_DB": os.path.join(tmp, "e.db"),
+               "IDEMHOOK_STRIPE_SECRET": "whsec_" + os.urandom(8).hex(),
+               "IDEMHOOK_STRIPE_FORWARD_URL": "https://app.example/hooks/stripe",
+               "IDEMHOOK_STRIPE_FORWARD_SECRET": "whsec_" + os.urandom(8).hex()}
+        r = subprocess.run([os.path.join(sdir, "idemhook"), "check", "--provider",
+                            "stripe"], env=env, capture_output=True, text=True,
+                           timeout=60)
+        out = r.stdout + r.stderr
+        check(r.returncode != 0 and "IDEMHOOK_STRIPE_FORWARD_URL is set, but this "
+              "build of idemhook has no HTTP client" in out,
+              "static check with forwarding: exit %d: %s" % (r.returncode, out[-600:]))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def run_cases(tap, bindir, servers):
     holder = {}
 
@@ -248,11 +345,17 @@ def run_cases(tap, bindir, servers):
                     "idemhook.env.example: 200 accepted + row, duplicate, 401",
                     "chroot(2)", chroot_static, sdir)
     srv = servers.add(Server(sdir, providers=["stripe"], name="static"))
+    auth = with_console(bindir, srv)
     if tap.run("lighttpd starts the static stripe.fcgi (FastCGI)", srv.start):
         tap.run("FastCGI: accepted, duplicate, forged -> 401", fastcgi_static, srv)
+        tap.run("thin event: recorded, then waits in a build without an HTTP client, "
+                "never dead; list, show, the console and check say why", thin_waits,
+                sdir, srv, auth)
         srv.stop()
     tap.run("make install-files DESTDIR=...: programs, schema, example, configs, man page",
             install_files, sdir)
+    tap.run("no forwarding in the static build: its settings are refused",
+            no_forwarding, sdir)
 
 
 if __name__ == "__main__":

@@ -57,9 +57,10 @@ BRAVO_VERSION = "2025-08-27.basil"
 FETCHED = '{"object":"idemhook.fetched_event",'
 
 
-def idemhook(srv, bindir, api, *args, key=True, env=None):
+def idemhook(srv, bindir, api, *args, key=True, env=None, want=0):
     """The idemhook command with the store's settings and, with key, the
-    API's (the receivers get neither the key nor the base)."""
+    API's (the receivers get neither the key nor the base); its exit
+    status must be want (None: any)."""
     e = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "IDEMHOOK_DB": srv.db}
     e.update({k: os.environ[k] for k in SANITIZER_ENV if k in os.environ})
     e.update(srv.env)
@@ -70,7 +71,8 @@ def idemhook(srv, bindir, api, *args, key=True, env=None):
     p = subprocess.run([os.path.join(bindir, "idemhook")] + list(args), env=e,
                        stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
     out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
-    check(p.returncode == 0 and "Sanitizer" not in err and "runtime error" not in err,
+    check((want is None or p.returncode == want) and "Sanitizer" not in err
+          and "runtime error" not in err,
           "idemhook %s exited %d: %s" % (" ".join(args), p.returncode, err[-800:]))
     check(KEY not in out + err, "the key is never printed")
     return out, err
@@ -137,7 +139,8 @@ def work_until(srv, bindir, api, eid, want, env=None, limit=30):
     while time.monotonic() < deadline:
         if row(srv, eid)["status"] == want:
             return row(srv, eid)
-        idemhook(srv, bindir, api, "work", "--once", env=env)
+        # A run whose fetch failed exits 1 (issue 39, item 12).
+        idemhook(srv, bindir, api, "work", "--once", env=env, want=None)
         time.sleep(0.05)
     check(False, "%s: status %r, wanted %s" % (eid, row(srv, eid)["status"], want))
 
@@ -278,7 +281,10 @@ def case_retried(srv, bindir, api):
     api.fail_path(path, 500)
     answered(post(srv, thin), "accepted", "thin notification")
     fast = {"IDEMHOOK_RETRY_BASE_MS": "200"}
-    idemhook(srv, bindir, api, "work", "--once", env=fast)
+    # A failed fetch fails the run: said on stdout, exit 1 (issue 39, item 12).
+    out, _ = idemhook(srv, bindir, api, "work", "--once", env=fast, want=1)
+    check("FAILED: the fetch of 1 thin event(s) failed" in out,
+          "work --once after a failed fetch says: %r" % out)
     r = row(srv, eid)
     check_eq((r["status"], r["needs_fetch"], r["attempts"]), ("failed", 1, 1),
              "the attempt failed, still waiting for its fetch")
@@ -364,7 +370,8 @@ def case_accounts(srv, bindir, api):
     env = {"IDEMHOOK_STRIPE_API_KEY@bravo": ACCOUNTS["bravo"][1],
            "IDEMHOOK_STRIPE_API_VERSIONS@bravo": BRAVO_VERSION,
            "IDEMHOOK_RETRY_BASE_MS": "100"}
-    out, err = idemhook(srv, bindir, api, "work", "--once", env=env)
+    # acme's fetch fails: the run says so and exits 1 (issue 39, item 12).
+    out, err = idemhook(srv, bindir, api, "work", "--once", env=env, want=1)
     eid, sub = evs["acme"]
     r = row(srv, eid)
     check_eq((r["status"], r["needs_fetch"]), ("failed", 1), "acme has no key yet")

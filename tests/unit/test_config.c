@@ -183,6 +183,52 @@ bad_file_refused(void **state)
 	assert_non_null(strstr(err, "line 2"));
 }
 
+/*
+ * A value wrapped in matching quotes is the text inside; an unmatched or
+ * ambiguous quote at its start refuses the file, naming the line and the
+ * setting but never the value.
+ */
+static void
+quoted_values(void **state)
+{
+	static const char *const bad[] = {
+		"IDEMHOOK_STRIPE_SECRET='whsec_x\n",
+		"IDEMHOOK_STRIPE_SECRET=\"whsec_x'\n",
+		"IDEMHOOK_STRIPE_SECRET='\n",
+		"IDEMHOOK_STRIPE_SECRET='whsec_'x'\n",
+		"IDEMHOOK_STRIPE_SECRET=\"whsec_\"x\"\n",
+		"IDEMHOOK_STRIPE_SECRET=\"whsec_\\x\"\n",
+		"IDEMHOOK_STRIPE_ACTION='a.b' /bin/true\n",
+	};
+	char *env[] = { NULL };
+	struct config cfg;
+	char err[256];
+	size_t i;
+
+	(void)state;
+	assert_int_equal(load(env, "IDEMHOOK_STRIPE_SECRET='whsec_a b'\n"
+	    "IDEMHOOK_STRIPE_ACTION=\"payment_intent.succeeded /bin/x\"\n"
+	    "IDEMHOOK_STRIPE_ACTION_2=* sh -c 'echo \"$X\"'\n"
+	    "IDEMHOOK_STRIPE_SECRET_2=''\n"
+	    "IDEMHOOK_STRIPE_SECRET_3='whsec_\\\"'\n", &cfg, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(cfg.nsecrets, 2);
+	assert_string_equal(cfg.secrets[0], "whsec_a b");
+	assert_string_equal(cfg.secrets[1], "whsec_\\\"");
+	assert_int_equal(cfg.nactions, 2);
+	assert_string_equal(cfg.action_pattern[0], "payment_intent.succeeded");
+	assert_string_equal(cfg.action_command[0], "/bin/x");
+	assert_string_equal(cfg.action_command[1], "sh -c 'echo \"$X\"'");
+	config_free(&cfg);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		assert_int_equal(load(env, bad[i], &cfg, err, sizeof(err)),
+		    IH_EINVAL);
+		assert_non_null(strstr(err, "line 1 (IDEMHOOK_STRIPE_"));
+		assert_null(strstr(err, "whsec"));
+	}
+}
+
 static void
 secret_never_in_error(void **state)
 {
@@ -471,6 +517,7 @@ main(void)
 		cmocka_unit_test(empty_env_defers_to_file),
 		cmocka_unit_test(bad_values_refused),
 		cmocka_unit_test(bad_file_refused),
+		cmocka_unit_test(quoted_values),
 		cmocka_unit_test(secret_never_in_error),
 		cmocka_unit_test(db_location_checked),
 		cmocka_unit_test(file_reread_when_changed),

@@ -341,7 +341,7 @@ test_provider_struct(void **state)
 	assert_int_equal(github_provider.type_unsigned, 1);
 	assert_null(github_provider.same_action_header);
 	assert_ptr_equal(github_provider.repeat_ok, github_repeat_ok);
-	assert_int_equal(github_provider.refuse_replays, 1);
+	assert_int_equal(github_provider.hold_replays, 1);
 	assert_string_equal(github_provider.name, "github");
 	assert_string_equal(github_provider.secret_var,
 	    "IDEMHOOK_GITHUB_SECRET");

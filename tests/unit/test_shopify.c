@@ -276,7 +276,7 @@ test_provider_struct(void **state)
 	assert_string_equal(shopify_provider.same_action_header,
 	    "X-Shopify-Event-Id");
 	assert_ptr_equal(shopify_provider.repeat_ok, shopify_repeat_ok);
-	assert_int_equal(shopify_provider.refuse_replays, 0);
+	assert_int_equal(shopify_provider.hold_replays, 0);
 	assert_string_equal(shopify_provider.name, "shopify");
 	assert_string_equal(shopify_provider.secret_var,
 	    "IDEMHOOK_SHOPIFY_SECRET");

@@ -527,6 +527,15 @@ static const char schema_v1[] =
     ");\n"
     ;
 
+/* The audit's "schema" finding: 1 when ok, -1 when not. */
+static int
+schema_finding(void *arg, const struct store_audit *a)
+{
+	if (strcmp(a->name, "schema") == 0)
+		*(int *)arg = a->ok ? 1 : -1;
+	return IH_OK;
+}
+
 /* A store written by schema version 1 is migrated on open, its rows kept. */
 static void
 migrates_from_v1(void **state)
@@ -535,6 +544,7 @@ migrates_from_v1(void **state)
 	struct store *st = NULL;
 	char dir[64], path[128], err[STORE_ERR_MAX], cmd[128];
 	sqlite3 *db = NULL;
+	int shape;
 
 	(void)state;
 	snprintf(dir, sizeof(dir), "/tmp/ih-store-XXXXXX");
@@ -570,6 +580,11 @@ migrates_from_v1(void **state)
 	    " AND sql LIKE '%WITHOUT ROWID'"), 3);
 	/* A second open finds it current and changes nothing. */
 	assert_int_equal(store_open(&o, &st, err, sizeof(err)), IH_OK);
+	/* Migrated, it holds the objects a new store has, and no others. */
+	shape = 0;
+	assert_int_equal(store_audit(st, schema_finding, &shape, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(shape, 1);
 	store_close(st);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	assert_int_equal(system(cmd), 0);

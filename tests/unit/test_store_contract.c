@@ -22,6 +22,7 @@
 #include "store_console.h"
 #define UNIT_STORE_NAME	"contract"
 #include "store_fixture.h"
+#include "store_kept.h"
 #include "store_many.h"
 #include "store_thin.h"
 #include "store_unit.h"
@@ -545,6 +546,12 @@ requeue_and_purge(void **state)
 	assert_int_equal(s.has_payload, 1);
 	p.row_before_ms = 5000;
 	p.include_dead = 1;
+	/* One type only (idemhook smoke --purge): the others' rows stay. */
+	p.event_type = "idemhook.smoke";
+	assert_int_equal(store_purge(f->st, &p, err, sizeof(err)), IH_OK);
+	assert_int_equal(p.rows, 0);
+	assert_int_equal(count(f->st, NULL), 2);
+	p.event_type = NULL;
 	assert_int_equal(store_purge(f->st, &p, err, sizeof(err)), IH_OK);
 	assert_int_equal(p.rows, 2);
 	assert_int_equal(count(f->st, NULL), 0);
@@ -894,6 +901,35 @@ many_at_once(void **state)
 	assert_int_equal(count(f->st, NULL), 2);
 }
 
+/* The kept headers alone, as recorded; "" for none; no such row. */
+static void
+kept_headers_alone(void **state)
+{
+	struct unit_store *f = *state;
+	struct event ev = unit_event("evt_kept");
+	struct event bare = unit_event("evt_bare");
+	struct store_result r;
+	char err[STORE_ERR_MAX], *h = NULL;
+
+	ev.headers = "Stripe-Signature: t=1,v1=ab\nX-A: b\n";
+	assert_int_equal(store_record(f->st, NULL, &ev, 1000, &r, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_kept_headers(f->st, r.rowid, &h, err,
+	    sizeof(err)), IH_OK);
+	assert_string_equal(h, ev.headers);
+	free(h);
+	bare.headers = NULL;
+	assert_int_equal(store_record(f->st, NULL, &bare, 1000, &r, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_kept_headers(f->st, r.rowid, &h, err,
+	    sizeof(err)), IH_OK);
+	assert_string_equal(h, "");
+	free(h);
+	assert_int_equal(store_kept_headers(f->st, r.rowid + 1000, &h, err,
+	    sizeof(err)), IH_ENOTFOUND);
+	assert_null(h);
+}
+
 #define CASES(setup) \
 	UNIT_STORE_CASE(record_and_duplicate, setup), \
 	UNIT_STORE_CASE(rollback_leaves_nothing, setup), \
@@ -911,6 +947,7 @@ many_at_once(void **state)
 	UNIT_STORE_CASE(replay_of_fingerprint, setup), \
 	UNIT_STORE_CASE(audit_passes, setup), \
 	UNIT_STORE_CASE(objects_guard, setup), \
-	UNIT_STORE_CASE(console_reads, setup)
+	UNIT_STORE_CASE(console_reads, setup), \
+	UNIT_STORE_CASE(kept_headers_alone, setup)
 
 UNIT_STORE_MAIN("store contract")

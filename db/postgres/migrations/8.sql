@@ -1,6 +1,6 @@
--- Version 7 to 8: accounts (README "Accounts").  Each event, object and
--- object history row belongs to an account, 'default' for every row
--- written before; the keys become (provider, account, event_id) and
+-- Version 7 to 8: accounts (handlers/README.md, Accounts).  Each event,
+-- object and object history row belongs to an account, 'default' for
+-- every row written before; the keys become (provider, account, event_id) and
 -- (provider, account, kind, object_id).  A column with a constant
 -- default rewrites no row (PostgreSQL 11 and later); the new keys build
 -- their indexes from the rows as they are.

@@ -1,6 +1,6 @@
--- Version 7 to 8: accounts (README "Accounts").  Each event, object and
--- object history row belongs to an account, 'default' for every row
--- written before; the keys become (provider, account, event_id) and
+-- Version 7 to 8: accounts (handlers/README.md, Accounts).  Each event,
+-- object and object history row belongs to an account, 'default' for
+-- every row written before; the keys become (provider, account, event_id) and
 -- (provider, account, kind, object_id).  SQLite cannot drop a UNIQUE
 -- constraint or change a primary key in place, so events, objects and
 -- object_events are made again.  migrate() runs this one with foreign

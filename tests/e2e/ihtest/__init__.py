@@ -5,6 +5,7 @@
   sign      the providers' signers and their published test vectors
   strace    reading strace output: answers after WAL syncs
   tap       TAP output (Tap) and the checks (check, check_eq)
+  docs      the documentation: recipes marked in the READMEs, links, anchors
   http      Response, ports, reading a socket to its end, requests in parallel
   procs     the servers' processes: users, staging, reaping, cleanup
   servers/  one launcher per web server: lighttpd (Server, the base of

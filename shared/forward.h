@@ -1,0 +1,123 @@
+/*
+ * forward.h -- forwarding each event to the application that already
+ * has a webhook endpoint (issue 41): idemhook stands in front of it, and
+ * the application gets every event once, in order, re-signed so that its
+ * own provider library still verifies it.
+ *
+ * The destination is a setting of the provider's, never a request's:
+ *   IDEMHOOK_<PROVIDER>_FORWARD_URL	https://app.example/webhooks/stripe
+ *					(plain http only to a loopback host)
+ *   IDEMHOOK_<PROVIDER>_FORWARD_SIGN	provider (the default), standard,
+ *					or as-received
+ *   IDEMHOOK_<PROVIDER>_FORWARD_SECRET	the secret the application verifies
+ *					with (provider and standard)
+ *   IDEMHOOK_<PROVIDER>_FORWARD_TIMEOUT	seconds for one delivery, 1-300,
+ *					default 30
+ * Every value is checked when the settings load; a wrong one is refused
+ * (IH_ECONFIG) with its name, never with the secret.  A build without an
+ * HTTP client (the static build) refuses IDEMHOOK_*_FORWARD_URL.
+ *
+ * A delivery is an action of the processing machinery (dispatch.h): it
+ * runs under the event's lease, before the configured actions, after an
+ * older event of the same object (the order key) has ended.  A 2xx
+ * answer is success; a timeout, a connection failure, a 5xx, a 408 or a
+ * 429 fails the attempt, retried with the backoff (or Retry-After, when
+ * longer); any other answer fails it for good (the event is dead at
+ * once, for the operator).  The attempt's error names the status, the
+ * duration and the answer's first FORWARD_ANSWER_SHOW bytes, escaped.
+ * Nothing logged or stored holds a secret or a signature.
+ */
+#ifndef IH_FORWARD_H
+#define IH_FORWARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+struct dispatch;
+struct store_job;
+
+enum forward_sign {
+	FORWARD_SIGN_PROVIDER = 1,	/* the provider's own scheme */
+	FORWARD_SIGN_STANDARD,		/* Standard Webhooks */
+	FORWARD_SIGN_AS_RECEIVED	/* the original headers untouched */
+};
+
+#define FORWARD_DEFAULT_TIMEOUT	30
+#define FORWARD_ANSWER_SHOW	200	/* answer bytes kept, escaped */
+#define FORWARD_ANSWER_MAX	(64L * 1024)	/* answer bytes read */
+
+/*
+ * Reads the forwarding settings of provider from src into cfg (after the
+ * numeric settings: the lease must outlast one delivery).  Returns IH_OK,
+ * IH_ENOMEM, or IH_ECONFIG with the cause in err.
+ */
+int	forward_load(struct config *cfg, const char *provider,
+	    const struct config_source *src, size_t nsrc, char *err,
+	    size_t errlen);
+
+/* Wipes and frees what forward_load() put in cfg. */
+void	forward_free(struct config *cfg);
+
+/* The outcome of one delivery. */
+struct forward_result {
+	int	 failed;		/* a delivery was made and failed */
+	long	 status;		/* HTTP status, 0 without an answer */
+	int64_t	 ms;			/* how long it took */
+	int	 permanent;		/* fail for good: no retry helps */
+	int64_t	 retry_after_ms;	/* Retry-After, or 0 */
+};
+
+/*
+ * The pause (a circuit breaker) of one process's deliveries to one
+ * destination: after IDEMHOOK_<PROVIDER>_FORWARD_PAUSE_AFTER deliveries
+ * in a row failed for a reason a retry may cure (no answer, 5xx, 408,
+ * 429), the process claims none of the provider's due events until the
+ * last failed one is due again, then tries that one alone (the probe),
+ * again and again, until the application answers 2xx: so that an
+ * outage costs one event's attempts, not every event's.  Pausing is
+ * logged and alerted (IDEMHOOK_ALERT_ACTION, reason "forward_paused")
+ * once, resuming logged.  Nothing is dropped: events wait due.  The
+ * state is the process's own (the processing thread's, idemhook
+ * work's): each process pauses and probes by itself.  Zeroed: running.
+ */
+struct forward_pause {
+	long	 failures;	/* deliveries failed in a row */
+	int	 paused;
+	int64_t	 until_ms;	/* paused: no claim before this */
+	int64_t	 probe;		/* paused: the event tried first (rowid) */
+};
+
+#define FORWARD_DEFAULT_PAUSE_AFTER	3
+
+/*
+ * May the process claim the provider's due events at now_ms?  Returns 1
+ * (with *probe the row to claim first, or 0: any), 0 while paused.
+ */
+int	forward_pause_gate(const struct forward_pause *fp, int64_t now_ms,
+	    int64_t *probe);
+
+/* The probe was not due (another process took it): the pause ends. */
+void	forward_pause_end(struct forward_pause *fp);
+
+/*
+ * After job's attempt: fr says whether a delivery was made and how it
+ * went (delivered: 2xx), next_ms when the job is due again.  Updates
+ * d->pause (when not NULL) and logs and alerts the change.
+ */
+void	forward_pause_note(const struct dispatch *d,
+	    const struct store_job *job, int delivered,
+	    const struct forward_result *fr, int64_t next_ms);
+
+/*
+ * Delivers job's event to d->cfg's destination.  Returns IH_OK for a 2xx
+ * answer, with a summary ("HTTP 200 in 12 ms") in why; IH_EIO when the
+ * attempt failed, fr saying whether for good and for how long the
+ * application asked to be left alone, the reason in why; IH_ESTORE when
+ * the event's headers could not be read (the lease then expires).
+ */
+int	forward_deliver(const struct dispatch *d, const struct store_job *job,
+	    struct forward_result *fr, char *why, size_t whylen);
+
+#endif
