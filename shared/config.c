@@ -182,6 +182,9 @@ static const struct num_setting num_settings[] = {
 	    offsetof(struct config, retry_max_s) },
 	{ "SILENCE_ALERT", 0, 365L * 86400, 0,
 	    offsetof(struct config, silence_alert_s) },
+	{ "CGI_PROCESSORS", 1, CONFIG_MAX_CGI_PROCESSORS,
+	    CONFIG_DEFAULT_CGI_PROCESSORS,
+	    offsetof(struct config, cgi_processors) },
 };
 
 long

@@ -6,9 +6,10 @@
  *   - the settings parse;
  *   - the store is outside the web server's document root (--docroot,
  *     DOCUMENT_ROOT, and well-known web directories);
- *   - the store, its -wal, -shm, -lock, -sync and -sigfail (bad
- *     signature counts) files are owner-only regular files (no symbolic
- *     link), owned by the programs' user (--user) or the invoking user,
+ *   - the store, its -wal, -shm, -lock, -sync, -sigfail (bad
+ *     signature counts) and -proc (plain CGI's slots) files are
+ *     owner-only regular files (no symbolic link), owned by the
+ *     programs' user (--user) or the invoking user,
  *     and the store's directory is writable by nobody else (sticky or
  *     not);
  *   - the settings file is readable by no other user: 0600 owned by the
@@ -483,10 +484,11 @@ check_usage(FILE *f)
 	    "  - the store is outside the web server's document root "
 	    "(--docroot,\n    $DOCUMENT_ROOT, and /var/www, /srv/www, "
 	    "public_html, ...);\n"
-	    "  - the store and its -wal, -shm, -lock, -sync and -sigfail "
-	    "files are\n    owner-only files, not symbolic links, owned by "
-	    "USER (the user the\n    programs run as) or by the user running "
-	    "the check; their directory\n    is writable by nobody else;\n"
+	    "  - the store and its -wal, -shm, -lock, -sync, -sigfail and "
+	    "-proc files\n    are owner-only files, not symbolic links, owned "
+	    "by USER (the user the\n    programs run as) or by the user "
+	    "running the check; their directory\n    is writable by nobody "
+	    "else;\n"
 	    "  - the IDEMHOOK_CONFIG file is readable by no other user: 0640 "
 	    "owned by\n    root with USER's group, or 0600 owned by USER; "
 	    "and USER can read it;\n"
@@ -530,6 +532,7 @@ cli_check(struct cli *c, int argc, char **argv)
 	struct store *st;
 	size_t ndoc = 0, nonly = 0, j;
 	int a, r, i, want, before;
+	long slot;
 
 	memset(&ck, 0, sizeof(ck));
 	ck.self = geteuid();
@@ -666,6 +669,14 @@ cli_check(struct cli *c, int argc, char **argv)
 	check_mode(&ck, "store sync mark", path, 0);
 	snprintf(path, sizeof(path), "%s-sigfail", db);
 	check_mode(&ck, "store bad-signature counts", path, 0);
+	/* Plain CGI's processing slots (cgi_slot.h): the gate, then each. */
+	for (slot = 0; slot <= cfg->cgi_processors; slot++) {
+		if (slot == 0)
+			snprintf(path, sizeof(path), "%s-proc", db);
+		else
+			snprintf(path, sizeof(path), "%s-proc%ld", db, slot);
+		check_mode(&ck, "store processing slot", path, 0);
+	}
 	if (ck.problems > before) {
 		/* Opening would trust what the checks above refused. */
 		problem(&ck, "the store was not opened: fix the problems "
