@@ -38,6 +38,7 @@
 #include "cli_check_accounts.h"
 #include "cli_check_files.h"
 #include "cli_check_held.h"
+#include "cli_check_sources.h"
 #include "cli_check_store.h"
 #include "cli_text.h"
 #include "check_programs.h"
@@ -405,38 +406,6 @@ check_dir(struct check *ck, const char *db)
 }
 
 /*
- * Says what the settings were read from, and as whom: the file (and how
- * it was chosen), and the names (never the values) of the IDEMHOOK_*
- * variables in the environment.  Root reads files that the programs'
- * user may not, so a check run as root is flagged.
- */
-static void
-check_sources(const struct cli *c)
-{
-	char name[256] = "?", home[PATH_MAX] = "~";
-	size_t i;
-
-	config_find_user((unsigned)geteuid(), name, sizeof(name), home,
-	    sizeof(home));
-	printf("settings: read as user %s (uid %u)\n", name, geteuid());
-	if (c->config_path != NULL)
-		printf("settings: file %s (%s)\n", c->config_path,
-		    c->config_from != NULL ? c->config_from : "?");
-	else
-		printf("settings: no file (IDEMHOOK_CONFIG unset; none at "
-		    "%s/%s or %s)\n", home, CONFIG_FIND_USER,
-		    CONFIG_FIND_SYSTEM);
-	printf("settings: environment:");
-	for (i = 0; i < c->env.n; i++)
-		printf(" %s", c->env.names[i]);
-	printf("%s\n", c->env.n == 0 ? " no IDEMHOOK_* variable" : "");
-	if (geteuid() == 0)
-		printf("note: run as root, which can read what the programs' "
-		    "user may not: run check as that user too (runuser -u "
-		    "www-data -- idemhook check)\n");
-}
-
-/*
  * A start-up setting written in the settings file is never read there:
  * the programs take it from their start-up environment only.
  */
@@ -578,7 +547,7 @@ cli_check(struct cli *c, int argc, char **argv)
 	if (!ck.has_user && check_programs_user(c->config_path, owner,
 	    sizeof(owner)) != NULL && check_user(&ck, owner) != 0)
 		return CLI_EXIT_USAGE;
-	check_sources(c);
+	cli_check_sources(c);
 	cli_check_build(c, &ck.problems, &ck.oks);
 	check_startup_only(&ck, c);
 	check_forward_accounts(&ck, &c->env);
