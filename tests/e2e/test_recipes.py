@@ -727,7 +727,8 @@ def blocks_parse():
     names = {r for r, _, _ in readme_blocks()}
     for want in ("server", "server-after", "audit", "lighttpd", "vhost", "nginx", "shared",
                  "shared-after", "shared-host", "allowoverride", "cron", "catchup-cron",
-                 "postgres", "postgres-switch", "postgres-cron", "shared-upload"):
+                 "postgres", "postgres-switch", "postgres-cron", "shared-upload",
+                 "shared-smoke"):
         check(want in names, "no <!-- recipe: %s --> in the documentation" % want)
     for name in names:
         homes = recipe_home(name)
