@@ -48,7 +48,7 @@
 
 #include <stddef.h>
 
-#define CONFIG_MAX_SECRETS	4
+#include "config_vars.h"
 
 #ifndef IH_DEFAULT_DB
 #define IH_DEFAULT_DB		"/var/lib/idemhook/idemhook.db"
