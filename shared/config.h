@@ -125,6 +125,13 @@ struct config_source {
 int	config_db_check(const char *db, char *err, size_t errlen);
 
 /*
+ * Which backend a store location names: 1 for a postgresql:// or
+ * postgres:// URI (PostgreSQL), 0 for anything else (SQLite).  The store
+ * picks its backend by it (store_is_postgres()).
+ */
+int	config_db_is_postgres(const char *db);
+
+/*
  * The body limit when IDEMHOOK_<PROVIDER>_MAX_BODY and IDEMHOOK_MAX_BODY
  * are unset, in bytes: stripe 4 MiB, github 25 MiB (GitHub's cap),
  * shopify 8 MiB, asaas 1 MiB, standard 4 MiB, any other
