@@ -20,7 +20,7 @@
 #include "forward.h"
 #include "ih.h"
 #include "redact.h"
-#include "version.h"
+#include "version_list.h"
 
 int
 config_db_is_postgres(const char *db)
