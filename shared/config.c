@@ -17,7 +17,7 @@
 #include "allow.h"
 #include "config.h"
 #include "config_vars.h"
-#include "forward.h"
+#include "forward_settings.h"
 #include "ih.h"
 #include "redact.h"
 #include "version_list.h"
