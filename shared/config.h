@@ -48,7 +48,7 @@
 
 #include <stddef.h>
 
-#define CONFIG_MAX_SECRETS	4
+#include "config_vars.h"
 
 #ifndef IH_DEFAULT_DB
 #define IH_DEFAULT_DB		"/var/lib/idemhook/idemhook.db"
@@ -123,6 +123,13 @@ struct config_source {
  * ih_redact_uri(), never with its password.
  */
 int	config_db_check(const char *db, char *err, size_t errlen);
+
+/*
+ * Which backend a store location names: 1 for a postgresql:// or
+ * postgres:// URI (PostgreSQL), 0 for anything else (SQLite).  The store
+ * picks its backend by it (store_is_postgres()).
+ */
+int	config_db_is_postgres(const char *db);
 
 /*
  * The body limit when IDEMHOOK_<PROVIDER>_MAX_BODY and IDEMHOOK_MAX_BODY
