@@ -32,6 +32,8 @@
  */
 #define SQLITE_SHARED_FIRST	(0x40000000 + 2)
 #define SQLITE_SHARED_SIZE	510
+/* Names tried for the store kept aside, within one second. */
+#define RESTORE_ASIDE_TRIES	100
 
 /*
  * Whether another process holds the store open: a read lock on SQLite's
@@ -283,34 +285,63 @@ quiesce(const char *path, struct store_restore *r, int *wal_left,
 	return IH_OK;
 }
 
+/*
+ * Gives the store a second name, r->aside: <path>.before-restore-<UTC
+ * time>, or with -2, -3... when that is taken (two restores within a
+ * second), whose -wal is free too.  A kept copy is never replaced.
+ */
+static int
+keep_aside(const char *path, struct store_restore *r, char *err,
+    size_t errlen)
+{
+	char stamp[32], wal[SQCOPY_PATH_MAX + 8];
+	time_t now = time(NULL);
+	struct tm tm;
+	int n;
+
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	for (n = 1; n <= RESTORE_ASIDE_TRIES; n++) {
+		if (n == 1)
+			snprintf(r->aside, sizeof(r->aside),
+			    "%s.before-restore-%s", path, stamp);
+		else
+			snprintf(r->aside, sizeof(r->aside),
+			    "%s.before-restore-%s-%d", path, stamp, n);
+		snprintf(wal, sizeof(wal), "%s-wal", r->aside);
+		if (access(wal, F_OK) == 0)
+			continue;
+		/* A second name first: the store's path never goes missing. */
+		if (link(path, r->aside) == 0)
+			return IH_OK;
+		if (errno != EEXIST)
+			break;
+	}
+	snprintf(err, errlen, "cannot keep the store as %s: %s", r->aside,
+	    n > RESTORE_ASIDE_TRIES ? "every such name is taken" :
+	    strerror(errno));
+	r->aside[0] = '\0';
+	return IH_EIO;
+}
+
 /* Moves the store (and its -wal) aside, then the copy into place. */
 static int
 swap_in(const char *path, const char *tmp, struct store_restore *r,
     int wal_left, char *err, size_t errlen)
 {
 	char wal[SQCOPY_PATH_MAX], shm[SQCOPY_PATH_MAX];
-	char aside_wal[SQCOPY_PATH_MAX + 8], stamp[32];
-	time_t now = time(NULL);
-	struct tm tm;
+	char aside_wal[SQCOPY_PATH_MAX + 8];
 
 	snprintf(wal, sizeof(wal), "%s-wal", path);
 	snprintf(shm, sizeof(shm), "%s-shm", path);
 	r->aside[0] = '\0';
 	if (access(path, F_OK) == 0) {
-		gmtime_r(&now, &tm);
-		strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
-		snprintf(r->aside, sizeof(r->aside), "%s.before-restore-%s",
-		    path, stamp);
-		/* A second name first: the store's path never goes missing. */
-		if (link(path, r->aside) != 0) {
-			snprintf(err, errlen, "cannot keep the store as %s: %s",
-			    r->aside, strerror(errno));
-			r->aside[0] = '\0';
+		if (keep_aside(path, r, err, errlen) != IH_OK)
 			return IH_EIO;
-		}
+		/* Linked, not renamed: an existing name is never replaced. */
 		snprintf(aside_wal, sizeof(aside_wal), "%s-wal", r->aside);
 		if (wal_left && access(wal, F_OK) == 0 &&
-		    rename(wal, aside_wal) == 0)
+		    link(wal, aside_wal) == 0)
 			r->aside_wal = 1;
 	}
 	/* A stale log would be replayed into the copy: never keep it. */

@@ -70,8 +70,9 @@ int	store_quick_check(struct store *st, char *out, size_t outlen,
  * than this build's is refused; an older one is migrated at the next
  * open), owned like the store it replaces; then, holding the queue and
  * SQLite's exclusive lock, it checkpoints the current store, keeps it
- * as r->aside (<path>.before-restore-<UTC time>, with its -wal when the
- * checkpoint could not run), removes the stale -wal and -shm and renames
+ * as r->aside (<path>.before-restore-<UTC time>, or with -2, -3... when
+ * that name is taken: a kept copy is never replaced; with its -wal when
+ * the checkpoint could not run), removes the stale -wal and -shm and renames
  * the copy into place.  Nothing is changed on any failure before that
  * rename.  Returns IH_OK, IH_EINVAL on PostgreSQL, IH_ESTORE.
  *

@@ -370,6 +370,51 @@ def case_corrupt(bindir, servers, st):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def case_restore_twice(bindir, servers, st):
+    """Two restores in a row, within one second, failed the second with
+    "File exists" on the name kept aside (<store>.before-restore-<UTC
+    time>).  Each now keeps the store it replaces under a name of its
+    own; a name already taken (planted here for the next minute's
+    seconds) is never replaced."""
+    tmp = harness.tempfile.mkdtemp(prefix="ih-backup-")
+    try:
+        db = os.path.join(tmp, "store", "events.db")
+        rc, out, err = run_ih(bindir, db, "init")
+        check_eq(rc, 0, "init: %s" % err)
+        fill(db, 3, tag="first")
+        first = event_ids(db)
+        src = os.path.join(tmp, "src", "events.db")
+        rc, out, err = run_ih(bindir, src, "init")
+        check_eq(rc, 0, "init of the source: %s" % err)
+        fill(src, 4, tag="copy")
+        copy = os.path.join(tmp, "copy.db")
+        rc, out, err = run_ih(bindir, src, "backup", copy)
+        check_eq(rc, 0, "backup: %s" % err)
+        planted = {}
+        now = int(time.time())
+        for t in range(now, now + 60):
+            name = "%s.before-restore-%s" % (
+                db, time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(t)))
+            with open(name, "w") as f:
+                f.write("planted %d" % t)
+            planted[name] = "planted %d" % t
+        kept = []
+        for n in range(3):
+            rc, out, err = run_ih(bindir, db, "restore", "--json", copy)
+            check_eq(rc, 0, "restore %d: %s" % (n + 1, err[-400:]))
+            kept.append(json.loads(out)["kept_as"])
+        check_eq(len(set(kept)), 3, "three names kept aside: %r" % kept)
+        check(not set(kept) & set(planted), "a planted name reused: %r" % kept)
+        check_eq(event_ids(kept[0]), first, "the first store kept aside")
+        check_eq(event_ids(kept[1]), event_ids(src), "the second kept aside")
+        check_eq(event_ids(db), event_ids(src), "the restored store")
+        for name, text in planted.items():
+            with open(name) as f:
+                check_eq(f.read(), text, "%s replaced" % name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def case_rotation(bindir, servers, st):
     tmp = harness.tempfile.mkdtemp(prefix="ih-backup-")
     try:
@@ -551,6 +596,9 @@ def cases(tap, bindir, servers):
                 "accepted", case_restore, bindir, servers, st)
         tap.run("check: a failing quick check; backup and restore refuse "
                 "a damaged store", case_corrupt, bindir, servers, st)
+    tap.run("restore: three in a row (within a second) each keep the store "
+            "they replace under a name of their own; none replaced",
+            case_restore_twice, bindir, servers, st)
     tap.run("backup: IDEMHOOK_BACKUP_DIR, --keep rotation, check's backup "
             "age", case_rotation, bindir, servers, st)
     tap.run_as_root("check: a store on a FUSE mount (bindfs) is reported",
