@@ -125,6 +125,7 @@ CLI_OBJS = $(BUILD)/obj/handlers/cli/cli_main.o \
 	$(BUILD)/obj/handlers/cli/cli_check_held.o \
 	$(BUILD)/obj/handlers/cli/cli_catchup.o \
 	$(BUILD)/obj/handlers/cli/cli_health.o $(API_HTTP_OBJ) \
+	$(BUILD)/obj/handlers/cli/cli_round.o \
 	$(BUILD)/obj/handlers/cli/api_session.o \
 	$(BUILD)/obj/handlers/cli/api_providers.o \
 	$(BUILD)/obj/handlers/cli/api_stripe.o $(BUILD)/obj/handlers/cli/api_github.o \

@@ -79,7 +79,7 @@ api_accounts_has_key(struct cli *c, size_t pi, const char *account,
 /* cli_catchup_release() for one account, with settings of its own. */
 static int
 release_one(const struct cli *c, size_t pi, const char *account,
-    const struct log_sink *log)
+    const struct log_sink *log, const volatile sig_atomic_t *stop)
 {
 	struct cli *one;
 	size_t i;
@@ -94,7 +94,7 @@ release_one(const struct cli *c, size_t pi, const char *account,
 	memset(one->loaded, 0, sizeof(one->loaded));
 	memset(one->cfg, 0, sizeof(one->cfg));
 	one->account = account;
-	rc = cli_catchup_release(one, pi, log);
+	rc = cli_catchup_release(one, pi, log, stop);
 	for (i = 0; i < CLI_MAX_PROVIDERS; i++)
 		if (one->loaded[i])
 			config_free(&one->cfg[i]);
@@ -105,23 +105,25 @@ release_one(const struct cli *c, size_t pi, const char *account,
 }
 
 int
-api_accounts_release(struct cli *c, size_t pi, const struct log_sink *log)
+api_accounts_release(void *arg, struct cli *c, size_t pi,
+    const struct log_sink *log, const volatile sig_atomic_t *stop)
 {
 	struct api_accounts *acc;
 	char var[96];
 	size_t i;
 	int rc, one;
 
-	rc = cli_catchup_release(c, pi, log);
+	(void)arg;
+	rc = cli_catchup_release(c, pi, log, stop);
 	acc = malloc(sizeof(*acc));
 	if (acc == NULL)
 		return rc != IH_OK ? rc : IH_ENOMEM;
 	api_accounts_named(c, pi, acc);
-	for (i = 0; i < acc->n; i++) {
+	for (i = 0; i < acc->n && (stop == NULL || !*stop); i++) {
 		if (!api_accounts_has_key(c, pi, acc->name[i], var,
 		    sizeof(var)))
 			continue;
-		one = release_one(c, pi, acc->name[i], log);
+		one = release_one(c, pi, acc->name[i], log, stop);
 		if (rc == IH_OK)
 			rc = one;
 	}

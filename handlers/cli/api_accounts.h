@@ -12,6 +12,7 @@
 #ifndef IH_API_ACCOUNTS_H
 #define IH_API_ACCOUNTS_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include "account_name.h"
@@ -45,9 +46,12 @@ int	api_accounts_has_key(struct cli *c, size_t pi, const char *account,
  * For idemhook work: cli_catchup_release() for the default account, then
  * for each named account with the API, each with its own settings and
  * the command's store.  Returns IH_OK or the first failure's code (the
- * others are still tried; each failure is a line to log).
+ * others are still tried; each failure is a line to log).  stop (may be
+ * NULL), once set, ends the API call in flight and tries no other
+ * account.  Its signature is that of a cli_round_job (cli_round.h): arg
+ * is unused.
  */
-int	api_accounts_release(struct cli *c, size_t pi,
-	    const struct log_sink *log);
+int	api_accounts_release(void *arg, struct cli *c, size_t pi,
+	    const struct log_sink *log, const volatile sig_atomic_t *stop);
 
 #endif

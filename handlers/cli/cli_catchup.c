@@ -231,7 +231,8 @@ cli_catchup(struct cli *c, int argc, char **argv)
 }
 
 int
-cli_catchup_release(struct cli *c, size_t pi, const struct log_sink *log)
+cli_catchup_release(struct cli *c, size_t pi, const struct log_sink *log,
+    const volatile sig_atomic_t *stop)
 {
 	const struct api_provider *ap;
 	struct catchup cu;
@@ -246,6 +247,7 @@ cli_catchup_release(struct cli *c, size_t pi, const struct log_sink *log)
 		return IH_OK;
 	}
 	cu.json = 1;
+	cu.http.stop = stop;
 	rc = ap->release(&cu);
 	/* An account's release says whose (work does every account). */
 	if (rc != IH_OK)

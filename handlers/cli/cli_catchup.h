@@ -8,6 +8,7 @@
 #ifndef IH_CLI_CATCHUP_H
 #define IH_CLI_CATCHUP_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include "idemhook.h"
@@ -21,9 +22,10 @@ int	cli_catchup(struct cli *c, int argc, char **argv);
  * its API confirms (api_session.h, struct api_provider's release), when
  * it has such an API and a key or App is set; nothing otherwise.  A
  * release, and a failure, is one line to log.  Returns IH_OK or the
- * release's code.
+ * release's code.  stop (may be NULL), once set, ends the API call in
+ * flight.
  */
 int	cli_catchup_release(struct cli *c, size_t pi,
-	    const struct log_sink *log);
+	    const struct log_sink *log, const volatile sig_atomic_t *stop);
 
 #endif

@@ -43,11 +43,13 @@
 #include "store.h"
 
 #include "api_accounts.h"
+#include "api_providers.h"
 #include "cli_account.h"
 #include "cli_args.h"
 #include "cli_backup.h"
 #include "cli_catchup.h"
 #include "cli_health.h"
+#include "cli_round.h"
 #include "cli_check.h"
 #include "cli_console.h"
 #include "cli_copy.h"
@@ -137,6 +139,23 @@ badsig_settings(struct cli *c, const char *provider, long *threshold,
 		*minutes = 60;
 }
 
+/* Has a provider work runs for (only, or all) held events to release? */
+static int
+has_release(const char *only)
+{
+	const struct api_provider *ap;
+	size_t i;
+
+	for (i = 0; providers_all[i] != NULL; i++) {
+		if (only != NULL && strcmp(providers_all[i]->name, only) != 0)
+			continue;
+		ap = api_provider_find(providers_all[i]->name);
+		if (ap != NULL && ap->release != NULL)
+			return 1;
+	}
+	return 0;
+}
+
 static int
 cmd_work(struct cli *c, int argc, char **argv)
 {
@@ -157,9 +176,10 @@ cmd_work(struct cli *c, int argc, char **argv)
 	struct thin_fetch thin;
 	struct forward_pause pauses[CLI_MAX_PROVIDERS];
 	long found, threshold, minutes, health_s = 0;
-	int64_t release_at[CLI_MAX_PROVIDERS];
-	static struct cli_health_round health;
-	int once = 0, any, rc, a, r, ret = 0, health_on = 0;
+	int released[CLI_MAX_PROVIDERS];
+	static struct cli_round health, release;
+	static struct cli_health_last health_last;
+	int once = 0, any, rc, a, r, ret = 0, health_on = 0, release_on = 0;
 
 	for (a = 1; a < argc; a++) {
 		r = cli_opt(argc, argv, &a, "--provider", &only);
@@ -208,7 +228,7 @@ cmd_work(struct cli *c, int argc, char **argv)
 	memset(&silence, 0, sizeof(silence));
 	memset(&badsig, 0, sizeof(badsig));
 	memset(&held, 0, sizeof(held));
-	memset(release_at, 0, sizeof(release_at));
+	memset(released, 0, sizeof(released));
 	memset(pauses, 0, sizeof(pauses));
 	/* IDEMHOOK_HEALTH_INTERVAL: idemhook health's checks, with alerts. */
 	v = cli_setting(c, "IDEMHOOK_HEALTH_INTERVAL");
@@ -222,12 +242,28 @@ cmd_work(struct cli *c, int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	/* Off the processing path: a slow API stalls no provider's events. */
 	if (health_s > 0) {
-		rc = cli_health_start(&health, c, only, health_s, once);
+		memset(&health_last, 0, sizeof(health_last));
+		rc = cli_round_start(&health, c, only, health_s * 1000, once,
+		    cli_health_job, &health_last);
 		if (rc != IH_OK) {
 			ret = rc == IH_ECONFIG ? 2 : 1;
 			goto out;
 		}
 		health_on = 1;
+	}
+	/*
+	 * Held events the API confirms, a minute apart, of every account
+	 * with a key or the App: off the processing path too.  --once
+	 * releases them first, so that the run does them.
+	 */
+	if (!once && has_release(only)) {
+		rc = cli_round_start(&release, c, only, ALERT_HELD_CHECK_MS, 0,
+		    api_accounts_release, NULL);
+		if (rc != IH_OK) {
+			ret = rc == IH_ECONFIG ? 2 : 1;
+			goto out;
+		}
+		release_on = 1;
 	}
 	while (!stop_requested) {
 		any = 0;
@@ -256,15 +292,11 @@ cmd_work(struct cli *c, int argc, char **argv)
 			    providers_all[i]->name, st, threshold, minutes,
 			    clock_wall_ms(), d.log, err, sizeof(err)) != IH_OK)
 				cli_errorf("work: signature check: %s", err);
-			/*
-			 * Held events the API confirms, a minute apart, of
-			 * every account with a key or the App.
-			 */
-			if (i < CLI_MAX_PROVIDERS && (release_at[i] == 0 ||
-			    clock_wall_ms() - release_at[i] >=
-			    ALERT_HELD_CHECK_MS)) {
-				release_at[i] = clock_wall_ms();
-				(void)api_accounts_release(c, i, d.log);
+			/* --once: the held events the API confirms, first. */
+			if (once && i < CLI_MAX_PROVIDERS && !released[i]) {
+				released[i] = 1;
+				(void)api_accounts_release(NULL, c, i, d.log,
+				    &stop_requested);
 			}
 			/* Events held back (version.h, hold_replays). */
 			if (alert_held_check(&held, i, cfg,
@@ -298,7 +330,9 @@ cmd_work(struct cli *c, int argc, char **argv)
 out:
 	/* --once: the round ends; a stop or a failure stops it. */
 	if (health_on)
-		cli_health_end(&health, once && !stop_requested && ret == 0);
+		cli_round_end(&health, once && !stop_requested && ret == 0);
+	if (release_on)
+		cli_round_end(&release, 0);
 	/* A failed run says so on stdout too, and exits non-zero. */
 	if (once && ret == 0 && thin.failed > 0) {
 		printf("processed %ld event(s); FAILED: the fetch of %ld thin "

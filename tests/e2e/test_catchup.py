@@ -731,6 +731,74 @@ def no_key_in(key, cmd, *texts):
         check(key not in t and key[12:] not in t, "the token was printed")
 
 
+def case_release_off_path(cmd, api, srv):
+    """idemhook work released GitHub's held repeats on its processing
+    thread, so a deliveries API that stalls held up every provider's
+    events for as long as the call could take.  With the listing of
+    deliveries stalled, Stripe's events made due meanwhile are processed;
+    the held repeat is released once the listing is answered; and a
+    SIGTERM ends work without waiting for a stalled listing."""
+    body = gh_body("transferred")
+    guids = [str(uuid.uuid4()) for _ in range(3)]
+    gdeliver = gh_deliver(srv)
+    for guid in guids[:2]:
+        check_eq(gdeliver(GH_HOOK, guid, "issues", body, False), 200, "delivery")
+        api.attempt(GH_SCOPE, GH_HOOK, guid, "issues", body, 200, time.time())
+
+    def gh_status(guid):
+        rows = srv.rows("github", "%s:%s" % (GH_HOOK, guid))
+        return rows[0]["status"] if rows else None
+    check_eq(gh_status(guids[1]), "held", "the repeat")
+    ids = ["evt_reloff_%s_%d" % (os.urandom(4).hex(), i) for i in range(3)]
+    for eid in ids:
+        deliver(srv, json.dumps({"id": eid, "object": "event", "type": "test.reloff",
+                                 "api_version": "2024-06-20", "created": int(time.time()),
+                                 "data": {"object": {"id": "x_" + eid}}}).encode())
+    wait_until("delivered events done", lambda: all(
+        srv.rows("stripe", e) and srv.rows("stripe", e)[0]["status"] == "done"
+        for e in ids), 30)
+    listing = "/%s/hooks/%s/deliveries" % (GH_SCOPE, GH_HOOK)
+    n = len(api.calls(listing))
+
+    def stalled():
+        return [c for c in api.calls(listing)[n:] if "status" not in c]
+    api.listing.clear()
+    p = cmd.start("work", "--interval", "0.2", IDEMHOOK_API_TIMEOUT="120")
+    try:
+        wait_until("the listing asked for", lambda: stalled() or p.poll() is not None, 60)
+        if p.poll() is not None:
+            check(False, "work ended: %r" % (cmd.finish(p),))
+        # Made due while the listing waits: done without waiting for it.
+        rc, out, err = cmd.run("replay", "--status", "done", "--type", "test.reloff")
+        check_eq(rc, 0, "replay: %s %s" % (out, err))
+        wait_until("events processed", lambda: all(
+            srv.rows("stripe", e)[0]["status"] == "done" for e in ids), 60)
+        check(stalled(), "the listing was answered before the events were done")
+        api.listing.set()
+        wait_until("the held repeat released and done",
+                   lambda: gh_status(guids[1]) == "done", 120)
+        p.terminate()
+        rc, out, err = cmd.finish(p)
+        check_eq(rc, 0, "work after SIGTERM: %r" % err[-400:])
+        # Another repeat held: a SIGTERM while its listing stalls.
+        check_eq(gdeliver(GH_HOOK, guids[2], "issues", body, False), 200, "delivery")
+        check_eq(gh_status(guids[2]), "held", "the third")
+        n = len(api.calls(listing))
+        api.listing.clear()
+        p = cmd.start("work", "--interval", "0.2", IDEMHOOK_API_TIMEOUT="120")
+        wait_until("the listing asked for again",
+                   lambda: stalled() or p.poll() is not None, 60)
+        p.terminate()
+        rc, out, err = cmd.finish(p)
+        check_eq(rc, 0, "work after SIGTERM: %r" % err[-400:])
+        check(stalled(), "work waited for the stalled listing before ending")
+    finally:
+        api.listing.set()
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+
+
 def case_github_health(cmd, api, srv):
     """The hook's active flag and last response; GitHub's exhausted rate
     limit waited for until its reset; a wrong token."""
@@ -1127,6 +1195,9 @@ def cases(tap, bindir, servers):
         tap.run("github: failed deliveries redelivered, the rest left alone",
                 case_github, ghcmd, gh, srv)
         tap.run("github: health and a wrong token", case_github_health, ghcmd, gh, srv)
+        tap.run("github: work's release of held repeats stalled: other events "
+                "processed meanwhile, the repeat released once answered, SIGTERM "
+                "ends work at once", case_release_off_path, ghcmd, gh, srv)
         tap.run("github: the App's own webhook, with the App's JWT", case_github_app,
                 bindir, srv, srv.tmp)
         if not on_pg:

@@ -80,6 +80,9 @@ class GitHubStandin(Standin):
         self.threads = []
         self.app = None         # (app id, public key, hook id)
         self.jwt_seen = []      # the claims of each App token accepted
+        # Cleared: a listing of deliveries waits (up to 5 min) until set.
+        self.listing = threading.Event()
+        self.listing.set()
 
     def add_app(self, app_id, public_pem, hook_id, url):
         """The App's own webhook; its key is the (scope, id) ("app", hook_id)."""
@@ -223,6 +226,7 @@ class GitHubStandin(Standin):
             t.join(timeout)
 
     def list(self, req, key, prefix):
+        self.listing.wait(300)
         q = {k: v[-1] for k, v in req["query"].items()}
         try:
             per_page = min(int(q.get("per_page", "30")), 100)
