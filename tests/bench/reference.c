@@ -27,6 +27,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <sys/stat.h>
+
 #include <fcgiapp.h>
 #include <openssl/crypto.h>
 #include <openssl/core_names.h>
@@ -142,10 +144,18 @@ ref_open(const struct ref_ctx *c, sqlite3 **pdb, sqlite3_stmt **pins)
 	    " json_extract(?1, '$.type'), ?1,"
 	    " CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),"
 	    " 'received') ON CONFLICT DO NOTHING RETURNING 1";
-	int rc = -1;
+	char dir[4096], *slash;
+	int n, rc = -1;
 
 	*pdb = NULL;
 	*pins = NULL;
+	/* Its folder, as idemhook's receivers make it on first use. */
+	n = snprintf(dir, sizeof(dir), "%s", c->db);
+	slash = n > 0 && (size_t)n < sizeof(dir) ? strrchr(dir, '/') : NULL;
+	if (slash != NULL && slash != dir) {
+		*slash = '\0';
+		(void)mkdir(dir, 0700);
+	}
 	if (sqlite3_open(c->db, pdb) != SQLITE_OK ||
 	    sqlite3_busy_timeout(*pdb, 5000) != SQLITE_OK ||
 	    sqlite3_exec(*pdb, schema, NULL, NULL, NULL) != SQLITE_OK ||
