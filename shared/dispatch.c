@@ -548,32 +548,6 @@ out:
 }
 
 int
-dispatch_drain(const struct dispatch *d, long max,
-    const volatile sig_atomic_t *stop, long *done, char *err, size_t errlen)
-{
-	int64_t probe = 0;
-	int found = 1, rc = IH_OK;
-
-	while (found && (max <= 0 || *done < max) &&
-	    (stop == NULL || !*stop)) {
-		/* Forwarding paused: nothing, or the probe (forward.h). */
-		if (d->pause != NULL &&
-		    !forward_pause_gate(d->pause, clock_wall_ms(), &probe))
-			break;
-		rc = dispatch_one(d, probe, &found, err, errlen);
-		if (rc != IH_OK)
-			break;
-		if (probe > 0 && !found) {
-			forward_pause_end(d->pause);
-			found = 1;
-			continue;
-		}
-		*done += found;
-	}
-	return rc;
-}
-
-int
 dispatch_has_actions(const struct config *cfg, const char *event_type)
 {
 	size_t i;

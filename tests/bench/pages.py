@@ -301,7 +301,7 @@ def callgrind_total(a, n):
     try:
         srv.start()
         base = first_id(srv)
-        send(srv, "cg", 0, n)
+        send(srv, "cg", 0, n, a.conc)
         settled(srv, n, a.mode, timeout=600, after=base)
     finally:
         srv.stop()

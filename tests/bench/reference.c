@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,7 +306,8 @@ main(void)
 {
 	pthread_t w, th[REF_THREADS];
 	struct ref_ctx c;
-	int i, n = 0, rc = 1;
+	sigset_t set;
+	int sig, n = 0, rc = 1;
 
 	memset(&c, 0, sizeof(c));
 	c.secret = getenv("IDEMHOOK_STRIPE_SECRET");
@@ -316,6 +318,13 @@ main(void)
 		fprintf(stderr, "reference: FastCGI only, with IDEMHOOK_DB\n");
 		goto out;
 	}
+	/* Stopped by a signal, it returns from main(): a profiler's totals
+	 * are written at exit. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	pthread_mutex_init(&c.mu, NULL);
 	pthread_cond_init(&c.queued, NULL);
 	pthread_cond_init(&c.answered, NULL);
@@ -325,9 +334,8 @@ main(void)
 	for (n = 0; n < REF_THREADS; n++)
 		if (pthread_create(&th[n], NULL, ref_requests, &c) != 0)
 			break;
-	for (i = 0; i < n; i++)
-		pthread_join(th[i], NULL);
-	rc = n > 0 ? 0 : 1;
+	if (n > 0 && sigwait(&set, &sig) == 0)
+		rc = 0;
 out:
 	return rc;
 }
