@@ -197,6 +197,11 @@ struct store {
 	 * unread (job->ev.payload NULL), its caller holding those bytes.
 	 */
 	int			 bare;
+	/*
+	 * 1 while store_record_done() runs: a backend that can records the
+	 * claimed event as done, its switch following in the transaction.
+	 */
+	int			 as_done;
 };
 
 /*
