@@ -13,6 +13,12 @@
  *					with (provider and standard)
  *   IDEMHOOK_<PROVIDER>_FORWARD_TIMEOUT	seconds for one delivery, 1-300,
  *					default 30
+ * An account (account.h) may have a destination of its own: the same
+ * names suffixed @account (IDEMHOOK_STRIPE_FORWARD_URL@acme, _SIGN@acme,
+ * _SECRET@acme, _TIMEOUT@acme).  Its _SIGN and _TIMEOUT fall back to the
+ * provider's; its _SECRET never does.  An account without a destination
+ * of its own forwards to the provider's, when there is one.  At most
+ * FORWARD_ACCOUNTS_MAX accounts have one; _PAUSE_AFTER is the provider's.
  * Every value is checked when the settings load; a wrong one is refused
  * (IH_ECONFIG) with its name, never with the secret.  A build without an
  * HTTP client (the static build) refuses IDEMHOOK_*_FORWARD_URL.
@@ -45,6 +51,7 @@ enum forward_sign {
 };
 
 #define FORWARD_DEFAULT_TIMEOUT	30
+#define FORWARD_ACCOUNTS_MAX	64
 #define FORWARD_ANSWER_SHOW	200	/* answer bytes kept, escaped */
 #define FORWARD_ANSWER_MAX	(64L * 1024)	/* answer bytes read */
 
@@ -59,6 +66,16 @@ int	forward_load(struct config *cfg, const char *provider,
 
 /* Wipes and frees what forward_load() put in cfg. */
 void	forward_free(struct config *cfg);
+
+/*
+ * The destination of account's events (account may be NULL: the
+ * default account's), or NULL when they are not forwarded.
+ */
+const struct config_forward *forward_dest(const struct config *cfg,
+	    const char *account);
+
+/* Is any event of cfg's provider forwarded (to any destination)? */
+int	forward_any(const struct config *cfg);
 
 /* The outcome of one delivery. */
 struct forward_result {

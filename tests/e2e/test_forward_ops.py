@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""End-to-end tests of forwarding (issue 41), beyond test_forward.py:
+what an operator sets per account and sees, and the order of an
+object's events.
+
+The application is tests/forward-app/app.mjs, as in test_forward.py: it
+verifies every delivery with the provider's official library.
+
+Shown: an account's own destination (IDEMHOOK_STRIPE_FORWARD_URL@acme,
+with its own _SECRET@acme) gets the account's events, re-signed with its
+own secret, while the provider's destination gets the others, and
+`idemhook check` names both, refuses an account's setting that would do
+nothing and flags a destination of an account that has no secret.
+
+Usage: test_forward_ops.py BINDIR   (or IH_BIN=BINDIR test_forward_ops.py)
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import Server, check, check_eq, sign_stripe, suite_main  # noqa: E402
+import cases  # noqa: E402
+from test_forward import (APP_DIR, APP_SECRETS, STRIPE, App, Work,  # noqa: E402
+                          deliver, forward_env, once, wait_for)
+
+ACME_SECRET = "whsec_acme_" + os.urandom(12).hex()
+
+
+def check_text(work, env):
+    p = subprocess.run([work.cmd, "check", "--provider", "stripe"], env=env,
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    return p.returncode, (p.stdout + p.stderr).decode(errors="replace")
+
+
+def case_account_destination(srv, app, work):
+    """acme's events go to acme's own destination, verified there with
+    acme's forwarding secret; the default account's go to the
+    provider's."""
+    eid = STRIPE.new_id("acme")
+    body = STRIPE.body(eid, "payment_intent.succeeded")
+    r = srv.post("/hooks/stripe/acme", body,
+                 {"Stripe-Signature": sign_stripe(ACME_SECRET, body)})
+    cases.expect_accepted(r, "delivery to the account acme")
+    once(app, "stripe-acme", eid)
+    check_eq(app.records("stripe", eid), [], "acme's event at the provider's route")
+    other, _ = deliver(srv, "stripe")
+    once(app, "stripe", other)
+    check_eq(app.records("stripe-acme", other), [],
+             "the default account's event at acme's route")
+    wait_for("both done", lambda: all(
+        x["status"] == "done" for e in (eid, other) for x in srv.rows("stripe", e)))
+
+
+def case_account_check(srv, app, work):
+    """check names acme's destination, refuses acme's setting without
+    acme's URL, and flags a destination of an account with no secret."""
+    rc, text = check_text(work, work.env)
+    check("ok: stripe: account acme forwards each event to %s"
+          % app.url("stripe-acme") in text, "check names acme's destination: %s"
+          % text[-900:])
+    check(APP_SECRETS["stripe-acme"] not in text, "check printed acme's secret")
+    bad = [
+        ({"IDEMHOOK_STRIPE_FORWARD_TIMEOUT@beta": "5"},
+         "IDEMHOOK_STRIPE_FORWARD_TIMEOUT@beta is set but "
+         "IDEMHOOK_STRIPE_FORWARD_URL@beta is not"),
+        ({"IDEMHOOK_STRIPE_FORWARD_PAUSE_AFTER@acme": "5"}, "is not read"),
+        ({"IDEMHOOK_STRIPE_FORWARD_SIGN@acme": "hmac"},
+         "IDEMHOOK_STRIPE_FORWARD_SIGN@acme must be"),
+        ({"IDEMHOOK_STRIPE_FORWARD_URL@nobody": app.url("stripe-acme"),
+          "IDEMHOOK_STRIPE_FORWARD_SECRET@nobody": "x" * 20},
+         "IDEMHOOK_STRIPE_FORWARD_URL@nobody names no account with a secret"),
+    ]
+    for change, want in bad:
+        env = dict(work.env)
+        env.update(change)
+        rc, text = check_text(work, env)
+        check(rc != 0 and want in text, "check with %r: exit %d, wants %r in: %s"
+              % (change, rc, want, text[-700:]))
+
+
+CASES = [case_account_destination, case_account_check]
+
+
+def run_cases(tap, bindir, servers):
+    if shutil.which("node") is None or not os.path.isdir(
+            os.path.join(APP_DIR, "node_modules", "stripe")):
+        tap.not_ok("setup", "node and tests/forward-app/node_modules are needed "
+                   "(make deps runs npm ci there)")
+        return
+    srv = servers.add(Server(bindir, providers=["stripe", "github"], name="fwd-ops"))
+    app = App(srv.tmp)
+    app.start()
+    srv.env.update(forward_env(app))
+    srv.env.update({
+        "IDEMHOOK_STRIPE_SECRET@acme": ACME_SECRET,
+        "IDEMHOOK_STRIPE_FORWARD_URL@acme": app.url("stripe-acme"),
+        "IDEMHOOK_STRIPE_FORWARD_SECRET@acme": APP_SECRETS["stripe-acme"],
+    })
+    srv.start()
+    work = Work(bindir, srv)
+    work.start()
+    try:
+        for case in CASES:
+            tap.run(case.__name__[5:].replace("_", " "), case, srv, app, work)
+    finally:
+        work.stop()
+        app.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(suite_main("forward_ops", run_cases, prefix=True))
