@@ -259,8 +259,9 @@ load_accounts(struct config *cfg, const char *provider,
 		goto out;
 	}
 	rc = IH_ENOMEM;
-	if (sc->n > 0 && (cfg->forward_acct = calloc(sc->n,
-	    sizeof(*cfg->forward_acct))) == NULL)
+	if (sc->n > 0)
+		cfg->forward_acct = calloc(sc->n, sizeof(*cfg->forward_acct));
+	if (sc->n > 0 && cfg->forward_acct == NULL)
 		goto out;
 	for (i = 0; i < sc->n; i++) {
 		fw = &cfg->forward_acct[cfg->nforward_acct++];
