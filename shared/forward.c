@@ -20,6 +20,7 @@
 #include "forward_sign.h"
 #include "ih.h"
 #include "log.h"
+#include "object.h"
 #include "provider.h"
 #include "store.h"
 #include "store_kept.h"
@@ -375,6 +376,28 @@ int
 forward_any(const struct config *cfg)
 {
 	return cfg->forward.url != NULL || cfg->nforward_acct > 0;
+}
+
+int
+forward_order_key(const struct config *cfg, const struct provider *p,
+    const struct event *ev, char *out, size_t outlen)
+{
+	struct object_found f;
+	int n, rc = 0;
+
+	out[0] = '\0';
+	if (ev->order_key != NULL || ev->needs_fetch || ev->payload == NULL ||
+	    p->map_object == NULL || forward_dest(cfg, ev->account) == NULL)
+		return 0;
+	memset(&f, 0, sizeof(f));
+	if (p->map_object(ev, &f) == IH_OK && f.mapped && f.object_id != NULL) {
+		n = snprintf(out, outlen, "%s:%s", f.kind, f.object_id);
+		rc = n > 0 && (size_t)n < outlen;
+		if (!rc)
+			out[0] = '\0';
+	}
+	object_found_free(&f);
+	return rc;
 }
 
 /*

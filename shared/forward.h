@@ -77,6 +77,21 @@ const struct config_forward *forward_dest(const struct config *cfg,
 /* Is any event of cfg's provider forwarded (to any destination)? */
 int	forward_any(const struct config *cfg);
 
+struct event;
+struct provider;
+
+/*
+ * The order key of a forwarded event whose provider gives none (Stripe,
+ * GitHub, Shopify): the object the provider's mapping finds in it
+ * ("kind:id", object.h), so that the store claims an object's events
+ * one at a time, in the order received (store.h), and the application
+ * gets them so.  Writes it to out and returns 1; returns 0 (out "") when
+ * ev is not forwarded, has a key already, needs a fetch, or sets no
+ * object (or one whose key would not fit).
+ */
+int	forward_order_key(const struct config *cfg, const struct provider *p,
+	    const struct event *ev, char *out, size_t outlen);
+
 /* The outcome of one delivery. */
 struct forward_result {
 	int	 failed;		/* a delivery was made and failed */

@@ -11,14 +11,18 @@ with its own _SECRET@acme) gets the account's events, re-signed with its
 own secret, while the provider's destination gets the others, and
 `idemhook check` names both, refuses an account's setting that would do
 nothing and flags a destination of an account that has no secret.
+The events of one Stripe object reach the application one at a time, in
+the order received, the later waiting while the earlier is retried.
 
 Usage: test_forward_ops.py BINDIR   (or IH_BIN=BINDIR test_forward_ops.py)
 """
 
+import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -83,7 +87,37 @@ def case_account_check(srv, app, work):
               % (change, rc, want, text[-700:]))
 
 
-CASES = [case_account_destination, case_account_check]
+def stripe_event(srv, etype, pi, created):
+    eid = STRIPE.new_id("ord")
+    body = json.dumps({"id": eid, "object": "event", "api_version": "2024-06-20",
+                       "created": created, "type": etype, "livemode": False,
+                       "data": {"object": {"id": pi, "object": "payment_intent",
+                                           "status": etype.split(".")[1],
+                                           "amount": 2000}}}).encode()
+    r = STRIPE.post(srv, body, STRIPE.headers(srv, body, eid, etype))
+    cases.expect_accepted(r, "stripe %s" % etype)
+    return eid
+
+
+def case_object_order(srv, app, work):
+    """Stripe gives no order key: a forwarded event's object (the
+    provider's mapping) is its order key, so the second event of one
+    payment intent waits while the first is retried after a 500, and
+    the application gets them in the order received."""
+    app.plan("stripe", ["500"])
+    pi = "pi_" + os.urandom(8).hex()
+    now = int(time.time())
+    first = stripe_event(srv, "payment_intent.processing", pi, now)
+    second = stripe_event(srv, "payment_intent.succeeded", pi, now + 1)
+    for eid in (first, second):
+        once(app, "stripe", eid)
+    got = [(r["id"], r["status"]) for r in app.records("stripe")
+           if r.get("object") == pi]
+    check_eq(got, [(first, 500), (first, 200), (second, 200)],
+             "what the application got of the payment intent, in order")
+
+
+CASES = [case_account_destination, case_account_check, case_object_order]
 
 
 def run_cases(tap, bindir, servers):
