@@ -12,7 +12,9 @@ own secret, while the provider's destination gets the others, and
 `idemhook check` names both, refuses an account's setting that would do
 nothing and flags a destination of an account that has no secret.
 The events of one Stripe object reach the application one at a time, in
-the order received, the later waiting while the earlier is retried.
+the order received, the later waiting while the earlier is retried;
+`idemhook stats` shows why pending events wait (their object's order, a
+retry) and how long the attempts (the deliveries) take.
 
 Usage: test_forward_ops.py BINDIR   (or IH_BIN=BINDIR test_forward_ops.py)
 """
@@ -117,7 +119,49 @@ def case_object_order(srv, app, work):
              "what the application got of the payment intent, in order")
 
 
-CASES = [case_account_destination, case_account_check, case_object_order]
+def stripe_row(work):
+    rc, out, err = work.run("stats", "--provider", "stripe", "--json")
+    check_eq(rc, 0, "stats --json: %s" % err[-400:])
+    rows = [x for x in json.loads(out)["providers"] if x["account"] == "default"]
+    return rows[0] if rows else None
+
+
+def case_waiting_shown(srv, app, work):
+    """While an object's first event waits for its retry (a 429 with
+    Retry-After: 3), `stats` shows it waiting for a retry and the
+    object's second event waiting for its order, in --json, --prometheus
+    and the table; once both are delivered, the attempts' durations."""
+    app.plan("stripe", ["429:3"])
+    pi = "pi_" + os.urandom(8).hex()
+    now = int(time.time())
+    first = stripe_event(srv, "payment_intent.processing", pi, now)
+    second = stripe_event(srv, "payment_intent.succeeded", pi, now + 1)
+    x = wait_for("stats: one waiting for its order, one for a retry", lambda: (
+        lambda r: r if r and r["waiting"]["order"] >= 1
+        and r["waiting"]["retry"] >= 1 else None)(stripe_row(work)))
+    rc, out, err = work.run("stats", "--provider", "stripe", "--prometheus")
+    check_eq(rc, 0, "stats --prometheus: %s" % err[-400:])
+    for line in ('idemhook_waiting_events{provider="stripe",reason="order"}',
+                 'idemhook_waiting_events{provider="stripe",reason="retry"}'):
+        got = [l for l in out.splitlines() if l.startswith(line)]
+        check(got and float(got[0].split()[-1]) >= 1, "%s in: %s" % (line, out[-900:]))
+    rc, out, err = work.run("stats", "--provider", "stripe")
+    check(rc == 0 and "WAIT-ORDER" in out, "the table: %s" % (out + err)[-900:])
+    for eid in (first, second):
+        once(app, "stripe", eid)
+    wait_for("both done", lambda: all(
+        x["status"] == "done" for e in (first, second) for x in srv.rows("stripe", e)))
+    x = stripe_row(work)
+    check(x["attempts"]["count"] >= 3 and x["attempts"]["p50"] is not None
+          and x["attempts"]["p99"] >= x["attempts"]["p50"] >= 0,
+          "the attempts' durations: %r" % x["attempts"])
+    rc, out, err = work.run("stats", "--provider", "stripe", "--prometheus")
+    check('idemhook_attempt_duration_seconds{provider="stripe",quantile="0.99"}'
+          in out, "the attempts' p99 in: %s" % out[-900:])
+
+
+CASES = [case_account_destination, case_account_check, case_object_order,
+         case_waiting_shown]
 
 
 def run_cases(tap, bindir, servers):
