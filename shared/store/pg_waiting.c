@@ -4,6 +4,7 @@
  * provider and account.  Runs in pg_stats()'s read transaction.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <libpq-fe.h>
@@ -89,4 +90,31 @@ pg_stats_waiting(struct pgs *st, struct store_stats *x, int64_t since_ms,
 		p.n--;
 	}
 	return rc;
+}
+
+int
+pg_behind(struct store *base, int64_t rowid, char *id, size_t cap,
+    char *err, size_t errlen)
+{
+	struct pgs *st = pg_of(base);
+	struct pg_params p;
+	PGresult *r;
+
+	if (pg_ensure(st, err, errlen) != IH_OK)
+		return IH_ESTORE;
+	memset(&p, 0, sizeof(p));
+	pg_int(&p, rowid);
+	r = pg_exec_sql(st, "SELECT p.event_id FROM events e JOIN events p"
+	    " ON p.provider = e.provider AND p.account = e.account"
+	    " AND p.order_key = e.order_key AND p.id < e.id"
+	    " WHERE e.id = $1 AND p.status NOT IN"
+	    " ('done', 'dead', 'quarantined') ORDER BY p.id LIMIT 1", "i", &p,
+	    PGRES_TUPLES_OK, "cannot read what an event waits behind", err,
+	    errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	if (PQntuples(r) == 1)
+		snprintf(id, cap, "%s", PQgetvalue(r, 0, 0));
+	PQclear(r);
+	return IH_OK;
 }

@@ -4,6 +4,7 @@
  * provider and account.  Runs in sq_stats()'s read transaction.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <sqlite3.h>
@@ -98,5 +99,33 @@ out:
 	sqlite3_finalize(w);
 	sqlite3_finalize(n);
 	sqlite3_finalize(lat);
+	return rc;
+}
+
+int
+sq_behind(struct store *base, int64_t rowid, char *id, size_t cap,
+    char *err, size_t errlen)
+{
+	struct sq *st = sq_of(base);
+	sqlite3_stmt *s = NULL;
+	const unsigned char *v;
+	int rc;
+
+	rc = sq_prepare(st, "SELECT p.event_id FROM events e JOIN events p"
+	    " ON p.provider = e.provider AND p.account = e.account"
+	    " AND p.order_key = e.order_key AND p.id < e.id"
+	    " WHERE e.id = ?1 AND p.status NOT IN"
+	    " ('done', 'dead', 'quarantined') ORDER BY p.id LIMIT 1", &s, err,
+	    errlen);
+	if (rc != IH_OK)
+		return rc;
+	sqlite3_bind_int64(s, 1, rowid);
+	if (sq_row(st, s, "cannot read what an event waits behind", &rc, err,
+	    errlen)) {
+		v = sqlite3_column_text(s, 0);
+		if (v != NULL)
+			snprintf(id, cap, "%s", (const char *)v);
+	}
+	sqlite3_finalize(s);
 	return rc;
 }

@@ -128,10 +128,11 @@ def stripe_row(work):
 
 def case_waiting_shown(srv, app, work):
     """While an object's first event waits for its retry (a 429 with
-    Retry-After: 3), `stats` shows it waiting for a retry and the
+    Retry-After: 8), `stats` shows it waiting for a retry and the
     object's second event waiting for its order, in --json, --prometheus
-    and the table; once both are delivered, the attempts' durations."""
-    app.plan("stripe", ["429:3"])
+    and the table, and `list` says why each waits; once both are
+    delivered, stats gives the attempts' durations."""
+    app.plan("stripe", ["429:8"])
     pi = "pi_" + os.urandom(8).hex()
     now = int(time.time())
     first = stripe_event(srv, "payment_intent.processing", pi, now)
@@ -139,6 +140,11 @@ def case_waiting_shown(srv, app, work):
     x = wait_for("stats: one waiting for its order, one for a retry", lambda: (
         lambda r: r if r and r["waiting"]["order"] >= 1
         and r["waiting"]["retry"] >= 1 else None)(stripe_row(work)))
+    rc, out, err = work.run("list", "--provider", "stripe")
+    check(rc == 0 and "waiting: behind %s, an earlier event of its object" % first
+          in out, "list names what the second waits behind: %s" % (out + err)[-900:])
+    check("waiting: its retry, at " in out, "list says the first waits for its "
+          "retry: %s" % out[-900:])
     rc, out, err = work.run("stats", "--provider", "stripe", "--prometheus")
     check_eq(rc, 0, "stats --prometheus: %s" % err[-400:])
     for line in ('idemhook_waiting_events{provider="stripe",reason="order"}',
@@ -178,6 +184,8 @@ def run_cases(tap, bindir, servers):
         "IDEMHOOK_STRIPE_SECRET@acme": ACME_SECRET,
         "IDEMHOOK_STRIPE_FORWARD_URL@acme": app.url("stripe-acme"),
         "IDEMHOOK_STRIPE_FORWARD_SECRET@acme": APP_SECRETS["stripe-acme"],
+        # Room for Retry-After: 8 (waiting shown).
+        "IDEMHOOK_RETRY_MAX": "10",
     })
     srv.start()
     work = Work(bindir, srv)
