@@ -19,6 +19,7 @@ retry) and how long the attempts (the deliveries) take.
 Usage: test_forward_ops.py BINDIR   (or IH_BIN=BINDIR test_forward_ops.py)
 """
 
+import base64
 import json
 import os
 import shutil
@@ -29,12 +30,16 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import Server, check, check_eq, sign_stripe, suite_main  # noqa: E402
+from harness import (Server, check, check_eq, console_conf, sign_stripe,  # noqa: E402
+                     suite_main)
 import cases  # noqa: E402
+from test_console import USER, console_hash, write_settings  # noqa: E402
 from test_forward import (APP_DIR, APP_SECRETS, STRIPE, App, Work,  # noqa: E402
                           deliver, forward_env, once, wait_for)
 
 ACME_SECRET = "whsec_acme_" + os.urandom(12).hex()
+PASSWORD = "correct horse " + os.urandom(4).hex()
+AUTH = "Basic " + base64.b64encode(("%s:%s" % (USER, PASSWORD)).encode()).decode()
 
 
 def check_text(work, env):
@@ -130,7 +135,8 @@ def case_waiting_shown(srv, app, work):
     """While an object's first event waits for its retry (a 429 with
     Retry-After: 8), `stats` shows it waiting for a retry and the
     object's second event waiting for its order, in --json, --prometheus
-    and the table, and `list` says why each waits; once both are
+    and the table, and `list` and the console's event page say why each
+    waits; once both are
     delivered, stats gives the attempts' durations."""
     app.plan("stripe", ["429:8"])
     pi = "pi_" + os.urandom(8).hex()
@@ -153,6 +159,14 @@ def case_waiting_shown(srv, app, work):
         check(got and float(got[0].split()[-1]) >= 1, "%s in: %s" % (line, out[-900:]))
     rc, out, err = work.run("stats", "--provider", "stripe")
     check(rc == 0 and "WAIT-ORDER" in out, "the table: %s" % (out + err)[-900:])
+    h = {"Authorization": AUTH}
+    r = srv.get("/hooks/console/events/stripe/%s" % second, h)
+    check(r.status == 200 and b'id="waiting">Waiting behind an earlier event of its '
+          b'object: ' + first.encode() in r.body,
+          "the console's page of the second: %r" % r.body[:1500])
+    r = srv.get("/hooks/console/events/stripe/%s" % first, h)
+    check(r.status == 200 and b'id="waiting">Waiting for its retry, at ' in r.body,
+          "the console's page of the first: %r" % r.body[:1500])
     for eid in (first, second):
         once(app, "stripe", eid)
     wait_for("both done", lambda: all(
@@ -187,6 +201,12 @@ def run_cases(tap, bindir, servers):
         # Room for Retry-After: 8 (waiting shown).
         "IDEMHOOK_RETRY_MAX": "10",
     })
+    console = os.path.join(srv.tmp, "console.env")
+    write_settings(console, IDEMHOOK_DB=srv.db, IDEMHOOK_CONSOLE_USER=USER,
+                   IDEMHOOK_CONSOLE_PASSWORD_HASH=console_hash(bindir, PASSWORD))
+    receivers = os.path.join(srv.tmp, "receivers.env")
+    write_settings(receivers, IDEMHOOK_DB=srv.db)
+    srv.extra_conf = "\n".join(console_conf(console, receivers))
     srv.start()
     work = Work(bindir, srv)
     work.start()
