@@ -111,6 +111,7 @@ CLI_OBJS = $(BUILD)/obj/handlers/cli/cli_main.o \
 	$(BUILD)/obj/handlers/cli/cli_check_accounts.o \
 	$(BUILD)/obj/handlers/cli/cli_check_actions.o \
 	$(BUILD)/obj/handlers/cli/cli_check_build.o \
+	$(BUILD)/obj/handlers/cli/cli_check_sources.o \
 	$(BUILD)/obj/handlers/cli/cli_args.o $(BUILD)/obj/handlers/cli/cli_events.o \
 	$(BUILD)/obj/handlers/cli/cli_maint.o $(BUILD)/obj/handlers/cli/cli_check.o \
 	$(BUILD)/obj/handlers/cli/cli_prom.o \

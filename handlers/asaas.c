@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "asaas.h"
+#include "dispatch.h"
 #include "ih.h"
 #include "log.h"
 #include "object.h"

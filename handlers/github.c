@@ -35,6 +35,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "dispatch.h"
 #include "form.h"
 #include "github.h"
 #include "ih.h"

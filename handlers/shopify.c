@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch.h"
 #include "ih.h"
 #include "log.h"
 #include "object.h"

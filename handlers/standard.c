@@ -20,6 +20,7 @@
 
 #include <openssl/crypto.h>
 
+#include "dispatch.h"
 #include "ih.h"
 #include "log.h"
 #include "object.h"

@@ -391,7 +391,8 @@ record_run(struct batch_writer *w, struct ingest **ins, size_t n)
 	}
 	/* A lease holder per transaction: a batch never mistakes another's. */
 	dispatch_owner(owner, sizeof(owner));
-	claim_free = w->proc == NULL || processing_idle(w->proc);
+	claim_free = w->proc == NULL ? !w->no_claim :
+	    processing_idle(w->proc);
 	fault_point("before-commit");
 	many = many_ok(w, ins, n, claim_free);
 	rc = many ? store_begin_many(w->slot.st, STORE_DURABLE, &tx, err,

@@ -68,6 +68,9 @@ struct batch_writer {
 	struct log_dest		 logd;		/* IDEMHOOK_LOG */
 	struct processing	*proc;		/* NULL under plain CGI */
 	int			 side;	/* a request thread's, for inline */
+	/* Plain CGI without a processing slot (cgi_slot.h): nothing is
+	 * claimed, so that the event stays due for a slot's holder. */
+	int			 no_claim;
 };
 
 void	batch_writer_init(struct batch_writer *w, const struct provider *p,

@@ -17,11 +17,17 @@
 #include "allow.h"
 #include "config.h"
 #include "config_vars.h"
-#include "forward.h"
+#include "forward_settings.h"
 #include "ih.h"
 #include "redact.h"
-#include "store.h"
-#include "version.h"
+#include "version_list.h"
+
+int
+config_db_is_postgres(const char *db)
+{
+	return db != NULL && (strncasecmp(db, "postgresql://", 13) == 0 ||
+	    strncasecmp(db, "postgres://", 11) == 0);
+}
 
 int
 config_db_check(const char *db, char *err, size_t errlen)
@@ -40,7 +46,7 @@ config_db_check(const char *db, char *err, size_t errlen)
 		if (db[n] != ':')
 			n = 0;
 	}
-	if (store_is_postgres(db))
+	if (config_db_is_postgres(db))
 		return IH_OK;
 	if (n > 0 && ((n == 10 && strncasecmp(db, "postgresql", n) == 0) ||
 	    (n == 8 && strncasecmp(db, "postgres", n) == 0)))
@@ -182,6 +188,9 @@ static const struct num_setting num_settings[] = {
 	    offsetof(struct config, retry_max_s) },
 	{ "SILENCE_ALERT", 0, 365L * 86400, 0,
 	    offsetof(struct config, silence_alert_s) },
+	{ "CGI_PROCESSORS", 1, CONFIG_MAX_CGI_PROCESSORS,
+	    CONFIG_DEFAULT_CGI_PROCESSORS,
+	    offsetof(struct config, cgi_processors) },
 };
 
 long

@@ -21,6 +21,9 @@
  * that actions also get (action.h); IDEMHOOK_LEASE must be longer than
  * IDEMHOOK_ACTION_TIMEOUT when there are actions, because the lease is
  * renewed before each action and one action must end within it.
+ * IDEMHOOK_CGI_PROCESSORS (1 to 64, default 2): under plain CGI, how many
+ * programs of one store process events after their answers at a time
+ * (cgi_slot.h); a value out of range or not a number is refused.
  *
  * Alerts: IDEMHOOK_<PROVIDER>_ALERT_ACTION or IDEMHOOK_ALERT_ACTION, a
  * shell command run like an action (alert.h) when an event goes dead or
@@ -46,7 +49,7 @@
 
 #include <stddef.h>
 
-#define CONFIG_MAX_SECRETS	4
+#include "config_vars.h"
 
 #ifndef IH_DEFAULT_DB
 #define IH_DEFAULT_DB		"/var/lib/idemhook/idemhook.db"
@@ -62,6 +65,9 @@
 #define CONFIG_DEFAULT_RETRY_BASE_MS	10000
 #define CONFIG_DEFAULT_RETRY_MAX_S	3600
 #define CONFIG_MAX_ACTIONS		8
+/* Plain CGI: detached processors per store at a time (cgi_slot.h). */
+#define CONFIG_DEFAULT_CGI_PROCESSORS	2
+#define CONFIG_MAX_CGI_PROCESSORS	64
 
 enum config_mode {
 	CONFIG_MODE_AFTER_RESPONSE = 0,	/* answer, then process here */
@@ -101,6 +107,7 @@ struct config {
 	char	*alert_action;		/* IDEMHOOK_ALERT_ACTION, or NULL */
 	char	*api_versions;		/* "v1,v2" (version.h), or NULL */
 	long	 silence_alert_s;	/* IDEMHOOK_SILENCE_ALERT; 0 off */
+	long	 cgi_processors;	/* IDEMHOOK_CGI_PROCESSORS */
 	size_t	 nsecrets;
 	char	*secrets[CONFIG_MAX_SECRETS];
 	size_t	 secret_len[CONFIG_MAX_SECRETS];
@@ -128,6 +135,13 @@ struct config_source {
  * ih_redact_uri(), never with its password.
  */
 int	config_db_check(const char *db, char *err, size_t errlen);
+
+/*
+ * Which backend a store location names: 1 for a postgresql:// or
+ * postgres:// URI (PostgreSQL), 0 for anything else (SQLite).  The store
+ * picks its backend by it (store_is_postgres()).
+ */
+int	config_db_is_postgres(const char *db);
 
 /*
  * The body limit when IDEMHOOK_<PROVIDER>_MAX_BODY and IDEMHOOK_MAX_BODY

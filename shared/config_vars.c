@@ -15,7 +15,6 @@
 #include <openssl/crypto.h>
 
 #include "account_name.h"
-#include "config.h"
 #include "config_vars.h"
 #include "ih.h"
 

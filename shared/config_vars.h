@@ -16,6 +16,8 @@
 
 #include <stddef.h>
 
+/* A provider's secret and its rotation names _2 to _4 (config.h). */
+#define CONFIG_MAX_SECRETS	4
 #define CONFIG_VALUE_MAX	4096	/* longest accepted value */
 #define CONFIG_FILE_MAX		(256 * 1024)	/* longest config file */
 

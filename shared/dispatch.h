@@ -23,9 +23,9 @@
 
 #include "event.h"
 #include "log.h"
+#include "provider.h"
 
 struct config;
-struct provider;
 struct store;
 struct store_job;
 struct store_txn;
@@ -39,30 +39,11 @@ struct dispatch_ctx {
 };
 
 /*
- * A provider's switch on event type.  Returns IH_OK when the event's
- * effects are complete, or another code with a reason in err to have the
- * attempt rolled back and retried.
- */
-typedef int (*dispatch_fn)(const struct event *ev,
-    struct dispatch_ctx *ctx, char *err, size_t errlen);
-
-/*
  * Records the local effect kind ("payment_completed") for the event
  * being processed, in the transaction that will mark it done.
  */
 int	dispatch_effect(struct dispatch_ctx *ctx, const char *kind,
 	    char *err, size_t errlen);
-
-struct object_found;
-
-/*
- * A provider's mapping: fills *f (object.h) with the object ev sets, or
- * leaves f->mapped 0.  Pure: it reads ev only, so it may run outside a
- * transaction.  Returns IH_OK or IH_ENOMEM; f is freed by the caller
- * with object_found_free() either way.
- */
-typedef int (*dispatch_map_fn)(const struct event *ev,
-    struct object_found *f);
 
 /*
  * Applies the object that map finds in ev to the objects table, in the

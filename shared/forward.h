@@ -40,42 +40,13 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "forward_settings.h"
+#include "forward_sign.h"
 
 struct dispatch;
 struct store_job;
 
-enum forward_sign {
-	FORWARD_SIGN_PROVIDER = 1,	/* the provider's own scheme */
-	FORWARD_SIGN_STANDARD,		/* Standard Webhooks */
-	FORWARD_SIGN_AS_RECEIVED	/* the original headers untouched */
-};
-
-#define FORWARD_DEFAULT_TIMEOUT	30
-#define FORWARD_ACCOUNTS_MAX	64
 #define FORWARD_ANSWER_SHOW	200	/* answer bytes kept, escaped */
-#define FORWARD_ANSWER_MAX	(64L * 1024)	/* answer bytes read */
-
-/*
- * Reads the forwarding settings of provider from src into cfg (after the
- * numeric settings: the lease must outlast one delivery).  Returns IH_OK,
- * IH_ENOMEM, or IH_ECONFIG with the cause in err.
- */
-int	forward_load(struct config *cfg, const char *provider,
-	    const struct config_source *src, size_t nsrc, char *err,
-	    size_t errlen);
-
-/* Wipes and frees what forward_load() put in cfg. */
-void	forward_free(struct config *cfg);
-
-/*
- * The destination of account's events (account may be NULL: the
- * default account's), or NULL when they are not forwarded.
- */
-const struct config_forward *forward_dest(const struct config *cfg,
-	    const char *account);
-
-/* Is any event of cfg's provider forwarded (to any destination)? */
-int	forward_any(const struct config *cfg);
 
 struct event;
 struct provider;
@@ -120,8 +91,6 @@ struct forward_pause {
 	int64_t	 until_ms;	/* paused: no claim before this */
 	int64_t	 probe;		/* paused: the event tried first (rowid) */
 };
-
-#define FORWARD_DEFAULT_PAUSE_AFTER	3
 
 /*
  * May the process claim the provider's due events at now_ms?  Returns 1

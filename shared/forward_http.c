@@ -17,7 +17,6 @@
 #define CURL_DISABLE_TYPECHECK
 #include <curl/curl.h>
 
-#include "forward.h"
 #include "forward_http.h"
 #include "ih.h"
 

@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #define FORWARD_URL_MAX	2048
+#define FORWARD_ANSWER_MAX	(64L * 1024)	/* answer bytes read */
 
 /* One request; nothing is kept after the call. */
 struct forward_http_req {

@@ -6,7 +6,6 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
-#include "forward.h"
 #include "forward_sign.h"
 #include "headers.h"
 #include "ih.h"

@@ -15,6 +15,12 @@
 #include <stddef.h>
 #include <time.h>
 
+enum forward_sign {
+	FORWARD_SIGN_PROVIDER = 1,	/* the provider's own scheme */
+	FORWARD_SIGN_STANDARD,		/* Standard Webhooks */
+	FORWARD_SIGN_AS_RECEIVED	/* the original headers untouched */
+};
+
 #define FORWARD_SIGN_MAX	8192	/* every header line, at most */
 #define FORWARD_SW_KEY_MAX	256	/* a Standard Webhooks key's bytes */
 

@@ -90,6 +90,26 @@ struct json_want {
 int	json_extract(struct json *js, const void *doc, size_t len,
 	    struct json_want *w, size_t n, size_t raw_max);
 
+/* Where one element of an array is in a document: doc + off, len bytes. */
+struct json_span {
+	size_t	off;
+	size_t	len;
+};
+
+/*
+ * json_extract() of the n wants of w (at most JSON_MAX_FIELDS - 1) and,
+ * in the same single pass over doc, the array at items_path: the place
+ * of each of its elements that is an object or an array goes to
+ * spans[0..*nspans), in order (other elements are skipped; no array
+ * there: none).  So a page of N items costs one parse, not one per few
+ * items.  Returns what json_extract() does, or IH_ETOOBIG when the
+ * array holds more than max such elements; on failure every val is
+ * NULL and *nspans 0.
+ */
+int	json_items(struct json *js, const void *doc, size_t len,
+	    const char *items_path, struct json_span *spans, size_t max,
+	    size_t *nspans, struct json_want *w, size_t n, size_t raw_max);
+
 /*
  * json_indent.c: when doc (len bytes) passes json_fields()'s checks,
  * *out becomes a malloc'd NUL-terminated copy printed with two-space

@@ -25,6 +25,8 @@
 #define JSON_PATH_MAX	128	/* longest path json_path_text() reads */
 #define JSON_STEPS_MAX	64	/* steps in such a path: each takes 2 bytes */
 #define JSON_KEY_ARENA	0x80000000u	/* key offset is into the arena */
+/* A target whose elements' places go to js->spans (json_items()). */
+#define JSON_WANT_SPANS	3
 
 /* One step of a path: an object member's name or an array index. */
 struct json_step {
@@ -69,6 +71,10 @@ struct json {
 	int		 err;		/* why a callback stopped the parse */
 	int		 done;		/* the top-level object closed */
 	const char	*boolean;	/* "true"/"false" while one is read */
+	/* json_items(): where the array's elements are, at most max. */
+	struct json_span *spans;
+	size_t		 nspans, max_spans;
+	unsigned long	 parses;	/* documents parsed, for the tests */
 };
 
 /*

@@ -117,6 +117,16 @@ value(struct json *js, int container, const void *s, size_t n)
 	}
 	for (i = 0; i < js->ntargets; i++) {
 		t = &js->target[i];
+		/* An element of json_items()'s array: its place is kept. */
+		if (t->raw == JSON_WANT_SPANS && t->matched == d &&
+		    d == t->nsteps + 1 && lv->is_array) {
+			if (container) {
+				t->matched = d + 1;
+				t->raw_start = yajl_get_bytes_consumed(js->h) -
+				    1;
+			}
+			continue;
+		}
 		if (t->matched != d || d > t->nsteps)
 			continue;
 		if (lv->is_array)
@@ -130,6 +140,7 @@ value(struct json *js, int container, const void *s, size_t n)
 			if (d < t->nsteps)
 				t->matched = d + 1;
 			else if (t->raw && d == t->nsteps) {
+				/* JSON_WANT_SPANS: its elements are next. */
 				/* yajl stands just past the '{' or '['. */
 				t->matched = d + 1;
 				t->raw_start = yajl_get_bytes_consumed(js->h) -
@@ -309,6 +320,14 @@ raw_close(struct json *js)
 
 	for (i = 0; i < js->ntargets; i++) {
 		t = &js->target[i];
+		if (t->raw == JSON_WANT_SPANS && t->matched == js->depth &&
+		    js->depth == t->nsteps + 2) {
+			if (js->nspans >= js->max_spans)
+				return stop(js, IH_ETOOBIG);
+			js->spans[js->nspans].off = t->raw_start;
+			js->spans[js->nspans++].len = end - t->raw_start;
+			continue;
+		}
 		if (t->raw != JSON_WANT_RAW || t->matched != js->depth ||
 		    js->depth != t->nsteps + 1 || *t->val != NULL)
 			continue;
@@ -386,6 +405,8 @@ json_parse(struct json *js, const void *doc, size_t len)
 	js->err = IH_EBODY;
 	js->done = 0;
 	js->h = NULL;
+	js->nspans = 0;
+	js->parses++;
 	if (len > JSON_BODY_MAX || !json_utf8_ok(doc, len))
 		goto out;
 	js->h = yajl_alloc(&json_callbacks, NULL, js);

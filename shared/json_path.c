@@ -162,3 +162,65 @@ out:
 	}
 	return rc;
 }
+
+int
+json_items(struct json *js, const void *doc, size_t len,
+    const char *items_path, struct json_span *spans, size_t max,
+    size_t *nspans, struct json_want *w, size_t n, size_t raw_max)
+{
+	struct json_target *t;
+	char *unused = NULL;
+	size_t i;
+	int rc = IH_EINVAL;
+
+	*nspans = 0;
+	for (i = 0; i < n; i++) {
+		w[i].val = NULL;
+		w[i].len = 0;
+	}
+	js->ntargets = 0;
+	if (n + 1 > JSON_MAX_FIELDS || items_path == NULL ||
+	    strncmp(items_path, "$.", 2) != 0 ||
+	    strlen(items_path) >= JSON_PATH_MAX)
+		goto out;
+	for (i = 0; i <= n; i++) {
+		t = &js->target[i];
+		if (i == n) {
+			if (split(items_path + 1, t) != IH_OK)
+				goto out;
+			t->val = &unused;
+			t->raw = JSON_WANT_SPANS;
+		} else {
+			if (w[i].path == NULL ||
+			    strncmp(w[i].path, "$.", 2) != 0 ||
+			    strlen(w[i].path) >= JSON_PATH_MAX ||
+			    split(w[i].path + 1, t) != IH_OK)
+				goto out;
+			t->val = &w[i].val;
+			t->raw = w[i].raw;
+		}
+		t->matched = 0;
+		t->selected = 0;
+		t->raw_start = 0;
+		t->raw_max = raw_max;
+	}
+	js->ntargets = n + 1;
+	js->spans = spans;
+	js->max_spans = max;
+	rc = json_parse(js, doc, len);
+	if (rc == IH_OK)
+		*nspans = js->nspans;
+out:
+	js->ntargets = 0;
+	js->spans = NULL;
+	js->max_spans = 0;
+	js->nspans = 0;
+	for (i = 0; i < n; i++) {
+		if (rc != IH_OK) {
+			free(w[i].val);
+			w[i].val = NULL;
+		}
+		w[i].len = w[i].val != NULL ? strlen(w[i].val) : 0;
+	}
+	return rc;
+}

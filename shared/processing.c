@@ -23,8 +23,9 @@ processing_here(const struct dispatch *d, struct store_job *job, long drain)
 
 	if (job->ev.rowid > 0)
 		rc = dispatch_job(d, job, err, sizeof(err));
-	if (rc == IH_OK && drain > 0)
-		rc = dispatch_drain(d, drain, NULL, &done, err, sizeof(err));
+	if (rc == IH_OK && drain != 0)
+		rc = dispatch_drain(d, drain > 0 ? drain : 0, NULL, &done, err,
+		    sizeof(err));
 	if (rc != IH_OK)
 		log_emit(d->log, "provider=%s processing stopped: %s",
 		    d->p->name, err);

@@ -27,6 +27,8 @@
 
 /* Other due events processed after each handed job. */
 #define PROCESSING_DRAIN	4
+/* processing_here()'s drain: every due event (a plain CGI slot holder). */
+#define PROCESSING_DRAIN_ALL	(-1)
 
 /* A handed job with its settings and lease holder, queued for the thread. */
 struct processing_item {
@@ -81,8 +83,9 @@ void	processing_poll(struct processing *w, struct config *cfg,
 	    int64_t interval_ms);
 
 /*
- * The batch itself: job (when claimed), then up to drain due events;
- * a failure of the store is logged to d->log.
+ * The batch itself: job (when claimed), then up to drain due events
+ * (PROCESSING_DRAIN_ALL: until none is due); a failure of the store is
+ * logged to d->log.
  */
 void	processing_here(const struct dispatch *d, struct store_job *job,
 	    long drain);

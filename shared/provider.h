@@ -14,10 +14,31 @@
 #include <time.h>
 
 #include "config.h"
-#include "dispatch.h"
+#include "event.h"
 #include "json.h"
 #include "request.h"
 #include "store.h"
+
+struct dispatch_ctx;
+struct object_found;
+
+/*
+ * A provider's switch on event type, which dispatch.h runs and gives
+ * what it may use (ctx).  Returns IH_OK when the event's effects are
+ * complete, or another code with a reason in err to have the attempt
+ * rolled back and retried.
+ */
+typedef int (*dispatch_fn)(const struct event *ev,
+    struct dispatch_ctx *ctx, char *err, size_t errlen);
+
+/*
+ * A provider's mapping: fills *f (object.h) with the object ev sets, or
+ * leaves f->mapped 0.  Pure: it reads ev only, so it may run outside a
+ * transaction.  Returns IH_OK or IH_ENOMEM; f is freed by the caller
+ * with object_found_free() either way.
+ */
+typedef int (*dispatch_map_fn)(const struct event *ev,
+    struct object_found *f);
 
 /*
  * The body's top-level members that a request's readers ask for (the

@@ -10,6 +10,7 @@
 #include <fcgiapp.h>
 
 #include "batch.h"
+#include "cgi_slot.h"
 #include "clock.h"
 #include "config.h"
 #include "dispatch.h"
@@ -41,6 +42,7 @@ struct serve {
 	struct processing	 proc;		/* FastCGI only */
 	struct batch		 batch;		/* FastCGI only */
 	struct batch_writer	 cgi;		/* plain CGI only */
+	struct cgi_slot		 cslot;		/* plain CGI only */
 	int			 fcgi;
 };
 
@@ -105,46 +107,137 @@ cgi_due(struct serve *sv)
 }
 
 /*
+ * Plain CGI, before recording an event with actions after the answer:
+ * opens the store (the writer keeps it) and takes a processing slot
+ * (cgi_slot.h).  With one, the event is claimed
+ * in its insert and processed here after the answer; without, it is
+ * recorded unclaimed, due for a slot's holder.
+ */
+static void
+cgi_slot_before(struct serve *sv, struct ingest *in)
+{
+	char err[STORE_ERR_MAX];
+	int got;
+
+	if (in->cfg.mode != CONFIG_MODE_AFTER_RESPONSE ||
+	    !dispatch_has_actions(&in->cfg, in->ev.event_type))
+		return;
+	/* The store first: it makes its folder, where the slots are. */
+	(void)log_dest_set(&sv->cgi.logd, in->cfg.log, err, sizeof(err));
+	if (settings_store(&sv->cgi.slot, &in->cfg, err, sizeof(err)) !=
+	    IH_OK)
+		return;
+	got = cgi_slot_take(&sv->cslot, in->cfg.db_path,
+	    in->cfg.cgi_processors, 0, err, sizeof(err));
+	sv->cgi.no_claim = got == CGI_SLOT_FULL;
+	if (got == CGI_SLOT_NONE && err[0] != '\0')
+		log_emit(log_dest_sink(&sv->cgi.logd, &log_stderr),
+		    "provider=%s processing not bounded: %s", sv->p->name,
+		    err);
+}
+
+/*
+ * Plain CGI, after the answer: may this process drain?  It holds a slot,
+ * or takes one now that its event is committed, or none exists (a
+ * PostgreSQL store, an unusable slot file: said).  Without one, work
+ * due is marked pending for a holder, and the event waits for it.
+ */
+static int
+cgi_may_process(struct serve *sv, struct ingest *in)
+{
+	char err[256];
+	int got;
+
+	if (sv->cslot.held)
+		return 1;
+	if (in->job.ev.rowid <= 0 && !cgi_due(sv))
+		return 0;
+	got = cgi_slot_take(&sv->cslot, in->cfg.db_path,
+	    in->cfg.cgi_processors, 1, err, sizeof(err));
+	if (got == CGI_SLOT_NONE && err[0] != '\0')
+		log_emit(log_dest_sink(&sv->cgi.logd, &log_stderr),
+		    "provider=%s processing not bounded: %s", sv->p->name,
+		    err);
+	if (got == CGI_SLOT_FULL)
+		log_emit(log_dest_sink(&sv->cgi.logd, &log_stderr),
+		    "provider=%s all %ld processing slots taken "
+		    "(IDEMHOOK_CGI_PROCESSORS): left to their holders",
+		    sv->p->name, in->cfg.cgi_processors);
+	return got != CGI_SLOT_FULL;
+}
+
+/*
+ * Plain CGI, after the answer: the claimed job and every due event,
+ * detached from the web server, then as long as the slot's gate says
+ * that a delivery found every slot taken meanwhile, again.
+ */
+static void
+cgi_process(struct serve *sv, struct ingest *in)
+{
+	struct dispatch d;
+	char owner[128], err[STORE_ERR_MAX];
+	int detached = 0;
+
+	if (!cgi_may_process(sv, in))
+		return;
+	if (in->job.ev.rowid > 0)
+		snprintf(owner, sizeof(owner), "%s", in->owner);
+	else
+		dispatch_owner(owner, sizeof(owner));
+	for (;;) {
+		if (in->job.ev.rowid > 0 || cgi_due(sv)) {
+			if (!detached && !cgi_detach(sv, in))
+				return;
+			detached = 1;
+			d.st = sv->cgi.slot.st;
+			d.p = sv->p;
+			d.cfg = &in->cfg;
+			d.owner = owner;
+			d.pause = NULL;
+			d.log = log_dest_sink(&sv->cgi.logd, &log_stderr);
+			processing_here(&d, &in->job, sv->cslot.held ?
+			    PROCESSING_DRAIN_ALL : PROCESSING_DRAIN);
+		}
+		/* Closed first: the gate stays locked until the exit. */
+		settings_store_close(&sv->cgi.slot);
+		if (!cgi_slot_leave(&sv->cslot, in->cfg.db_path))
+			return;
+		if (settings_store(&sv->cgi.slot, &in->cfg, err,
+		    sizeof(err)) != IH_OK) {
+			log_emit(log_dest_sink(&sv->cgi.logd, &log_stderr),
+			    "provider=%s processing stopped: %s", sv->p->name,
+			    err);
+			return;
+		}
+	}
+}
+
+/*
  * After the answer: the claimed job goes to the processing thread (or,
- * under CGI, runs here with a few due events), so that the provider has
- * its answer first.
+ * under CGI, runs here with due events), so that the provider has its
+ * answer first.
  */
 static void
 after_answer(struct serve *sv, struct ingest *in)
 {
-	struct dispatch d;
-	char owner[128];
-
+	if (!sv->fcgi) {
+		if (in->later || sv->cslot.held) {
+			job_take_body(in);
+			cgi_process(sv, in);
+		}
+		return;
+	}
 	if (!in->later) {
-		if (sv->fcgi && in->out.name != NULL &&
+		if (in->out.name != NULL &&
 		    strcmp(in->out.name, "accepted") == 0 &&
 		    in->cfg.mode == CONFIG_MODE_AFTER_RESPONSE)
 			processing_poll(&sv->proc, &in->cfg, SERVE_POLL_MS);
 		return;
 	}
 	job_take_body(in);
-	if (sv->fcgi) {
-		in->io.finish(&in->io);
-		(void)processing_hand(&sv->proc, &in->cfg, &in->job,
-		    in->owner[0] != '\0' ? in->owner : NULL);
-		return;
-	}
-	if (in->job.ev.rowid <= 0 && !cgi_due(sv))
-		return;
-	if (!cgi_detach(sv, in))
-		return;
-	if (in->job.ev.rowid > 0)
-		snprintf(owner, sizeof(owner), "%s", in->owner);
-	else
-		dispatch_owner(owner, sizeof(owner));
-	d.st = sv->cgi.slot.st;
-	d.p = sv->p;
-	d.cfg = &in->cfg;
-	d.owner = owner;
-	d.pause = NULL;
-	d.log = log_dest_sink(&sv->cgi.logd, &log_stderr);
-	if (d.st != NULL)
-		processing_here(&d, &in->job, PROCESSING_DRAIN);
+	in->io.finish(&in->io);
+	(void)processing_hand(&sv->proc, &in->cfg, &in->job,
+	    in->owner[0] != '\0' ? in->owner : NULL);
 }
 
 /*
@@ -160,8 +253,10 @@ serve_one(struct serve *sv, struct ingest *in, const struct io *io,
 	if (ingest_read(in)) {
 		if (sv->fcgi)
 			batch_submit(&sv->batch, in);
-		else
+		else {
+			cgi_slot_before(sv, in);
 			batch_record(&sv->cgi, &in, 1);
+		}
 		batch_inline_run(own, in);
 	} else if (in->sigfail && sv->fcgi)
 		batch_sigfail(&sv->batch, &in->cfg, in->p->name);
@@ -403,6 +498,7 @@ serve_main(const struct provider *p)
 		goto out;
 	}
 	batch_writer_init(&sv.cgi, p, NULL);
+	cgi_slot_init(&sv.cslot);
 	/* One request: OpenSSL's start-up trimmed to it (verify.h). */
 	verify_one_shot();
 	io_cgi(&io);

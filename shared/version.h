@@ -11,10 +11,10 @@
  * an event: it never replaces a held one (version_replaces()).
  *
  * config.c reads the setting (IDEMHOOK_<PROVIDER>_API_VERSIONS) and keeps
- * the list in struct config (config_free() frees it).  Versions
- * are at most VERSION_MAX - 1 bytes of [A-Za-z0-9._-]; a value of another
- * shape is not a version (the event has none).  Failures: IH_ECONFIG with
- * the reason in err for a bad setting, IH_ENOMEM.
+ * the list in struct config (config_free() frees it) through
+ * version_list.h, which also says what a version looks like; a value of
+ * another shape is not a version (the event has none).  Failures:
+ * IH_ECONFIG with the reason in err for a bad setting, IH_ENOMEM.
  */
 #ifndef IH_VERSION_H
 #define IH_VERSION_H
@@ -22,19 +22,7 @@
 #include <stddef.h>
 
 #include "provider.h"
-
-#define VERSION_MAX		64
-/* At most this many versions in one setting. */
-#define VERSION_LIST_MAX	16
-
-/*
- * Normalises v, the value of the setting name (a list separated by
- * commas or spaces), to "v1,v2" in a new string *out that the caller
- * frees.  Returns IH_OK, IH_ECONFIG with the reason (naming name) in err,
- * or IH_ENOMEM.
- */
-int	version_list(const char *name, const char *v, char **out, char *err,
-	    size_t errlen);
+#include "version_list.h"
 
 /*
  * The version of the verified event of pr, as p says where it is, into
@@ -43,9 +31,6 @@ int	version_list(const char *name, const char *v, char **out, char *err,
  */
 int	version_of(const struct provider *p, const struct provider_req *pr,
 	    char *out, size_t outlen);
-
-/* 1 when list (from version_list(); NULL: any) names v ("" or NULL: no). */
-int	version_expected(const char *list, const char *v);
 
 /*
  * 1 when an event of p with version v, expected under list, replaces a

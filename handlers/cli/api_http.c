@@ -287,15 +287,33 @@ wait_for(const struct api_http *h, const struct api_resp *r, CURLcode cc,
 	return -1;
 }
 
+/* Waits s seconds, a second at a time while h may be stopped. */
 static void
-nap(long s)
+nap(const struct api_http *h, long s)
 {
 	struct timespec ts;
+	long i;
 
-	ts.tv_sec = s;
-	ts.tv_nsec = 0;
-	while (nanosleep(&ts, &ts) != 0)
-		;
+	for (i = 0; i < s && (h->stop == NULL || !*h->stop); i++) {
+		ts.tv_sec = 1;
+		ts.tv_nsec = 0;
+		while (nanosleep(&ts, &ts) != 0)
+			;
+	}
+}
+
+/* libcurl's progress callback: nonzero ends the call (h->stop set). */
+static int
+on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
+    curl_off_t ultotal, curl_off_t ulnow)
+{
+	const struct api_http *h = arg;
+
+	(void)dltotal;
+	(void)dlnow;
+	(void)ultotal;
+	(void)ulnow;
+	return h->stop != NULL && *h->stop ? 1 : 0;
 }
 
 /* One request; fills r.  Returns a CURLcode. */
@@ -338,6 +356,11 @@ call_once(struct api_http *h, const struct api_call *c, struct api_resp *r,
 	curl_easy_setopt(cu, CURLOPT_WRITEDATA, &s);
 	curl_easy_setopt(cu, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(cu, CURLOPT_HEADERDATA, r);
+	if (h->stop != NULL) {
+		curl_easy_setopt(cu, CURLOPT_NOPROGRESS, 0L);
+		curl_easy_setopt(cu, CURLOPT_XFERINFOFUNCTION, on_progress);
+		curl_easy_setopt(cu, CURLOPT_XFERINFODATA, h);
+	}
 	if (strcmp(c->method, "GET") != 0) {
 		curl_easy_setopt(cu, CURLOPT_CUSTOMREQUEST, c->method);
 		curl_easy_setopt(cu, CURLOPT_POSTFIELDS, c->body != NULL ?
@@ -451,6 +474,12 @@ api_http_call(struct api_http *h, const struct api_call *c,
 			rc = IH_OK;
 			break;
 		}
+		if (cc == CURLE_ABORTED_BY_CALLBACK) {
+			snprintf(err, errlen, "%s: stopped",
+			    ih_redact(c->url, shown, sizeof(shown)));
+			rc = IH_EIO;
+			break;
+		}
 		if (cc == CURLE_OPERATION_TIMEDOUT)
 			snprintf(err, errlen, "%s: no answer within %ld s "
 			    "(IDEMHOOK_API_TIMEOUT; connecting: "
@@ -476,8 +505,12 @@ api_http_call(struct api_http *h, const struct api_call *c,
 			rc = IH_EIO;
 			break;
 		}
+		if (h->stop != NULL && *h->stop) {
+			rc = IH_EIO;
+			break;
+		}
 		h->retries++;
-		nap(wait);
+		nap(h, wait);
 	}
 	curl_slist_free_all(hl);
 	return rc;

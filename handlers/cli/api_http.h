@@ -24,6 +24,7 @@
 #ifndef IH_API_HTTP_H
 #define IH_API_HTTP_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #define API_HTTP_BODY_MAX	(32L * 1024 * 1024)
@@ -40,6 +41,9 @@ struct api_http {
 	const char *agent;	/* User-Agent, "idemhook (catch-up)" */
 	long	 calls;		/* HTTP requests made */
 	long	 retries;	/* of which retries */
+	/* Set: the call in flight, or the wait, ends at once (IH_EIO,
+	 * "stopped"); NULL: never (idemhook work's health thread sets it). */
+	const volatile sig_atomic_t *stop;
 };
 
 /* One request.  Nothing here is copied or kept after the call. */

@@ -408,46 +408,46 @@ int
 catchup_items(const char *body, size_t len, const char *array_path,
     const char *more_path, catchup_item_fn fn, void *arg, int *more)
 {
-	struct json_want w[JSON_MAX_FIELDS];
-	char paths[JSON_MAX_FIELDS][128];
+	struct json_want w[1];
+	struct json_span *spans = NULL;
 	struct json *js = NULL;
-	size_t i = 0, j, k, n;
-	int rc, end = 0;
+	char *item = NULL;
+	size_t i, n = 0, nw = 0;
+	int rc;
 
 	*more = 0;
-	rc = json_open(&js);
-	while (rc == IH_OK && !end) {
-		memset(w, 0, sizeof(w));
-		n = 0;
-		if (more_path != NULL && i == 0) {
-			w[n].path = more_path;
-			w[n++].raw = JSON_WANT_BOOL;
-		}
-		for (k = n; n < JSON_MAX_FIELDS; n++) {
-			snprintf(paths[n], sizeof(paths[n]), "%s[%zu]",
-			    array_path, i + n - k);
-			w[n].path = paths[n];
-			w[n].raw = JSON_WANT_RAW;
-		}
-		rc = json_extract(js, body, len, w, n, len);
-		if (rc != IH_OK)
-			break;
-		for (j = 0; j < n; j++) {
-			if (w[j].raw == JSON_WANT_BOOL) {
-				*more = w[j].val != NULL &&
-				    strcmp(w[j].val, "true") == 0;
-				continue;
-			}
-			if (w[j].val == NULL)
-				end = 1;
-			if (!end && rc == IH_OK)
-				rc = fn(arg, w[j].val, w[j].len);
-		}
-		for (j = 0; j < n; j++)
-			free(w[j].val);
-		i += n - k;
+	memset(w, 0, sizeof(w));
+	if (more_path != NULL) {
+		w[0].path = more_path;
+		w[0].raw = JSON_WANT_BOOL;
+		nw = 1;
 	}
+	spans = malloc(CATCHUP_PAGE_MAX * sizeof(*spans));
+	rc = spans == NULL ? IH_ENOMEM : json_open(&js);
+	/* One pass over the page, whatever the number of its items. */
+	if (rc == IH_OK)
+		rc = json_items(js, body, len, array_path, spans,
+		    CATCHUP_PAGE_MAX, &n, w, nw, 0);
+	if (rc == IH_ETOOBIG)
+		cli_errorf("catch-up: a page of the answer lists more than "
+		    "%d items: refused, nothing of it recorded",
+		    CATCHUP_PAGE_MAX);
+	if (rc == IH_OK && nw > 0)
+		*more = w[0].val != NULL && strcmp(w[0].val, "true") == 0;
+	for (i = 0; rc == IH_OK && i < n; i++) {
+		item = malloc(spans[i].len + 1);
+		if (item == NULL) {
+			rc = IH_ENOMEM;
+			break;
+		}
+		memcpy(item, body + spans[i].off, spans[i].len);
+		item[spans[i].len] = '\0';
+		rc = fn(arg, item, spans[i].len);
+		free(item);
+	}
+	free(w[0].val);
 	json_close(js);
+	free(spans);
 	return rc;
 }
 

@@ -116,10 +116,15 @@ int	catchup_flush(struct catchup *cu);
 
 /*
  * Calls fn for each element of the array at array_path ("$.data") of a
- * JSON answer, with its exact text; *more becomes 1 when the boolean at
- * more_path (or NULL) is true.  Stops at fn's first error, which it
- * returns; IH_EBODY when the answer is not a JSON object.
+ * JSON answer that is an object or an array, with its exact text; *more
+ * becomes 1 when the boolean at more_path (or NULL) is true.  The answer
+ * is parsed once, whatever its length (json_items()).  Stops at fn's
+ * first error, which it returns; IH_EBODY when the answer is not a JSON
+ * object; IH_ETOOBIG, said on stderr and with fn never called, when the
+ * array holds more than CATCHUP_PAGE_MAX items (every provider's page
+ * holds at most 250).
  */
+#define CATCHUP_PAGE_MAX	1000
 typedef int (*catchup_item_fn)(void *arg, const char *item, size_t len);
 int	catchup_items(const char *body, size_t len, const char *array_path,
 	    const char *more_path, catchup_item_fn fn, void *arg, int *more);

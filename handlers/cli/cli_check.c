@@ -6,9 +6,10 @@
  *   - the settings parse;
  *   - the store is outside the web server's document root (--docroot,
  *     DOCUMENT_ROOT, and well-known web directories);
- *   - the store, its -wal, -shm, -lock, -sync and -sigfail (bad
- *     signature counts) files are owner-only regular files (no symbolic
- *     link), owned by the programs' user (--user) or the invoking user,
+ *   - the store, its -wal, -shm, -lock, -sync, -sigfail (bad
+ *     signature counts) and -proc (plain CGI's slots) files are
+ *     owner-only regular files (no symbolic link), owned by the
+ *     programs' user (--user) or the invoking user,
  *     and the store's directory is writable by nobody else (sticky or
  *     not);
  *   - the settings file is readable by no other user: 0600 owned by the
@@ -37,6 +38,7 @@
 #include "cli_check_accounts.h"
 #include "cli_check_files.h"
 #include "cli_check_held.h"
+#include "cli_check_sources.h"
 #include "cli_check_store.h"
 #include "cli_text.h"
 #include "check_programs.h"
@@ -404,38 +406,6 @@ check_dir(struct check *ck, const char *db)
 }
 
 /*
- * Says what the settings were read from, and as whom: the file (and how
- * it was chosen), and the names (never the values) of the IDEMHOOK_*
- * variables in the environment.  Root reads files that the programs'
- * user may not, so a check run as root is flagged.
- */
-static void
-check_sources(const struct cli *c)
-{
-	char name[256] = "?", home[PATH_MAX] = "~";
-	size_t i;
-
-	config_find_user((unsigned)geteuid(), name, sizeof(name), home,
-	    sizeof(home));
-	printf("settings: read as user %s (uid %u)\n", name, geteuid());
-	if (c->config_path != NULL)
-		printf("settings: file %s (%s)\n", c->config_path,
-		    c->config_from != NULL ? c->config_from : "?");
-	else
-		printf("settings: no file (IDEMHOOK_CONFIG unset; none at "
-		    "%s/%s or %s)\n", home, CONFIG_FIND_USER,
-		    CONFIG_FIND_SYSTEM);
-	printf("settings: environment:");
-	for (i = 0; i < c->env.n; i++)
-		printf(" %s", c->env.names[i]);
-	printf("%s\n", c->env.n == 0 ? " no IDEMHOOK_* variable" : "");
-	if (geteuid() == 0)
-		printf("note: run as root, which can read what the programs' "
-		    "user may not: run check as that user too (runuser -u "
-		    "www-data -- idemhook check)\n");
-}
-
-/*
  * A start-up setting written in the settings file is never read there:
  * the programs take it from their start-up environment only.
  */
@@ -482,10 +452,11 @@ check_usage(FILE *f)
 	    "  - the store is outside the web server's document root "
 	    "(--docroot,\n    $DOCUMENT_ROOT, and /var/www, /srv/www, "
 	    "public_html, ...);\n"
-	    "  - the store and its -wal, -shm, -lock, -sync and -sigfail "
-	    "files are\n    owner-only files, not symbolic links, owned by "
-	    "USER (the user the\n    programs run as) or by the user running "
-	    "the check; their directory\n    is writable by nobody else;\n"
+	    "  - the store and its -wal, -shm, -lock, -sync, -sigfail and "
+	    "-proc files\n    are owner-only files, not symbolic links, owned "
+	    "by USER (the user the\n    programs run as) or by the user "
+	    "running the check; their directory\n    is writable by nobody "
+	    "else;\n"
 	    "  - the IDEMHOOK_CONFIG file is readable by no other user: 0640 "
 	    "owned by\n    root with USER's group, or 0600 owned by USER; "
 	    "and USER can read it;\n"
@@ -529,6 +500,7 @@ cli_check(struct cli *c, int argc, char **argv)
 	struct store *st;
 	size_t ndoc = 0, nonly = 0, j;
 	int a, r, i, want, before;
+	long slot;
 
 	memset(&ck, 0, sizeof(ck));
 	ck.self = geteuid();
@@ -574,7 +546,7 @@ cli_check(struct cli *c, int argc, char **argv)
 	if (!ck.has_user && check_programs_user(c->config_path, owner,
 	    sizeof(owner)) != NULL && check_user(&ck, owner) != 0)
 		return CLI_EXIT_USAGE;
-	check_sources(c);
+	cli_check_sources(c);
 	cli_check_build(c, &ck.problems, &ck.oks);
 	check_startup_only(&ck, c);
 	cli_check_console(c, &ck.problems, &ck.oks);
@@ -660,6 +632,14 @@ cli_check(struct cli *c, int argc, char **argv)
 	check_mode(&ck, "store sync mark", path, 0);
 	snprintf(path, sizeof(path), "%s-sigfail", db);
 	check_mode(&ck, "store bad-signature counts", path, 0);
+	/* Plain CGI's processing slots (cgi_slot.h): the gate, then each. */
+	for (slot = 0; slot <= cfg->cgi_processors; slot++) {
+		if (slot == 0)
+			snprintf(path, sizeof(path), "%s-proc", db);
+		else
+			snprintf(path, sizeof(path), "%s-proc%ld", db, slot);
+		check_mode(&ck, "store processing slot", path, 0);
+	}
 	if (ck.problems > before) {
 		/* Opening would trust what the checks above refused. */
 		problem(&ck, "the store was not opened: fix the problems "

@@ -7,10 +7,15 @@
  * result is kept in the store (store_health.h) for the console's
  * overview.
  */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "alert.h"
+#include "api_http.h"
 #include "api_providers.h"
 #include "api_session.h"
 #include "cli_args.h"
@@ -175,7 +180,7 @@ cli_health(struct cli *c, int argc, char **argv)
 
 int
 cli_health_alert(struct cli *c, size_t pi, char *last, size_t lastlen,
-    const struct log_sink *log)
+    const struct log_sink *log, const volatile sig_atomic_t *stop)
 {
 	const struct api_provider *ap;
 	struct catchup cu;
@@ -192,6 +197,7 @@ cli_health_alert(struct cli *c, size_t pi, char *last, size_t lastlen,
 		catchup_close(&cu);
 		return IH_OK;
 	}
+	cu.http.stop = stop;
 	memset(&h, 0, sizeof(h));
 	rc = ap->health(&cu, &h);
 	text[0] = '\0';
@@ -214,4 +220,121 @@ cli_health_alert(struct cli *c, size_t pi, char *last, size_t lastlen,
 	}
 	catchup_close(&cu);
 	return IH_OK;
+}
+
+/* One round: each provider whose check is due.  Called with hr->mu held. */
+static void
+round_once(struct cli_health_round *hr)
+{
+	const struct config *cfg;
+	size_t i;
+
+	for (i = 0; providers_all[i] != NULL && i < CLI_MAX_PROVIDERS &&
+	    !hr->stop; i++) {
+		if (hr->only != NULL &&
+		    strcmp(providers_all[i]->name, hr->only) != 0)
+			continue;
+		if (hr->at[i] != 0 &&
+		    clock_wall_ms() - hr->at[i] < hr->every_s * 1000)
+			continue;
+		hr->at[i] = clock_wall_ms();
+		if (cli_config(&hr->c, i, &cfg) != IH_OK)
+			continue;
+		pthread_mutex_unlock(&hr->mu);
+		(void)cli_health_alert(&hr->c, i, hr->last[i],
+		    sizeof(hr->last[i]), log_dest_sink(&hr->logd,
+		    &log_stderr), &hr->stop);
+		pthread_mutex_lock(&hr->mu);
+	}
+}
+
+static void *
+round_main(void *arg)
+{
+	struct cli_health_round *hr = arg;
+	struct timespec until;
+	sigset_t set;
+
+	/* The stop signals are the main thread's (its loop's flag). */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGALRM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	pthread_mutex_lock(&hr->mu);
+	while (!hr->stop) {
+		round_once(hr);
+		if (hr->once)
+			break;
+		/* Looked at again each second: intervals are whole seconds. */
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 1;
+		while (!hr->stop && pthread_cond_timedwait(&hr->cv, &hr->mu,
+		    &until) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&hr->mu);
+	return NULL;
+}
+
+int
+cli_health_start(struct cli_health_round *hr, struct cli *c,
+    const char *only, long every_s, int once)
+{
+	const struct config *cfg;
+	struct api_http http;
+	struct store *st;
+	char err[256];
+	size_t i;
+
+	memset(hr, 0, sizeof(*hr));
+	/* Loaded here, so that the thread only reads them. */
+	for (i = 0; providers_all[i] != NULL && i < CLI_MAX_PROVIDERS; i++)
+		if ((only == NULL || i == 0 ||
+		    strcmp(providers_all[i]->name, only) == 0) &&
+		    cli_config(c, i, &cfg) != IH_OK)
+			return IH_ECONFIG;
+	hr->c = *c;
+	hr->c.st = NULL;
+	hr->only = only;
+	hr->every_s = every_s;
+	hr->once = once;
+	log_dest_init(&hr->logd);
+	if (cli_config(c, 0, &cfg) == IH_OK &&
+	    log_dest_set(&hr->logd, cfg->log, err, sizeof(err)) != IH_OK)
+		fprintf(stderr, "idemhook: %s\n", err);
+	/* A connection of its own, out of the process's writer queue. */
+	if (cli_store(&hr->c, &st) == IH_OK)
+		store_no_queue(st);
+	/* libcurl's global start-up, which is not for two threads at once. */
+	(void)api_http_init(&http);
+	api_http_free(&http);
+	pthread_mutex_init(&hr->mu, NULL);
+	pthread_cond_init(&hr->cv, NULL);
+	if (pthread_create(&hr->thread, NULL, round_main, hr) != 0) {
+		cli_errorf("work: cannot start the health checks' thread");
+		pthread_cond_destroy(&hr->cv);
+		pthread_mutex_destroy(&hr->mu);
+		if (hr->c.st != NULL)
+			store_close(hr->c.st);
+		log_dest_close(&hr->logd);
+		return IH_ENOMEM;
+	}
+	return IH_OK;
+}
+
+void
+cli_health_end(struct cli_health_round *hr, int finish)
+{
+	pthread_mutex_lock(&hr->mu);
+	if (!finish)
+		hr->stop = 1;
+	pthread_cond_signal(&hr->cv);
+	pthread_mutex_unlock(&hr->mu);
+	pthread_join(hr->thread, NULL);
+	pthread_cond_destroy(&hr->cv);
+	pthread_mutex_destroy(&hr->mu);
+	if (hr->c.st != NULL)
+		store_close(hr->c.st);
+	log_dest_close(&hr->logd);
 }

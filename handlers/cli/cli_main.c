@@ -157,9 +157,9 @@ cmd_work(struct cli *c, int argc, char **argv)
 	struct thin_fetch thin;
 	struct forward_pause pauses[CLI_MAX_PROVIDERS];
 	long found, threshold, minutes, health_s = 0;
-	int64_t health_at[CLI_MAX_PROVIDERS], release_at[CLI_MAX_PROVIDERS];
-	static char health_last[CLI_MAX_PROVIDERS][1024];
-	int once = 0, any, rc, a, r, ret = 0;
+	int64_t release_at[CLI_MAX_PROVIDERS];
+	static struct cli_health_round health;
+	int once = 0, any, rc, a, r, ret = 0, health_on = 0;
 
 	for (a = 1; a < argc; a++) {
 		r = cli_opt(argc, argv, &a, "--provider", &only);
@@ -208,7 +208,6 @@ cmd_work(struct cli *c, int argc, char **argv)
 	memset(&silence, 0, sizeof(silence));
 	memset(&badsig, 0, sizeof(badsig));
 	memset(&held, 0, sizeof(held));
-	memset(health_at, 0, sizeof(health_at));
 	memset(release_at, 0, sizeof(release_at));
 	memset(pauses, 0, sizeof(pauses));
 	/* IDEMHOOK_HEALTH_INTERVAL: idemhook health's checks, with alerts. */
@@ -221,6 +220,15 @@ cmd_work(struct cli *c, int argc, char **argv)
 	signal(SIGINT, on_stop);
 	signal(SIGTERM, on_stop);
 	signal(SIGPIPE, SIG_IGN);
+	/* Off the processing path: a slow API stalls no provider's events. */
+	if (health_s > 0) {
+		rc = cli_health_start(&health, c, only, health_s, once);
+		if (rc != IH_OK) {
+			ret = rc == IH_ECONFIG ? 2 : 1;
+			goto out;
+		}
+		health_on = 1;
+	}
 	while (!stop_requested) {
 		any = 0;
 		for (i = 0; providers_all[i] != NULL && !stop_requested; i++) {
@@ -263,13 +271,6 @@ cmd_work(struct cli *c, int argc, char **argv)
 			    providers_all[i]->name, st, clock_wall_ms(), d.log,
 			    err, sizeof(err)) != IH_OK)
 				cli_errorf("work: held check: %s", err);
-			if (health_s > 0 && i < CLI_MAX_PROVIDERS &&
-			    (health_at[i] == 0 || clock_wall_ms() -
-			    health_at[i] >= health_s * 1000)) {
-				health_at[i] = clock_wall_ms();
-				(void)cli_health_alert(c, i, health_last[i],
-				    sizeof(health_last[i]), d.log);
-			}
 			rc = thin_fetch_ready(&thin, st,
 			    providers_all[i]->name, d.log, err, sizeof(err));
 			if (rc != IH_OK)
@@ -295,6 +296,9 @@ cmd_work(struct cli *c, int argc, char **argv)
 		}
 	}
 out:
+	/* --once: the round ends; a stop or a failure stops it. */
+	if (health_on)
+		cli_health_end(&health, once && !stop_requested && ret == 0);
 	/* A failed run says so on stdout too, and exits non-zero. */
 	if (once && ret == 0 && thin.failed > 0) {
 		printf("processed %ld event(s); FAILED: the fetch of %ld thin "

@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include "clock.h"
+#include "config.h"
 #include "ih.h"
 #include "object.h"
 #include "store_backend.h"
@@ -44,8 +44,7 @@ store_object_verdict(const struct object_key *row,
 int
 store_is_postgres(const char *path)
 {
-	return path != NULL && (strncasecmp(path, "postgresql://", 13) == 0 ||
-	    strncasecmp(path, "postgres://", 11) == 0);
+	return config_db_is_postgres(path);
 }
 
 enum store_durability

@@ -75,7 +75,10 @@ struct store_opts {
 	long			 busy_timeout_ms;
 };
 
-/* Which backend a location names: 1 for PostgreSQL, 0 for SQLite. */
+/*
+ * Which backend a location names: 1 for PostgreSQL, 0 for SQLite, as
+ * config_db_is_postgres() reads it (config.h, where locations are checked).
+ */
 int	store_is_postgres(const char *path);
 
 struct store_result {

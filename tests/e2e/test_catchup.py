@@ -389,6 +389,85 @@ def case_destinations(cmd, api, tmp):
     no_key(cmd, out, err)
 
 
+def wait_until(what, cond, seconds):
+    deadline = time.monotonic() + seconds
+    while not cond():
+        check(time.monotonic() < deadline, "%s: not within %d s" % (what, seconds))
+        time.sleep(0.1)
+
+
+def case_health_off_path(cmd, api, srv, tmp):
+    """Issue 37 item 6: idemhook work ran its health checks on its
+    processing thread, so a provider API that stalls held up every
+    provider's events for as long as the call could take.  With Stripe's
+    API stalling every call (60 s), events made due are processed while
+    the health call is still waiting, and a SIGTERM ends work without
+    waiting for it."""
+    ids = ["evt_offpath_%s_%d" % (os.urandom(4).hex(), i) for i in range(3)]
+    for eid in ids:
+        deliver(srv, json.dumps({"id": eid, "object": "event", "type": "test.offpath",
+                                 "api_version": "2024-06-20", "created": int(time.time()),
+                                 "data": {"object": {"id": "x_" + eid}}}).encode())
+    wait_until("delivered events done", lambda: all(
+        srv.rows("stripe", e) and srv.rows("stripe", e)[0]["status"] == "done"
+        for e in ids), 30)
+    rc, out, err = cmd.run("replay", "--status", "done", "--type", "test.offpath")
+    check_eq(rc, 0, "replay: %s %s" % (out, err))
+    check(all(srv.rows("stripe", e)[0]["status"] == "received" for e in ids), "not due")
+    n = len(api.calls())
+    api.delay = 60
+    p = cmd.start("work", "--interval", "0.2", IDEMHOOK_HEALTH_INTERVAL="1",
+                  IDEMHOOK_API_TIMEOUT="120")
+    try:
+        def stalled():
+            return [c for c in api.calls()[n:] if "status" not in c]
+        wait_until("the health call made", lambda: stalled() or p.poll() is not None, 30)
+        if p.poll() is not None:
+            check(False, "work ended: %r" % (cmd.finish(p),))
+        wait_until("events processed", lambda: all(
+            srv.rows("stripe", e)[0]["status"] == "done" for e in ids), 30)
+        check(stalled(), "the health call was answered before the events were done")
+        p.terminate()
+        rc, out, err = cmd.finish(p)
+        check_eq(rc, 0, "work after SIGTERM: %r" % err[-400:])
+        check(stalled(), "work waited for the stalled health call before ending")
+    finally:
+        api.delay = 0
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+
+
+PAGE_MAX = 1000     # handlers/cli/api_session.h CATCHUP_PAGE_MAX
+
+
+def case_page_cap(cmd, api, tmp):
+    """Issue 37 item 6: a page of the answer is read in one pass and may
+    hold at most 1000 items (every provider's pages hold 250 at most): a
+    page of 1001 is refused and said, one of 1000 is read whole.  Before,
+    any page was read, 8 items per pass over the whole answer (40,000
+    items took 8.9 s); test_json's items_one_pass counts the passes."""
+    ids = [api.add_destination("thin") for _ in range(PAGE_MAX + 1)]
+    try:
+        api.dest_page = PAGE_MAX + 1
+        n = len(api.calls("/v2/core/event_destinations"))
+        rc, out, err = cmd.run("health", "--provider", "stripe")
+        check(rc != 0 and ("more than %d items" % PAGE_MAX) in err,
+              "a page of %d: %d %r" % (PAGE_MAX + 1, rc, err[-400:]))
+        check_eq(len(api.calls("/v2/core/event_destinations")) - n, 1,
+                 "one page asked for")
+        api.dest_page = PAGE_MAX
+        rc, out, err = cmd.run("health", "--provider", "stripe")
+        check(rc == 0 and "more than" not in err, "pages of %d: %d %r %r"
+              % (PAGE_MAX, rc, out[-300:], err[-300:]))
+        check_eq(len(api.calls("/v2/core/event_destinations")) - n, 3,
+                 "then two pages")
+    finally:
+        for d in ids:
+            api.set_destination(d, None)
+        api.dest_page = 20
+
+
 def case_no_api(cmd):
     """Standard Webhooks: no API, said so."""
     rc, out, err = cmd.run("catch-up", "--provider", "standard")
@@ -1023,6 +1102,10 @@ def cases(tap, bindir, servers):
                 case_health, cmd, api, srv, srv.tmp)
         tap.run("stripe: health reports a disabled event destination (v2)",
                 case_destinations, cmd, api, srv.tmp)
+        tap.run("stripe: work's health call stalled: events processed meanwhile, "
+                "SIGTERM ends work at once", case_health_off_path, cmd, api, srv, srv.tmp)
+        tap.run("stripe: a page of more than %d items refused, said; %d read in "
+                "one pass" % (PAGE_MAX, PAGE_MAX), case_page_cap, cmd, api, srv.tmp)
         if not on_pg:
             tap.run("standard: no API, said so", case_no_api, cmd)
         tap.run("stripe: caught-up events follow IDEMHOOK_MODE and the actions",

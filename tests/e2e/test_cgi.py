@@ -7,16 +7,18 @@ from the environment (SetEnv) and the IDEMHOOK_CONFIG file.
 Usage: test_cgi.py BINDIR   (or IH_BIN=BINDIR test_cgi.py)
 """
 
+import fcntl
 import os
 import subprocess
 import sys
+import threading
 import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (SANITIZER_ENV, ApacheServer, check, sign_stripe,  # noqa: E402
-                     suite_main)
+from harness import (SANITIZER_ENV, ApacheServer, check, parallel,  # noqa: E402
+                     sign_stripe, suite_main)
 import cases  # noqa: E402
 from cases import as_bytes, expect_accepted, expect_error, no_row, one_row  # noqa: E402
 import test_stripe as ts  # noqa: E402
@@ -189,6 +191,164 @@ def wal_bounded(srv):
           "%d" % (most, most // WAL_FRAME, limit))
 
 
+# Issue 37 item 3: the bound on detached processors, its default, and a
+# burst long enough to meet it.
+BURST = 20
+BURST_SLOTS = 2
+BURST_ACTION_S = 1.5
+
+
+def detached_processors(srv):
+    """The pids of the receivers that left their web server: leaders of
+    a session of their own (io_cgi_detach()'s setsid) whose program is
+    one of srv's."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            exe = os.readlink("/proc/%s/exe" % d)
+            with open("/proc/%s/stat" % d) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if not exe.startswith(srv.tmp) or not exe.endswith(".fcgi"):
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        # state ppid pgrp session: the session is the fourth field.
+        if fields[0] != "Z" and int(fields[3]) == int(d):
+            out.append(int(d))
+    return out
+
+
+def wait_all_done(srv, ids, seconds):
+    deadline = time.monotonic() + seconds
+    while True:
+        rows = [srv.rows("stripe", e) for e in ids]
+        left = [e for e, r in zip(ids, rows) if not r or r[0]["status"] != "done"]
+        if not left:
+            return
+        if time.monotonic() > deadline:
+            check(False, "%d event(s) not done, e.g. %s: %r"
+                  % (len(left), left[0], srv.rows("stripe", left[0])))
+        time.sleep(0.2)
+
+
+def burst_bounded(srv):
+    """Every accepted delivery with actions used to fork a detached
+    processor with no limit (20 replays left 80 processes).  A burst of
+    20 deliveries whose action takes 1.5 s: never more than
+    IDEMHOOK_CGI_PROCESSORS (2) detached processors alive at once, and
+    every event ends done, with no worker running: a delivery that finds
+    every slot taken leaves its event to a slot's holder."""
+    ids = [STRIPE.new_id("burst%d" % i) for i in range(BURST)]
+    most, stop = [0], []
+
+    def watch():
+        while not stop:
+            most[0] = max(most[0], len(detached_processors(srv)))
+            time.sleep(0.01)
+    w = threading.Thread(target=watch, daemon=True)
+    w.start()
+    try:
+        results = parallel(BURST, lambda i: STRIPE.deliver(srv, ids[i], "test.burst")[0])
+        for i, r in enumerate(results):
+            check(not isinstance(r, Exception), "delivery %d: %r" % (i, r))
+            expect_accepted(r, "delivery %d" % i)
+        wait_all_done(srv, ids, BURST * BURST_ACTION_S + 60)
+        deadline = time.monotonic() + 30
+        while detached_processors(srv) and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        stop.append(1)
+        w.join()
+    print("# %d deliveries, a %.1f s action each: at most %d detached processors"
+          % (BURST, BURST_ACTION_S, most[0]))
+    check(most[0] <= BURST_SLOTS, "%d detached processors alive at once, more than "
+          "IDEMHOOK_CGI_PROCESSORS=%d" % (most[0], BURST_SLOTS))
+    check(most[0] >= 1, "no detached processor seen")
+    check(not detached_processors(srv), "processors left: %r" % detached_processors(srv))
+    for e in ids:
+        check(srv.rows("stripe", e)[0]["attempts"] == 1, "%s: attempts %r"
+              % (e, srv.rows("stripe", e)[0]["attempts"]))
+
+
+def hold_slots(srv, n):
+    """Takes the n processing slots beside srv's store as a holder would
+    (flock on <store>-proc1..n, made as the programs' user)."""
+    fds = []
+    uid, gid = srv._owner()
+    for i in range(1, n + 1):
+        fd = os.open("%s-proc%d" % (srv.db, i), os.O_RDWR | os.O_CREAT, 0o600)
+        os.fchown(fd, uid, gid)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        fds.append(fd)
+    return fds
+
+
+def full_slots_left(srv, bindir):
+    """Every slot taken: a delivery with actions records its event,
+    answers, forks no processor and leaves the event due, marked pending
+    at the gate; the next delivery with a slot free drains it, and so
+    does idemhook work."""
+    fds = hold_slots(srv, BURST_SLOTS)
+    try:
+        left = STRIPE.new_id("full")
+        r, _ = STRIPE.deliver(srv, left, "test.burst")
+        expect_accepted(r, "delivery with every slot taken")
+        time.sleep(BURST_ACTION_S + 1)
+        row = srv.rows("stripe", left)[0]
+        check(row["status"] == "received" and row["attempts"] == 0,
+              "with every slot taken: status %r, attempts %r" % (row["status"],
+                                                                row["attempts"]))
+        check(not detached_processors(srv), "a processor without a slot: %r"
+              % detached_processors(srv))
+        with open(srv.db + "-proc", "rb") as f:
+            check(f.read(1) == b"\x01", "no pending mark at the gate")
+    finally:
+        for fd in fds:
+            os.close(fd)
+    nxt = STRIPE.new_id("next")
+    r, _ = STRIPE.deliver(srv, nxt, "test.burst")
+    expect_accepted(r, "next delivery")
+    wait_all_done(srv, [left, nxt], 4 * BURST_ACTION_S + 30)
+    # And with no delivery after it: idemhook work.
+    fds = hold_slots(srv, BURST_SLOTS)
+    try:
+        late = STRIPE.new_id("work")
+        r, _ = STRIPE.deliver(srv, late, "test.burst")
+        expect_accepted(r, "delivery left to idemhook work")
+    finally:
+        for fd in fds:
+            os.close(fd)
+    check(srv.rows("stripe", late)[0]["status"] == "received", "not left")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "IDEMHOOK_DB": srv.db,
+           "IDEMHOOK_STRIPE_ACTION": "test.burst true"}
+    env.update({k: os.environ[k] for k in SANITIZER_ENV if k in os.environ})
+    p = subprocess.run([os.path.join(bindir, "idemhook"), "work", "--once"], env=env,
+                       capture_output=True, timeout=120)
+    check(p.returncode == 0, "idemhook work: %r" % p.stderr[-300:])
+    wait_all_done(srv, [late], 30)
+
+
+def bad_processors(bindir, servers):
+    """IDEMHOOK_CGI_PROCESSORS that is not 1 to 64 is refused, loudly:
+    500 and the setting named in the log, nothing recorded."""
+    bad = servers.add(ApacheServer(
+        bindir, mode="cgi", providers=["stripe"], name="cgi-badprocs",
+        env={"IDEMHOOK_CGI_PROCESSORS": "0"}))
+    bad.start()
+    try:
+        eid = STRIPE.new_id("badprocs")
+        r, _ = STRIPE.deliver(bad, eid)
+        expect_error(r, 500, "IDEMHOOK_CGI_PROCESSORS=0")
+        check("IDEMHOOK_CGI_PROCESSORS" in bad.errorlog() + bad.stderr_text(),
+              "the setting is not named in the log")
+        no_row(bad, STRIPE, eid)
+    finally:
+        bad.stop()
+
+
 def run_cases(tap, bindir, servers):
     tap.run("the programs do not link libpq (loaded only for PostgreSQL)",
             no_libpq, bindir)
@@ -243,6 +403,22 @@ def run_cases(tap, bindir, servers):
             tap.run("slow server (mod_%s): no sanitizer reports" % module,
                     cases.case_sanitizers, slow)
             slow.stop()
+
+
+    burst = servers.add(ApacheServer(
+        bindir, mode="cgi", providers=["stripe"], name="cgi-burst",
+        env={"IDEMHOOK_STRIPE_ACTION": "test.burst sleep %s" % BURST_ACTION_S}))
+    if tap.run("starts with a %.1f s action and IDEMHOOK_CGI_PROCESSORS unset (2)"
+               % BURST_ACTION_S, burst.start):
+        tap.run("stripe: a burst of %d deliveries with a slow action: at most %d "
+                "detached processors alive, every event done" % (BURST, BURST_SLOTS),
+                burst_bounded, burst)
+        tap.run("stripe: every slot taken: the event is left due, to the next "
+                "delivery with a slot or to idemhook work", full_slots_left, burst, bindir)
+        tap.run("burst server: no sanitizer reports", cases.case_sanitizers, burst)
+        burst.stop()
+    tap.run("IDEMHOOK_CGI_PROCESSORS=0 is refused: 500, named in the log",
+            bad_processors, bindir, servers)
 
 
 if __name__ == "__main__":

@@ -844,6 +844,21 @@ def case_check_hardening(ctx, tap):
         rc, out, _ = ctx.run("check", *only, env=env, want=0)
         check(("store bad-signature counts %s is owner-only" % sf).encode() in out,
               "-sigfail 0600 not reported ok: %r" % out)
+        # Plain CGI's processing slots (shared/cgi_slot.h): the same.
+        for side in ("-proc", "-proc2"):
+            ps = db + side
+            with open(ps, "wb"):
+                pass
+            os.chmod(ps, 0o644)
+            rc, out, _ = ctx.run("check", *only, env=env, want=1)
+            check(("store processing slot %s has mode 0644" % ps).encode() in out,
+                  "%s 0644: %r" % (side, out))
+            os.unlink(ps)
+            os.symlink(target + side, ps)
+            rc, out, _ = ctx.run("check", *only, env=env, want=1)
+            check(("processing slot %s is a symbolic link" % ps).encode() in out,
+                  "%s symlink: %r" % (side, out))
+            os.unlink(ps)
         # The settings file: 0600 (what the README installs) or 0640 with the
         # programs' group, never readable by others or writable by the group.
         cfg = os.path.join(tmp, "idemhook.env")
@@ -977,7 +992,7 @@ def run_cases(tap, bindir, servers):
       case_replay_defaults, ctx)
     t("purge keeps dead letters unless --include-dead", case_purge_dead, ctx)
     t("check: sticky directory, symlinks, owners, settings file 0640 or 0600, "
-      "-sigfail file 0644 reported", case_check_hardening, ctx, tap)
+      "-sigfail file 0644 reported; -proc slots the same", case_check_hardening, ctx, tap)
     t("check: console's IDEMHOOK_CONSOLE_TLS_PROXY: ok unset, note at 1, problem "
       "otherwise", case_check_console_tls_proxy, ctx)
     t("no sanitizer reports from the receivers",

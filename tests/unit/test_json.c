@@ -11,6 +11,7 @@
 
 #include "ih.h"
 #include "json.h"
+#include "json_int.h"
 
 static const char *const keys[] = { "id", "type" };
 
@@ -568,6 +569,69 @@ want_bool(void **state)
 		free(w[i].val);
 }
 
+/*
+ * json_items(): a page of n items in one pass over the document (issue
+ * 37 item 6: catch-up read 8 items per pass, so a page of 40,000 items
+ * took 5,000 passes); each element's exact text, in order; the boolean
+ * asked for alongside; scalar elements and nested arrays not counted.
+ */
+#define ITEMS_N	5000
+static void
+items_one_pass(void **state)
+{
+	struct json_span *spans;
+	struct json_want w[1];
+	struct json *js;
+	char *doc, want[64];
+	size_t cap = ITEMS_N * 48 + 256, len = 0, n, i;
+	unsigned long before;
+
+	(void)state;
+	doc = malloc(cap);
+	spans = calloc(ITEMS_N + 1, sizeof(*spans));
+	assert_non_null(doc);
+	assert_non_null(spans);
+	len += (size_t)snprintf(doc + len, cap - len, "{\"data\":[1,");
+	for (i = 0; i < ITEMS_N; i++)
+		len += (size_t)snprintf(doc + len, cap - len,
+		    "%s{\"id\":\"ev_%zu\",\"a\":[[%zu]]}", i ? "," : "", i,
+		    i);
+	len += (size_t)snprintf(doc + len, cap - len,
+	    ",\"x\"],\"has_more\":true}");
+	assert_int_equal(json_open(&js), IH_OK);
+	memset(w, 0, sizeof(w));
+	w[0].path = "$.has_more";
+	w[0].raw = JSON_WANT_BOOL;
+	before = js->parses;
+	assert_int_equal(json_items(js, doc, len, "$.data", spans, ITEMS_N,
+	    &n, w, 1, 0), IH_OK);
+	assert_int_equal(js->parses - before, 1);
+	assert_int_equal(n, ITEMS_N);
+	assert_string_equal(w[0].val, "true");
+	free(w[0].val);
+	for (i = 0; i < n; i += 999) {
+		snprintf(want, sizeof(want), "{\"id\":\"ev_%zu\",\"a\":[[%zu]]}",
+		    i, i);
+		assert_int_equal(spans[i].len, strlen(want));
+		assert_memory_equal(doc + spans[i].off, want, spans[i].len);
+	}
+	/* One item more than the cap: refused, nothing handed back. */
+	assert_int_equal(json_items(js, doc, len, "$.data", spans,
+	    ITEMS_N - 1, &n, w, 1, 0), IH_ETOOBIG);
+	assert_int_equal(n, 0);
+	assert_null(w[0].val);
+	/* No array there, or a bad document: no items. */
+	assert_int_equal(json_items(js, doc, len, "$.has_more", spans,
+	    ITEMS_N, &n, NULL, 0, 0), IH_OK);
+	assert_int_equal(n, 0);
+	assert_int_equal(json_items(js, doc, len - 1, "$.data", spans,
+	    ITEMS_N, &n, NULL, 0, 0), IH_EBODY);
+	assert_int_equal(n, 0);
+	json_close(js);
+	free(spans);
+	free(doc);
+}
+
 int
 main(void)
 {
@@ -584,6 +648,7 @@ main(void)
 		cmocka_unit_test(long_numbers),
 		cmocka_unit_test(want_bool),
 		cmocka_unit_test(utf8_every_offset),
+		cmocka_unit_test(items_one_pass),
 	};
 
 	return cmocka_run_group_tests_name("json", tests, NULL, NULL);

@@ -8,6 +8,7 @@ follows a sync of the store's write-ahead log.
   thread_traces(prefix)   {tid: [(start, end, call, args, ret)]} from
                           strace -ff -ttt -T
   processes(threads)      the threads grouped into processes
+  wal_spans, on_wal       when a descriptor was the WAL (numbers are reused)
   wal_writes(...)         the WAL's commits per event id and its syncs
   answers_after_commit    per process: each accepted answer, and whether a
                           WAL sync started after its commit and ended
@@ -99,19 +100,42 @@ def processes(threads):
     return groups
 
 
+def wal_spans(threads, tids):
+    """{fd: [(from, until)]}: when each descriptor of one process (threads
+    tids) was open on a -wal file, from the end of its openat to the start
+    of its close (until None: not closed in the trace).  A descriptor's
+    number is reused: before the store opened its log as fd 20, fd 20 may
+    have been a FastCGI connection that carried an event, and after a
+    close it may be one again; a set of numbers would take those reads
+    for the log's (an answer whose event is not found)."""
+    opens, closes = [], {}
+    for tid in tids:
+        for (t0, t1, call, args, ret) in threads[tid]:
+            if call == "openat" and '-wal"' in args and ret.isdigit():
+                opens.append((t1, ret))
+            elif call == "close":
+                closes.setdefault(args.strip(), []).append(t0)
+    spans = {}
+    for (t, fd) in opens:
+        ends = [c for c in closes.get(fd, ()) if c >= t]
+        spans.setdefault(fd, []).append((t, min(ends) if ends else None))
+    return spans
+
+
+def on_wal(spans, fd, t):
+    """Was fd open on a -wal file at time t (spans: wal_spans())?"""
+    return any(a <= t and (b is None or t <= b) for (a, b) in spans.get(fd, ()))
+
+
 def wal_writes(threads, tids, ids, commits, syncs):
     """For one process (threads tids): adds to commits {event id: end of
     the first WAL write holding it} and to syncs [(start, end) of each WAL
-    fdatasync or fsync]; returns the process's WAL descriptors."""
-    wal = set()
-    for tid in tids:
-        for (_, _, call, args, ret) in threads[tid]:
-            if call == "openat" and '-wal"' in args and ret.isdigit():
-                wal.add(ret)
+    fdatasync or fsync]; returns the process's wal_spans()."""
+    spans = wal_spans(threads, tids)
     for tid in tids:
         for (t0, t1, call, args, ret) in threads[tid]:
             fd = args.split(",", 1)[0]
-            if fd not in wal:
+            if fd not in spans or not on_wal(spans, fd, t0):
                 continue
             if call in ("fdatasync", "fsync"):
                 syncs.append((t0, t1))
@@ -119,28 +143,53 @@ def wal_writes(threads, tids, ids, commits, syncs):
                 for eid in ids:
                     if eid in args and (eid not in commits or t1 < commits[eid]):
                         commits[eid] = t1
-    return wal
+    return spans
+
+
+READ_DATA = re.compile(r'^\d+, "(.*)"(?:\.\.\.)?, \d+$')
+
+
+def read_event(ids, tails, fd, args):
+    """The event id a read of fd brings (the one that ends last), or None.
+    tails keeps, per descriptor, the end of what was read before it, so
+    that an id cut in two by the reads (a loaded machine hands the
+    request over in pieces) is still found."""
+    m = READ_DATA.match(args)
+    data = m.group(1) if m else args
+    window = tails.get(fd, "") + data
+    keep = max((len(e) for e in ids), default=1) - 1
+    tails[fd] = window[-keep:] if keep > 0 else ""
+    best, at = None, -1
+    for eid in ids:
+        i = window.rfind(eid)
+        if i >= 0 and i + len(eid) > at:
+            best, at = eid, i + len(eid)
+    return best
 
 
 def answers_after_commit(threads, tids, ids):
     """For one process: [(event id, ok)] for each accepted answer, ok when
     an fdatasync (or fsync) of the WAL started after the WAL write that
-    carried the event's id, and ended before the answer was written."""
+    carried the event's id, and ended before the answer was written.  The
+    event id is None for an answer whose request was not found."""
     commits = {}
     syncs = []
-    wal = wal_writes(threads, tids, ids, commits, syncs)
+    spans = wal_writes(threads, tids, ids, commits, syncs)
     out = []
     for tid in tids:
         current = None  # the event whose request this thread read last
+        tails = {}
         for (t0, t1, call, args, ret) in threads[tid]:
-            if call in ("read", "recvfrom") and not args.split(",", 1)[0] in wal:
-                for eid in ids:
-                    if eid in args:
-                        current = eid
+            fd = args.split(",", 1)[0]
+            if call in ("read", "recvfrom") and not on_wal(spans, fd, t0):
+                eid = read_event(ids, tails, fd, args)
+                if eid is not None:
+                    current = eid
             elif call == "write" and '\\"accepted\\"' in args:
                 c = commits.get(current)
                 ok = c is not None and any(s0 >= c and s1 <= t0 for (s0, s1) in syncs)
                 out.append((current, ok))
+                current = None
     return out, len(syncs)
 
 
@@ -163,7 +212,9 @@ def strace_wrap(bindir, name):
     shutil.rmtree(tdir, ignore_errors=True)
     os.makedirs(tdir)
     # lighttpd wants an absolute program path in bin-path.
-    wrap = ("%s -ff -ttt -T -s 65536 -e trace=openat,fdatasync,fsync,"
+    # close: a descriptor's number is the log's only between its openat
+    # and its close (wal_spans()).
+    wrap = ("%s -ff -ttt -T -s 65536 -e trace=openat,close,fdatasync,fsync,"
             "write,pwrite64,read,recvfrom,clone,clone3 -o %s/t"
             % (shutil.which("strace"), tdir))
     return tdir, wrap

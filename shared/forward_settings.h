@@ -1,0 +1,40 @@
+/*
+ * forward_settings.h -- reading the forwarding settings (forward.h names
+ * them) into struct config when the settings load: the part of
+ * forwarding that config.c calls, kept apart from the delivery, which
+ * runs as an action of the processing machinery (dispatch.h).
+ */
+#ifndef IH_FORWARD_SETTINGS_H
+#define IH_FORWARD_SETTINGS_H
+
+#include <stddef.h>
+
+#include "config.h"
+
+#define FORWARD_DEFAULT_TIMEOUT	30
+#define FORWARD_DEFAULT_PAUSE_AFTER	3
+#define FORWARD_ACCOUNTS_MAX	64	/* accounts with a destination */
+
+/*
+ * Reads the forwarding settings of provider from src into cfg (after the
+ * numeric settings: the lease must outlast one delivery).  Returns IH_OK,
+ * IH_ENOMEM, or IH_ECONFIG with the cause in err.
+ */
+int	forward_load(struct config *cfg, const char *provider,
+	    const struct config_source *src, size_t nsrc, char *err,
+	    size_t errlen);
+
+/* Wipes and frees what forward_load() put in cfg. */
+void	forward_free(struct config *cfg);
+
+/*
+ * The destination of account's events (account may be NULL: the
+ * default account's), or NULL when they are not forwarded.
+ */
+const struct config_forward *forward_dest(const struct config *cfg,
+	    const char *account);
+
+/* Is any event of cfg's provider forwarded (to any destination)? */
+int	forward_any(const struct config *cfg);
+
+#endif
