@@ -319,7 +319,7 @@ run_actions(const struct dispatch *d, const struct store_job *job,
 		goto out;
 	}
 	/* The application first: the actions run once it has the event. */
-	if (d->cfg->forward_url != NULL) {
+	if (forward_dest(d->cfg, job->ev.account) != NULL) {
 		rc = store_renew(d->st, NULL, job, d->owner,
 		    (int64_t)d->cfg->lease_s * 1000, err, errlen);
 		if (rc == IH_OK)
@@ -515,7 +515,7 @@ dispatch_job(const struct dispatch *d, struct store_job *job, char *err,
 		goto out;
 	}
 	/* The application's answer stays with the attempt that ends done. */
-	if (d->cfg->forward_url != NULL) {
+	if (forward_dest(d->cfg, job->ev.account) != NULL) {
 		snprintf(note, sizeof(note), "%s", why);
 		job->done_note = note;
 		forward_pause_note(d, job, 1, &fr, 0);
@@ -556,7 +556,7 @@ dispatch_has_actions(const struct config *cfg, const char *event_type)
 	 * A TYPE@STATUS action counts by its TYPE alone: the status is
 	 * known only once the switch has run, after the answer.
 	 */
-	if (cfg->forward_url != NULL)
+	if (forward_any(cfg))
 		return 1;
 	for (i = 0; i < cfg->nactions; i++)
 		if (action_type_matches(cfg->action_pattern[i], event_type))

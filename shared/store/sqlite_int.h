@@ -198,6 +198,11 @@ int	sq_attempts(struct store *, int64_t,
 	    int (*)(void *, const struct store_attempt *), void *, char *,
 	    size_t);
 int	sq_purge(struct store *, struct store_purge *, char *, size_t);
+/* What an event waits behind (sqlite_waiting.c, store_waiting.h). */
+int	sq_behind(struct store *, int64_t, char *, size_t, char *, size_t);
+/* The waiting and attempt figures of x (sqlite_waiting.c). */
+int	sq_stats_waiting(struct sq *, struct store_stats *, int64_t,
+	    int64_t, char *, size_t);
 int	sq_stats(struct store *, const char *, int64_t, int64_t,
 	    int (*)(void *, const struct store_stats *), void *, char *,
 	    size_t);

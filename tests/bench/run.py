@@ -41,6 +41,11 @@ Measured in one run, on this machine, so that ratios are comparable:
                    secret, the same requests otherwise), 3 s runs in the
                    order 1, 100, 100, 1, and instructions per request
                    from callgrind; --no-accounts leaves them out.
+  forwarding       stripe at 16 connections forwarding each event to a
+                   local application that answers at once
+                   (tests/bench/forward_rate.py): forwarded/s against
+                   received/s of the same run; --no-forward leaves it
+                   out.
   growth           with --growth N (make bench BENCH_GROWTH=N): stripe at
                    16 connections on a store that already holds N done
                    events (store_ceiling -F: recorded, claimed and
@@ -92,6 +97,7 @@ sys.dont_write_bytecode = True
 import harness  # noqa: E402
 import chart  # noqa: E402
 import big_rss  # noqa: E402
+import forward_rate  # noqa: E402
 
 LUA = os.path.join(HERE, "post.lua")
 PROVIDERS = ("stripe", "github", "shopify", "asaas", "standard")
@@ -751,6 +757,8 @@ class Bench:
             self.apache()
         if not a.no_pg and "stripe" in provs and not a.apache_only:
             self.postgres()
+        if not a.no_forward and "stripe" in provs and not a.apache_only:
+            self.forward = forward_rate.measure(self, wrk, log, a.seconds)
         if not a.no_accounts and "stripe" in provs and not a.apache_only:
             self.accounts()
         self.finish(t0, again=True)
@@ -1084,6 +1092,7 @@ class Bench:
                      "tests/bench/accounts.py):")
             L.append("")
             L += self.acct_lines + [""]
+        L += forward_rate.lines(getattr(self, "forward", None))
         L += self.apache_memory()
         if self.memory:
             L.append("")
@@ -1118,6 +1127,7 @@ class Bench:
         with open(os.path.splitext(a.out)[0] + ".json", "w") as f:
             json.dump({"ceilings": self.ceil, "runs": self.rows,
                        "accounts": getattr(self, "acct", None),
+                       "forward": getattr(self, "forward", None),
                        "date": self.started.isoformat()}, f, indent=1)
         print(text)
         log("results in %s" % a.out)
@@ -1408,6 +1418,8 @@ def main():
                     "big_rss.py)")
     ap.add_argument("--no-apache", action="store_true",
                     help="no Apache rows (they need apache2, mod_fcgid)")
+    ap.add_argument("--no-forward", action="store_true",
+                    help="leave out the forwarding rate (forward_rate.py)")
     ap.add_argument("--no-accounts", action="store_true",
                     help="no 1-vs-100-accounts rows (tests/bench/"
                     "accounts.py; about 2 minutes)")
