@@ -71,6 +71,26 @@ account_source(struct account_src *as, struct config_source *out,
 	out->arg = as;
 }
 
+void
+account_each_name(const struct config_source *src, size_t nsrc,
+    void (*fn)(void *arg, const char *name), void *arg)
+{
+	const struct account_src *as;
+	const struct config_vars *v;
+	size_t i, j;
+
+	for (i = 0; i < nsrc; i++) {
+		if (src[i].get == account_get) {
+			as = src[i].arg;
+			account_each_name(as->inner, as->ninner, fn, arg);
+		} else if (src[i].get == config_vars_get) {
+			v = src[i].arg;
+			for (j = 0; j < v->n; j++)
+				fn(arg, v->names[j]);
+		}
+	}
+}
+
 const char *
 account_route_header(const char *provider)
 {

@@ -57,6 +57,17 @@ void	account_source(struct account_src *as, struct config_source *out,
 	    const char *provider, const char *secret_var, const char *account);
 
 /*
+ * Calls fn(arg, name) for each setting's name that the sources hold,
+ * looking through account sources to their inner ones: those that are
+ * lists (config_vars_get()'s, the environment and the file); any other
+ * source (a request's parameters) is not listed.  A name may come more
+ * than once.  For the settings named per account whose accounts are not
+ * known beforehand (IDEMHOOK_STRIPE_FORWARD_URL@acme, forward.h).
+ */
+void	account_each_name(const struct config_source *src, size_t nsrc,
+	    void (*fn)(void *arg, const char *name), void *arg);
+
+/*
  * The header of provider's deliveries that names an account, or NULL:
  * GitHub's X-GitHub-Hook-Installation-Target-ID, Shopify's
  * X-Shopify-Shop-Domain.

@@ -141,16 +141,21 @@ answer_replay(struct ingest *in, const char *detail)
 
 /*
  * Inside tx: records in's event, claims it when asked (in the insert,
- * unless it has an order key), and returns the store's code.
+ * unless it has an order key), and returns the store's code.  within:
+ * its switch follows in tx (store_record_done()).
  */
 static int
 record_claim(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
-    int claim, const char *owner, struct store_result *res, char *err,
-    size_t errlen)
+    int claim, int within, const char *owner, struct store_result *res,
+    char *err, size_t errlen)
 {
 	int64_t lease_ms = (int64_t)in->cfg.lease_s * 1000;
 	int found, rc;
 
+	if (claim && within && in->ev.order_key == NULL)
+		return store_record_done(w->slot.st, tx, &in->ev,
+		    clock_wall_ms(), owner, lease_ms, res, &in->job, err,
+		    errlen);
 	if (claim && in->ev.order_key == NULL)
 		return store_record_claim(w->slot.st, tx, &in->ev,
 		    clock_wall_ms(), owner, lease_ms, res, &in->job, err,
@@ -252,7 +257,8 @@ record_one(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
 	if (rc != IH_OK || r->replay || r->full)
 		goto end;
 	plan(in, *claim_free, &after, &within, &claim);
-	rc = record_claim(w, tx, in, claim, owner, &r->res, err, sizeof(err));
+	rc = record_claim(w, tx, in, claim, within, owner, &r->res, err,
+	    sizeof(err));
 	if (rc != IH_OK || r->res.duplicate || !after)
 		goto end;
 	rc = after_record(w, tx, in, r, within, claim_free, owner, err,
@@ -463,7 +469,7 @@ record_inline(struct batch_writer *w, struct ingest *in)
 		rc = replay_check(w, tx, in, &r, err, sizeof(err));
 	/* A held repeat is recorded, never claimed. */
 	if (rc == IH_OK && !r.replay && !r.full)
-		rc = record_claim(w, tx, in, !r.held, owner, &r.res, err,
+		rc = record_claim(w, tx, in, !r.held, 0, owner, &r.res, err,
 		    sizeof(err));
 	if (rc == IH_OK && !r.replay && !r.full)
 		rc = store_commit(tx, err, sizeof(err));

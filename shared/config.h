@@ -31,8 +31,9 @@
  * (0, the default: never), which idemhook work checks.
  *
  * Forwarding: IDEMHOOK_<PROVIDER>_FORWARD_URL, _FORWARD_SIGN,
- * _FORWARD_SECRET and _FORWARD_TIMEOUT, the provider's own names only
- * (forward.h): each event is delivered to the application as an action.
+ * _FORWARD_SECRET and _FORWARD_TIMEOUT, each also suffixed @account for
+ * an account's own destination (forward.h): each event is delivered to
+ * the application as an action.
  *
  * Secrets: the provider's secret variable (IDEMHOOK_STRIPE_SECRET) and
  * the same name suffixed _2, _3 and _4, for rotation.  Values are used
@@ -74,6 +75,16 @@ enum config_mode {
 	CONFIG_MODE_INLINE		/* process inside the record txn */
 };
 
+/* One destination of forwarding (forward.h). */
+struct config_forward {
+	char	*account;	/* FORWARD_URL@account's, or NULL */
+	char	*url;		/* NULL: none */
+	int	 sign;		/* enum forward_sign */
+	char	*secret;	/* the re-signing secret, or NULL */
+	size_t	 secret_len;
+	long	 timeout_s;	/* one delivery, connection included */
+};
+
 struct config {
 	char	*db_path;
 	int	 synchronous;		/* 3 SHARED (default), 2 FULL,
@@ -100,12 +111,13 @@ struct config {
 	size_t	 nsecrets;
 	char	*secrets[CONFIG_MAX_SECRETS];
 	size_t	 secret_len[CONFIG_MAX_SECRETS];
-	/* Forwarding to the application (forward.h); url NULL: none. */
-	char	*forward_url;
-	int	 forward_sign;		/* enum forward_sign */
-	char	*forward_secret;	/* the re-signing secret, or NULL */
-	size_t	 forward_secret_len;
-	long	 forward_timeout_s;	/* one delivery, connection included */
+	/*
+	 * Forwarding to the application (forward.h): the provider's
+	 * destination (url NULL: none) and the accounts' own.
+	 */
+	struct config_forward	 forward;
+	struct config_forward	*forward_acct;
+	size_t			 nforward_acct;
 	long	 forward_pause_after;	/* failures in a row; 0: never */
 };
 

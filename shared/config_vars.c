@@ -160,8 +160,9 @@ config_is_secret_of(const char *name, const char *secret_var)
 
 /*
  * Is name the re-signing secret of forwarding (forward.h) of the
- * provider whose secret is secret_var: IDEMHOOK_<PROVIDER>_FORWARD_SECRET,
- * the provider's part read off secret_var (IDEMHOOK_ASAAS_TOKEN)?
+ * provider whose secret is secret_var: IDEMHOOK_<PROVIDER>_FORWARD_SECRET
+ * or an account's (_FORWARD_SECRET@acme), the provider's part read off
+ * secret_var (IDEMHOOK_ASAAS_TOKEN)?
  */
 static int
 forward_secret_of(const char *name, const char *secret_var)
@@ -176,7 +177,8 @@ forward_secret_of(const char *name, const char *secret_var)
 		return 0;
 	n = (size_t)(end - secret_var) + 1;
 	return strncmp(name, secret_var, n) == 0 &&
-	    strcmp(name + n, "FORWARD_SECRET") == 0;
+	    strncmp(name + n, "FORWARD_SECRET", 14) == 0 &&
+	    (name[n + 14] == '\0' || name[n + 14] == '@');
 }
 
 void

@@ -319,7 +319,7 @@ run_actions(const struct dispatch *d, const struct store_job *job,
 		goto out;
 	}
 	/* The application first: the actions run once it has the event. */
-	if (d->cfg->forward_url != NULL) {
+	if (forward_dest(d->cfg, job->ev.account) != NULL) {
 		rc = store_renew(d->st, NULL, job, d->owner,
 		    (int64_t)d->cfg->lease_s * 1000, err, errlen);
 		if (rc == IH_OK)
@@ -515,7 +515,7 @@ dispatch_job(const struct dispatch *d, struct store_job *job, char *err,
 		goto out;
 	}
 	/* The application's answer stays with the attempt that ends done. */
-	if (d->cfg->forward_url != NULL) {
+	if (forward_dest(d->cfg, job->ev.account) != NULL) {
 		snprintf(note, sizeof(note), "%s", why);
 		job->done_note = note;
 		forward_pause_note(d, job, 1, &fr, 0);
@@ -548,32 +548,6 @@ out:
 }
 
 int
-dispatch_drain(const struct dispatch *d, long max,
-    const volatile sig_atomic_t *stop, long *done, char *err, size_t errlen)
-{
-	int64_t probe = 0;
-	int found = 1, rc = IH_OK;
-
-	while (found && (max <= 0 || *done < max) &&
-	    (stop == NULL || !*stop)) {
-		/* Forwarding paused: nothing, or the probe (forward.h). */
-		if (d->pause != NULL &&
-		    !forward_pause_gate(d->pause, clock_wall_ms(), &probe))
-			break;
-		rc = dispatch_one(d, probe, &found, err, errlen);
-		if (rc != IH_OK)
-			break;
-		if (probe > 0 && !found) {
-			forward_pause_end(d->pause);
-			found = 1;
-			continue;
-		}
-		*done += found;
-	}
-	return rc;
-}
-
-int
 dispatch_has_actions(const struct config *cfg, const char *event_type)
 {
 	size_t i;
@@ -582,7 +556,7 @@ dispatch_has_actions(const struct config *cfg, const char *event_type)
 	 * A TYPE@STATUS action counts by its TYPE alone: the status is
 	 * known only once the switch has run, after the answer.
 	 */
-	if (cfg->forward_url != NULL)
+	if (forward_any(cfg))
 		return 1;
 	for (i = 0; i < cfg->nactions; i++)
 		if (action_type_matches(cfg->action_pattern[i], event_type))

@@ -113,12 +113,27 @@ int	dispatch_one(const struct dispatch *d, int64_t rowid, int *found,
 int	dispatch_job(const struct dispatch *d, struct store_job *job,
 	    char *err, size_t errlen);
 
+/* Most events one transaction of dispatch_drain() claims. */
+#define DISPATCH_BATCH		32
+/*
+ * The largest event whose attempt ends inside a shared transaction: its
+ * savepoint's journal (kept in memory) would hold a copy of its row.
+ */
+#define DISPATCH_WITHIN_MAX	(1024 * 1024)
+
 /*
  * Processes due events of d->p, oldest first, until none is left, max
  * of them were done (max <= 0: no limit), or *stop is set (stop may be
  * NULL).  *done counts the events processed, added to what it held.
- * The one loop of the processing thread and of idemhook work.  Returns
- * IH_OK, or IH_ESTORE when the store failed.
+ * The one loop of the processing thread and of idemhook work.  Events
+ * are claimed up to DISPATCH_BATCH per relaxed transaction, and those
+ * that need nothing outside it (no action, no fetch, attempts left, at
+ * most DISPATCH_WITHIN_MAX) are processed in it, each in a savepoint
+ * (dispatch_within()), so that many share one commit: losing it in a
+ * crash only makes them due again, their effects undone with their
+ * status.  The first that needs more ends its transaction's batch and
+ * runs after the commit, as dispatch_job() runs it.  Returns IH_OK, or
+ * IH_ESTORE when the store failed.
  */
 int	dispatch_drain(const struct dispatch *d, long max,
 	    const volatile sig_atomic_t *stop, long *done, char *err,

@@ -14,9 +14,32 @@
 #include "forward_sign.h"
 #include "ih.h"
 #include "log.h"
+#include "object.h"
 #include "provider.h"
 #include "store.h"
 #include "store_kept.h"
+
+int
+forward_order_key(const struct config *cfg, const struct provider *p,
+    const struct event *ev, char *out, size_t outlen)
+{
+	struct object_found f;
+	int n, rc = 0;
+
+	out[0] = '\0';
+	if (ev->order_key != NULL || ev->needs_fetch || ev->payload == NULL ||
+	    p->map_object == NULL || forward_dest(cfg, ev->account) == NULL)
+		return 0;
+	memset(&f, 0, sizeof(f));
+	if (p->map_object(ev, &f) == IH_OK && f.mapped && f.object_id != NULL) {
+		n = snprintf(out, outlen, "%s:%s", f.kind, f.object_id);
+		rc = n > 0 && (size_t)n < outlen;
+		if (!rc)
+			out[0] = '\0';
+	}
+	object_found_free(&f);
+	return rc;
+}
 
 /*
  * The answer's first bytes for the attempt's error: printable ASCII as
@@ -24,11 +47,11 @@
  * re-signing secret, should the application echo it, masked.
  */
 static void
-escape_answer(const struct config *cfg, const char *a, size_t len,
+escape_answer(const struct config_forward *fw, const char *a, size_t len,
     char *out, size_t cap)
 {
-	const char *s = cfg->forward_secret;
-	size_t i, n, o = 0, sl = cfg->forward_secret_len;
+	const char *s = fw->secret;
+	size_t i, n, o = 0, sl = fw->secret_len;
 
 	out[0] = '\0';
 	for (i = 0; i < len && o + 5 < cap; i++) {
@@ -74,7 +97,7 @@ forward_deliver(const struct dispatch *d, const struct store_job *job,
     struct forward_result *fr, char *why, size_t whylen)
 {
 	const struct event *ev = &job->ev;
-	const struct config *cfg = d->cfg;
+	const struct config_forward *fw = forward_dest(d->cfg, ev->account);
 	struct forward_sign_in in;
 	struct forward_http_req req;
 	struct forward_http_resp r;
@@ -85,6 +108,10 @@ forward_deliver(const struct dispatch *d, const struct store_job *job,
 	int rc;
 
 	memset(fr, 0, sizeof(*fr));
+	if (fw == NULL) {
+		snprintf(why, whylen, "forward: no destination");
+		return IH_OK;
+	}
 	if (ev->payload == NULL) {
 		fr->permanent = 1;
 		snprintf(why, whylen, "forward: the payload is purged");
@@ -114,9 +141,9 @@ forward_deliver(const struct dispatch *d, const struct store_job *job,
 		goto out;
 	memset(&in, 0, sizeof(in));
 	in.provider = ev->provider;
-	in.mode = cfg->forward_sign;
-	in.secret = cfg->forward_secret;
-	in.secret_len = cfg->forward_secret_len;
+	in.mode = fw->sign;
+	in.secret = fw->secret;
+	in.secret_len = fw->secret_len;
 	in.event_id = ev->event_id;
 	in.body = ev->payload;
 	in.body_len = ev->payload_len;
@@ -131,11 +158,11 @@ forward_deliver(const struct dispatch *d, const struct store_job *job,
 		rc = IH_EIO;
 		goto out;
 	}
-	req.url = cfg->forward_url;
+	req.url = fw->url;
 	req.headers = hdrs;
 	req.body = ev->payload;
 	req.body_len = ev->payload_len;
-	req.timeout_s = cfg->forward_timeout_s;
+	req.timeout_s = fw->timeout_s;
 	t0 = clock_mono_ms();
 	rc = forward_http_post(&req, &r, err, sizeof(err));
 	fr->ms = clock_mono_ms() - t0;
@@ -148,7 +175,7 @@ forward_deliver(const struct dispatch *d, const struct store_job *job,
 		goto out;
 	}
 	rc = judge(d, &r, fr);
-	escape_answer(cfg, r.answer, r.answer_len, shown, sizeof(shown));
+	escape_answer(fw, r.answer, r.answer_len, shown, sizeof(shown));
 	snprintf(why, whylen, "forward: HTTP %ld in %lld ms%s: \"%.*s\"",
 	    r.status, (long long)fr->ms, fr->permanent ? ", not retried" :
 	    "", FORWARD_ANSWER_SHOW, shown);
@@ -192,7 +219,7 @@ forward_pause_note(const struct dispatch *d, const struct store_job *job,
 	char cid[LOG_CLEAN_SIZE], text[256];
 	const char *p = job->ev.provider;
 
-	if (fp == NULL || d->cfg->forward_url == NULL)
+	if (fp == NULL || forward_dest(d->cfg, job->ev.account) == NULL)
 		return;
 	if (delivered) {
 		if (fp->paused)

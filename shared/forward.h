@@ -13,6 +13,12 @@
  *					with (provider and standard)
  *   IDEMHOOK_<PROVIDER>_FORWARD_TIMEOUT	seconds for one delivery, 1-300,
  *					default 30
+ * An account (account.h) may have a destination of its own: the same
+ * names suffixed @account (IDEMHOOK_STRIPE_FORWARD_URL@acme, _SIGN@acme,
+ * _SECRET@acme, _TIMEOUT@acme).  Its _SIGN and _TIMEOUT fall back to the
+ * provider's; its _SECRET never does.  An account without a destination
+ * of its own forwards to the provider's, when there is one.  At most
+ * FORWARD_ACCOUNTS_MAX accounts have one; _PAUSE_AFTER is the provider's.
  * Every value is checked when the settings load; a wrong one is refused
  * (IH_ECONFIG) with its name, never with the secret.  A build without an
  * HTTP client (the static build) refuses IDEMHOOK_*_FORWARD_URL.
@@ -41,6 +47,21 @@ struct dispatch;
 struct store_job;
 
 #define FORWARD_ANSWER_SHOW	200	/* answer bytes kept, escaped */
+
+struct event;
+struct provider;
+
+/*
+ * The order key of a forwarded event whose provider gives none (Stripe,
+ * GitHub, Shopify): the object the provider's mapping finds in it
+ * ("kind:id", object.h), so that the store claims an object's events
+ * one at a time, in the order received (store.h), and the application
+ * gets them so.  Writes it to out and returns 1; returns 0 (out "") when
+ * ev is not forwarded, has a key already, needs a fetch, or sets no
+ * object (or one whose key would not fit).
+ */
+int	forward_order_key(const struct config *cfg, const struct provider *p,
+	    const struct event *ev, char *out, size_t outlen);
 
 /* The outcome of one delivery. */
 struct forward_result {

@@ -7,21 +7,27 @@
 
 #include <openssl/crypto.h>
 
+#include "account.h"
+#include "account_name.h"
 #include "config.h"
 #include "forward_http.h"
 #include "forward_settings.h"
 #include "forward_sign.h"
 #include "ih.h"
 
-/* Looks up IDEMHOOK_<PROVIDER>_FORWARD_<key>, naming it in name. */
+/*
+ * Looks up IDEMHOOK_<PROVIDER>_FORWARD_<key>, or with "@account" when
+ * account is not NULL, naming it in name.
+ */
 static const char *
 lookup(const struct config_source *src, size_t nsrc, const char *provider,
-    const char *key, char *name, size_t cap)
+    const char *key, const char *account, char *name, size_t cap)
 {
 	size_t i;
 	int n;
 
-	n = snprintf(name, cap, "IDEMHOOK_%s_FORWARD_%s", provider, key);
+	n = snprintf(name, cap, "IDEMHOOK_%s_FORWARD_%s%s%s", provider, key,
+	    account != NULL ? "@" : "", account != NULL ? account : "");
 	if (n < 0 || (size_t)n >= cap)
 		return NULL;
 	for (i = 9; name[i] != '\0' && name[i] != '_'; i++)
@@ -29,39 +35,59 @@ lookup(const struct config_source *src, size_t nsrc, const char *provider,
 	return config_lookup(src, nsrc, name);
 }
 
+/*
+ * A destination's setting: an account's own, else (the secret aside,
+ * which never falls back, as an account's secrets do not) the
+ * provider's.
+ */
+static const char *
+lookup_dest(const struct config_source *src, size_t nsrc,
+    const char *provider, const struct config_forward *fw, const char *key,
+    char *name, size_t cap)
+{
+	const char *v;
+
+	v = lookup(src, nsrc, provider, key, fw->account, name, cap);
+	if (v == NULL && fw->account != NULL && strcmp(key, "SECRET") != 0)
+		v = lookup(src, nsrc, provider, key, NULL, name, cap);
+	if (v == NULL)
+		lookup(src, nsrc, provider, key, fw->account, name, cap);
+	return v;
+}
+
 /* Checks the secret against the scheme that will use it. */
 static int
-secret_check(const struct config *cfg, const char *provider,
+secret_check(const struct config_forward *fw, const char *provider,
     const char *name, char *err, size_t errlen)
 {
 	unsigned char key[FORWARD_SW_KEY_MAX];
 	size_t keylen, i;
-	int sw = cfg->forward_sign == FORWARD_SIGN_STANDARD ||
+	int sw = fw->sign == FORWARD_SIGN_STANDARD ||
 	    strcmp(provider, "standard") == 0;
 
-	if (cfg->forward_sign == FORWARD_SIGN_AS_RECEIVED) {
-		if (cfg->forward_secret == NULL)
+	if (fw->sign == FORWARD_SIGN_AS_RECEIVED) {
+		if (fw->secret == NULL)
 			return IH_OK;
 		snprintf(err, errlen, "%s is set, but the signing choice "
 		    "is as-received, which signs nothing: remove one", name);
 		return IH_ECONFIG;
 	}
-	if (cfg->forward_secret == NULL) {
+	if (fw->secret == NULL) {
 		snprintf(err, errlen, "%s is not set: the application "
 		    "verifies each forwarded event with it (or set "
 		    "_FORWARD_SIGN=as-received)", name);
 		return IH_ECONFIG;
 	}
-	if (sw && forward_sign_sw_key(cfg->forward_secret,
-	    cfg->forward_secret_len, key, &keylen) != IH_OK) {
+	if (sw && forward_sign_sw_key(fw->secret, fw->secret_len, key,
+	    &keylen) != IH_OK) {
 		snprintf(err, errlen, "%s must read whsec_ and base64 (a "
 		    "Standard Webhooks secret)", name);
 		return IH_ECONFIG;
 	}
 	OPENSSL_cleanse(key, sizeof(key));
-	for (i = 0; i < cfg->forward_secret_len; i++)
-		if ((unsigned char)cfg->forward_secret[i] <= 0x20 ||
-		    cfg->forward_secret[i] == 0x7f) {
+	for (i = 0; i < fw->secret_len; i++)
+		if ((unsigned char)fw->secret[i] <= 0x20 ||
+		    fw->secret[i] == 0x7f) {
 			snprintf(err, errlen, "%s holds a blank or a control "
 			    "character", name);
 			return IH_ECONFIG;
@@ -69,75 +95,193 @@ secret_check(const struct config *cfg, const char *provider,
 	return IH_OK;
 }
 
-/* The signing choice and the timeout; the URL is set. */
+/* Reads a whole number from lo to hi, or says what it must be. */
 static int
-load_rest(struct config *cfg, const char *provider,
-    const struct config_source *src, size_t nsrc, char *err, size_t errlen)
+number(const char *v, const char *name, long long lo, long long hi,
+    const char *what, long *out, char *err, size_t errlen)
 {
-	char name[128], *end;
-	const char *v;
+	char *end;
 	long long t;
 
-	cfg->forward_sign = FORWARD_SIGN_PROVIDER;
-	v = lookup(src, nsrc, provider, "SIGN", name, sizeof(name));
+	errno = 0;
+	t = strtoll(v, &end, 10);
+	if (errno != 0 || *end != '\0' || t < lo || t > hi) {
+		snprintf(err, errlen, "%s must be %s", name, what);
+		return IH_ECONFIG;
+	}
+	*out = (long)t;
+	return IH_OK;
+}
+
+/* One destination, fw->account's (or the provider's), whose URL is url. */
+static int
+load_dest(const struct config *cfg, struct config_forward *fw,
+    const char *provider, const char *url, const struct config_source *src,
+    size_t nsrc, char *err, size_t errlen)
+{
+	char name[160], why[256];
+	const char *v;
+	int rc;
+
+	lookup(src, nsrc, provider, "URL", fw->account, name, sizeof(name));
+	rc = forward_http_url_ok(url, why, sizeof(why));
+	if (rc != IH_OK) {
+		snprintf(err, errlen, "%s %s", name, why);
+		return rc;
+	}
+	fw->url = strdup(url);
+	if (fw->url == NULL)
+		return IH_ENOMEM;
+	fw->sign = FORWARD_SIGN_PROVIDER;
+	v = lookup_dest(src, nsrc, provider, fw, "SIGN", name, sizeof(name));
 	if (v != NULL && strcmp(v, "provider") == 0)
-		cfg->forward_sign = FORWARD_SIGN_PROVIDER;
+		fw->sign = FORWARD_SIGN_PROVIDER;
 	else if (v != NULL && strcmp(v, "standard") == 0)
-		cfg->forward_sign = FORWARD_SIGN_STANDARD;
+		fw->sign = FORWARD_SIGN_STANDARD;
 	else if (v != NULL && strcmp(v, "as-received") == 0)
-		cfg->forward_sign = FORWARD_SIGN_AS_RECEIVED;
+		fw->sign = FORWARD_SIGN_AS_RECEIVED;
 	else if (v != NULL) {
 		snprintf(err, errlen, "%s must be provider, standard or "
 		    "as-received", name);
 		return IH_ECONFIG;
 	}
-	if (cfg->forward_sign == FORWARD_SIGN_AS_RECEIVED &&
+	if (fw->sign == FORWARD_SIGN_AS_RECEIVED &&
 	    strcmp(provider, "asaas") == 0) {
 		snprintf(err, errlen, "%s=as-received: Asaas's token is "
 		    "never stored, so nothing would authenticate the event; "
 		    "use provider with a FORWARD_SECRET", name);
 		return IH_ECONFIG;
 	}
-	cfg->forward_timeout_s = FORWARD_DEFAULT_TIMEOUT;
-	v = lookup(src, nsrc, provider, "TIMEOUT", name, sizeof(name));
-	if (v != NULL) {
-		errno = 0;
-		t = strtoll(v, &end, 10);
-		if (errno != 0 || *end != '\0' || t < 1 || t > 300) {
-			snprintf(err, errlen, "%s must be a whole number of "
-			    "seconds from 1 to 300", name);
-			return IH_ECONFIG;
-		}
-		cfg->forward_timeout_s = (long)t;
-	}
-	cfg->forward_pause_after = FORWARD_DEFAULT_PAUSE_AFTER;
-	v = lookup(src, nsrc, provider, "PAUSE_AFTER", name, sizeof(name));
-	if (v != NULL) {
-		errno = 0;
-		t = strtoll(v, &end, 10);
-		if (errno != 0 || *end != '\0' || t < 0 || t > 1000) {
-			snprintf(err, errlen, "%s must be a whole number "
-			    "from 0 (never pause) to 1000", name);
-			return IH_ECONFIG;
-		}
-		cfg->forward_pause_after = (long)t;
-	}
-	if (cfg->lease_s * 1000 <= cfg->forward_timeout_s * 1000 +
+	fw->timeout_s = FORWARD_DEFAULT_TIMEOUT;
+	v = lookup_dest(src, nsrc, provider, fw, "TIMEOUT", name,
+	    sizeof(name));
+	if (v != NULL && number(v, name, 1, 300, "a whole number of seconds "
+	    "from 1 to 300", &fw->timeout_s, err, errlen) != IH_OK)
+		return IH_ECONFIG;
+	if (cfg->lease_s * 1000 <= fw->timeout_s * 1000 +
 	    cfg->busy_timeout_ms) {
 		snprintf(err, errlen, "IDEMHOOK_LEASE (%ld s) must be longer "
 		    "than %s (%ld s) plus IDEMHOOK_BUSY_TIMEOUT_MS: one "
 		    "delivery must end within the lease", cfg->lease_s, name,
-		    cfg->forward_timeout_s);
+		    fw->timeout_s);
 		return IH_ECONFIG;
 	}
-	v = lookup(src, nsrc, provider, "SECRET", name, sizeof(name));
+	v = lookup_dest(src, nsrc, provider, fw, "SECRET", name,
+	    sizeof(name));
 	if (v != NULL) {
-		cfg->forward_secret = strdup(v);
-		if (cfg->forward_secret == NULL)
+		fw->secret = strdup(v);
+		if (fw->secret == NULL)
 			return IH_ENOMEM;
-		cfg->forward_secret_len = strlen(v);
+		fw->secret_len = strlen(v);
 	}
-	return secret_check(cfg, provider, name, err, errlen);
+	return secret_check(fw, provider, name, err, errlen);
+}
+
+/* The accounts named by IDEMHOOK_<PROVIDER>_FORWARD_<key>@account. */
+struct acct_scan {
+	char	prefix[64];
+	char	names[FORWARD_ACCOUNTS_MAX][ACCOUNT_NAME_MAX + 1];
+	size_t	n;
+	int	rc;
+	char	err[256];
+};
+
+static const char *const dest_keys[] = { "URL", "SIGN", "SECRET",
+    "TIMEOUT" };
+#define NKEYS	(sizeof(dest_keys) / sizeof(dest_keys[0]))
+
+static void
+scan_name(void *arg, const char *name)
+{
+	struct acct_scan *sc = arg;
+	const char *at, *key;
+	size_t i, plen = strlen(sc->prefix);
+
+	at = strchr(name, '@');
+	if (sc->rc != IH_OK || at == NULL || strncmp(name, sc->prefix,
+	    plen) != 0)
+		return;
+	key = name + plen;
+	for (i = 0; i < NKEYS; i++)
+		if (strlen(dest_keys[i]) == (size_t)(at - key) &&
+		    strncmp(key, dest_keys[i], (size_t)(at - key)) == 0)
+			break;
+	if (i == NKEYS || !account_name_ok(at + 1) ||
+	    strcmp(at + 1, ACCOUNT_DEFAULT) == 0) {
+		snprintf(sc->err, sizeof(sc->err), "%.100s is not read: an "
+		    "account (a-z, 0-9, _ and -, not \"default\") has its own "
+		    "FORWARD_URL, _SIGN, _SECRET and _TIMEOUT only", name);
+		sc->rc = IH_ECONFIG;
+		return;
+	}
+	for (i = 0; i < sc->n; i++)
+		if (strcmp(sc->names[i], at + 1) == 0)
+			return;
+	if (sc->n >= FORWARD_ACCOUNTS_MAX) {
+		snprintf(sc->err, sizeof(sc->err), "more than %d accounts "
+		    "have forwarding settings of their own",
+		    FORWARD_ACCOUNTS_MAX);
+		sc->rc = IH_ECONFIG;
+		return;
+	}
+	snprintf(sc->names[sc->n++], sizeof(sc->names[0]), "%s", at + 1);
+}
+
+/* The accounts' destinations, after the provider's. */
+static int
+load_accounts(struct config *cfg, const char *provider,
+    const struct config_source *src, size_t nsrc, char *err, size_t errlen)
+{
+	struct acct_scan *sc;
+	struct config_forward *fw;
+	char name[160], uname[160];
+	const char *v;
+	size_t i, k;
+	int rc = IH_ENOMEM;
+
+	sc = calloc(1, sizeof(*sc));
+	if (sc == NULL)
+		return IH_ENOMEM;
+	lookup(src, nsrc, provider, "", NULL, sc->prefix, sizeof(sc->prefix));
+	account_each_name(src, nsrc, scan_name, sc);
+	rc = sc->rc;
+	if (rc != IH_OK) {
+		snprintf(err, errlen, "%s", sc->err);
+		goto out;
+	}
+	rc = IH_ENOMEM;
+	if (sc->n > 0)
+		cfg->forward_acct = calloc(sc->n, sizeof(*cfg->forward_acct));
+	if (sc->n > 0 && cfg->forward_acct == NULL)
+		goto out;
+	for (i = 0; i < sc->n; i++) {
+		fw = &cfg->forward_acct[cfg->nforward_acct++];
+		fw->account = strdup(sc->names[i]);
+		if (fw->account == NULL) {
+			rc = IH_ENOMEM;
+			goto out;
+		}
+		v = lookup(src, nsrc, provider, "URL", fw->account, uname,
+		    sizeof(uname));
+		if (v == NULL) {
+			snprintf(name, sizeof(name), "%s", uname);
+			for (k = 1; k < NKEYS; k++)
+				if (lookup(src, nsrc, provider, dest_keys[k],
+				    fw->account, name, sizeof(name)) != NULL)
+					break;
+			snprintf(err, errlen, "%s is set but %s is not: "
+			    "nothing is forwarded", name, uname);
+			rc = IH_ECONFIG;
+			goto out;
+		}
+		rc = load_dest(cfg, fw, provider, v, src, nsrc, err, errlen);
+		if (rc != IH_OK)
+			goto out;
+	}
+	rc = IH_OK;
+out:
+	free(sc);
+	return rc;
 }
 
 int
@@ -146,41 +290,80 @@ forward_load(struct config *cfg, const char *provider,
 {
 	static const char *const others[] = { "SIGN", "SECRET", "TIMEOUT",
 	    "PAUSE_AFTER" };
-	char name[128], uname[128], why[256];
+	char name[160], uname[160];
 	const char *v;
 	size_t i;
 	int rc;
 
-	v = lookup(src, nsrc, provider, "URL", uname, sizeof(uname));
-	if (v == NULL) {
-		/* A setting that would do nothing is refused, not ignored. */
-		for (i = 0; i < sizeof(others) / sizeof(others[0]); i++)
-			if (lookup(src, nsrc, provider, others[i], name,
-			    sizeof(name)) != NULL) {
-				snprintf(err, errlen, "%s is set but %s is "
-				    "not: nothing is forwarded", name, uname);
-				return IH_ECONFIG;
-			}
-		return IH_OK;
-	}
-	rc = forward_http_url_ok(v, why, sizeof(why));
-	if (rc != IH_OK) {
-		snprintf(err, errlen, "%s %s", uname, why);
+	rc = load_accounts(cfg, provider, src, nsrc, err, errlen);
+	if (rc != IH_OK)
 		return rc;
+	v = lookup(src, nsrc, provider, "URL", NULL, uname, sizeof(uname));
+	if (v != NULL) {
+		rc = load_dest(cfg, &cfg->forward, provider, v, src, nsrc, err,
+		    errlen);
+		if (rc != IH_OK)
+			return rc;
 	}
-	cfg->forward_url = strdup(v);
-	if (cfg->forward_url == NULL)
-		return IH_ENOMEM;
-	return load_rest(cfg, provider, src, nsrc, err, errlen);
+	/*
+	 * A setting that would do nothing is refused, not ignored: the
+	 * accounts' destinations read the provider's _SIGN and _TIMEOUT.
+	 */
+	for (i = 0; v == NULL && i < sizeof(others) / sizeof(others[0]); i++)
+		if ((cfg->nforward_acct == 0 || strcmp(others[i], "SECRET") ==
+		    0) && lookup(src, nsrc, provider, others[i], NULL, name,
+		    sizeof(name)) != NULL) {
+			snprintf(err, errlen, "%s is set but %s is not: "
+			    "nothing is forwarded", name, uname);
+			return IH_ECONFIG;
+		}
+	cfg->forward_pause_after = FORWARD_DEFAULT_PAUSE_AFTER;
+	v = lookup(src, nsrc, provider, "PAUSE_AFTER", NULL, name,
+	    sizeof(name));
+	if (v != NULL && number(v, name, 0, 1000, "a whole number from 0 "
+	    "(never pause) to 1000", &cfg->forward_pause_after, err,
+	    errlen) != IH_OK)
+		return IH_ECONFIG;
+	return IH_OK;
+}
+
+static void
+dest_free(struct config_forward *fw)
+{
+	if (fw->secret != NULL)
+		OPENSSL_cleanse(fw->secret, fw->secret_len);
+	free(fw->secret);
+	free(fw->url);
+	free(fw->account);
+	memset(fw, 0, sizeof(*fw));
 }
 
 void
 forward_free(struct config *cfg)
 {
-	if (cfg->forward_secret != NULL)
-		OPENSSL_cleanse(cfg->forward_secret, cfg->forward_secret_len);
-	free(cfg->forward_secret);
-	free(cfg->forward_url);
-	cfg->forward_secret = NULL;
-	cfg->forward_url = NULL;
+	size_t i;
+
+	dest_free(&cfg->forward);
+	for (i = 0; i < cfg->nforward_acct; i++)
+		dest_free(&cfg->forward_acct[i]);
+	free(cfg->forward_acct);
+	cfg->forward_acct = NULL;
+	cfg->nforward_acct = 0;
+}
+
+const struct config_forward *
+forward_dest(const struct config *cfg, const char *account)
+{
+	size_t i;
+
+	for (i = 0; account != NULL && i < cfg->nforward_acct; i++)
+		if (strcmp(cfg->forward_acct[i].account, account) == 0)
+			return &cfg->forward_acct[i];
+	return cfg->forward.url != NULL ? &cfg->forward : NULL;
+}
+
+int
+forward_any(const struct config *cfg)
+{
+	return cfg->forward.url != NULL || cfg->nforward_acct > 0;
 }

@@ -13,6 +13,7 @@
 
 #define FORWARD_DEFAULT_TIMEOUT	30
 #define FORWARD_DEFAULT_PAUSE_AFTER	3
+#define FORWARD_ACCOUNTS_MAX	64	/* accounts with a destination */
 
 /*
  * Reads the forwarding settings of provider from src into cfg (after the
@@ -25,5 +26,15 @@ int	forward_load(struct config *cfg, const char *provider,
 
 /* Wipes and frees what forward_load() put in cfg. */
 void	forward_free(struct config *cfg);
+
+/*
+ * The destination of account's events (account may be NULL: the
+ * default account's), or NULL when they are not forwarded.
+ */
+const struct config_forward *forward_dest(const struct config *cfg,
+	    const char *account);
+
+/* Is any event of cfg's provider forwarded (to any destination)? */
+int	forward_any(const struct config *cfg);
 
 #endif

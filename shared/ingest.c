@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "config.h"
 #include "docroot.h"
+#include "forward.h"
 #include "headers.h"
 #include "ih.h"
 #include "ingest.h"
@@ -514,6 +515,10 @@ ingest_read(struct ingest *in)
 		in->ev.status = "held";
 	in->ev.replaces_held = in->quarantine == NULL && !in->ev.needs_fetch &&
 	    version_replaces(in->p, in->cfg.api_versions, in->ev.api_version);
+	/* A forwarded event waits for its object's earlier ones (forward.h). */
+	if (forward_order_key(&in->cfg, in->p, &in->ev, in->order_key,
+	    sizeof(in->order_key)))
+		in->ev.order_key = in->order_key;
 	return 1;
 }
 

@@ -39,6 +39,8 @@
 #define INGEST_DOCROOT_MS	1000
 /* A sub-account id (Stripe's acct_...): longer or odder ones are not kept. */
 #define INGEST_SOURCE_ACCOUNT_MAX	65
+/* An order key made of an object (forward.h): kind, ":" and id. */
+#define INGEST_ORDER_KEY_MAX	320
 
 struct ingest {
 	/* The thread's, kept between deliveries. */
@@ -72,6 +74,8 @@ struct ingest {
 	char			 source_account[INGEST_SOURCE_ACCOUNT_MAX];
 	char			 file_path[PATH_MAX];
 	char			 account[ACCOUNT_NAME_MAX + 1];
+	/* An object's order key, for forwarding (forward.h), or "". */
+	char			 order_key[INGEST_ORDER_KEY_MAX];
 	struct outcome		 out;
 	/*
 	 * Lines of processing done inside the recording transaction, held

@@ -30,11 +30,12 @@ NGINX_PKGS="nginx spawn-fcgi"
 FCGIWRAP_PKGS="nginx fcgiwrap"
 POSTGRES_PKGS="postgresql"
 CRON_PKGS="cron"
-# make check: every web server, PostgreSQL, the sanitizers' runtime,
-# valgrind, strace, wrk, chromium for the console's browser tests.
+# make check: every layout's list (test_recipes runs each recipe's
+# apt-get and crontab lines), the sanitizers' runtime, valgrind, strace,
+# wrk, chromium for the console's browser tests.
 TEST_PKGS="$DEMO_PKGS libcmocka-dev $APACHE_PKGS apache2-suexec-custom \
-$NGINX_PKGS python3 wrk clang libclang-rt-14-dev valgrind strace time \
-chromium nodejs postgresql bindfs"
+$NGINX_PKGS fcgiwrap $POSTGRES_PKGS $CRON_PKGS python3 wrk clang \
+libclang-rt-14-dev valgrind strace time chromium nodejs bindfs"
 
 list_of() {
 	case "$1" in

@@ -55,7 +55,7 @@ pgdir=$(mktemp -d "${TMPDIR:-/tmp}/ih-pg.XXXXXX")
 trap 'kill $(jobs -p) 2>/dev/null; "$HERE/pg_cluster.sh" stop "$pgdir"; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 PG_SUITES=${IH_PG_SUITES-stripe processing load faults cli objects console console_signin durability backup replay console_bulk catchup versions badsig
-restore_guard smoke forward}
+restore_guard smoke forward forward_ops}
 
 # The slowest programs of a full run (seconds on 2 cores), started first so
 # that none of them is left running alone at the end.  A name not listed

@@ -424,21 +424,20 @@ check_startup_only(struct check *ck, struct cli *c)
 			    settings_startup_only[i], c->config_path);
 }
 
-/*
- * Forwarding is the provider's (forward.h): a destination named for one
- * account (IDEMHOOK_STRIPE_FORWARD_URL@acme) is never read.
- */
+/* A destination the loader took (it refuses a malformed one). */
 static void
-check_forward_accounts(struct check *ck, const struct config_vars *v)
+check_forward(struct check *ck, const char *provider,
+    const struct config_forward *fw)
 {
-	size_t i;
+	char shown[REDACT_URI_MAX];
 
-	for (i = 0; i < v->n; i++)
-		if (strstr(v->names[i], "_FORWARD_") != NULL &&
-		    strchr(v->names[i], '@') != NULL)
-			problem(ck, "%.80s is not read: forwarding is set per "
-			    "provider, and every account's events go to its "
-			    "destination; remove the @account", v->names[i]);
+	ok(ck, "%s: %s%s%sforwards each event to %s (signed %s, %ld s "
+	    "timeout)", provider, fw->account != NULL ? "account " : "",
+	    fw->account != NULL ? fw->account : "", fw->account != NULL ?
+	    " " : "", ih_redact(fw->url, shown, sizeof(shown)),
+	    fw->sign == FORWARD_SIGN_STANDARD ? "Standard Webhooks" :
+	    fw->sign == FORWARD_SIGN_AS_RECEIVED ? "as received" :
+	    "with the provider's scheme", fw->timeout_s);
 }
 
 static void
@@ -550,8 +549,6 @@ cli_check(struct cli *c, int argc, char **argv)
 	cli_check_sources(c);
 	cli_check_build(c, &ck.problems, &ck.oks);
 	check_startup_only(&ck, c);
-	check_forward_accounts(&ck, &c->env);
-	check_forward_accounts(&ck, &c->file);
 	cli_check_console(c, &ck.problems, &ck.oks);
 	cli_check_files(c, ck.has_user, ck.uid, docroots, ndoc, &ck.problems,
 	    &ck.oks);
@@ -593,15 +590,12 @@ cli_check(struct cli *c, int argc, char **argv)
 			    providers_all[i]->name, cfg->lease_s,
 			    cfg->action_timeout_s);
 		/* The loader refused a malformed destination (forward.h). */
-		if (cfg->forward_url != NULL)
-			ok(&ck, "%s: forwards each event to %s (signed %s, "
-			    "%ld s timeout)", providers_all[i]->name,
-			    ih_redact(cfg->forward_url, shown, sizeof(shown)),
-			    cfg->forward_sign ==
-			    FORWARD_SIGN_STANDARD ? "Standard Webhooks" :
-			    cfg->forward_sign == FORWARD_SIGN_AS_RECEIVED ?
-			    "as received" : "with the provider's scheme",
-			    cfg->forward_timeout_s);
+		if (cfg->forward.url != NULL)
+			check_forward(&ck, providers_all[i]->name,
+			    &cfg->forward);
+		for (j = 0; j < cfg->nforward_acct; j++)
+			check_forward(&ck, providers_all[i]->name,
+			    &cfg->forward_acct[j]);
 	}
 
 	cli_check_accounts(c, &ck.problems, &ck.oks);

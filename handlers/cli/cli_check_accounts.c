@@ -90,6 +90,37 @@ routes(const struct config_vars *v, const char *provider,
 	}
 }
 
+/*
+ * An account's own forwarding destination (forward.h) for an account
+ * with no secret: no delivery ever reaches it, so nothing is forwarded.
+ */
+static void
+forwards(const struct config_vars *v, const char *provider,
+    const struct acct *list, size_t n, int *problems, int *oks)
+{
+	char prefix[64];
+	const char *at;
+	size_t i, j, k;
+
+	snprintf(prefix, sizeof(prefix), "IDEMHOOK_%s_FORWARD_URL@",
+	    provider);
+	for (k = 9; prefix[k] != '\0'; k++)
+		prefix[k] = (char)toupper((unsigned char)prefix[k]);
+	for (i = 0; i < v->n; i++) {
+		if (strncmp(v->names[i], prefix, strlen(prefix)) != 0)
+			continue;
+		at = v->names[i] + strlen(prefix);
+		for (j = 0; j < n; j++)
+			if (strcmp(list[j].name, at) == 0)
+				break;
+		if (j == n)
+			cli_check_say(0, problems, oks, "%s: %.80s names no "
+			    "account with a secret: no event of it is ever "
+			    "received, so nothing goes there", provider,
+			    v->names[i]);
+	}
+}
+
 /* Two accounts with one secret in common. */
 static void
 shared(const char *provider, const struct acct *list, size_t n,
@@ -134,6 +165,8 @@ cli_check_accounts(const struct cli *c, int *problems, int *oks)
 				    list[j].name);
 		routes(&c->env, p->name, list, n, problems, oks);
 		routes(&c->file, p->name, list, n, problems, oks);
+		forwards(&c->env, p->name, list, n, problems, oks);
+		forwards(&c->file, p->name, list, n, problems, oks);
 		shared(p->name, list, n, problems, oks);
 	}
 }

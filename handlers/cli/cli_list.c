@@ -24,6 +24,7 @@
 #include "providers.h"
 #include "request.h"
 #include "store.h"
+#include "store_waiting.h"
 
 #define LIST_COLS	7
 
@@ -31,6 +32,8 @@ static const char *const list_head[LIST_COLS] = { "RECEIVED", "PROVIDER",
     "EVENT_ID", "TYPE", "STATUS", "ATTEMPTS", "DUPS" };
 
 struct list_state {
+	struct store	*st;
+	int64_t	 now;
 	int	 json;
 	int	 measure;	/* first pass: widths only */
 	size_t	 width[LIST_COLS];
@@ -66,6 +69,37 @@ list_cells(const struct store_row *row, char cells[LIST_COLS][CLI_TIME_MAX],
 	text[5] = cells[5];
 	text[6] = cells[6];
 }
+
+/*
+ * Why a pending event waits, on a line of its own under its row:
+ * behind an earlier unfinished event of its object (its order key,
+ * forward.h), or for its retry.
+ */
+static int
+list_waiting(const struct list_state *ls, const struct store_row *row)
+{
+	char id[256], err[STORE_ERR_MAX], at[CLI_TIME_MAX];
+
+	id[0] = '\0';
+	if (row->order_key != NULL && (strcmp(row->status, "received") == 0 ||
+	    strcmp(row->status, "failed") == 0) &&
+	    store_behind(ls->st, row->rowid, id, sizeof(id), err,
+	    sizeof(err)) != IH_OK) {
+		cli_errorf("list: %s", err);
+		return IH_ESTORE;
+	}
+	if (id[0] != '\0') {
+		printf("    waiting: behind ");
+		cli_put_clean(stdout, id);
+		printf(", an earlier event of its object\n");
+	} else if (strcmp(row->status, "failed") == 0 &&
+	    row->next_attempt_at > ls->now) {
+		cli_format_time(row->next_attempt_at, at, sizeof(at));
+		printf("    waiting: its retry, at %s\n", at);
+	}
+	return IH_OK;
+}
+
 static int
 list_row(void *arg, const struct store_row *row)
 {
@@ -103,6 +137,8 @@ list_row(void *arg, const struct store_row *row)
 		cli_put_clean(stdout, row->last_error);
 		printf("\n");
 	}
+	if (!ls->measure && list_waiting(ls, row) != IH_OK)
+		return IH_ESTORE;
 	ls->n++;
 	return IH_OK;
 }
@@ -169,6 +205,8 @@ cli_list(struct cli *c, int argc, char **argv)
 	f.account = c->account;
 	if (cli_store(c, &st) != IH_OK)
 		return CLI_EXIT_FAIL;
+	ls.st = st;
+	ls.now = clock_wall_ms();
 	if (ls.json) {
 		printf("[\n");
 		rc = store_list(st, &f, list_row, &ls, err, sizeof(err));

@@ -18,6 +18,7 @@
 #include "account.h"
 #include "cli_args.h"
 #include "cli_maint.h"
+#include "cli_prom.h"
 #include "cli_sigfails.h"
 #include "cli_text.h"
 #include "clock.h"
@@ -280,6 +281,7 @@ stats_json(const struct stats_state *ss, int64_t since, int64_t until,
 		json_ms("p99", x->p99_ms, 1, "},\n   ");
 		printf("\"pending\": %lld, \"held\": %lld, ",
 		    (long long)x->pending, (long long)x->held);
+		cli_waiting_json(x);
 		if (x->oldest_pending_ms > 0)
 			printf("\"oldest_pending_at\": %lld, "
 			    "\"oldest_pending_age_s\": %lld}",
@@ -291,54 +293,6 @@ stats_json(const struct stats_state *ss, int64_t since, int64_t until,
 	}
 	/* The object is closed after its "versions" (versions_print()). */
 	printf("\n]");
-}
-
-/*
- * A Prometheus label value: backslash, quote and newline escaped, other
- * controls masked like every value the command prints.
- */
-static void
-prom_label(const char *s)
-{
-	const char *run = s;
-
-	for (; *s != '\0'; s++) {
-		if (*s != '\\' && *s != '"' && *s != '\n')
-			continue;
-		cli_put_text(stdout, run, (size_t)(s - run), 0);
-		printf("\\%c", *s == '\n' ? 'n' : *s);
-		run = s + 1;
-	}
-	cli_put_text(stdout, run, (size_t)(s - run), 0);
-}
-
-static void
-prom_head(const char *name, const char *type, const char *help)
-{
-	printf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-/* account: its label, left out for the default one (as before accounts). */
-static void
-prom_value(const char *name, const char *provider, const char *account,
-    const char *label, const char *value, double v)
-{
-	printf("%s{provider=\"", name);
-	prom_label(provider);
-	printf("\"");
-	if (account != NULL && strcmp(account, ACCOUNT_DEFAULT) != 0) {
-		printf(",account=\"");
-		prom_label(account);
-		printf("\"");
-	}
-	if (label != NULL)
-		printf(",%s=\"%s\"", label, value);
-	if (isnan(v))
-		printf("} NaN\n");
-	else if (v == (double)(int64_t)v && v < 9007199254740992.0)
-		printf("} %.0f\n", v);
-	else
-		printf("} %.9g\n", v);
 }
 
 static void
@@ -353,11 +307,11 @@ stats_prometheus(const struct stats_state *ss, int64_t since, int64_t until,
 	int64_t by[6];
 	size_t i, j;
 
-	prom_head("idemhook_window_seconds", "gauge",
+	cli_prom_head("idemhook_window_seconds", "gauge",
 	    "Length of the window the other figures cover.");
 	printf("idemhook_window_seconds %.3f\n",
 	    (double)(until - since) / 1000.0);
-	prom_head("idemhook_events_total", "gauge", "Events first received "
+	cli_prom_head("idemhook_events_total", "gauge", "Events first received "
 	    "in the window, by their status now.");
 	for (i = 0; i < ss->n; i++) {
 		x = &ss->s[i];
@@ -368,21 +322,21 @@ stats_prometheus(const struct stats_state *ss, int64_t since, int64_t until,
 		by[4] = x->dead;
 		by[5] = x->quarantined;
 		for (j = 0; j < 6; j++)
-			prom_value("idemhook_events_total", x->provider,
+			cli_prom_value("idemhook_events_total", x->provider,
 			    x->account, "status", states[j], (double)by[j]);
 	}
-	prom_head("idemhook_duplicates_total", "gauge", "Redeliveries of "
+	cli_prom_head("idemhook_duplicates_total", "gauge", "Redeliveries of "
 	    "events first received in the window.");
 	for (i = 0; i < ss->n; i++)
-		prom_value("idemhook_duplicates_total", ss->s[i].provider,
+		cli_prom_value("idemhook_duplicates_total", ss->s[i].provider,
 		    ss->s[i].account, NULL, NULL,
 		    (double)ss->s[i].duplicates);
-	prom_head("idemhook_duplicate_ratio", "gauge", "Share of deliveries "
-	    "in the window that were duplicates.");
+	cli_prom_head("idemhook_duplicate_ratio", "gauge", "Share of "
+	    "deliveries in the window that were duplicates.");
 	for (i = 0; i < ss->n; i++)
-		prom_value("idemhook_duplicate_ratio", ss->s[i].provider,
+		cli_prom_value("idemhook_duplicate_ratio", ss->s[i].provider,
 		    ss->s[i].account, NULL, NULL, dup_rate(&ss->s[i]));
-	prom_head("idemhook_processing_latency_seconds", "summary",
+	cli_prom_head("idemhook_processing_latency_seconds", "summary",
 	    "From receipt to done, for done events received in the window.");
 	for (i = 0; i < ss->n; i++) {
 		x = &ss->s[i];
@@ -390,30 +344,31 @@ stats_prometheus(const struct stats_state *ss, int64_t since, int64_t until,
 		q[1] = x->p95_ms < 0 ? NAN : (double)x->p95_ms / 1000.0;
 		q[2] = x->p99_ms < 0 ? NAN : (double)x->p99_ms / 1000.0;
 		for (j = 0; j < 3; j++)
-			prom_value("idemhook_processing_latency_seconds",
+			cli_prom_value("idemhook_processing_latency_seconds",
 			    x->provider, x->account, "quantile",
 			    quantiles[j], q[j]);
-		prom_value("idemhook_processing_latency_seconds_sum",
+		cli_prom_value("idemhook_processing_latency_seconds_sum",
 		    x->provider, x->account, NULL, NULL,
 		    (double)x->latency_sum_ms / 1000.0);
-		prom_value("idemhook_processing_latency_seconds_count",
+		cli_prom_value("idemhook_processing_latency_seconds_count",
 		    x->provider, x->account, NULL, NULL,
 		    (double)x->latency_n);
 	}
-	prom_head("idemhook_pending_events", "gauge", "Events received, "
+	cli_prom_head("idemhook_pending_events", "gauge", "Events received, "
 	    "processing or failed, of any age.");
 	for (i = 0; i < ss->n; i++)
-		prom_value("idemhook_pending_events", ss->s[i].provider,
+		cli_prom_value("idemhook_pending_events", ss->s[i].provider,
 		    ss->s[i].account, NULL, NULL, (double)ss->s[i].pending);
-	prom_head("idemhook_held_now_events", "gauge", "Events held, of any "
-	    "age: processed only once released.");
+	cli_prom_head("idemhook_held_now_events", "gauge", "Events held, of "
+	    "any age: processed only once released.");
 	for (i = 0; i < ss->n; i++)
-		prom_value("idemhook_held_now_events", ss->s[i].provider,
+		cli_prom_value("idemhook_held_now_events", ss->s[i].provider,
 		    ss->s[i].account, NULL, NULL, (double)ss->s[i].held);
-	prom_head("idemhook_oldest_pending_age_seconds", "gauge", "Age of "
+	cli_waiting_prom(ss->s, ss->n);
+	cli_prom_head("idemhook_oldest_pending_age_seconds", "gauge", "Age of "
 	    "the oldest pending event; 0 when none.");
 	for (i = 0; i < ss->n; i++)
-		prom_value("idemhook_oldest_pending_age_seconds",
+		cli_prom_value("idemhook_oldest_pending_age_seconds",
 		    ss->s[i].provider, ss->s[i].account, NULL, NULL,
 		    ss->s[i].oldest_pending_ms > 0 ?
 		    (double)(now - ss->s[i].oldest_pending_ms) / 1000.0 : 0.0);
@@ -492,6 +447,8 @@ stats_table(const struct stats_state *ss, int64_t since, int64_t until)
 	}
 	if (ss->n == 0)
 		printf("(no events)\n");
+	else
+		cli_waiting_table(ss->s, ss->n, width);
 }
 
 /* How versions_row() prints: a table, JSON or Prometheus. */
@@ -525,10 +482,10 @@ versions_row(void *arg, const struct store_version_count *c)
 		printf(", \"events\": %lld, \"held\": %lld}",
 		    (long long)c->events, (long long)c->held);
 	} else if (vs->mode == VER_PROM_EVENTS)
-		prom_value("idemhook_events_by_version_total", c->provider,
+		cli_prom_value("idemhook_events_by_version_total", c->provider,
 		    NULL, "api_version", v, (double)c->events);
 	else if (vs->mode == VER_PROM_HELD)
-		prom_value("idemhook_held_events", c->provider, NULL,
+		cli_prom_value("idemhook_held_events", c->provider, NULL,
 		    "api_version", v, (double)c->held);
 	else {
 		len = cli_clean_width(c->provider);
@@ -558,14 +515,14 @@ versions_print(struct store *st, const char *provider, int64_t since,
 
 	memset(&vs, 0, sizeof(vs));
 	if (prom) {
-		prom_head("idemhook_events_by_version_total", "gauge",
+		cli_prom_head("idemhook_events_by_version_total", "gauge",
 		    "Events first received in the window, by API version.");
 		vs.mode = VER_PROM_EVENTS;
 		rc = store_versions(st, provider, since, until, versions_row,
 		    &vs, err, errlen);
 		if (rc != IH_OK)
 			return rc;
-		prom_head("idemhook_held_events", "gauge", "Of those, the "
+		cli_prom_head("idemhook_held_events", "gauge", "Of those, the "
 		    "events held for their version (status held).");
 		vs.mode = VER_PROM_HELD;
 		return store_versions(st, provider, since, until,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "account.h"
+#include "clock.h"
 #include "console_int.h"
 #include "form.h"
 #include "html.h"
@@ -18,6 +19,7 @@
 #include "request.h"
 #include "store.h"
 #include "store_thin.h"
+#include "store_waiting.h"
 
 #define PAYLOAD_SHOWN_MAX	(1024L * 1024)	/* payload bytes shown */
 
@@ -198,6 +200,36 @@ show_attempt(void *arg, const struct store_attempt *a)
 	return IH_OK;
 }
 
+/*
+ * Why a pending event waits: behind an earlier unfinished event of its
+ * object (its order key, forward.h), or for its retry.
+ */
+static void
+put_waiting(struct page *pg, const struct store_row *r)
+{
+	struct html *h = &pg->c->out;
+	char id[256], err[STORE_ERR_MAX];
+
+	id[0] = '\0';
+	if (r->order_key != NULL && (strcmp(r->status, "received") == 0 ||
+	    strcmp(r->status, "failed") == 0) &&
+	    store_behind(pg->c->store.st, r->rowid, id, sizeof(id), err,
+	    sizeof(err)) != IH_OK)
+		snprintf(id, sizeof(id), "(cannot be read now)");
+	if (id[0] != '\0') {
+		html_raw(h, "<p class=\"msg\" id=\"waiting\">Waiting behind "
+		    "an earlier event of its object: ");
+		html_esc(h, id);
+		html_raw(h, ".</p>");
+	} else if (strcmp(r->status, "failed") == 0 &&
+	    r->next_attempt_at > clock_wall_ms()) {
+		html_raw(h, "<p class=\"msg\" id=\"waiting\">Waiting for "
+		    "its retry, at ");
+		console_put_time(h, r->next_attempt_at);
+		html_raw(h, ".</p>");
+	}
+}
+
 static int
 show_row(void *arg, const struct store_row *r)
 {
@@ -221,6 +253,7 @@ show_row(void *arg, const struct store_row *r)
 		html_raw(h, ". Replay releases it: do so only when the "
 		    "provider sent it.</p>");
 	}
+	put_waiting(pg, r);
 	put_meta(h, r);
 
 	if (!pg->readonly && (strcmp(r->status, "failed") == 0 ||

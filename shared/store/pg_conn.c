@@ -615,6 +615,7 @@ static const struct store_ops pg_ops = {
 	.list = pg_list,
 	.show = pg_show,
 	.kept = pg_kept,
+	.behind = pg_behind,
 	.attempts = pg_attempts,
 	.purge = pg_purge,
 	.stats = pg_stats,

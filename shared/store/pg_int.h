@@ -242,6 +242,11 @@ int	pg_attempts(struct store *, int64_t,
 	    int (*)(void *, const struct store_attempt *), void *, char *,
 	    size_t);
 int	pg_purge(struct store *, struct store_purge *, char *, size_t);
+/* What an event waits behind (pg_waiting.c, store_waiting.h). */
+int	pg_behind(struct store *, int64_t, char *, size_t, char *, size_t);
+/* The waiting and attempt figures of x (pg_waiting.c). */
+int	pg_stats_waiting(struct pgs *, struct store_stats *, int64_t,
+	    int64_t, char *, size_t);
 int	pg_stats(struct store *, const char *, int64_t, int64_t,
 	    int (*)(void *, const struct store_stats *), void *, char *,
 	    size_t);

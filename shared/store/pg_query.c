@@ -517,6 +517,9 @@ pg_stats(struct store *base, const char *provider, int64_t since_ms,
 			rc = percentile(st, &x, since_ms, until_ms, 99,
 			    &x.p99_ms, err, errlen);
 		if (rc == IH_OK)
+			rc = pg_stats_waiting(st, &x, since_ms, until_ms, err,
+			    errlen);
+		if (rc == IH_OK)
 			rc = fn(arg, &x);
 	}
 out:

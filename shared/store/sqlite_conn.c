@@ -218,6 +218,7 @@ static const struct store_ops sq_ops = {
 	.list = sq_list,
 	.show = sq_show,
 	.kept = sq_kept,
+	.behind = sq_behind,
 	.attempts = sq_attempts,
 	.purge = sq_purge,
 	.stats = sq_stats,

@@ -54,6 +54,7 @@ struct sq {
 	sqlite3_stmt	*attempt_first;
 	sqlite3_stmt	*attempt_end;
 	sqlite3_stmt	*complete;
+	sqlite3_stmt	*done_check;
 	sqlite3_stmt	*failed;
 	sqlite3_stmt	*effect;
 	sqlite3_stmt	*replay;
@@ -62,6 +63,11 @@ struct sq {
 	sqlite3_stmt	*obj_hist;
 	/* The event this connection's last record inserted and claimed. */
 	int64_t		 fresh_claim;
+	/*
+	 * The event this transaction inserted done (store_record_done()),
+	 * which sq_complete() and sq_fail_job() know from its row.
+	 */
+	int64_t		 done_row;
 	int		 sync_durable;	/* the configured level: 2 or 1 */
 	int		 sync_now;	/* the connection's level now */
 	struct sqsync	*shared;	/* SHARED: the cross-process sync */
@@ -192,6 +198,11 @@ int	sq_attempts(struct store *, int64_t,
 	    int (*)(void *, const struct store_attempt *), void *, char *,
 	    size_t);
 int	sq_purge(struct store *, struct store_purge *, char *, size_t);
+/* What an event waits behind (sqlite_waiting.c, store_waiting.h). */
+int	sq_behind(struct store *, int64_t, char *, size_t, char *, size_t);
+/* The waiting and attempt figures of x (sqlite_waiting.c). */
+int	sq_stats_waiting(struct sq *, struct store_stats *, int64_t,
+	    int64_t, char *, size_t);
 int	sq_stats(struct store *, const char *, int64_t, int64_t,
 	    int (*)(void *, const struct store_stats *), void *, char *,
 	    size_t);

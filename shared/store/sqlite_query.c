@@ -573,6 +573,9 @@ sq_stats(struct store *base, const char *provider, int64_t since_ms,
 		if (rc == IH_OK)
 			rc = percentile(st, lat, &x, 99, &x.p99_ms, err,
 			    errlen);
+		if (rc == IH_OK)
+			rc = sq_stats_waiting(st, &x, since_ms, until_ms, err,
+			    errlen);
 		if (rc != IH_OK)
 			goto out;
 		rc = fn(arg, &x);

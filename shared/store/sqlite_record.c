@@ -114,6 +114,8 @@ sq_record(struct store *base, const struct event *ev, int64_t now_ms,
 	sq_bind_text(s, 16, ev->source_account);
 	/* Why a held event is held (struct event's held_why), or NULL. */
 	sq_bind_text(s, 17, ev->held_why);
+	/* Inserted done, its switch next in this transaction. */
+	sqlite3_bind_int(s, 18, base->as_done && owner != NULL);
 
 	st->fresh_claim = 0;
 	step = sqlite3_step(s);
@@ -130,6 +132,10 @@ sq_record(struct store *base, const struct event *ev, int64_t now_ms,
 	res->rowid = sqlite3_last_insert_rowid(st->db);
 	status = owner != NULL ? "processing" : ev->status != NULL ?
 	    ev->status : "received";
+	if (base->as_done && owner != NULL) {
+		status = "done";
+		st->done_row = res->rowid;
+	}
 	snprintf(res->status, sizeof(res->status), "%s", status);
 	if (owner != NULL)
 		st->fresh_claim = res->rowid;
@@ -160,6 +166,7 @@ sq_attempt_start(struct store *base, int64_t rowid, int64_t now_ms,
 			return IH_ESTORE;
 		sqlite3_bind_int64(s, 1, rowid);
 		sqlite3_bind_int64(s, 2, now_ms);
+		sqlite3_bind_int(s, 3, rowid == st->done_row);
 		*seq = 1;
 		return sq_step_done(st, s, "cannot record attempt", err,
 		    errlen);
@@ -348,6 +355,60 @@ lease_held(int changes, const struct store_job *job, char *err,
 	return IH_ENOTFOUND;
 }
 
+/*
+ * Is job's event, which store_record_done() inserted done in this
+ * transaction, still so?  IH_OK, else as lease_held().
+ */
+static int
+done_held(struct sq *st, const struct store_job *job, char *err,
+    size_t errlen)
+{
+	sqlite3_stmt *s = sq_stmt(st, &st->done_check, err, errlen);
+	int step;
+
+	if (s == NULL)
+		return IH_ESTORE;
+	sqlite3_bind_int64(s, 1, job->ev.rowid);
+	step = sqlite3_step(s);
+	sqlite3_reset(s);
+	if (step != SQLITE_ROW && step != SQLITE_DONE)
+		return sq_fail(st, step, "cannot complete event", err, errlen);
+	return lease_held(step == SQLITE_ROW, job, err, errlen);
+}
+
+/*
+ * The failed switch of an event inserted done: its row to failed (or
+ * dead), as the failed statement would have moved it from processing.
+ * Rare, so prepared for the call.
+ */
+static int
+undone(struct sq *st, const struct store_job *job, const char *error,
+    int64_t next_ms, int dead, char *err, size_t errlen)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(st->db, "UPDATE events SET status = CASE"
+	    " WHEN ?3 THEN 'dead' ELSE 'failed' END, next_attempt_at = ?2,"
+	    " last_error = ?4, done_at = NULL"
+	    " WHERE id = ?1 AND status = 'done' AND lease_owner IS NULL", -1,
+	    &s, NULL) != SQLITE_OK) {
+		rc = sq_fail(st, sqlite3_errcode(st->db),
+		    "cannot mark event failed", err, errlen);
+		goto out;
+	}
+	sqlite3_bind_int64(s, 1, job->ev.rowid);
+	sqlite3_bind_int64(s, 2, next_ms);
+	sqlite3_bind_int(s, 3, dead != 0);
+	sqlite3_bind_text(s, 4, error, -1, SQLITE_STATIC);
+	rc = sq_step_done(st, s, "cannot mark event failed", err, errlen);
+	if (rc == IH_OK)
+		rc = lease_held(sqlite3_changes(st->db), job, err, errlen);
+out:
+	sqlite3_finalize(s);
+	return rc;
+}
+
 int
 sq_complete(struct store *base, const struct store_job *job,
     const char *owner, int64_t now_ms, char *err, size_t errlen)
@@ -362,6 +423,15 @@ sq_complete(struct store *base, const struct store_job *job,
 	sqlite3_bind_text(s, 2, owner, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, now_ms);
 	rc = sq_step_done(st, s, "cannot complete event", err, errlen);
+	if (rc == IH_OK && sqlite3_changes(st->db) == 0 &&
+	    job->ev.rowid == st->done_row) {
+		/* Inserted done with its attempt closed: nothing to write. */
+		rc = done_held(st, job, err, errlen);
+		if (rc == IH_OK && job->done_note != NULL)
+			rc = attempt_end(st, job, now_ms, "done",
+			    job->done_note, err, errlen);
+		return rc;
+	}
 	if (rc == IH_OK)
 		rc = lease_held(sqlite3_changes(st->db), job, err, errlen);
 	if (rc == IH_OK)
@@ -387,7 +457,11 @@ sq_fail_job(struct store *base, const struct store_job *job,
 	sqlite3_bind_int64(s, 4, next_ms);
 	sqlite3_bind_int(s, 5, dead != 0);
 	rc = sq_step_done(st, s, "cannot mark event failed", err, errlen);
-	if (rc == IH_OK)
+	if (rc == IH_OK && sqlite3_changes(st->db) == 0 &&
+	    job->ev.rowid == st->done_row)
+		/* Inserted done, its switch failed: failed after all. */
+		rc = undone(st, job, error, next_ms, dead, err, errlen);
+	else if (rc == IH_OK)
 		rc = lease_held(sqlite3_changes(st->db), job, err, errlen);
 	if (rc == IH_OK)
 		rc = attempt_end(st, job, now_ms, dead ? "dead" : "failed",

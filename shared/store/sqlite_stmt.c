@@ -58,11 +58,14 @@ static const struct {
 	    " headers, received_at, last_seen_at, status,"
 	    " next_attempt_at, subtype, fingerprint, lease_owner, lease_until,"
 	    " attempts, api_version, needs_fetch, account, source_account,"
-	    " last_error)"
+	    " last_error, done_at)"
 	    " VALUES (?1, ?2, ?3, ?4, ?6, ?7, ?7,"
-	    " CASE WHEN ?11 IS NOT NULL THEN 'processing'"
-	    " ELSE coalesce(?8, 'received') END, ?7, ?9, ?10, ?11, ?12,"
-	    " ?11 IS NOT NULL, ?13, ?14, ?15, ?16, ?17)"
+	    " CASE WHEN ?18 THEN 'done' WHEN ?11 IS NOT NULL THEN 'processing'"
+	    " ELSE coalesce(?8, 'received') END, ?7, ?9, ?10,"
+	    " CASE WHEN ?18 THEN NULL ELSE ?11 END,"
+	    " CASE WHEN ?18 THEN NULL ELSE ?12 END,"
+	    " ?11 IS NOT NULL, ?13, ?14, ?15, ?16, ?17,"
+	    " CASE WHEN ?18 THEN ?7 END)"
 	    " ON CONFLICT (provider, account, event_id) DO NOTHING" },
 	/* The record of an event already there (sq_record()). */
 	{ offsetof(struct sq, record_dup),
@@ -95,10 +98,14 @@ static const struct {
 	    "INSERT INTO attempts (event, attempt, started_at)"
 	    " VALUES (?1, (SELECT coalesce(max(attempt), 0) + 1 FROM attempts"
 	    " WHERE event = ?1), ?2) RETURNING attempt" },
-	/* The first attempt of an event this transaction inserted. */
+	/*
+	 * The first attempt of an event this transaction inserted, closed
+	 * as done at once when the event was inserted done.
+	 */
 	{ offsetof(struct sq, attempt_first),
-	    "INSERT INTO attempts (event, attempt, started_at)"
-	    " VALUES (?1, 1, ?2)" },
+	    "INSERT INTO attempts (event, attempt, started_at, finished_at,"
+	    " outcome) VALUES (?1, 1, ?2, CASE WHEN ?3 THEN ?2 END,"
+	    " CASE WHEN ?3 THEN 'done' END)" },
 	{ offsetof(struct sq, attempt_end),
 	    "UPDATE attempts SET finished_at = ?3, outcome = ?4, error = ?5"
 	    " WHERE event = ?1 AND attempt = ?2" },
@@ -106,6 +113,10 @@ static const struct {
 	    "UPDATE events SET status = 'done', done_at = ?3,"
 	    " lease_owner = NULL, lease_until = NULL, last_error = NULL"
 	    " WHERE id = ?1 AND lease_owner = ?2 AND status = 'processing'" },
+	/* An event store_record_done() inserted done, still so. */
+	{ offsetof(struct sq, done_check),
+	    "SELECT 1 FROM events WHERE id = ?1 AND status = 'done'"
+	    " AND lease_owner IS NULL" },
 	{ offsetof(struct sq, failed),
 	    "UPDATE events SET status = CASE WHEN ?5 THEN 'dead'"
 	    " ELSE 'failed' END, next_attempt_at = ?4, last_error = ?3,"

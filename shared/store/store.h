@@ -533,6 +533,19 @@ struct store_stats {
 	int64_t		 pending;
 	/* At any time: held (never processed until released). */
 	int64_t		 held;
+	/*
+	 * At any time, pending events waiting, by why: behind an unfinished
+	 * earlier event of their order key (an object's, forward.h), or
+	 * failed and due again later (and not behind one).
+	 */
+	int64_t		 wait_order, wait_retry;
+	/*
+	 * The attempts started in the window (a forwarded event's attempt
+	 * is its delivery, with the switch after it): how many ended, and
+	 * their durations' percentiles (nearest rank), -1 when none.
+	 */
+	int64_t		 attempt_n;
+	int64_t		 attempt_p50_ms, attempt_p99_ms;
 };
 
 /*

@@ -90,6 +90,9 @@ struct store_ops {
 		    const char *, store_row_fn, void *, char *, size_t);
 	/* The kept headers alone (store_kept.h). */
 	int	(*kept)(struct store *, int64_t, char **, char *, size_t);
+	/* What an event waits behind (store_waiting.h). */
+	int	(*behind)(struct store *, int64_t, char *, size_t, char *,
+		    size_t);
 	int	(*attempts)(struct store *, int64_t,
 		    int (*)(void *, const struct store_attempt *), void *,
 		    char *, size_t);
@@ -197,6 +200,11 @@ struct store {
 	 * unread (job->ev.payload NULL), its caller holding those bytes.
 	 */
 	int			 bare;
+	/*
+	 * 1 while store_record_done() runs: a backend that can records the
+	 * claimed event as done, its switch following in the transaction.
+	 */
+	int			 as_done;
 };
 
 /*

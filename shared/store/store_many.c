@@ -16,6 +16,21 @@ store_record_many_ok(const struct store *st)
 }
 
 int
+store_record_done(struct store *st, struct store_txn *tx,
+    const struct event *ev, int64_t now_ms, const char *owner,
+    int64_t lease_ms, struct store_result *res, struct store_job *job,
+    char *err, size_t errlen)
+{
+	int rc;
+
+	st->as_done = 1;
+	rc = store_record_claim(st, tx, ev, now_ms, owner, lease_ms, res, job,
+	    err, errlen);
+	st->as_done = 0;
+	return rc;
+}
+
+int
 store_begin_many(struct store *st, enum store_durability d,
     struct store_txn **tx, char *err, size_t errlen)
 {

@@ -40,4 +40,18 @@ int	store_record_many_ok(const struct store *st);
 int	store_begin_many(struct store *st, enum store_durability d,
 	    struct store_txn **tx, char *err, size_t errlen);
 
+/*
+ * store_record_claim() of an event whose switch runs next in the same
+ * transaction (batch.c, dispatch_within()).  Where the backend can
+ * (SQLite), the row is inserted done, with its first attempt closed as
+ * done, so that store_complete() of the job then writes nothing, and
+ * store_fail() of the job turns it to failed; elsewhere it is
+ * store_record_claim().  Either way the caller completes or fails the job
+ * inside tx, so nothing else ever sees the difference.
+ */
+int	store_record_done(struct store *st, struct store_txn *tx,
+	    const struct event *ev, int64_t now_ms, const char *owner,
+	    int64_t lease_ms, struct store_result *res,
+	    struct store_job *job, char *err, size_t errlen);
+
 #endif

@@ -13,6 +13,14 @@
 #                               events, filled through the library
 #                               (store_ceiling -F; about 1.3 GB for SQLite;
 #                               BENCH_OPTS=--growth-only: just those)
+#   make bench BENCH_OPTS='--runs reference:16 stripe:16 stripe:16::worker'
+#                               issue 40's ratios alone: the reference
+#                               (tests/bench/reference.c, a minimal
+#                               receiver of the same design, built here
+#                               as $(BUILD)/bench/tools/reference.fcgi
+#                               and run as stripe.fcgi under the shipped
+#                               hooks-stripe.conf), the defaults and
+#                               worker mode, side by side
 #   make bench BENCH_OPTS=--no-apache   (or --no-pg, --pg-only,
 #                               --no-accounts, --apache-only,
 #                               --apache-conf 'LINE', --runs ...: run.py -h)
@@ -94,7 +102,8 @@ bench-build:
 
 # Run inside bench-build's make, where $(BUILD) is already .../bench.
 bench-tools: $(LIB) $(PROVIDERS:%=$(BUILD)/%.fcgi) $(BUILD)/idemhook \
-	$(BUILD)/tools/store_ceiling $(BUILD)/tools/null.fcgi
+	$(BUILD)/tools/store_ceiling $(BUILD)/tools/null.fcgi \
+	$(BUILD)/tools/reference.fcgi
 
 $(BUILD)/tools/store_ceiling: tests/bench/store_ceiling.c $(LIB) $(HEADERS)
 	@mkdir -p $(@D)
@@ -104,6 +113,11 @@ $(BUILD)/tools/store_ceiling: tests/bench/store_ceiling.c $(LIB) $(HEADERS)
 $(BUILD)/tools/null.fcgi: tests/bench/null.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(PKG_LIBS)
+
+# The measured peer (issue 40): a minimal receiver of the same design.
+$(BUILD)/tools/reference.fcgi: tests/bench/reference.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(PROG_LIBS)
 
 bench-readme:
 	cp $(BUILD)/bench/chart.svg tests/bench/chart.svg

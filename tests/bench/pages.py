@@ -38,12 +38,19 @@ what a batch of that size costs.  With --conc K, K clients send at once
 (each its share, one at a time), so that commits carry several events:
 how many each carries is the writer's to decide, and is reported.
 
+With --reference TOOL (make bench-pages builds $(BUILD)/bench/tools/
+reference.fcgi) the same counts are taken of the bench's reference, a
+minimal receiver of the same design (tests/bench/reference.c; issue 40),
+run as stripe.fcgi under the same shipped configuration.  Every run also
+counts the system calls by name (syscalls, futex, writes: write and
+writev; pwrites: pwrite64 on any file), per event.
+
 A warm-up of W events comes first in the strace run too, and only the
 system calls after it count.  Usage:
 
   python3 tests/bench/pages.py --bin BUILD [--events N] [--warm W]
       [--mode after-response|worker] [--no-callgrind] [--pg URI]
-      [--conc K] [--store FILE]
+      [--conc K] [--store FILE] [--reference TOOL]
 
 Python 3 standard library; strace and valgrind.
 """
@@ -119,7 +126,8 @@ def send(srv, prefix, first, n, conc=1):
 
 def first_id(srv):
     """The row id after those of a store's earlier events (--store)."""
-    if srv.db.startswith("postgresql:") or not os.path.exists(srv.db):
+    if srv.db.startswith("postgresql:") or not os.path.exists(srv.db) \
+            or srv.bench_mode == "reference":
         return 0
     with harness.db_connect(srv.db, timeout=5, ro=True) as c:
         return c.execute("SELECT coalesce(max(id), 0) FROM events"
@@ -130,12 +138,17 @@ def settled(srv, total, mode, timeout=120, after=0):
     """Waits until total events are recorded (row ids past after), and
     processed unless the mode is worker; then a moment for the last
     commit's syscalls."""
-    want = "received" if mode == "worker" else "done"
+    want = "received" if mode in ("worker", "reference") else "done"
+    col = "rowid" if mode == "reference" else "id"
     deadline = time.monotonic() + timeout
+    n = 0
     while time.monotonic() < deadline:
+        if not os.path.exists(srv.db):
+            time.sleep(0.1)
+            continue
         with harness.db_connect(srv.db, timeout=5, ro=True) as c:
             n = c.execute("SELECT count(*) FROM events WHERE status = ?"
-                          " AND id > ?", (want, after)).fetchone()[0]
+                          " AND %s > ?" % col, (want, after)).fetchone()[0]
         if n >= total:
             time.sleep(0.5)
             return
@@ -162,9 +175,11 @@ def server(bindir, wrap, mode, name, pg=None, store=None):
     elif pg:
         os.environ["IH_PG_URI"] = pg
         db = harness.pg_new_db("ih_pages")
-    return harness.Server(bindir, providers=["stripe"], wrap=wrap,
-                          env={"IDEMHOOK_MODE": mode}, max_procs=1,
-                          name=name, db=db)
+    srv = harness.Server(bindir, providers=["stripe"], wrap=wrap,
+                         env={"IDEMHOOK_MODE": mode}, max_procs=1,
+                         name=name, db=db)
+    srv.bench_mode = mode
+    return srv
 
 
 def drop_copy(a, srv):
@@ -189,8 +204,15 @@ def count_trace(text, start, end, page):
             main.add(m.group(3))
     out = {"wal_pages": 0, "wal_bytes": 0, "db_bytes": 0, "fsyncs": 0,
            "pg_sends": 0, "pg_recvs": 0, "commits": 0, "db_reads": 0,
-           "wal_reads": 0}
+           "wal_reads": 0, "syscalls": 0, "futex": 0, "writes": 0,
+           "pwrites": 0}
     for ln in text[start:end].splitlines():
+        m = re.match(r'(\d+) +(\w+)\(', ln)
+        if m:
+            out["syscalls"] += 1
+            out["futex"] += m.group(2) == "futex"
+            out["writes"] += m.group(2) in ("write", "writev")
+            out["pwrites"] += m.group(2) == "pwrite64"
         m = re.match(r'(\d+) +(\w+)\((\d+)(.*)\) += (-?\d+)', ln)
         if not m:
             continue
@@ -238,9 +260,9 @@ def strace_run(a):
     tdir = tempfile.mkdtemp(prefix="ih-pages-")
     trace = os.path.join(tdir, "trace")
     # On PostgreSQL the messages are kept, to count the COMMITs.
-    wrap = ("%s -f -qq -s %d -e trace=openat,pread64,pwrite64,write,fsync,"
-            "fdatasync%s -o %s" % (shutil.which("strace"), 1 << 20 if a.pg else 0,
-                          ",sendto,recvfrom" if a.pg else "", trace))
+    # Every call is traced, so that all of them are counted.
+    wrap = ("%s -f -qq -s %d -o %s" % (shutil.which("strace"),
+                                       1 << 20 if a.pg else 0, trace))
     srv = server(a.bin, wrap, a.mode, "pages-strace", a.pg, a.store)
     try:
         srv.start()
@@ -279,7 +301,7 @@ def callgrind_total(a, n):
     try:
         srv.start()
         base = first_id(srv)
-        send(srv, "cg", 0, n)
+        send(srv, "cg", 0, n, a.conc)
         settled(srv, n, a.mode, timeout=600, after=base)
     finally:
         srv.stop()
@@ -312,6 +334,9 @@ def main():
     ap.add_argument("--store", metavar="FILE",
                     help="start from a copy of this SQLite store (one"
                     " that store_ceiling -F filled)")
+    ap.add_argument("--reference", metavar="TOOL",
+                    help="count the bench's reference receiver (tests/"
+                    "bench/reference.c, built as TOOL) instead")
     ap.add_argument("--random-ids", action="store_true",
                     help="random event and object ids (as a store of"
                     " real events has them), not numbered ones that"
@@ -319,6 +344,20 @@ def main():
     a = ap.parse_args()
     RANDOM[0] = a.random_ids
     a.bin = os.path.abspath(a.bin)
+    refdir = None
+    if a.reference:
+        refdir = tempfile.mkdtemp(prefix="ih-pages-ref-")
+        os.chmod(refdir, 0o755)
+        shutil.copy(a.reference, os.path.join(refdir, "stripe.fcgi"))
+        a.bin, a.mode = refdir, "reference"
+    try:
+        measure(a)
+    finally:
+        if refdir:
+            shutil.rmtree(refdir, ignore_errors=True)
+
+
+def measure(a):
     res = strace_run(a)
     if not a.no_callgrind:
         lo = callgrind_total(a, a.warm)
@@ -330,6 +369,7 @@ def main():
     keys = ("pg_sends", "pg_recvs") if a.pg else (
         "wal_pages", "wal_bytes", "db_bytes", "fsyncs", "store_pages",
         "db_reads", "wal_reads")
+    keys += ("syscalls", "futex", "writes", "pwrites")
     for k in keys + ("instructions", "work_wal_pages", "work_wal_bytes",
               "work_db_bytes", "work_fsyncs", "work_db_reads"):
         if k in res:

@@ -71,6 +71,15 @@ provider specs, and measures:
   lighttpd, of the same program as plain CGI, and of `idemhook work
   --once` processing it, on SQLite (every provider) and on PostgreSQL
   (stripe), divided by the body (`--no-memory` leaves it out);
+- **the reference** (issue 40): `tests/bench/reference.c`, a minimal
+  Stripe receiver of idemhook's own design (request threads verify, one
+  writer inserts each batch under a unique constraint and commits it with
+  one fsync; no headers, attempts, objects or switch), run as
+  `stripe.fcgi` under the same shipped configuration with the same
+  requests at 16 connections, then stripe at its defaults and in worker
+  mode once more beside it; the issue's targets are ratios to it
+  (`BENCH_OPTS='--runs reference:16 stripe:16 stripe:16::worker'`: just
+  those three).
 - **accounts** (issue 29; `BENCH_OPTS=--no-accounts` leaves them out):
   stripe at 16 connections with 1 account and with 100, each through its
   own URL and secret and otherwise the same requests

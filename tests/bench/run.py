@@ -17,6 +17,12 @@ Measured in one run, on this machine, so that ratios are comparable:
                    connections; then stripe under plain CGI (mod_cgi, the
                    same binary), with synchronous=NORMAL, and in worker
                    mode (no processing after the answer).
+  reference        tests/bench/reference.c (issue 40), a minimal Stripe
+                   receiver of idemhook's own design (request threads
+                   verify, one writer inserts each batch with one fsync),
+                   under the same lighttpd with the same requests, at 16
+                   connections beside stripe at its defaults and in
+                   worker mode: the peer the issue's ratios are taken to.
   Apache           a real apache2 with the shipped www-config/apache/
                    vhost.conf (mod_fcgid): the null program and stripe at
                    4 and 16 connections, stripe with the earlier 4
@@ -35,6 +41,11 @@ Measured in one run, on this machine, so that ratios are comparable:
                    secret, the same requests otherwise), 3 s runs in the
                    order 1, 100, 100, 1, and instructions per request
                    from callgrind; --no-accounts leaves them out.
+  forwarding       stripe at 16 connections forwarding each event to a
+                   local application that answers at once
+                   (tests/bench/forward_rate.py): forwarded/s against
+                   received/s of the same run; --no-forward leaves it
+                   out.
   growth           with --growth N (make bench BENCH_GROWTH=N): stripe at
                    16 connections on a store that already holds N done
                    events (store_ceiling -F: recorded, claimed and
@@ -86,6 +97,7 @@ sys.dont_write_bytecode = True
 import harness  # noqa: E402
 import chart  # noqa: E402
 import big_rss  # noqa: E402
+import forward_rate  # noqa: E402
 
 LUA = os.path.join(HERE, "post.lua")
 PROVIDERS = ("stripe", "github", "shopify", "asaas", "standard")
@@ -107,7 +119,7 @@ T_STACK = 0.75           # and >= 0.75x the null stack ceiling
 T_CPU = 4                # CPU per accepted event <= 4x null's per request
 T_P99_MS = 10.0          # at 16 connections
 T_RSS_KIB = 4096         # private memory per FastCGI process
-T_AFTER_COST = 0.10      # processing after the answer
+T_AFTER_COST = 0.25      # processing after the answer (issue 40)
 T_PG = 0.8               # PostgreSQL: >= 0.8x its own 16-writer ceiling
 T_PG_P99_MS = 20.0       # at 16 connections
 T_PG_HOSTS = 1.6         # two hosts >= 1.6x one (or the ceiling)
@@ -116,6 +128,12 @@ T_APACHE_P99_MS = 20.0
 T_CGI = 0.5              # plain CGI >= 0.5x the null CGI program
 T_GROWTH = 0.8           # a store of N events >= 0.8x an empty one
 T_ACCOUNTS = 0.05        # 100 accounts within 5% of 1 (issue 29)
+# Targets of issue 40: ratios to the reference (tests/bench/reference.c).
+T_REF_WORKER = 0.9       # worker mode >= 0.9x the reference, 16 conn
+T_REF_AFTER = 0.6        # the defaults >= 0.6x the reference
+T_APACHE_LIGHTTPD = 0.8  # Apache mod_fcgid >= 0.8x lighttpd, same program
+T_PG_HOST_CEIL = 0.5     # each of two hosts >= 0.5x the 16-writer ceiling
+REFERENCE = "reference"  # the variant of the reference's rows
 
 
 def log(msg):
@@ -366,12 +384,19 @@ def outcomes(text):
     return counts
 
 
-def db_counts(db, t0_ms, window_ms):
+def db_counts(db, t0_ms, window_ms, ref=False):
     """Rows first received within window_ms from t0_ms (warm-up rows and
     requests still in flight when wrk stops are not counted), rows done,
-    effects."""
+    effects.  ref: the reference's store, which has no processing."""
     if not harness.db_exists(db):
         return 0, 0, 0
+    if ref:
+        with sqlite3.connect(db, timeout=10) as c:
+            rows = c.execute("SELECT count(*) FROM events WHERE received_at"
+                             " >= ? AND received_at < ?",
+                             (int(t0_ms), int(t0_ms + window_ms))
+                             ).fetchone()[0]
+        return rows, 0, 0
     with harness.db_connect(db, timeout=10, ro=True) as c:
         rows = c.execute("SELECT count(*) FROM events WHERE received_at >= ?"
                          " AND received_at < ?",
@@ -498,8 +523,18 @@ class Bench:
                        check=True, timeout=7200, stdout=subprocess.DEVNULL)
         log("filled in %.0f s" % (time.monotonic() - t0))
 
+    def ref_bin(self):
+        """A folder where the reference is stripe.fcgi, so that the
+        shipped hooks-stripe.conf runs it with the same settings."""
+        d = os.path.join(self.tmp, "reference-bin")
+        if not os.path.isdir(d):
+            os.makedirs(d)
+            shutil.copy(os.path.join(self.a.tools, "reference.fcgi"),
+                        os.path.join(d, "stripe.fcgi"))
+        return d
+
     def make_server(self, name, server, cgi, env, pg, extra, db=None,
-                    fill=0, static=False):
+                    fill=0, static=False, ref=False):
         if name != "null":
             env = dict(env, **dict(kv.split("=", 1) for kv in self.a.env))
         if server == "Apache":
@@ -514,9 +549,10 @@ class Bench:
             d = self.fresh("srv")
             db = (harness.pg_new_db("ih_bench") if pg
                   else os.path.join(d, "data", "events.db"))
-        srv = lighttpd(name, self.a.cgi_bin if static else self.a.bin,
+        srv = lighttpd(name, self.ref_bin() if ref else
+                       self.a.cgi_bin if static else self.a.bin,
                        self.a.tools, self.secrets[name], cgi, env, db)
-        if name != "null" and not given:
+        if name != "null" and not given and not ref:
             # The schema exists before the first request, as in production.
             subprocess.run([os.path.join(self.a.tools, "store_ceiling"),
                             "-c", srv.db], check=True, timeout=60)
@@ -526,15 +562,19 @@ class Bench:
 
     def run(self, name, conns, server="lighttpd", cgi=False, sync=SYNC,
             mode="after-response", tag=None, pg=False, variant="",
-            extra=(), fill=0, static=False):
-        """static: under CGI, the program from --cgi-bin (make static)."""
+            extra=(), fill=0, static=False, ref=False):
+        """static: under CGI, the program from --cgi-bin (make static);
+        ref: stripe's requests to the reference (tests/bench/reference.c)
+        instead of stripe.fcgi."""
         if static:
             variant = "static"
         env = {}
-        if name != "null":
+        if ref:
+            variant, sync, mode = REFERENCE, "FULL", "-"
+        elif name != "null":
             env = {"IDEMHOOK_SYNCHRONOUS": sync, "IDEMHOOK_MODE": mode}
         srv = self.make_server(name, server, cgi, env, pg, extra, fill=fill,
-                               static=static)
+                               static=static, ref=ref)
         # After a fill, so that the request file's timestamps are fresh.
         reqfile = self.requests_for(name)
         try:
@@ -562,13 +602,13 @@ class Bench:
             srv.stop()
             dur = res["duration_us"] / 1e6
             rows, done, eff = ((0, 0, 0) if name == "null" else
-                               db_counts(srv.db, t0_ms, dur * 1000))
+                               db_counts(srv.db, t0_ms, dur * 1000, ref))
             oc = outcomes(srv.errorlog()[log0[0]:]
                           + srv.stderr_text()[log0[1]:])
             # A FULL store never makes <db>-sync: if it is there, the
             # receivers did not get the setting (their store opened with
             # store_durable_as() is what passes FULL on).
-            if sync == "FULL" and not pg and os.path.exists(
+            if sync == "FULL" and not pg and not ref and os.path.exists(
                     srv.db + "-sync"):
                 log("warning: IDEMHOOK_SYNCHRONOUS=FULL did not reach the "
                     "receivers' store: this row is SHARED")
@@ -670,6 +710,9 @@ class Bench:
             # Only the named runs, e.g. for comparing two builds.
             for spec in a.runs:
                 f = (spec.split(":") + [""] * 6)[:6]
+                if f[0] == REFERENCE:
+                    self.run("stripe", int(f[1] or 16), ref=True)
+                    continue
                 self.run(f[0], int(f[1] or 16), cgi=f[4] in ("cgi",
                                                              "cgi-static"),
                          static=f[4] == "cgi-static",
@@ -696,6 +739,11 @@ class Bench:
                     self.run("stripe", c, sync="NORMAL")
                 for c in CONNS:
                     self.run("stripe", c, mode="worker")
+                # Issue 40's peer, then the two it is compared with once
+                # more, next to it in time.
+                self.run("stripe", 16, ref=True)
+                self.run("stripe", 16, mode="worker", variant="by ref")
+                self.run("stripe", 16, variant="by ref")
                 self.run("stripe", 16, sync="NORMAL", mode="worker")
                 # Each commit fsyncing the log itself, as before SHARED.
                 self.run("stripe", 16, sync="FULL")
@@ -709,6 +757,8 @@ class Bench:
             self.apache()
         if not a.no_pg and "stripe" in provs and not a.apache_only:
             self.postgres()
+        if not a.no_forward and "stripe" in provs and not a.apache_only:
+            self.forward = forward_rate.measure(self, wrk, log, a.seconds)
         if not a.no_accounts and "stripe" in provs and not a.apache_only:
             self.accounts()
         self.finish(t0, again=True)
@@ -1042,6 +1092,7 @@ class Bench:
                      "tests/bench/accounts.py):")
             L.append("")
             L += self.acct_lines + [""]
+        L += forward_rate.lines(getattr(self, "forward", None))
         L += self.apache_memory()
         if self.memory:
             L.append("")
@@ -1076,6 +1127,7 @@ class Bench:
         with open(os.path.splitext(a.out)[0] + ".json", "w") as f:
             json.dump({"ceilings": self.ceil, "runs": self.rows,
                        "accounts": getattr(self, "acct", None),
+                       "forward": getattr(self, "forward", None),
                        "date": self.started.isoformat()}, f, indent=1)
         print(text)
         log("results in %s" % a.out)
@@ -1095,6 +1147,77 @@ class Bench:
                                 r["rss_kib"],
                                 r["private_kib"] or 0,
                                 r["private_sum_kib"])]
+
+    def by_ref(self, mode):
+        """stripe at 16 connections in mode, from the runs made next to
+        the reference when there are some."""
+        kw = dict(name="stripe", server="lighttpd", iface="FastCGI",
+                  sync=SYNC, mode=mode, conns=16, store="sqlite")
+        return self.find(variant="by ref", **kw) or self.find(**kw)
+
+    def reference_targets(self, verdict):
+        """Issue 40's ratios: stripe.fcgi against the reference (the same
+        design, minimal), Apache against lighttpd, two PostgreSQL hosts
+        against one and against the database's 16-writer ceiling."""
+        L = []
+        ref = self.find(name="stripe", variant=REFERENCE, conns=16)
+        worker, after = self.by_ref("worker"), self.by_ref("after-response")
+        if ref and ref["accepted_s"]:
+            for r, what, want in ((worker, "worker mode", T_REF_WORKER),
+                                  (after, "the defaults (processing after "
+                                   "the answer)", T_REF_AFTER)):
+                if r is None:
+                    continue
+                q = r["accepted_s"] / ref["accepted_s"]
+                L.append("| %s ≥ %.1f× the reference (stripe, %s, 16 conn; "
+                         "issue 40) | %.0f vs %.0f accepted/s = %.2f×; p99 "
+                         "%.2f vs %.2f ms; CPU %s vs %s µs per accepted "
+                         "event | %s |" % (
+                             what, want, SYNC, r["accepted_s"],
+                             ref["accepted_s"], q, r["p99_ms"],
+                             ref["p99_ms"], fmt(r["fcgi_cpu_us_per_acc"]),
+                             fmt(ref["fcgi_cpu_us_per_acc"]),
+                             verdict(q >= want)))
+        if worker and after and worker["accepted_s"] and (
+                worker.get("variant") == "by ref" or ref):
+            cost = 1 - after["accepted_s"] / worker["accepted_s"]
+            L.append("| processing cost 1 − defaults ÷ worker ≤ %.0f%% (the "
+                     "runs beside the reference) | %.0f vs %.0f accepted/s: "
+                     "%.0f%% (events done by the run's end: %d of %d) | "
+                     "%s |" % (T_AFTER_COST * 100, after["accepted_s"],
+                               worker["accepted_s"], cost * 100,
+                               after["done"], after["rows"],
+                               verdict(cost <= T_AFTER_COST)))
+        ap = self.find(name="stripe", server="Apache", sync=SYNC, conns=16)
+        lt = self.find(name="stripe", server="lighttpd", iface="FastCGI",
+                       sync=SYNC, mode="after-response", conns=16,
+                       store="sqlite")
+        if ap and lt and lt["accepted_s"]:
+            q = ap["accepted_s"] / lt["accepted_s"]
+            L.append("| Apache mod_fcgid ≥ %.1f× lighttpd, p99 ≤ %.0f ms "
+                     "(stripe, %s, 16 conn; issue 40) | %.0f vs %.0f "
+                     "accepted/s = %.2f×; p99 %.2f ms | %s |" % (
+                         T_APACHE_LIGHTTPD, T_APACHE_P99_MS, SYNC,
+                         ap["accepted_s"], lt["accepted_s"], q,
+                         ap["p99_ms"], verdict(
+                             q >= T_APACHE_LIGHTTPD
+                             and ap["p99_ms"] <= T_APACHE_P99_MS)))
+        one = self.find(name="stripe", store="postgresql", conns=16)
+        two = self.find(name="stripe", store="postgresql", conns=16,
+                        variant="two hosts")
+        if one and two and one["accepted_s"] and self.ceil.get("PG16"):
+            each = two["accepted_s"] / 2 / self.ceil["PG16"]
+            L.append("| PostgreSQL: each of two hosts ≥ %.1f× the "
+                     "database's 16-writer ceiling (issue 40) | %.0f "
+                     "accepted/s each of %.0f = %.2f×; two ÷ one %.2f× "
+                     "(target %.1f×) | %s |" % (
+                         T_PG_HOST_CEIL, two["accepted_s"] / 2,
+                         self.ceil["PG16"], each,
+                         two["accepted_s"] / one["accepted_s"], T_PG_HOSTS,
+                         verdict(each >= T_PG_HOST_CEIL and
+                                 two["accepted_s"] >= T_PG_HOSTS *
+                                 one["accepted_s"])))
+        return L
 
     def targets(self):
         L = ["| target | measured | |", "|---|---|---|"]
@@ -1127,7 +1250,8 @@ class Bench:
                                  verdict(cr / cn <= T_CPU)))
             worst = max((x for x in self.rows if x["name"] != "null"
                          and x["server"] == "lighttpd" and x["conns"] == 16
-                         and x["iface"] == "FastCGI"),
+                         and x["iface"] == "FastCGI"
+                         and x["variant"] != REFERENCE),
                         key=lambda x: x["p99_ms"])
             L.append("| p99 ≤ 10 ms at 16 connections (stripe, %s) | "
                      "%.2f ms (worst lighttpd FastCGI run at 16: %s %s %s, "
@@ -1155,11 +1279,13 @@ class Bench:
                                conns=16, store="sqlite")
             if after and worker:
                 cost = 1 - after["accepted_s"] / worker["accepted_s"]
-                L.append("| processing after the answer costs ≤ 10%% "
+                L.append("| processing after the answer costs ≤ %.0f%% "
                          "(stripe, %s, 16 conn) | %.0f accepted/s vs %.0f in "
                          "worker mode: %.0f%% | %s |" % (
-                             sync, after["accepted_s"], worker["accepted_s"],
-                             cost * 100, verdict(cost <= T_AFTER_COST)))
+                             T_AFTER_COST * 100, sync, after["accepted_s"],
+                             worker["accepted_s"], cost * 100,
+                             verdict(cost <= T_AFTER_COST)))
+        L += self.reference_targets(verdict)
         for c, sync in ((c, s) for c in APACHE_CONNS
                         for s in (SYNC, "FULL")):
             r = self.find(name="stripe", server="Apache", sync=sync,
@@ -1275,7 +1401,8 @@ def main():
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--runs", nargs="*", default=None,
                     help="only these runs: "
-                    "provider:conns[:sync[:mode[:cgi|cgi-static[:apache]]]]")
+                    "provider:conns[:sync[:mode[:cgi|cgi-static[:apache]]]]"
+                    " or reference:conns (tests/bench/reference.c)")
     ap.add_argument("--max-procs", type=int, default=MAX_PROCS,
                     help="FastCGI processes per endpoint (default %d, the "
                     "shipped value)" % MAX_PROCS)
@@ -1291,6 +1418,8 @@ def main():
                     "big_rss.py)")
     ap.add_argument("--no-apache", action="store_true",
                     help="no Apache rows (they need apache2, mod_fcgid)")
+    ap.add_argument("--no-forward", action="store_true",
+                    help="leave out the forwarding rate (forward_rate.py)")
     ap.add_argument("--no-accounts", action="store_true",
                     help="no 1-vs-100-accounts rows (tests/bench/"
                     "accounts.py; about 2 minutes)")

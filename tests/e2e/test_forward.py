@@ -62,6 +62,8 @@ APP_SECRETS = {
     "standard": standard_secret(os.urandom(24)),
     # The route of Stripe events signed the Standard Webhooks way.
     "stripe-sw": standard_secret(os.urandom(24)),
+    # The account acme's own destination (test_forward_ops.py).
+    "stripe-acme": "whsec_acme_app_" + os.urandom(12).hex(),
 }
 
 
@@ -379,7 +381,7 @@ def case_check_refuses(srv, app, work):
         ({"IDEMHOOK_STRIPE_FORWARD_TIMEOUT": "0"}, "FORWARD_TIMEOUT"),
         ({"IDEMHOOK_STRIPE_FORWARD_TIMEOUT": "40"}, "IDEMHOOK_LEASE"),
         ({"IDEMHOOK_STRIPE_FORWARD_URL@acme": "https://app.example/acme"},
-         "forwarding is set per provider"),
+         "IDEMHOOK_STRIPE_FORWARD_SECRET@acme is not set"),
     ]
     for change, want in bad:
         env = dict(work.env)

@@ -29,7 +29,8 @@ Each recipe is then checked as a new user would: signed deliveries are
 accepted, a redelivery is a duplicate, a forged one 401; the request and
 processing lines are in the IDEMHOOK_LOG file; `idemhook check` (the
 README's audit line) finds no problem; the cron lines succeed in cron's
-environment (env -i, PATH=/usr/bin:/bin, as the programs' user).
+environment (env -i, PATH=/usr/bin:/bin, as the programs' user), after
+the README's `apt-get install -y cron` and crontab(1) took them.
 
 Usage: test_recipes.py BINDIR   (or IH_BIN=BINDIR ...)
 """
@@ -70,7 +71,8 @@ FRESH = ("/var/lib/idemhook", "/etc/idemhook", "/run/idemhook", "/run/lighttpd",
          # The host's own servers' pid files: a recipe's init script must
          # never find a pid of the host's (there is none to find in the
          # PID namespace anyway).
-         "/run/nginx.pid", "/run/lighttpd.pid", "/run/apache2", "/run/spawn-fcgi")
+         "/run/nginx.pid", "/run/lighttpd.pid", "/run/apache2", "/run/spawn-fcgi",
+         "/run/fcgiwrap.pid", "/run/fcgiwrap.socket", "/var/spool/cron/crontabs/www-data")
 CRON_ENV = ["env", "-i", "PATH=/usr/bin:/bin", "SHELL=/bin/sh"]
 REAPER = """import os, time
 end = time.time() + 900
@@ -277,7 +279,12 @@ def local_port(ns, port):
 
 
 # What Debian's packages start as soon as they are installed (their
-# postinst), as the recipe's server then finds it running.
+# postinst), as the recipe's server then finds it running.  Not fcgiwrap:
+# without systemd its init script needs spawn-fcgi, which installing
+# fcgiwrap does not bring, so the recipe starts it itself (and this
+# machine's spawn-fcgi must not hide a recipe that forgets to).  Not cron:
+# the test runs the crontab's lines itself, in cron's environment, and a
+# cron daemon's `work --once` every minute would race the checks.
 STARTED_AT_INSTALL = {"apache2": "/etc/init.d/apache2 start",
                       "lighttpd": "/etc/init.d/lighttpd start",
                       "nginx": "/etc/init.d/nginx start",
@@ -417,12 +424,31 @@ def audit_and_cron(ns, logfile, ids, user="www-data", audit="audit", cron="cron"
           "duplicate or 401 not logged in %s" % logfile)
     st = os.stat(ns.path(logfile))
     check(st.st_mode & 0o077 == 0, "%s has mode %04o" % (logfile, st.st_mode & 0o7777))
+    install_crontab(ns, user, cron)
     for _, text in recipe(cron):
         for cmd in cron_commands(text):
             r = ns.run(" ".join(["/usr/sbin/runuser", "-u", user, "--"] + CRON_ENV +
                                 ["sh", "-c", shlex.quote(cmd)]), check_rc=False, cwd="/")
             check(r.returncode == 0, "cron line %r in cron's environment: exit %d: %s"
                   % (cmd, r.returncode, (r.stdout + r.stderr).strip()[-400:]))
+
+
+def install_crontab(ns, user, cron):
+    """The README's `apt-get install -y cron` (tests/deps.sh's cron list),
+    then recipe cron's lines given to crontab(1) as the user's crontab,
+    which refuses a line cron could not read; crontab -l shows each."""
+    if "cron" not in ns.apt:
+        pkgs = run_recipe(ns, "cron-install", {}, None)
+        check(set(pkgs) == deps_list("cron"), "the cron recipe installs %s, not %s "
+              "(tests/deps.sh --list cron)" % (sorted(pkgs), sorted(deps_list("cron"))))
+    text = "".join(t for _, t in recipe(cron))
+    tab = os.path.join(ns.tmp, "crontab-" + cron)
+    with open(tab, "w") as f:
+        f.write(text)
+    ns.run("crontab -u %s %s" % (user, shlex.quote(tab)))
+    listed = ns.run("crontab -u %s -l" % user).stdout
+    for cmd in cron_commands(text):
+        check(cmd in listed, "crontab -l lacks %r: %s" % (cmd, listed[-400:]))
 
 
 def run_smoke(ns, name, base, env, port):
@@ -441,7 +467,8 @@ def run_smoke(ns, name, base, env, port):
                                                             (r.stdout + r.stderr)[-600:]))
 
 
-LAYOUT_LIST = {"lighttpd": "lighttpd", "vhost": "apache", "nginx": "nginx"}
+LAYOUT_LIST = {"lighttpd": "lighttpd", "vhost": "apache", "nginx": "nginx",
+               "fcgiwrap": "fcgiwrap"}
 
 
 def pg_local(ns):
@@ -524,6 +551,12 @@ def server_recipe(bindir, name, url_path="/", postgres=False):
         want = deps_list(LAYOUT_LIST[name])
         check(set(pkgs) == want, "the %s recipe installs %s, not %s (tests/deps.sh --list %s)"
               % (name, sorted(pkgs), sorted(want), LAYOUT_LIST[name]))
+        if name == "fcgiwrap":
+            # No systemd here: fcgiwrap.socket is not started at install;
+            # the recipe's own lines for that case start fcgiwrap.
+            pkgs = run_recipe(ns, "fcgiwrap-nosystemd", env, port)
+            check(pkgs == ["spawn-fcgi"], "without systemd, fcgiwrap's recipe installs %s, "
+                  "not spawn-fcgi" % pkgs)
         base = "http://127.0.0.1:%d" % port
         wait_http(base + url_path)
         ids = deliveries(base, secrets, name)
@@ -557,6 +590,8 @@ def server_recipe(bindir, name, url_path="/", postgres=False):
             deliveries(base, secrets, name + "-nosystemd")
         if name == "vhost":
             other_vhost(ns, base, port)
+        if name == "fcgiwrap":
+            fcgiwrap_served(ns)
         if name == "nginx":
             # spawn-fcgi.sh, run as root, gives the programs a clean
             # environment: the programs' user's HOME (libpq's ~/.pgpass,
@@ -590,6 +625,25 @@ def server_recipe(bindir, name, url_path="/", postgres=False):
             sys.stdout.write("".join("# " + l + "\n" for l in
                                      "\n".join(ns.log).splitlines()[-400:]))
         ns.close()
+
+
+def fcgiwrap_served(ns):
+    """The deliveries went through fcgiwrap, as www-data: no FastCGI
+    program of idemhook's keeps running (each request's is a CGI)."""
+    users = {}
+    for pid in ns.members():
+        try:
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                argv0 = f.read().split(b"\0", 1)[0]
+            uid = os.stat("/proc/%d" % pid).st_uid
+        except OSError:
+            continue
+        users.setdefault(os.path.basename(argv0).decode(errors="replace"), set()).add(uid)
+    www = pwd.getpwnam("www-data").pw_uid
+    check(users.get("fcgiwrap") == {www}, "fcgiwrap runs as %r, not www-data only"
+          % users.get("fcgiwrap"))
+    check(not [n for n in users if n.endswith(".fcgi")], "FastCGI programs running: %r"
+          % sorted(users))
 
 
 def get_status(url, host):
@@ -728,7 +782,8 @@ def blocks_parse():
     for want in ("server", "server-after", "audit", "lighttpd", "vhost", "nginx", "shared",
                  "shared-after", "shared-host", "allowoverride", "cron", "catchup-cron",
                  "postgres", "postgres-switch", "postgres-cron", "shared-upload",
-                 "shared-smoke"):
+                 "shared-smoke", "cron-install", "fcgiwrap", "fcgiwrap-nosystemd",
+                 "fcgiwrap-smoke"):
         check(want in names, "no <!-- recipe: %s --> in the documentation" % want)
     for name in names:
         homes = recipe_home(name)
@@ -742,6 +797,17 @@ def blocks_parse():
                       % (layout, layout), readme, re.S)
         check(m and "idemhook smoke stripe " in m.group(1),
               "README.md: no smoke block for the %s recipe" % layout)
+    (_, text), = recipe("fcgiwrap-smoke")
+    check("idemhook smoke stripe " in text, "no smoke block for the fcgiwrap recipe")
+    # make check installs every package a recipe's apt-get line names,
+    # so that this suite runs every such line (tests/deps.sh's test list).
+    test_pkgs = deps_list("test")
+    for name, fname, text in readme_blocks():
+        for cmd in ([] if fname else shell_commands(text)):
+            if cmd.startswith("apt-get install"):
+                pkgs = {w for w in shlex.split(cmd)[2:] if not w.startswith("-")}
+                check(pkgs <= test_pkgs, "recipe %s: %s not in tests/deps.sh's test list"
+                      % (name, sorted(pkgs - test_pkgs)))
     # The build's packages only: a layout's recipe installs its server.
     (_, text), = recipe("server")
     check("make deps-build" in text and not re.search(r"make deps\b(?!-)", text),
@@ -780,7 +846,7 @@ def demo_needs_little():
 # none of it may change while they run (issue 25: a link under
 # /proc/PID/root once led a recipe's write to the host's nginx site).
 HOST_WATCHED = ("/etc/nginx", "/etc/lighttpd", "/etc/apache2", "/etc/idemhook", "/etc/postgresql",
-                "/var/lib/postgresql",
+                "/var/lib/postgresql", "/var/spool/cron",
                 "/etc/cron.d", "/etc/tmpfiles.d", "/var/lib/idemhook", "/run/idemhook",
                 "/usr/local/bin", "/root/idemhook")
 # Besides the recipes' own files and the paths their blocks name: the
@@ -871,7 +937,8 @@ def host_check_fair():
 
 def run_cases(tap, bindir, servers):
     host = host_snapshot()
-    tap.run("the READMEs mark every recipe, each in one file; cron lines use full paths",
+    tap.run("the READMEs mark every recipe, each in one file; cron lines use full paths; "
+            "make deps installs every package of their apt-get lines",
             blocks_parse)
     tap.run_as_root("make demo and make deps-build: the build's packages (and the demo's "
                     "lighttpd), said, no npm ci", "runuser nobody", demo_needs_little)
@@ -897,6 +964,10 @@ def run_cases(tap, bindir, servers):
     tap.run_as_root("nginx recipe as written: accepted, duplicate, 401, check clean, "
                     "lines in IDEMHOOK_LOG, cron; installs nginx and spawn-fcgi only", why,
                     server_recipe, bindir, "nginx")
+    tap.run_as_root("nginx with fcgiwrap recipe as written, fcgiwrap started the way a host "
+                    "without systemd must: accepted, duplicate, 401, check clean, smoke, "
+                    "lines in IDEMHOOK_LOG, cron; installs nginx and fcgiwrap (and spawn-fcgi "
+                    "without systemd)", why, server_recipe, bindir, "fcgiwrap")
     tap.run("the host check: another writer's change is said, a recipe's fails",
             host_check_fair)
     tap.run("the host's server, settings and store folders unchanged by every recipe above",

@@ -32,9 +32,10 @@ function note(rec) {
 async function verify(route, raw, h) {
   const text = raw.toString('utf8');
   switch (route) {
-    case 'stripe': {
+    case 'stripe':
+    case 'stripe-acme': {
       // Throws on a bad signature or a timestamp older than 300 s.
-      const ev = stripe.webhooks.constructEvent(raw, h['stripe-signature'], secrets.stripe);
+      const ev = stripe.webhooks.constructEvent(raw, h['stripe-signature'], secrets[route]);
       return { id: ev.id, object: ev.data && ev.data.object && ev.data.object.id };
     }
     case 'github': {

@@ -164,18 +164,18 @@ settings_taken(void **state)
 
 	(void)state;
 	assert_int_equal(load(env, "stripe", &cfg, err, sizeof(err)), IH_OK);
-	assert_string_equal(cfg.forward_url,
+	assert_string_equal(cfg.forward.url,
 	    "https://app.example/hooks/stripe");
-	assert_int_equal(cfg.forward_sign, FORWARD_SIGN_PROVIDER);
-	assert_int_equal(cfg.forward_timeout_s, 12);
-	assert_int_equal(cfg.forward_secret_len, 9);
+	assert_int_equal(cfg.forward.sign, FORWARD_SIGN_PROVIDER);
+	assert_int_equal(cfg.forward.timeout_s, 12);
+	assert_int_equal(cfg.forward.secret_len, 9);
 	config_free(&cfg);
 	/* Another provider's destination is not this one's. */
 	assert_int_equal(load(env, "github", &cfg, err, sizeof(err)), IH_OK);
-	assert_null(cfg.forward_url);
+	assert_null(cfg.forward.url);
 	config_free(&cfg);
 	assert_int_equal(load(none, "stripe", &cfg, err, sizeof(err)), IH_OK);
-	assert_null(cfg.forward_url);
+	assert_null(cfg.forward.url);
 	config_free(&cfg);
 }
 

@@ -405,6 +405,57 @@ complete_with_effects(void **state)
 }
 
 /*
+ * store_record_done(): an event whose switch runs in the transaction that
+ * records it.  Completed there, it is done, attempt 1, due no more;
+ * failed there (its effects undone in a savepoint), it is failed and due
+ * again after its backoff, with no effect, as from processing.
+ */
+static void
+record_done(void **state)
+{
+	struct unit_store *f = *state;
+	struct event ev = unit_event("evt_rd1"), ev2 = unit_event("evt_rd2");
+	struct store_result r;
+	struct store_job job, job2;
+	struct store_txn *tx;
+	char err[STORE_ERR_MAX];
+	int due;
+
+	assert_int_equal(store_begin(f->st, STORE_DURABLE, &tx, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_record_done(f->st, tx, &ev, 1000, "me", 5000,
+	    &r, &job, err, sizeof(err)), IH_OK);
+	assert_int_equal(job.ev.attempt, 1);
+	assert_int_equal(store_effect(f->st, tx, &job, "mail", 1000, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_complete(f->st, tx, &job, "me", 1000, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_record_done(f->st, tx, &ev2, 1000, "me", 5000,
+	    &r, &job2, err, sizeof(err)), IH_OK);
+	assert_int_equal(store_savepoint(tx, STORE_SP_OPEN, err, sizeof(err)),
+	    IH_OK);
+	assert_int_equal(store_effect(f->st, tx, &job2, "mail", 1000, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_savepoint(tx, STORE_SP_UNDO, err, sizeof(err)),
+	    IH_OK);
+	assert_int_equal(store_fail(f->st, tx, &job2, "me", "switch failed",
+	    4000, 0, 1000, err, sizeof(err)), IH_OK);
+	assert_int_equal(store_commit(tx, err, sizeof(err)), IH_OK);
+	assert_string_equal(show(f->st, "evt_rd1").status, "done");
+	assert_string_equal(show(f->st, "evt_rd2").status, "failed");
+	assert_int_equal(store_due(f->st, NULL, 2000, &due, err, sizeof(err)),
+	    IH_OK);
+	assert_int_equal(due, 0);
+	store_job_free(&job2);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "x", 5000, 5000, &job2),
+	    1);
+	assert_string_equal(job2.ev.event_id, "evt_rd2");
+	assert_int_equal(job2.ev.attempt, 2);
+	store_job_free(&job);
+	store_job_free(&job2);
+}
+
+/*
  * A write that fails inside a transaction fails it, whenever the backend
  * reports it: at once (SQLite), or with a later statement's answer at the
  * latest by COMMIT (PostgreSQL sends an effect without waiting for its
@@ -940,6 +991,7 @@ kept_headers_alone(void **state)
 	UNIT_STORE_CASE(thin_fetch_modes, setup), \
 	UNIT_STORE_CASE(large_payload_round_trip, setup), \
 	UNIT_STORE_CASE(complete_with_effects, setup), \
+	UNIT_STORE_CASE(record_done, setup), \
 	UNIT_STORE_CASE(failed_write_fails_commit, setup), \
 	UNIT_STORE_CASE(order_key_waits, setup), \
 	UNIT_STORE_CASE(requeue_and_purge, setup), \

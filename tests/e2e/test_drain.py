@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""End-to-end: due events processed many to a transaction (issue 40).
+
+A worker-mode receiver behind lighttpd records N Stripe events that no
+action matches; one `idemhook work --once`, under strace, then processes
+them.  Its write transactions are counted from the system calls: on
+SQLite each takes the store's queue lock (flock LOCK_EX on <db>-lock), on
+PostgreSQL each ends in a COMMIT sent to the server.  They must be fewer
+than the events (one claim and one switch transaction per event before),
+and every event must still end done with exactly one effect and one
+closed attempt: the switch's effects and the move to done commit
+together, whatever else shares the transaction.
+
+Python 3 standard library; strace.
+"""
+
+import contextlib
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import uuid
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import (SANITIZER_ENV, SANITIZER_MARKERS, Server,  # noqa: E402
+                     check, check_eq, is_pg, sign_stripe, strace_missing,
+                     suite_main)
+
+EVENTS = 24
+
+
+def query(srv, sql, args=()):
+    """Rows of a read-only query on srv's store, either backend."""
+    with contextlib.closing(srv.connect_ro()) as c:
+        c.row_factory = sqlite3.Row
+        return [tuple(r) for r in c.execute(sql, args)]
+
+
+def deliver(srv, n):
+    ids = []
+    for i in range(n):
+        eid = "evt_drain_%s_%d" % (uuid.uuid4().hex[:10], i)
+        body = ('{"id":"%s","object":"event","type":"invoice.paid",'
+                '"created":1700000000,"data":{"object":{"id":"in_drain_%d",'
+                '"object":"invoice","status":"paid"}}}' % (eid, i)).encode()
+        r = srv.post("/hooks/stripe", body,
+                     {"Stripe-Signature": sign_stripe(srv.secrets["stripe"],
+                                                      body),
+                      "Content-Type": "application/json"})
+        check(r is not None and r.status == 200 and b'"accepted"' in r.body,
+              "delivery %d: %r" % (i, r and (r.status, r.body)))
+        ids.append(eid)
+    return ids
+
+
+def work_traced(bindir, srv, trace):
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+           "IDEMHOOK_DB": srv.db,
+           "IDEMHOOK_STRIPE_SECRET": srv.secrets["stripe"]}
+    for k in SANITIZER_ENV:
+        if k in os.environ:
+            env[k] = os.environ[k]
+    # LeakSanitizer cannot run under ptrace; the other checks still do.
+    env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") +
+                           ":detect_leaks=0").lstrip(":")
+    p = subprocess.run(["strace", "-f", "-qq", "-s", "64", "-e",
+                        "trace=flock,sendto", "-o", trace,
+                        os.path.join(bindir, "idemhook"), "work", "--once"],
+                       env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=300)
+    err = p.stderr.decode(errors="replace")
+    check_eq(p.returncode, 0, "idemhook work --once exit status (%s)"
+             % err[-400:])
+    rep = [m for m in SANITIZER_MARKERS if m in err]
+    check(not rep, "sanitizer reports %r: %s" % (rep, err[-800:]))
+    return p.stdout.decode(errors="replace")
+
+
+def case_batched(bindir, srv, tap):
+    if strace_missing(tap, "drain"):
+        return
+    ids = deliver(srv, EVENTS)
+    with tempfile.TemporaryDirectory() as d:
+        trace = os.path.join(d, "trace")
+        out = work_traced(bindir, srv, trace)
+        with open(trace, errors="replace") as f:
+            text = f.read()
+    check("processed %d event(s)" % EVENTS in out,
+          "idemhook work --once output: %r" % out)
+    if is_pg(srv.db):
+        txns = len(re.findall(r'sendto\(.*COMMIT', text))
+        what = "COMMITs sent"
+    else:
+        txns = len(re.findall(r'flock\(\d+, LOCK_EX', text))
+        what = "write-lock waits (flock LOCK_EX)"
+    print("# %d events processed in %d transactions (%s)" % (EVENTS, txns,
+                                                             what))
+    check(0 < txns < EVENTS // 2,
+          "%s by idemhook work for %d due events: %d, expected fewer than "
+          "%d (many events to a transaction)" % (what, EVENTS, txns,
+                                                 EVENTS // 2))
+    for eid in ids:
+        rows = query(srv, "SELECT id, status, attempts FROM events"
+                        " WHERE provider = 'stripe' AND event_id = ?", (eid,))
+        check_eq([(r[1], r[2]) for r in rows], [("done", 1)],
+                 "status and attempts of %s" % eid)
+        rid = rows[0][0]
+        n = query(srv, "SELECT count(*) FROM effects WHERE event = ?",
+                  (rid,))[0][0]
+        check_eq(n, 1, "effects of %s" % eid)
+        att = query(srv, "SELECT outcome FROM attempts WHERE event = ?", (rid,))
+        check_eq([a[0] for a in att], ["done"], "attempt rows of %s" % eid)
+
+
+def run_cases(tap, bindir, servers):
+    srv = servers.add(Server(bindir, providers=["stripe"], name="drain",
+                             env={"IDEMHOOK_MODE": "worker"}))
+    if tap.run("drain: lighttpd starts (IDEMHOOK_MODE=worker, no action)",
+               srv.start):
+        tap.run("drain: idemhook work --once processes %d due events in fewer "
+                "write transactions than half their number; each done, one "
+                "effect, one attempt" % EVENTS, case_batched, bindir, srv, tap)
+        srv.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(suite_main("drain", run_cases, needs=("stripe.fcgi", "idemhook")))
