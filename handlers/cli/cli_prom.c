@@ -9,12 +9,8 @@
 #include "cli_text.h"
 #include "store.h"
 
-/*
- * A Prometheus label value: backslash, quote and newline escaped, other
- * controls masked like every value the command prints.
- */
-static void
-prom_label(const char *s)
+void
+cli_prom_label(const char *s)
 {
 	const char *run = s;
 
@@ -40,11 +36,11 @@ cli_prom_value(const char *name, const char *provider, const char *account,
     const char *label, const char *value, double v)
 {
 	printf("%s{provider=\"", name);
-	prom_label(provider);
+	cli_prom_label(provider);
 	printf("\"");
 	if (account != NULL && strcmp(account, ACCOUNT_DEFAULT) != 0) {
 		printf(",account=\"");
-		prom_label(account);
+		cli_prom_label(account);
 		printf("\"");
 	}
 	if (label != NULL)

@@ -14,6 +14,12 @@
 
 struct store_stats;
 
+/*
+ * A Prometheus label value: backslash, quote and newline escaped, other
+ * controls masked like every value the command prints.
+ */
+void	cli_prom_label(const char *s);
+
 /* The HELP and TYPE lines of a family. */
 void	cli_prom_head(const char *name, const char *type, const char *help);
 

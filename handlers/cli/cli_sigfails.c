@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli_prom.h"
 #include "cli_sigfails.h"
 #include "cli_text.h"
 #include "ih.h"
@@ -12,22 +13,6 @@ struct sf_state {
 	const char		*provider;	/* only this one, or NULL */
 	long			 n;
 };
-
-/* A Prometheus label value: backslash, quote and newline escaped. */
-static void
-prom_label(const char *s)
-{
-	const char *run = s;
-
-	for (; *s != '\0'; s++) {
-		if (*s != '\\' && *s != '"' && *s != '\n')
-			continue;
-		cli_put_text(stdout, run, (size_t)(s - run), 0);
-		printf("\\%c", *s == '\n' ? 'n' : *s);
-		run = s + 1;
-	}
-	cli_put_text(stdout, run, (size_t)(s - run), 0);
-}
 
 static int
 sf_row(void *arg, const char *provider, long hour, long day)
@@ -43,10 +28,10 @@ sf_row(void *arg, const char *provider, long hour, long day)
 		printf(", \"last_hour\": %ld, \"last_day\": %ld}", hour, day);
 	} else if (ss->mode == CLI_SIGFAILS_PROM) {
 		printf("idemhook_refused_signatures{provider=\"");
-		prom_label(provider);
+		cli_prom_label(provider);
 		printf("\",window=\"1h\"} %ld\n", hour);
 		printf("idemhook_refused_signatures{provider=\"");
-		prom_label(provider);
+		cli_prom_label(provider);
 		printf("\",window=\"24h\"} %ld\n", day);
 	} else {
 		len = cli_clean_width(provider);
