@@ -268,18 +268,24 @@ sq_console_window(struct store *base, const struct store_console_query *q,
 	return rc;
 }
 
-int
-sq_console_last(struct store *base, const char *provider, int64_t *ms,
-    char *err, size_t errlen)
+/*
+ * The last delivery's time in *ms: of any type (event_type NULL, SQL_LAST)
+ * or of one (SQL_LAST_TYPE).
+ */
+static int
+last_ms(struct sq *st, const char *provider, const char *event_type,
+    int64_t *ms, char *err, size_t errlen)
 {
-	struct sq *st = sq_of(base);
 	sqlite3_stmt *stmt;
 	int rc, step;
 
-	rc = prepare(st, SQL_LAST, &stmt, err, errlen);
+	rc = prepare(st, event_type != NULL ? SQL_LAST_TYPE : SQL_LAST, &stmt,
+	    err, errlen);
 	if (rc != IH_OK)
 		return rc;
 	sqlite3_bind_text(stmt, 1, provider, -1, SQLITE_STATIC);
+	if (event_type != NULL)
+		sqlite3_bind_text(stmt, 2, event_type, -1, SQLITE_STATIC);
 	step = sqlite3_step(stmt);
 	if (step == SQLITE_ROW)
 		*ms = sqlite3_column_int64(stmt, 0);
@@ -290,25 +296,17 @@ sq_console_last(struct store *base, const char *provider, int64_t *ms,
 }
 
 int
+sq_console_last(struct store *base, const char *provider, int64_t *ms,
+    char *err, size_t errlen)
+{
+	return last_ms(sq_of(base), provider, NULL, ms, err, errlen);
+}
+
+int
 sq_console_last_type(struct store *base, const char *provider,
     const char *event_type, int64_t *ms, char *err, size_t errlen)
 {
-	struct sq *st = sq_of(base);
-	sqlite3_stmt *stmt;
-	int rc, step;
-
-	rc = prepare(st, SQL_LAST_TYPE, &stmt, err, errlen);
-	if (rc != IH_OK)
-		return rc;
-	sqlite3_bind_text(stmt, 1, provider, -1, SQLITE_STATIC);
-	sqlite3_bind_text(stmt, 2, event_type, -1, SQLITE_STATIC);
-	step = sqlite3_step(stmt);
-	if (step == SQLITE_ROW)
-		*ms = sqlite3_column_int64(stmt, 0);
-	else
-		rc = sq_fail(st, step, "last delivery", err, errlen);
-	sqlite3_finalize(stmt);
-	return rc;
+	return last_ms(sq_of(base), provider, event_type, ms, err, errlen);
 }
 
 static int
