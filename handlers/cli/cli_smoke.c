@@ -294,7 +294,8 @@ prepare(struct cli *c, int pi, const char *url, struct smoke_run *run)
 	if (smoke_msg_new(&run->m, p->name, first_version(run->cfg,
 	    run->version, sizeof(run->version)), time(NULL), err,
 	    sizeof(err)) != IH_OK ||
-	    smoke_wrong_secret(p->name, run->wrong, sizeof(run->wrong)) !=
+	    smoke_wrong_secret(p->name, run->cfg->secrets[0],
+	    run->cfg->secret_len[0], run->wrong, sizeof(run->wrong)) !=
 	    IH_OK) {
 		cli_errorf("smoke: %s", err[0] ? err : "no random bytes");
 		return CLI_EXIT_FAIL;

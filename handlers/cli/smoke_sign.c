@@ -296,32 +296,6 @@ smoke_msg_verify(const struct smoke_msg *m, const struct config *cfg,
 	return IH_EAUTH;
 }
 
-int
-smoke_wrong_secret(const char *provider, char *out, size_t outlen)
-{
-	unsigned char raw[24];
-	char b64[40];
-	int rc = IH_OK;
-
-	if (outlen < SMOKE_WRONG_MAX)
-		return IH_ETOOBIG;
-	if (strcmp(provider, "standard") == 0) {
-		if (RAND_bytes(raw, (int)sizeof(raw)) != 1)
-			rc = IH_EIO;
-		else {
-			(void)EVP_EncodeBlock((unsigned char *)b64, raw,
-			    sizeof(raw));
-			snprintf(out, outlen, "whsec_%s", b64);
-		}
-	} else if (strcmp(provider, "stripe") == 0) {
-		memcpy(out, "whsec_", 6);
-		rc = random_hex(16, out + 6, outlen - 6);
-	} else
-		rc = random_hex(20, out, outlen);
-	OPENSSL_cleanse(raw, sizeof(raw));
-	return rc;
-}
-
 void
 smoke_msg_clear(struct smoke_msg *m)
 {

@@ -14,8 +14,9 @@
  *             v1,<base64 HMAC of "id.ts.body" keyed with the decoded
  *             whsec_ secret>
  *
- * Each request also carries SMOKE_HEADER (smoke.h), so that a refused
- * one is not counted for the bad-signature alarm.
+ * Each request also carries SMOKE_HEADER (smoke.h); the refused copy is
+ * signed with smoke_wrong_secret(), which the receiver checks before it
+ * leaves that copy out of the bad-signature alarm's count.
  * A version the settings expect (IDEMHOOK_<PROVIDER>_API_VERSIONS) is
  * put where the provider carries it, so that the event is processed,
  * not held.  Every struct smoke_msg is the caller's, fixed in size; the
@@ -35,7 +36,6 @@
 #define SMOKE_MSG_HEADERS	8
 #define SMOKE_MSG_LINE_MAX	256
 /* A wrong secret of any provider's shape, with its NUL. */
-#define SMOKE_WRONG_MAX		96
 
 struct smoke_msg {
 	const char	*provider;
@@ -77,12 +77,6 @@ int	smoke_msg_sign(struct smoke_msg *m, const char *secret,
  */
 int	smoke_msg_verify(const struct smoke_msg *m, const struct config *cfg,
 	    time_t now, const char **why);
-
-/*
- * Writes a random secret of provider's shape, which no endpoint has,
- * into out (SMOKE_WRONG_MAX bytes).  Returns IH_OK or IH_EIO.
- */
-int	smoke_wrong_secret(const char *provider, char *out, size_t outlen);
 
 /* Wipes m's signature and headers. */
 void	smoke_msg_clear(struct smoke_msg *m);
