@@ -121,11 +121,45 @@ out:
 	return rc;
 }
 
+/*
+ * Aims t at path ("$." and at most JSON_PATH_MAX bytes), its value to go
+ * to *val.  Returns IH_OK, or IH_EINVAL for a path it cannot take.
+ */
+static int
+target_set(struct json_target *t, const char *path, char **val, int raw,
+    size_t raw_max)
+{
+	if (path == NULL || strncmp(path, "$.", 2) != 0 ||
+	    strlen(path) >= JSON_PATH_MAX || split(path + 1, t) != IH_OK)
+		return IH_EINVAL;
+	t->val = val;
+	t->raw = raw;
+	t->matched = 0;
+	t->selected = 0;
+	t->raw_start = 0;
+	t->raw_max = raw_max;
+	return IH_OK;
+}
+
+/* Each want's length, after the values of a failed parse are freed. */
+static void
+wants_end(struct json_want *w, size_t n, int rc)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (rc != IH_OK) {
+			free(w[i].val);
+			w[i].val = NULL;
+		}
+		w[i].len = w[i].val != NULL ? strlen(w[i].val) : 0;
+	}
+}
+
 int
 json_extract(struct json *js, const void *doc, size_t len,
     struct json_want *w, size_t n, size_t raw_max)
 {
-	struct json_target *t;
 	size_t i;
 	int rc = IH_EINVAL;
 
@@ -136,30 +170,15 @@ json_extract(struct json *js, const void *doc, size_t len,
 	js->ntargets = 0;
 	if (n > JSON_MAX_FIELDS)
 		goto out;
-	for (i = 0; i < n; i++) {
-		t = &js->target[i];
-		if (w[i].path == NULL || strncmp(w[i].path, "$.", 2) != 0 ||
-		    strlen(w[i].path) >= JSON_PATH_MAX ||
-		    split(w[i].path + 1, t) != IH_OK)
+	for (i = 0; i < n; i++)
+		if (target_set(&js->target[i], w[i].path, &w[i].val, w[i].raw,
+		    raw_max) != IH_OK)
 			goto out;
-		t->matched = 0;
-		t->selected = 0;
-		t->val = &w[i].val;
-		t->raw = w[i].raw;
-		t->raw_start = 0;
-		t->raw_max = raw_max;
-	}
 	js->ntargets = n;
 	rc = json_parse(js, doc, len);
 out:
 	js->ntargets = 0;
-	for (i = 0; i < n; i++) {
-		if (rc != IH_OK) {
-			free(w[i].val);
-			w[i].val = NULL;
-		}
-		w[i].len = w[i].val != NULL ? strlen(w[i].val) : 0;
-	}
+	wants_end(w, n, rc);
 	return rc;
 }
 
@@ -168,7 +187,6 @@ json_items(struct json *js, const void *doc, size_t len,
     const char *items_path, struct json_span *spans, size_t max,
     size_t *nspans, struct json_want *w, size_t n, size_t raw_max)
 {
-	struct json_target *t;
 	char *unused = NULL;
 	size_t i;
 	int rc = IH_EINVAL;
@@ -183,27 +201,13 @@ json_items(struct json *js, const void *doc, size_t len,
 	    strncmp(items_path, "$.", 2) != 0 ||
 	    strlen(items_path) >= JSON_PATH_MAX)
 		goto out;
-	for (i = 0; i <= n; i++) {
-		t = &js->target[i];
-		if (i == n) {
-			if (split(items_path + 1, t) != IH_OK)
-				goto out;
-			t->val = &unused;
-			t->raw = JSON_WANT_SPANS;
-		} else {
-			if (w[i].path == NULL ||
-			    strncmp(w[i].path, "$.", 2) != 0 ||
-			    strlen(w[i].path) >= JSON_PATH_MAX ||
-			    split(w[i].path + 1, t) != IH_OK)
-				goto out;
-			t->val = &w[i].val;
-			t->raw = w[i].raw;
-		}
-		t->matched = 0;
-		t->selected = 0;
-		t->raw_start = 0;
-		t->raw_max = raw_max;
-	}
+	for (i = 0; i < n; i++)
+		if (target_set(&js->target[i], w[i].path, &w[i].val, w[i].raw,
+		    raw_max) != IH_OK)
+			goto out;
+	if (target_set(&js->target[n], items_path, &unused, JSON_WANT_SPANS,
+	    raw_max) != IH_OK)
+		goto out;
 	js->ntargets = n + 1;
 	js->spans = spans;
 	js->max_spans = max;
@@ -215,12 +219,6 @@ out:
 	js->spans = NULL;
 	js->max_spans = 0;
 	js->nspans = 0;
-	for (i = 0; i < n; i++) {
-		if (rc != IH_OK) {
-			free(w[i].val);
-			w[i].val = NULL;
-		}
-		w[i].len = w[i].val != NULL ? strlen(w[i].val) : 0;
-	}
+	wants_end(w, n, rc);
 	return rc;
 }
