@@ -156,18 +156,22 @@ sq_dest_failed(struct store *base, const char *provider, const char *account,
 	*failures = 0;
 	*paused = 0;
 	rc = prep(st, "UPDATE destinations SET failures = failures + 1"
-	    " WHERE provider = ?1 AND account = ?2"
-	    " RETURNING failures, paused_at IS NOT NULL", provider, account,
-	    &s, err, errlen);
+	    " WHERE provider = ?1 AND account = ?2", provider, account, &s,
+	    err, errlen);
+	if (rc == IH_OK)
+		rc = run(st, s, "cannot count a failed delivery", NULL, err,
+		    errlen);
+	/* Read back in the same transaction: no other writer between. */
+	if (rc == IH_OK)
+		rc = prep(st, "SELECT failures, paused_at IS NOT NULL"
+		    " FROM destinations WHERE provider = ?1 AND account = ?2",
+		    provider, account, &s, err, errlen);
 	if (rc != IH_OK)
 		return rc;
 	if (sq_row(st, s, "cannot count a failed delivery", &rc, err,
 	    errlen)) {
 		*failures = (long)sqlite3_column_int64(s, 0);
 		was = sqlite3_column_int(s, 1);
-		/* RETURNING's row is written once the statement ends. */
-		(void)sq_row(st, s, "cannot count a failed delivery", &rc,
-		    err, errlen);
 	}
 	sqlite3_finalize(s);
 	if (rc != IH_OK || was || pause_after <= 0 || *failures < pause_after)
