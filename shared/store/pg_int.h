@@ -96,8 +96,9 @@ pg_of(struct store *st)
 
 /*
  * The forwarding destinations' hold on a claim (store_dest.h), for an
- * event e at the time now (an SQL expression; leases on the server's clock): the deliveries in flight
- * to destination d (events processing under a live lease), and the
+ * event e at the time now (an SQL expression for the rate; leases on
+ * the server's clock): the deliveries in flight to destination d
+ * (events processing under a live lease), and the
  * condition that holds e back: its destination's rate not come, paused
  * with a pending probe that is not e, or its in-flight deliveries at the
  * limit (one while paused).  No row in destinations: nothing is held.

@@ -540,6 +540,14 @@ struct store_stats {
 	 */
 	int64_t		 wait_order, wait_retry;
 	/*
+	 * At any time, pending events due otherwise that their forwarding
+	 * destination holds back (store_dest.h): paused (all but the probe),
+	 * its concurrency's deliveries in flight, or its rate.  The
+	 * destination's pause: 1 paused, 0 running, -1 none (not forwarded).
+	 */
+	int64_t		 wait_paused, wait_concurrency, wait_rate;
+	int		 forward_paused;
+	/*
 	 * The attempts started in the window (a forwarded event's attempt
 	 * is its delivery, with the switch after it): how many ended, and
 	 * their durations' percentiles (nearest rank), -1 when none.

@@ -116,3 +116,27 @@ store_dest_why(const struct store_dest_state *ds, int64_t rowid,
 		return "rate";
 	return NULL;
 }
+
+void
+store_dest_waiting(const struct store_dest_state *ds, int64_t due,
+    int probe_due, int64_t now_ms, struct store_stats *x)
+{
+	const char *why;
+
+	x->forward_paused = ds->found ? ds->paused : -1;
+	x->wait_paused = 0;
+	x->wait_concurrency = 0;
+	x->wait_rate = 0;
+	/* The probe goes when nothing is in flight: it does not wait. */
+	if (ds->found && ds->paused && probe_due && ds->in_flight == 0)
+		due--;
+	why = store_dest_why(ds, -1, now_ms);
+	if (due <= 0 || why == NULL)
+		return;
+	if (strcmp(why, "paused") == 0)
+		x->wait_paused = due;
+	else if (strcmp(why, "concurrency") == 0)
+		x->wait_concurrency = due;
+	else
+		x->wait_rate = due;
+}

@@ -101,4 +101,13 @@ int	store_dest_state(struct store *st, const char *provider,
 const char *store_dest_why(const struct store_dest_state *ds,
 	    int64_t rowid, int64_t now_ms);
 
+/*
+ * Sets x's forward_paused and its wait_paused, wait_concurrency and
+ * wait_rate from ds: due is the number of x's pending events due
+ * otherwise (not behind their object, their retry time come), probe_due
+ * 1 when ds's probe is among them.
+ */
+void	store_dest_waiting(const struct store_dest_state *ds, int64_t due,
+	    int probe_due, int64_t now_ms, struct store_stats *x);
+
 #endif
