@@ -68,14 +68,22 @@ def case_account_destination(srv, app, work):
 
 
 def case_account_check(srv, app, work):
-    """check names acme's destination, refuses acme's setting without
-    acme's URL, and flags a destination of an account with no secret."""
+    """check names acme's destination and each destination's limits,
+    refuses acme's setting without acme's URL and malformed limits, and
+    flags a destination of an account with no secret."""
     rc, text = check_text(work, work.env)
     check("ok: stripe: account acme forwards each event to %s"
           % app.url("stripe-acme") in text, "check names acme's destination: %s"
           % text[-900:])
+    check("timeout, at most 4 in flight, at most 2 a second)" in text
+          and "timeout, at most 4 in flight, no rate limit)" in text,
+          "check names each destination's limits: %s" % text[-900:])
     check(APP_SECRETS["stripe-acme"] not in text, "check printed acme's secret")
     bad = [
+        ({"IDEMHOOK_STRIPE_FORWARD_CONCURRENCY@acme": "0"},
+         "IDEMHOOK_STRIPE_FORWARD_CONCURRENCY@acme must be a whole number"),
+        ({"IDEMHOOK_STRIPE_FORWARD_RATE": "5/s"},
+         "IDEMHOOK_STRIPE_FORWARD_RATE must be deliveries a second"),
         ({"IDEMHOOK_STRIPE_FORWARD_TIMEOUT@beta": "5"},
          "IDEMHOOK_STRIPE_FORWARD_TIMEOUT@beta is set but "
          "IDEMHOOK_STRIPE_FORWARD_URL@beta is not"),
