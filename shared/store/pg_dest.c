@@ -120,7 +120,7 @@ pg_dest_failed(struct store *base, const char *provider, const char *account,
 	struct pg_params p, q;
 	PGresult *r;
 	long n = 0;
-	int was = 1;
+	int was = 0;
 
 	*failures = 0;
 	*paused = 0;
@@ -138,11 +138,21 @@ pg_dest_failed(struct store *base, const char *provider, const char *account,
 		was = pg_getint(r, 0, 1) != 0;
 	}
 	PQclear(r);
-	if (was || pause_after <= 0 || *failures < pause_after)
-		return IH_OK;
 	memset(&q, 0, sizeof(q));
 	pg_text(&q, provider);
 	pg_text(&q, account);
+	/* Paused with a probe no longer pending: this event is the new one. */
+	if (was) {
+		pg_int(&q, rowid);
+		return pg_exec_change(st, "UPDATE destinations SET probe = $3"
+		    " WHERE provider = $1 AND account = $2"
+		    " AND paused_at IS NOT NULL AND NOT EXISTS (SELECT 1"
+		    " FROM events q WHERE q.id = probe"
+		    " AND q.status IN ('received', 'processing', 'failed'))",
+		    "tti", &q, "cannot name a new probe", &n, err, errlen);
+	}
+	if (pause_after <= 0 || *failures < pause_after)
+		return IH_OK;
 	pg_int(&q, now_ms);
 	pg_int(&q, rowid);
 	if (pg_exec_change(st, "UPDATE destinations SET paused_at = $3,"

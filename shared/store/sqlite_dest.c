@@ -143,6 +143,28 @@ sq_dest_ok(struct store *base, const char *provider, const char *account,
 	return rc;
 }
 
+/*
+ * Paused, with a probe that is no longer pending (dead, or done by a
+ * replay): the event at rowid, which has just failed, is the new one.
+ */
+static int
+new_probe(struct sq *st, const char *provider, const char *account,
+    int64_t rowid, char *err, size_t errlen)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	rc = prep(st, "UPDATE destinations SET probe = ?3"
+	    " WHERE provider = ?1 AND account = ?2 AND paused_at IS NOT NULL"
+	    " AND NOT EXISTS (SELECT 1 FROM events q WHERE q.id = probe"
+	    " AND q.status IN ('received', 'processing', 'failed'))",
+	    provider, account, &s, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	sqlite3_bind_int64(s, 3, rowid);
+	return run(st, s, "cannot name a new probe", NULL, err, errlen);
+}
+
 int
 sq_dest_failed(struct store *base, const char *provider, const char *account,
     int64_t rowid, long pause_after, int64_t now_ms, long *failures,
@@ -150,7 +172,7 @@ sq_dest_failed(struct store *base, const char *provider, const char *account,
 {
 	struct sq *st = sq_of(base);
 	sqlite3_stmt *s = NULL;
-	int rc, was = 1;
+	int rc, was = 0;
 	long n = 0;
 
 	*failures = 0;
@@ -174,7 +196,9 @@ sq_dest_failed(struct store *base, const char *provider, const char *account,
 		was = sqlite3_column_int(s, 1);
 	}
 	sqlite3_finalize(s);
-	if (rc != IH_OK || was || pause_after <= 0 || *failures < pause_after)
+	if (rc == IH_OK && was)
+		return new_probe(st, provider, account, rowid, err, errlen);
+	if (rc != IH_OK || pause_after <= 0 || *failures < pause_after)
 		return rc;
 	rc = prep(st, "UPDATE destinations SET paused_at = ?3, probe = ?4"
 	    " WHERE provider = ?1 AND account = ?2 AND paused_at IS NULL",

@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.parse
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -262,6 +263,12 @@ def case_pause_shared(srv, app, work):
     rc, out, err = work.run("stats", "--provider", "github", "--prometheus")
     check('idemhook_forward_paused{provider="github"} 1' in out,
           "the pause in --prometheus: %s" % out[-900:])
+    # The last push is never tried before the pause: it waits for it.
+    r = srv.get("/hooks/console/events/github/%s" % urllib.parse.quote(
+        GITHUB.db_event_id(pushes[-1]), safe=""), {"Authorization": AUTH})
+    check(r.status == 200 and b'id="waiting">Waiting (paused): its destination '
+          b'is paused after failed deliveries; the probe is ' in r.body,
+          "the console's page of a paused event: %r" % r.body[:1500])
     for eid in [first] + pushes + [last]:
         once(app, "github", eid)
     ids = [first] + pushes + [last]
