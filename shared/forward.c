@@ -212,16 +212,12 @@ dests_of(const struct config *cfg, struct store_dest *out, size_t cap)
 	return n;
 }
 
-/* Inside tx: the claim itself, after the destinations' limits. */
-static int
-claim_in(struct store *st, struct store_txn *tx, const struct config *cfg,
-    const char *provider, struct forward_pause *fp, int64_t rowid,
-    int fresh, const char *owner, struct store_job *job, int *found,
+int
+forward_sync(struct store *st, struct store_txn *tx,
+    const struct config *cfg, const char *provider, struct forward_pause *fp,
     char *err, size_t errlen)
 {
 	struct store_dest dests[FORWARD_ACCOUNTS_MAX + 1];
-	const struct config_forward *fw;
-	int64_t now = clock_wall_ms(), lease = (int64_t)cfg->lease_s * 1000;
 	size_t n;
 	int rc = IH_OK;
 
@@ -232,6 +228,21 @@ claim_in(struct store *st, struct store_txn *tx, const struct config *cfg,
 		    errlen);
 	if (rc == IH_OK && n == 0 && fp != NULL)
 		fp->pruned = 1;
+	return rc;
+}
+
+/* Inside tx: the claim itself, after the destinations' limits. */
+static int
+claim_in(struct store *st, struct store_txn *tx, const struct config *cfg,
+    const char *provider, struct forward_pause *fp, int64_t rowid,
+    int fresh, const char *owner, struct store_job *job, int *found,
+    char *err, size_t errlen)
+{
+	const struct config_forward *fw;
+	int64_t now = clock_wall_ms(), lease = (int64_t)cfg->lease_s * 1000;
+	int rc;
+
+	rc = forward_sync(st, tx, cfg, provider, fp, err, errlen);
 	if (rc == IH_OK && fresh)
 		rc = store_claim_fresh(st, tx, provider, rowid, owner, now,
 		    lease, job, found, err, errlen);

@@ -101,6 +101,17 @@ struct forward_pause {
 };
 
 /*
+ * Inside tx: brings the store's destinations of provider to cfg's
+ * limits (and, once per process with fp, prunes those no longer
+ * configured).  On PostgreSQL their rows stay locked until tx ends: a
+ * writer that records a forwarded event calls it before the insert, so
+ * that two writers never wait for each other's insert and row.
+ */
+int	forward_sync(struct store *st, struct store_txn *tx,
+	    const struct config *cfg, const char *provider,
+	    struct forward_pause *fp, char *err, size_t errlen);
+
+/*
  * Claims an event of provider as store_claim() (store_claim_fresh() when
  * fresh) does, in tx or, with tx NULL, in a transaction of its own,
  * after bringing the store's destinations to cfg's limits, and paces the
