@@ -60,9 +60,19 @@ int
 store_dest_ok(struct store *st, const char *provider, const char *account,
     int *resumed, long *failures, char *err, size_t errlen)
 {
+	struct store_dest_state ds;
 	struct store_txn *tx = NULL;
 	int rc;
 
+	*resumed = 0;
+	*failures = 0;
+	/*
+	 * A plain read first: a delivery to a healthy destination takes no
+	 * write lock (SQLite's is the store's one).
+	 */
+	rc = st->ops->dest_state(st, provider, account, 0, &ds, err, errlen);
+	if (rc != IH_OK || !ds.found || (ds.failures == 0 && !ds.paused))
+		return rc;
 	rc = store_begin(st, STORE_RELAXED, &tx, err, errlen);
 	if (rc == IH_OK)
 		rc = st->ops->dest_ok(st, provider, account, resumed, failures,
