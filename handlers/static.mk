@@ -33,8 +33,8 @@ STATIC_PROGRAMS = $(PROVIDERS:%=$(STATIC_DIR)/%.fcgi) $(STATIC_DIR)/console.fcgi
 
 # A separate make, so that the static objects get their own flags.
 static:
-	$(MAKE) BUILD=$(STATIC_DIR)/build SANITIZE=0 FAULTS=0 NO_PG=1 NO_CURL=1 \
-	    CFLAGS='-O2 -g' \
+	$(MAKE) BUILD=$(STATIC_DIR)/build SANITIZE=0 FAULTS=0 STATIC=1 NO_PG=1 \
+	    NO_CURL=1 CFLAGS='-O2 -g' \
 	    STATIC_DIR=$(STATIC_DIR) static-programs
 
 # Run inside static's make, where $(BUILD) is $(STATIC_DIR)/build.

@@ -50,6 +50,7 @@ struct sq {
 	sqlite3_stmt	*sp_undo;
 	sqlite3_stmt	*claim;
 	sqlite3_stmt	*due;
+	sqlite3_stmt	*due_any;
 	sqlite3_stmt	*attempt_start;
 	sqlite3_stmt	*attempt_first;
 	sqlite3_stmt	*attempt_end;
