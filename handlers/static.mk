@@ -12,6 +12,10 @@
 # build machine's glibc at run time: the programs use neither (they listen
 # on the socket the web server hands them, or run as CGI).
 #
+# STATIC=1 (IH_STATIC): run as plain CGI, the programs read no openssl.cnf
+# unless OPENSSL_CONF names one, since the path built into them is the
+# build machine's (shared/verify.h).
+#
 # The static programs are SQLite-only (NO_PG=1): Debian ships libpq.a but
 # not the Kerberos and LDAP archives it needs, so libpq cannot be linked
 # statically; a postgresql:// IDEMHOOK_DB gets a clear refusal.  For the
