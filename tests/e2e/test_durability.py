@@ -262,14 +262,21 @@ def checkpoint_outside_queue(bindir, servers):
             check_eq(status_of(deliver(srv, stem + "first")), (200, "accepted"),
                      "first delivery")
             since = time.time()
-            # 8 to 14 log pages each, one at a time: past 1,000 pages twice.
-            for i in range(300):
-                check_eq(status_of(deliver(srv, stem + str(i))),
-                         (200, "accepted"), "delivery %d" % i)
+            # A 64 KiB payload is about 16 more log pages: 70 events one
+            # at a time pass 1,000 pages at least once.
+            pad = "x" * 65536
+            for i in range(70):
+                body = ('{"id":"%s%d","object":"event","type":"invoice.paid",'
+                        '"data":{"object":{"id":"in_1","metadata":{"pad":"%s"}}}}'
+                        % (stem, i, pad)).encode()
+                r = srv.post("/hooks/stripe", body, {
+                    "Stripe-Signature": sign_stripe(srv.secrets["stripe"], body),
+                    "Content-Type": "application/json"})
+                check_eq(status_of(r), (200, "accepted"), "delivery %d" % i)
             db = [os.path.abspath(srv.db), os.path.realpath(srv.db)]
             srv.stop()
             total, inside = syncs_in_queue(tdir, db, since)
-            check(total > 0, "no sync of %s after 300 deliveries: no "
+            check(total > 0, "no sync of %s after 70 deliveries: no "
                   "checkpoint ran" % db[0])
             check_eq(inside, 0, "syncs of the store's file (of %d) made while "
                      "their thread held the writers' queue" % total)
@@ -521,7 +528,7 @@ def cases(tap, bindir, servers):
                         "accepted answers follows a WAL sync that started after "
                         "its event's commit; fewer syncs than events" % (mode, N), why,
                         through_lighttpd(bindir, servers, mode))
-    tap.run_as_root("durability: FastCGI, 300 deliveries one at a time: the "
+    tap.run_as_root("durability: FastCGI, 70 deliveries of 64 KiB one at a time: the "
                     "checkpoint past 1,000 log pages syncs the store's file "
                     "outside the writers' queue", why,
                     checkpoint_outside_queue(bindir, servers))
