@@ -50,6 +50,7 @@ struct sq {
 	sqlite3_stmt	*sp_undo;
 	sqlite3_stmt	*claim;
 	sqlite3_stmt	*due;
+	sqlite3_stmt	*due_any;
 	sqlite3_stmt	*attempt_start;
 	sqlite3_stmt	*attempt_first;
 	sqlite3_stmt	*attempt_end;
@@ -73,6 +74,7 @@ struct sq {
 	struct sqsync	*shared;	/* SHARED: the cross-process sync */
 	int		 tx_shared;	/* this transaction waits on it */
 	int		 wal_frames;	/* the log's length at our commit */
+	int		 checkpoint_due; /* after leaving the writers' queue */
 };
 
 static inline struct sq *
@@ -146,6 +148,13 @@ int	sq_busy_wait(void *, int);
 int	sq_queue_enter(struct sq *, char *, size_t);
 void	sq_queue_leave(struct sq *);
 void	sq_no_queue(struct store *);
+
+/*
+ * sqlite_conn.c: the checkpoint a commit inside the writers' queue found
+ * due (the log past SQLite's auto-checkpoint length), run once the queue
+ * is left; nothing when none is.
+ */
+void	sq_checkpoint_due(struct sq *);
 
 /* sqlite_schema.c */
 /* The store's folders (0700) and file (0600), never through a link. */
