@@ -307,6 +307,11 @@ def callgrind_total(a, n):
         srv.stop()
         srv.cleanup()
         drop_copy(a, srv)
+    if a.keep_callgrind:
+        os.makedirs(a.keep_callgrind, exist_ok=True)
+        for f in os.listdir(tdir):
+            shutil.copy(os.path.join(tdir, f), os.path.join(
+                a.keep_callgrind, "%d.%s" % (n, f)))
     total = 0
     for f in os.listdir(tdir):
         with open(os.path.join(tdir, f)) as fh:
@@ -337,6 +342,9 @@ def main():
     ap.add_argument("--reference", metavar="TOOL",
                     help="count the bench's reference receiver (tests/"
                     "bench/reference.c, built as TOOL) instead")
+    ap.add_argument("--keep-callgrind", metavar="DIR",
+                    help="copy callgrind's output files here (named"
+                    " <events>.cg.<pid>) for callgrind_annotate")
     ap.add_argument("--random-ids", action="store_true",
                     help="random event and object ids (as a store of"
                     " real events has them), not numbered ones that"
