@@ -574,6 +574,12 @@ ingest_answer(struct ingest *in)
 	if (in->io.fx == NULL) {
 		fflush(stdout);
 		request_drain(&in->req, CGI_DRAIN_MAX);
+	} else {
+		/*
+		 * The request's last lines: sent with the end of the stream,
+		 * just before the answer, in one write instead of one each.
+		 */
+		in->io.log.write = log_fcgi_write_held;
 	}
 	/* An IDEMHOOK_LOG that cannot be used is said where it is seen. */
 	if (in->logd_err[0] != '\0') {
