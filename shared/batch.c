@@ -1,5 +1,6 @@
 /* batch.c -- group commit: many deliveries, one durable transaction. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "batch.h"
@@ -37,6 +38,32 @@ batch_writer_init(struct batch_writer *w, const struct provider *p,
 	w->p = p;
 	w->proc = proc;
 	log_dest_init(&w->logd);
+}
+
+/*
+ * A lease holder per transaction, as dispatch_owner() names one, made
+ * without its three system calls (uname, getpid, getrandom) after the
+ * first: the same host:pid, and a number that each transaction counts
+ * on from the first one's random suffix.
+ */
+static void
+writer_owner(struct batch_writer *w, char *owner, size_t len)
+{
+	char *colon;
+
+	if (w->owner_base[0] == '\0') {
+		dispatch_owner(w->owner_base, sizeof(w->owner_base));
+		colon = strrchr(w->owner_base, ':');
+		if (colon == NULL) {
+			w->owner_base[0] = '\0';
+			dispatch_owner(owner, len);
+			return;
+		}
+		*colon = '\0';
+		w->owner_seq = strtoul(colon + 1, NULL, 16);
+	}
+	w->owner_seq = (w->owner_seq + 1) & 0xffffffffUL;
+	snprintf(owner, len, "%s:%08lx", w->owner_base, w->owner_seq);
 }
 
 void
@@ -412,7 +439,7 @@ record_run(struct batch_writer *w, struct ingest **ins, size_t n)
 		return;
 	}
 	/* A lease holder per transaction: a batch never mistakes another's. */
-	dispatch_owner(owner, sizeof(owner));
+	writer_owner(w, owner, sizeof(owner));
 	claim_free = w->proc == NULL ? !w->no_claim :
 	    processing_idle(w->proc);
 	fault_point("before-commit");
@@ -477,7 +504,7 @@ record_inline(struct batch_writer *w, struct ingest *in)
 
 	if (open_store(w, in) != IH_OK)
 		return;
-	dispatch_owner(owner, sizeof(owner));
+	writer_owner(w, owner, sizeof(owner));
 	memset(&r, 0, sizeof(r));
 	fault_point("before-commit");
 	rc = store_begin(w->slot.st, STORE_DURABLE, &tx, err, sizeof(err));

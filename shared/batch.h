@@ -71,6 +71,12 @@ struct batch_writer {
 	/* Plain CGI without a processing slot (cgi_slot.h): nothing is
 	 * claimed, so that the event stays due for a slot's holder. */
 	int			 no_claim;
+	/*
+	 * The lease holder's name, host:pid, made once, and the number
+	 * that ends the name of each transaction's (writer_owner()).
+	 */
+	char			 owner_base[96];
+	unsigned long		 owner_seq;
 };
 
 void	batch_writer_init(struct batch_writer *w, const struct provider *p,

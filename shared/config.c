@@ -474,3 +474,49 @@ config_free(struct config *cfg)
 	forward_free(cfg);
 	memset(cfg, 0, sizeof(*cfg));
 }
+
+/* Replaces *p, when set, with an owned copy; 0 when memory ran out. */
+static int
+dup_in_place(char **p)
+{
+	if (*p == NULL)
+		return 1;
+	*p = strdup(*p);
+	return *p != NULL;
+}
+
+int
+config_copy(struct config *dst, const struct config *src)
+{
+	size_t i;
+	int ok = 1;
+
+	*dst = *src;
+	/* Each pointer becomes an owned copy or NULL: config_free() fits. */
+	ok &= dup_in_place(&dst->db_path);
+	ok &= dup_in_place(&dst->action_passenv);
+	for (i = 0; i < dst->nactions; i++) {
+		ok &= dup_in_place(&dst->action_pattern[i]);
+		ok &= dup_in_place(&dst->action_command[i]);
+	}
+	ok &= dup_in_place(&dst->allow_from);
+	ok &= dup_in_place(&dst->log);
+	ok &= dup_in_place(&dst->alert_action);
+	ok &= dup_in_place(&dst->api_versions);
+	for (i = 0; i < src->nsecrets; i++) {
+		dst->secrets[i] = malloc(src->secret_len[i] + 1);
+		if (dst->secrets[i] == NULL) {
+			dst->nsecrets = i;
+			ok = 0;
+			break;
+		}
+		memcpy(dst->secrets[i], src->secrets[i],
+		    src->secret_len[i] + 1);
+	}
+	ok &= forward_copy(dst, src) == IH_OK;
+	if (!ok) {
+		config_free(dst);
+		return IH_ENOMEM;
+	}
+	return IH_OK;
+}

@@ -124,6 +124,8 @@ struct config {
 	struct config_forward	*forward_acct;
 	size_t			 nforward_acct;
 	long	 forward_pause_after;	/* failures in a row; 0: never */
+	/* The settings cache's entry this is a copy of (settings.h), or 0. */
+	unsigned long	 serial;
 };
 
 /* A source of settings: returns the value of name, or NULL. */
@@ -177,5 +179,13 @@ const char *config_lookup(const struct config_source *src, size_t nsrc,
 	    const char *name);
 
 void	config_free(struct config *cfg);
+
+/*
+ * Makes dst an owned deep copy of src (config_free() frees it apart).
+ * A field added to struct config that points to memory needs its line
+ * here and in config_free().  Returns IH_OK, or IH_ENOMEM with dst
+ * empty.
+ */
+int	config_copy(struct config *dst, const struct config *src);
 
 #endif

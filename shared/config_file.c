@@ -87,9 +87,12 @@ check_owner(const struct stat *sb, const char *path, char *err,
 void
 config_file_free(struct config_file *cf)
 {
+	unsigned long gen = cf->gen;
+
 	config_vars_free(&cf->vars);
 	free(cf->path);
 	memset(cf, 0, sizeof(*cf));
+	cf->gen = gen + 1;
 }
 
 int
@@ -105,7 +108,8 @@ config_file_refresh(struct config_file *cf, const char *path, int flags,
 	if (reloaded != NULL)
 		*reloaded = 0;
 	if (path == NULL || *path == '\0') {
-		config_file_free(cf);
+		if (cf->path != NULL)
+			config_file_free(cf);
 		return IH_OK;
 	}
 	if (cf->path != NULL && strcmp(cf->path, path) == 0 &&

@@ -41,6 +41,11 @@ struct config_file {
 	struct config_stamp	 stamp;
 	int			 flags;	/* CONFIG_FILE_* it was loaded with */
 	int			 racy;	/* stamp too recent to be trusted */
+	/*
+	 * Counts the changes of what cf holds (each read, each drop), so
+	 * that what was computed from its lines is known to be current.
+	 */
+	unsigned long		 gen;
 };
 
 /*
@@ -65,7 +70,10 @@ struct config_file {
 int	config_file_refresh(struct config_file *cf, const char *path,
 	    int flags, int *reloaded, char *err, size_t errlen);
 
-/* Wipes and frees what cf holds; cf is then empty and reusable. */
+/*
+ * Wipes and frees what cf holds; cf is then empty and reusable, its gen
+ * kept and counted.
+ */
 void	config_file_free(struct config_file *cf);
 
 #endif

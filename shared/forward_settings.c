@@ -416,3 +416,45 @@ forward_any(const struct config *cfg)
 {
 	return cfg->forward.url != NULL || cfg->nforward_acct > 0;
 }
+
+/* Owned copies of fw's strings; 0 (each one a copy or NULL) on failure. */
+static int
+dest_dup(struct config_forward *fw)
+{
+	char *url = fw->url, *acct = fw->account, *secret = fw->secret;
+
+	fw->url = url != NULL ? strdup(url) : NULL;
+	fw->account = acct != NULL ? strdup(acct) : NULL;
+	fw->secret = NULL;
+	if (secret != NULL) {
+		fw->secret = malloc(fw->secret_len + 1);
+		if (fw->secret != NULL)
+			memcpy(fw->secret, secret, fw->secret_len + 1);
+	}
+	return (url == NULL || fw->url != NULL) &&
+	    (acct == NULL || fw->account != NULL) &&
+	    (secret == NULL || fw->secret != NULL);
+}
+
+int
+forward_copy(struct config *dst, const struct config *src)
+{
+	size_t i;
+	int ok;
+
+	ok = dest_dup(&dst->forward);
+	dst->forward_acct = NULL;
+	dst->nforward_acct = 0;
+	if (src->nforward_acct == 0)
+		return ok ? IH_OK : IH_ENOMEM;
+	dst->forward_acct = calloc(src->nforward_acct,
+	    sizeof(*dst->forward_acct));
+	if (dst->forward_acct == NULL)
+		return IH_ENOMEM;
+	dst->nforward_acct = src->nforward_acct;
+	for (i = 0; i < src->nforward_acct; i++) {
+		dst->forward_acct[i] = src->forward_acct[i];
+		ok &= dest_dup(&dst->forward_acct[i]);
+	}
+	return ok ? IH_OK : IH_ENOMEM;
+}

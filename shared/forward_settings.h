@@ -31,6 +31,13 @@ int	forward_load(struct config *cfg, const char *provider,
 void	forward_free(struct config *cfg);
 
 /*
+ * For config_copy(): dst, a shallow copy of src, gets owned copies of
+ * src's destinations.  Returns IH_OK, or IH_ENOMEM with each of dst's
+ * strings a copy or NULL, ready for forward_free().
+ */
+int	forward_copy(struct config *dst, const struct config *src);
+
+/*
  * The destination of account's events (account may be NULL: the
  * default account's), or NULL when they are not forwarded.
  */

@@ -45,6 +45,7 @@ void
 ingest_free(struct ingest *in)
 {
 	ingest_end(in);
+	config_free(&in->cfg);
 	json_close(in->json);
 	in->json = NULL;
 	request_free(&in->req);
@@ -56,7 +57,6 @@ ingest_begin(struct ingest *in, const struct io *io)
 {
 	in->t0 = clock_mono_ns();
 	in->io = *io;
-	memset(&in->cfg, 0, sizeof(in->cfg));
 	memset(&in->id, 0, sizeof(in->id));
 	memset(&in->ev, 0, sizeof(in->ev));
 	memset(&in->out, 0, sizeof(in->out));
@@ -132,7 +132,6 @@ ingest_end(struct ingest *in)
 	if (in->req.body_cap > BODY_KEEP_MAX)
 		request_free(&in->req);
 	ident_free(&in->id);
-	config_free(&in->cfg);
 	memset(&in->ev, 0, sizeof(in->ev));
 }
 
@@ -575,6 +574,12 @@ ingest_answer(struct ingest *in)
 	if (in->io.fx == NULL) {
 		fflush(stdout);
 		request_drain(&in->req, CGI_DRAIN_MAX);
+	} else {
+		/*
+		 * The request's last lines: sent with the end of the stream,
+		 * just before the answer, in one write instead of one each.
+		 */
+		in->io.log.write = log_fcgi_write_held;
 	}
 	/* An IDEMHOOK_LOG that cannot be used is said where it is seen. */
 	if (in->logd_err[0] != '\0') {

@@ -59,10 +59,15 @@ struct ingest {
 	char			 dr_err[STORE_ERR_MAX];
 	int			 dr_bad;
 	int64_t			 dr_at;	/* clock_mono_ns() of dr_key */
+	/*
+	 * The settings of this delivery, read by ingest_read(): those of
+	 * the last one stay until then, so that unchanged ones are not
+	 * copied again (settings_request()).
+	 */
+	struct config		 cfg;
 	/* This delivery's, reset by ingest_begin(). */
 	struct io		 io;
 	int64_t			 t0;	/* clock_mono_ns() at the start */
-	struct config		 cfg;
 	struct ident		 id;
 	struct event	 ev;		/* borrows the fields below */
 	const char		*quarantine;	/* why, when kept unusable */

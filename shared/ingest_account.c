@@ -21,7 +21,7 @@ load(const struct ingest_account_view *v, const struct log_sink *sink)
 	int rc;
 
 	err[0] = '\0';
-	config_free(v->cfg);
+	/* The last delivery's settings stay when they still apply. */
 	rc = settings_request_account(v->settings, v->io->params,
 	    v->account, sink, v->cfg, v->file_path, v->file_path_len, err,
 	    sizeof(err));

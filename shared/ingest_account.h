@@ -38,10 +38,10 @@ struct ingest_account_view {
 
 /*
  * The request's account and its settings into v->account and v->cfg
- * (v->cfg freed first): the URL's account, or the one a provider's
- * routing header names on the default URL; an unknown account is 404
- * and a header naming another account than the URL's 401.  Returns 1
- * to go on, 0 with v->out set.
+ * (v->cfg replaced, or kept when still current): the URL's account, or
+ * the one a provider's routing header names on the default URL; an
+ * unknown account is 404 and a header naming another account than the
+ * URL's 401.  Returns 1 to go on, 0 with v->out set.
  */
 int	ingest_account(const struct ingest_account_view *v,
 	    const struct log_sink *sink);

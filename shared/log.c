@@ -194,3 +194,11 @@ log_fcgi_write(void *arg, const char *line, size_t len)
 	FCGX_FFlush(fx->err);
 }
 
+void
+log_fcgi_write_held(void *arg, const char *line, size_t len)
+{
+	FCGX_Request *fx = arg;
+
+	FCGX_PutStr(line, (int)len, fx->err);
+}
+

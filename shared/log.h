@@ -76,6 +76,12 @@ void	log_emit(const struct log_sink *sink, const char *fmt, ...)
  * log, whereas the process's fd 2 may be /dev/null.
  */
 void	log_fcgi_write(void *arg, const char *line, size_t len);
+/*
+ * The same, held in the stream's buffer instead of sent at once: for a
+ * request's last lines, which FCGX_Finish_r() then sends with the end of
+ * the stream in one write.
+ */
+void	log_fcgi_write_held(void *arg, const char *line, size_t len);
 
 
 /*

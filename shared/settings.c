@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include "account.h"
+#include "account_name.h"
 #include "config.h"
 #include "config_find.h"
 #include "harden.h"
@@ -83,9 +86,46 @@ settings_init(struct settings *s, const struct provider *p, char **env)
 	return IH_OK;
 }
 
+/* One entry of the settings cache (settings.h). */
+struct settings_cached {
+	char		*account;	/* NULL: an empty slot */
+	char		*front;		/* front_key()'s */
+	size_t		 front_len;
+	struct config	 cfg;
+};
+
+/* The admitted request parameters of one request, joined. */
+#define SETTINGS_FRONT_MAX	8192
+
+static void
+cached_free(struct settings_cached *c)
+{
+	free(c->account);
+	/* The admitted parameters may hold secrets. */
+	if (c->front != NULL)
+		OPENSSL_cleanse(c->front, c->front_len);
+	free(c->front);
+	config_free(&c->cfg);
+	memset(c, 0, sizeof(*c));
+}
+
+static void
+cache_clear(struct settings *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->ncache; i++)
+		cached_free(&s->cache[i]);
+	free(s->cache);
+	s->cache = NULL;
+	s->ncache = 0;
+	s->evict = 0;
+}
+
 void
 settings_free(struct settings *s)
 {
+	cache_clear(s);
 	config_vars_free(&s->env);
 	config_file_free(&s->file);
 	free(s->said);
@@ -133,6 +173,99 @@ param_setting(void *arg, const char *name)
 	if (pa->envp == NULL || !param_allowed(pa->s, name))
 		return NULL;
 	return param_get(pa->envp, name);
+}
+
+/*
+ * The admitted request parameters, each "NAME=value" and a NUL, in
+ * their order, into key: two requests with the same key get the same
+ * value of every name from param_setting().  Returns the key's length,
+ * or (size_t)-1 when it does not fit in cap (nothing is cached then).
+ */
+static size_t
+front_key(const struct settings *s, char **envp, char *key, size_t cap)
+{
+	char name[256];
+	size_t len = 0, n;
+
+	for (; envp != NULL && *envp != NULL; envp++) {
+		n = config_env_name_len(*envp);
+		/* A longer name is never admitted. */
+		if (n == 0 || n >= sizeof(name))
+			continue;
+		memcpy(name, *envp, n);
+		name[n] = '\0';
+		if (!param_allowed(s, name))
+			continue;
+		n = strlen(*envp) + 1;
+		if (n > cap - len)
+			return (size_t)-1;
+		memcpy(key + len, *envp, n);
+		len += n;
+	}
+	return len;
+}
+
+/*
+ * The cached settings of account for key, or NULL.  A file read or
+ * dropped since they were loaded empties the cache first.
+ */
+static struct settings_cached *
+cache_find(struct settings *s, const char *account, const char *key,
+    size_t len)
+{
+	struct settings_cached *c;
+	size_t i;
+
+	if (s->cache_gen != s->file.gen) {
+		cache_clear(s);
+		s->cache_gen = s->file.gen;
+	}
+	for (i = 0; i < s->ncache; i++) {
+		c = &s->cache[i];
+		if (c->account != NULL && c->front_len == len &&
+		    strcmp(c->account, account) == 0 &&
+		    memcmp(c->front, key, len) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+/*
+ * Keeps a copy of cfg, just loaded for account and key, and tags both
+ * with a new serial.  Past SETTINGS_CACHE_MAX entries the oldest goes;
+ * without memory nothing is kept, and the next request loads again.
+ */
+static void
+cache_add(struct settings *s, const char *account, const char *key,
+    size_t len, struct config *cfg)
+{
+	struct settings_cached *c;
+
+	if (s->cache == NULL) {
+		s->cache = calloc(SETTINGS_CACHE_MAX, sizeof(*s->cache));
+		if (s->cache == NULL)
+			return;
+	}
+	if (s->ncache < SETTINGS_CACHE_MAX)
+		c = &s->cache[s->ncache++];
+	else {
+		c = &s->cache[s->evict];
+		s->evict = (s->evict + 1) % SETTINGS_CACHE_MAX;
+		cached_free(c);
+	}
+	c->front = malloc(len + 1);
+	if (c->front == NULL || config_copy(&c->cfg, cfg) != IH_OK) {
+		cached_free(c);
+		return;
+	}
+	memcpy(c->front, key, len);
+	c->front_len = len;
+	c->account = strdup(account);
+	if (c->account == NULL) {
+		cached_free(c);
+		return;
+	}
+	cfg->serial = c->cfg.serial = ++s->serial;
 }
 
 /*
@@ -360,25 +493,45 @@ settings_request_account(struct settings *s, char **params,
 	struct config_source src[3];
 	struct params pa = { s, params };
 	struct config_source param = { param_setting, &pa };
-	size_t n = 0;
+	struct settings_cached *c = NULL;
+	char key[SETTINGS_FRONT_MAX];
+	const char *acct = account_or_default(account);
+	size_t n = 0, klen;
 	int rc;
 
 	file_path[0] = '\0';
 	if (params != NULL)
 		log_ignored(s, params, sink);
+	klen = front_key(s, params, key, sizeof(key));
 	pthread_mutex_lock(&s->mu);
 	/* Other providers' secrets in a shared file are not kept here. */
 	rc = settings_sources(&s->file, &param, &s->env,
 	    s->p->secret_var, src, &n, err, errlen);
-	if (rc == IH_OK)
+	if (rc == IH_OK && klen != (size_t)-1)
+		c = cache_find(s, acct, key, klen);
+	if (rc == IH_OK && c != NULL) {
+		/* What the last request of this thread loaded stays. */
+		if (cfg->serial != c->cfg.serial) {
+			config_free(cfg);
+			rc = config_copy(cfg, &c->cfg);
+		}
+	} else if (rc == IH_OK) {
+		config_free(cfg);
 		rc = settings_load_account(cfg, s->p->name,
 		    s->p->secret_var, account, &param, &s->env,
 		    &s->file.vars, err, errlen);
+		if (rc == IH_OK && klen != (size_t)-1)
+			cache_add(s, acct, key, klen, cfg);
+	}
+	if (rc != IH_OK)
+		config_free(cfg);
 	if (rc == IH_OK)
 		log_source(s, &param, sink);
 	if (rc == IH_OK && s->file.path != NULL)
 		snprintf(file_path, pathlen, "%s", s->file.path);
 	pthread_mutex_unlock(&s->mu);
+	if (klen != (size_t)-1)
+		OPENSSL_cleanse(key, klen);
 	return rc;
 }
 

@@ -36,7 +36,11 @@
 #include "log.h"
 
 struct provider;
+struct settings_cached;
 struct store;
+
+/* Settings loaded and kept at once: accounts and parameter sets. */
+#define SETTINGS_CACHE_MAX	256
 
 struct settings {
 	const struct provider	*p;
@@ -46,6 +50,17 @@ struct settings {
 	struct config_file	 file;		/* IDEMHOOK_CONFIG's lines */
 	char			*said;	/* the file last logged, or NULL */
 	int			 said_any;	/* a source was logged */
+	/*
+	 * Each account's loaded settings for one set of admitted request
+	 * parameters, while the file holds the lines they came from
+	 * (cache_gen is file.gen then): a request copies them instead of
+	 * looking up some eighty names again.
+	 */
+	struct settings_cached	*cache;
+	size_t			 ncache;
+	size_t			 evict;		/* next slot to reuse */
+	unsigned long		 cache_gen;
+	unsigned long		 serial;	/* the last entry's */
 	pthread_mutex_t		 mu;
 };
 
@@ -82,8 +97,13 @@ int	settings_fd_tcp(int fd, char *where, size_t len);
 /*
  * Fills cfg for one request whose parameters are params ("NAME=value",
  * NULL-terminated; NULL under plain CGI), logging ignored ones to sink.
+ * cfg is zeroed or holds what an earlier call filled in, which is kept
+ * when it is what this request's sources give, and otherwise replaced.
+ * Every request checks the sources (the file's stamp, the admitted
+ * parameters), and settings loaded once are copied while those are
+ * unchanged: the file's new version takes effect at the next request.
  * The settings file's path goes to file_path ("" when none).  Returns
- * IH_OK, IH_ENOMEM or IH_ECONFIG with the cause in err.
+ * IH_OK, IH_ENOMEM or IH_ECONFIG with the cause in err (cfg empty).
  */
 int	settings_request(struct settings *s, char **params,
 	    const struct log_sink *sink, struct config *cfg, char *file_path,

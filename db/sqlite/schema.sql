@@ -27,9 +27,13 @@ CREATE TABLE IF NOT EXISTS events (
 	received_at	INTEGER	NOT NULL,
 	last_seen_at	INTEGER	NOT NULL,
 	duplicates	INTEGER	NOT NULL DEFAULT 0,
+	-- The CHECK joins = terms with OR, not IN (...) (version 13): SQLite
+	-- checks an IN list of more than two constants through a temporary
+	-- b-tree built for each statement that writes the row.
 	status		TEXT	NOT NULL DEFAULT 'received'
-	    CHECK (status IN ('received', 'processing', 'done', 'failed',
-	    'dead', 'quarantined', 'held')),
+	    CHECK (status = 'received' OR status = 'processing' OR
+	    status = 'done' OR status = 'failed' OR status = 'dead' OR
+	    status = 'quarantined' OR status = 'held'),
 	attempts	INTEGER	NOT NULL DEFAULT 0,
 	next_attempt_at	INTEGER	NOT NULL DEFAULT 0,
 	lease_until	INTEGER,

@@ -98,6 +98,7 @@ import harness  # noqa: E402
 import chart  # noqa: E402
 import big_rss  # noqa: E402
 import forward_rate  # noqa: E402
+import pages  # noqa: E402
 
 LUA = os.path.join(HERE, "post.lua")
 PROVIDERS = ("stripe", "github", "shopify", "asaas", "standard")
@@ -581,6 +582,7 @@ class Bench:
             srv.start()
             url = "http://127.0.0.1:%d/hooks/%s" % (srv.port, name)
             wait_procs(srv, srv.bench_procs)
+            pages.settings_aged(srv)
             if server == "Apache":
                 self.warm_up(srv, url, name, conns)
             pgid = srv.proc.pid

@@ -70,6 +70,12 @@ def through_lighttpd(bindir, servers, mode):
         finally:
             srv.stop()
         threads = thread_traces(os.path.join(tdir, "t"))
+        # Each answer leaves with its log lines in two writes (the stderr
+        # stream whole, then the answer), not one more per line.
+        fcgi = [c for calls in threads.values() for c in calls
+                if c[2] == "write" and re.match(r'\d+, "\\1\\[67]', c[3])]
+        check(len(fcgi) <= 2 * N, "%d FastCGI stdout/stderr writes for %d "
+              "deliveries: more than two each" % (len(fcgi), N))
         seen = []
         nsyncs = 0
         for root, tids in processes(threads).items():

@@ -506,6 +506,85 @@ startup_counts(void **state)
 	config_vars_free(&s.env);
 }
 
+/*
+ * A request's settings are loaded once per account and file version:
+ * the next request keeps or copies them, and a change of the file
+ * takes effect at the next request all the same.
+ */
+static void
+request_settings_cached(void **state)
+{
+	char path[] = "/tmp/ih-config-XXXXXX", named[64], err[256];
+	char fp[4096];
+	char *env[2], *params[] = { "IDEMHOOK_TOLERANCE=5", NULL };
+	struct provider prov;
+	struct settings s;
+	struct config a, b;
+	unsigned long first;
+	int fd;
+
+	(void)state;
+	memset(&prov, 0, sizeof(prov));
+	prov.name = "stripe";
+	prov.secret_var = "IDEMHOOK_STRIPE_SECRET";
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	rewrite(path, "IDEMHOOK_STRIPE_SECRET=aaaa\nIDEMHOOK_DB=/x.db\n"
+	    "IDEMHOOK_TOLERANCE=60\nIDEMHOOK_STRIPE_SECRET@acme=cccc\n");
+	snprintf(named, sizeof(named), "IDEMHOOK_CONFIG=%s", path);
+	env[0] = named;
+	env[1] = NULL;
+	assert_int_equal(settings_init(&s, &prov, env), IH_OK);
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	assert_int_equal(settings_request_account(&s, NULL, NULL, NULL, &a,
+	    fp, sizeof(fp), err, sizeof(err)), IH_OK);
+	assert_int_equal(a.tolerance_s, 60);
+	assert_string_equal(a.secrets[0], "aaaa");
+	/* A file just written is read again until its stamp is trusted. */
+	s.file.racy = 0;
+	assert_int_equal(settings_request_account(&s, NULL, NULL, NULL, &a,
+	    fp, sizeof(fp), err, sizeof(err)), IH_OK);
+	first = a.serial;
+	assert_true(first != 0);
+	/* Kept as it is; a request parameter not admitted changes nothing. */
+	assert_int_equal(settings_request_account(&s, params, NULL, NULL, &a,
+	    fp, sizeof(fp), err, sizeof(err)), IH_OK);
+	assert_true(a.serial == first);
+	assert_int_equal(a.tolerance_s, 60);
+	/* Another holder gets its own copy. */
+	assert_int_equal(settings_request_account(&s, NULL, NULL, NULL, &b,
+	    fp, sizeof(fp), err, sizeof(err)), IH_OK);
+	assert_true(b.serial == first);
+	assert_true(b.secrets[0] != a.secrets[0]);
+	assert_string_equal(b.secrets[0], "aaaa");
+	assert_string_equal(b.db_path, "/x.db");
+	/* Another account has settings of its own. */
+	assert_int_equal(settings_request_account(&s, NULL, "acme", NULL, &b,
+	    fp, sizeof(fp), err, sizeof(err)), IH_OK);
+	assert_true(b.serial != first);
+	assert_string_equal(b.secrets[0], "cccc");
+	/* The file changed: the next request has the new settings. */
+	rewrite(path, "IDEMHOOK_STRIPE_SECRET=bbbb\nIDEMHOOK_DB=/x.db\n"
+	    "IDEMHOOK_TOLERANCE=90\n");
+	assert_int_equal(settings_request_account(&s, NULL, NULL, NULL, &a,
+	    fp, sizeof(fp), err, sizeof(err)), IH_OK);
+	assert_true(a.serial != first);
+	assert_int_equal(a.tolerance_s, 90);
+	assert_string_equal(a.secrets[0], "bbbb");
+	/* Broken: refused, nothing left in cfg, nothing cached served. */
+	rewrite(path, "broken line\n");
+	assert_int_equal(settings_request_account(&s, NULL, NULL, NULL, &a,
+	    fp, sizeof(fp), err, sizeof(err)), IH_ECONFIG);
+	assert_int_equal(a.nsecrets, 0);
+	assert_null(a.db_path);
+	unlink(path);
+	config_free(&a);
+	config_free(&b);
+	settings_free(&s);
+}
+
 int
 main(void)
 {
@@ -525,6 +604,7 @@ main(void)
 		cmocka_unit_test(other_providers_secrets_dropped),
 		cmocka_unit_test(log_clean_neutralises),
 		cmocka_unit_test(startup_counts),
+		cmocka_unit_test(request_settings_cached),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);

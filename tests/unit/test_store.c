@@ -578,6 +578,17 @@ migrates_from_v1(void **state)
 	assert_int_equal(count_rows(path, "SELECT count(*) FROM sqlite_master"
 	    " WHERE name IN ('effects', 'attempts', 'object_events')"
 	    " AND sql LIKE '%WITHOUT ROWID'"), 3);
+	/*
+	 * Version 12: the status CHECK without IN (...), which SQLite
+	 * checked through a temporary b-tree per written row, and still
+	 * in force.
+	 */
+	assert_int_equal(count_rows(path, "SELECT count(*) FROM sqlite_master"
+	    " WHERE name = 'events' AND sql LIKE '%status IN%'"), 0);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "UPDATE events SET status = 'bogus'",
+	    NULL, NULL, NULL), SQLITE_CONSTRAINT);
+	sqlite3_close(db);
 	/* A second open finds it current and changes nothing. */
 	assert_int_equal(store_open(&o, &st, err, sizeof(err)), IH_OK);
 	/* Migrated, it holds the objects a new store has, and no others. */
