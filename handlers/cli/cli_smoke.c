@@ -12,7 +12,9 @@
  * through the command's one HTTP client (api_http.h: TLS verified,
  * timeouts, no redirect, a bounded answer), tried once each.  A test
  * event is recorded and processed like any other, with no action and
- * no switch (dispatch.c); --list and --purge show and delete them.
+ * no switch (dispatch.c); with a forwarding destination it is delivered
+ * to the application, and the command waits, bounded, for the store to
+ * say how (forward_seen()).  --list and --purge show and delete them.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -22,6 +22,7 @@ Usage: test_forward_ops.py BINDIR   (or IH_BIN=BINDIR test_forward_ops.py)
 import base64
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -357,8 +358,30 @@ SHARED = [case_concurrency_shared, case_pause_shared, case_rate_shared,
           case_probe_dies]
 
 
+def case_smoke_forwarded(srv, app, work):
+    """`idemhook smoke` with Stripe's destination set: its test event
+    reaches the application, verified once, and smoke prints
+    "forwarded: HTTP 200 in N ms" with the answer; when the application
+    refuses it (a 400), smoke prints the FAILED line with the attempt's
+    answer and exits 1; --wait 0 is refused."""
+    url = "http://127.0.0.1:%d%s" % (srv.port, srv.url("stripe"))
+    env = {"IDEMHOOK_STRIPE_SECRET": srv.secrets["stripe"]}
+    rc, out, err = work.run("smoke", "stripe", url, env=env)
+    check(rc == 0 and re.search(r'(?m)^forwarded: HTTP 200 in \d+ ms: "thanks"$', out),
+          "smoke: exit %d: %s" % (rc, (out + err)[-900:]))
+    once(app, "stripe", re.search(r"test event (idemhook_smoke_\w+)", out).group(1))
+    app.plan("stripe", ["400"])
+    rc, out, err = work.run("smoke", "stripe", url, env=env)
+    check(rc == 1 and re.search(r'(?m)^forwarded: FAILED: attempt 1: HTTP 400 in \d+ ms, '
+                                r'not retried: "no: \\x22400\\x22', out)
+          and "the application did not take the test event" in err,
+          "smoke, the application refusing: exit %d: %s" % (rc, (out + err)[-900:]))
+    rc, out, err = work.run("smoke", "stripe", url, "--wait", "0", env=env)
+    check(rc == 2 and "--wait 0" in err, "--wait 0: exit %d: %s" % (rc, err[-400:]))
+
+
 CASES = [case_account_destination, case_account_check, case_object_order,
-         case_waiting_shown]
+         case_waiting_shown, case_smoke_forwarded]
 
 
 def run_cases(tap, bindir, servers):
