@@ -363,7 +363,8 @@ def case_smoke_forwarded(srv, app, work):
     reaches the application, verified once, and smoke prints
     "forwarded: HTTP 200 in N ms" with the answer; when the application
     refuses it (a 400), smoke prints the FAILED line with the attempt's
-    answer and exits 1; --wait 0 is refused."""
+    answer and exits 1; --wait 0 checks nothing (a machine without the
+    store); --wait 3601 is refused."""
     url = "http://127.0.0.1:%d%s" % (srv.port, srv.url("stripe"))
     env = {"IDEMHOOK_STRIPE_SECRET": srv.secrets["stripe"]}
     rc, out, err = work.run("smoke", "stripe", url, env=env)
@@ -377,7 +378,11 @@ def case_smoke_forwarded(srv, app, work):
           and "the application did not take the test event" in err,
           "smoke, the application refusing: exit %d: %s" % (rc, (out + err)[-900:]))
     rc, out, err = work.run("smoke", "stripe", url, "--wait", "0", env=env)
-    check(rc == 2 and "--wait 0" in err, "--wait 0: exit %d: %s" % (rc, err[-400:]))
+    check(rc == 0 and "forwarding: to http://127.0.0.1:%d/hooks/stripe, not checked "
+          "(--wait 0)" % app.port in out and "forwarded:" not in out,
+          "--wait 0: exit %d: %s" % (rc, (out + err)[-600:]))
+    rc, out, err = work.run("smoke", "stripe", url, "--wait", "3601", env=env)
+    check(rc == 2 and "--wait 3601" in err, "--wait 3601: exit %d: %s" % (rc, err[-400:]))
 
 
 CASES = [case_account_destination, case_account_check, case_object_order,
