@@ -1,8 +1,9 @@
 /*
  * smoke.h -- the smoke test's events (idemhook smoke, issue 39): test
  * deliveries signed with an endpoint's own secret, recorded and processed
- * like any event of the provider, except that no action and no switch
- * runs for them, so they never set an object's current state.
+ * like any event of the provider, forwarded to its destination when it
+ * has one, except that no action and no switch runs for them, so they
+ * never set an object's current state.
  *
  * A smoke event is recognised by what its sender signed, never by an
  * unsigned header alone: its type is SMOKE_TYPE and its body, which

@@ -12,7 +12,9 @@
  * through the command's one HTTP client (api_http.h: TLS verified,
  * timeouts, no redirect, a bounded answer), tried once each.  A test
  * event is recorded and processed like any other, with no action and
- * no switch (dispatch.c); --list and --purge show and delete them.
+ * no switch (dispatch.c); with a forwarding destination it is delivered
+ * to the application, and the command waits, bounded, for the store to
+ * say how (forward_seen()).  --list and --purge show and delete them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,7 @@
 #include "cli_smoke.h"
 #include "cli_text.h"
 #include "clock.h"
+#include "forward_settings.h"
 #include "ih.h"
 #include "json.h"
 #include "providers.h"
@@ -41,6 +44,9 @@
 #define SMOKE_ANSWER_MAX	(64L * 1024)
 #define SMOKE_STEPS		3
 #define SMOKE_WORD_MAX		64
+/* How long smoke waits by default for its event to reach a destination. */
+#define SMOKE_WAIT_S		90
+#define SMOKE_POLL_MS		200
 
 static const struct {
 	long		 status;
@@ -55,7 +61,8 @@ static const struct {
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: idemhook smoke PROVIDER URL [--account NAME]\n"
+	fprintf(f, "usage: idemhook smoke PROVIDER URL [--account NAME] "
+	    "[--wait SECONDS]\n"
 	    "       idemhook smoke --list [--provider NAME] [--json] "
 	    "[--account NAME]\n"
 	    "       idemhook smoke --purge [--provider NAME] [--dry-run] "
@@ -72,13 +79,19 @@ usage(FILE *f)
 	    "URL is https, or plain http to this machine (localhost, "
 	    "127.0.0.1, ::1).\nThe test event (type %s, id %s...)\nis "
 	    "recorded and processed like any other, but runs no action and "
-	    "sets\nno object.\n"
+	    "sets\nno object.  When PROVIDER (or the account) has a "
+	    "FORWARD_URL, the test\nevent is forwarded to the application "
+	    "too, and smoke waits (--wait,\ndefault %d s) for the store to "
+	    "say how: \"forwarded: HTTP 200 in N ms\", or\nFAILED with the "
+	    "attempt's status (--wait 0: not checked, from a machine\n"
+	    "without the store).\n"
 	    "  --list   lists the test events (idemhook list's options)\n"
 	    "  --purge  deletes the processed ones (--dry-run counts "
 	    "them)\n"
-	    "Exit: 0 every answer as expected, 1 another answer or none, "
+	    "Exit: 0 every answer as expected (and the event forwarded), 1 "
+	    "another\nanswer or none, "
 	    "2 usage or\nconfiguration (no secret in the settings file).\n",
-	    SMOKE_TYPE, SMOKE_ID_PREFIX);
+	    SMOKE_TYPE, SMOKE_ID_PREFIX, SMOKE_WAIT_S);
 }
 
 /* The answer's "status" (or, for an error, its "error"), else "". */
@@ -315,8 +328,158 @@ prepare(struct cli *c, int pi, const char *url, struct smoke_run *run)
 	return CLI_EXIT_OK;
 }
 
+/* What the store says of the test event, as forwarding left it. */
+struct smoke_seen {
+	const char	*id;		/* the test event's id, its suffix */
+	int		 found;
+	int64_t		 rowid;
+	int64_t		 attempts;
+	char		 status[16];
+	char		 detail[512];	/* the last attempt's error */
+};
+
 static int
-smoke_run(struct cli *c, const char *provider, const char *url)
+seen_row(void *arg, const struct store_row *row)
+{
+	struct smoke_seen *s = arg;
+	size_t n = strlen(row->event_id), k = strlen(s->id);
+
+	/* GitHub's id is "-:" and the test event's. */
+	if (n < k || strcmp(row->event_id + n - k, s->id) != 0)
+		return IH_OK;
+	s->found = 1;
+	s->rowid = row->rowid;
+	s->attempts = row->attempts;
+	snprintf(s->status, sizeof(s->status), "%s", row->status);
+	return IH_OK;
+}
+
+static int
+seen_attempt(void *arg, const struct store_attempt *a)
+{
+	struct smoke_seen *s = arg;
+
+	snprintf(s->detail, sizeof(s->detail), "%s",
+	    a->error != NULL ? a->error : "");
+	return IH_OK;
+}
+
+/* Reads the test event's state into s; IH_OK or IH_ESTORE (err). */
+static int
+seen_read(struct store *st, const char *provider, struct smoke_seen *s,
+    char *err, size_t errlen)
+{
+	struct store_filter f;
+	int rc;
+
+	memset(&f, 0, sizeof(f));
+	f.provider = provider;
+	f.event_type = SMOKE_TYPE;
+	s->found = 0;
+	s->detail[0] = '\0';
+	rc = store_list(st, &f, seen_row, s, err, errlen);
+	if (rc == IH_OK && s->found)
+		rc = store_attempts(st, s->rowid, seen_attempt, s, err,
+		    errlen);
+	return rc;
+}
+
+/*
+ * With a destination for the provider (or the account), the test event
+ * is forwarded like any other: waits at most wait_s for the store to say
+ * how its delivery ended, and prints "forwarded: HTTP 200 in N ms ..."
+ * or a FAILED line.  Returns 1 delivered, 0 not.
+ */
+static int
+forward_seen(struct cli *c, const char *provider, struct smoke_run *run,
+    long wait_s)
+{
+	const struct config_forward *fw = forward_dest(run->cfg, c->account);
+	struct smoke_seen *s;
+	struct store *st;
+	struct timespec nap = { 0, SMOKE_POLL_MS * 1000000L };
+	char err[STORE_ERR_MAX], shown[REDACT_URI_MAX];
+	const char *d;
+	int64_t end = clock_mono_ms() + (int64_t)wait_s * 1000;
+	int ok = 0;
+
+	if (fw == NULL)
+		return 1;
+	if (wait_s == 0) {
+		/* From another machine, whose settings name no store. */
+		cli_printf(stdout, "forwarding: to %s, not checked "
+		    "(--wait 0)\n", ih_redact(fw->url, shown, sizeof(shown)));
+		return 1;
+	}
+	s = calloc(1, sizeof(*s));
+	if (s == NULL) {
+		snprintf(run->reason, sizeof(run->reason), "out of memory");
+		return 0;
+	}
+	s->id = run->m.id;
+	cli_printf(stdout, "forwarding: the test event to %s (waiting at "
+	    "most %ld s)\n", ih_redact(fw->url, shown, sizeof(shown)), wait_s);
+	if (cli_store(c, &st) != IH_OK) {
+		snprintf(run->reason, sizeof(run->reason), "cannot open the "
+		    "store to see the test event's delivery: run idemhook "
+		    "smoke as the programs' user, with their settings file");
+		goto out;
+	}
+	for (;;) {
+		if (seen_read(st, provider, s, err, sizeof(err)) != IH_OK) {
+			snprintf(run->reason, sizeof(run->reason), "cannot "
+			    "read the test event: %s", err);
+			goto out;
+		}
+		if (s->found && (strcmp(s->status, "done") == 0 ||
+		    strcmp(s->status, "failed") == 0 ||
+		    strcmp(s->status, "dead") == 0))
+			break;
+		if (clock_mono_ms() >= end) {
+			snprintf(run->reason, sizeof(run->reason), "the test "
+			    "event was not delivered within %ld s: it is %s "
+			    "after %lld attempt(s)%s%s (does idemhook work "
+			    "run? is the destination paused? idemhook list "
+			    "--provider %s says why it waits; from a machine "
+			    "without the store, --wait 0)", wait_s,
+			    s->found ? s->status : "not in the store",
+			    (long long)s->attempts, s->detail[0] ? ", the "
+			    "last: " : "", s->detail, provider);
+			goto out;
+		}
+		nanosleep(&nap, NULL);
+	}
+	d = s->detail;
+	if (strncmp(d, "forward: ", 9) != 0) {
+		/* Processed by a program that forwards nothing of it. */
+		cli_printf(stdout, "forwarded: FAILED: not forwarded\n");
+		snprintf(run->reason, sizeof(run->reason), "the test event is "
+		    "%s, processed without a delivery: do the programs read "
+		    "the settings file this command read (%s), and are they "
+		    "of this version?", s->status, run->from);
+		goto out;
+	}
+	d += 9;
+	if (strcmp(s->status, "done") == 0) {
+		cli_printf(stdout, "forwarded: %s\n", d);
+		ok = 1;
+		goto out;
+	}
+	cli_printf(stdout, "forwarded: FAILED: attempt %lld: %s\n",
+	    (long long)s->attempts, d);
+	snprintf(run->reason, sizeof(run->reason), "the application did not "
+	    "take the test event (attempt %lld: %s); it is %s%s: see "
+	    "idemhook show %s %s", (long long)s->attempts, d, s->status,
+	    strcmp(s->status, "dead") == 0 ? "" : " and retried", provider,
+	    run->m.id);
+out:
+	free(s);
+	return ok;
+}
+
+static int
+smoke_run(struct cli *c, const char *provider, const char *url,
+    long wait_s)
 {
 	struct smoke_run *run;
 	char err[API_HTTP_ERR_MAX], shown[REDACT_URI_MAX];
@@ -358,7 +521,8 @@ smoke_run(struct cli *c, const char *provider, const char *url)
 	if (ok == -2) {
 		cli_errorf("smoke: %s", run->reason);
 		ret = CLI_EXIT_USAGE;
-	} else if (good == SMOKE_STEPS) {
+	} else if (good == SMOKE_STEPS && forward_seen(c, provider, run,
+	    wait_s)) {
 		printf("ok: every answer as expected\n");
 		ret = CLI_EXIT_OK;
 	} else {
@@ -435,7 +599,8 @@ int
 cli_smoke(struct cli *c, int argc, char **argv)
 {
 	char *largv[64];
-	const char *only = NULL;
+	const char *only = NULL, *pos[2];
+	long wait_s = SMOKE_WAIT_S;
 	int a, r, n, dry_run = 0;
 
 	if (argc > 1 && strcmp(argv[1], "--list") == 0) {
@@ -469,12 +634,30 @@ cli_smoke(struct cli *c, int argc, char **argv)
 		}
 		return smoke_purge(c, only, dry_run);
 	}
-	for (a = 1; a < argc; a++)
+	n = 0;
+	for (a = 1; a < argc; a++) {
+		r = cli_opt(argc, argv, &a, "--wait", &only);
+		if (r < 0)
+			return CLI_EXIT_USAGE;
+		if (r > 0) {
+			if (cli_parse_long(only, 0, 3600, &wait_s) != 0) {
+				cli_errorf("smoke: --wait %s: give seconds, 0 "
+				    "to 3600", only);
+				return CLI_EXIT_USAGE;
+			}
+			continue;
+		}
 		if (argv[a][0] == '-')
 			return cli_help_or_usage(argv[a], usage);
-	if (argc != 3) {
+		if (n == 2) {
+			usage(stderr);
+			return CLI_EXIT_USAGE;
+		}
+		pos[n++] = argv[a];
+	}
+	if (n != 2) {
 		usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
-	return smoke_run(c, argv[1], argv[2]);
+	return smoke_run(c, pos[0], pos[1], wait_s);
 }

@@ -67,7 +67,7 @@ from ihtest.strace import (  # noqa: F401
     wal_writes)
 from ihtest.tap import Tap, check, check_eq  # noqa: F401
 from ihtest.docs import (  # noqa: F401
-    DOCS, anchors, cron_commands, doc_blocks, links, markdown_files, readme_blocks,
+    DOCS, Settings, anchors, cron_commands, doc_blocks, links, markdown_files, readme_blocks,
     recipe, recipe_home, shell_commands, slug)
 from ihtest.http import (  # noqa: F401
     Response, free_port, parallel, recv_all, wait_port)

@@ -22,6 +22,7 @@ Usage: test_forward_ops.py BINDIR   (or IH_BIN=BINDIR test_forward_ops.py)
 import base64
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -35,8 +36,8 @@ from harness import (Server, check, check_eq, console_conf, sign_stripe,  # noqa
                      suite_main)
 import cases  # noqa: E402
 from test_console import USER, console_hash, write_settings  # noqa: E402
-from test_forward import (APP_DIR, APP_SECRETS, GITHUB, STRIPE, App,  # noqa: E402
-                          Work, deliver, forward_env, once, wait_for)
+from test_forward import (APP_DIR, APP_SECRETS, GITHUB, SHOPIFY, STRIPE,  # noqa: E402
+                          App, Work, deliver, forward_env, once, row, wait_for)
 
 ACME_SECRET = "whsec_acme_" + os.urandom(12).hex()
 PASSWORD = "correct horse " + os.urandom(4).hex()
@@ -319,11 +320,73 @@ def case_rate_shared(srv, app, work):
           "at most two a second (three with the edge): %r" % at)
 
 
-SHARED = [case_concurrency_shared, case_pause_shared, case_rate_shared]
+def case_probe_dies(srv, app, work):
+    """IDEMHOOK_SHOPIFY_FORWARD_PAUSE_AFTER=2, _MAX_ATTEMPTS=3,
+    _CONCURRENCY=1, and the application answers 500 five times: two
+    failures pause the destination, its probe fails until it is dead,
+    then the next event that fails becomes the probe; once the
+    application answers, every other event is delivered once, none dead,
+    and a replay delivers the dead probe."""
+    app.plan("shopify", ["500"] * 5)
+    ids = [deliver(srv, "shopify")[0] for _ in range(3)]
+    dead = wait_for("the first probe dead", lambda: [
+        e for e in ids if row(srv, "shopify", e)["status"] == "dead"])
+    check_eq(len(dead), 1, "dead probes")
+    probe = dead[0]
+    for eid in ids:
+        if eid != probe:
+            once(app, "shopify", eid)
+    recs = sorted((r for r in app.records("shopify") if r.get("id") in ids),
+                  key=lambda r: r["at"])
+    failed = [r for r in recs if r["status"] != 200]
+    check_eq(len(failed), 5, "failed deliveries: %r" % failed)
+    # After the first probe's last failure, another event failed: the
+    # next probe, delivered first when the application came back.
+    died = max(r["at"] for r in failed if r["id"] == probe)
+    after = [r for r in recs if r["at"] > died]
+    check(after and after[0]["id"] != probe and after[0]["status"] != 200
+          and recs[recs.index(after[0]) + 1]["id"] == after[0]["id"],
+          "the next failing event became the probe: %r" % recs)
+    check(all(row(srv, "shopify", e)["status"] == "done" for e in ids if e != probe),
+          "every other event done")
+    rc, out, err = work.run("replay", "shopify", SHOPIFY.db_event_id(probe))
+    check_eq(rc, 0, "replay of the dead probe: %s" % (out + err)[-400:])
+    once(app, "shopify", probe)
+
+
+SHARED = [case_concurrency_shared, case_pause_shared, case_rate_shared,
+          case_probe_dies]
+
+
+def case_smoke_forwarded(srv, app, work):
+    """`idemhook smoke` with Stripe's destination set: its test event
+    reaches the application, verified once, and smoke prints
+    "forwarded: HTTP 200 in N ms" with the answer; when the application
+    refuses it (a 400), smoke prints the FAILED line with the attempt's
+    answer and exits 1; --wait 0 checks nothing (a machine without the
+    store); --wait 3601 is refused."""
+    url = "http://127.0.0.1:%d%s" % (srv.port, srv.url("stripe"))
+    env = {"IDEMHOOK_STRIPE_SECRET": srv.secrets["stripe"]}
+    rc, out, err = work.run("smoke", "stripe", url, env=env)
+    check(rc == 0 and re.search(r'(?m)^forwarded: HTTP 200 in \d+ ms: "thanks"$', out),
+          "smoke: exit %d: %s" % (rc, (out + err)[-900:]))
+    once(app, "stripe", re.search(r"test event (idemhook_smoke_\w+)", out).group(1))
+    app.plan("stripe", ["400"])
+    rc, out, err = work.run("smoke", "stripe", url, env=env)
+    check(rc == 1 and re.search(r'(?m)^forwarded: FAILED: attempt 1: HTTP 400 in \d+ ms, '
+                                r'not retried: "no: \\x22400\\x22', out)
+          and "the application did not take the test event" in err,
+          "smoke, the application refusing: exit %d: %s" % (rc, (out + err)[-900:]))
+    rc, out, err = work.run("smoke", "stripe", url, "--wait", "0", env=env)
+    check(rc == 0 and "forwarding: to http://127.0.0.1:%d/hooks/stripe, not checked "
+          "(--wait 0)" % app.port in out and "forwarded:" not in out,
+          "--wait 0: exit %d: %s" % (rc, (out + err)[-600:]))
+    rc, out, err = work.run("smoke", "stripe", url, "--wait", "3601", env=env)
+    check(rc == 2 and "--wait 3601" in err, "--wait 3601: exit %d: %s" % (rc, err[-400:]))
 
 
 CASES = [case_account_destination, case_account_check, case_object_order,
-         case_waiting_shown]
+         case_waiting_shown, case_smoke_forwarded]
 
 
 def run_cases(tap, bindir, servers):
@@ -332,7 +395,8 @@ def run_cases(tap, bindir, servers):
         tap.not_ok("setup", "node and tests/forward-app/node_modules are needed "
                    "(make deps runs npm ci there)")
         return
-    srv = servers.add(Server(bindir, providers=["stripe", "github"], name="fwd-ops"))
+    srv = servers.add(Server(bindir, providers=["stripe", "github", "shopify"],
+                                 name="fwd-ops"))
     app = App(srv.tmp)
     app.start()
     srv.env.update(forward_env(app))
@@ -347,6 +411,12 @@ def run_cases(tap, bindir, servers):
         "IDEMHOOK_GITHUB_FORWARD_CONCURRENCY": "2",
         "IDEMHOOK_GITHUB_FORWARD_PAUSE_AFTER": "2",
         "IDEMHOOK_STRIPE_FORWARD_RATE@acme": "2",
+        # A probe that dies (case_probe_dies): few, quick attempts.
+        "IDEMHOOK_SHOPIFY_FORWARD_PAUSE_AFTER": "2",
+        "IDEMHOOK_SHOPIFY_FORWARD_CONCURRENCY": "1",
+        "IDEMHOOK_SHOPIFY_MAX_ATTEMPTS": "3",
+        "IDEMHOOK_SHOPIFY_RETRY_BASE_MS": "200",
+        "IDEMHOOK_SHOPIFY_RETRY_MAX": "1",
         "IDEMHOOK_ALERT_ACTION": 'echo "$IDEMHOOK_ALERT_REASON" >> %s'
                                  % os.path.join(srv.tmp, "alerts"),
     })

@@ -53,7 +53,7 @@ import urllib.request
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HarnessError, REPO, check, cron_commands,  # noqa: E402
+from harness import (HarnessError, REPO, Settings, check, cron_commands,  # noqa: E402
                      free_port, readme_blocks, recipe, recipe_home, shell_commands,
                      sign_github, sign_stripe, suite_main)
 
@@ -322,7 +322,28 @@ def apt_install(ns, cmd, port):
     return pkgs
 
 
+def merge_settings(ns, path, text):
+    """A settings= block as a user follows it: each NAME=value line
+    replaces NAME's line of the file, or is added; comments are not
+    copied.  The file keeps its owner and mode."""
+    cur = ns.read(path)
+    for line in text.split("\n"):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        name = line.split("=", 1)[0]
+        cur, n = re.subn(r"(?m)^%s=.*$" % re.escape(name), lambda _: line, cur)
+        if n == 0:
+            cur = cur.rstrip("\n") + "\n" + line + "\n"
+    st = os.stat(ns.path(path))
+    ns.write(path, cur)
+    os.chown(ns.path(path), st.st_uid, st.st_gid)
+    os.chmod(ns.path(path), st.st_mode & 0o7777)
+
+
 def run_block(ns, text, env, port, fname=None):
+    if isinstance(fname, Settings):
+        merge_settings(ns, fname, text)
+        return
     if fname:
         ns.write(fname, re.sub(r"listen 80;", "listen 127.0.0.1:%d;" % port, text))
         return
@@ -588,6 +609,7 @@ def server_recipe(bindir, name, url_path="/", postgres=False):
             ns.run("/etc/init.d/lighttpd start")
             wait_http(base + url_path)
             deliveries(base, secrets, name + "-nosystemd")
+            forward_recipe(ns, base, secrets)
         if name == "vhost":
             other_vhost(ns, base, port)
         if name == "fcgiwrap":
@@ -625,6 +647,67 @@ def server_recipe(bindir, name, url_path="/", postgres=False):
             sys.stdout.write("".join("# " + l + "\n" for l in
                                      "\n".join(ns.log).splitlines()[-400:]))
         ns.close()
+
+
+SHOP = "https://shop.example/"
+
+
+def forward_recipe(ns, base, secrets):
+    """www-config/README.md's "In front of your existing application" as
+    written, on the lighttpd recipe's server: the application is
+    tests/forward-app (Stripe's own constructEvent) at the README's
+    WooCommerce URL, its host the only change; as in the README's
+    example only the URL changed at Stripe, so the application verifies
+    with the secret Stripe signs with.  The settings merged into the
+    file take effect without a restart; `idemhook check` names the
+    destination; `idemhook smoke` says its test event reached the
+    application, which got it once, verified; a Stripe event reaches it
+    once too."""
+    from test_forward import APP_DIR, App, once, wait_for
+    check(shutil.which("node") is not None and os.path.isdir(
+        os.path.join(APP_DIR, "node_modules", "stripe")),
+        "node and tests/forward-app/node_modules are needed (make deps runs npm ci there)")
+    app_tmp = tempfile.mkdtemp(prefix="ih-recipe-app-")
+    app = App(app_tmp)
+    with open(app.secrets, "w") as f:
+        json.dump({"stripe": secrets["stripe"]}, f)
+    app.start()
+    try:
+        shop = "http://127.0.0.1:%d/" % app.port
+        (fname, text), = recipe("forward-settings")
+        text = text.replace(SHOP, shop).replace(
+            "whsec_the_stripe_endpoint_signs_with", secrets["stripe"]).replace(
+            "whsec_your_application_already_has", secrets["stripe"])
+        run_block(ns, text, {}, None, fname)
+        for _, text in recipe("forward-check"):
+            for cmd in shell_commands(text):
+                r = ns.run(cmd, check_rc=False)
+                check(r.returncode == 0 and "no problems found" in r.stdout
+                      and "stripe: forwards each event to %s" % shop in r.stdout,
+                      "%r: exit %d: %s" % (cmd, r.returncode,
+                                           (r.stdout + r.stderr).strip()[-900:]))
+        for _, text in recipe("forward-smoke"):
+            for cmd in shell_commands(text):
+                r = ns.run(cmd.replace(SHOP, base + "/"), check_rc=False, timeout=200)
+                out = r.stdout + r.stderr
+                check(r.returncode == 0 and re.search(r"(?m)^forwarded: HTTP 200 in \d+ ms", out),
+                      "%r: exit %d: %s" % (cmd, r.returncode, out[-900:]))
+                sid = re.search(r"test event (idemhook_smoke_\w+)", out).group(1)
+                once(app, "stripe", sid)
+        eid = "evt_forward_" + os.urandom(6).hex()
+        body = json.dumps({"id": eid, "object": "event", "type": "invoice.paid",
+                           "data": {"object": {"id": "in_" + eid[4:],
+                                               "object": "invoice"}}}).encode()
+        status, out = post(base + "/hooks/stripe", body,
+                           {"Stripe-Signature": sign_stripe(secrets["stripe"], body),
+                            "Content-Type": "application/json"})
+        check(status == 200 and b"accepted" in out, "a Stripe event: %d %r" % (status, out))
+        once(app, "stripe", eid)
+        wait_for("the application's answer in show", lambda: "forward: HTTP 200 in" in ns.run(
+            "runuser -u www-data -- /usr/local/bin/idemhook show stripe %s" % eid).stdout)
+    finally:
+        app.stop()
+        shutil.rmtree(app_tmp, ignore_errors=True)
 
 
 def fcgiwrap_served(ns):
@@ -783,7 +866,7 @@ def blocks_parse():
                  "shared-after", "shared-host", "allowoverride", "cron", "catchup-cron",
                  "postgres", "postgres-switch", "postgres-cron", "shared-upload",
                  "shared-smoke", "cron-install", "fcgiwrap", "fcgiwrap-nosystemd",
-                 "fcgiwrap-smoke"):
+                 "fcgiwrap-smoke", "forward-settings", "forward-check", "forward-smoke"):
         check(want in names, "no <!-- recipe: %s --> in the documentation" % want)
     for name in names:
         homes = recipe_home(name)
@@ -951,7 +1034,9 @@ def run_cases(tap, bindir, servers):
                     demo_own_folder, bindir)
     tap.run_as_root("lighttpd recipe as written: accepted, duplicate, 401, check clean, "
                     "lines in IDEMHOOK_LOG, cron; sockets again after a reboot, with and without "
-                    "systemd-tmpfiles; installs lighttpd only; man idemhook", why, server_recipe,
+                    "systemd-tmpfiles; installs lighttpd only; man idemhook; then forwarding's "
+                    "recipe: check names the destination, smoke's event forwarded", why,
+                    server_recipe,
                     bindir, "lighttpd")
     tap.run_as_root("Apache vhost recipe as written, on an Apache running since its install "
                     "(a2enmod then a real restart): accepted, duplicate, 401, check clean, "

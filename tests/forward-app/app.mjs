@@ -78,7 +78,10 @@ const server = createServer((req, res) => {
   req.on('data', (c) => chunks.push(c));
   req.on('end', async () => {
     const raw = Buffer.concat(chunks);
-    const route = req.url.replace(/^\/hooks\//, '');
+    // WooCommerce's endpoint, as the README's recipe names it
+    // (tests/e2e/test_recipes.py), is the Stripe route.
+    const route = req.url === '/?wc-api=wc_stripe' ? 'stripe'
+      : req.url.replace(/^\/hooks\//, '');
     if (req.url === '/control') {
       const c = JSON.parse(raw.toString('utf8'));
       plans[c.route] = c.plan.slice();

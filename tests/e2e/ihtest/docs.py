@@ -6,6 +6,12 @@ A recipe is the fenced blocks marked, each just above it, with
 
     <!-- recipe: NAME -->                a shell block: run as root, line by line
     <!-- recipe: NAME file=PATH -->      a file: written to PATH as it stands
+    <!-- recipe: NAME settings=PATH -->  settings lines: each NAME=value
+                                         replaces NAME's line of PATH, or is
+                                         added (a Settings path)
+
+A mark and its block may be indented, as in a numbered step; the
+block's lines lose the fence's indentation.
 
 DOCS lists where recipes may be marked, in reading order: the short
 recipes are in README.md, their variants in www-config/README.md, the
@@ -20,7 +26,12 @@ from .common import REPO, HarnessError
 
 DOCS = tuple(os.path.join(REPO, p) for p in (
     "README.md", "www-config/README.md", "handlers/README.md", "db/README.md"))
-MARK = re.compile(r"^<!-- recipe: ([\w-]+)(?: file=(\S+))? -->\s*$")
+MARK = re.compile(r"^( *)<!-- recipe: ([\w-]+)(?: (file|settings)=(\S+))? -->\s*$")
+
+
+class Settings(str):
+    """The path of a settings= block: its lines are merged into the
+    file, not written over it."""
 
 
 def doc_blocks(path):
@@ -34,13 +45,18 @@ def doc_blocks(path):
         i += 1
         if not m:
             continue
-        if i >= len(lines) or not lines[i].startswith("```"):
+        ind = m.group(1)
+        if i >= len(lines) or not lines[i].startswith(ind + "```"):
             raise HarnessError("%s: no code block after %r"
                                % (os.path.relpath(path, REPO), lines[i - 1]))
         j = i + 1
-        while j < len(lines) and not lines[j].startswith("```"):
+        while j < len(lines) and not lines[j].startswith(ind + "```"):
             j += 1
-        out.append((m.group(1), m.group(2), "\n".join(lines[i + 1:j]) + "\n"))
+        body = [l[len(ind):] if l.startswith(ind) else l.lstrip() for l in lines[i + 1:j]]
+        where = m.group(4)
+        if m.group(3) == "settings":
+            where = Settings(where)
+        out.append((m.group(2), where, "\n".join(body) + "\n"))
         i = j + 1
     return out
 
