@@ -73,6 +73,11 @@ sq_record(struct store *base, const struct event *ev, int64_t now_ms,
 	int rc, step;
 
 	memset(res, 0, sizeof(*res));
+	/*
+	 * Only the last record's row can be the one inserted done: a row
+	 * undone to its savepoint may give its id to the next one.
+	 */
+	st->done_row = 0;
 	if (s == NULL)
 		return IH_ESTORE;
 	sqlite3_bind_text(s, 1, ev->provider, -1, SQLITE_STATIC);
@@ -419,19 +424,21 @@ sq_complete(struct store *base, const struct store_job *job,
 
 	if (s == NULL)
 		return IH_ESTORE;
-	sqlite3_bind_int64(s, 1, job->ev.rowid);
-	sqlite3_bind_text(s, 2, owner, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, now_ms);
-	rc = sq_step_done(st, s, "cannot complete event", err, errlen);
-	if (rc == IH_OK && sqlite3_changes(st->db) == 0 &&
-	    job->ev.rowid == st->done_row) {
-		/* Inserted done with its attempt closed: nothing to write. */
+	if (job->ev.rowid == st->done_row) {
+		/*
+		 * Inserted done with its attempt closed, so the UPDATE
+		 * would match nothing: nothing to write.
+		 */
 		rc = done_held(st, job, err, errlen);
 		if (rc == IH_OK && job->done_note != NULL)
 			rc = attempt_end(st, job, now_ms, "done",
 			    job->done_note, err, errlen);
 		return rc;
 	}
+	sqlite3_bind_int64(s, 1, job->ev.rowid);
+	sqlite3_bind_text(s, 2, owner, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, now_ms);
+	rc = sq_step_done(st, s, "cannot complete event", err, errlen);
 	if (rc == IH_OK)
 		rc = lease_held(sqlite3_changes(st->db), job, err, errlen);
 	if (rc == IH_OK)
