@@ -27,11 +27,9 @@ CREATE TABLE IF NOT EXISTS events (
 	received_at	INTEGER	NOT NULL,
 	last_seen_at	INTEGER	NOT NULL,
 	duplicates	INTEGER	NOT NULL DEFAULT 0,
-	-- Its CHECK with = and OR (version 12): see events_due below.
 	status		TEXT	NOT NULL DEFAULT 'received'
-	    CHECK (status = 'received' OR status = 'processing' OR
-	    status = 'done' OR status = 'failed' OR status = 'dead' OR
-	    status = 'quarantined' OR status = 'held'),
+	    CHECK (status IN ('received', 'processing', 'done', 'failed',
+	    'dead', 'quarantined', 'held')),
 	attempts	INTEGER	NOT NULL DEFAULT 0,
 	next_attempt_at	INTEGER	NOT NULL DEFAULT 0,
 	lease_until	INTEGER,
