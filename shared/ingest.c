@@ -90,7 +90,6 @@ ingest_deferred(struct ingest *in)
 {
 	in->defer.write = defer_write;
 	in->defer.arg = in;
-	in->defer.lines = 0;
 	return &in->defer;
 }
 
@@ -100,11 +99,6 @@ ingest_write_deferred(struct ingest *in, const struct log_sink *sink)
 	const char *p = in->deferred, *end = in->deferred + in->deferred_len;
 	const char *nl;
 
-	/* The switch's lines (object, effect, done): one record for all. */
-	if (sink->lines && p < end) {
-		sink->write(sink->arg, p, in->deferred_len);
-		p = end;
-	}
 	while (p < end) {
 		nl = memchr(p, '\n', (size_t)(end - p));
 		nl = nl != NULL ? nl + 1 : end;

@@ -52,7 +52,6 @@ io_fcgi(struct io *io, FCGX_Request *fx)
 	io->rsp.arg = fx;
 	io->log.write = log_fcgi_write;
 	io->log.arg = fx;
-	io->log.lines = 1;
 	io->params = fx->envp;
 	io->fx = fx;
 	io->finish = finish_fcgi;

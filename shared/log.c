@@ -25,7 +25,7 @@ stderr_write(void *arg, const char *line, size_t len)
 	(void)n;
 }
 
-const struct log_sink log_stderr = { stderr_write, NULL, 0 };
+const struct log_sink log_stderr = { stderr_write, NULL };
 
 void
 log_emit(const struct log_sink *sink, const char *fmt, ...)

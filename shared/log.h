@@ -24,12 +24,6 @@ struct log_sink {
 	/* Writes len bytes of one complete line; must not fail loudly. */
 	void	(*write)(void *arg, const char *line, size_t len);
 	void	 *arg;
-	/*
-	 * 1: write also takes several whole lines at once, which the
-	 * reader splits (a FastCGI stderr record: the web server logs each
-	 * line), so that lines kept for later cost one write, not one each.
-	 */
-	int	 lines;
 };
 
 /* A sink writing to file descriptor 2 with one write(2) per line. */
