@@ -567,19 +567,20 @@ explain_count(const char *path, const char *explain, int col,
 }
 
 /*
- * Version 12, on the store at path: writing an events row builds one
- * temporary b-tree (its status CHECK's IN list; events_due's WHERE built
- * one more) and an object_events row none (its verdict CHECK built one),
- * and the oldest due event is found by reading events_due in id order,
- * not by sorting every due row.
+ * Version 12, on the store at path: events_due's WHERE builds no
+ * temporary b-tree when an events row is written (its IN list built
+ * one; at most the status CHECK's own is left, which the receive path's
+ * change of the CHECK removes), an object_events row builds none (its
+ * verdict CHECK built one), and the oldest due event is found by reading
+ * events_due in id order, not by sorting every due row.
  */
 static void
 due_and_history_cheap(const char *path)
 {
-	assert_int_equal(explain_count(path, "EXPLAIN", 1, "INSERT INTO"
+	assert_in_range(explain_count(path, "EXPLAIN", 1, "INSERT INTO"
 	    " events (provider, event_id, event_type, received_at,"
 	    " last_seen_at) VALUES ('p', 'e', 't', 1, 1)", "OpenEphemeral"),
-	    1);
+	    0, 1);
 	assert_int_equal(explain_count(path, "EXPLAIN", 1, "INSERT INTO"
 	    " object_events (provider, kind, object_id, event_id, event_type,"
 	    " source_at, rank, verdict, recorded_at, seq) VALUES ('p', 'k',"
