@@ -57,7 +57,7 @@ CREATE TABLE IF NOT EXISTS events (
 
 CREATE INDEX IF NOT EXISTS events_source_account
     ON events (source_account) WHERE source_account IS NOT NULL;
--- The work queue (version 12): the due rows in id order, so that a claim
+-- The work queue (version 13): the due rows in id order, so that a claim
 -- of the oldest due event reads from the front instead of sorting every
 -- due row.  Written with = and OR: an IN list of more than two values
 -- makes SQLite build a temporary b-tree each time a row is written.
@@ -193,4 +193,28 @@ CREATE TABLE IF NOT EXISTS endpoint_health (
 	outcome		TEXT	NOT NULL,
 	problems	INTEGER	NOT NULL,
 	findings	TEXT	NOT NULL DEFAULT ''
+);
+
+-- The state of each forwarding destination (version 12; issue 41,
+-- www-config/README.md "When the application is down: the pause"),
+-- shared by every process through the store: the limits the settings
+-- give (written by the processes that claim), the pause, and the rate's
+-- next free time.  No row: the provider and account are not forwarded.
+CREATE TABLE IF NOT EXISTS destinations (
+	provider	TEXT	NOT NULL,
+	-- The destination's account: 'default' for the provider's own,
+	-- which every account without a FORWARD_URL@account shares.
+	account		TEXT	NOT NULL,
+	-- Deliveries in flight at most (IDEMHOOK_<P>_FORWARD_CONCURRENCY).
+	concurrency	INTEGER	NOT NULL DEFAULT 4,
+	-- Milliseconds between two deliveries (_FORWARD_RATE), 0: no limit.
+	rate_ms		INTEGER	NOT NULL DEFAULT 0,
+	-- No delivery starts before this (the rate).
+	next_at		INTEGER	NOT NULL DEFAULT 0,
+	-- Deliveries failed in a row for a reason a retry may cure.
+	failures	INTEGER	NOT NULL DEFAULT 0,
+	-- Set while paused: only the probe (an event's id) is delivered.
+	paused_at	INTEGER,
+	probe		INTEGER,
+	PRIMARY KEY (provider, account)
 );

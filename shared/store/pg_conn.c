@@ -40,7 +40,8 @@ extern const size_t store_postgres_nmigrations;
  * What is due, for a claim ($1 provider or NULL, $2 rowid or 0, $4 now),
  * as in the SQLite backend: received, failed with its time come, or
  * processing with an expired lease; and not behind an unfinished older
- * event of its order key; and as $6 (the store's fetch mode,
+ * event of its order key, nor held back by its forwarding destination
+ * (store_dest.h); and as $6 (the store's fetch mode,
  * store_thin.h) says of thin events.
  */
 #define PG_DUE_SQL \
@@ -56,7 +57,8 @@ extern const size_t store_postgres_nmigrations;
 	"  AND p.id < e.id" \
 	"  AND p.status NOT IN ('done', 'dead', 'quarantined')))" \
 	" AND CASE $6::int WHEN 0 THEN e.needs_fetch = 0" \
-	"  WHEN 2 THEN e.needs_fetch <> 0 ELSE true END"
+	"  WHEN 2 THEN e.needs_fetch <> 0 ELSE true END" \
+	" AND" PG_DEST_HOLD("$4")
 
 static const struct {
 	const char	*name;
@@ -615,6 +617,12 @@ static const struct store_ops pg_ops = {
 	.list = pg_list,
 	.show = pg_show,
 	.kept = pg_kept,
+	.dest_put = pg_dest_put,
+	.dest_prune = pg_dest_prune,
+	.dest_claimed = pg_dest_claimed,
+	.dest_ok = pg_dest_ok,
+	.dest_failed = pg_dest_failed,
+	.dest_state = pg_dest_state,
 	.behind = pg_behind,
 	.attempts = pg_attempts,
 	.purge = pg_purge,

@@ -567,7 +567,7 @@ explain_count(const char *path, const char *explain, int col,
 }
 
 /*
- * Version 12, on the store at path: events_due's WHERE builds no
+ * Version 13, on the store at path: events_due's WHERE builds no
  * temporary b-tree when an events row is written (its IN list built
  * one; at most the status CHECK's own is left, which the receive path's
  * change of the CHECK removes), an object_events row builds none (its
@@ -599,7 +599,7 @@ due_and_history_cheap(const char *path)
 	    "TEMP B-TREE"), 0);
 }
 
-/* A new store's schema (version 12): see due_and_history_cheap(). */
+/* A new store's schema (version 13): see due_and_history_cheap(). */
 static void
 new_store_due_by_id(void **state)
 {
@@ -650,7 +650,7 @@ migrates_from_v1(void **state)
 	assert_int_equal(count_rows(path, "SELECT count(*) FROM sqlite_master"
 	    " WHERE name IN ('effects', 'attempts', 'object_events')"
 	    " AND sql LIKE '%WITHOUT ROWID'"), 3);
-	/* Version 12: events_due by id, no temporary b-tree per row. */
+	/* Version 13: events_due by id, no temporary b-tree per row. */
 	due_and_history_cheap(path);
 	/* A second open finds it current and changes nothing. */
 	assert_int_equal(store_open(&o, &st, err, sizeof(err)), IH_OK);

@@ -1,42 +1,23 @@
--- Version 11 to 12: no temporary b-tree per written row, and a claim
--- that reads the due rows from the front.  An IN list of more than two
--- values makes SQLite build a temporary b-tree each time it evaluates a
--- row against it, so events_due's WHERE and object_events' CHECK are
--- written with = and OR.  events_due holds the due rows in id order:
--- a claim of the oldest due event reads the first ones instead of
--- sorting every due row.  object_events is made again, as in version 6
--- (SQLite cannot change a CHECK in place); nothing refers to it.
-DROP INDEX IF EXISTS events_due;
-CREATE INDEX IF NOT EXISTS events_due ON events (id)
-    WHERE status = 'received' OR status = 'processing' OR status = 'failed';
-DROP VIEW IF EXISTS idemhook_object_events;
-CREATE TABLE object_events_12 (
+-- Version 11 to 12: the state of each forwarding destination (issue 41,
+-- www-config/README.md "When the application is down: the pause"),
+-- shared by every process through the store: the limits the settings
+-- give (written by the processes that claim), the pause, and the rate's
+-- next free time.  No row: the provider and account are not forwarded.
+CREATE TABLE IF NOT EXISTS destinations (
 	provider	TEXT	NOT NULL,
-	account		TEXT	NOT NULL DEFAULT 'default',
-	kind		TEXT	NOT NULL,
-	object_id	TEXT	NOT NULL,
-	event_id	TEXT	NOT NULL,
-	event_type	TEXT	NOT NULL,
-	status		TEXT	NOT NULL DEFAULT '',
-	source_at	INTEGER	NOT NULL,
-	rank		INTEGER	NOT NULL,
-	deleted		INTEGER	NOT NULL DEFAULT 0,
-	verdict		TEXT	NOT NULL
-	    CHECK (verdict = 'applied' OR verdict = 'stale' OR
-	    verdict = 'tied'),
-	recorded_at	INTEGER	NOT NULL,
-	seq		INTEGER	NOT NULL,
-	PRIMARY KEY (provider, account, kind, object_id, event_id)
-) WITHOUT ROWID;
-INSERT INTO object_events_12 (provider, account, kind, object_id,
-    event_id, event_type, status, source_at, rank, deleted, verdict,
-    recorded_at, seq)
-    SELECT provider, account, kind, object_id, event_id, event_type,
-	status, source_at, rank, deleted, verdict, recorded_at, seq
-    FROM object_events;
-DROP TABLE object_events;
-ALTER TABLE object_events_12 RENAME TO object_events;
-CREATE VIEW IF NOT EXISTS idemhook_object_events AS
-    SELECT provider, kind, object_id, event_id, event_type, status,
-	source_at, deleted, verdict, recorded_at, account
-    FROM object_events;
+	-- The destination's account: 'default' for the provider's own,
+	-- which every account without a FORWARD_URL@account shares.
+	account		TEXT	NOT NULL,
+	-- Deliveries in flight at most (IDEMHOOK_<P>_FORWARD_CONCURRENCY).
+	concurrency	INTEGER	NOT NULL DEFAULT 4,
+	-- Milliseconds between two deliveries (_FORWARD_RATE), 0: no limit.
+	rate_ms		INTEGER	NOT NULL DEFAULT 0,
+	-- No delivery starts before this (the rate).
+	next_at		INTEGER	NOT NULL DEFAULT 0,
+	-- Deliveries failed in a row for a reason a retry may cure.
+	failures	INTEGER	NOT NULL DEFAULT 0,
+	-- Set while paused: only the probe (an event's id) is delivered.
+	paused_at	INTEGER,
+	probe		INTEGER,
+	PRIMARY KEY (provider, account)
+);
