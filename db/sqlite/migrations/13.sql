@@ -10,7 +10,7 @@ DROP INDEX IF EXISTS events_due;
 CREATE INDEX IF NOT EXISTS events_due ON events (id)
     WHERE status = 'received' OR status = 'processing' OR status = 'failed';
 DROP VIEW IF EXISTS idemhook_object_events;
-CREATE TABLE object_events_12 (
+CREATE TABLE object_events_13 (
 	provider	TEXT	NOT NULL,
 	account		TEXT	NOT NULL DEFAULT 'default',
 	kind		TEXT	NOT NULL,
@@ -28,14 +28,14 @@ CREATE TABLE object_events_12 (
 	seq		INTEGER	NOT NULL,
 	PRIMARY KEY (provider, account, kind, object_id, event_id)
 ) WITHOUT ROWID;
-INSERT INTO object_events_12 (provider, account, kind, object_id,
+INSERT INTO object_events_13 (provider, account, kind, object_id,
     event_id, event_type, status, source_at, rank, deleted, verdict,
     recorded_at, seq)
     SELECT provider, account, kind, object_id, event_id, event_type,
 	status, source_at, rank, deleted, verdict, recorded_at, seq
     FROM object_events;
 DROP TABLE object_events;
-ALTER TABLE object_events_12 RENAME TO object_events;
+ALTER TABLE object_events_13 RENAME TO object_events;
 CREATE VIEW IF NOT EXISTS idemhook_object_events AS
     SELECT provider, kind, object_id, event_id, event_type, status,
 	source_at, deleted, verdict, recorded_at, account
