@@ -61,12 +61,10 @@ struct json {
 	size_t		 len;
 	size_t		 last_end;	/* end of the last token called back */
 	size_t		 depth;		/* containers open */
-	struct json_level level[JSON_MAX_DEPTH + 1];
 	uint32_t	*keys;		/* keys of the open objects */
 	size_t		 nkeys, keys_cap;
 	char		*arena;		/* their escaped keys, decoded */
 	size_t		 alen, acap;
-	struct json_target target[JSON_MAX_FIELDS];
 	size_t		 ntargets;
 	int		 err;		/* why a callback stopped the parse */
 	int		 done;		/* the top-level object closed */
@@ -75,6 +73,13 @@ struct json {
 	struct json_span *spans;
 	size_t		 nspans, max_spans;
 	unsigned long	 parses;	/* documents parsed, for the tests */
+	/*
+	 * Last, and left as malloc gave them by json_open() (17 KiB): a
+	 * level is set as its container opens, a target by json_path.c
+	 * before each parse.
+	 */
+	struct json_level level[JSON_MAX_DEPTH + 1];
+	struct json_target target[JSON_MAX_FIELDS];
 };
 
 /*

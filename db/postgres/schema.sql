@@ -48,7 +48,9 @@ CREATE TABLE IF NOT EXISTS events (
 
 CREATE INDEX IF NOT EXISTS events_source_account
     ON events (source_account) WHERE source_account IS NOT NULL;
-CREATE INDEX IF NOT EXISTS events_due ON events (status, next_attempt_at)
+-- The work queue (version 14): the due rows in id order, the oldest
+-- first, for the claim's search.
+CREATE INDEX IF NOT EXISTS events_due ON events (id)
     WHERE status IN ('received', 'processing', 'failed');
 CREATE INDEX IF NOT EXISTS events_received ON events (received_at);
 CREATE INDEX IF NOT EXISTS events_order ON events (provider, order_key, id)

@@ -65,8 +65,9 @@ struct sq {
 	/* The event this connection's last record inserted and claimed. */
 	int64_t		 fresh_claim;
 	/*
-	 * The event this transaction inserted done (store_record_done()),
-	 * which sq_complete() and sq_fail_job() know from its row.
+	 * The event this transaction's last record inserted done
+	 * (store_record_done()), which sq_complete() completes without a
+	 * statement and sq_fail_job() turns to failed; 0 after any other.
 	 */
 	int64_t		 done_row;
 	int		 sync_durable;	/* the configured level: 2 or 1 */

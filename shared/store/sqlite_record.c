@@ -73,6 +73,11 @@ sq_record(struct store *base, const struct event *ev, int64_t now_ms,
 	int rc, step;
 
 	memset(res, 0, sizeof(*res));
+	/*
+	 * Only the last record's row can be the one inserted done: a row
+	 * undone to its savepoint may give its id to the next one.
+	 */
+	st->done_row = 0;
 	if (s == NULL)
 		return IH_ESTORE;
 	sqlite3_bind_text(s, 1, ev->provider, -1, SQLITE_STATIC);

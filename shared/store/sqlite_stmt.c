@@ -18,11 +18,12 @@
  * lease; and not behind an unfinished older event of its order key, nor
  * held back by its forwarding destination (store_dest.h); and
  * as ?6 (the store's fetch mode, store_thin.h) says of thin events.  The
- * status term repeats the partial index's WHERE so that the index serves
- * the search.
+ * status term repeats events_due's WHERE word for word, so that the
+ * index serves the search: its rows in id order, the oldest due first.
  */
 #define STORE_DUE_SQL \
-	" e.status IN ('received', 'processing', 'failed')" \
+	" (e.status = 'received' OR e.status = 'processing'" \
+	"  OR e.status = 'failed')" \
 	" AND (?1 IS NULL OR e.provider = ?1)" \
 	" AND (?2 = 0 OR e.id = ?2)" \
 	" AND (e.status = 'received'" \

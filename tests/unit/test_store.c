@@ -536,6 +536,78 @@ schema_finding(void *arg, const struct store_audit *a)
 	return IH_OK;
 }
 
+/*
+ * The rows of "EXPLAIN" (col 1, the opcode) or "EXPLAIN QUERY PLAN" (col
+ * 3, the plan's line) of sql on the store at path that contain what.
+ */
+static int64_t
+explain_count(const char *path, const char *explain, int col,
+    const char *sql, const char *what)
+{
+	char q[1024];
+	sqlite3 *db;
+	sqlite3_stmt *s;
+	const unsigned char *t;
+	int64_t n = -1;
+
+	snprintf(q, sizeof(q), "%s %s", explain, sql);
+	/* Read-only, SQLite leaves the CHECKs out of a write's program. */
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) ==
+	    SQLITE_OK && sqlite3_prepare_v2(db, q, -1, &s, NULL) ==
+	    SQLITE_OK) {
+		n = 0;
+		while (sqlite3_step(s) == SQLITE_ROW) {
+			t = sqlite3_column_text(s, col);
+			n += t != NULL && strstr((const char *)t, what) != NULL;
+		}
+		sqlite3_finalize(s);
+	}
+	sqlite3_close(db);
+	return n;
+}
+
+/*
+ * Version 14, on the store at path: events_due's WHERE builds no
+ * temporary b-tree when an events row is written (its IN list built
+ * one; at most the status CHECK's own is left, which the receive path's
+ * change of the CHECK removes), an object_events row builds none (its
+ * verdict CHECK built one), and the oldest due event is found by reading
+ * events_due in id order, not by sorting every due row.
+ */
+static void
+due_and_history_cheap(const char *path)
+{
+	assert_in_range(explain_count(path, "EXPLAIN", 1, "INSERT INTO"
+	    " events (provider, event_id, event_type, received_at,"
+	    " last_seen_at) VALUES ('p', 'e', 't', 1, 1)", "OpenEphemeral"),
+	    0, 1);
+	assert_int_equal(explain_count(path, "EXPLAIN", 1, "INSERT INTO"
+	    " object_events (provider, kind, object_id, event_id, event_type,"
+	    " source_at, rank, verdict, recorded_at, seq) VALUES ('p', 'k',"
+	    " 'o', 'e', 't', 1, 1, 'applied', 1, 1)", "OpenEphemeral"), 0);
+	assert_int_equal(explain_count(path, "EXPLAIN QUERY PLAN", 3,
+	    "SELECT e.id FROM events e WHERE (e.status = 'received'"
+	    " OR e.status = 'processing' OR e.status = 'failed')"
+	    " AND (e.status = 'received' OR (e.status = 'failed'"
+	    " AND e.next_attempt_at <= 5)) ORDER BY e.id LIMIT 1",
+	    "USING INDEX events_due"), 1);
+	assert_int_equal(explain_count(path, "EXPLAIN QUERY PLAN", 3,
+	    "SELECT e.id FROM events e WHERE (e.status = 'received'"
+	    " OR e.status = 'processing' OR e.status = 'failed')"
+	    " AND (e.status = 'received' OR (e.status = 'failed'"
+	    " AND e.next_attempt_at <= 5)) ORDER BY e.id LIMIT 1",
+	    "TEMP B-TREE"), 0);
+}
+
+/* A new store's schema (version 14): see due_and_history_cheap(). */
+static void
+new_store_due_by_id(void **state)
+{
+	struct fixture *f = *state;
+
+	due_and_history_cheap(f->path);
+}
+
 /* A store written by schema version 1 is migrated on open, its rows kept. */
 static void
 migrates_from_v1(void **state)
@@ -579,7 +651,7 @@ migrates_from_v1(void **state)
 	    " WHERE name IN ('effects', 'attempts', 'object_events')"
 	    " AND sql LIKE '%WITHOUT ROWID'"), 3);
 	/*
-	 * Version 12: the status CHECK without IN (...), which SQLite
+	 * Version 13: the status CHECK without IN (...), which SQLite
 	 * checked through a temporary b-tree per written row, and still
 	 * in force.
 	 */
@@ -589,6 +661,8 @@ migrates_from_v1(void **state)
 	assert_int_equal(sqlite3_exec(db, "UPDATE events SET status = 'bogus'",
 	    NULL, NULL, NULL), SQLITE_CONSTRAINT);
 	sqlite3_close(db);
+	/* Version 14: events_due by id, no temporary b-tree per row. */
+	due_and_history_cheap(path);
 	/* A second open finds it current and changes nothing. */
 	assert_int_equal(store_open(&o, &st, err, sizeof(err)), IH_OK);
 	/* Migrated, it holds the objects a new store has, and no others. */
@@ -730,6 +804,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(claim_lease_and_moves, setup,
 		    teardown),
 		cmocka_unit_test(migrates_from_v1),
+		cmocka_unit_test_setup_teardown(new_store_due_by_id, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(replay_of, setup, teardown),
 		cmocka_unit_test_setup_teardown(record_claim, setup, teardown),
 		cmocka_unit_test_setup_teardown(order_key_waits, setup,
