@@ -161,6 +161,41 @@ static const struct {
 	    " RETURNING 1) SELECT CASE count(*) WHEN 1 THEN 1 ELSE"
 	    " ('lease on event ' || $1 || ' was lost (' || count(*)"
 	    " || ' rows)')::int END FROM u" },
+	/*
+	 * The objects table (pg_objects.c), prepared so that an event's
+	 * switch is not parsed and planned anew each time.  The insert of a
+	 * new row, or the lock and read of an existing row's key, in one
+	 * statement; its parameters are the table's columns in order.
+	 */
+	[PG_OBJECT_TAKE] = { "ih_object_take", "tttttiitiiit",
+	    "WITH ins AS (INSERT INTO objects (provider, kind, object_id,"
+	    " status, object, source_at, rank, event_id, deleted, created_at,"
+	    " changed_at, account) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,"
+	    " $10, $11, $12) ON CONFLICT (provider, account, kind, object_id)"
+	    " DO NOTHING RETURNING 1),"
+	    " cur AS (SELECT source_at, rank, event_id FROM objects"
+	    " WHERE provider = $1 AND kind = $2 AND object_id = $3"
+	    " AND account = $12 FOR UPDATE)"
+	    " SELECT (SELECT count(*) FROM ins), cur.source_at, cur.rank,"
+	    " cur.event_id FROM (SELECT 1) AS one LEFT JOIN cur ON true" },
+	[PG_OBJECT_KEY] = { "ih_object_key", "tttt",
+	    "SELECT source_at, rank, event_id FROM objects"
+	    " WHERE provider = $1 AND kind = $2 AND object_id = $3"
+	    " AND account = $4 FOR UPDATE" },
+	[PG_OBJECT_SET] = { "ih_object_set", "tttttiitiiit",
+	    "UPDATE objects SET status = $4, object = $5, source_at = $6,"
+	    " rank = $7, event_id = $8, deleted = $9, changed_at = $11"
+	    " WHERE provider = $1 AND kind = $2 AND object_id = $3"
+	    " AND account = $12 AND $10::bigint IS NOT NULL" },
+	[PG_HISTORY] = { "ih_history", "ttttttiiitit",
+	    "INSERT INTO object_events (provider, kind, object_id, event_id,"
+	    " event_type, status, source_at, rank, deleted, verdict,"
+	    " recorded_at, seq, account) SELECT $1, $2, $3, $4, $5, $6, $7,"
+	    " $8, $9, $10, $11, coalesce(max(seq), 0) + 1, $12"
+	    " FROM object_events WHERE provider = $1 AND kind = $2"
+	    " AND object_id = $3 AND account = $12"
+	    " ON CONFLICT (provider, account, kind, object_id, event_id)"
+	    " DO NOTHING" },
 };
 
 static int
