@@ -79,6 +79,11 @@ endif
 ALL_CFLAGS = -std=c99 $(WARN) $(CFLAGS) $(SANFLAGS) $(PKG_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pthread
 
+# STATIC=1: the objects of make static (handlers/static.mk).
+ifeq ($(STATIC),1)
+CPPFLAGS += -DIH_STATIC
+endif
+
 # NO_PG=1 builds without libpq: the PostgreSQL backend is a stub
 # (shared/store/pg_none.c) that refuses postgresql:// locations.
 ifeq ($(NO_PG),1)

@@ -12,6 +12,10 @@
 # build machine's glibc at run time: the programs use neither (they listen
 # on the socket the web server hands them, or run as CGI).
 #
+# STATIC=1 (IH_STATIC): run as plain CGI, the programs read no openssl.cnf
+# unless OPENSSL_CONF names one, since the path built into them is the
+# build machine's (shared/verify.h).
+#
 # The static programs are SQLite-only (NO_PG=1): Debian ships libpq.a but
 # not the Kerberos and LDAP archives it needs, so libpq cannot be linked
 # statically; a postgresql:// IDEMHOOK_DB gets a clear refusal.  For the
@@ -33,8 +37,8 @@ STATIC_PROGRAMS = $(PROVIDERS:%=$(STATIC_DIR)/%.fcgi) $(STATIC_DIR)/console.fcgi
 
 # A separate make, so that the static objects get their own flags.
 static:
-	$(MAKE) BUILD=$(STATIC_DIR)/build SANITIZE=0 FAULTS=0 NO_PG=1 NO_CURL=1 \
-	    CFLAGS='-O2 -g' \
+	$(MAKE) BUILD=$(STATIC_DIR)/build SANITIZE=0 FAULTS=0 STATIC=1 NO_PG=1 \
+	    NO_CURL=1 CFLAGS='-O2 -g' \
 	    STATIC_DIR=$(STATIC_DIR) static-programs
 
 # Run inside static's make, where $(BUILD) is $(STATIC_DIR)/build.

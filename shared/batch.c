@@ -7,6 +7,7 @@
 #include "config.h"
 #include "dispatch.h"
 #include "fault.h"
+#include "forward.h"
 #include "ih.h"
 #include "ingest.h"
 #include "log.h"
@@ -140,9 +141,20 @@ answer_replay(struct ingest *in, const char *detail)
 }
 
 /*
+ * Must in's event be claimed after its insert, by the store's search
+ * (an object's order, a forwarding destination's hold: store_dest.h)?
+ */
+static int
+claim_searched(const struct ingest *in)
+{
+	return in->ev.order_key != NULL ||
+	    forward_dest(&in->cfg, in->ev.account) != NULL;
+}
+
+/*
  * Inside tx: records in's event, claims it when asked (in the insert,
- * unless it has an order key), and returns the store's code.  within:
- * its switch follows in tx (store_record_done()).
+ * unless claim_searched()), and returns the store's code.  within: its
+ * switch follows in tx (store_record_done()).
  */
 static int
 record_claim(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
@@ -152,20 +164,24 @@ record_claim(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
 	int64_t lease_ms = (int64_t)in->cfg.lease_s * 1000;
 	int found, rc;
 
-	if (claim && within && in->ev.order_key == NULL)
+	if (claim && within && !claim_searched(in))
 		return store_record_done(w->slot.st, tx, &in->ev,
 		    clock_wall_ms(), owner, lease_ms, res, &in->job, err,
 		    errlen);
-	if (claim && in->ev.order_key == NULL)
+	if (claim && !claim_searched(in))
 		return store_record_claim(w->slot.st, tx, &in->ev,
 		    clock_wall_ms(), owner, lease_ms, res, &in->job, err,
 		    errlen);
-	rc = store_record(w->slot.st, tx, &in->ev, clock_wall_ms(), res, err,
-	    errlen);
+	/* The destination's row first, then the insert (forward_sync()). */
+	rc = claim && forward_dest(&in->cfg, in->ev.account) != NULL ?
+	    forward_sync(w->slot.st, tx, &in->cfg, in->p->name, NULL, err,
+	    errlen) : IH_OK;
+	if (rc == IH_OK)
+		rc = store_record(w->slot.st, tx, &in->ev, clock_wall_ms(),
+		    res, err, errlen);
 	if (rc == IH_OK && claim && !res->duplicate)
-		rc = store_claim_fresh(w->slot.st, tx, in->p->name,
-		    res->rowid, owner, clock_wall_ms(), lease_ms, &in->job,
-		    &found, err, errlen);
+		rc = forward_claim(w->slot.st, tx, &in->cfg, in->p->name, NULL,
+		    res->rowid, 1, owner, &in->job, &found, err, errlen);
 	return rc;
 }
 
@@ -290,7 +306,7 @@ many_ok(struct batch_writer *w, struct ingest **ins, size_t n,
 		return 0;
 	for (i = 0; i < n; i++) {
 		plan(ins[i], claim_free, &after, &within, &claim);
-		if ((claim && ins[i]->ev.order_key != NULL) ||
+		if ((claim && claim_searched(ins[i])) ||
 		    ins[i]->ev.replaces_held ||
 		    ins[i]->cfg.lease_s != ins[0]->cfg.lease_s)
 			return 0;
@@ -501,6 +517,12 @@ record_inline(struct batch_writer *w, struct ingest *in)
 		return;
 	}
 	fault_point("after-commit");
+	/*
+	 * Recorded but held back by its object or its destination: it is
+	 * processed later, and the provider's retry is a duplicate.
+	 */
+	if (!r.res.duplicate && in->job.ev.rowid <= 0)
+		found = 0;
 	if (!found) {
 		outcome_set(&in->out, 503, "in_progress", "being processed");
 		return;

@@ -31,7 +31,8 @@
  * (0, the default: never), which idemhook work checks.
  *
  * Forwarding: IDEMHOOK_<PROVIDER>_FORWARD_URL, _FORWARD_SIGN,
- * _FORWARD_SECRET and _FORWARD_TIMEOUT, each also suffixed @account for
+ * _FORWARD_SECRET, _FORWARD_TIMEOUT, _FORWARD_CONCURRENCY and
+ * _FORWARD_RATE, each also suffixed @account for
  * an account's own destination (forward.h): each event is delivered to
  * the application as an action.
  *
@@ -48,6 +49,7 @@
 #define IH_CONFIG_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "config_vars.h"
 
@@ -83,6 +85,9 @@ struct config_forward {
 	char	*secret;	/* the re-signing secret, or NULL */
 	size_t	 secret_len;
 	long	 timeout_s;	/* one delivery, connection included */
+	long	 concurrency;	/* deliveries in flight at most */
+	double	 rate;		/* deliveries a second at most; 0: no limit */
+	int64_t	 rate_ms;	/* between two starts, from rate; 0: none */
 };
 
 struct config {

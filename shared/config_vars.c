@@ -369,8 +369,13 @@ config_vars_from_fd(struct config_vars *v, int fd, const char *path,
 	}
 	rc = IH_OK;
 out:
+	/*
+	 * What was read, not the whole buffer: wiping 256 KiB of pages
+	 * never touched cost a plain CGI delivery 64 page faults and 165 k
+	 * instructions (bench-cgi).
+	 */
 	if (buf != NULL) {
-		OPENSSL_cleanse(buf, CONFIG_FILE_MAX + 1);
+		OPENSSL_cleanse(buf, len);
 		free(buf);
 	}
 	if (rc != IH_OK)

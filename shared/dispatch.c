@@ -437,7 +437,7 @@ give_up(const struct dispatch *d, const struct store_job *job,
 	if (fr != NULL && fr->retry_after_ms > wait)
 		wait = fr->retry_after_ms;
 	next = dead ? now : now + wait;
-	forward_pause_note(d, job, 0, fr, now + wait);
+	forward_pause_note(d, job, 0, fr);
 	rc = store_fail(d->st, NULL, job, d->owner, why, next, dead, now, err,
 	    errlen);
 	if (rc == IH_ENOTFOUND) {
@@ -466,9 +466,8 @@ dispatch_one(const struct dispatch *d, int64_t rowid, int *found, char *err,
 			return rc;
 		}
 	}
-	rc = store_claim(d->st, NULL, d->p->name, rowid, d->owner,
-	    clock_wall_ms(), (int64_t)d->cfg->lease_s * 1000, &job, found, err,
-	    errlen);
+	rc = forward_claim(d->st, NULL, d->cfg, d->p->name, d->pause, rowid, 0,
+	    d->owner, &job, found, err, errlen);
 	if (rc != IH_OK || !*found)
 		return rc;
 	return dispatch_job(d, &job, err, errlen);
@@ -518,7 +517,7 @@ dispatch_job(const struct dispatch *d, struct store_job *job, char *err,
 	if (forward_dest(d->cfg, job->ev.account) != NULL) {
 		snprintf(note, sizeof(note), "%s", why);
 		job->done_note = note;
-		forward_pause_note(d, job, 1, &fr, 0);
+		forward_pause_note(d, job, 1, &fr);
 	}
 	rc = store_begin(d->st, STORE_RELAXED, &tx, err, errlen);
 	if (rc != IH_OK)

@@ -89,9 +89,9 @@ struct dispatch {
 	const char		*owner;	/* lease holder: host:pid:random */
 	const struct log_sink	*log;
 	/*
-	 * The process's pause of the provider's forwarding (forward.h), kept
+	 * The process's part of forwarding's shared state (forward.h), kept
 	 * across batches by whoever drains (the processing thread, idemhook
-	 * work), or NULL: never paused.
+	 * work), or NULL.
 	 */
 	struct forward_pause	*pause;
 };

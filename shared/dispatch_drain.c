@@ -46,9 +46,8 @@ drain_batch(const struct dispatch *d, long want, long *n, char *err,
 		goto out;
 	rc = store_begin(d->st, STORE_RELAXED, &tx, err, errlen);
 	while (rc == IH_OK && k < want && k < DISPATCH_BATCH) {
-		rc = store_claim(d->st, tx, d->p->name, 0, d->owner,
-		    clock_wall_ms(), (int64_t)d->cfg->lease_s * 1000, &jobs[k],
-		    &found, err, errlen);
+		rc = forward_claim(d->st, tx, d->cfg, d->p->name, d->pause, 0,
+		    0, d->owner, &jobs[k], &found, err, errlen);
 		if (rc != IH_OK || !found)
 			break;
 		within[k] = drain_within(d, &jobs[k]);
@@ -86,25 +85,12 @@ int
 dispatch_drain(const struct dispatch *d, long max,
     const volatile sig_atomic_t *stop, long *done, char *err, size_t errlen)
 {
-	int64_t probe = 0;
 	long n = 1;
-	int found, rc = IH_OK;
+	int rc = IH_OK;
 
+	/* A paused destination's events are not due: the store holds them. */
 	while (n > 0 && (max <= 0 || *done < max) &&
 	    (stop == NULL || !*stop)) {
-		/* Forwarding paused: nothing, or the probe (forward.h). */
-		if (d->pause != NULL &&
-		    !forward_pause_gate(d->pause, clock_wall_ms(), &probe))
-			break;
-		if (probe > 0) {
-			rc = dispatch_one(d, probe, &found, err, errlen);
-			if (rc != IH_OK)
-				break;
-			if (!found)
-				forward_pause_end(d->pause);
-			*done += found;
-			continue;
-		}
 		rc = drain_batch(d, max <= 0 ? DISPATCH_BATCH : max - *done, &n,
 		    err, errlen);
 		if (rc != IH_OK)

@@ -17,6 +17,7 @@
 #include "object.h"
 #include "provider.h"
 #include "store.h"
+#include "store_dest.h"
 #include "store_kept.h"
 
 int
@@ -192,59 +193,153 @@ out:
 	return rc;
 }
 
-int
-forward_pause_gate(const struct forward_pause *fp, int64_t now_ms,
-    int64_t *probe)
+/* The store's destinations as cfg's settings give them; returns n. */
+static size_t
+dests_of(const struct config *cfg, struct store_dest *out, size_t cap)
 {
-	*probe = 0;
-	if (!fp->paused)
-		return 1;
-	if (now_ms < fp->until_ms)
-		return 0;
-	*probe = fp->probe;
-	return 1;
+	const struct config_forward *fw;
+	size_t i, n = 0;
+
+	for (i = 0; i <= cfg->nforward_acct && n < cap; i++) {
+		fw = i == 0 ? &cfg->forward : &cfg->forward_acct[i - 1];
+		if (fw->url == NULL)
+			continue;
+		out[n].account = forward_dest_name(fw);
+		out[n].concurrency = fw->concurrency;
+		out[n].rate_ms = fw->rate_ms;
+		n++;
+	}
+	return n;
 }
 
-void
-forward_pause_end(struct forward_pause *fp)
+int
+forward_sync(struct store *st, struct store_txn *tx,
+    const struct config *cfg, const char *provider, struct forward_pause *fp,
+    char *err, size_t errlen)
 {
-	memset(fp, 0, sizeof(*fp));
+	struct store_dest dests[FORWARD_ACCOUNTS_MAX + 1];
+	size_t n;
+	int rc = IH_OK;
+
+	n = dests_of(cfg, dests, FORWARD_ACCOUNTS_MAX + 1);
+	/* Without forwarding, a process prunes stale rows once. */
+	if (n > 0 || (fp != NULL && !fp->pruned))
+		rc = store_dest_sync(st, tx, provider, dests, n, 1, err,
+		    errlen);
+	if (rc == IH_OK && n == 0 && fp != NULL)
+		fp->pruned = 1;
+	return rc;
+}
+
+/* Inside tx: the claim itself, after the destinations' limits. */
+static int
+claim_in(struct store *st, struct store_txn *tx, const struct config *cfg,
+    const char *provider, struct forward_pause *fp, int64_t rowid,
+    int fresh, const char *owner, struct store_job *job, int *found,
+    char *err, size_t errlen)
+{
+	const struct config_forward *fw;
+	int64_t now = clock_wall_ms(), lease = (int64_t)cfg->lease_s * 1000;
+	int rc;
+
+	rc = forward_sync(st, tx, cfg, provider, fp, err, errlen);
+	if (rc == IH_OK && fresh)
+		rc = store_claim_fresh(st, tx, provider, rowid, owner, now,
+		    lease, job, found, err, errlen);
+	else if (rc == IH_OK)
+		rc = store_claim(st, tx, provider, rowid, owner, now, lease,
+		    job, found, err, errlen);
+	if (rc != IH_OK || !*found)
+		return rc;
+	fw = forward_dest(cfg, job->ev.account);
+	if (fw != NULL && fw->rate_ms > 0)
+		rc = store_dest_claimed(st, tx, provider, forward_dest_name(fw),
+		    now, err, errlen);
+	if (rc != IH_OK) {
+		*found = 0;
+		store_job_free(job);
+	}
+	return rc;
+}
+
+int
+forward_claim(struct store *st, struct store_txn *tx,
+    const struct config *cfg, const char *provider, struct forward_pause *fp,
+    int64_t rowid, int fresh, const char *owner, struct store_job *job,
+    int *found, char *err, size_t errlen)
+{
+	struct store_txn *own = NULL;
+	int rc;
+
+	*found = 0;
+	/* The common case, no destination and nothing to prune: no wrapper. */
+	if (!forward_any(cfg) && (fp == NULL || fp->pruned) && tx == NULL)
+		return store_claim(st, tx, provider, rowid, owner,
+		    clock_wall_ms(), (int64_t)cfg->lease_s * 1000, job, found,
+		    err, errlen);
+	if (tx == NULL) {
+		rc = store_begin(st, STORE_RELAXED, &own, err, errlen);
+		if (rc != IH_OK)
+			return rc;
+		tx = own;
+	}
+	rc = claim_in(st, tx, cfg, provider, fp, rowid, fresh, owner, job,
+	    found, err, errlen);
+	if (own != NULL && rc == IH_OK)
+		rc = store_commit(own, err, errlen);
+	else if (own != NULL)
+		store_rollback(own);
+	if (rc != IH_OK && *found) {
+		*found = 0;
+		store_job_free(job);
+	}
+	return rc;
 }
 
 void
 forward_pause_note(const struct dispatch *d, const struct store_job *job,
-    int delivered, const struct forward_result *fr, int64_t next_ms)
+    int delivered, const struct forward_result *fr)
 {
-	struct forward_pause *fp = d->pause;
-	char cid[LOG_CLEAN_SIZE], text[256];
-	const char *p = job->ev.provider;
+	const struct config_forward *fw = forward_dest(d->cfg,
+	    job->ev.account);
+	char cid[LOG_CLEAN_SIZE], text[320], err[STORE_ERR_MAX], at[80];
+	const char *p = job->ev.provider, *acct;
+	long failures = 0;
+	int changed = 0, rc;
 
-	if (fp == NULL || forward_dest(d->cfg, job->ev.account) == NULL)
+	if (fw == NULL)
 		return;
+	acct = forward_dest_name(fw);
+	/* The provider's destination keeps its log line as it was. */
+	at[0] = '\0';
+	if (fw->account != NULL)
+		snprintf(at, sizeof(at), " destination=%s", acct);
 	if (delivered) {
-		if (fp->paused)
+		rc = store_dest_ok(d->st, p, acct, &changed, &failures, err,
+		    sizeof(err));
+		if (rc == IH_OK && changed)
 			log_emit(d->log, "provider=%s forward=resumed after "
-			    "failures=%ld", p, fp->failures);
-		forward_pause_end(fp);
-		return;
+			    "failures=%ld%s", p, failures, at);
+		goto out;
 	}
 	/* An answer no retry cures says nothing of the application's health. */
 	if (fr == NULL || !fr->failed || fr->permanent)
 		return;
-	fp->failures++;
-	if (d->cfg->forward_pause_after <= 0 ||
-	    fp->failures < d->cfg->forward_pause_after)
-		return;
-	fp->until_ms = next_ms;
-	fp->probe = job->ev.rowid;
-	if (fp->paused)
-		return;
-	fp->paused = 1;
+	rc = store_dest_failed(d->st, p, acct, job->ev.rowid,
+	    d->cfg->forward_pause_after, clock_wall_ms(), &failures, &changed,
+	    err, sizeof(err));
+	if (rc != IH_OK || !changed)
+		goto out;
 	log_clean(cid, job->ev.event_id, (size_t)-1);
-	log_emit(d->log, "provider=%s forward=paused failures=%ld probe=%s",
-	    p, fp->failures, cid);
-	snprintf(text, sizeof(text), "forwarding of %s is paused after %ld "
-	    "failed deliveries in a row; event %s is retried alone until the "
-	    "application answers\n", p, fp->failures, cid);
+	log_emit(d->log, "provider=%s forward=paused failures=%ld probe=%s%s",
+	    p, failures, cid, at);
+	snprintf(text, sizeof(text), "forwarding of %s%s%s is paused after "
+	    "%ld failed deliveries in a row; event %s is retried alone until "
+	    "the application answers\n", p, fw->account != NULL ? "@" : "",
+	    fw->account != NULL ? acct : "", failures, cid);
 	alert_text(d->cfg, p, "forward_paused", text, d->log);
+out:
+	if (rc != IH_OK)
+		log_emit(d->log, "provider=%s forward=state_unknown%s "
+		    "detail=%s", p, at, err);
 }

@@ -19,6 +19,11 @@
  * provider's; its _SECRET never does.  An account without a destination
  * of its own forwards to the provider's, when there is one.  At most
  * FORWARD_ACCOUNTS_MAX accounts have one; _PAUSE_AFTER is the provider's.
+ *   IDEMHOOK_<PROVIDER>_FORWARD_CONCURRENCY	deliveries in flight, 1-256,
+ *					default 4
+ *   IDEMHOOK_<PROVIDER>_FORWARD_RATE	deliveries a second, 0.01-1000,
+ *					unset: no limit
+ * (also @account, falling back to the provider's as _TIMEOUT does).
  * Every value is checked when the settings load; a wrong one is refused
  * (IH_ECONFIG) with its name, never with the secret.  A build without an
  * HTTP client (the static build) refuses IDEMHOOK_*_FORWARD_URL.
@@ -44,7 +49,9 @@
 #include "forward_sign.h"
 
 struct dispatch;
+struct store;
 struct store_job;
+struct store_txn;
 
 #define FORWARD_ANSWER_SHOW	200	/* answer bytes kept, escaped */
 
@@ -73,43 +80,60 @@ struct forward_result {
 };
 
 /*
- * The pause (a circuit breaker) of one process's deliveries to one
- * destination: after IDEMHOOK_<PROVIDER>_FORWARD_PAUSE_AFTER deliveries
- * in a row failed for a reason a retry may cure (no answer, 5xx, 408,
- * 429), the process claims none of the provider's due events until the
- * last failed one is due again, then tries that one alone (the probe),
- * again and again, until the application answers 2xx: so that an
- * outage costs one event's attempts, not every event's.  Pausing is
- * logged and alerted (IDEMHOOK_ALERT_ACTION, reason "forward_paused")
- * once, resuming logged.  Nothing is dropped: events wait due.  The
- * state is the process's own (the processing thread's, idemhook
- * work's): each process pauses and probes by itself.  Zeroed: running.
+ * Order and pace, shared by every process through the store
+ * (store_dest.h): at most IDEMHOOK_<PROVIDER>_FORWARD_CONCURRENCY
+ * deliveries in flight to a destination (default
+ * FORWARD_DEFAULT_CONCURRENCY), at most _FORWARD_RATE a second when set,
+ * and the pause (a circuit breaker): after _FORWARD_PAUSE_AFTER
+ * deliveries in a row failed, of any process, for a reason a retry may
+ * cure (no answer, 5xx, 408, 429), the destination is paused: the store
+ * claims only the last failed event (the probe), alone, each time it
+ * comes due, until the application answers 2xx, so that an outage costs
+ * one event's attempts, not every event's.  Pausing is logged and
+ * alerted (IDEMHOOK_ALERT_ACTION, reason "forward_paused") by the one
+ * process that paused it, resuming logged by the one that resumed it.
+ * Nothing is dropped: held-back events wait due, spending no attempt.
+ * What a process keeps: whether it has pruned the store's rows of
+ * destinations its settings no longer have.  Zeroed: not yet.
  */
 struct forward_pause {
-	long	 failures;	/* deliveries failed in a row */
-	int	 paused;
-	int64_t	 until_ms;	/* paused: no claim before this */
-	int64_t	 probe;		/* paused: the event tried first (rowid) */
+	int	 pruned;
 };
 
 /*
- * May the process claim the provider's due events at now_ms?  Returns 1
- * (with *probe the row to claim first, or 0: any), 0 while paused.
+ * Inside tx: brings the store's destinations of provider to cfg's
+ * limits (and, once per process with fp, prunes those no longer
+ * configured).  On PostgreSQL their rows stay locked until tx ends: a
+ * writer that records a forwarded event calls it before the insert, so
+ * that two writers never wait for each other's insert and row.
  */
-int	forward_pause_gate(const struct forward_pause *fp, int64_t now_ms,
-	    int64_t *probe);
+int	forward_sync(struct store *st, struct store_txn *tx,
+	    const struct config *cfg, const char *provider,
+	    struct forward_pause *fp, char *err, size_t errlen);
 
-/* The probe was not due (another process took it): the pause ends. */
-void	forward_pause_end(struct forward_pause *fp);
+/*
+ * Claims an event of provider as store_claim() (store_claim_fresh() when
+ * fresh) does, in tx or, with tx NULL, in a transaction of its own,
+ * after bringing the store's destinations to cfg's limits, and paces the
+ * claimed event's destination when its rate is limited.  fp (or NULL)
+ * is the process's state.  Returns as store_claim() does.
+ */
+int	forward_claim(struct store *st, struct store_txn *tx,
+	    const struct config *cfg, const char *provider,
+	    struct forward_pause *fp, int64_t rowid, int fresh,
+	    const char *owner, struct store_job *job, int *found, char *err,
+	    size_t errlen);
 
 /*
  * After job's attempt: fr says whether a delivery was made and how it
- * went (delivered: 2xx), next_ms when the job is due again.  Updates
- * d->pause (when not NULL) and logs and alerts the change.
+ * went (delivered: 2xx).  Ends the destination's failures and pause, or
+ * counts the failure and pauses it, through the store, and logs and
+ * alerts the change.  A store failure is logged: the next delivery
+ * counts again.
  */
 void	forward_pause_note(const struct dispatch *d,
 	    const struct store_job *job, int delivered,
-	    const struct forward_result *fr, int64_t next_ms);
+	    const struct forward_result *fr);
 
 /*
  * Delivers job's event to d->cfg's destination.  Returns IH_OK for a 2xx

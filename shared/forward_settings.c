@@ -113,6 +113,38 @@ number(const char *v, const char *name, long long lo, long long hi,
 	return IH_OK;
 }
 
+/*
+ * Reads a rate of deliveries a second: digits with at most one point, a
+ * number from 0.01 to FORWARD_RATE_MAX (no exponent, sign, unit or
+ * "inf"), into fw->rate and fw->rate_ms (the time between two starts).
+ */
+static int
+rate(const char *v, const char *name, struct config_forward *fw, char *err,
+    size_t errlen)
+{
+	size_t i, points = 0;
+	char *end;
+	double r;
+
+	for (i = 0; v[i] != '\0'; i++)
+		if (v[i] == '.')
+			points++;
+		else if (v[i] < '0' || v[i] > '9')
+			break;
+	errno = 0;
+	r = i > 0 && v[i] == '\0' && points <= 1 ? strtod(v, &end) : -1;
+	if (errno != 0 || r < 0.01 || r > FORWARD_RATE_MAX) {
+		snprintf(err, errlen, "%s must be deliveries a second, from "
+		    "0.01 to %d (unset: no limit)", name, FORWARD_RATE_MAX);
+		return IH_ECONFIG;
+	}
+	fw->rate = r;
+	fw->rate_ms = (int64_t)(1000.0 / r + 0.5);
+	if (fw->rate_ms < 1)
+		fw->rate_ms = 1;
+	return IH_OK;
+}
+
 /* One destination, fw->account's (or the provider's), whose URL is url. */
 static int
 load_dest(const struct config *cfg, struct config_forward *fw,
@@ -166,6 +198,16 @@ load_dest(const struct config *cfg, struct config_forward *fw,
 		    fw->timeout_s);
 		return IH_ECONFIG;
 	}
+	fw->concurrency = FORWARD_DEFAULT_CONCURRENCY;
+	v = lookup_dest(src, nsrc, provider, fw, "CONCURRENCY", name,
+	    sizeof(name));
+	if (v != NULL && number(v, name, 1, FORWARD_CONCURRENCY_MAX, "a whole "
+	    "number of deliveries in flight, from 1 to 256",
+	    &fw->concurrency, err, errlen) != IH_OK)
+		return IH_ECONFIG;
+	v = lookup_dest(src, nsrc, provider, fw, "RATE", name, sizeof(name));
+	if (v != NULL && rate(v, name, fw, err, errlen) != IH_OK)
+		return IH_ECONFIG;
 	v = lookup_dest(src, nsrc, provider, fw, "SECRET", name,
 	    sizeof(name));
 	if (v != NULL) {
@@ -187,7 +229,7 @@ struct acct_scan {
 };
 
 static const char *const dest_keys[] = { "URL", "SIGN", "SECRET",
-    "TIMEOUT" };
+    "TIMEOUT", "CONCURRENCY", "RATE" };
 #define NKEYS	(sizeof(dest_keys) / sizeof(dest_keys[0]))
 
 static void
@@ -210,7 +252,8 @@ scan_name(void *arg, const char *name)
 	    strcmp(at + 1, ACCOUNT_DEFAULT) == 0) {
 		snprintf(sc->err, sizeof(sc->err), "%.100s is not read: an "
 		    "account (a-z, 0-9, _ and -, not \"default\") has its own "
-		    "FORWARD_URL, _SIGN, _SECRET and _TIMEOUT only", name);
+		    "FORWARD_URL, _SIGN, _SECRET, _TIMEOUT, _CONCURRENCY and "
+		    "_RATE only", name);
 		sc->rc = IH_ECONFIG;
 		return;
 	}
@@ -289,7 +332,7 @@ forward_load(struct config *cfg, const char *provider,
     const struct config_source *src, size_t nsrc, char *err, size_t errlen)
 {
 	static const char *const others[] = { "SIGN", "SECRET", "TIMEOUT",
-	    "PAUSE_AFTER" };
+	    "PAUSE_AFTER", "CONCURRENCY", "RATE" };
 	char name[160], uname[160];
 	const char *v;
 	size_t i;
@@ -360,6 +403,12 @@ forward_dest(const struct config *cfg, const char *account)
 		if (strcmp(cfg->forward_acct[i].account, account) == 0)
 			return &cfg->forward_acct[i];
 	return cfg->forward.url != NULL ? &cfg->forward : NULL;
+}
+
+const char *
+forward_dest_name(const struct config_forward *fw)
+{
+	return fw->account != NULL ? fw->account : ACCOUNT_DEFAULT;
 }
 
 int

@@ -13,6 +13,9 @@
 
 #define FORWARD_DEFAULT_TIMEOUT	30
 #define FORWARD_DEFAULT_PAUSE_AFTER	3
+#define FORWARD_DEFAULT_CONCURRENCY	4
+#define FORWARD_CONCURRENCY_MAX	256
+#define FORWARD_RATE_MAX	1000	/* deliveries a second */
 #define FORWARD_ACCOUNTS_MAX	64	/* accounts with a destination */
 
 /*
@@ -33,6 +36,9 @@ void	forward_free(struct config *cfg);
  */
 const struct config_forward *forward_dest(const struct config *cfg,
 	    const char *account);
+
+/* The name of fw's row in the store's destinations: its account's. */
+const char *forward_dest_name(const struct config_forward *fw);
 
 /* Is any event of cfg's provider forwarded (to any destination)? */
 int	forward_any(const struct config *cfg);

@@ -30,7 +30,9 @@ struct verify_part {
  * process serves one request (serve.c, under CGI); verify_first_use()
  * then, before the first HMAC, initialises OpenSSL so when db (the
  * request's store) is not a PostgreSQL URI, and otherwise does nothing.
- * The configuration file and providers are loaded as always.
+ * The configuration file and providers are loaded as always, but by
+ * make static's programs (IH_STATIC), which then read a configuration
+ * file only when OPENSSL_CONF names one.
  */
 void	verify_one_shot(void);
 void	verify_first_use(const char *db);

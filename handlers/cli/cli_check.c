@@ -429,15 +429,20 @@ static void
 check_forward(struct check *ck, const char *provider,
     const struct config_forward *fw)
 {
-	char shown[REDACT_URI_MAX];
+	char shown[REDACT_URI_MAX], rate[48];
 
+	snprintf(rate, sizeof(rate), "no rate limit");
+	if (fw->rate_ms > 0)
+		snprintf(rate, sizeof(rate), "at most %g a second", fw->rate);
 	ok(ck, "%s: %s%s%sforwards each event to %s (signed %s, %ld s "
-	    "timeout)", provider, fw->account != NULL ? "account " : "",
+	    "timeout, at most %ld in flight, %s)", provider,
+	    fw->account != NULL ? "account " : "",
 	    fw->account != NULL ? fw->account : "", fw->account != NULL ?
 	    " " : "", ih_redact(fw->url, shown, sizeof(shown)),
 	    fw->sign == FORWARD_SIGN_STANDARD ? "Standard Webhooks" :
 	    fw->sign == FORWARD_SIGN_AS_RECEIVED ? "as received" :
-	    "with the provider's scheme", fw->timeout_s);
+	    "with the provider's scheme", fw->timeout_s, fw->concurrency,
+	    rate);
 }
 
 static void

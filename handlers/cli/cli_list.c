@@ -24,6 +24,7 @@
 #include "providers.h"
 #include "request.h"
 #include "store.h"
+#include "store_dest.h"
 #include "store_waiting.h"
 
 #define LIST_COLS	7
@@ -71,9 +72,46 @@ list_cells(const struct store_row *row, char cells[LIST_COLS][CLI_TIME_MAX],
 }
 
 /*
+ * Why a due event still waits on its forwarding destination
+ * (store_dest.h), after "    waiting: ".
+ */
+static int
+list_held(const struct list_state *ls, const struct store_row *row)
+{
+	struct store_dest_state ds;
+	char err[STORE_ERR_MAX];
+	const char *why;
+
+	if (store_dest_state(ls->st, row->provider, row->account, ls->now,
+	    &ds, err, sizeof(err)) != IH_OK) {
+		cli_errorf("list: %s", err);
+		return IH_ESTORE;
+	}
+	why = store_dest_why(&ds, row->rowid, ls->now);
+	if (why == NULL)
+		return IH_OK;
+	if (strcmp(why, "paused") == 0) {
+		printf("    waiting: paused, its destination after failed "
+		    "deliveries");
+		if (ds.probe_id[0] != '\0') {
+			printf("; the probe is ");
+			cli_put_clean(stdout, ds.probe_id);
+		}
+		printf("\n");
+	} else if (strcmp(why, "concurrency") == 0)
+		printf("    waiting: concurrency, %lld deliveries in flight to "
+		    "its destination (at most %ld)\n",
+		    (long long)ds.in_flight, ds.concurrency);
+	else
+		printf("    waiting: rate, its destination's next delivery "
+		    "in %lld ms\n", (long long)(ds.next_at - ls->now));
+	return IH_OK;
+}
+
+/*
  * Why a pending event waits, on a line of its own under its row:
  * behind an earlier unfinished event of its object (its order key,
- * forward.h), or for its retry.
+ * forward.h), for its retry, or held by its forwarding destination.
  */
 static int
 list_waiting(const struct list_state *ls, const struct store_row *row)
@@ -96,7 +134,9 @@ list_waiting(const struct list_state *ls, const struct store_row *row)
 	    row->next_attempt_at > ls->now) {
 		cli_format_time(row->next_attempt_at, at, sizeof(at));
 		printf("    waiting: its retry, at %s\n", at);
-	}
+	} else if (strcmp(row->status, "received") == 0 ||
+	    strcmp(row->status, "failed") == 0)
+		return list_held(ls, row);
 	return IH_OK;
 }
 

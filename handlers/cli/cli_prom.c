@@ -56,9 +56,17 @@ cli_prom_value(const char *name, const char *provider, const char *account,
 void
 cli_waiting_json(const struct store_stats *x)
 {
-	printf("\"waiting\": {\"order\": %lld, \"retry\": %lld}, "
-	    "\"attempts\": {\"count\": %lld, ", (long long)x->wait_order,
-	    (long long)x->wait_retry, (long long)x->attempt_n);
+	printf("\"waiting\": {\"order\": %lld, \"retry\": %lld, "
+	    "\"paused\": %lld, \"concurrency\": %lld, \"rate\": %lld}, ",
+	    (long long)x->wait_order, (long long)x->wait_retry,
+	    (long long)x->wait_paused, (long long)x->wait_concurrency,
+	    (long long)x->wait_rate);
+	if (x->forward_paused < 0)
+		printf("\"forward_paused\": null, ");
+	else
+		printf("\"forward_paused\": %s, ", x->forward_paused ? "true" :
+		    "false");
+	printf("\"attempts\": {\"count\": %lld, ", (long long)x->attempt_n);
 	if (x->attempt_p50_ms < 0)
 		printf("\"p50\": null, \"p99\": null}, ");
 	else
@@ -74,13 +82,30 @@ cli_waiting_prom(const struct store_stats *s, size_t n)
 
 	cli_prom_head("idemhook_waiting_events", "gauge", "Pending events "
 	    "waiting, of any age, by why: behind an earlier event of their "
-	    "object (order) or for a retry (retry).");
+	    "object (order), for a retry (retry), or held back by their "
+	    "forwarding destination (paused, concurrency, rate).");
 	for (i = 0; i < n; i++) {
 		cli_prom_value("idemhook_waiting_events", s[i].provider,
 		    s[i].account, "reason", "order", (double)s[i].wait_order);
 		cli_prom_value("idemhook_waiting_events", s[i].provider,
 		    s[i].account, "reason", "retry", (double)s[i].wait_retry);
+		cli_prom_value("idemhook_waiting_events", s[i].provider,
+		    s[i].account, "reason", "paused",
+		    (double)s[i].wait_paused);
+		cli_prom_value("idemhook_waiting_events", s[i].provider,
+		    s[i].account, "reason", "concurrency",
+		    (double)s[i].wait_concurrency);
+		cli_prom_value("idemhook_waiting_events", s[i].provider,
+		    s[i].account, "reason", "rate", (double)s[i].wait_rate);
 	}
+	cli_prom_head("idemhook_forward_paused", "gauge", "1 while the "
+	    "forwarding destination is paused (its probe alone is "
+	    "delivered), 0 otherwise; no sample when not forwarded.");
+	for (i = 0; i < n; i++)
+		if (s[i].forward_paused >= 0)
+			cli_prom_value("idemhook_forward_paused",
+			    s[i].provider, s[i].account, NULL, NULL,
+			    (double)s[i].forward_paused);
 	cli_prom_head("idemhook_attempt_duration_seconds", "summary",
 	    "Durations of the attempts started in the window (a forwarded "
 	    "event's: its delivery).");
@@ -106,8 +131,9 @@ cli_waiting_table(const struct store_stats *s, size_t n, int width)
 	size_t i, len;
 
 	printf("\nwaiting (pending, any age) and attempts (started in the "
-	    "window)\n%-*s %10s %10s %8s %8s %8s\n", width, "PROVIDER",
-	    "WAIT-ORDER", "WAIT-RETRY", "ATTEMPTS", "P50", "P99");
+	    "window)\n%-*s %10s %10s %10s %9s %9s %8s %8s %8s %8s\n", width,
+	    "PROVIDER", "WAIT-ORDER", "WAIT-RETRY", "WAIT-PAUSE", "WAIT-CONC",
+	    "WAIT-RATE", "FORWARD", "ATTEMPTS", "P50", "P99");
 	for (i = 0; i < n; i++) {
 		snprintf(p50, sizeof(p50), "-");
 		snprintf(p99, sizeof(p99), "-");
@@ -124,10 +150,13 @@ cli_waiting_table(const struct store_stats *s, size_t n, int width)
 			cli_put_clean(stdout, s[i].account);
 			len += 1 + cli_clean_width(s[i].account);
 		}
-		printf("%*s%10lld %10lld %8lld %8s %8s\n",
-		    (int)((size_t)width + 1 > len ? (size_t)width + 1 - len :
-		    1), "", (long long)s[i].wait_order,
-		    (long long)s[i].wait_retry, (long long)s[i].attempt_n, p50,
-		    p99);
+		printf("%*s%10lld %10lld %10lld %9lld %9lld %8s %8lld %8s "
+		    "%8s\n", (int)((size_t)width + 1 > len ? (size_t)width +
+		    1 - len : 1), "", (long long)s[i].wait_order,
+		    (long long)s[i].wait_retry, (long long)s[i].wait_paused,
+		    (long long)s[i].wait_concurrency,
+		    (long long)s[i].wait_rate,
+		    s[i].forward_paused < 0 ? "-" : s[i].forward_paused ?
+		    "paused" : "running", (long long)s[i].attempt_n, p50, p99);
 	}
 }

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "request.h"
 #include "store.h"
+#include "store_dest.h"
 #include "store_thin.h"
 #include "store_waiting.h"
 
@@ -200,9 +201,47 @@ show_attempt(void *arg, const struct store_attempt *a)
 	return IH_OK;
 }
 
+/* Why a due event still waits on its forwarding destination. */
+static void
+put_held(struct page *pg, const struct store_row *r)
+{
+	struct html *h = &pg->c->out;
+	struct store_dest_state ds;
+	char err[STORE_ERR_MAX], n[64];
+	int64_t now = clock_wall_ms();
+	const char *why;
+
+	if (store_dest_state(pg->c->store.st, r->provider, r->account, now,
+	    &ds, err, sizeof(err)) != IH_OK)
+		return;
+	why = store_dest_why(&ds, r->rowid, now);
+	if (why == NULL)
+		return;
+	html_raw(h, "<p class=\"msg\" id=\"waiting\">Waiting (");
+	html_esc(h, why);
+	html_raw(h, "): ");
+	if (strcmp(why, "paused") == 0) {
+		html_raw(h, "its destination is paused after failed "
+		    "deliveries");
+		if (ds.probe_id[0] != '\0') {
+			html_raw(h, "; the probe is ");
+			html_esc(h, ds.probe_id);
+		}
+	} else if (strcmp(why, "concurrency") == 0) {
+		snprintf(n, sizeof(n), "%lld of at most %ld",
+		    (long long)ds.in_flight, ds.concurrency);
+		html_raw(h, "its destination has its deliveries in flight (");
+		html_esc(h, n);
+		html_raw(h, ")");
+	} else
+		html_raw(h, "its destination's rate limit");
+	html_raw(h, ".</p>");
+}
+
 /*
  * Why a pending event waits: behind an earlier unfinished event of its
- * object (its order key, forward.h), or for its retry.
+ * object (its order key, forward.h), for its retry, or held by its
+ * forwarding destination (store_dest.h).
  */
 static void
 put_waiting(struct page *pg, const struct store_row *r)
@@ -227,7 +266,9 @@ put_waiting(struct page *pg, const struct store_row *r)
 		    "its retry, at ");
 		console_put_time(h, r->next_attempt_at);
 		html_raw(h, ".</p>");
-	}
+	} else if (strcmp(r->status, "received") == 0 ||
+	    strcmp(r->status, "failed") == 0)
+		put_held(pg, r);
 }
 
 static int

@@ -124,7 +124,7 @@ audit_timeouts(struct pgs *st, struct store_audit *a)
  */
 #define PG_PLANTED_TABLES "('events', 'payloads', 'effects', 'attempts', " \
 	"'objects', 'object_events', 'console_signin', 'endpoint_health', " \
-	"'sigfails')"
+	"'sigfails', 'destinations')"
 #define PG_PLANTED "SELECT count(*), coalesce(string_agg(what, '; ' " \
 	"ORDER BY what), '') FROM (SELECT 'unknown trigger ' || t.tgname " \
 	"|| ' on ' || c.relname AS what FROM pg_trigger t JOIN pg_class c " \

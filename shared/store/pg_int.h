@@ -105,6 +105,34 @@ pg_of(struct store *st)
 	return (struct pgs *)(void *)st;
 }
 
+/*
+ * The forwarding destinations' hold on a claim (store_dest.h), for an
+ * event e at the time now (an SQL expression for the rate; leases on
+ * the server's clock): the deliveries in flight to destination d
+ * (events processing under a live lease), and the
+ * condition that holds e back: its destination's rate not come, paused
+ * with a pending probe that is not e, or its in-flight deliveries at the
+ * limit (one while paused).  No row in destinations: nothing is held.
+ */
+#define PG_DEST_NOW	"(extract(epoch FROM now()) * 1000)::bigint"
+#define PG_DEST_FLIGHT(now) \
+	"(SELECT count(*) FROM events f WHERE f.provider = d.provider" \
+	" AND f.status = 'processing' AND f.lease_until > " PG_DEST_NOW \
+	" AND (f.account = d.account OR (d.account = 'default'" \
+	" AND NOT EXISTS (SELECT 1 FROM destinations o2" \
+	" WHERE o2.provider = f.provider AND o2.account = f.account))))"
+#define PG_DEST_HOLD(now) \
+	" NOT EXISTS (SELECT 1 FROM destinations d" \
+	"  WHERE d.provider = e.provider AND d.account = CASE WHEN EXISTS" \
+	"  (SELECT 1 FROM destinations o WHERE o.provider = e.provider" \
+	"  AND o.account = e.account) THEN e.account ELSE 'default' END" \
+	"  AND ((d.rate_ms > 0 AND d.next_at > " now ")" \
+	"  OR (d.paused_at IS NOT NULL AND d.probe <> e.id AND EXISTS" \
+	"  (SELECT 1 FROM events q WHERE q.id = d.probe" \
+	"  AND q.status IN ('received', 'processing', 'failed')))" \
+	"  OR " PG_DEST_FLIGHT(now) " >= CASE WHEN d.paused_at IS NULL" \
+	"  THEN d.concurrency ELSE 1 END))"
+
 void	pg_text(struct pg_params *, const char *);
 void	pg_int(struct pg_params *, int64_t);
 void	pg_bytes(struct pg_params *, const void *, size_t);
@@ -255,6 +283,19 @@ int	pg_attempts(struct store *, int64_t,
 	    int (*)(void *, const struct store_attempt *), void *, char *,
 	    size_t);
 int	pg_purge(struct store *, struct store_purge *, char *, size_t);
+/* The destinations' state (pg_dest.c, store_dest.h). */
+int	pg_dest_put(struct store *, const char *, const struct store_dest *,
+	    char *, size_t);
+int	pg_dest_prune(struct store *, const char *, const char *, char *,
+	    size_t);
+int	pg_dest_claimed(struct store *, const char *, const char *, int64_t,
+	    char *, size_t);
+int	pg_dest_ok(struct store *, const char *, const char *, int *, long *,
+	    char *, size_t);
+int	pg_dest_failed(struct store *, const char *, const char *, int64_t,
+	    long, int64_t, long *, int *, char *, size_t);
+int	pg_dest_state(struct store *, const char *, const char *, int64_t,
+	    struct store_dest_state *, char *, size_t);
 /* What an event waits behind (pg_waiting.c, store_waiting.h). */
 int	pg_behind(struct store *, int64_t, char *, size_t, char *, size_t);
 /* The waiting and attempt figures of x (pg_waiting.c). */

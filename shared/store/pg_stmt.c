@@ -22,7 +22,8 @@
  * What is due, for a claim ($1 provider or NULL, $2 rowid or 0, $4 now),
  * as in the SQLite backend: received, failed with its time come, or
  * processing with an expired lease; and not behind an unfinished older
- * event of its order key; and as $6 (the store's fetch mode,
+ * event of its order key, nor held back by its forwarding destination
+ * (store_dest.h); and as $6 (the store's fetch mode,
  * store_thin.h) says of thin events.
  */
 #define PG_DUE_SQL \
@@ -38,7 +39,8 @@
 	"  AND p.id < e.id" \
 	"  AND p.status NOT IN ('done', 'dead', 'quarantined')))" \
 	" AND CASE $6::int WHEN 0 THEN e.needs_fetch = 0" \
-	"  WHEN 2 THEN e.needs_fetch <> 0 ELSE true END"
+	"  WHEN 2 THEN e.needs_fetch <> 0 ELSE true END" \
+	" AND" PG_DEST_HOLD("$4")
 
 static const struct {
 	const char	*name;

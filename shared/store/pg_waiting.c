@@ -43,18 +43,30 @@ pg_stats_waiting(struct pgs *st, struct store_stats *x, int64_t since_ms,
 {
 	static const int pct[2] = { 50, 99 };
 	int64_t *out[2] = { &x->attempt_p50_ms, &x->attempt_p99_ms }, k;
+	struct store_dest_state ds;
 	struct pg_params p;
 	PGresult *r;
+	int64_t now;
 	int i, rc;
 
+	now = clock_wall_ms();
+	rc = store_dest_state(&st->base, x->provider, x->account, now, &ds, err,
+	    errlen);
+	if (rc != IH_OK)
+		return rc;
 	memset(&p, 0, sizeof(p));
 	pg_text(&p, x->provider);
 	pg_text(&p, x->account);
-	pg_int(&p, clock_wall_ms());
+	pg_int(&p, now);
+	pg_int(&p, ds.paused ? ds.probe : -1);
 	r = pg_exec_sql(st, "SELECT count(*) FILTER (WHERE b),"
 	    " count(*) FILTER (WHERE NOT b AND status = 'failed'"
-	    "  AND next_attempt_at > $3)"
-	    " FROM (SELECT e.status, e.next_attempt_at,"
+	    "  AND next_attempt_at > $3),"
+	    " count(*) FILTER (WHERE NOT b AND (status = 'received'"
+	    "  OR (status = 'failed' AND next_attempt_at <= $3)"
+	    "  OR (status = 'processing' AND lease_until <= " PG_DEST_NOW "))),"
+	    " count(*) FILTER (WHERE NOT b AND id = $4)"
+	    " FROM (SELECT e.id, e.status, e.next_attempt_at, e.lease_until,"
 	    "  (e.order_key IS NOT NULL AND e.status <> 'processing'"
 	    "  AND EXISTS (SELECT 1 FROM events p"
 	    "  WHERE p.provider = e.provider AND p.account = e.account"
@@ -62,13 +74,15 @@ pg_stats_waiting(struct pgs *st, struct store_stats *x, int64_t since_ms,
 	    "  AND p.status NOT IN ('done', 'dead', 'quarantined'))) AS b"
 	    "  FROM events e WHERE e.provider = $1 AND e.account = $2"
 	    "  AND e.status IN ('received', 'processing', 'failed')) AS w",
-	    "tti", &p, PGRES_TUPLES_OK, "cannot count waiting events", err,
+	    "ttii", &p, PGRES_TUPLES_OK, "cannot count waiting events", err,
 	    errlen);
 	if (r == NULL)
 		return IH_ESTORE;
 	if (PQntuples(r) == 1) {
 		x->wait_order = pg_getint(r, 0, 0);
 		x->wait_retry = pg_getint(r, 0, 1);
+		store_dest_waiting(&ds, pg_getint(r, 0, 2),
+		    pg_getint(r, 0, 3) > 0, now, x);
 	}
 	PQclear(r);
 	memset(&p, 0, sizeof(p));

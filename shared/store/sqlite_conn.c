@@ -37,16 +37,35 @@ static void	sq_close(struct store *);
 #define SQ_AUTO_CHECKPOINT	1000
 #define SQ_CLOSE_CHECKPOINT	256
 
-/* After each commit: SQLite's own auto-checkpoint, and the log's length. */
+/*
+ * After each commit: SQLite's own auto-checkpoint, and the log's length.
+ * SQLite calls this inside the commit, which under sq_commit() still
+ * holds the writers' queue: a checkpoint there (1,000 pages written and
+ * synced) held up every other writer, each process of Apache's 24 among
+ * them.  There it is only noted, and sq_commit() runs it after leaving.
+ */
 static int
 sq_wal_seen(void *arg, sqlite3 *db, const char *name, int frames)
 {
 	struct sq *st = arg;
 
 	st->wal_frames = frames;
-	if (frames >= SQ_AUTO_CHECKPOINT)
+	if (frames < SQ_AUTO_CHECKPOINT)
+		return SQLITE_OK;
+	if (st->queued)
+		st->checkpoint_due = 1;
+	else
 		(void)sqlite3_wal_checkpoint(db, name);
 	return SQLITE_OK;
+}
+
+void
+sq_checkpoint_due(struct sq *st)
+{
+	if (!st->checkpoint_due)
+		return;
+	st->checkpoint_due = 0;
+	(void)sqlite3_wal_checkpoint(st->db, "main");
 }
 
 /*
@@ -218,6 +237,12 @@ static const struct store_ops sq_ops = {
 	.list = sq_list,
 	.show = sq_show,
 	.kept = sq_kept,
+	.dest_put = sq_dest_put,
+	.dest_prune = sq_dest_prune,
+	.dest_claimed = sq_dest_claimed,
+	.dest_ok = sq_dest_ok,
+	.dest_failed = sq_dest_failed,
+	.dest_state = sq_dest_state,
 	.behind = sq_behind,
 	.attempts = sq_attempts,
 	.purge = sq_purge,

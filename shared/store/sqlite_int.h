@@ -50,6 +50,7 @@ struct sq {
 	sqlite3_stmt	*sp_undo;
 	sqlite3_stmt	*claim;
 	sqlite3_stmt	*due;
+	sqlite3_stmt	*due_any;
 	sqlite3_stmt	*attempt_start;
 	sqlite3_stmt	*attempt_first;
 	sqlite3_stmt	*attempt_end;
@@ -73,6 +74,7 @@ struct sq {
 	struct sqsync	*shared;	/* SHARED: the cross-process sync */
 	int		 tx_shared;	/* this transaction waits on it */
 	int		 wal_frames;	/* the log's length at our commit */
+	int		 checkpoint_due; /* after leaving the writers' queue */
 };
 
 static inline struct sq *
@@ -80,6 +82,32 @@ sq_of(struct store *st)
 {
 	return (struct sq *)(void *)st;
 }
+
+/*
+ * The forwarding destinations' hold on a claim (store_dest.h), for an
+ * event e at the time now (an SQL expression): the deliveries in flight
+ * to destination d (events processing under a live lease), and the
+ * condition that holds e back: its destination's rate not come, paused
+ * with a pending probe that is not e, or its in-flight deliveries at the
+ * limit (one while paused).  No row in destinations: nothing is held.
+ */
+#define SQ_DEST_FLIGHT(now) \
+	"(SELECT count(*) FROM events f WHERE f.provider = d.provider" \
+	" AND f.status = 'processing' AND f.lease_until > " now \
+	" AND (f.account = d.account OR (d.account = 'default'" \
+	" AND NOT EXISTS (SELECT 1 FROM destinations o2" \
+	" WHERE o2.provider = f.provider AND o2.account = f.account))))"
+#define SQ_DEST_HOLD(now) \
+	" NOT EXISTS (SELECT 1 FROM destinations d" \
+	"  WHERE d.provider = e.provider AND d.account = CASE WHEN EXISTS" \
+	"  (SELECT 1 FROM destinations o WHERE o.provider = e.provider" \
+	"  AND o.account = e.account) THEN e.account ELSE 'default' END" \
+	"  AND ((d.rate_ms > 0 AND d.next_at > " now ")" \
+	"  OR (d.paused_at IS NOT NULL AND d.probe <> e.id AND EXISTS" \
+	"  (SELECT 1 FROM events q WHERE q.id = d.probe" \
+	"  AND q.status IN ('received', 'processing', 'failed')))" \
+	"  OR " SQ_DEST_FLIGHT(now) " >= CASE WHEN d.paused_at IS NULL" \
+	"  THEN d.concurrency ELSE 1 END))"
 
 int	sq_fail(struct sq *, int, const char *, char *, size_t);
 int	sq_exec(struct sq *, const char *, const char *, char *, size_t);
@@ -120,6 +148,13 @@ int	sq_busy_wait(void *, int);
 int	sq_queue_enter(struct sq *, char *, size_t);
 void	sq_queue_leave(struct sq *);
 void	sq_no_queue(struct store *);
+
+/*
+ * sqlite_conn.c: the checkpoint a commit inside the writers' queue found
+ * due (the log past SQLite's auto-checkpoint length), run once the queue
+ * is left; nothing when none is.
+ */
+void	sq_checkpoint_due(struct sq *);
 
 /* sqlite_schema.c */
 /* The store's folders (0700) and file (0600), never through a link. */
@@ -198,6 +233,19 @@ int	sq_attempts(struct store *, int64_t,
 	    int (*)(void *, const struct store_attempt *), void *, char *,
 	    size_t);
 int	sq_purge(struct store *, struct store_purge *, char *, size_t);
+/* The destinations' state (sqlite_dest.c, store_dest.h). */
+int	sq_dest_put(struct store *, const char *, const struct store_dest *,
+	    char *, size_t);
+int	sq_dest_prune(struct store *, const char *, const char *, char *,
+	    size_t);
+int	sq_dest_claimed(struct store *, const char *, const char *, int64_t,
+	    char *, size_t);
+int	sq_dest_ok(struct store *, const char *, const char *, int *, long *,
+	    char *, size_t);
+int	sq_dest_failed(struct store *, const char *, const char *, int64_t,
+	    long, int64_t, long *, int *, char *, size_t);
+int	sq_dest_state(struct store *, const char *, const char *, int64_t,
+	    struct store_dest_state *, char *, size_t);
 /* What an event waits behind (sqlite_waiting.c, store_waiting.h). */
 int	sq_behind(struct store *, int64_t, char *, size_t, char *, size_t);
 /* The waiting and attempt figures of x (sqlite_waiting.c). */

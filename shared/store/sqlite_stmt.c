@@ -15,7 +15,8 @@
 /*
  * What is due, for a claim (?1 provider or NULL, ?2 rowid or 0, ?4 now):
  * received, failed with its time come, or processing with an expired
- * lease; and not behind an unfinished older event of its order key; and
+ * lease; and not behind an unfinished older event of its order key, nor
+ * held back by its forwarding destination (store_dest.h); and
  * as ?6 (the store's fetch mode, store_thin.h) says of thin events.  The
  * status term repeats the partial index's WHERE so that the index serves
  * the search.
@@ -33,7 +34,8 @@
 	"  AND p.id < e.id" \
 	"  AND p.status NOT IN ('done', 'dead', 'quarantined')))" \
 	" AND CASE ?6 WHEN 0 THEN e.needs_fetch = 0" \
-	"  WHEN 2 THEN e.needs_fetch <> 0 ELSE 1 END"
+	"  WHEN 2 THEN e.needs_fetch <> 0 ELSE 1 END" \
+	" AND" SQ_DEST_HOLD("?4")
 
 /*
  * The record, its claim, the first attempt and an object's history avoid
@@ -90,6 +92,14 @@ static const struct {
 	/* The same search as a plain read, which takes no write lock. */
 	{ offsetof(struct sq, due),
 	    "SELECT 1 FROM events e WHERE " STORE_DUE_SQL " LIMIT 1" },
+	/*
+	 * Any row in events_due at all: when none is, nothing is due, and
+	 * the search above (300 k instructions to compile, which a plain
+	 * CGI process pays for one use) is not needed.
+	 */
+	{ offsetof(struct sq, due_any),
+	    "SELECT 1 FROM events"
+	    " WHERE status IN ('received', 'processing', 'failed') LIMIT 1" },
 	{ offsetof(struct sq, attempt_start),
 	/*
 	 * Attempts are numbered per event over its whole life, so that a

@@ -91,6 +91,7 @@ sq_commit(struct store *base, char *err, size_t errlen)
 	sq_queue_leave(st);
 	if (rc == IH_OK && shared)
 		rc = sqsync_wait(st->shared, st->db, ticket, err, errlen);
+	sq_checkpoint_due(st);
 	return rc;
 }
 

@@ -47,20 +47,32 @@ sq_stats_waiting(struct sq *st, struct store_stats *x, int64_t since_ms,
     int64_t until_ms, char *err, size_t errlen)
 {
 	sqlite3_stmt *w = NULL, *n = NULL, *lat = NULL;
+	struct store_dest_state ds;
+	int64_t now;
 	int rc;
 
-	rc = sq_prepare(st, "SELECT coalesce(sum(b), 0),"
-	    " coalesce(sum(NOT b AND status = 'failed'"
-	    "  AND next_attempt_at > ?3), 0)"
-	    " FROM (SELECT e.status, e.next_attempt_at,"
-	    "  (e.order_key IS NOT NULL AND e.status <> 'processing'"
-	    "  AND EXISTS (SELECT 1 FROM events p"
-	    "  WHERE p.provider = e.provider AND p.account = e.account"
-	    "  AND p.order_key = e.order_key AND p.id < e.id"
-	    "  AND p.status NOT IN ('done', 'dead', 'quarantined'))) AS b"
-	    "  FROM events e WHERE e.provider = ?1 AND e.account = ?2"
-	    "  AND e.status IN ('received', 'processing', 'failed'))", &w, err,
+	now = clock_wall_ms();
+	rc = store_dest_state(&st->base, x->provider, x->account, now, &ds, err,
 	    errlen);
+	if (rc == IH_OK)
+		rc = sq_prepare(st, "SELECT coalesce(sum(b), 0),"
+		    " coalesce(sum(NOT b AND status = 'failed'"
+		    "  AND next_attempt_at > ?3), 0),"
+		    " coalesce(sum(NOT b AND (status = 'received'"
+		    "  OR (status = 'failed' AND next_attempt_at <= ?3)"
+		    "  OR (status = 'processing' AND lease_until <= ?3))), 0),"
+		    " coalesce(sum(NOT b AND id = ?4), 0)"
+		    " FROM (SELECT e.id, e.status, e.next_attempt_at,"
+		    "  e.lease_until,"
+		    "  (e.order_key IS NOT NULL AND e.status <> 'processing'"
+		    "  AND EXISTS (SELECT 1 FROM events p"
+		    "  WHERE p.provider = e.provider AND p.account = e.account"
+		    "  AND p.order_key = e.order_key AND p.id < e.id"
+		    "  AND p.status NOT IN ('done', 'dead', 'quarantined')))"
+		    "  AS b FROM events e WHERE e.provider = ?1"
+		    "  AND e.account = ?2"
+		    "  AND e.status IN ('received', 'processing', 'failed'))",
+		    &w, err, errlen);
 	if (rc == IH_OK)
 		rc = sq_prepare(st, "SELECT count(*)" SQ_ATTEMPTS, &n, err,
 		    errlen);
@@ -72,10 +84,13 @@ sq_stats_waiting(struct sq *st, struct store_stats *x, int64_t since_ms,
 		goto out;
 	sqlite3_bind_text(w, 1, x->provider, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(w, 2, x->account, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(w, 3, clock_wall_ms());
+	sqlite3_bind_int64(w, 3, now);
+	sqlite3_bind_int64(w, 4, ds.paused ? ds.probe : -1);
 	if (sq_row(st, w, "cannot count waiting events", &rc, err, errlen)) {
 		x->wait_order = sqlite3_column_int64(w, 0);
 		x->wait_retry = sqlite3_column_int64(w, 1);
+		store_dest_waiting(&ds, sqlite3_column_int64(w, 2),
+		    sqlite3_column_int64(w, 3) > 0, now, x);
 	}
 	if (rc != IH_OK)
 		goto out;

@@ -31,7 +31,7 @@
 
 #include "event.h"
 
-#define STORE_SCHEMA_VERSION	11
+#define STORE_SCHEMA_VERSION	12
 #define STORE_ERR_MAX		256
 
 struct store;
@@ -539,6 +539,14 @@ struct store_stats {
 	 * failed and due again later (and not behind one).
 	 */
 	int64_t		 wait_order, wait_retry;
+	/*
+	 * At any time, pending events due otherwise that their forwarding
+	 * destination holds back (store_dest.h): paused (all but the probe),
+	 * its concurrency's deliveries in flight, or its rate.  The
+	 * destination's pause: 1 paused, 0 running, -1 none (not forwarded).
+	 */
+	int64_t		 wait_paused, wait_concurrency, wait_rate;
+	int		 forward_paused;
 	/*
 	 * The attempts started in the window (a forwarded event's attempt
 	 * is its delivery, with the switch after it): how many ended, and

@@ -15,6 +15,7 @@
 #include "store.h"
 #include "store_version.h"
 #include "store_console.h"
+#include "store_dest.h"
 #include "store_health.h"
 #include "store_signin.h"
 
@@ -92,6 +93,19 @@ struct store_ops {
 		    const char *, store_row_fn, void *, char *, size_t);
 	/* The kept headers alone (store_kept.h). */
 	int	(*kept)(struct store *, int64_t, char **, char *, size_t);
+	/* The destinations' state (store_dest.h). */
+	int	(*dest_put)(struct store *, const char *,
+		    const struct store_dest *, char *, size_t);
+	int	(*dest_prune)(struct store *, const char *, const char *,
+		    char *, size_t);
+	int	(*dest_claimed)(struct store *, const char *, const char *,
+		    int64_t, char *, size_t);
+	int	(*dest_ok)(struct store *, const char *, const char *, int *,
+		    long *, char *, size_t);
+	int	(*dest_failed)(struct store *, const char *, const char *,
+		    int64_t, long, int64_t, long *, int *, char *, size_t);
+	int	(*dest_state)(struct store *, const char *, const char *,
+		    int64_t, struct store_dest_state *, char *, size_t);
 	/* What an event waits behind (store_waiting.h). */
 	int	(*behind)(struct store *, int64_t, char *, size_t, char *,
 		    size_t);

@@ -94,7 +94,7 @@ bench-cgi: bench-build bench-static
 # that callgrind names its functions: what the shared-hosting recipe runs
 # under plain CGI.
 bench-static:
-	$(MAKE) BUILD=$(BUILD)/bench/static/build SANITIZE=0 FAULTS=0 NO_PG=1 \
+	$(MAKE) BUILD=$(BUILD)/bench/static/build SANITIZE=0 FAULTS=0 STATIC=1 NO_PG=1 \
 	    NO_CURL=1 CFLAGS='-O2 -g' STATIC_DIR=$(BUILD)/bench/static \
 	    STATIC_LDFLAGS= $(BUILD)/bench/static/stripe.fcgi
 

@@ -5,7 +5,8 @@ started after the commit carrying its event; and the group commit's
 other promises: a receiver killed in the middle of a batch leaves no 2xx
 without its row, 50 concurrent deliveries of one event are 1 accepted
 and 49 duplicates with one row, and one event that fails in a batch
-fails alone.
+fails alone.  Past SQLite's auto-checkpoint length, the checkpoint syncs
+the store's file only after its commit has left the writers' queue.
 
 With IH_DB_BACKEND=pg the group-commit tests run against PostgreSQL; the
 strace tests do not, since there the write-ahead log is the server's and
@@ -186,6 +187,101 @@ def as_cgi(bindir):
                           "CGI delivery on a new log: the folder not synced")
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+    return run
+
+
+# A store's own file (not its -wal, -shm, -lock or -sync) and the
+# writers' queue (<db>-lock), as a receiver opens them.
+OPEN_RE = re.compile(r'openat\(AT_FDCWD, "([^"]+)", [^)]*\)\s+= (\d+)')
+CLOSE_RE = re.compile(r'close\((\d+)\)')
+FLOCK_RE = re.compile(r'flock\((\d+), (LOCK_[A-Z_|]+)\)\s+= 0')
+SYNC_RE = re.compile(r'f(?:data)?sync\((\d+)\)')
+
+
+def syncs_in_queue(tdir, db, since):
+    """From strace -ff -ttt files in tdir: (syncs of the store's own file,
+    db its names, after the epoch time since; those made by a thread that
+    held its writers' queue then).  Descriptors are the process's, the
+    queue per thread."""
+    events = []
+    for name in os.listdir(tdir):
+        with open(os.path.join(tdir, name), errors="replace") as f:
+            for line in f:
+                ts, _, call = line.partition(" ")
+                try:
+                    events.append((float(ts), name, call))
+                except ValueError:
+                    continue
+    events.sort()
+    kind, held, total, inside = {}, set(), 0, 0
+    for ts, thread, call in events:
+        m = OPEN_RE.match(call)
+        if m:
+            path, fd = m.group(1), m.group(2)
+            kind[fd] = ("db" if path in db else
+                        "queue" if path in [d + "-lock" for d in db]
+                        else None)
+            continue
+        m = CLOSE_RE.match(call)
+        if m:
+            kind.pop(m.group(1), None)
+            continue
+        m = FLOCK_RE.match(call)
+        if m and kind.get(m.group(1)) == "queue":
+            key = (thread, m.group(1))
+            if "LOCK_EX" in m.group(2):
+                held.add(key)
+            elif "LOCK_UN" in m.group(2):
+                held.discard(key)
+            continue
+        m = SYNC_RE.match(call)
+        if m and kind.get(m.group(1)) == "db" and ts > since:
+            total += 1
+            if any(t == thread for t, _fd in held):
+                inside += 1
+    return total, inside
+
+
+def checkpoint_outside_queue(bindir, servers):
+    """Past SQLite's auto-checkpoint length, the checkpoint (the store's
+    own file written and synced) runs after the commit has left the
+    writers' queue, where it held up every other writer (Apache's 24
+    processes)."""
+    def run():
+        tdir = os.path.abspath(os.path.join(
+            bindir, "..", "strace-ckpt-%d" % os.getpid()))
+        shutil.rmtree(tdir, ignore_errors=True)
+        os.makedirs(tdir)
+        wrap = ("%s -ff -ttt -e trace=openat,close,flock,fsync,fdatasync "
+                "-o %s/t" % (shutil.which("strace"), tdir))
+        srv = servers.add(Server(bindir, providers=["stripe"], wrap=wrap,
+                                 max_procs=1, name="durability-ckpt"))
+        srv.start()
+        try:
+            stem = "evt_ckpt_%d_" % os.getpid()
+            check_eq(status_of(deliver(srv, stem + "first")), (200, "accepted"),
+                     "first delivery")
+            since = time.time()
+            # A 64 KiB payload is about 16 more log pages: 70 events one
+            # at a time pass 1,000 pages at least once.
+            pad = "x" * 65536
+            for i in range(70):
+                body = ('{"id":"%s%d","object":"event","type":"invoice.paid",'
+                        '"data":{"object":{"id":"in_1","metadata":{"pad":"%s"}}}}'
+                        % (stem, i, pad)).encode()
+                r = srv.post("/hooks/stripe", body, {
+                    "Stripe-Signature": sign_stripe(srv.secrets["stripe"], body),
+                    "Content-Type": "application/json"})
+                check_eq(status_of(r), (200, "accepted"), "delivery %d" % i)
+            db = [os.path.abspath(srv.db), os.path.realpath(srv.db)]
+            srv.stop()
+            total, inside = syncs_in_queue(tdir, db, since)
+            check(total > 0, "no sync of %s after 70 deliveries: no "
+                  "checkpoint ran" % db[0])
+            check_eq(inside, 0, "syncs of the store's file (of %d) made while "
+                     "their thread held the writers' queue" % total)
+        finally:
+            shutil.rmtree(tdir, ignore_errors=True)
     return run
 
 
@@ -432,6 +528,10 @@ def cases(tap, bindir, servers):
                         "accepted answers follows a WAL sync that started after "
                         "its event's commit; fewer syncs than events" % (mode, N), why,
                         through_lighttpd(bindir, servers, mode))
+    tap.run_as_root("durability: FastCGI, 70 deliveries of 64 KiB one at a time: the "
+                    "checkpoint past 1,000 log pages syncs the store's file "
+                    "outside the writers' queue", why,
+                    checkpoint_outside_queue(bindir, servers))
     tap.run_as_root("durability: plain CGI: the accepted answer follows an fdatasync "
                     "of the WAL; the store's folder is synced only when the WAL "
                     "is new", why, as_cgi(bindir))

@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.parse
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -34,8 +35,8 @@ from harness import (Server, check, check_eq, console_conf, sign_stripe,  # noqa
                      suite_main)
 import cases  # noqa: E402
 from test_console import USER, console_hash, write_settings  # noqa: E402
-from test_forward import (APP_DIR, APP_SECRETS, STRIPE, App, Work,  # noqa: E402
-                          deliver, forward_env, once, wait_for)
+from test_forward import (APP_DIR, APP_SECRETS, GITHUB, STRIPE, App,  # noqa: E402
+                          Work, deliver, forward_env, once, wait_for)
 
 ACME_SECRET = "whsec_acme_" + os.urandom(12).hex()
 PASSWORD = "correct horse " + os.urandom(4).hex()
@@ -68,14 +69,22 @@ def case_account_destination(srv, app, work):
 
 
 def case_account_check(srv, app, work):
-    """check names acme's destination, refuses acme's setting without
-    acme's URL, and flags a destination of an account with no secret."""
+    """check names acme's destination and each destination's limits,
+    refuses acme's setting without acme's URL and malformed limits, and
+    flags a destination of an account with no secret."""
     rc, text = check_text(work, work.env)
     check("ok: stripe: account acme forwards each event to %s"
           % app.url("stripe-acme") in text, "check names acme's destination: %s"
           % text[-900:])
+    check("timeout, at most 4 in flight, at most 2 a second)" in text
+          and "timeout, at most 4 in flight, no rate limit)" in text,
+          "check names each destination's limits: %s" % text[-900:])
     check(APP_SECRETS["stripe-acme"] not in text, "check printed acme's secret")
     bad = [
+        ({"IDEMHOOK_STRIPE_FORWARD_CONCURRENCY@acme": "0"},
+         "IDEMHOOK_STRIPE_FORWARD_CONCURRENCY@acme must be a whole number"),
+        ({"IDEMHOOK_STRIPE_FORWARD_RATE": "5/s"},
+         "IDEMHOOK_STRIPE_FORWARD_RATE must be deliveries a second"),
         ({"IDEMHOOK_STRIPE_FORWARD_TIMEOUT@beta": "5"},
          "IDEMHOOK_STRIPE_FORWARD_TIMEOUT@beta is set but "
          "IDEMHOOK_STRIPE_FORWARD_URL@beta is not"),
@@ -180,6 +189,139 @@ def case_waiting_shown(srv, app, work):
           in out, "the attempts' p99 in: %s" % out[-900:])
 
 
+# ------------------------------------------- order and pace across processes
+
+def in_flight(recs):
+    """The most deliveries the application had in flight at once, from
+    the journal's arrival and answer times (an answer before an arrival
+    of the same millisecond)."""
+    marks = sorted([(r["at"], 1) for r in recs] + [(r["end"], -1) for r in recs])
+    cur = most = 0
+    for _, d in marks:
+        cur += d
+        most = max(most, cur)
+    return most
+
+
+def github_row(work):
+    rc, out, err = work.run("stats", "--provider", "github", "--json")
+    check_eq(rc, 0, "stats --json: %s" % err[-400:])
+    rows = json.loads(out)["providers"]
+    return rows[0] if rows else None
+
+
+def github_push(srv):
+    eid, _ = deliver(srv, "github")
+    return eid
+
+
+def github_issue(srv, issue_id, action):
+    """An issues event of the issue issue_id: one object, so one order."""
+    eid = GITHUB.new_id("iss")
+    obj = json.loads(GITHUB.body(eid, "issues", action=action))
+    obj["issue"]["id"] = issue_id
+    body = json.dumps(obj).encode()
+    r = GITHUB.post(srv, body, GITHUB.headers(srv, body, eid, "issues"))
+    cases.expect_accepted(r, "github issues %s" % action)
+    return eid
+
+
+def case_concurrency_shared(srv, app, work):
+    """IDEMHOOK_GITHUB_FORWARD_CONCURRENCY=2: with two receivers and three
+    idemhook work against one store and a slow application, never more
+    than two deliveries are in flight, though eight are due; stats shows
+    the others waiting for concurrency."""
+    app.plan("github", ["slow:1500"] * 8)
+    ids = [github_push(srv) for _ in range(8)]
+    wait_for("stats: waiting for concurrency", lambda: (
+        lambda r: r and r["waiting"]["concurrency"] >= 1)(github_row(work)))
+    for eid in ids:
+        once(app, "github", eid)
+    recs = [r for r in app.records("github") if r.get("id") in ids]
+    check_eq(in_flight(recs), 2, "most deliveries in flight at once")
+
+
+def case_pause_shared(srv, app, work):
+    """The application fails: after two failed deliveries in a row, of
+    any process, the destination is paused for all of them: one alert,
+    stats and list say paused, and while paused only the probe is
+    delivered, one request at a time; once the application answers, the
+    destination resumes by itself and every event arrives once, an
+    issue's two events in the order received."""
+    app.plan("github", ["500", "500", "500", "429:4", "429:4"])
+    issue = int.from_bytes(os.urandom(5), "big")
+    first = github_issue(srv, issue, "opened")
+    pushes = [github_push(srv) for _ in range(4)]
+    last = github_issue(srv, issue, "closed")
+    row = wait_for("stats: the destination paused, events waiting for it",
+                   lambda: (lambda r: r if r and r["forward_paused"] is True
+                            and r["waiting"]["paused"] >= 1 else None)(
+                                github_row(work)))
+    rc, out, err = work.run("list", "--provider", "github")
+    check(rc == 0 and "waiting: paused, its destination after failed "
+          "deliveries; the probe is " in out, "list: %s" % (out + err)[-900:])
+    rc, out, err = work.run("stats", "--provider", "github", "--prometheus")
+    check('idemhook_forward_paused{provider="github"} 1' in out,
+          "the pause in --prometheus: %s" % out[-900:])
+    # The last push is never tried before the pause: it waits for it.
+    r = srv.get("/hooks/console/events/github/%s" % urllib.parse.quote(
+        GITHUB.db_event_id(pushes[-1]), safe=""), {"Authorization": AUTH})
+    check(r.status == 200 and b'id="waiting">Waiting (paused): its destination '
+          b'is paused after failed deliveries; the probe is ' in r.body,
+          "the console's page of a paused event: %r" % r.body[:1500])
+    for eid in [first] + pushes + [last]:
+        once(app, "github", eid)
+    ids = [first] + pushes + [last]
+    recs = sorted((r for r in app.records("github") if r.get("id") in ids),
+                  key=lambda r: r["at"])
+    failed = [r for r in recs if r["status"] != 200]
+    probe = max(ids, key=lambda e: sum(1 for r in failed if r["id"] == e))
+    mine = [r for r in failed if r["id"] == probe]
+    check(len(mine) >= 2, "the probe retried: %r" % failed)
+    resumed = min(r["at"] for r in recs if r["status"] == 200)
+    paused = [r for r in recs if mine[1]["at"] <= r["at"] < resumed]
+    check([r["id"] for r in paused] == [probe] * len(paused)
+          and in_flight(paused) <= 1,
+          "while paused, the probe alone, one at a time: %r" % paused)
+    got = [r["id"] for r in recs if r["status"] == 200 and r["id"] in (first, last)]
+    check_eq(got, [first, last], "the issue's events, in order")
+    with open(os.path.join(srv.tmp, "alerts")) as f:
+        check_eq([l for l in f.read().split() if l == "forward_paused"],
+                 ["forward_paused"], "forward_paused alerts")
+    check(github_row(work)["forward_paused"] is False, "resumed")
+    check(row["waiting"]["paused"] >= 1, "waiting paused: %r" % row)
+
+
+def case_rate_shared(srv, app, work):
+    """IDEMHOOK_STRIPE_FORWARD_RATE@acme=2: acme's destination gets at
+    most two deliveries a second, across every process, even though all
+    six events are due at once."""
+    ids = []
+    for _ in range(6):
+        eid = STRIPE.new_id("rate")
+        body = json.dumps({"id": eid, "object": "event", "type":
+                           "payment_intent.succeeded", "created": int(time.time()),
+                           "api_version": "2024-06-20", "livemode": False,
+                           "data": {"object": {"id": "pi_" + os.urandom(8).hex(),
+                                               "object": "payment_intent",
+                                               "status": "succeeded"}}}).encode()
+        r = srv.post("/hooks/stripe/acme", body,
+                     {"Stripe-Signature": sign_stripe(ACME_SECRET, body)})
+        cases.expect_accepted(r, "delivery to acme")
+        ids.append(eid)
+    for eid in ids:
+        once(app, "stripe-acme", eid)
+    at = sorted(r["at"] for r in app.records("stripe-acme") if r.get("id") in ids)
+    # Six starts 500 ms apart span 2.5 s; a delivery's own time may
+    # shift one a little, never the whole.
+    check(at[-1] - at[0] >= 2000, "six deliveries spread: %r" % at)
+    check(max(sum(1 for b in at if a <= b < a + 1000) for a in at) <= 3,
+          "at most two a second (three with the edge): %r" % at)
+
+
+SHARED = [case_concurrency_shared, case_pause_shared, case_rate_shared]
+
+
 CASES = [case_account_destination, case_account_check, case_object_order,
          case_waiting_shown]
 
@@ -200,6 +342,13 @@ def run_cases(tap, bindir, servers):
         "IDEMHOOK_STRIPE_FORWARD_SECRET@acme": APP_SECRETS["stripe-acme"],
         # Room for Retry-After: 8 (waiting shown).
         "IDEMHOOK_RETRY_MAX": "10",
+        "IDEMHOOK_MAX_ATTEMPTS": "20",
+        # Order and pace across processes (SHARED).
+        "IDEMHOOK_GITHUB_FORWARD_CONCURRENCY": "2",
+        "IDEMHOOK_GITHUB_FORWARD_PAUSE_AFTER": "2",
+        "IDEMHOOK_STRIPE_FORWARD_RATE@acme": "2",
+        "IDEMHOOK_ALERT_ACTION": 'echo "$IDEMHOOK_ALERT_REASON" >> %s'
+                                 % os.path.join(srv.tmp, "alerts"),
     })
     console = os.path.join(srv.tmp, "console.env")
     write_settings(console, IDEMHOOK_DB=srv.db, IDEMHOOK_CONSOLE_USER=USER,
@@ -210,10 +359,18 @@ def run_cases(tap, bindir, servers):
     srv.start()
     work = Work(bindir, srv)
     work.start()
+    # Two more idemhook work beside the two receivers, for SHARED.
+    more = [Work(bindir, srv) for _ in range(2)]
     try:
         for case in CASES:
             tap.run(case.__name__[5:].replace("_", " "), case, srv, app, work)
+        for w in more:
+            w.start()
+        for case in SHARED:
+            tap.run(case.__name__[5:].replace("_", " "), case, srv, app, work)
     finally:
+        for w in more:
+            w.stop()
         work.stop()
         app.stop()
 

@@ -14,6 +14,8 @@ with make STATIC_DIR=BINDIR/static static.
     settings from the shipped www-config/idemhook.env.example; the
     dynamically linked BINDIR/stripe.fcgi cannot even start in the same
     chroot, which shows the libraries really are out of reach;
+  - as CGI in the chroot, it reads no openssl.cnf from the path built into
+    it, only the file OPENSSL_CONF names;
   - the static stripe.fcgi serves FastCGI behind lighttpd;
   - make install-files DESTDIR=... puts every file in its place.
 """
@@ -170,6 +172,56 @@ def chroot_static(sdir):
         env["HTTP_STRIPE_SIGNATURE"] = "t=%d,v1=%s" % (time.time(), os.urandom(32).hex())
         status, _h, out, err, rc = jail.cgi(body, env)
         check_eq(status, 401, "forged delivery status")
+    finally:
+        jail.cleanup()
+
+
+# An OpenSSL configuration that activates only the null provider: a
+# program that reads it has no HMAC at all.
+NULL_PROVIDER_CNF = """openssl_conf = openssl_init
+[openssl_init]
+providers = provider_sect
+[provider_sect]
+null = null_sect
+[null_sect]
+activate = 1
+"""
+
+
+def chroot_openssl_conf(sdir):
+    """Plain CGI of the static build reads no openssl.cnf from the path
+    built into it (the build machine's /usr/lib/ssl), which means nothing
+    on the host that runs it; a file OPENSSL_CONF names is read."""
+    jail = Jail(os.path.join(sdir, "stripe.fcgi"))
+    try:
+        secret = "whsec_" + os.urandom(16).hex()
+        example_settings(jail, secret)
+        for d in ("/usr/lib/ssl", "/opt"):
+            os.makedirs(jail.path(d), exist_ok=True)
+            with open(jail.path(d + "/openssl.cnf"), "w") as f:
+                f.write(NULL_PROVIDER_CNF)
+        eid = ts.SPEC.new_id("static-cnf")
+        body = ts.SPEC.body(eid, ts.SPEC.default_type)
+        env = {"IDEMHOOK_CONFIG": "/etc/idemhook.env",
+               "HTTP_STRIPE_SIGNATURE": sign_stripe(secret, body)}
+        status, _h, out, err, rc = jail.cgi(body, env)
+        check(status == 200 and json.loads(out or b"null") == {"status": "accepted"},
+              "with the build's openssl.cnf path holding a null-provider file: "
+              "expected 200 accepted, got %d %r (exit %d, stderr %r)"
+              % (status, out[:200], rc, err[-300:]))
+        eid = ts.SPEC.new_id("static-cnf")
+        body = ts.SPEC.body(eid, ts.SPEC.default_type)
+        env = {"IDEMHOOK_CONFIG": "/etc/idemhook.env",
+               "OPENSSL_CONF": "/opt/openssl.cnf",
+               "HTTP_STRIPE_SIGNATURE": sign_stripe(secret, body)}
+        status, _h, out, err, rc = jail.cgi(body, env)
+        check(status != 200, "OPENSSL_CONF naming a null-provider file: expected "
+              "no HMAC and a refusal, got %d %r" % (status, out[:200]))
+        with sqlite3.connect("file:%s?mode=ro" % jail.path("/data/idemhook.db"),
+                             uri=True) as c:
+            n = c.execute("SELECT count(*) FROM events WHERE event_id = ?",
+                          (eid,)).fetchone()[0]
+        check_eq(n, 0, "rows of the delivery refused for want of an HMAC")
     finally:
         jail.cleanup()
 
@@ -344,6 +396,10 @@ def run_cases(tap, bindir, servers):
     tap.run_as_root("stripe.fcgi as CGI in a chroot without any library, settings from "
                     "idemhook.env.example: 200 accepted + row, duplicate, 401",
                     "chroot(2)", chroot_static, sdir)
+    tap.run_as_root("stripe.fcgi as CGI in a chroot: reads no openssl.cnf from the "
+                    "build's path (a null-provider file there: 200 accepted), but "
+                    "the one OPENSSL_CONF names (no HMAC: refused)",
+                    "chroot(2)", chroot_openssl_conf, sdir)
     srv = servers.add(Server(sdir, providers=["stripe"], name="static"))
     auth = with_console(bindir, srv)
     if tap.run("lighttpd starts the static stripe.fcgi (FastCGI)", srv.start):

@@ -15,6 +15,7 @@
 #include "forward.h"
 #include "forward_sign.h"
 #include "ih.h"
+#include "store_dest.h"
 
 #define BODY	"{\"id\":\"evt_1\",\"object\":\"event\"}"
 
@@ -206,6 +207,24 @@ settings_refused(void **state)
 		    "IDEMHOOK_STRIPE_FORWARD_PAUSE_AFTER=-1" }, "never pause" },
 		{ { "IDEMHOOK_STRIPE_FORWARD_PAUSE_AFTER=2", NULL, NULL },
 		    "nothing is forwarded" },
+		{ { URL "https://h/x", SECRET,
+		    "IDEMHOOK_STRIPE_FORWARD_CONCURRENCY=0" }, "1 to 256" },
+		{ { URL "https://h/x", SECRET,
+		    "IDEMHOOK_STRIPE_FORWARD_CONCURRENCY=257" }, "1 to 256" },
+		{ { URL "https://h/x", SECRET,
+		    "IDEMHOOK_STRIPE_FORWARD_CONCURRENCY=2x" }, "1 to 256" },
+		{ { URL "https://h/x", SECRET,
+		    "IDEMHOOK_STRIPE_FORWARD_RATE=0" }, "0.01 to 1000" },
+		{ { URL "https://h/x", SECRET,
+		    "IDEMHOOK_STRIPE_FORWARD_RATE=10/s" }, "0.01 to 1000" },
+		{ { URL "https://h/x", SECRET,
+		    "IDEMHOOK_STRIPE_FORWARD_RATE=1e2" }, "0.01 to 1000" },
+		{ { URL "https://h/x", SECRET,
+		    "IDEMHOOK_STRIPE_FORWARD_RATE=1.2.3" }, "0.01 to 1000" },
+		{ { URL "https://h/x", SECRET,
+		    "IDEMHOOK_STRIPE_FORWARD_RATE=1001" }, "0.01 to 1000" },
+		{ { "IDEMHOOK_STRIPE_FORWARD_CONCURRENCY=2", NULL, NULL },
+		    "nothing is forwarded" },
 	};
 	char *env[4];
 	struct config cfg;
@@ -263,28 +282,72 @@ forward_secret_kept(void **state)
 	config_vars_free(&v);
 }
 
-/* Paused: nothing before until_ms, then the probe alone. */
+/* Limits taken: the default, a value, a rate's spacing; @account's. */
 static void
-pause_gate(void **state)
+limits_taken(void **state)
 {
-	struct forward_pause fp;
-	int64_t probe = -1;
+	char *env[] = { URL "https://h/x", SECRET,
+	    "IDEMHOOK_STRIPE_FORWARD_RATE=2.5",
+	    "IDEMHOOK_STRIPE_FORWARD_URL@acme=https://h/acme",
+	    "IDEMHOOK_STRIPE_FORWARD_SECRET@acme=s3cr3t-acme",
+	    "IDEMHOOK_STRIPE_FORWARD_CONCURRENCY@acme=2", NULL };
+	struct config cfg;
+	char err[256];
 
 	(void)state;
-	memset(&fp, 0, sizeof(fp));
-	assert_int_equal(forward_pause_gate(&fp, 1000, &probe), 1);
-	assert_int_equal(probe, 0);
-	fp.paused = 1;
-	fp.failures = 3;
-	fp.until_ms = 2000;
-	fp.probe = 42;
-	assert_int_equal(forward_pause_gate(&fp, 1999, &probe), 0);
-	assert_int_equal(forward_pause_gate(&fp, 2000, &probe), 1);
-	assert_int_equal(probe, 42);
-	forward_pause_end(&fp);
-	assert_int_equal(forward_pause_gate(&fp, 0, &probe), 1);
-	assert_int_equal(probe, 0);
-	assert_int_equal(fp.failures, 0);
+	assert_int_equal(load(env, "stripe", &cfg, err, sizeof(err)), IH_OK);
+	assert_int_equal(cfg.forward.concurrency, FORWARD_DEFAULT_CONCURRENCY);
+	assert_int_equal(cfg.forward.rate_ms, 400);
+	assert_int_equal(cfg.nforward_acct, 1);
+	assert_int_equal(cfg.forward_acct[0].concurrency, 2);
+	/* An account's rate falls back to the provider's. */
+	assert_int_equal(cfg.forward_acct[0].rate_ms, 400);
+	assert_string_equal(forward_dest_name(&cfg.forward), "default");
+	assert_string_equal(forward_dest_name(&cfg.forward_acct[0]), "acme");
+	config_free(&cfg);
+}
+
+/* Why a due event waits on its destination (store_dest_why()). */
+static void
+dest_why(void **state)
+{
+	static const struct {
+		int		 paused;
+		int64_t		 probe, in_flight, next_at, rowid;
+		const char	*want;
+	} t[] = {
+		{ 0, 0, 1, 0, 5, NULL },
+		{ 0, 0, 2, 0, 5, "concurrency" },
+		{ 0, 0, 0, 2000, 5, "rate" },
+		{ 0, 0, 0, 1000, 5, NULL },
+		{ 1, 7, 0, 0, 5, "paused" },
+		{ 1, 7, 0, 0, 7, NULL },
+		{ 1, 7, 1, 0, 7, "paused" },
+	};
+	struct store_dest_state ds;
+	const char *got;
+	size_t i;
+
+	(void)state;
+	memset(&ds, 0, sizeof(ds));
+	assert_null(store_dest_why(&ds, 1, 0));
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		memset(&ds, 0, sizeof(ds));
+		ds.found = 1;
+		ds.concurrency = 2;
+		ds.rate_ms = 500;
+		ds.paused = t[i].paused;
+		ds.probe = t[i].probe;
+		if (t[i].probe > 0)
+			snprintf(ds.probe_id, sizeof(ds.probe_id), "evt_%lld",
+			    (long long)t[i].probe);
+		ds.in_flight = t[i].in_flight;
+		ds.next_at = t[i].next_at;
+		got = store_dest_why(&ds, t[i].rowid, 1000);
+		if (t[i].want == NULL ? got != NULL : got == NULL ||
+		    strcmp(got, t[i].want) != 0)
+			fail_msg("case %zu: %s", i, got != NULL ? got : "none");
+	}
 }
 
 int
@@ -300,7 +363,8 @@ main(void)
 		cmocka_unit_test(settings_refused),
 		cmocka_unit_test(standard_and_asaas_rules),
 		cmocka_unit_test(forward_secret_kept),
-		cmocka_unit_test(pause_gate),
+		cmocka_unit_test(limits_taken),
+		cmocka_unit_test(dest_why),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -408,7 +408,8 @@ complete_with_effects(void **state)
  * store_record_done(): an event whose switch runs in the transaction that
  * records it.  Completed there, it is done, attempt 1, due no more;
  * failed there (its effects undone in a savepoint), it is failed and due
- * again after its backoff, with no effect, as from processing.
+ * again after its backoff, with no effect, as from processing; claimed
+ * again after the commit, it completes as any claimed event.
  */
 static void
 record_done(void **state)
@@ -451,6 +452,13 @@ record_done(void **state)
 	    1);
 	assert_string_equal(job2.ev.event_id, "evt_rd2");
 	assert_int_equal(job2.ev.attempt, 2);
+	/*
+	 * Claimed again on the same connection, outside a transaction: what
+	 * the committed one inserted done no longer counts as done.
+	 */
+	assert_int_equal(store_complete(f->st, NULL, &job2, "x", 6000, err,
+	    sizeof(err)), IH_OK);
+	assert_string_equal(show(f->st, "evt_rd2").status, "done");
 	store_job_free(&job);
 	store_job_free(&job2);
 }

@@ -1,0 +1,206 @@
+/*
+ * test_store_dest.c -- the forwarding destinations' shared state
+ * (store_dest.h) on each backend: SQLite always, PostgreSQL when
+ * IH_PG_URI names a server.  The claim's search holds back what a
+ * destination's concurrency, pause or rate says; the pause and the
+ * resumption each happen for one caller only.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "clock.h"
+#include "ih.h"
+#include "store.h"
+#include "store_dest.h"
+#define UNIT_STORE_NAME	"dest"
+#include "store_fixture.h"
+#include "store_unit.h"
+
+/* The provider's destination with its limits, as a claim would write. */
+static void
+limits(struct store *st, long concurrency, int64_t rate_ms)
+{
+	struct store_dest d = { "default", 0, 0 };
+	struct store_txn *tx = NULL;
+	char err[STORE_ERR_MAX];
+
+	d.concurrency = concurrency;
+	d.rate_ms = rate_ms;
+	assert_int_equal(store_begin(st, STORE_RELAXED, &tx, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_dest_sync(st, tx, "stripe", &d, 1, 1, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_commit(tx, err, sizeof(err)), IH_OK);
+}
+
+static int64_t
+record(struct store *st, const char *id, int64_t now)
+{
+	struct event ev = unit_event(id);
+	struct store_result r;
+	char err[STORE_ERR_MAX];
+
+	assert_int_equal(store_record(st, NULL, &ev, now, &r, err,
+	    sizeof(err)), IH_OK);
+	return r.rowid;
+}
+
+/* At most concurrency in flight; a slot frees when its event ends. */
+static void
+concurrency_held(void **state)
+{
+	struct unit_store *f = *state;
+	struct store_job a, b;
+	char err[STORE_ERR_MAX];
+
+	limits(f->st, 1, 0);
+	record(f->st, "evt_c1", 1000);
+	record(f->st, "evt_c2", 1001);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "A", 2000, 60000, &a), 1);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "B", 2000, 60000, &b), 0);
+	assert_int_equal(store_complete(f->st, NULL, &a, "A", 2100, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "B", 2200, 60000, &b), 1);
+	assert_string_equal(b.ev.event_id, "evt_c2");
+	store_job_free(&a);
+	store_job_free(&b);
+}
+
+/*
+ * Two failures pause it once; then only the probe, alone, when due; a
+ * 2xx resumes it once.
+ */
+static void
+pause_and_probe(void **state)
+{
+	struct unit_store *f = *state;
+	struct store_dest_state ds;
+	struct store_job a, b, c;
+	char err[STORE_ERR_MAX];
+	int64_t now = clock_wall_ms();
+	long n;
+	int paused, resumed;
+
+	limits(f->st, 4, 0);
+	record(f->st, "evt_p1", now);
+	record(f->st, "evt_p2", now + 1);
+	record(f->st, "evt_p3", now + 2);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "A", now, 60000, &a), 1);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "B", now, 60000, &b), 1);
+	assert_int_equal(store_dest_failed(f->st, "stripe", "default",
+	    a.ev.rowid, 2, now, &n, &paused, err, sizeof(err)), IH_OK);
+	assert_int_equal(n, 1);
+	assert_int_equal(paused, 0);
+	assert_int_equal(store_dest_failed(f->st, "stripe", "default",
+	    b.ev.rowid, 2, now, &n, &paused, err, sizeof(err)), IH_OK);
+	assert_int_equal(paused, 1);
+	/* A third failure (another process's) pauses nothing again. */
+	assert_int_equal(store_dest_failed(f->st, "stripe", "default",
+	    a.ev.rowid, 2, now, &n, &paused, err, sizeof(err)), IH_OK);
+	assert_int_equal(paused, 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(store_fail(f->st, NULL, &a, "A", "500", now + 10,
+	    0, now, err, sizeof(err)), IH_OK);
+	assert_int_equal(store_fail(f->st, NULL, &b, "B", "500", now + 20000,
+	    0, now, err, sizeof(err)), IH_OK);
+	/* evt_p1's retry and evt_p3 are due, but only the probe may go. */
+	assert_int_equal(unit_claim(f->st, NULL, 0, "C", now + 100, 60000,
+	    &c), 0);
+	assert_int_equal(store_dest_state(f->st, "stripe", NULL, now + 100,
+	    &ds, err, sizeof(err)), IH_OK);
+	assert_int_equal(ds.found, 1);
+	assert_int_equal(ds.paused, 1);
+	assert_string_equal(ds.probe_id, "evt_p2");
+	assert_string_equal(store_dest_why(&ds, a.ev.rowid, now + 100),
+	    "paused");
+	assert_null(store_dest_why(&ds, b.ev.rowid, now + 100));
+	assert_int_equal(unit_claim(f->st, NULL, 0, "C", now + 20000, 60000,
+	    &c), 1);
+	assert_string_equal(c.ev.event_id, "evt_p2");
+	/* The probe in flight: nothing else, not even at the limit of 4. */
+	store_job_free(&a);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "D", now + 20000, 60000,
+	    &a), 0);
+	assert_int_equal(store_dest_ok(f->st, "stripe", "default", &resumed,
+	    &n, err, sizeof(err)), IH_OK);
+	assert_int_equal(resumed, 1);
+	assert_int_equal(n, 3);
+	assert_int_equal(store_dest_ok(f->st, "stripe", "default", &resumed,
+	    &n, err, sizeof(err)), IH_OK);
+	assert_int_equal(resumed, 0);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "D", now + 20000, 60000,
+	    &a), 1);
+	assert_string_equal(a.ev.event_id, "evt_p1");
+	store_job_free(&a);
+	store_job_free(&b);
+	store_job_free(&c);
+}
+
+/* A claim paced at 1000 ms: the next waits for its time. */
+static void
+rate_spaces(void **state)
+{
+	struct unit_store *f = *state;
+	struct store_txn *tx = NULL;
+	struct store_job a, b;
+	char err[STORE_ERR_MAX];
+	int found;
+
+	limits(f->st, 4, 1000);
+	record(f->st, "evt_r1", 1000);
+	record(f->st, "evt_r2", 1001);
+	assert_int_equal(store_begin(f->st, STORE_RELAXED, &tx, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_claim(f->st, tx, NULL, 0, "A", 5000, 60000, &a,
+	    &found, err, sizeof(err)), IH_OK);
+	assert_int_equal(found, 1);
+	assert_int_equal(store_dest_claimed(f->st, tx, "stripe", "default",
+	    5000, err, sizeof(err)), IH_OK);
+	assert_int_equal(store_commit(tx, err, sizeof(err)), IH_OK);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "B", 5999, 60000, &b), 0);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "B", 6000, 60000, &b), 1);
+	store_job_free(&a);
+	store_job_free(&b);
+}
+
+/* A provider no longer forwarded: its rows go, nothing is held. */
+static void
+prune_frees(void **state)
+{
+	struct unit_store *f = *state;
+	struct store_dest_state ds;
+	struct store_txn *tx = NULL;
+	struct store_job a;
+	char err[STORE_ERR_MAX];
+
+	limits(f->st, 1, 0);
+	record(f->st, "evt_x1", 1000);
+	record(f->st, "evt_x2", 1001);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "A", 2000, 60000, &a), 1);
+	store_job_free(&a);
+	assert_int_equal(store_begin(f->st, STORE_RELAXED, &tx, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_dest_sync(f->st, tx, "stripe", NULL, 0, 1, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_commit(tx, err, sizeof(err)), IH_OK);
+	assert_int_equal(store_dest_state(f->st, "stripe", NULL, 2000, &ds,
+	    err, sizeof(err)), IH_OK);
+	assert_int_equal(ds.found, 0);
+	assert_int_equal(unit_claim(f->st, NULL, 0, "B", 2000, 60000, &a), 1);
+	store_job_free(&a);
+}
+
+#define CASES(setup) \
+	UNIT_STORE_CASE(concurrency_held, setup), \
+	UNIT_STORE_CASE(pause_and_probe, setup), \
+	UNIT_STORE_CASE(rate_spaces, setup), \
+	UNIT_STORE_CASE(prune_frees, setup)
+
+UNIT_STORE_MAIN("store dest")
