@@ -357,7 +357,7 @@ record_many(struct batch_writer *w, struct store_txn *tx, struct ingest **ins,
 	const char *owners[BATCH_MAX];
 	struct store_result res[BATCH_MAX];
 	struct store_job *jobs[BATCH_MAX];
-	int after[BATCH_MAX], within[BATCH_MAX], claim, rc;
+	int after[BATCH_MAX], within[BATCH_MAX], done[BATCH_MAX], claim, rc;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
@@ -372,10 +372,12 @@ record_many(struct batch_writer *w, struct store_txn *tx, struct ingest **ins,
 			claim_free = 0;
 		evs[i] = &ins[i]->ev;
 		owners[i] = claim ? owner : NULL;
+		/* Its switch follows in tx, as record_claim()'s within. */
+		done[i] = claim && within[i];
 		jobs[i] = &ins[i]->job;
 	}
-	rc = store_record_claim_many(w->slot.st, tx, evs, n, clock_wall_ms(),
-	    owners, (int64_t)ins[0]->cfg.lease_s * 1000, res, jobs, err,
+	rc = store_record_done_many(w->slot.st, tx, evs, n, clock_wall_ms(),
+	    owners, done, (int64_t)ins[0]->cfg.lease_s * 1000, res, jobs, err,
 	    errlen);
 	for (i = 0; rc == IH_OK && i < n; i++) {
 		recs[i].res = res[i];

@@ -1,6 +1,7 @@
 /*
  * pg_int.h -- the PostgreSQL backend's own parts, shared by its files:
  * pg_conn.c (connection, reconnection, schema, transactions, audit),
+ * pg_stmt.c (the statements prepared once per connection),
  * pg_wait.c (timeouts: every wait on the server bounded), pg_audit.c
  * (what idemhook check reports),
  * pg_record.c (recording and processing), pg_query.c (the operator's
@@ -15,12 +16,14 @@
 #include "pg_dl.h"
 #include "store_backend.h"
 
-/* The statements prepared once per connection (pg_conn.c's table). */
+/* The statements prepared once per connection (pg_stmt.c's table). */
 enum pg_stmt {
 	PG_RECORD,
 	PG_CLAIM,
 	PG_DUE,
 	PG_ATTEMPT_START,
+	PG_ATTEMPT_FIRST,
+	PG_UNDONE,
 	PG_ATTEMPT_END,
 	PG_COMPLETE,
 	PG_FAILED,
@@ -31,6 +34,10 @@ enum pg_stmt {
 	PG_LOST,
 	PG_FORGET,
 	PG_COMPLETE_OWN,
+	PG_OBJECT_TAKE,
+	PG_OBJECT_KEY,
+	PG_OBJECT_SET,
+	PG_HISTORY,
 	PG_NSTMT
 };
 
@@ -69,7 +76,11 @@ struct pgs {
 	 * completed: their done needs no lease check's answer.
 	 */
 	int64_t			 own[PG_OWN_MAX];
+	/* 1: own[i] was inserted done (store_record_done()). */
+	char			 own_done[PG_OWN_MAX];
 	int			 nown;
+	/* The event the last record inserted done, else 0. */
+	int64_t			 fresh_done;
 	/* The next BEGIN is deferred (pg_conn.c, store_begin_many()). */
 	int			 lazy_begin;
 	/* 1: pg_exec_sql's answer in binary (pg_payload.c's slices). */
@@ -134,6 +145,8 @@ void	pg_types(const char *, unsigned int *, int *);
  */
 int	pg_fail(struct pgs *, PGresult *, const char *, char *, size_t);
 int	pg_ensure(struct pgs *, char *, size_t);
+/* Prepares every statement of enum pg_stmt on st's connection. */
+int	pg_prepare_all(struct pgs *, char *, size_t);
 /* Runs a prepared statement; NULL result on failure (err filled). */
 PGresult *pg_exec_stmt(struct pgs *, enum pg_stmt, const struct pg_params *,
 	    ExecStatusType, const char *, char *, size_t);
@@ -237,8 +250,8 @@ int	pg_record(struct store *, const struct event *, int64_t,
 int	pg_attempt_start(struct store *, int64_t, int64_t, int64_t *, char *,
 	    size_t);
 int	pg_record_many(struct store *, const struct event *const *, size_t,
-	    int64_t, const char *const *, int64_t, struct store_result *,
-	    char *, size_t);
+	    int64_t, const char *const *, const int *, int64_t,
+	    struct store_result *, char *, size_t);
 int	pg_replay_of(struct store *, const struct event *, const char *,
 	    int *, struct store_first *, char *, size_t);
 int	pg_claim(struct store *, const char *, int64_t, const char *, int64_t,

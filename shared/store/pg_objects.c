@@ -17,9 +17,6 @@
 #include "object.h"
 #include "pg_int.h"
 
-/* The columns of the objects table, in put()'s parameter order. */
-#define PG_OBJECT_TYPES	"tttttiitiiit"
-
 static void
 object_params(struct pg_params *p, const struct store_object *o,
     int64_t created_ms, int64_t changed_ms)
@@ -77,9 +74,7 @@ row_key(struct pgs *st, const struct store_object *o, struct object_key *key,
 	pg_text(&p, o->kind);
 	pg_text(&p, o->object_id);
 	pg_text(&p, account_or_default(o->account));
-	r = pg_exec_sql(st, "SELECT source_at, rank, event_id FROM objects"
-	    " WHERE provider = $1 AND kind = $2 AND object_id = $3"
-	    " AND account = $4 FOR UPDATE", "tttt", &p, PGRES_TUPLES_OK,
+	r = pg_exec_stmt(st, PG_OBJECT_KEY, &p, PGRES_TUPLES_OK,
 	    "cannot read object", err, errlen);
 	if (r == NULL)
 		return IH_ESTORE;
@@ -95,15 +90,13 @@ row_update(struct pgs *st, const struct store_object *o, int64_t changed_ms,
     char *err, size_t errlen)
 {
 	struct pg_params p;
-	long n;
+	PGresult *r;
 
 	object_params(&p, o, 0, changed_ms);
-	return pg_exec_change(st, "UPDATE objects SET status = $4,"
-	    " object = $5, source_at = $6, rank = $7, event_id = $8,"
-	    " deleted = $9, changed_at = $11 WHERE provider = $1 AND kind = $2"
-	    " AND object_id = $3 AND account = $12"
-	    " AND $10::bigint IS NOT NULL",
-	    PG_OBJECT_TYPES, &p, "cannot write object", &n, err, errlen);
+	r = pg_exec_stmt(st, PG_OBJECT_SET, &p, PGRES_COMMAND_OK,
+	    "cannot write object", err, errlen);
+	PQclear(r);
+	return r != NULL ? IH_OK : IH_ESTORE;
 }
 
 /*
@@ -116,17 +109,8 @@ history_put(struct pgs *st, const struct store_object *o,
     const struct store_object_event *e, int *added, char *err,
     size_t errlen)
 {
-	static const char sql[] = "INSERT INTO object_events (provider,"
-	    " kind, object_id, event_id, event_type, status, source_at, rank,"
-	    " deleted, verdict, recorded_at, seq, account) SELECT $1, $2, $3,"
-	    " $4, $5, $6, $7, $8, $9, $10, $11, coalesce(max(seq), 0) + 1, $12"
-	    " FROM object_events WHERE provider = $1 AND kind = $2"
-	    " AND object_id = $3 AND account = $12"
-	    " ON CONFLICT (provider, account, kind, object_id, event_id)"
-	    " DO NOTHING";
 	struct pg_params p;
-	long n;
-	int rc;
+	PGresult *r;
 
 	memset(&p, 0, sizeof(p));
 	pg_text(&p, o->provider);
@@ -142,12 +126,13 @@ history_put(struct pgs *st, const struct store_object *o,
 	pg_int(&p, e->recorded_ms);
 	pg_text(&p, account_or_default(o->account));
 	if (added == NULL)
-		return pg_defer_sql(st, sql, "ttttttiiitit", &p,
+		return pg_defer_stmt(st, PG_HISTORY, &p,
 		    "cannot write object history", err, errlen);
-	rc = pg_exec_change(st, sql, "ttttttiiitit", &p,
-	    "cannot write object history", &n, err, errlen);
-	*added = n > 0;
-	return rc;
+	r = pg_exec_stmt(st, PG_HISTORY, &p, PGRES_COMMAND_OK,
+	    "cannot write object history", err, errlen);
+	*added = r != NULL && pg_changes(r) > 0;
+	PQclear(r);
+	return r != NULL ? IH_OK : IH_ESTORE;
 }
 
 /*
@@ -169,19 +154,8 @@ row_take(struct pgs *st, const struct store_object *o, int64_t created_ms,
 	*found = 0;
 	*added = 0;
 	object_params(&p, o, created_ms, changed_ms);
-	r = pg_exec_sql(st, "WITH ins AS (INSERT INTO objects (provider,"
-	    " kind, object_id, status, object, source_at, rank, event_id,"
-	    " deleted, created_at, changed_at, account) VALUES ($1, $2, $3,"
-	    " $4, $5, $6, $7, $8, $9, $10, $11, $12)"
-	    " ON CONFLICT (provider, account, kind, object_id)"
-	    " DO NOTHING RETURNING 1),"
-	    " cur AS (SELECT source_at, rank, event_id FROM objects"
-	    " WHERE provider = $1 AND kind = $2 AND object_id = $3"
-	    " AND account = $12 FOR UPDATE)"
-	    " SELECT (SELECT count(*) FROM ins), cur.source_at, cur.rank,"
-	    " cur.event_id FROM (SELECT 1) AS one LEFT JOIN cur ON true",
-	    PG_OBJECT_TYPES, &p, PGRES_TUPLES_OK, "cannot write object", err,
-	    errlen);
+	r = pg_exec_stmt(st, PG_OBJECT_TAKE, &p, PGRES_TUPLES_OK,
+	    "cannot write object", err, errlen);
 	if (r == NULL)
 		return IH_ESTORE;
 	if (PQntuples(r) != 1) {

@@ -9,10 +9,10 @@
 #include "ih.h"
 #include "pg_int.h"
 
-/* PG_RECORD's parameters for ev. */
+/* PG_RECORD's parameters for ev; done: inserted done (pg_int.h). */
 static void
 record_params(struct pg_params *p, const struct event *ev, int64_t now_ms,
-    const char *owner, int64_t lease_until)
+    const char *owner, int64_t lease_until, int done)
 {
 	memset(p, 0, sizeof(*p));
 	pg_text(p, ev->provider);
@@ -40,6 +40,7 @@ record_params(struct pg_params *p, const struct event *ev, int64_t now_ms,
 	pg_text(p, ev->source_account);
 	/* Why a held event is held (struct event's held_why), or NULL. */
 	pg_text(p, ev->held_why);
+	pg_int(p, done && owner != NULL);
 }
 
 /* Reads PG_RECORD's answer r into *res; frees r. */
@@ -60,25 +61,58 @@ record_result(PGresult *r, struct store_result *res, char *err,
 	return IH_OK;
 }
 
-/* Notes that this transaction inserted rowid, claimed: see pg_complete. */
-static void
-own_add(struct pgs *st, int64_t rowid)
+/*
+ * Notes that this transaction inserted rowid, claimed (done: inserted
+ * done), and sends its first attempt, deferred: see pg_complete.
+ */
+static int
+own_add(struct pgs *st, int64_t rowid, int64_t now_ms, int done, char *err,
+    size_t errlen)
 {
-	if (st->nown < PG_OWN_MAX)
+	struct pg_params p;
+
+	if (st->nown < PG_OWN_MAX) {
+		st->own_done[st->nown] = (char)done;
 		st->own[st->nown++] = rowid;
+	} else if (done) {
+		/* Nowhere to note it: pg_complete would look for a lease. */
+		snprintf(err, errlen, "cannot record more than %d events in "
+		    "one transaction", PG_OWN_MAX);
+		return IH_ESTORE;
+	}
+	memset(&p, 0, sizeof(p));
+	pg_int(&p, rowid);
+	pg_int(&p, now_ms);
+	if (done) {
+		/* Closed at once: completing the job then writes nothing. */
+		pg_int(&p, now_ms);
+		pg_text(&p, "done");
+	} else {
+		pg_text(&p, NULL);
+		pg_text(&p, NULL);
+	}
+	return pg_defer_stmt(st, PG_ATTEMPT_FIRST, &p,
+	    "cannot record attempt", err, errlen);
 }
 
-/* 1 when this transaction inserted and claimed rowid (taken off). */
+/*
+ * 1 when this transaction inserted and claimed rowid (taken off), and
+ * then *done says whether it was inserted done.
+ */
 static int
-own_take(struct pgs *st, int64_t rowid)
+own_take(struct pgs *st, int64_t rowid, int *done)
 {
 	int i;
 
 	for (i = 0; i < st->nown; i++)
 		if (st->own[i] == rowid) {
-			st->own[i] = st->own[--st->nown];
+			*done = st->own_done[i];
+			st->nown--;
+			st->own[i] = st->own[st->nown];
+			st->own_done[i] = st->own_done[st->nown];
 			return 1;
 		}
+	*done = 0;
 	return 0;
 }
 
@@ -98,7 +132,7 @@ pg_record(struct store *base, const struct event *ev, int64_t now_ms,
 	int rc;
 
 	memset(res, 0, sizeof(*res));
-	record_params(&p, ev, now_ms, owner, lease_until);
+	record_params(&p, ev, now_ms, owner, lease_until, base->as_done);
 	r = pg_exec_stmt(st, PG_RECORD, &p, PGRES_TUPLES_OK,
 	    "cannot record event", err, errlen);
 	if (r == NULL)
@@ -110,19 +144,20 @@ pg_record(struct store *base, const struct event *ev, int64_t now_ms,
 		    ev->payload_len, err, errlen);
 	st->fresh_claim = rc == IH_OK && owner != NULL && !res->duplicate ?
 	    res->rowid : 0;
+	st->fresh_done = base->as_done ? st->fresh_claim : 0;
 	return rc;
 }
 
 /*
  * The inserts of n events sent together in the pipeline and their
  * answers read in one round trip; each new event claimed (owners[i] set)
- * gets its first attempt, deferred.  Any failure fails the transaction:
- * the caller rolls it back.
+ * gets its first attempt, deferred, and with done[i] set goes in done.
+ * Any failure fails the transaction: the caller rolls it back.
  */
 int
 pg_record_many(struct store *base, const struct event *const *evs,
-    size_t n, int64_t now_ms, const char *const *owners, int64_t lease_until,
-    struct store_result *res, char *err, size_t errlen)
+    size_t n, int64_t now_ms, const char *const *owners, const int *done,
+    int64_t lease_until, struct store_result *res, char *err, size_t errlen)
 {
 	struct pgs *st = pg_of(base);
 	struct pg_params p;
@@ -131,6 +166,7 @@ pg_record_many(struct store *base, const struct event *const *evs,
 	int rc = IH_OK;
 
 	st->fresh_claim = 0;
+	st->fresh_done = 0;
 	if (n > PG_MANY_MAX) {
 		snprintf(err, errlen, "cannot record %lu events at once",
 		    (unsigned long)n);
@@ -138,7 +174,8 @@ pg_record_many(struct store *base, const struct event *const *evs,
 	}
 	for (i = 0; i < n; i++) {
 		memset(&res[i], 0, sizeof(res[i]));
-		record_params(&p, evs[i], now_ms, owners[i], lease_until);
+		record_params(&p, evs[i], now_ms, owners[i], lease_until,
+		    done != NULL && done[i]);
 		rc = pg_defer_stmt(st, PG_RECORD, &p, "cannot record event",
 		    err, errlen);
 		if (rc != IH_OK)
@@ -165,17 +202,11 @@ pg_record_many(struct store *base, const struct event *const *evs,
 		    evs[i]->payload_len > PG_PAYLOAD_STREAM)
 			rc = pg_payload_write(st, res[i].rowid,
 			    evs[i]->payload, evs[i]->payload_len, err, errlen);
-	for (i = 0; rc == IH_OK && i < n; i++) {
-		if (owners[i] == NULL || res[i].duplicate)
-			continue;
-		/* New and claimed in its insert: its attempt is the first. */
-		memset(&p, 0, sizeof(p));
-		pg_int(&p, res[i].rowid);
-		pg_int(&p, now_ms);
-		rc = pg_defer_stmt(st, PG_ATTEMPT_START, &p,
-		    "cannot record attempt", err, errlen);
-		own_add(st, res[i].rowid);
-	}
+	/* New and claimed in its insert: its attempt is the first. */
+	for (i = 0; rc == IH_OK && i < n; i++)
+		if (owners[i] != NULL && !res[i].duplicate)
+			rc = own_add(st, res[i].rowid, now_ms,
+			    done != NULL && done[i], err, errlen);
 	return rc;
 }
 
@@ -186,10 +217,9 @@ pg_attempt_start(struct store *base, int64_t rowid, int64_t now_ms,
 	struct pgs *st = pg_of(base);
 	struct pg_params p;
 	PGresult *r;
+	int done = rowid > 0 && rowid == st->fresh_done;
 
-	memset(&p, 0, sizeof(p));
-	pg_int(&p, rowid);
-	pg_int(&p, now_ms);
+	st->fresh_done = 0;
 	if (rowid > 0 && rowid == st->fresh_claim) {
 		/*
 		 * The event was inserted and claimed by the record just
@@ -198,11 +228,12 @@ pg_attempt_start(struct store *base, int64_t rowid, int64_t now_ms,
 		 */
 		st->fresh_claim = 0;
 		*seq = 1;
-		own_add(st, rowid);
-		return pg_defer_stmt(st, PG_ATTEMPT_START, &p,
-		    "cannot record attempt", err, errlen);
+		return own_add(st, rowid, now_ms, done, err, errlen);
 	}
 	st->fresh_claim = 0;
+	memset(&p, 0, sizeof(p));
+	pg_int(&p, rowid);
+	pg_int(&p, now_ms);
 	r = pg_exec_stmt(st, PG_ATTEMPT_START, &p, PGRES_TUPLES_OK,
 	    "cannot record attempt", err, errlen);
 	if (r == NULL)
@@ -398,13 +429,22 @@ pg_complete(struct store *base, const struct store_job *job,
 	struct pgs *st = pg_of(base);
 	struct pg_params p;
 	long n;
-	int rc;
+	int done, own, rc;
 
+	own = own_take(st, job->ev.rowid, &done);
+	if (own && done)
+		/*
+		 * Inserted done by this transaction, its attempt closed, and
+		 * no other transaction sees it before the commit: nothing to
+		 * write but the attempt's note.
+		 */
+		return job->done_note == NULL ? IH_OK : attempt_end(st, job,
+		    now_ms, "done", job->done_note, err, errlen);
 	memset(&p, 0, sizeof(p));
 	pg_int(&p, job->ev.rowid);
 	pg_text(&p, owner);
 	pg_int(&p, now_ms);
-	if (own_take(st, job->ev.rowid))
+	if (own)
 		/*
 		 * Inserted and claimed by this transaction: no other can
 		 * have taken it, and the statement fails if it did.
@@ -430,16 +470,25 @@ pg_fail_job(struct store *base, const struct store_job *job,
 	struct pgs *st = pg_of(base);
 	struct pg_params p;
 	long n;
-	int rc;
+	int done, rc;
 
 	memset(&p, 0, sizeof(p));
 	pg_int(&p, job->ev.rowid);
-	pg_text(&p, owner);
-	pg_text(&p, error);
-	pg_int(&p, next_ms);
-	pg_int(&p, dead != 0);
-	rc = job_move(st, PG_FAILED, &p, &n, "cannot mark event failed", err,
-	    errlen);
+	if (own_take(st, job->ev.rowid, &done) && done) {
+		/* Inserted done, its switch failed: failed after all. */
+		pg_text(&p, error);
+		pg_int(&p, next_ms);
+		pg_int(&p, dead != 0);
+		rc = job_move(st, PG_UNDONE, &p, &n,
+		    "cannot mark event failed", err, errlen);
+	} else {
+		pg_text(&p, owner);
+		pg_text(&p, error);
+		pg_int(&p, next_ms);
+		pg_int(&p, dead != 0);
+		rc = job_move(st, PG_FAILED, &p, &n,
+		    "cannot mark event failed", err, errlen);
+	}
 	rc = lease_lost(rc, n, job, err, errlen);
 	if (rc == IH_OK)
 		rc = attempt_end(st, job, now_ms, dead ? "dead" : "failed",

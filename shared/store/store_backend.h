@@ -46,12 +46,14 @@ struct store_ops {
 	/*
 	 * Optional (NULL: one record at a time): n records at once, each
 	 * new event claimed in its insert when its owner is set, with its
-	 * first attempt started; any failure fails the transaction.
+	 * first attempt started, and inserted done when done (NULL: none)
+	 * says so, as store_record_done() would; any failure fails the
+	 * transaction.
 	 */
 	int	(*record_many)(struct store *, const struct event *const *,
 		    size_t, int64_t, const char *const *owners,
-		    int64_t lease_until, struct store_result *, char *,
-		    size_t);
+		    const int *done, int64_t lease_until,
+		    struct store_result *, char *, size_t);
 	/* Deletes a held event of ev's id (struct event's replaces_held). */
 	int	(*release_held)(struct store *, const struct event *,
 		    char *, size_t);

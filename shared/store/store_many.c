@@ -45,6 +45,17 @@ store_record_claim_many(struct store *st, struct store_txn *tx,
     const char *const *owners, int64_t lease_ms, struct store_result *res,
     struct store_job *const *jobs, char *err, size_t errlen)
 {
+	return store_record_done_many(st, tx, evs, n, now_ms, owners, NULL,
+	    lease_ms, res, jobs, err, errlen);
+}
+
+int
+store_record_done_many(struct store *st, struct store_txn *tx,
+    const struct event *const *evs, size_t n, int64_t now_ms,
+    const char *const *owners, const int *done, int64_t lease_ms,
+    struct store_result *res, struct store_job *const *jobs, char *err,
+    size_t errlen)
+{
 	const struct event *ev;
 	size_t i;
 	int rc;
@@ -69,7 +80,7 @@ store_record_claim_many(struct store *st, struct store_txn *tx,
 			return IH_EINVAL;
 		}
 	}
-	rc = st->ops->record_many(st, evs, n, now_ms, owners,
+	rc = st->ops->record_many(st, evs, n, now_ms, owners, done,
 	    now_ms + lease_ms, res, err, errlen);
 	for (i = 0; rc == IH_OK && i < n; i++) {
 		if (owners[i] == NULL || res[i].duplicate)

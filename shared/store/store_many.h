@@ -29,6 +29,16 @@ int	store_record_claim_many(struct store *st, struct store_txn *tx,
 	    const char *const *owners, int64_t lease_ms,
 	    struct store_result *res, struct store_job *const *jobs,
 	    char *err, size_t errlen);
+/*
+ * store_record_claim_many() where done[i] set says that evs[i], claimed,
+ * has its switch next in tx, as store_record_done() says of one event:
+ * where the backend can, it goes in done.
+ */
+int	store_record_done_many(struct store *st, struct store_txn *tx,
+	    const struct event *const *evs, size_t n, int64_t now_ms,
+	    const char *const *owners, const int *done, int64_t lease_ms,
+	    struct store_result *res, struct store_job *const *jobs,
+	    char *err, size_t errlen);
 int	store_record_many_ok(const struct store *st);
 /*
  * store_begin() for a transaction that store_record_claim_many() starts:
@@ -43,11 +53,11 @@ int	store_begin_many(struct store *st, enum store_durability d,
 /*
  * store_record_claim() of an event whose switch runs next in the same
  * transaction (batch.c, dispatch_within()).  Where the backend can
- * (SQLite), the row is inserted done, with its first attempt closed as
- * done, so that store_complete() of the job then writes nothing, and
- * store_fail() of the job turns it to failed; elsewhere it is
- * store_record_claim().  Either way the caller completes or fails the job
- * inside tx, so nothing else ever sees the difference.
+ * (SQLite, PostgreSQL), the row is inserted done, with its first attempt
+ * closed as done, so that store_complete() of the job then writes
+ * nothing, and store_fail() of the job turns it to failed; elsewhere it
+ * is store_record_claim().  Either way the caller completes or fails the
+ * job inside tx, so nothing else ever sees the difference.
  */
 int	store_record_done(struct store *st, struct store_txn *tx,
 	    const struct event *ev, int64_t now_ms, const char *owner,

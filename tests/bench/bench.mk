@@ -77,11 +77,14 @@ bench-accounts: bench-build
 	    --tools $(BUILD)/bench/tools --seconds $(BENCH_SECONDS) \
 	    --out $(BUILD)/bench/accounts.md
 
+# Absolute paths: the server's socket folder and lighttpd's bin-path are
+# taken from their own working folders.
 bench-pg-trips: bench-build
-	u=$$(tests/pg_cluster.sh start $(BUILD)/bench/pg) && \
-	python3 tests/bench/pages.py --bin $(BUILD)/bench --no-callgrind \
-	    --events $(BENCH_PAGES_N) --conc $(BENCH_CONC) --pg "$$u"; \
-	rc=$$?; tests/pg_cluster.sh stop $(BUILD)/bench/pg; exit $$rc
+	u=$$(tests/pg_cluster.sh start $(abspath $(BUILD))/bench/pg) && \
+	python3 tests/bench/pages.py --bin $(abspath $(BUILD))/bench \
+	    --no-callgrind --events $(BENCH_PAGES_N) --conc $(BENCH_CONC) \
+	    --pg "$$u"; \
+	rc=$$?; tests/pg_cluster.sh stop $(abspath $(BUILD))/bench/pg; exit $$rc
 
 bench-cgi: bench-build bench-static
 	tests/bench/cgi_cost.sh $(BUILD)/bench $(BUILD)/bench/cgi

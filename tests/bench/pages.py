@@ -143,7 +143,8 @@ def settled(srv, total, mode, timeout=120, after=0):
     deadline = time.monotonic() + timeout
     n = 0
     while time.monotonic() < deadline:
-        if not os.path.exists(srv.db):
+        # A PostgreSQL store (a URI) is there already.
+        if not harness.db_exists(srv.db):
             time.sleep(0.1)
             continue
         with harness.db_connect(srv.db, timeout=5, ro=True) as c:

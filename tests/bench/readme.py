@@ -56,7 +56,9 @@ provider specs, and measures:
   the last like `pgbench -c 16`) and stripe against it; and two hosts:
   two lighttpd instances on one database, as `test_pg_hosts` starts them,
   each driven by a wrk of its own at 16 connections with events of its
-  own;
+  own; for each, the server's CPU per accepted event (per event in its
+  own loop) beside the receivers' and the machine's busy share of its
+  cores, which tells a database, CPU or latency limit apart;
 - **growth** (`make bench BENCH_GROWTH=1000000`): stripe at 16
   connections on a SQLite store and on a PostgreSQL database that already
   hold that many done events, filled through the library

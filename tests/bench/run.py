@@ -262,6 +262,66 @@ def cpu_ticks(pid):
         return 0
 
 
+def pg_server_ticks():
+    """CPU ticks of the PostgreSQL cluster IH_PG_URI names: its
+    postmaster and every process it started (backends, WAL writer,
+    checkpointer), from postmaster.pid in the socket folder's data/."""
+    m = re.search(r"host=([^&]+)", os.environ.get("IH_PG_URI", ""))
+    try:
+        with open(os.path.join(m.group(1), "data", "postmaster.pid")) as f:
+            top = int(f.readline())
+    except (AttributeError, OSError, ValueError):
+        return 0
+    # The postmaster's own, and its children's that ended (cutime,
+    # cstime): a backend ends with its connection.
+    try:
+        with open("/proc/%d/stat" % top) as f:
+            st = f.read()
+        total = sum(int(x) for x in st[st.rindex(")") + 2:].split()[11:15])
+    except (OSError, ValueError):
+        return 0
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                st = f.read()
+            if int(st[st.rindex(")") + 2:].split()[1]) == top:
+                total += cpu_ticks(int(d))
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
+def machine_ticks():
+    """(busy, all) CPU ticks of the whole machine, every core, from
+    /proc/stat: busy is all but idle and iowait."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    idle = v[3] + (v[4] if len(v) > 4 else 0)
+    return sum(v[:8]) - idle, sum(v[:8])
+
+
+class CpuShare:
+    """What the PostgreSQL server and the whole machine spent between
+    start() and stop(): pg_s (seconds of CPU of the cluster's processes)
+    and busy (the machine's busy share of all its cores, 0..1), so that a
+    run shows whether the cores were used up."""
+
+    def start(self):
+        self.pg0 = pg_server_ticks()
+        self.m0 = machine_ticks()
+        return self
+
+    def stop(self):
+        pg1 = pg_server_ticks()
+        m1 = machine_ticks()
+        self.pg_s = (pg1 - self.pg0) / TICK
+        dall = m1[1] - self.m0[1]
+        self.busy = (m1[0] - self.m0[0]) / dall if dall > 0 else None
+        return self
+
+
 # ------------------------------------------------------------ servers
 #
 # The tests' own launchers (tests/e2e/harness.py): lighttpd from the
@@ -443,6 +503,7 @@ class Bench:
         self.rows = []
         self.memory = []    # big_rss.py's rows
         self.ceil = {}
+        self.pg_ceil_cpu = {}   # processes: (server µs per event, busy)
         self.runs = 0
         self.seed = 1
         self.abin = None
@@ -461,14 +522,22 @@ class Bench:
               else os.path.join(d, "data", "events.db"))
         cmd = [os.path.join(self.a.tools, "store_ceiling"), "-s", sync,
                "-t", str(self.a.ceiling_seconds), "-P", str(procs), db]
+        share = CpuShare().start()
         p = subprocess.run(cmd, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, timeout=120)
+        share.stop()
         shutil.rmtree(d, ignore_errors=True)
         m = re.search(r"events_per_s=(\d+)", p.stdout.decode())
         if p.returncode != 0 or m is None:
             log("store_ceiling -s %s -P %d: %s" % (
                 sync, procs, p.stderr.decode().strip()[-200:]))
             return None
+        if pg:
+            # Where a commit's CPU goes in the database's own loop.
+            m = re.search(r"events=(\d+)", p.stdout.decode())
+            n = float(m.group(1)) if m else 0
+            self.pg_ceil_cpu[procs] = (share.pg_s * 1e6 / n if n else None,
+                                       share.busy)
         return float(m.group(1))
 
     def requests_for(self, name, key=None, seconds=None):
@@ -590,7 +659,9 @@ class Bench:
             ticks0 = group_ticks(pgid)
             log0 = len(srv.errorlog()), len(srv.stderr_text())
             t0_ms = time.time() * 1000
+            share = CpuShare().start()
             res = wrk(url, conns, self.a.seconds, reqfile)
+            share.stop()
             progs = set(server_pids(srv)) | progs0
             ticks = group_ticks(pgid)
             # Under CGI a process caught now is mid-request: no figure.
@@ -649,6 +720,9 @@ class Bench:
             if not cgi and name != "null" else None,
             "web_cpu_us_per_req": cpu_per(web_t, reqs),
             "wrk_cpu_us_per_req": res["wrk_cpu_s"] * 1e6 / max(reqs, 1),
+            "pg_cpu_us_per_acc": share.pg_s * 1e6 / rows
+            if pg and rows else None,
+            "busy": share.busy,
         }
         self.runs += 1
         log("%-8s %-8s %-7s %-6s %-14s %-10s c=%-3d %7.0f req/s %7s acc/s "
@@ -877,10 +951,15 @@ class Bench:
                 wait_procs(srv, srv.bench_procs)
             ticks0 = [group_ticks(srv.proc.pid) for srv in srvs]
             t0_ms = time.time() * 1000
+            share = CpuShare().start()
+            ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             ps = [wrk_start("http://127.0.0.1:%d/hooks/stripe" % srv.port,
                             conns, self.a.seconds, f)
                   for srv, f in zip(srvs, files)]
             res = [wrk_result(p, self.a.seconds) for p in ps]
+            share.stop()
+            ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            progs = set(p for srv in srvs for p in server_pids(srv))
             ticks = [group_ticks(srv.proc.pid) for srv in srvs]
             for srv in srvs:
                 srv.stop()
@@ -890,7 +969,10 @@ class Bench:
             for srv in srvs:
                 srv.cleanup()
         cpu = sum(t - t0.get(p, 0) for tk, t0 in zip(ticks, ticks0)
-                  for p, t in tk.items())
+                  for p, t in tk.items() if p not in progs)
+        fcgi = sum(t - t0.get(p, 0) for tk, t0 in zip(ticks, ticks0)
+                   for p, t in tk.items() if p in progs)
+        wrk_s = (ru1.ru_utime + ru1.ru_stime - ru0.ru_utime - ru0.ru_stime)
         reqs = sum(r["requests"] for r in res)
         r = {"name": "stripe", "server": "lighttpd", "iface": "FastCGI",
              "variant": "two hosts", "store": "postgresql", "sync": SYNC,
@@ -909,10 +991,13 @@ class Bench:
              "wrap_laps": max(x["wrap_laps"] for x in res), "outcomes": {},
              "rss_kib": None, "hwm_kib": None, "private_kib": None,
              "private_sum_kib": 0, "pss_kib": None, "nprocs": 2, "fill": 0,
-             "fcgi_cpu_us_per_req": None,
-             "fcgi_cpu_us_per_acc": None,
+             "fcgi_cpu_us_per_req": fcgi * 1e6 / TICK / max(reqs, 1),
+             "fcgi_cpu_us_per_acc": fcgi * 1e6 / TICK / rows
+             if rows else None,
              "web_cpu_us_per_req": cpu * 1e6 / TICK / max(reqs, 1),
-             "wrk_cpu_us_per_req": 0}
+             "wrk_cpu_us_per_req": wrk_s * 1e6 / max(reqs, 1),
+             "pg_cpu_us_per_acc": share.pg_s * 1e6 / rows if rows else None,
+             "busy": share.busy}
         self.runs += 1
         log("stripe   2 hosts  PostgreSQL c=%d each: %.0f req/s %.0f acc/s "
             "p99 %.2f ms err %d" % (conns, r["req_s"], r["accepted_s"],
@@ -1123,6 +1208,7 @@ class Bench:
                          if r["name"] != "null" else "-",
                          " ".join("%s=%d" % kv for kv in
                                   sorted(r["outcomes"].items())) or "-"))
+        L += self.pg_cpu_lines()
         text = "\n".join(L) + "\n"
         with open(a.out, "w") as f:
             f.write(text)
@@ -1133,6 +1219,34 @@ class Bench:
                        "date": self.started.isoformat()}, f, indent=1)
         print(text)
         log("results in %s" % a.out)
+
+    def pg_cpu_lines(self):
+        """Where the CPU of the PostgreSQL runs went, per accepted event
+        (per commit in the ceiling's loop), and how busy the machine's
+        cores were meanwhile: near 100% the cores are the limit, well
+        below it the waits (the log's flush, round trips) are."""
+        rows = [r for r in self.rows if r.get("store") == "postgresql"
+                and r.get("busy") is not None]
+        if not rows and not self.pg_ceil_cpu:
+            return []
+        L = ["", "PostgreSQL: CPU per accepted event (µs; the server's "
+             "processes from /proc, the machine's busy share of all its "
+             "cores during the run, other users' work included):", "",
+             "| run | receivers | web server + wrk | PostgreSQL server | "
+             "machine busy |", "|---|--:|--:|--:|--:|"]
+        for procs, (us, busy) in sorted(self.pg_ceil_cpu.items()):
+            L.append("| ceiling: store_record() loop, %d process%s | - | - "
+                     "| %s | %s |" % (procs, "" if procs == 1 else "es",
+                                      fmt(us), "%.0f%%" % (busy * 100)
+                                      if busy is not None else "-"))
+        for r in rows:
+            acc = r["rows"] / r["requests"] if r["requests"] else 1
+            web = r["web_cpu_us_per_req"] + r["wrk_cpu_us_per_req"]
+            L.append("| stripe, %s, %d conn | %s | %.0f | %s | %.0f%% |" % (
+                self.label(r), r["conns"], fmt(r["fcgi_cpu_us_per_acc"]),
+                web / acc if acc else web, fmt(r["pg_cpu_us_per_acc"]),
+                r["busy"] * 100))
+        return L
 
     def apache_memory(self):
         """What the shipped process count costs: processes × memory."""

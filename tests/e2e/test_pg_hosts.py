@@ -12,6 +12,10 @@ programs' working folder, share one database (issue 16).
   4. A receiver on host A killed with SIGKILL while its action runs: the
      event stays processing under A's lease; `idemhook work` on host B
      leaves it alone while the lease holds and processes it once after.
+  5. Events that no action matches, processed in their recording
+     transaction (stripe's inserts together, github's one at a time), go
+     in done with their attempt closed: PostgreSQL counts no UPDATE of
+     events or attempts.
 
 Needs IH_PG_URI (tests/run.sh starts a server).  Usage: test_pg_hosts.py BINDIR
 """
@@ -176,6 +180,46 @@ def writers(bindir, servers, rounds=10):
     check(not srv.sanitizer_reports(), srv.errorlog()[-1500:])
 
 
+def inserted_done(bindir, servers):
+    """16 concurrent deliveries that no action matches, to one receiver
+    process: each event inserted done, its first attempt closed in its
+    insert (store_record_done()), so that its switch's completion writes
+    nothing: no UPDATE of events or attempts in PostgreSQL's counts, which
+    a backend reports when it ends (the server stopped)."""
+    db = harness.pg_new_db("ih_done")
+    srv = servers.add(Server(bindir, providers=["stripe", "github"],
+                             name="done", db=db, max_procs=1, secrets={
+                                 p: harness.default_secret(p)
+                                 for p in ("stripe", "github")}))
+    srv.start()
+    ds = ([R.delivery(srv, "stripe", tag="d%d" % i) for i in range(12)]
+          + [R.delivery(srv, "github") for _ in range(4)])
+    results = parallel(16, lambda i: ds[i].post(srv), timeout=60)
+    bad = [r for r in results if not isinstance(r, harness.Response)
+           or r.status != 200 or status_of(r) != "accepted"]
+    check(not bad, "answers: %r" % bad[:3])
+    srv.stop()
+    rows = R.query(db, "SELECT status, attempts, (done_at IS NOT NULL)::int,"
+                   " (SELECT count(*) FROM attempts a WHERE a.event = e.id"
+                   " AND a.outcome = 'done' AND a.finished_at IS NOT NULL)"
+                   " FROM events e")
+    check_eq(sorted(rows), [("done", 1, 1, 1)] * 16,
+             "events done, each with one attempt closed as done")
+    sql = ("SELECT relname, n_tup_ins, n_tup_upd FROM pg_stat_user_tables"
+           " WHERE relname IN ('events', 'attempts') ORDER BY relname")
+
+    def inserted():
+        rows = R.query(db, sql)
+        return rows if len(rows) == 2 and all(r[1] >= 16 for r in rows) \
+            else None
+    counts = R.wait_for(inserted, timeout=30)
+    check(counts, "PostgreSQL's counts of the inserts: %r"
+          % R.query(db, sql))
+    check_eq([(r[0], r[2]) for r in counts], [("attempts", 0), ("events", 0)],
+             "rows updated")
+    check(not srv.sanitizer_reports(), srv.errorlog()[-1500:])
+
+
 def killed_on_a(bindir, a, b, tmp):
     out = os.path.join(tmp, "slow.out")
     eid = R.new_eid("stripe", "slow")
@@ -224,6 +268,9 @@ def run_cases(tap, bindir, servers):
             "more than one session, each event once", writers, bindir, servers)
     tap.run("SIGKILL mid-processing on A: B's worker waits for the lease, then "
             "processes it once", killed_on_a, bindir, a, b, tmp)
+    tap.run("events no action matches go in done with their attempt "
+            "closed: no UPDATE of events or attempts", inserted_done,
+            bindir, servers)
     tap.run("no sanitizer reports on either host",
             lambda: check(not (a.sanitizer_reports() or b.sanitizer_reports()),
                           a.errorlog()[-1500:] + b.errorlog()[-1500:]))
