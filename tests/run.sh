@@ -18,7 +18,8 @@
 # processors), the longest known ones first: most suites spend their time
 # waiting on fsync, sleeps and child processes, so that one per processor
 # left the processors half idle (make check used 46% of two cores).
-# Each program's output is printed whole when it ends, with its time.
+# Each program's output is printed whole when it ends, with its wall time
+# and its processes' CPU time (user and system).
 # Suites never share a port, a folder or a database: each picks free
 # ports and makes its own temporary folders and databases.
 # Counts lines starting with "ok" and "not ok". A program that exits non-zero
@@ -94,11 +95,15 @@ add() {
 
 # report I: prints job I's output and adds up its results.
 report() {
-	local i=$1 out="$work/$1.out" rc p f s why
+	local i=$1 out="$work/$1.out" rc p f s why cpu
 	rc=$(cat "$work/$i.rc" 2>/dev/null || echo 255)
 	echo "# --- ${names[$i]}"
 	cat "$out"
-	echo "# ${names[$i]}: $(cat "$work/$i.time" 2>/dev/null || echo '?') s"
+	cpu=$(awk 'NR == 2 { split($1 "m" $2, t, /[ms]+/)
+	    printf "%.0f", t[1] * 60 + t[2] + t[3] * 60 + t[4] }' \
+	    "$work/$i.cpu" 2>/dev/null)
+	echo "# ${names[$i]}: $(cat "$work/$i.time" 2>/dev/null || echo '?') s" \
+	    "(CPU ${cpu:-?} s)"
 	s=$(grep -c '^ok.*# SKIP' "$out")
 	p=$(($(grep -c '^ok' "$out") - s))
 	f=$(grep -c '^not ok' "$out")
@@ -134,6 +139,8 @@ start() {
 		fi
 		echo $? >"$work/$i.rc"
 		echo $(($(date +%s) - t0)) >"$work/$i.time"
+		# The CPU time of its processes (the second line: children's).
+		times >"$work/$i.cpu"
 	) &
 	pids[$!]=$i
 }
