@@ -157,7 +157,8 @@ CONSOLE_OBJS = $(patsubst handlers/console/%.c,\
 UNIT_SRCS  = $(wildcard tests/unit/test_*.c)
 UNIT_TESTS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all tests check demo clean deps deps-build deps-demo lint
+.PHONY: all tests check check-build check-san demo clean deps deps-build deps-demo \
+	lint
 .SUFFIXES:
 .SECONDARY:
 
@@ -256,11 +257,17 @@ deps-build:
 deps-demo:
 	@tests/deps.sh demo
 
-# Everything a test needs is installed first, then built with sanitizers,
-# one compiler per processor; tests/run.sh runs as many programs at a time.
+# Everything a test needs is installed first, then built: the sanitized
+# build and the static one (handlers/static.mk, for test_static.py) side by
+# side, one compiler per processor between them; then tests/run.sh.
 check: deps lint
-	$(MAKE) -j$$(nproc 2>/dev/null || echo 1) BUILD=$(BUILD)/san SANITIZE=1 tests
+	$(MAKE) -j$$(nproc 2>/dev/null || echo 1) check-build
 	tests/run.sh $(BUILD)/san
+
+check-build: check-san static-check
+
+check-san:
+	$(MAKE) BUILD=$(BUILD)/san SANITIZE=1 tests
 
 demo: deps-demo all
 	www-config/demo.sh $(BUILD)

@@ -95,11 +95,13 @@ forward_deps() {
 # chromium with playwright-core (tests/browser/package-lock.json; no
 # browser download: Debian's /usr/bin/chromium), and the catch-up tests
 # check the GitHub stand-in against @octokit/openapi (tests/openapi/).
+# The three run at once: each mostly waits on the registry or the disk.
 node_deps() {
 	[ "$WHICH" = test ] || return 0
-	npm_deps browser playwright-core "the browser tests will be skipped"
-	npm_deps openapi @octokit/openapi "test_catchup's GitHub case will fail"
-	forward_deps
+	npm_deps browser playwright-core "the browser tests will be skipped" &
+	npm_deps openapi @octokit/openapi "test_catchup's GitHub case will fail" &
+	forward_deps &
+	wait
 }
 
 if [ -z "$missing" ]; then

@@ -28,6 +28,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -344,7 +345,14 @@ def case_down_in_order(srv, app, work):
              lambda: len(attempts(srv, "asaas", ids[0])) >= 2)
     later = [len(attempts(srv, "asaas", e)) for e in ids[1:]]
     check_eq(later, [0, 0, 0], "the payment's later events wait for the first")
-    app.start()
+    # The worker waits while the application starts: on a loaded machine
+    # node's start outlasted the first event's last attempts (a few
+    # seconds of backoff), and it went dead before the application was up.
+    work.proc.send_signal(signal.SIGSTOP)
+    try:
+        app.start()
+    finally:
+        work.proc.send_signal(signal.SIGCONT)
     for eid in ids + [other]:
         once(app, "asaas", eid)
         wait_status(srv, "asaas", eid, "done")

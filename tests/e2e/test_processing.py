@@ -1132,12 +1132,13 @@ def case_lease_refused_receiver(bindir, servers):
 
 
 def case_no_overlap(srv, bindir):
-    """The probe: a short lease (3 s), three actions of 1.5 s each (4.5 s
-    in all, each under its 2 s timeout), two `idemhook work` loops.  The
-    lease is renewed before each action, so the second worker never takes
-    the event over: no two runs overlap, each step runs once, and every
+    """The probe: a short lease (4 s), three actions of 1.5 s each (4.5 s
+    in all, each under its 3 s timeout: with 2 s, a loaded machine's
+    `sleep 1.5` was cut short), two `idemhook work` loops.  The lease is
+    renewed before each action, so the second worker never takes the
+    event over: no two runs overlap, each step runs once, and every
     attempt row is closed."""
-    settings = dict(lease_settings(srv, "1.5", 3, 2), IDEMHOOK_MODE="worker")
+    settings = dict(lease_settings(srv, "1.5", 4, 3), IDEMHOOK_MODE="worker")
     w = Work(bindir, srv.db, settings)
     ids = [new_id("lease%d" % i) for i in range(2)]
     for eid in ids:
@@ -1380,7 +1381,7 @@ def run_all(tap, bindir, servers):
         if not on_pg:
             t("processing: LEASE=2 with ACTION_TIMEOUT=30 refused by idemhook "
               "check and idemhook work", case_lease_refused, srv, bindir)
-        t("processing: two idemhook work, lease 3 s, three 1.5 s actions -> lease "
+        t("processing: two idemhook work, lease 4 s, three 1.5 s actions -> lease "
           "renewed, no overlapping runs, attempt rows closed", case_no_overlap,
           srv, bindir)
         t("processing: a worker stopped past its lease runs no further action; "

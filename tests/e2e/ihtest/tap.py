@@ -1,7 +1,9 @@
 """TAP-style reporting ("ok - name" / "not ok - name: reason") and the
 assertions the cases use."""
 
+import os
 import threading
+import time
 import traceback
 
 from .common import IS_ROOT
@@ -16,20 +18,33 @@ class Tap:
         self.failed = 0
         self.skipped = 0
         self.lock = threading.Lock()
+        # IH_CASE_TIMES=1: a "# N.N s" line after each result, the wall
+        # time since the previous one (setup included), to find slow cases.
+        self.times = os.environ.get("IH_CASE_TIMES") == "1"
+        self.last = time.monotonic()
 
     def _name(self, name):
         return self.prefix + name
+
+    def _time(self):
+        """Called with the lock held, after a result line."""
+        if self.times:
+            now = time.monotonic()
+            print("# %.1f s" % (now - self.last), flush=True)
+            self.last = now
 
     def ok(self, name):
         with self.lock:
             self.passed += 1
             print("ok - %s" % self._name(name), flush=True)
+            self._time()
 
     def not_ok(self, name, reason):
         reason = " ".join(str(reason).split())  # one line
         with self.lock:
             self.failed += 1
             print("not ok - %s: %s" % (self._name(name), reason), flush=True)
+            self._time()
 
     def diag(self, msg):
         for line in str(msg).splitlines():
@@ -59,6 +74,7 @@ class Tap:
         with self.lock:
             self.skipped += 1
             print("ok - %s # SKIP %s" % (self._name(name), why), flush=True)
+            self._time()
 
     def run_as_root(self, name, why, fn, *args, **kw):
         """tap.run as root; otherwise a skip saying why the case needs
