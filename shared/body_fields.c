@@ -61,6 +61,11 @@ with_object(struct provider_memo *m, const struct provider *p,
 		return 0;
 	m->rc = json_extract(pr->json, pr->req->body, pr->req->body_len,
 	    m->w, nw, OBJECT_JSON_MAX);
+	/* A rule's path json_extract() refuses: the keys alone, as before. */
+	if (m->rc == IH_EINVAL) {
+		m->rc = -1;
+		return 0;
+	}
 	for (i = 0; i < m->n; i++) {
 		m->vals[i] = m->w[i].val;
 		m->w[i].val = NULL;
