@@ -238,16 +238,26 @@ static const struct object_rule stripe_fetched_rule = {
 };
 
 static int
-stripe_map(const struct event *ev, struct object_found *f)
+stripe_map_rule(const struct event *ev, struct object_rule *r)
 {
 	size_t plen = sizeof(STRIPE_FETCHED_PREFIX) - 1;
-	struct object_rule r = stripe_rule;
 
+	*r = stripe_rule;
 	if (ev->payload_len >= plen &&
 	    memcmp(ev->payload, STRIPE_FETCHED_PREFIX, plen) == 0)
-		r = stripe_fetched_rule;
+		*r = stripe_fetched_rule;
+	/* Before the body is read, the type is not known: paths only. */
+	r->deleted = ev->event_type != NULL &&
+	    object_suffix(ev->event_type, ".deleted");
+	return 1;
+}
 
-	r.deleted = object_suffix(ev->event_type, ".deleted");
+static int
+stripe_map(const struct event *ev, struct object_found *f)
+{
+	struct object_rule r;
+
+	(void)stripe_map_rule(ev, &r);
 	return object_read(&r, ev->payload, ev->payload_len, f);
 }
 
@@ -318,6 +328,7 @@ const struct provider stripe_provider = {
 	.identify = stripe_identify,
 	.handle = stripe_handle,
 	.map_object = stripe_map,
+	.map_rule = stripe_map_rule,
 	.keep_unusable = 0,
 	/* Signed: the endpoint's pinned version, rendered into the body. */
 	.version_key = "api_version",

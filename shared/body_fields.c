@@ -5,11 +5,13 @@
  * parser for one or two members, so a Stripe body was parsed and checked
  * four times on receipt.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ih.h"
 #include "json.h"
+#include "object.h"
 #include "provider.h"
 
 /* Adds key to m's keys unless it is NULL or there already. */
@@ -26,6 +28,80 @@ want(struct provider_memo *m, const char *key)
 	m->keys[m->n++] = key;
 }
 
+/*
+ * The memo's keys and p's object in one json_extract() pass.  Returns 0
+ * when the wants do not fit (the caller reads the keys alone).
+ */
+static int
+with_object(struct provider_memo *m, const struct provider *p,
+    const struct provider_req *pr)
+{
+	struct event ev;
+	size_t i, nw;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.provider = p->name;
+	ev.payload = pr->req->body;
+	ev.payload_len = pr->req->body_len;
+	if (!p->map_rule(&ev, &m->rule))
+		return 0;
+	for (i = 0; i < m->n; i++) {
+		/* A key json_path_text() would read otherwise: not here. */
+		if (strspn(m->keys[i], "abcdefghijklmnopqrstuvwxyz"
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
+		    strlen(m->keys[i]) || snprintf(m->paths[i],
+		    sizeof(m->paths[i]), "$.%s", m->keys[i]) >=
+		    (int)sizeof(m->paths[i]))
+			return 0;
+		m->w[i].path = m->paths[i];
+		m->w[i].raw = 0;
+	}
+	nw = m->n;
+	if (object_want(&m->rule, m->w, &nw, m->at) != 0)
+		return 0;
+	m->rc = json_extract(pr->json, pr->req->body, pr->req->body_len,
+	    m->w, nw, OBJECT_JSON_MAX);
+	/* A rule's path json_extract() refuses: the keys alone, as before. */
+	if (m->rc == IH_EINVAL) {
+		m->rc = -1;
+		return 0;
+	}
+	for (i = 0; i < m->n; i++) {
+		m->vals[i] = m->w[i].val;
+		m->w[i].val = NULL;
+	}
+	m->has_object = m->rc == IH_OK;
+	if (!m->has_object)
+		for (i = m->n; i < nw; i++) {
+			free(m->w[i].val);
+			m->w[i].val = NULL;
+		}
+	/* Another try may find the memory: each reader then parses. */
+	if (m->rc == IH_ENOMEM)
+		m->rc = -1;
+	return 1;
+}
+
+int
+provider_memo_found(struct provider_memo *m, const struct provider *p,
+    const struct event *ev, struct object_found *f)
+{
+	struct object_rule r;
+	int rc;
+
+	memset(f, 0, sizeof(*f));
+	if (!m->has_object || p->map_rule == NULL)
+		return IH_ENOTFOUND;
+	memset(&r, 0, sizeof(r));
+	if (!p->map_rule(ev, &r))
+		return IH_OK;
+	if (!object_rule_reads_same(&r, &m->rule))
+		return IH_ENOTFOUND;
+	rc = object_take(&r, m->w, m->at, ev->payload, ev->payload_len, f);
+	m->has_object = 0;
+	return rc;
+}
+
 void
 provider_memo_fill(struct provider_memo *m, const struct provider *p,
     const struct provider_req *pr)
@@ -39,6 +115,8 @@ provider_memo_fill(struct provider_memo *m, const struct provider *p,
 	want(m, p->version_key);
 	want(m, p->source_account_key);
 	if (m->n == 0)
+		return;
+	if (p->map_rule != NULL && with_object(m, p, pr))
 		return;
 	m->rc = json_fields(pr->json, pr->req->body, pr->req->body_len,
 	    m->keys, m->n, m->vals);
@@ -56,6 +134,11 @@ provider_memo_free(struct provider_memo *m)
 		free(m->vals[i]);
 		m->vals[i] = NULL;
 	}
+	for (i = 0; i < JSON_MAX_FIELDS; i++) {
+		free(m->w[i].val);
+		m->w[i].val = NULL;
+	}
+	m->has_object = 0;
 	m->n = 0;
 	m->rc = -1;
 }

@@ -61,7 +61,9 @@ dispatch_object(struct dispatch_ctx *ctx, const struct event *ev,
 		rc = IH_OK;
 		goto out;
 	}
-	rc = map(ev, &f);
+	/* Read on receipt from these same bytes: not parsed again. */
+	rc = ev->found != NULL ? object_found_copy(&f, ev->found) :
+	    map(ev, &f);
 	if (rc != IH_OK) {
 		snprintf(err, errlen, "cannot map the event's object: %s",
 		    ih_strerror(rc));
@@ -280,7 +282,8 @@ action_status(const struct dispatch *d, const struct store_job *job,
 	if (i == d->cfg->nactions || d->p->map_object == NULL ||
 	    job->ev.payload == NULL)
 		return IH_OK;
-	rc = d->p->map_object(&job->ev, f);
+	rc = job->ev.found != NULL ? object_found_copy(f, job->ev.found) :
+	    d->p->map_object(&job->ev, f);
 	if (rc != IH_OK || !f->mapped)
 		return rc;
 	rc = action_becomes(d, job, f, &becomes);

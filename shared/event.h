@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct object_found;
+
 struct event {
 	/* Always set. */
 	const char		*provider;
@@ -49,6 +51,13 @@ struct event {
 	int64_t			 rowid;
 	long			 attempt;	/* 1: the first since queued */
 	int64_t			 received_at;	/* Unix ms */
+	/*
+	 * Or NULL: what the provider's mapping finds in this payload, as the
+	 * receipt's parse read it (provider.h, provider_memo_found()), used
+	 * by dispatch_object() in place of a second parse.  Set only while
+	 * the payload is the request's own (ingest.c).
+	 */
+	const struct object_found *found;
 };
 
 #endif

@@ -61,6 +61,8 @@ ingest_begin(struct ingest *in, const struct io *io)
 	memset(&in->ev, 0, sizeof(in->ev));
 	memset(&in->out, 0, sizeof(in->out));
 	memset(&in->job, 0, sizeof(in->job));
+	memset(&in->found, 0, sizeof(in->found));
+	in->found_ok = 0;
 	in->quarantine = NULL;
 	in->same_action[0] = '\0';
 	in->headers[0] = '\0';
@@ -115,6 +117,9 @@ ingest_job_borrow(struct ingest *in)
 		in->job.ev.payload = in->req.body;
 		in->job.ev.payload_len = in->req.body_len;
 	}
+	/* The same bytes, already mapped on receipt: no second parse. */
+	if (in->job.ev.payload == in->req.body && in->found_ok)
+		in->job.ev.found = &in->found;
 }
 
 void
@@ -122,6 +127,7 @@ ingest_job_drop(struct ingest *in)
 {
 	if (in->job.ev.payload == in->req.body)
 		in->job.ev.payload = NULL;
+	in->job.ev.found = NULL;
 	store_job_free(&in->job);
 }
 
@@ -133,6 +139,8 @@ ingest_end(struct ingest *in)
 		request_free(&in->req);
 	ident_free(&in->id);
 	memset(&in->ev, 0, sizeof(in->ev));
+	object_found_free(&in->found);
+	in->found_ok = 0;
 }
 
 /*
@@ -384,6 +392,31 @@ out:
 	return yes;
 }
 
+/*
+ * The object the switch will map, from the receipt's own pass over the
+ * body, for an event processed in this process (ingest_job_borrow()).
+ * Anything the memo cannot tell is left to the switch's parse.
+ */
+static void
+found_on_receipt(struct ingest *in, struct provider_memo *memo)
+{
+	struct event ev;
+
+	if (in->quarantine != NULL || in->p->map_object == NULL)
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.provider = in->p->name;
+	ev.event_id = in->id.event_id;
+	ev.event_type = in->id.event_type;
+	ev.subtype = in->id.subtype;
+	ev.payload = in->req.body;
+	ev.payload_len = in->req.body_len;
+	if (provider_memo_found(memo, in->p, &ev, &in->found) == IH_OK)
+		in->found_ok = 1;
+	else
+		object_found_free(&in->found);
+}
+
 /* The body, its signature, its digest and its identity. */
 static int
 read_body(struct ingest *in)
@@ -437,6 +470,8 @@ read_body(struct ingest *in)
 	provider_memo_fill(&memo, in->p, &pr);
 	pr.memo = &memo;
 	ok = read_identity(in, &pr);
+	if (ok)
+		found_on_receipt(in, &memo);
 	provider_memo_free(&memo);
 	return ok;
 }

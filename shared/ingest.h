@@ -70,6 +70,9 @@ struct ingest {
 	int64_t			 t0;	/* clock_mono_ns() at the start */
 	struct ident		 id;
 	struct event	 ev;		/* borrows the fields below */
+	/* The mapping's object, read on receipt, when found_ok. */
+	struct object_found	 found;
+	int			 found_ok;
 	const char		*quarantine;	/* why, when kept unusable */
 	/* The replay check's shared-action line, or "". */
 	char			 same_action[REQUEST_HEADER_NAME_MAX + 1024];

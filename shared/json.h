@@ -26,7 +26,7 @@
 
 #include <stddef.h>
 
-#define JSON_MAX_FIELDS	8
+#define JSON_MAX_FIELDS	12
 #define JSON_VALUE_MAX	1024	/* longest field value returned */
 #define JSON_MAX_DEPTH	128	/* deepest nesting of arrays and objects */
 

@@ -168,6 +168,29 @@ object_found_free(struct object_found *f)
 	memset(f, 0, sizeof(*f));
 }
 
+int
+object_found_copy(struct object_found *dst, const struct object_found *src)
+{
+	*dst = *src;
+	dst->object_id = NULL;
+	dst->status = NULL;
+	dst->json = NULL;
+	if (src->object_id != NULL)
+		dst->object_id = strdup(src->object_id);
+	if (src->status != NULL)
+		dst->status = strdup(src->status);
+	if ((src->object_id != NULL && dst->object_id == NULL) ||
+	    (src->status != NULL && dst->status == NULL))
+		return IH_ENOMEM;
+	if (src->json != NULL) {
+		dst->json = malloc(src->json_len + 1);
+		if (dst->json == NULL)
+			return IH_ENOMEM;
+		memcpy(dst->json, src->json, src->json_len + 1);
+	}
+	return IH_OK;
+}
+
 /* Is s printable text of 1 to max - 1 bytes, without control bytes? */
 static int
 name_ok(const char *s, size_t max)
@@ -209,38 +232,49 @@ take(struct json_want *w, int i)
 }
 
 int
-object_extract(struct json *js, const struct object_rule *rule,
-    const void *body, size_t len, struct object_found *f)
+object_want(const struct object_rule *rule, struct json_want *w, size_t *n,
+    int at[OBJECT_WANTS])
 {
-	struct json_want w[JSON_MAX_FIELDS];
+	size_t need = 0;
+	int i;
+	const char *paths[OBJECT_WANTS];
+
+	paths[0] = rule->kind == NULL ? rule->kind_path : NULL;
+	paths[1] = rule->id_path;
+	paths[2] = rule->status_path;
+	paths[3] = rule->status_path2;
+	paths[4] = rule->time_path;
+	paths[5] = rule->time_path2;
+	paths[6] = rule->object_path;
+	for (i = 0; i < OBJECT_WANTS; i++)
+		need += paths[i] != NULL;
+	if (*n + need > JSON_MAX_FIELDS)
+		return -1;
+	for (i = 0; i < OBJECT_WANTS; i++)
+		at[i] = want(w, n, paths[i], i == OBJECT_WANTS - 1);
+	return 0;
+}
+
+int
+object_take(const struct object_rule *rule, struct json_want *w,
+    const int at[OBJECT_WANTS], const void *body, size_t len,
+    struct object_found *f)
+{
 	char *kind = NULL, *t = NULL;
-	size_t n = 0, i;
-	int ik, iid, is, is2, it, it2, io, rc;
+	int rc = IH_OK;
 
 	memset(f, 0, sizeof(*f));
-	memset(w, 0, sizeof(w));
-	ik = want(w, &n, rule->kind == NULL ? rule->kind_path : NULL, 0);
-	iid = want(w, &n, rule->id_path, 0);
-	is = want(w, &n, rule->status_path, 0);
-	is2 = want(w, &n, rule->status_path2, 0);
-	it = want(w, &n, rule->time_path, 0);
-	it2 = want(w, &n, rule->time_path2, 0);
-	io = want(w, &n, rule->object_path, 1);
-	rc = json_extract(js, body, len, w, n, OBJECT_JSON_MAX);
-	if (rc == IH_ENOMEM)
-		return rc;
-	if (rc != IH_OK)
-		return IH_OK;
-	kind = rule->kind != NULL ? NULL : take(w, ik);
+	kind = rule->kind != NULL ? NULL : take(w, at[0]);
 	if (!name_ok(rule->kind != NULL ? rule->kind : kind,
-	    OBJECT_KIND_MAX) || iid < 0 || !name_ok(w[iid].val, OBJECT_ID_MAX))
+	    OBJECT_KIND_MAX) || at[1] < 0 || !name_ok(w[at[1]].val,
+	    OBJECT_ID_MAX))
 		goto out;
 	snprintf(f->kind, sizeof(f->kind), "%s",
 	    rule->kind != NULL ? rule->kind : kind);
-	f->object_id = take(w, iid);
-	f->status = take(w, is);
+	f->object_id = take(w, at[1]);
+	f->status = take(w, at[2]);
 	if (f->status == NULL)
-		f->status = take(w, is2);
+		f->status = take(w, at[3]);
 	if (f->status == NULL && rule->deleted)
 		f->status = strdup("deleted");
 	else if (f->status == NULL)
@@ -249,15 +283,15 @@ object_extract(struct json *js, const struct object_rule *rule,
 		rc = IH_ENOMEM;
 		goto out;
 	}
-	t = take(w, it);
+	t = take(w, at[4]);
 	if (t == NULL || object_time_parse(t, &f->source_ms) != 0) {
 		free(t);
-		t = take(w, it2);
+		t = take(w, at[5]);
 		if (t == NULL || object_time_parse(t, &f->source_ms) != 0)
 			f->source_ms = 0;
 	}
 	if (rule->object_path != NULL)
-		f->json = take(w, io);
+		f->json = take(w, at[6]);
 	else if (len <= OBJECT_JSON_MAX) {
 		f->json = malloc(len + 1);
 		if (f->json == NULL) {
@@ -274,6 +308,48 @@ object_extract(struct json *js, const struct object_rule *rule,
 out:
 	free(kind);
 	free(t);
+	return rc;
+}
+
+/* Are a and b both NULL, or the same text? */
+static int
+same_path(const char *a, const char *b)
+{
+	return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+int
+object_rule_reads_same(const struct object_rule *a,
+    const struct object_rule *b)
+{
+	return same_path(a->kind, b->kind) &&
+	    same_path(a->kind_path, b->kind_path) &&
+	    same_path(a->id_path, b->id_path) &&
+	    same_path(a->status_path, b->status_path) &&
+	    same_path(a->status_path2, b->status_path2) &&
+	    same_path(a->time_path, b->time_path) &&
+	    same_path(a->time_path2, b->time_path2) &&
+	    same_path(a->object_path, b->object_path);
+}
+
+int
+object_extract(struct json *js, const struct object_rule *rule,
+    const void *body, size_t len, struct object_found *f)
+{
+	struct json_want w[JSON_MAX_FIELDS];
+	int at[OBJECT_WANTS];
+	size_t n = 0, i;
+	int rc;
+
+	memset(f, 0, sizeof(*f));
+	memset(w, 0, sizeof(w));
+	(void)object_want(rule, w, &n, at);
+	rc = json_extract(js, body, len, w, n, OBJECT_JSON_MAX);
+	if (rc == IH_ENOMEM)
+		return rc;
+	if (rc != IH_OK)
+		return IH_OK;
+	rc = object_take(rule, w, at, body, len, f);
 	for (i = 0; i < n; i++)
 		free(w[i].val);
 	return rc;

@@ -101,7 +101,35 @@ struct object_found {
 	int		 deleted;
 };
 
+/*
+ * Sets *dst to a copy of src (free it with object_found_free() either
+ * way).  IH_OK or IH_ENOMEM.
+ */
+int	object_found_copy(struct object_found *dst,
+	    const struct object_found *src);
+
 struct json;
+struct json_want;
+
+/*
+ * The one pass that reads an object with other members (provider.h's
+ * memo): object_want() appends rule's paths to the wants w[0..*n) of
+ * json_extract(), their places to at, or returns -1 (nothing appended)
+ * when they would make more than JSON_MAX_FIELDS; once json_extract()
+ * has returned IH_OK, object_take() fills *f from them as
+ * object_extract() would, taking the values it keeps (the caller frees
+ * the others).  object_take() returns IH_OK or IH_ENOMEM.
+ */
+#define OBJECT_WANTS	7
+int	object_want(const struct object_rule *rule, struct json_want *w,
+	    size_t *n, int at[OBJECT_WANTS]);
+int	object_take(const struct object_rule *rule, struct json_want *w,
+	    const int at[OBJECT_WANTS], const void *body, size_t len,
+	    struct object_found *f);
+
+/* Returns 1 when a and b read the same kind and paths, else 0. */
+int	object_rule_reads_same(const struct object_rule *a,
+	    const struct object_rule *b);
 
 /*
  * Reads the object of body (len bytes) by rule, with the strict parser

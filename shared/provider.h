@@ -16,11 +16,11 @@
 #include "config.h"
 #include "event.h"
 #include "json.h"
+#include "object.h"
 #include "request.h"
 #include "store.h"
 
 struct dispatch_ctx;
-struct object_found;
 
 /*
  * A provider's switch on event type, which dispatch.h runs and gives
@@ -50,6 +50,16 @@ struct provider_memo {
 	size_t		 n;
 	const char	*keys[JSON_MAX_FIELDS];
 	char		*vals[JSON_MAX_FIELDS];
+	/*
+	 * Set when the same pass also read the object by rule (the
+	 * provider's map_rule), its values left in w at at: the switch of
+	 * an event processed in this process then parses nothing.
+	 */
+	int		 has_object;
+	struct object_rule rule;
+	int		 at[OBJECT_WANTS];
+	struct json_want w[JSON_MAX_FIELDS];
+	char		 paths[JSON_MAX_FIELDS][64];	/* "$.key" */
 };
 
 /* What verify and identify see of one request. */
@@ -162,6 +172,16 @@ struct provider {
 	dispatch_map_fn	map_object;
 
 	/*
+	 * Or NULL: sets *r to the rule by which map_object reads ev and
+	 * returns 1 (0: ev sets no object), for a provider whose map_object
+	 * is object_read() by that rule and nothing else.  Also called
+	 * before the body is read, with ev's event_type NULL, for the paths
+	 * only: the receipt's one pass then reads the object too
+	 * (provider_memo_found()).
+	 */
+	int	(*map_rule)(const struct event *ev, struct object_rule *r);
+
+	/*
 	 * When set, an authenticated body that identify refuses is kept as
 	 * a quarantined event and answered 200, because the provider would
 	 * otherwise retry it until it pauses the whole queue (Asaas).
@@ -208,5 +228,16 @@ struct provider {
 void	provider_memo_fill(struct provider_memo *m, const struct provider *p,
 	    const struct provider_req *pr);
 void	provider_memo_free(struct provider_memo *m);
+
+/*
+ * Fills *f with what p->map_object would find in ev, whose payload is
+ * the body m was filled from, when m's pass read the object by the
+ * paths of the rule p->map_rule gives for ev; at most once per fill.
+ * Returns IH_OK, IH_ENOMEM, or IH_ENOTFOUND when m cannot tell (the
+ * caller then maps by parsing).  f is freed with object_found_free().
+ */
+int	provider_memo_found(struct provider_memo *m,
+	    const struct provider *p, const struct event *ev,
+	    struct object_found *f);
 
 #endif

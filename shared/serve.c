@@ -50,6 +50,8 @@ struct serve {
 static void
 job_take_body(struct ingest *in)
 {
+	/* What was read on receipt stays with the request. */
+	in->job.ev.found = NULL;
 	if (in->job.ev.rowid <= 0 || in->job.ev.payload != NULL)
 		return;
 	in->job.ev.payload = in->req.body;

@@ -1,16 +1,24 @@
-/* test_stripe.c -- the Stripe-Signature scheme, against known vectors. */
+/*
+ * test_stripe.c -- the Stripe-Signature scheme, against known vectors;
+ * the receipt's one pass that also maps the object.
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "event.h"
 #include "ih.h"
+#include "json.h"
+#include "json_int.h"
 #include "object.h"
+#include "provider.h"
+#include "request.h"
 #include "stripe.h"
 #include "verify.h"
 
@@ -251,6 +259,86 @@ fetched_thin_event_maps_related_object(void **state)
 	object_found_free(&f);
 }
 
+/*
+ * The receipt's one pass (provider_memo_fill()) finds what the switch's
+ * mapping finds, ".deleted" applied from the type it names, so that an
+ * event processed where it was recorded is not parsed again: one parse
+ * for identify and the object together.
+ */
+static void
+receipt_pass_maps_object(void **state)
+{
+	static const char *const bodies[] = {
+	    "{\"id\":\"evt_1\",\"object\":\"event\",\"type\":"
+	    "\"customer.subscription.updated\",\"created\":1714560000,"
+	    "\"data\":{\"object\":{\"id\":\"sub_1\",\"object\":"
+	    "\"subscription\",\"status\":\"canceled\",\"n\":[1,{}]}}}",
+	    "{\"id\":\"evt_2\",\"object\":\"event\",\"type\":"
+	    "\"customer.deleted\",\"created\":1714560001,\"data\":"
+	    "{\"object\":{\"id\":\"cus_1\",\"object\":\"customer\"}}}",
+	    "{\"id\":\"evt_3\",\"object\":\"event\",\"type\":"
+	    "\"charge.updated\",\"data\":{\"object\":[1]}}",
+	};
+	struct provider_memo memo;
+	struct provider_req pr;
+	struct object_found got, want;
+	struct request req;
+	struct ident id;
+	struct json *js = NULL;
+	struct event ev;
+	const char *why = NULL;
+	unsigned long before;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(json_open(&js), IH_OK);
+	for (i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		memset(&req, 0, sizeof(req));
+		req.body = (unsigned char *)(uintptr_t)bodies[i];
+		req.body_len = strlen(bodies[i]);
+		memset(&pr, 0, sizeof(pr));
+		pr.req = &req;
+		pr.json = js;
+		memset(&id, 0, sizeof(id));
+		before = js->parses;
+		provider_memo_fill(&memo, &stripe_provider, &pr);
+		pr.memo = &memo;
+		assert_int_equal(stripe_provider.identify(&pr, &id, &why),
+		    IH_OK);
+		memset(&ev, 0, sizeof(ev));
+		ev.provider = "stripe";
+		ev.event_id = id.event_id;
+		ev.event_type = id.event_type;
+		ev.payload = req.body;
+		ev.payload_len = req.body_len;
+		assert_int_equal(provider_memo_found(&memo, &stripe_provider,
+		    &ev, &got), IH_OK);
+		assert_int_equal(js->parses - before, 1);
+		assert_int_equal(stripe_provider.map_object(&ev, &want), IH_OK);
+		assert_int_equal(got.mapped, want.mapped);
+		assert_int_equal(got.mapped, i < 2);
+		if (got.mapped) {
+			assert_string_equal(got.kind, want.kind);
+			assert_string_equal(got.object_id, want.object_id);
+			assert_string_equal(got.status, want.status);
+			assert_string_equal(got.json, want.json);
+			assert_int_equal(got.source_ms, want.source_ms);
+			assert_int_equal(got.rank, want.rank);
+			assert_int_equal(got.deleted, i == 1);
+			assert_int_equal(got.deleted, want.deleted);
+		}
+		/* Taken once: a second call cannot tell. */
+		object_found_free(&got);
+		assert_int_equal(provider_memo_found(&memo, &stripe_provider,
+		    &ev, &got), IH_ENOTFOUND);
+		object_found_free(&got);
+		object_found_free(&want);
+		provider_memo_free(&memo);
+		ident_free(&id);
+	}
+	json_close(js);
+}
+
 int
 main(void)
 {
@@ -267,6 +355,7 @@ main(void)
 		cmocka_unit_test(no_secret_rejected),
 		cmocka_unit_test(too_many_v1_rejected),
 		cmocka_unit_test(fetched_thin_event_maps_related_object),
+		cmocka_unit_test(receipt_pass_maps_object),
 	};
 
 	return cmocka_run_group_tests_name("stripe", tests, NULL, NULL);
