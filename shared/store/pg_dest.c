@@ -14,6 +14,15 @@
 #include "ih.h"
 #include "pg_int.h"
 
+/* Sets p to its first two parameters: provider and account. */
+static void
+keys(struct pg_params *p, const char *provider, const char *account)
+{
+	memset(p, 0, sizeof(*p));
+	pg_text(p, provider);
+	pg_text(p, account);
+}
+
 int
 pg_dest_put(struct store *base, const char *provider,
     const struct store_dest *d, char *err, size_t errlen)
@@ -21,9 +30,7 @@ pg_dest_put(struct store *base, const char *provider,
 	struct pg_params p;
 	long n;
 
-	memset(&p, 0, sizeof(p));
-	pg_text(&p, provider);
-	pg_text(&p, d->account);
+	keys(&p, provider, d->account);
 	pg_int(&p, d->concurrency);
 	pg_int(&p, d->rate_ms);
 	/* The row is locked even when it is left as it is. */
@@ -44,9 +51,7 @@ pg_dest_prune(struct store *base, const char *provider, const char *keep,
 	struct pg_params p;
 	long n;
 
-	memset(&p, 0, sizeof(p));
-	pg_text(&p, provider);
-	pg_text(&p, keep);
+	keys(&p, provider, keep);
 	return pg_exec_change(pg_of(base), "DELETE FROM destinations"
 	    " WHERE provider = $1 AND strpos($2, ',' || account || ',') = 0",
 	    "tt", &p, "cannot delete a destination", &n, err, errlen);
@@ -59,9 +64,7 @@ pg_dest_claimed(struct store *base, const char *provider,
 	struct pg_params p;
 	long n;
 
-	memset(&p, 0, sizeof(p));
-	pg_text(&p, provider);
-	pg_text(&p, account);
+	keys(&p, provider, account);
 	pg_int(&p, now_ms);
 	return pg_exec_change(pg_of(base), "UPDATE destinations"
 	    " SET next_at = greatest(next_at, $3) + rate_ms"
@@ -81,9 +84,7 @@ pg_dest_ok(struct store *base, const char *provider, const char *account,
 
 	*resumed = 0;
 	*failures = 0;
-	memset(&p, 0, sizeof(p));
-	pg_text(&p, provider);
-	pg_text(&p, account);
+	keys(&p, provider, account);
 	r = pg_exec_sql(st, "SELECT failures, (paused_at IS NOT NULL)::int"
 	    " FROM destinations WHERE provider = $1 AND account = $2", "tt",
 	    &p, PGRES_TUPLES_OK, "cannot read a destination", err, errlen);
@@ -124,9 +125,7 @@ pg_dest_failed(struct store *base, const char *provider, const char *account,
 
 	*failures = 0;
 	*paused = 0;
-	memset(&p, 0, sizeof(p));
-	pg_text(&p, provider);
-	pg_text(&p, account);
+	keys(&p, provider, account);
 	r = pg_exec_sql(st, "UPDATE destinations SET failures = failures + 1"
 	    " WHERE provider = $1 AND account = $2"
 	    " RETURNING failures, (paused_at IS NOT NULL)::int", "tt", &p,
@@ -138,9 +137,7 @@ pg_dest_failed(struct store *base, const char *provider, const char *account,
 		was = pg_getint(r, 0, 1) != 0;
 	}
 	PQclear(r);
-	memset(&q, 0, sizeof(q));
-	pg_text(&q, provider);
-	pg_text(&q, account);
+	keys(&q, provider, account);
 	/* Paused with a probe no longer pending: this event is the new one. */
 	if (was) {
 		pg_int(&q, rowid);
@@ -174,9 +171,7 @@ pg_dest_state(struct store *base, const char *provider, const char *account,
 
 	(void)now_ms;	/* leases are the server's: PG_DEST_NOW */
 	memset(out, 0, sizeof(*out));
-	memset(&p, 0, sizeof(p));
-	pg_text(&p, provider);
-	pg_text(&p, account);
+	keys(&p, provider, account);
 	r = pg_exec_sql(pg_of(base), "SELECT d.account, d.concurrency,"
 	    " d.rate_ms, d.next_at, d.failures,"
 	    " (d.paused_at IS NOT NULL)::int, coalesce(d.probe, 0),"

@@ -42,6 +42,45 @@ run(struct sq *st, sqlite3_stmt *s, const char *what, long *n, char *err,
 	return rc;
 }
 
+/* Runs a write with provider, account and v as ?1, ?2 and ?3. */
+static int
+run_with(struct sq *st, const char *sql, const char *provider,
+    const char *account, int64_t v, const char *what, char *err,
+    size_t errlen)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	rc = prep(st, sql, provider, account, &s, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	sqlite3_bind_int64(s, 3, v);
+	return run(st, s, what, NULL, err, errlen);
+}
+
+/* Reads a destination's failures and whether it is paused (0 if none). */
+static int
+read_row(struct sq *st, const char *provider, const char *account,
+    const char *what, long *failures, int *paused, char *err, size_t errlen)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	*failures = 0;
+	*paused = 0;
+	rc = prep(st, "SELECT failures, paused_at IS NOT NULL FROM"
+	    " destinations WHERE provider = ?1 AND account = ?2", provider,
+	    account, &s, err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	if (sq_row(st, s, what, &rc, err, errlen)) {
+		*failures = (long)sqlite3_column_int64(s, 0);
+		*paused = sqlite3_column_int(s, 1);
+	}
+	sqlite3_finalize(s);
+	return rc;
+}
+
 int
 sq_dest_put(struct store *base, const char *provider,
     const struct store_dest *d, char *err, size_t errlen)
@@ -97,17 +136,10 @@ int
 sq_dest_claimed(struct store *base, const char *provider,
     const char *account, int64_t now_ms, char *err, size_t errlen)
 {
-	struct sq *st = sq_of(base);
-	sqlite3_stmt *s = NULL;
-	int rc;
-
-	rc = prep(st, "UPDATE destinations SET next_at = max(next_at, ?3)"
-	    " + rate_ms WHERE provider = ?1 AND account = ?2 AND rate_ms > 0",
-	    provider, account, &s, err, errlen);
-	if (rc != IH_OK)
-		return rc;
-	sqlite3_bind_int64(s, 3, now_ms);
-	return run(st, s, "cannot pace a destination", NULL, err, errlen);
+	return run_with(sq_of(base), "UPDATE destinations SET next_at ="
+	    " max(next_at, ?3) + rate_ms WHERE provider = ?1 AND account = ?2"
+	    " AND rate_ms > 0", provider, account, now_ms,
+	    "cannot pace a destination", err, errlen);
 }
 
 int
@@ -120,17 +152,8 @@ sq_dest_ok(struct store *base, const char *provider, const char *account,
 	long n = 0;
 
 	*resumed = 0;
-	*failures = 0;
-	rc = prep(st, "SELECT failures, paused_at IS NOT NULL FROM"
-	    " destinations WHERE provider = ?1 AND account = ?2", provider,
-	    account, &s, err, errlen);
-	if (rc != IH_OK)
-		return rc;
-	if (sq_row(st, s, "cannot read a destination", &rc, err, errlen)) {
-		*failures = (long)sqlite3_column_int64(s, 0);
-		paused = sqlite3_column_int(s, 1);
-	}
-	sqlite3_finalize(s);
+	rc = read_row(st, provider, account, "cannot read a destination",
+	    failures, &paused, err, errlen);
 	if (rc != IH_OK || (*failures == 0 && !paused))
 		return rc;
 	rc = prep(st, "UPDATE destinations SET failures = 0, paused_at = NULL,"
@@ -151,18 +174,11 @@ static int
 new_probe(struct sq *st, const char *provider, const char *account,
     int64_t rowid, char *err, size_t errlen)
 {
-	sqlite3_stmt *s = NULL;
-	int rc;
-
-	rc = prep(st, "UPDATE destinations SET probe = ?3"
+	return run_with(st, "UPDATE destinations SET probe = ?3"
 	    " WHERE provider = ?1 AND account = ?2 AND paused_at IS NOT NULL"
 	    " AND NOT EXISTS (SELECT 1 FROM events q WHERE q.id = probe"
 	    " AND q.status IN ('received', 'processing', 'failed'))",
-	    provider, account, &s, err, errlen);
-	if (rc != IH_OK)
-		return rc;
-	sqlite3_bind_int64(s, 3, rowid);
-	return run(st, s, "cannot name a new probe", NULL, err, errlen);
+	    provider, account, rowid, "cannot name a new probe", err, errlen);
 }
 
 int
@@ -185,17 +201,9 @@ sq_dest_failed(struct store *base, const char *provider, const char *account,
 		    errlen);
 	/* Read back in the same transaction: no other writer between. */
 	if (rc == IH_OK)
-		rc = prep(st, "SELECT failures, paused_at IS NOT NULL"
-		    " FROM destinations WHERE provider = ?1 AND account = ?2",
-		    provider, account, &s, err, errlen);
-	if (rc != IH_OK)
-		return rc;
-	if (sq_row(st, s, "cannot count a failed delivery", &rc, err,
-	    errlen)) {
-		*failures = (long)sqlite3_column_int64(s, 0);
-		was = sqlite3_column_int(s, 1);
-	}
-	sqlite3_finalize(s);
+		rc = read_row(st, provider, account,
+		    "cannot count a failed delivery", failures, &was, err,
+		    errlen);
 	if (rc == IH_OK && was)
 		return new_probe(st, provider, account, rowid, err, errlen);
 	if (rc != IH_OK || pause_after <= 0 || *failures < pause_after)

@@ -18,6 +18,17 @@ in_tx(struct store *st, struct store_txn *tx, char *err, size_t errlen)
 	return IH_OK;
 }
 
+/* Ends a transaction of its own: committed after rc IH_OK, else undone. */
+static int
+end_tx(struct store_txn *tx, int rc, char *err, size_t errlen)
+{
+	if (rc == IH_OK)
+		return store_commit(tx, err, errlen);
+	if (tx != NULL)
+		store_rollback(tx);
+	return rc;
+}
+
 int
 store_dest_sync(struct store *st, struct store_txn *tx, const char *provider,
     const struct store_dest *dests, size_t n, int prune, char *err,
@@ -77,11 +88,7 @@ store_dest_ok(struct store *st, const char *provider, const char *account,
 	if (rc == IH_OK)
 		rc = st->ops->dest_ok(st, provider, account, resumed, failures,
 		    err, errlen);
-	if (rc == IH_OK)
-		return store_commit(tx, err, errlen);
-	if (tx != NULL)
-		store_rollback(tx);
-	return rc;
+	return end_tx(tx, rc, err, errlen);
 }
 
 int
@@ -96,11 +103,7 @@ store_dest_failed(struct store *st, const char *provider, const char *account,
 	if (rc == IH_OK)
 		rc = st->ops->dest_failed(st, provider, account, rowid,
 		    pause_after, now_ms, failures, paused, err, errlen);
-	if (rc == IH_OK)
-		return store_commit(tx, err, errlen);
-	if (tx != NULL)
-		store_rollback(tx);
-	return rc;
+	return end_tx(tx, rc, err, errlen);
 }
 
 int
