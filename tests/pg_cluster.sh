@@ -69,10 +69,30 @@ resume)
 	server_start
 	;;
 stop)
+	# Immediate: no shutdown checkpoint writes what is deleted next.
 	if [ -f "$dir/data/postmaster.pid" ]; then
 		as_owner "$bindir/pg_ctl" -D "$dir/data" -m immediate -w stop \
 		    >/dev/null 2>&1 || true
 	fi
+	# A server pg_ctl could not stop would write on beside rm.
+	if [ -f "$dir/data/postmaster.pid" ]; then
+		pid=$(head -n 1 "$dir/data/postmaster.pid")
+		case $pid in
+		'' | *[!0-9]*) ;;
+		*)
+			# Only this cluster's own postmaster, not a reused pid.
+			if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null |
+			    grep -qF -- "$dir/data"; then
+				kill -KILL "$pid" 2>/dev/null || true
+			fi
+			;;
+		esac
+	fi
+	# A full run leaves hundreds of databases (7 MB each, never
+	# dropped): their folders go several at a time, which halves the
+	# wait on a busy disk.
+	find "$dir/data/base" "$dir/data/pg_wal" -mindepth 1 -maxdepth 1 \
+	    -print0 2>/dev/null | xargs -0 -r -n 8 -P 4 rm -rf
 	rm -rf "$dir"
 	;;
 *)

@@ -56,7 +56,18 @@ failed=0
 skipped=0
 work=$(mktemp -d "${TMPDIR:-/tmp}/ih-run.XXXXXX")
 pgdir=$(mktemp -d "${TMPDIR:-/tmp}/ih-pg.XXXXXX")
-trap 'kill $(jobs -p) 2>/dev/null; "$HERE/pg_cluster.sh" stop "$pgdir"; rm -rf "$work"' EXIT
+# The end: the cluster stopped and removed (tests/pg_cluster.sh), beside
+# the run's own folder, both gone before the run exits.
+finish() {
+	local t0=$SECONDS rmpid
+	kill $(jobs -p) 2>/dev/null
+	rm -rf "$work" &
+	rmpid=$!
+	"$HERE/pg_cluster.sh" stop "$pgdir"
+	wait "$rmpid"
+	echo "# the end: test cluster stopped, temporary folders removed in $((SECONDS - t0)) s"
+}
+trap finish EXIT
 trap 'exit 130' INT TERM
 PG_SUITES=${IH_PG_SUITES-stripe processing load faults cli objects console console_signin durability backup replay console_bulk catchup versions badsig
 restore_guard smoke forward forward_ops}
