@@ -169,7 +169,7 @@ pg_dest_state(struct store *base, const char *provider, const char *account,
 	PGresult *r;
 	const char *v;
 
-	(void)now_ms;	/* leases are the server's: PG_DEST_NOW */
+	(void)now_ms;	/* leases are the server's: PG_NOW_MS */
 	memset(out, 0, sizeof(*out));
 	keys(&p, provider, account);
 	r = pg_exec_sql(pg_of(base), "SELECT d.account, d.concurrency,"

@@ -42,6 +42,13 @@ enum pg_stmt {
 };
 
 /*
+ * Leases are set and compared on the server's clock (transaction start),
+ * never a host's: hosts whose clocks disagree would otherwise take over
+ * each other's live leases.
+ */
+#define PG_NOW_MS	"(extract(epoch FROM now()) * 1000)::bigint"
+
+/*
  * An event's payload, kept in a table of its own (version 6) so that a
  * status change never rewrites it; NULL once purged.  For statements on
  * events that name the table events (no alias).
@@ -114,10 +121,9 @@ pg_of(struct store *st)
  * with a pending probe that is not e, or its in-flight deliveries at the
  * limit (one while paused).  No row in destinations: nothing is held.
  */
-#define PG_DEST_NOW	"(extract(epoch FROM now()) * 1000)::bigint"
 #define PG_DEST_FLIGHT(now) \
 	"(SELECT count(*) FROM events f WHERE f.provider = d.provider" \
-	" AND f.status = 'processing' AND f.lease_until > " PG_DEST_NOW \
+	" AND f.status = 'processing' AND f.lease_until > " PG_NOW_MS \
 	" AND (f.account = d.account OR (d.account = 'default'" \
 	" AND NOT EXISTS (SELECT 1 FROM destinations o2" \
 	" WHERE o2.provider = f.provider AND o2.account = f.account))))"

@@ -11,12 +11,11 @@
 #include "ih.h"
 #include "pg_int.h"
 
-/*
- * Leases are set and compared on the server's clock (transaction start),
- * never a host's: hosts whose clocks disagree would otherwise take over
- * each other's live leases.
- */
-#define PG_NOW_MS	"(extract(epoch FROM now()) * 1000)::bigint"
+/* An event done by its lease's owner ($1 rowid, $2 owner, $3 now). */
+#define PG_DONE_SQL \
+	"UPDATE events SET status = 'done', done_at = $3," \
+	" lease_owner = NULL, lease_until = NULL, last_error = NULL" \
+	" WHERE id = $1 AND lease_owner = $2 AND status = 'processing'"
 
 /*
  * What is due, for a claim ($1 provider or NULL, $2 rowid or 0, $4 now),
@@ -114,10 +113,7 @@ static const struct {
 	[PG_ATTEMPT_END] = { "ih_attempt_end", "iiitt",
 	    "UPDATE attempts SET finished_at = $3, outcome = $4, error = $5"
 	    " WHERE event = $1 AND attempt = $2" },
-	[PG_COMPLETE] = { "ih_complete", "iti",
-	    "UPDATE events SET status = 'done', done_at = $3,"
-	    " lease_owner = NULL, lease_until = NULL, last_error = NULL"
-	    " WHERE id = $1 AND lease_owner = $2 AND status = 'processing'" },
+	[PG_COMPLETE] = { "ih_complete", "iti", PG_DONE_SQL },
 	[PG_FAILED] = { "ih_failed", "ittii",
 	    "UPDATE events SET status = CASE WHEN $5 <> 0 THEN 'dead'"
 	    " ELSE 'failed' END, next_attempt_at = $4, last_error = $3,"
@@ -158,10 +154,8 @@ static const struct {
 	 * count(*), so that a custom plan cannot fold it into an error.
 	 */
 	[PG_COMPLETE_OWN] = { "ih_complete_own", "iti",
-	    "WITH u AS (UPDATE events SET status = 'done', done_at = $3,"
-	    " lease_owner = NULL, lease_until = NULL, last_error = NULL"
-	    " WHERE id = $1 AND lease_owner = $2 AND status = 'processing'"
-	    " RETURNING 1) SELECT CASE count(*) WHEN 1 THEN 1 ELSE"
+	    "WITH u AS (" PG_DONE_SQL " RETURNING 1)"
+	    " SELECT CASE count(*) WHEN 1 THEN 1 ELSE"
 	    " ('lease on event ' || $1 || ' was lost (' || count(*)"
 	    " || ' rows)')::int END FROM u" },
 	/*

@@ -64,7 +64,7 @@ pg_stats_waiting(struct pgs *st, struct store_stats *x, int64_t since_ms,
 	    "  AND next_attempt_at > $3),"
 	    " count(*) FILTER (WHERE NOT b AND (status = 'received'"
 	    "  OR (status = 'failed' AND next_attempt_at <= $3)"
-	    "  OR (status = 'processing' AND lease_until <= " PG_DEST_NOW "))),"
+	    "  OR (status = 'processing' AND lease_until <= " PG_NOW_MS "))),"
 	    " count(*) FILTER (WHERE NOT b AND id = $4)"
 	    " FROM (SELECT e.id, e.status, e.next_attempt_at, e.lease_until,"
 	    "  (e.order_key IS NOT NULL AND e.status <> 'processing'"
