@@ -280,16 +280,8 @@ def pg_server_ticks():
         total = sum(int(x) for x in st[st.rindex(")") + 2:].split()[11:15])
     except (OSError, ValueError):
         return 0
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % d) as f:
-                st = f.read()
-            if int(st[st.rindex(")") + 2:].split()[1]) == top:
-                total += cpu_ticks(int(d))
-        except (OSError, ValueError, IndexError):
-            pass
+    for d in harness._children_of(top):
+        total += cpu_ticks(d)
     return total
 
 
