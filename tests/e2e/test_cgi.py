@@ -208,8 +208,12 @@ def detached_processors(srv):
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
+        # argv[0], the path the server ran, not /proc/PID/exe: a user
+        # other than root may not read the exe link of a program that
+        # made itself non-dumpable, so the processors went unseen.
         try:
-            exe = os.readlink("/proc/%s/exe" % d)
+            with open("/proc/%s/cmdline" % d, "rb") as f:
+                exe = f.read().split(b"\0", 1)[0].decode(errors="replace")
             with open("/proc/%s/stat" % d) as f:
                 stat = f.read()
         except OSError:
