@@ -321,8 +321,8 @@ claim_in(struct store *st, struct store_txn *tx, const struct config *cfg,
 int
 forward_claim(struct store *st, struct store_txn *tx,
     const struct config *cfg, const char *provider, struct forward_pause *fp,
-    int64_t rowid, int fresh, const char *owner, struct store_job *job,
-    int *found, char *err, size_t errlen)
+    const struct log_sink *log, int64_t rowid, int fresh, const char *owner,
+    struct store_job *job, int *found, char *err, size_t errlen)
 {
 	struct store_txn *own = NULL;
 	int rc;
