@@ -201,14 +201,14 @@ record_claim(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
 		    errlen);
 	/* The destination's row first, then the insert (forward_sync()). */
 	rc = claim && forward_dest(&in->cfg, in->ev.account) != NULL ?
-	    forward_sync(w->slot.st, tx, &in->cfg, in->p->name, NULL, err,
-	    errlen) : IH_OK;
+	    forward_sync(w->slot.st, tx, &in->cfg, in->p->name, NULL, NULL,
+	    err, errlen) : IH_OK;
 	if (rc == IH_OK)
 		rc = store_record(w->slot.st, tx, &in->ev, clock_wall_ms(),
 		    res, err, errlen);
 	if (rc == IH_OK && claim && !res->duplicate)
 		rc = forward_claim(w->slot.st, tx, &in->cfg, in->p->name, NULL,
-		    res->rowid, 1, owner, &in->job, &found, err, errlen);
+		    NULL, res->rowid, 1, owner, &in->job, &found, err, errlen);
 	return rc;
 }
 

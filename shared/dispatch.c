@@ -473,8 +473,8 @@ dispatch_one(const struct dispatch *d, int64_t rowid, int *found, char *err,
 			return rc;
 		}
 	}
-	rc = forward_claim(d->st, NULL, d->cfg, d->p->name, d->pause, rowid, 0,
-	    d->owner, &job, found, err, errlen);
+	rc = forward_claim(d->st, NULL, d->cfg, d->p->name, d->pause, d->log,
+	    rowid, 0, d->owner, &job, found, err, errlen);
 	if (rc != IH_OK || !*found)
 		return rc;
 	return dispatch_job(d, &job, err, errlen);

@@ -46,8 +46,8 @@ drain_batch(const struct dispatch *d, long want, long *n, char *err,
 		goto out;
 	rc = store_begin(d->st, STORE_RELAXED, &tx, err, errlen);
 	while (rc == IH_OK && k < want && k < DISPATCH_BATCH) {
-		rc = forward_claim(d->st, tx, d->cfg, d->p->name, d->pause, 0,
-		    0, d->owner, &jobs[k], &found, err, errlen);
+		rc = forward_claim(d->st, tx, d->cfg, d->p->name, d->pause,
+		    d->log, 0, 0, d->owner, &jobs[k], &found, err, errlen);
 		if (rc != IH_OK || !found)
 			break;
 		within[k] = drain_within(d, &jobs[k]);

@@ -1,4 +1,5 @@
 /* forward.c -- one delivery of an event to the application. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,37 +213,92 @@ dests_of(const struct config *cfg, struct store_dest *out, size_t cap)
 	return n;
 }
 
+/* One setting's part of a limits line: " NAME old -> new", or "". */
+static void
+said_part(char *out, size_t len, const char *provider, const char *account,
+    const char *key, int64_t was, int64_t now, const char *unit)
+{
+	char up[32];
+	size_t i;
+
+	out[0] = '\0';
+	if (was == now)
+		return;
+	for (i = 0; provider[i] != '\0' && i + 1 < sizeof(up); i++)
+		up[i] = (char)toupper((unsigned char)provider[i]);
+	up[i] = '\0';
+	snprintf(out, len, " IDEMHOOK_%s_FORWARD_%s%s%s %lld%s -> %lld%s", up,
+	    key, strcmp(account, "default") == 0 ? "" : "@",
+	    strcmp(account, "default") == 0 ? "" : account, (long long)was,
+	    unit, (long long)now, unit);
+}
+
+/*
+ * Logs the rows whose limits another process (or an earlier start) wrote
+ * otherwise, once per destination per FORWARD_SAID_MS.
+ */
+static void
+said_limits(struct forward_pause *fp, const struct log_sink *log,
+    const char *provider, const struct store_dest *dests,
+    const struct store_dest_was *was, size_t n)
+{
+	char conc[160], rate[160];
+	int64_t now = clock_mono_ms();
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!was[i].changed || (fp->said_ms[i] != 0 &&
+		    now - fp->said_ms[i] < FORWARD_SAID_MS))
+			continue;
+		fp->said_ms[i] = now;
+		said_part(conc, sizeof(conc), provider, dests[i].account,
+		    "CONCURRENCY", was[i].concurrency, dests[i].concurrency,
+		    "");
+		said_part(rate, sizeof(rate), provider, dests[i].account,
+		    "RATE", was[i].rate_ms, dests[i].rate_ms,
+		    " ms between starts");
+		log_emit(log, "provider=%s forward=limits-replaced "
+		    "destination=%s:%s%s: another process runs, or ran, with "
+		    "other settings, and processes take turns at writing "
+		    "theirs: give every process the same settings file",
+		    provider, dests[i].account, conc, rate);
+	}
+}
+
 int
 forward_sync(struct store *st, struct store_txn *tx,
     const struct config *cfg, const char *provider, struct forward_pause *fp,
-    char *err, size_t errlen)
+    const struct log_sink *log, char *err, size_t errlen)
 {
 	struct store_dest dests[FORWARD_ACCOUNTS_MAX + 1];
+	struct store_dest_was was[FORWARD_ACCOUNTS_MAX + 1];
 	size_t n;
 	int rc = IH_OK;
 
 	n = dests_of(cfg, dests, FORWARD_ACCOUNTS_MAX + 1);
 	/* Without forwarding, a process prunes stale rows once. */
 	if (n > 0 || (fp != NULL && !fp->pruned))
-		rc = store_dest_sync(st, tx, provider, dests, n, 1, err,
+		rc = store_dest_sync(st, tx, provider, dests, n, 1, was, err,
 		    errlen);
 	if (rc == IH_OK && n == 0 && fp != NULL)
 		fp->pruned = 1;
+	if (rc == IH_OK && n > 0 && fp != NULL && log != NULL)
+		said_limits(fp, log, provider, dests, was, n);
 	return rc;
 }
 
 /* Inside tx: the claim itself, after the destinations' limits. */
 static int
 claim_in(struct store *st, struct store_txn *tx, const struct config *cfg,
-    const char *provider, struct forward_pause *fp, int64_t rowid,
-    int fresh, const char *owner, struct store_job *job, int *found,
-    char *err, size_t errlen)
+    const char *provider, struct forward_pause *fp,
+    const struct log_sink *log, int64_t rowid, int fresh, const char *owner,
+    struct store_job *job, int *found, char *err, size_t errlen)
 {
 	const struct config_forward *fw;
 	int64_t now = clock_wall_ms(), lease = (int64_t)cfg->lease_s * 1000;
 	int rc;
 
-	rc = forward_sync(st, tx, cfg, provider, fp, err, errlen);
+	rc = forward_sync(st, tx, cfg, provider, fp, log, err, errlen);
 	if (rc == IH_OK && fresh)
 		rc = store_claim_fresh(st, tx, provider, rowid, owner, now,
 		    lease, job, found, err, errlen);
@@ -265,8 +321,8 @@ claim_in(struct store *st, struct store_txn *tx, const struct config *cfg,
 int
 forward_claim(struct store *st, struct store_txn *tx,
     const struct config *cfg, const char *provider, struct forward_pause *fp,
-    int64_t rowid, int fresh, const char *owner, struct store_job *job,
-    int *found, char *err, size_t errlen)
+    const struct log_sink *log, int64_t rowid, int fresh, const char *owner,
+    struct store_job *job, int *found, char *err, size_t errlen)
 {
 	struct store_txn *own = NULL;
 	int rc;
@@ -283,8 +339,8 @@ forward_claim(struct store *st, struct store_txn *tx,
 			return rc;
 		tx = own;
 	}
-	rc = claim_in(st, tx, cfg, provider, fp, rowid, fresh, owner, job,
-	    found, err, errlen);
+	rc = claim_in(st, tx, cfg, provider, fp, log, rowid, fresh, owner,
+	    job, found, err, errlen);
 	if (own != NULL && rc == IH_OK)
 		rc = store_commit(own, err, errlen);
 	else if (own != NULL)

@@ -49,6 +49,7 @@
 #include "forward_sign.h"
 
 struct dispatch;
+struct log_sink;
 struct store;
 struct store_job;
 struct store_txn;
@@ -94,35 +95,44 @@ struct forward_result {
  * process that paused it, resuming logged by the one that resumed it.
  * Nothing is dropped: held-back events wait due, spending no attempt.
  * What a process keeps: whether it has pruned the store's rows of
- * destinations its settings no longer have.  Zeroed: not yet.
+ * destinations its settings no longer have, and when it last logged
+ * that its limits replaced other ones (FORWARD_SAID_MS apart at most
+ * once per destination, so that two processes flip-flopping a row do
+ * not flood the log).  Zeroed: not yet.
  */
+#define FORWARD_SAID_MS	60000
 struct forward_pause {
 	int	 pruned;
+	int64_t	 said_ms[FORWARD_ACCOUNTS_MAX + 1];
 };
 
 /*
  * Inside tx: brings the store's destinations of provider to cfg's
  * limits (and, once per process with fp, prunes those no longer
- * configured).  On PostgreSQL their rows stay locked until tx ends: a
- * writer that records a forwarded event calls it before the insert, so
- * that two writers never wait for each other's insert and row.
+ * configured).  With fp and log, a row whose limits another process
+ * wrote otherwise is logged (setting, old -> new).  On PostgreSQL their
+ * rows stay locked until tx ends: a writer that records a forwarded
+ * event calls it before the insert, so that two writers never wait for
+ * each other's insert and row.
  */
 int	forward_sync(struct store *st, struct store_txn *tx,
 	    const struct config *cfg, const char *provider,
-	    struct forward_pause *fp, char *err, size_t errlen);
+	    struct forward_pause *fp, const struct log_sink *log, char *err,
+	    size_t errlen);
 
 /*
  * Claims an event of provider as store_claim() (store_claim_fresh() when
  * fresh) does, in tx or, with tx NULL, in a transaction of its own,
  * after bringing the store's destinations to cfg's limits, and paces the
  * claimed event's destination when its rate is limited.  fp (or NULL)
- * is the process's state.  Returns as store_claim() does.
+ * is the process's state, log (or NULL) where forward_sync() logs.
+ * Returns as store_claim() does.
  */
 int	forward_claim(struct store *st, struct store_txn *tx,
 	    const struct config *cfg, const char *provider,
-	    struct forward_pause *fp, int64_t rowid, int fresh,
-	    const char *owner, struct store_job *job, int *found, char *err,
-	    size_t errlen);
+	    struct forward_pause *fp, const struct log_sink *log, int64_t rowid,
+	    int fresh, const char *owner, struct store_job *job, int *found,
+	    char *err, size_t errlen);
 
 /*
  * After job's attempt: fr says whether a delivery was made and how it

@@ -16,7 +16,9 @@
  *     programs' user, or 0640 owned by root with their group, as the
  *     README installs it; and the programs' user can read it;
  *   - the store exists and is in WAL mode, with the schema objects
- *     this build creates and no others (a planted trigger is reported).
+ *     this build creates and no others (a planted trigger is reported);
+ *   - each forwarding destination's limits are the store's (which the
+ *     last process to claim wrote: another with other settings differs).
  */
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -504,10 +506,11 @@ cli_check(struct cli *c, int argc, char **argv)
 	char shown[REDACT_URI_MAX];
 	struct store *st;
 	size_t ndoc = 0, nonly = 0, j;
-	int a, r, i, want, before;
+	int a, r, i, want, before, checked[CLI_MAX_PROVIDERS];
 	long slot;
 
 	memset(&ck, 0, sizeof(ck));
+	memset(checked, 0, sizeof(checked));
 	ck.self = geteuid();
 	for (a = 1; a < argc; a++) {
 		r = cli_opt(argc, argv, &a, "--provider", &v);
@@ -566,6 +569,8 @@ cli_check(struct cli *c, int argc, char **argv)
 				want = 1;
 		if (!want)
 			continue;
+		if (i < CLI_MAX_PROVIDERS)
+			checked[i] = 1;
 		if (cli_config(c, (size_t)i, &cfg) != IH_OK) {
 			problem(&ck, "%s: the settings above do not parse; fix "
 			    "them in the environment or the IDEMHOOK_CONFIG "
@@ -661,6 +666,7 @@ open:
 		problem(&ck, "%s", err);
 	cli_check_store(c, st, &ck.problems, &ck.oks);
 	cli_check_held_store(c, st, &ck.problems, &ck.oks);
+	cli_check_dests(c, st, checked, &ck.problems, &ck.oks);
 out:
 	if (ck.problems > 0) {
 		printf("%d problem(s) found\n", ck.problems);

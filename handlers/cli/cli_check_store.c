@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <libgen.h>
 #include <stdarg.h>
@@ -17,9 +18,12 @@
 #include "cli_check_store.h"
 #include "cli_text.h"
 #include "clock.h"
+#include "forward.h"
 #include "ih.h"
+#include "providers.h"
 #include "store.h"
 #include "store_backup.h"
+#include "store_dest.h"
 
 #define CHECK_STORE_LINE	2048
 #define BACKUP_MAX_AGE		"36h"
@@ -245,4 +249,73 @@ cli_check_store(struct cli *c, struct store *st, int *problems, int *oks)
 		return;
 	}
 	check_backup_age(c, st, problems, oks);
+}
+
+/* fw's limits against its row in the store, if a process wrote one. */
+static void
+check_dest(struct store *st, const char *provider,
+    const struct config_forward *fw, int *problems, int *oks)
+{
+	struct store_dest_state ds;
+	char err[STORE_ERR_MAX], up[32];
+	const char *name = forward_dest_name(fw), *at = "", *acct = "";
+	size_t i;
+
+	if (store_dest_state(st, provider, fw->account, 0, &ds, err,
+	    sizeof(err)) != IH_OK) {
+		cli_check_say(0, problems, oks, "%s: cannot read the limits "
+		    "of destination %s in the store: %s", provider, name, err);
+		return;
+	}
+	/* No process has claimed for it yet: nothing to compare. */
+	if (!ds.found || strcmp(ds.account, name) != 0)
+		return;
+	if (ds.concurrency == fw->concurrency && ds.rate_ms == fw->rate_ms) {
+		cli_check_say(1, problems, oks, "%s: destination %s: the "
+		    "store's limits are these settings'", provider, name);
+		return;
+	}
+	for (i = 0; provider[i] != '\0' && i + 1 < sizeof(up); i++)
+		up[i] = (char)toupper((unsigned char)provider[i]);
+	up[i] = '\0';
+	if (fw->account != NULL) {
+		at = "@";
+		acct = fw->account;
+	}
+	if (ds.concurrency != fw->concurrency)
+		cli_check_say(0, problems, oks, "%s: destination %s: "
+		    "IDEMHOOK_%s_FORWARD_CONCURRENCY%s%s is %ld here but %ld "
+		    "in the store: another process runs, or ran, with other "
+		    "settings, and processes take turns at writing theirs: "
+		    "give every process the same settings file (restarted "
+		    "after a change)", provider, name, up,
+		    at, acct, fw->concurrency, ds.concurrency);
+	if (ds.rate_ms != fw->rate_ms)
+		cli_check_say(0, problems, oks, "%s: destination %s: "
+		    "IDEMHOOK_%s_FORWARD_RATE%s%s gives %lld ms between starts "
+		    "here but %lld in the store (0: no limit): another process "
+		    "runs, or ran, with other settings, and processes take "
+		    "turns at writing theirs: give every process the same "
+		    "settings file (restarted after a change)", provider, name,
+		    up, at, acct,
+		    (long long)fw->rate_ms, (long long)ds.rate_ms);
+}
+
+void
+cli_check_dests(struct cli *c, struct store *st, const int *checked,
+    int *problems, int *oks)
+{
+	const struct config *cfg;
+	size_t i, j;
+
+	for (i = 0; providers_all[i] != NULL && i < CLI_MAX_PROVIDERS; i++) {
+		if (!checked[i] || cli_config(c, i, &cfg) != IH_OK)
+			continue;
+		if (cfg->forward.url != NULL)
+			check_dest(st, providers_all[i]->name, &cfg->forward,
+			    problems, oks);
+		for (j = 0; j < cfg->nforward_acct; j++)
+			check_dest(st, providers_all[i]->name,
+			    &cfg->forward_acct[j], problems, oks);
+	}
 }

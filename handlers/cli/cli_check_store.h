@@ -9,7 +9,11 @@
  *     second;
  *   - cli_check_store(): PRAGMA quick_check of the open store, and the
  *     age of the newest idemhook backup in IDEMHOOK_BACKUP_DIR against
- *     IDEMHOOK_BACKUP_MAX_AGE (default 36h).
+ *     IDEMHOOK_BACKUP_MAX_AGE (default 36h);
+ *   - cli_check_dests(): each forwarding destination's limits in these
+ *     settings against its row in the store, which the last process to
+ *     claim wrote: a difference means another process runs with other
+ *     settings (a destination without a row yet is not compared).
  *
  * Each prints "ok: ..." or "PROBLEM: ..." lines, or "note: ..." for
  * what is not checked, as the rest of check does, and adds to
@@ -34,5 +38,8 @@ void	cli_check_vsay(int good, int *problems, int *oks, const char *fmt,
 void	cli_check_console(const struct cli *c, int *problems, int *oks);
 void	cli_check_store(struct cli *c, struct store *st, int *problems,
 	    int *oks);
+/* For each provider i with checked[i] (CLI_MAX_PROVIDERS entries). */
+void	cli_check_dests(struct cli *c, struct store *st, const int *checked,
+	    int *problems, int *oks);
 
 #endif

@@ -25,23 +25,43 @@ keys(struct pg_params *p, const char *provider, const char *account)
 
 int
 pg_dest_put(struct store *base, const char *provider,
-    const struct store_dest *d, char *err, size_t errlen)
+    const struct store_dest *d, struct store_dest_was *was, char *err,
+    size_t errlen)
 {
 	struct pg_params p;
-	long n;
+	PGresult *r;
 
+	memset(was, 0, sizeof(*was));
 	keys(&p, provider, d->account);
 	pg_int(&p, d->concurrency);
 	pg_int(&p, d->rate_ms);
-	/* The row is locked even when it is left as it is. */
-	return pg_exec_change(pg_of(base), "INSERT INTO destinations"
+	/*
+	 * The row is locked even when it is left as it is.  A row comes
+	 * back when written, with the limits the statement's snapshot saw
+	 * (NULL: created); a race may show them equal, and nothing is said.
+	 */
+	r = pg_exec_sql(pg_of(base), "WITH o AS (SELECT concurrency, rate_ms"
+	    " FROM destinations WHERE provider = $1 AND account = $2)"
+	    " INSERT INTO destinations"
 	    " (provider, account, concurrency, rate_ms)"
 	    " VALUES ($1, $2, $3, $4) ON CONFLICT (provider, account)"
 	    " DO UPDATE SET concurrency = excluded.concurrency,"
 	    " rate_ms = excluded.rate_ms"
 	    " WHERE destinations.concurrency <> excluded.concurrency"
-	    " OR destinations.rate_ms <> excluded.rate_ms", "ttii", &p,
-	    "cannot set a destination's limits", &n, err, errlen);
+	    " OR destinations.rate_ms <> excluded.rate_ms"
+	    " RETURNING (SELECT concurrency FROM o), (SELECT rate_ms FROM o)",
+	    "ttii", &p, PGRES_TUPLES_OK, "cannot set a destination's limits",
+	    err, errlen);
+	if (r == NULL)
+		return IH_ESTORE;
+	if (PQntuples(r) == 1 && !PQgetisnull(r, 0, 0)) {
+		was->concurrency = (long)pg_getint(r, 0, 0);
+		was->rate_ms = pg_getint(r, 0, 1);
+		was->changed = was->concurrency != d->concurrency ||
+		    was->rate_ms != d->rate_ms;
+	}
+	PQclear(r);
+	return IH_OK;
 }
 
 int

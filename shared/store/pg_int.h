@@ -291,7 +291,7 @@ int	pg_attempts(struct store *, int64_t,
 int	pg_purge(struct store *, struct store_purge *, char *, size_t);
 /* The destinations' state (pg_dest.c, store_dest.h). */
 int	pg_dest_put(struct store *, const char *, const struct store_dest *,
-	    char *, size_t);
+	    struct store_dest_was *, char *, size_t);
 int	pg_dest_prune(struct store *, const char *, const char *, char *,
 	    size_t);
 int	pg_dest_claimed(struct store *, const char *, const char *, int64_t,

@@ -83,13 +83,32 @@ read_row(struct sq *st, const char *provider, const char *account,
 
 int
 sq_dest_put(struct store *base, const char *provider,
-    const struct store_dest *d, char *err, size_t errlen)
+    const struct store_dest *d, struct store_dest_was *was, char *err,
+    size_t errlen)
 {
 	struct sq *st = sq_of(base);
 	sqlite3_stmt *s = NULL;
-	int rc;
+	int rc, found;
 
+	memset(was, 0, sizeof(*was));
+	/* Inside BEGIN IMMEDIATE: no writer between the read and the write. */
+	rc = prep(st, "SELECT concurrency, rate_ms FROM destinations"
+	    " WHERE provider = ?1 AND account = ?2", provider, d->account, &s,
+	    err, errlen);
+	if (rc != IH_OK)
+		return rc;
+	found = sq_row(st, s, "cannot read a destination's limits", &rc, err,
+	    errlen);
+	if (found) {
+		was->concurrency = (long)sqlite3_column_int64(s, 0);
+		was->rate_ms = sqlite3_column_int64(s, 1);
+	}
+	sqlite3_finalize(s);
 	/* A row as it should be is left untouched: nothing is written. */
+	if (rc != IH_OK || (found && was->concurrency == d->concurrency &&
+	    was->rate_ms == d->rate_ms))
+		return rc;
+	was->changed = found;
 	rc = prep(st, "INSERT INTO destinations (provider, account,"
 	    " concurrency, rate_ms) VALUES (?1, ?2, ?3, ?4)"
 	    " ON CONFLICT (provider, account) DO UPDATE SET"

@@ -236,7 +236,7 @@ int	sq_attempts(struct store *, int64_t,
 int	sq_purge(struct store *, struct store_purge *, char *, size_t);
 /* The destinations' state (sqlite_dest.c, store_dest.h). */
 int	sq_dest_put(struct store *, const char *, const struct store_dest *,
-	    char *, size_t);
+	    struct store_dest_was *, char *, size_t);
 int	sq_dest_prune(struct store *, const char *, const char *, char *,
 	    size_t);
 int	sq_dest_claimed(struct store *, const char *, const char *, int64_t,

@@ -95,7 +95,8 @@ struct store_ops {
 	int	(*kept)(struct store *, int64_t, char **, char *, size_t);
 	/* The destinations' state (store_dest.h). */
 	int	(*dest_put)(struct store *, const char *,
-		    const struct store_dest *, char *, size_t);
+		    const struct store_dest *, struct store_dest_was *, char *,
+		    size_t);
 	int	(*dest_prune)(struct store *, const char *, const char *,
 		    char *, size_t);
 	int	(*dest_claimed)(struct store *, const char *, const char *,

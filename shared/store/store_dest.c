@@ -31,9 +31,10 @@ end_tx(struct store_txn *tx, int rc, char *err, size_t errlen)
 
 int
 store_dest_sync(struct store *st, struct store_txn *tx, const char *provider,
-    const struct store_dest *dests, size_t n, int prune, char *err,
-    size_t errlen)
+    const struct store_dest *dests, size_t n, int prune,
+    struct store_dest_was *was, char *err, size_t errlen)
 {
+	struct store_dest_was one;
 	char keep[64 * 66 + 2];
 	size_t i, o = 1;
 	int rc;
@@ -42,7 +43,8 @@ store_dest_sync(struct store *st, struct store_txn *tx, const char *provider,
 	keep[0] = ',';
 	keep[1] = '\0';
 	for (i = 0; rc == IH_OK && i < n; i++) {
-		rc = st->ops->dest_put(st, provider, &dests[i], err, errlen);
+		rc = st->ops->dest_put(st, provider, &dests[i],
+		    was != NULL ? &was[i] : &one, err, errlen);
 		if (rc == IH_OK && prune && o + strlen(dests[i].account) + 2 <
 		    sizeof(keep))
 			o += (size_t)snprintf(keep + o, sizeof(keep) - o, "%s,",

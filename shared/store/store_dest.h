@@ -31,17 +31,26 @@ struct store_dest {
 	int64_t		 rate_ms;	/* between two starts; 0: no limit */
 };
 
+/* What a sync replaced of one row: limits another process wrote. */
+struct store_dest_was {
+	int		 changed;	/* 1: the row held other limits */
+	long		 concurrency;	/* the row's, before */
+	int64_t		 rate_ms;
+};
+
 /*
  * Inside tx, before claiming provider's events: writes the limits of
  * its n destinations where they differ from the rows (a row is created
  * when missing), and, when prune is set, deletes the provider's rows of
- * destinations no longer configured.  On PostgreSQL the rows stay
+ * destinations no longer configured.  was (NULL, or n entries) says,
+ * for each destination, whether its existing row held other limits and
+ * which (a created row is no change).  On PostgreSQL the rows stay
  * locked until tx ends, so that the claims of every process that could
  * exceed a limit together take turns.
  */
 int	store_dest_sync(struct store *st, struct store_txn *tx,
 	    const char *provider, const struct store_dest *dests, size_t n,
-	    int prune, char *err, size_t errlen);
+	    int prune, struct store_dest_was *was, char *err, size_t errlen);
 
 /*
  * Inside tx, after claiming an event of account's destination whose

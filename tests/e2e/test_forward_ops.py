@@ -104,6 +104,28 @@ def case_account_check(srv, app, work):
               % (change, rc, want, text[-700:]))
 
 
+def case_limits_check(srv, app, work):
+    """With the receivers' settings, check finds the store's limits its
+    own and nothing logs a replacement; with another
+    IDEMHOOK_STRIPE_FORWARD_CONCURRENCY, check reports both values as a
+    problem (another process runs with other settings)."""
+    rc, text = check_text(work, work.env)
+    check("ok: stripe: destination default: the store's limits are these "
+          "settings'" in text and "ok: stripe: destination acme: the store's "
+          "limits are these settings'" in text and "FORWARD_CONCURRENCY is" not in text,
+          "check, the same settings: %s" % text[-900:])
+    logs = work.stderr() + srv.errorlog() + srv.stderr_text()
+    check("limits-replaced" not in logs,
+          "a replacement logged with the same settings")
+    env = dict(work.env)
+    env["IDEMHOOK_STRIPE_FORWARD_CONCURRENCY"] = "3"
+    rc, text = check_text(work, env)
+    check(rc == 1 and "PROBLEM: stripe: destination default: "
+          "IDEMHOOK_STRIPE_FORWARD_CONCURRENCY is 3 here but 4 in the store: "
+          "another process runs, or ran, with other settings" in text,
+          "check, another concurrency: exit %d: %s" % (rc, text[-900:]))
+
+
 def stripe_event(srv, etype, pi, created):
     eid = STRIPE.new_id("ord")
     body = json.dumps({"id": eid, "object": "event", "api_version": "2024-06-20",
@@ -385,7 +407,8 @@ def case_smoke_forwarded(srv, app, work):
     check(rc == 2 and "--wait 3601" in err, "--wait 3601: exit %d: %s" % (rc, err[-400:]))
 
 
-CASES = [case_account_destination, case_account_check, case_object_order,
+CASES = [case_account_destination, case_account_check, case_limits_check,
+         case_object_order,
          case_waiting_shown, case_smoke_forwarded]
 
 

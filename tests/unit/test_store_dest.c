@@ -3,7 +3,8 @@
  * (store_dest.h) on each backend: SQLite always, PostgreSQL when
  * IH_PG_URI names a server.  The claim's search holds back what a
  * destination's concurrency, pause or rate says; the pause and the
- * resumption each happen for one caller only.
+ * resumption each happen for one caller only; a process whose limits
+ * replace another's logs it, once a minute at most (forward_sync()).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,7 +17,10 @@
 #include <cmocka.h>
 
 #include "clock.h"
+#include "config.h"
+#include "forward.h"
 #include "ih.h"
+#include "log.h"
 #include "store.h"
 #include "store_dest.h"
 #define UNIT_STORE_NAME	"dest"
@@ -35,7 +39,7 @@ limits(struct store *st, long concurrency, int64_t rate_ms)
 	d.rate_ms = rate_ms;
 	assert_int_equal(store_begin(st, STORE_RELAXED, &tx, err,
 	    sizeof(err)), IH_OK);
-	assert_int_equal(store_dest_sync(st, tx, "stripe", &d, 1, 1, err,
+	assert_int_equal(store_dest_sync(st, tx, "stripe", &d, 1, 1, NULL, err,
 	    sizeof(err)), IH_OK);
 	assert_int_equal(store_commit(tx, err, sizeof(err)), IH_OK);
 }
@@ -187,8 +191,8 @@ prune_frees(void **state)
 	store_job_free(&a);
 	assert_int_equal(store_begin(f->st, STORE_RELAXED, &tx, err,
 	    sizeof(err)), IH_OK);
-	assert_int_equal(store_dest_sync(f->st, tx, "stripe", NULL, 0, 1, err,
-	    sizeof(err)), IH_OK);
+	assert_int_equal(store_dest_sync(f->st, tx, "stripe", NULL, 0, 1, NULL,
+	    err, sizeof(err)), IH_OK);
 	assert_int_equal(store_commit(tx, err, sizeof(err)), IH_OK);
 	assert_int_equal(store_dest_state(f->st, "stripe", NULL, 2000, &ds,
 	    err, sizeof(err)), IH_OK);
@@ -197,10 +201,84 @@ prune_frees(void **state)
 	store_job_free(&a);
 }
 
+/* What forward_sync() logged, line after line. */
+struct said {
+	char	text[4096];
+	size_t	len;
+};
+
+static void
+said_write(void *arg, const char *line, size_t len)
+{
+	struct said *s = arg;
+
+	if (s->len + len < sizeof(s->text)) {
+		memcpy(s->text + s->len, line, len);
+		s->len += len;
+		s->text[s->len] = '\0';
+	}
+}
+
+/* Syncs stripe's destination with concurrency as process fp would. */
+static void
+sync_as(struct store *st, struct forward_pause *fp, struct said *s,
+    long concurrency)
+{
+	struct log_sink sink = { said_write, NULL };
+	char url[] = "http://127.0.0.1:9/";
+	struct store_txn *tx = NULL;
+	struct config cfg;
+	char err[STORE_ERR_MAX];
+
+	sink.arg = s;
+	memset(s, 0, sizeof(*s));
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.forward.url = url;
+	cfg.forward.concurrency = concurrency;
+	assert_int_equal(store_begin(st, STORE_RELAXED, &tx, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(forward_sync(st, tx, &cfg, "stripe", fp, &sink, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_commit(tx, err, sizeof(err)), IH_OK);
+}
+
+/*
+ * Two processes with other IDEMHOOK_STRIPE_FORWARD_CONCURRENCY: the one
+ * that replaces the other's logs the setting, old -> new, once a minute;
+ * the same settings log nothing.
+ */
+static void
+limits_said(void **state)
+{
+	struct unit_store *f = *state;
+	struct forward_pause a, b;
+	struct said s;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	sync_as(f->st, &a, &s, 4);
+	assert_int_equal(s.len, 0);
+	sync_as(f->st, &b, &s, 4);
+	assert_int_equal(s.len, 0);
+	sync_as(f->st, &b, &s, 2);
+	assert_non_null(strstr(s.text, "provider=stripe forward=limits-"
+	    "replaced destination=default: IDEMHOOK_STRIPE_FORWARD_CONCURRENCY"
+	    " 4 -> 2: another process runs, or ran, with other settings"));
+	assert_null(strstr(s.text, "_RATE"));
+	sync_as(f->st, &a, &s, 4);
+	assert_non_null(strstr(s.text, "CONCURRENCY 2 -> 4"));
+	/* Within the minute: written, not said again. */
+	sync_as(f->st, &b, &s, 2);
+	assert_int_equal(s.len, 0);
+	sync_as(f->st, &b, &s, 2);
+	assert_int_equal(s.len, 0);
+}
+
 #define CASES(setup) \
 	UNIT_STORE_CASE(concurrency_held, setup), \
 	UNIT_STORE_CASE(pause_and_probe, setup), \
 	UNIT_STORE_CASE(rate_spaces, setup), \
-	UNIT_STORE_CASE(prune_frees, setup)
+	UNIT_STORE_CASE(prune_frees, setup), \
+	UNIT_STORE_CASE(limits_said, setup)
 
 UNIT_STORE_MAIN("store dest")
