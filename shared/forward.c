@@ -1,5 +1,4 @@
 /* forward.c -- one delivery of an event to the application. */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,19 +217,14 @@ static void
 said_part(char *out, size_t len, const char *provider, const char *account,
     const char *key, int64_t was, int64_t now, const char *unit)
 {
-	char up[32];
-	size_t i;
+	char name[128];
 
 	out[0] = '\0';
-	if (was == now)
+	if (was == now || !forward_setting_name(name, sizeof(name), provider,
+	    key, strcmp(account, "default") == 0 ? NULL : account))
 		return;
-	for (i = 0; provider[i] != '\0' && i + 1 < sizeof(up); i++)
-		up[i] = (char)toupper((unsigned char)provider[i]);
-	up[i] = '\0';
-	snprintf(out, len, " IDEMHOOK_%s_FORWARD_%s%s%s %lld%s -> %lld%s", up,
-	    key, strcmp(account, "default") == 0 ? "" : "@",
-	    strcmp(account, "default") == 0 ? "" : account, (long long)was,
-	    unit, (long long)now, unit);
+	snprintf(out, len, " %s %lld%s -> %lld%s", name, (long long)was, unit,
+	    (long long)now, unit);
 }
 
 /*

@@ -23,16 +23,25 @@ static const char *
 lookup(const struct config_source *src, size_t nsrc, const char *provider,
     const char *key, const char *account, char *name, size_t cap)
 {
+	if (!forward_setting_name(name, cap, provider, key, account))
+		return NULL;
+	return config_lookup(src, nsrc, name);
+}
+
+int
+forward_setting_name(char *name, size_t cap, const char *provider,
+    const char *key, const char *account)
+{
 	size_t i;
 	int n;
 
 	n = snprintf(name, cap, "IDEMHOOK_%s_FORWARD_%s%s%s", provider, key,
 	    account != NULL ? "@" : "", account != NULL ? account : "");
 	if (n < 0 || (size_t)n >= cap)
-		return NULL;
+		return 0;
 	for (i = 9; name[i] != '\0' && name[i] != '_'; i++)
 		name[i] = (char)toupper((unsigned char)name[i]);
-	return config_lookup(src, nsrc, name);
+	return 1;
 }
 
 /*

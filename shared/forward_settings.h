@@ -47,6 +47,14 @@ const struct config_forward *forward_dest(const struct config *cfg,
 /* The name of fw's row in the store's destinations: its account's. */
 const char *forward_dest_name(const struct config_forward *fw);
 
+/*
+ * Writes a forwarding setting's name, IDEMHOOK_<PROVIDER>_FORWARD_<key>,
+ * with "@account" when account is not NULL, into name (the provider's
+ * part in capitals).  Returns 0 when it does not fit in cap.
+ */
+int	forward_setting_name(char *name, size_t cap, const char *provider,
+	    const char *key, const char *account);
+
 /* Is any event of cfg's provider forwarded (to any destination)? */
 int	forward_any(const struct config *cfg);
 

@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
-#include <ctype.h>
 #include <errno.h>
 #include <libgen.h>
 #include <stdarg.h>
@@ -257,9 +256,8 @@ check_dest(struct store *st, const char *provider,
     const struct config_forward *fw, int *problems, int *oks)
 {
 	struct store_dest_state ds;
-	char err[STORE_ERR_MAX], up[32];
-	const char *name = forward_dest_name(fw), *at = "", *acct = "";
-	size_t i;
+	char err[STORE_ERR_MAX], var[128];
+	const char *name = forward_dest_name(fw);
 
 	if (store_dest_state(st, provider, fw->account, 0, &ds, err,
 	    sizeof(err)) != IH_OK) {
@@ -275,30 +273,26 @@ check_dest(struct store *st, const char *provider,
 		    "store's limits are these settings'", provider, name);
 		return;
 	}
-	for (i = 0; provider[i] != '\0' && i + 1 < sizeof(up); i++)
-		up[i] = (char)toupper((unsigned char)provider[i]);
-	up[i] = '\0';
-	if (fw->account != NULL) {
-		at = "@";
-		acct = fw->account;
-	}
-	if (ds.concurrency != fw->concurrency)
+	if (ds.concurrency != fw->concurrency &&
+	    forward_setting_name(var, sizeof(var), provider, "CONCURRENCY",
+	    fw->account))
 		cli_check_say(0, problems, oks, "%s: destination %s: "
-		    "IDEMHOOK_%s_FORWARD_CONCURRENCY%s%s is %ld here but %ld "
+		    "%s is %ld here but %ld "
 		    "in the store: another process runs, or ran, with other "
 		    "settings, and processes take turns at writing theirs: "
 		    "give every process the same settings file (restarted "
-		    "after a change)", provider, name, up,
-		    at, acct, fw->concurrency, ds.concurrency);
-	if (ds.rate_ms != fw->rate_ms)
+		    "after a change)", provider, name, var, fw->concurrency,
+		    ds.concurrency);
+	if (ds.rate_ms != fw->rate_ms &&
+	    forward_setting_name(var, sizeof(var), provider, "RATE",
+	    fw->account))
 		cli_check_say(0, problems, oks, "%s: destination %s: "
-		    "IDEMHOOK_%s_FORWARD_RATE%s%s gives %lld ms between starts "
+		    "%s gives %lld ms between starts "
 		    "here but %lld in the store (0: no limit): another process "
 		    "runs, or ran, with other settings, and processes take "
 		    "turns at writing theirs: give every process the same "
 		    "settings file (restarted after a change)", provider, name,
-		    up, at, acct,
-		    (long long)fw->rate_ms, (long long)ds.rate_ms);
+		    var, (long long)fw->rate_ms, (long long)ds.rate_ms);
 }
 
 void
