@@ -27,6 +27,7 @@
 # that prints no result at all, counts as one failure.
 # A line "ok ... # SKIP reason" counts as skipped (only ever as a user
 # other than root; as root a skip is a failure, see harness.Tap.skip).
+# Every failure is listed again, named by its program, above the last line.
 # The last line is exactly "N passed, M failed", or "N passed, M failed,
 # K skipped" when K > 0; the exit status is 1 if M > 0 or if no test ran.
 set -u
@@ -136,6 +137,10 @@ report() {
 	failed=$((failed + f))
 	skipped=$((skipped + s))
 	grep '^ok.*# SKIP' "$out" >>"$work/skips"
+	grep '^not ok' "$out" | sed "s|^|${names[$i]}: |" >>"$work/fails"
+	if [ "$f" -gt 0 ] && ! grep -q '^not ok' "$out"; then
+		echo "${names[$i]}: not ok - ${why:-no test results}" >>"$work/fails"
+	fi
 }
 
 # start I: runs job I in the background; its output, exit status and time
@@ -159,6 +164,7 @@ start() {
 }
 
 echo "# --- PostgreSQL"
+: >"$work/fails"
 if IH_PG_URI=$("$HERE/pg_cluster.sh" start "$pgdir" 2>"$work/pg.out"); then
 	export IH_PG_URI
 	echo "ok - PostgreSQL test cluster started in $pgdir"
@@ -166,6 +172,7 @@ if IH_PG_URI=$("$HERE/pg_cluster.sh" start "$pgdir" 2>"$work/pg.out"); then
 else
 	cat "$work/pg.out"
 	echo "not ok - PostgreSQL test cluster did not start (make deps installs it)"
+	echo "run.sh: not ok - PostgreSQL test cluster did not start" >>"$work/fails"
 	failed=$((failed + 1))
 	unset IH_PG_URI
 fi
@@ -218,6 +225,12 @@ while [ "$running" -gt 0 ]; do
 	running=$((running - 1))
 done
 
+# Every failure again, named by its program, so that the end of a long
+# log (all a CI page may keep) still says what failed.
+if [ "$failed" -gt 0 ]; then
+	echo "# failed, each named by its program:"
+	sed 's/^/#   /' "$work/fails"
+fi
 # Every skip again, with its reason, just above the closing line.
 if [ "$skipped" -gt 0 ]; then
 	echo "# skipped, each with its reason:"
