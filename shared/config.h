@@ -36,8 +36,8 @@
  *
  * The sources are read elsewhere: config_vars.h (the environment and the
  * file parsed into NAME=value pairs), config_file.h (the file's cache)
- * and settings.h (their order, the one place that builds the list).
- * config.h includes config_source.h, so its readers look names up too.
+ * and settings.h (their order, the one place that builds the list);
+ * config_source.h, which this includes, looks a name up in them.
  */
 #ifndef IH_CONFIG_H
 #define IH_CONFIG_H
