@@ -29,6 +29,33 @@ want(struct provider_memo *m, const char *key)
 }
 
 /*
+ * Writes "$.key" into path (len bytes).  Returns 0 for a key that is not
+ * letters, digits and '_' alone (json_path_text() would read it
+ * otherwise: not here) or too long.  By hand, not strspn() and
+ * snprintf(): this runs for each key of every request.
+ */
+static int
+key_path(const char *key, char *path, size_t len)
+{
+	size_t i;
+	char c;
+
+	if (len < 3)
+		return 0;
+	path[0] = '$';
+	path[1] = '.';
+	for (i = 0; key[i] != '\0'; i++) {
+		c = key[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '_') || i + 3 > len - 1)
+			return 0;
+		path[i + 2] = c;
+	}
+	path[i + 2] = '\0';
+	return 1;
+}
+
+/*
  * The memo's keys and p's object in one json_extract() pass.  Returns 0
  * when the wants do not fit (the caller reads the keys alone).
  */
@@ -46,12 +73,7 @@ with_object(struct provider_memo *m, const struct provider *p,
 	if (!p->map_rule(&ev, &m->rule))
 		return 0;
 	for (i = 0; i < m->n; i++) {
-		/* A key json_path_text() would read otherwise: not here. */
-		if (strspn(m->keys[i], "abcdefghijklmnopqrstuvwxyz"
-		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
-		    strlen(m->keys[i]) || snprintf(m->paths[i],
-		    sizeof(m->paths[i]), "$.%s", m->keys[i]) >=
-		    (int)sizeof(m->paths[i]))
+		if (!key_path(m->keys[i], m->paths[i], sizeof(m->paths[i])))
 			return 0;
 		m->w[i].path = m->paths[i];
 		m->w[i].raw = 0;
