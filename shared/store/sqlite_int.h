@@ -24,7 +24,7 @@
  * status change never rewrites it; NULL once purged.  For statements on
  * events that name the table events (no alias).
  */
-#define SQ_MANY_MAX	64	/* sq_record_many()'s at most (store_many.c's) */
+#define SQ_MANY_MAX	64	/* sq_record_many()'s most (store_many.c) */
 #define SQ_PAYLOAD	"(SELECT payload FROM payloads WHERE event = events.id)"
 #define SQ_PAYLOAD_LEN \
 	"(SELECT length(payload) FROM payloads WHERE event = events.id)"
