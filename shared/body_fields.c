@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "ih.h"
 #include "json.h"
 #include "object.h"
@@ -138,7 +139,13 @@ provider_memo_fill(struct provider_memo *m, const struct provider *p,
 	want(m, p->source_account_key);
 	if (m->n == 0)
 		return;
-	if (p->map_rule != NULL && with_object(m, p, pr))
+	/*
+	 * The object too where this process may run the switch on these
+	 * bytes (ingest.c, found_on_receipt()); in worker mode idemhook work
+	 * does, from the stored payload, so the receipt reads the keys alone.
+	 */
+	if (p->map_rule != NULL && (pr->cfg == NULL ||
+	    pr->cfg->mode != CONFIG_MODE_WORKER) && with_object(m, p, pr))
 		return;
 	m->rc = json_fields(pr->json, pr->req->body, pr->req->body_len,
 	    m->keys, m->n, m->vals);

@@ -222,7 +222,9 @@ struct provider {
 /*
  * Reads p's body_keys, version_key and source_account_key from pr's
  * body in one pass into m (m->rc -1 when it could not, e.g. out of
- * memory: each reader then parses for itself).  provider_memo_free()
+ * memory: each reader then parses for itself), and the object p's
+ * switch maps (provider_memo_found()) unless pr->cfg says worker mode,
+ * where this process never runs the switch.  provider_memo_free()
  * frees the values.
  */
 void	provider_memo_fill(struct provider_memo *m, const struct provider *p,
