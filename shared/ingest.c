@@ -182,10 +182,6 @@ under_docroot(const struct ingest *in, char *err, size_t errlen)
 }
 
 /*
- * under_docroot(), remembered for the same inputs (document roots, store,
- * settings file) during INGEST_DOCROOT_MS.
- */
-/*
  * Appends s (NULL: nothing) and a newline to key, of cap bytes, at *len.
  * Returns 0 when it does not fit.  Not snprintf(): this runs for every
  * request (make bench-pages).
@@ -215,6 +211,10 @@ docroot_said(const struct ingest *in, char *err, size_t errlen)
 	return in->dr_bad;
 }
 
+/*
+ * under_docroot(), remembered for the same inputs (document roots, store,
+ * settings file) during INGEST_DOCROOT_MS.
+ */
 static int
 under_docroot_cached(struct ingest *in, char *err, size_t errlen)
 {
