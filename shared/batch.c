@@ -318,9 +318,9 @@ end:
 
 /*
  * Can the run's inserts go together (record_many)?  Where the store
- * waits no round trip per statement (SQLite), or an event needs the
- * answer of one before the next (a replay check, a claim by order key,
- * a held event replaced), or the leases differ, no.
+ * cannot, or an event needs the answer of one before the next (a replay
+ * check, a claim by order key, a held event replaced), or the leases
+ * differ, no.
  */
 static int
 many_ok(struct batch_writer *w, struct ingest **ins, size_t n,
@@ -342,8 +342,8 @@ many_ok(struct batch_writer *w, struct ingest **ins, size_t n,
 }
 
 /*
- * Inside tx (PostgreSQL): the inserts of the whole run sent together,
- * with one wait for all their answers, then each event's switch.  No
+ * Inside tx: the inserts of the whole run sent together, with one wait
+ * for all their answers on PostgreSQL, then each event's switch.  No
  * savepoint each: any failure answers it, and the caller rolls back and
  * records the run again one event at a time (record_one()), where a bad
  * event fails alone.

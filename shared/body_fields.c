@@ -8,10 +8,10 @@
  * switch's own parse (provider_map()) is left to events processed
  * elsewhere.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "ih.h"
 #include "json.h"
 #include "object.h"
@@ -31,12 +31,31 @@ want(struct provider_memo *m, const char *key)
 	m->keys[m->n++] = key;
 }
 
-/* Is key a name json_path_text() reads as "$.key"? */
+/*
+ * Writes "$.key" into path (len bytes).  Returns 0 for a key that is not
+ * letters, digits and '_' alone (json_path_text() would read it
+ * otherwise: not here) or too long.  By hand, not strspn() and
+ * snprintf(): this runs for each key of every request.
+ */
 static int
-plain_key(const char *key)
+key_path(const char *key, char *path, size_t len)
 {
-	return strspn(key, "abcdefghijklmnopqrstuvwxyz"
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == strlen(key);
+	size_t i;
+	char c;
+
+	if (len < 3)
+		return 0;
+	path[0] = '$';
+	path[1] = '.';
+	for (i = 0; key[i] != '\0'; i++) {
+		c = key[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '_') || i + 3 > len - 1)
+			return 0;
+		path[i + 2] = c;
+	}
+	path[i + 2] = '\0';
+	return 1;
 }
 
 /*
@@ -95,14 +114,19 @@ set_wants(struct provider_memo *m, const struct provider *p,
 			m->w[i].path = m->keys[i];
 			continue;
 		}
-		if (!plain_key(m->keys[i]) || snprintf(m->paths[i],
-		    sizeof(m->paths[i]), "$.%s", m->keys[i]) >=
-		    (int)sizeof(m->paths[i]))
+		if (!key_path(m->keys[i], m->paths[i], sizeof(m->paths[i])))
 			return 0;
 		m->w[i].path = m->paths[i];
 	}
 	nw = m->n;
-	if (p->map_paths != NULL && p->map_rule != NULL) {
+	/*
+	 * The object's paths too where this process may run the switch on
+	 * these bytes (ingest.c, found_on_receipt()); in worker mode idemhook
+	 * work does, from the stored payload, so the receipt reads the keys
+	 * alone.
+	 */
+	if (p->map_paths != NULL && p->map_rule != NULL &&
+	    (pr->cfg == NULL || pr->cfg->mode != CONFIG_MODE_WORKER)) {
 		memset(r, 0, sizeof(r));
 		nr = p->map_paths(pr, r, PROVIDER_RULES);
 	}

@@ -210,10 +210,22 @@ config_env_name_len(const char *entry)
 {
 	const char *eq;
 
-	if (strncmp(entry, "IDEMHOOK_", 9) != 0)
+	if (entry[0] != 'I' || strncmp(entry, "IDEMHOOK_", 9) != 0)
 		return 0;
 	eq = strchr(entry, '=');
 	return eq != NULL ? (size_t)(eq - entry) : 0;
+}
+
+const char *
+config_env_get(char *const *envp, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (; envp != NULL && *envp != NULL; envp++)
+		if ((*envp)[0] == name[0] && strncmp(*envp, name, len) == 0 &&
+		    (*envp)[len] == '=')
+			return *envp + len + 1;
+	return NULL;
 }
 
 int

@@ -42,6 +42,15 @@ struct config_vars {
 size_t	config_env_name_len(const char *entry);
 
 /*
+ * The value of name in envp (environ-style, NULL-terminated; NULL
+ * itself: none), as FCGX_GetParam() finds it: the first entry "name=...",
+ * or NULL.  Entries whose first byte differs are passed over without a
+ * string comparison: a request looks up about ten names among some
+ * twenty parameters (make bench-pages).
+ */
+const char *config_env_get(char *const *envp, const char *name);
+
+/*
  * Copies every IDEMHOOK_* entry of env (an environ-style array) into v.
  * Returns IH_OK or IH_ENOMEM; on failure v is empty.
  */

@@ -182,6 +182,36 @@ under_docroot(const struct ingest *in, char *err, size_t errlen)
 }
 
 /*
+ * Appends s (NULL: nothing) and a newline to key, of cap bytes, at *len.
+ * Returns 0 when it does not fit.  Not snprintf(): this runs for every
+ * request (make bench-pages).
+ */
+static int
+key_add(char *key, size_t cap, size_t *len, const char *s)
+{
+	size_t n = s != NULL ? strlen(s) : 0;
+
+	if (n + 2 > cap - *len)
+		return 0;
+	memcpy(key + *len, s != NULL ? s : "", n);
+	key[*len + n] = '\n';
+	key[*len + n + 1] = '\0';
+	*len += n + 1;
+	return 1;
+}
+
+/* Copies the remembered verdict's message into err. */
+static int
+docroot_said(const struct ingest *in, char *err, size_t errlen)
+{
+	if (in->dr_err[0] == '\0' && errlen > 0)
+		err[0] = '\0';
+	else
+		snprintf(err, errlen, "%s", in->dr_err);
+	return in->dr_bad;
+}
+
+/*
  * under_docroot(), remembered for the same inputs (document roots, store,
  * settings file) during INGEST_DOCROOT_MS.
  */
@@ -189,29 +219,24 @@ static int
 under_docroot_cached(struct ingest *in, char *err, size_t errlen)
 {
 	char key[sizeof(in->dr_key)];
-	const char *dr, *cdr;
+	size_t n = 0;
 	double age;
-	int n;
 
-	dr = io_param(&in->io, "DOCUMENT_ROOT");
-	cdr = io_param(&in->io, "CONTEXT_DOCUMENT_ROOT");
-	n = snprintf(key, sizeof(key), "%s\n%s\n%s\n%s", dr ? dr : "",
-	    cdr ? cdr : "", in->cfg.db_path ? in->cfg.db_path : "",
-	    in->file_path);
-	if (n < 0 || (size_t)n >= sizeof(key))
+	if (!key_add(key, sizeof(key), &n, io_param(&in->io,
+	    "DOCUMENT_ROOT")) || !key_add(key, sizeof(key), &n,
+	    io_param(&in->io, "CONTEXT_DOCUMENT_ROOT")) ||
+	    !key_add(key, sizeof(key), &n, in->cfg.db_path) ||
+	    !key_add(key, sizeof(key), &n, in->file_path))
 		return under_docroot(in, err, errlen);
 	age = (double)(in->t0 - in->dr_at) / 1e6;
 	if (age >= 0 && age < INGEST_DOCROOT_MS &&
-	    strcmp(key, in->dr_key) == 0) {
-		snprintf(err, errlen, "%s", in->dr_err);
-		return in->dr_bad;
-	}
+	    memcmp(key, in->dr_key, n + 1) == 0)
+		return docroot_said(in, err, errlen);
 	in->dr_err[0] = '\0';
 	in->dr_bad = under_docroot(in, in->dr_err, sizeof(in->dr_err));
-	memcpy(in->dr_key, key, (size_t)n + 1);
+	memcpy(in->dr_key, key, n + 1);
 	in->dr_at = in->t0;
-	snprintf(err, errlen, "%s", in->dr_err);
-	return in->dr_bad;
+	return docroot_said(in, err, errlen);
 }
 
 /* Names an unusable body by its digest, with the type "unusable". */

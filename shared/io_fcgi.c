@@ -3,6 +3,7 @@
 
 #include <fcgiapp.h>
 
+#include "config_vars.h"
 #include "io.h"
 #include "log.h"
 
@@ -11,7 +12,8 @@ param_fcgi(void *arg, const char *name)
 {
 	FCGX_Request *fx = arg;
 
-	return FCGX_GetParam(name, fx->envp);
+	/* FCGX_GetParam()'s search, quicker (config_vars.h). */
+	return config_env_get(fx->envp, name);
 }
 
 static size_t

@@ -19,6 +19,7 @@
 #include "utf8.h"
 
 #define JSON_NUM_DIGITS	320	/* significant digits kept to test range */
+#define JSON_FEW_KEYS	16	/* keys compared pair by pair, at most */
 
 /*
  * Eight bytes at a time: are all of them ASCII, none NUL?  (A byte is
@@ -227,9 +228,30 @@ sift(const struct json *js, uint32_t *k, size_t root, size_t n)
 }
 
 /*
- * Does any key repeat among the n at k?  A heap sort in place: no
- * memory beyond the keys, and n log n comparisons whatever the keys
- * (no hash for a body to flood).
+ * A small object's keys compared pair by pair, each key's text found
+ * once: the heap sort below looks each key up again at every
+ * comparison, which cost more than the whole test for the few keys of
+ * a typical object (make bench-pages).
+ */
+static int
+few_keys_repeat(const struct json *js, const uint32_t *k, size_t n)
+{
+	const char *s[JSON_FEW_KEYS];
+	size_t len[JSON_FEW_KEYS], i, j;
+
+	for (i = 0; i < n; i++)
+		s[i] = key_text(js, k[i], &len[i]);
+	for (i = 1; i < n; i++)
+		for (j = 0; j < i; j++)
+			if (len[i] == len[j] && memcmp(s[i], s[j], len[i]) == 0)
+				return 1;
+	return 0;
+}
+
+/*
+ * Does any key repeat among the n at k?  Up to JSON_FEW_KEYS, pair by
+ * pair; beyond, a heap sort in place: no memory beyond the keys, and n
+ * log n comparisons whatever the keys (no hash for a body to flood).
  */
 int
 json_keys_repeat(const struct json *js, uint32_t *k, size_t n)
@@ -239,6 +261,8 @@ json_keys_repeat(const struct json *js, uint32_t *k, size_t n)
 
 	if (n < 2)
 		return 0;
+	if (n <= JSON_FEW_KEYS)
+		return few_keys_repeat(js, k, n);
 	for (i = n / 2; i-- > 0;)
 		sift(js, k, i, n);
 	for (i = n - 1; i > 0; i--) {

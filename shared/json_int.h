@@ -105,7 +105,7 @@ int	json_number_finite(const char *t, size_t n);
 
 /*
  * Returns 1 when a key repeats among the n key offsets at k (sorted in
- * place), else 0.
+ * place when there are many), else 0.
  */
 int	json_keys_repeat(const struct json *js, uint32_t *k, size_t n);
 

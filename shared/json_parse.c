@@ -193,8 +193,21 @@ on_number(void *ctx, const char *t, size_t n)
 	struct json *js = ctx;
 	char buf[32], out[32];
 	long long v;
+	size_t i;
 	int k;
 
+	/*
+	 * The common case, a plain integer of at most 18 digits: finite,
+	 * in 64 bits and already as %lld prints it (JSON has no leading
+	 * zeros; "-0" is left to the general way, which prints "0").
+	 */
+	i = n > 0 && t[0] == '-';
+	if (n > i && n - i <= 18 && !(n == 2 && i == 1 && t[1] == '0')) {
+		while (i < n && t[i] >= '0' && t[i] <= '9')
+			i++;
+		if (i == n)
+			return value(js, 0, t, n) && next(js);
+	}
 	if (!json_number_finite(t, n))
 		return stop(js, IH_EBODY);
 	if (n >= sizeof(buf))

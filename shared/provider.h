@@ -246,8 +246,10 @@ struct provider {
 /*
  * Reads p's body_keys, version_key and source_account_key from pr's
  * body in one pass into m, with the paths of the rules p->map_paths
- * gives (m->rc -1 when it could not, e.g. out of memory: each reader
- * then parses for itself).  provider_memo_free() frees the values.
+ * gives unless pr->cfg says worker mode, where this process never runs
+ * the switch (m->rc -1 when it could not, e.g. out of memory: each
+ * reader then parses for itself).  provider_memo_free() frees the
+ * values.
  */
 void	provider_memo_fill(struct provider_memo *m, const struct provider *p,
 	    const struct provider_req *pr);

@@ -13,6 +13,7 @@
 #include "account_name.h"
 #include "config.h"
 #include "config_find.h"
+#include "config_vars.h"
 #include "harden.h"
 #include "ih.h"
 #include "log.h"
@@ -138,17 +139,6 @@ struct params {
 	char			**envp;
 };
 
-static const char *
-param_get(char **envp, const char *name)
-{
-	size_t len = strlen(name);
-
-	for (; envp != NULL && *envp != NULL; envp++)
-		if (strncmp(*envp, name, len) == 0 && (*envp)[len] == '=')
-			return *envp + len + 1;
-	return NULL;
-}
-
 /*
  * Whoever can reach the socket can send parameters, so none of them may
  * choose a command, a mode, the store or a limit: only IDEMHOOK_CONFIG,
@@ -172,7 +162,7 @@ param_setting(void *arg, const char *name)
 
 	if (pa->envp == NULL || !param_allowed(pa->s, name))
 		return NULL;
-	return param_get(pa->envp, name);
+	return config_env_get(pa->envp, name);
 }
 
 /*

@@ -39,7 +39,10 @@ void	verify_first_use(const char *db);
 
 /*
  * Computes HMAC-SHA256 keyed with key over the concatenation of parts.
- * Returns IH_OK, or IH_EINVAL if OpenSSL fails.
+ * Returns IH_OK, or IH_EINVAL if OpenSSL fails.  Each thread keeps its
+ * context keyed with the last key it used (up to 256 bytes), with a
+ * copy of that key to know it again, both cleansed and freed when the
+ * thread ends: the same key again is not keyed anew.
  */
 int	verify_hmac_sha256(const void *key, size_t keylen,
 	    const struct verify_part *parts, size_t nparts,

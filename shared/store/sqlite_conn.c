@@ -221,6 +221,7 @@ static const struct store_ops sq_ops = {
 	.rollback = sq_rollback,
 	.savepoint = sq_savepoint,
 	.record = sq_record,
+	.record_many = sq_record_many,
 	.release_held = sq_release_held,
 	.attempt_start = sq_attempt_start,
 	.replay_of = sq_replay_of,

@@ -24,6 +24,7 @@
  * status change never rewrites it; NULL once purged.  For statements on
  * events that name the table events (no alias).
  */
+#define SQ_MANY_MAX	64	/* sq_record_many()'s most (store_many.c) */
 #define SQ_PAYLOAD	"(SELECT payload FROM payloads WHERE event = events.id)"
 #define SQ_PAYLOAD_LEN \
 	"(SELECT length(payload) FROM payloads WHERE event = events.id)"
@@ -70,6 +71,12 @@ struct sq {
 	 * statement and sq_fail_job() turns to failed; 0 after any other.
 	 */
 	int64_t		 done_row;
+	/*
+	 * The events sq_record_many() inserted done in this transaction,
+	 * which sq_complete() and sq_fail_job() treat as done_row.
+	 */
+	int64_t		 done_many[SQ_MANY_MAX];
+	size_t		 ndone_many;
 	int		 sync_durable;	/* the configured level: 2 or 1 */
 	int		 sync_now;	/* the connection's level now */
 	struct sqsync	*shared;	/* SHARED: the cross-process sync */
@@ -201,6 +208,9 @@ int	sq_versions(struct store *, const char *, int64_t, int64_t,
 /* sqlite_record.c */
 int	sq_record(struct store *, const struct event *, int64_t,
 	    const char *, int64_t, struct store_result *, char *, size_t);
+int	sq_record_many(struct store *, const struct event *const *, size_t,
+	    int64_t, const char *const *, const int *, int64_t,
+	    struct store_result *, char *, size_t);
 int	sq_attempt_start(struct store *, int64_t, int64_t, int64_t *, char *,
 	    size_t);
 int	sq_replay_of(struct store *, const struct event *, const char *,

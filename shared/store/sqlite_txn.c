@@ -20,6 +20,7 @@ sq_begin(struct store *base, enum store_durability d, char *err,
 	if (st->distrusted)
 		st->distrusted = sqtrust_recheck(st->db);
 	st->done_row = 0;
+	st->ndone_many = 0;
 	/* SHARED: written at NORMAL, synced by sq_commit (sqlite_sync.h). */
 	st->tx_shared = d == STORE_DURABLE && st->shared != NULL;
 	if (st->tx_shared)

@@ -1,7 +1,9 @@
 /*
  * store_many.h -- several deliveries recorded with one wait for all their
  * inserts' answers, where a round trip per statement is what costs
- * (PostgreSQL's pipeline mode); shared/batch.c's group commit uses it.
+ * (PostgreSQL's pipeline mode), and without a savepoint each, where the
+ * savepoints are what costs (SQLite: two statements per event);
+ * shared/batch.c's group commit uses it.
  *
  * Ownership: the caller's events, owners and jobs, as store.h's record
  * calls.  Limits: 64 events at once.  Failure: there is no savepoint per
@@ -17,12 +19,13 @@
  * Inside tx: store_record_claim() for the n events of evs (at most 64)
  * at once, owners[i] NULL recording evs[i] unclaimed, where the backend
  * can send their inserts together and wait once for all the answers
- * (PostgreSQL's pipeline).  No savepoint each: when any of them fails,
- * so does the transaction (IH_ESTORE), and the caller rolls it back and
- * records the events one at a time.  An event replacing a held one
- * (struct event's replaces_held) is for store_record_claim().  Returns
- * IH_EINVAL, changing nothing, when the backend cannot (SQLite, whose
- * statements cost no round trip): store_record_many_ok() says so first.
+ * (PostgreSQL's pipeline; SQLite runs them one after the other).  No
+ * savepoint each: when any of them fails, so does the transaction
+ * (IH_ESTORE), and the caller rolls it back and records the events one
+ * at a time.  An event replacing a held one (struct event's
+ * replaces_held) is for store_record_claim().  Returns IH_EINVAL,
+ * changing nothing, when the backend cannot: store_record_many_ok()
+ * says so first.
  */
 int	store_record_claim_many(struct store *st, struct store_txn *tx,
 	    const struct event *const *evs, size_t n, int64_t now_ms,

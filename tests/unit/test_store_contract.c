@@ -889,7 +889,7 @@ console_reads(void **state)
 
 /*
  * Several records with one wait for their answers (PostgreSQL; SQLite
- * says it cannot): new events claimed in their inserts with attempt 1,
+ * runs them one after the other): new events claimed in their inserts with attempt 1,
  * one left unclaimed, a duplicate inside the batch; done of a claimed
  * one (deferred on PostgreSQL) completes it; and a done whose event is
  * gone fails, at the latest at the commit.
@@ -960,6 +960,56 @@ many_at_once(void **state)
 	assert_int_equal(count(f->st, NULL), 2);
 }
 
+/*
+ * A batch of events inserted done together (store_record_done_many(),
+ * both backends): each has its first attempt; each is completed, or
+ * failed by its switch, without a lease said lost, as store_record_done()
+ * one at a time would have it.
+ */
+static void
+many_done(void **state)
+{
+	struct unit_store *f = *state;
+	struct event evs[3];
+	const struct event *pe[3];
+	const char *owners[3] = { "me", "me", "me" };
+	const int done[3] = { 1, 1, 1 };
+	struct store_result res[3];
+	struct store_job jobs[3], *pj[3];
+	struct store_txn *tx;
+	char err[STORE_ERR_MAX];
+	int i;
+
+	evs[0] = unit_event("evt_md1");
+	evs[1] = unit_event("evt_md2");
+	evs[2] = unit_event("evt_md3");
+	for (i = 0; i < 3; i++) {
+		pe[i] = &evs[i];
+		pj[i] = &jobs[i];
+	}
+	assert_int_equal(store_begin_many(f->st, STORE_DURABLE, &tx, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_record_done_many(f->st, tx, pe, 3, 1000,
+	    owners, done, 30000, res, pj, err, sizeof(err)), IH_OK);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(res[i].duplicate, 0);
+		assert_true(jobs[i].ev.rowid == res[i].rowid);
+		assert_int_equal(jobs[i].seq, 1);
+	}
+	assert_int_equal(store_complete(f->st, tx, &jobs[0], "me", 2000, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_fail(f->st, tx, &jobs[1], "me",
+	    "switch failed", 4000, 0, 2000, err, sizeof(err)), IH_OK);
+	assert_int_equal(store_complete(f->st, tx, &jobs[2], "me", 2000, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_commit(tx, err, sizeof(err)), IH_OK);
+	assert_string_equal(show(f->st, "evt_md1").status, "done");
+	assert_string_equal(show(f->st, "evt_md2").status, "failed");
+	assert_string_equal(show(f->st, "evt_md3").status, "done");
+	for (i = 0; i < 3; i++)
+		store_job_free(&jobs[i]);
+}
+
 /* The kept headers alone, as recorded; "" for none; no such row. */
 static void
 kept_headers_alone(void **state)
@@ -994,6 +1044,7 @@ kept_headers_alone(void **state)
 	UNIT_STORE_CASE(rollback_leaves_nothing, setup), \
 	UNIT_STORE_CASE(batch_reports_each, setup), \
 	UNIT_STORE_CASE(many_at_once, setup), \
+	UNIT_STORE_CASE(many_done, setup), \
 	UNIT_STORE_CASE(savepoints_undo_alone, setup), \
 	UNIT_STORE_CASE(claim_lease_and_takeover, setup), \
 	UNIT_STORE_CASE(thin_fetch_modes, setup), \

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include "ih.h"
 #include "verify.h"
@@ -43,6 +45,42 @@ hmac_parts_equal_whole(void **state)
 	assert_memory_equal(a, b, 32);
 	/* An empty key is legal HMAC, and must not crash. */
 	assert_int_equal(verify_hmac_sha256("", 0, &whole, 1, a), IH_OK);
+}
+
+/*
+ * Each thread keeps its context keyed with the last key: another key of
+ * the same length (one byte apart), a key too long to keep, an empty one
+ * and the first again each give what OpenSSL's one-shot HMAC() gives.
+ */
+static void
+hmac_key_changes(void **state)
+{
+	unsigned char a[48], b[48], longkey[300];
+	const unsigned char *keys[6];
+	size_t lens[6], i;
+	struct verify_part part = { "the same message", 16 };
+	unsigned char mac[32], want[EVP_MAX_MD_SIZE];
+	unsigned int wlen;
+
+	(void)state;
+	memset(a, 'a', sizeof(a));
+	memcpy(b, a, sizeof(b));
+	b[47] = 'b';
+	memset(longkey, 'k', sizeof(longkey));
+	keys[0] = a; lens[0] = sizeof(a);
+	keys[1] = b; lens[1] = sizeof(b);
+	keys[2] = a; lens[2] = sizeof(a);
+	keys[3] = longkey; lens[3] = sizeof(longkey);
+	keys[4] = (const unsigned char *)""; lens[4] = 0;
+	keys[5] = a; lens[5] = 47;
+	for (i = 0; i < 6; i++) {
+		assert_int_equal(verify_hmac_sha256(keys[i], lens[i], &part, 1,
+		    mac), IH_OK);
+		assert_non_null(HMAC(EVP_sha256(), keys[i], (int)lens[i],
+		    (const unsigned char *)part.p, part.len, want, &wlen));
+		assert_int_equal(wlen, 32);
+		assert_memory_equal(mac, want, 32);
+	}
 }
 
 static void
@@ -174,6 +212,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(hmac_github_vector),
 		cmocka_unit_test(hmac_parts_equal_whole),
+		cmocka_unit_test(hmac_key_changes),
 		cmocka_unit_test(hex_decode_table),
 		cmocka_unit_test(b64_decode_table),
 		cmocka_unit_test(equal_checks_length),
