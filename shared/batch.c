@@ -235,11 +235,13 @@ plan(const struct ingest *in, int claim_free, int *after, int *within,
 /*
  * Inside tx, once in's new event is recorded (and claimed when in->job
  * has its row): the switch within the transaction, or the hand-over to
- * processing after the answer.
+ * processing after the answer.  sp: the switch in a savepoint of its own
+ * (dispatch_within()); else a failed switch fails the call, for the
+ * caller to undo.
  */
 static int
 after_record(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
-    struct rec *r, int within, int *claim_free, const char *owner,
+    struct rec *r, int within, int sp, int *claim_free, const char *owner,
     char *err, size_t errlen)
 {
 	struct dispatch d;
@@ -250,7 +252,7 @@ after_record(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
 		ingest_job_borrow(in);
 		dispatch_for(w, &in->cfg, owner, &d);
 		d.log = ingest_deferred(in);
-		rc = dispatch_within(&d, tx, &in->job, &done, err, errlen);
+		rc = dispatch_within(&d, tx, &in->job, sp, &done, err, errlen);
 		r->within = rc == IH_OK && done;
 		/* A failed switch leaves the event due: a drain takes it. */
 		in->later = rc == IH_OK && !done;
@@ -283,17 +285,21 @@ unrecord(struct ingest *in, struct rec *r)
 /*
  * Inside tx, in a savepoint of its own: one delivery.  Returns IH_OK
  * (r->rc says how the delivery itself went) or IH_ESTORE when the
- * transaction itself failed.
+ * transaction itself failed.  sp 0 (record_bare()): no savepoint, and
+ * any failure, the delivery's own too, is returned for the caller to
+ * undo with the whole transaction, r->detail saying why.
  */
 static int
 record_one(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
-    struct rec *r, int *claim_free, const char *owner)
+    struct rec *r, int sp, int *claim_free, const char *owner)
 {
 	char err[STORE_ERR_MAX];
 	int after, within, claim, rc;
 
 	memset(r, 0, sizeof(*r));
-	rc = store_savepoint(tx, STORE_SP_OPEN, r->detail, sizeof(r->detail));
+	err[0] = '\0';
+	rc = sp ? store_savepoint(tx, STORE_SP_OPEN, r->detail,
+	    sizeof(r->detail)) : IH_OK;
 	if (rc != IH_OK)
 		return rc;
 	rc = replay_check(w, tx, in, r, err, sizeof(err));
@@ -304,9 +310,14 @@ record_one(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
 	    sizeof(err));
 	if (rc != IH_OK || r->res.duplicate || !after)
 		goto end;
-	rc = after_record(w, tx, in, r, within, claim_free, owner, err,
+	rc = after_record(w, tx, in, r, within, sp, claim_free, owner, err,
 	    sizeof(err));
 end:
+	if (!sp) {
+		if (rc != IH_OK)
+			snprintf(r->detail, sizeof(r->detail), "%s", err);
+		return rc;
+	}
 	if (rc == IH_OK)
 		return store_savepoint(tx, STORE_SP_KEEP, r->detail,
 		    sizeof(r->detail));
@@ -383,11 +394,63 @@ record_many(struct batch_writer *w, struct store_txn *tx, struct ingest **ins,
 		recs[i].res = res[i];
 		if (!res[i].duplicate && after[i])
 			rc = after_record(w, tx, ins[i], &recs[i], within[i],
-			    &claim_free, owner, err, errlen);
+			    1, &claim_free, owner, err, errlen);
 	}
 	if (rc != IH_OK)
 		for (i = 0; i < n; i++)
 			unrecord(ins[i], &recs[i]);
+	return rc;
+}
+
+/*
+ * Can the run go without a savepoint per delivery (record_bare())?  On
+ * SQLite, whose statements wait no round trip (PostgreSQL sends the
+ * run's inserts together instead: record_many()), when no event needs
+ * the answer of an earlier one (a replay check, a held event replaced).
+ */
+static int
+bare_ok(struct batch_writer *w, struct ingest **ins, size_t n)
+{
+	size_t i;
+
+	if (store_record_many_ok(w->slot.st) || w->p->type_unsigned)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (ins[i]->ev.replaces_held)
+			return 0;
+	return 1;
+}
+
+/*
+ * Inside tx: the run's deliveries, with no savepoint each.  A savepoint
+ * costs two statements and, on SQLite, a copy of every page already
+ * written in the transaction that it writes again; a run rarely has a
+ * delivery that fails.  When one does (its switch included), the caller
+ * rolls tx back and records the run again one savepoint each
+ * (record_one() with sp), where it fails alone.
+ */
+static int
+record_bare(struct batch_writer *w, struct store_txn *tx, struct ingest **ins,
+    size_t n, struct rec *recs, int claim_free, const char *owner,
+    char *err, size_t errlen)
+{
+	size_t kept[BATCH_MAX], i, j;
+	int rc = IH_OK;
+
+	for (i = 0; rc == IH_OK && i < n; i++) {
+		/* Lines from before the run (the store's) stay. */
+		kept[i] = ins[i]->deferred_len;
+		rc = record_one(w, tx, ins[i], &recs[i], 0, &claim_free,
+		    owner);
+		if (rc == IH_OK)
+			continue;
+		snprintf(err, errlen, "%.*s", (int)(STORE_ERR_MAX - 1),
+		    recs[i].detail);
+		for (j = 0; j <= i; j++) {
+			unrecord(ins[j], &recs[j]);
+			ins[j]->deferred_len = kept[j];
+		}
+	}
 	return rc;
 }
 
@@ -433,7 +496,7 @@ record_run(struct batch_writer *w, struct ingest **ins, size_t n)
 	struct dispatch d;
 	char owner[128], err[STORE_ERR_MAX];
 	size_t i;
-	int claim_free, many, rc;
+	int bare, claim_free, many, together, rc;
 
 	if (open_store(w, ins[0]) != IH_OK) {
 		for (i = 1; i < n; i++)
@@ -446,20 +509,23 @@ record_run(struct batch_writer *w, struct ingest **ins, size_t n)
 	    processing_idle(w->proc);
 	fault_point("before-commit");
 	many = many_ok(w, ins, n, claim_free);
+	bare = !many && bare_ok(w, ins, n);
 	rc = many ? store_begin_many(w->slot.st, STORE_DURABLE, &tx, err,
 	    sizeof(err)) : store_begin(w->slot.st, STORE_DURABLE, &tx, err,
 	    sizeof(err));
-	many = many && rc == IH_OK;
-	if (many && record_many(w, tx, ins, n, recs, claim_free, owner, err,
-	    sizeof(err)) != IH_OK) {
+	together = rc == IH_OK && (many || bare);
+	if (together && (many ? record_many(w, tx, ins, n, recs, claim_free,
+	    owner, err, sizeof(err)) : record_bare(w, tx, ins, n, recs,
+	    claim_free, owner, err, sizeof(err))) != IH_OK) {
 		/* Anew, one at a time: a bad event must not fail the others. */
 		store_rollback(tx);
-		many = 0;
+		together = 0;
 		rc = store_begin(w->slot.st, STORE_DURABLE, &tx, err,
 		    sizeof(err));
 	}
-	for (i = 0; rc == IH_OK && !many && i < n; i++) {
-		rc = record_one(w, tx, ins[i], &recs[i], &claim_free, owner);
+	for (i = 0; rc == IH_OK && !together && i < n; i++) {
+		rc = record_one(w, tx, ins[i], &recs[i], 1, &claim_free,
+		    owner);
 		if (rc != IH_OK)
 			snprintf(err, sizeof(err), "%s", recs[i].detail);
 	}

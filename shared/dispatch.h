@@ -155,9 +155,16 @@ int	dispatch_has_actions(const struct config *cfg,
  * *done says which; the caller logs done with dispatch_within_done() once
  * tx has committed.
  * Returns IH_OK, or IH_ESTORE when tx itself failed.
+ *
+ * sp 0: the caller holds a savepoint of its own (or the transaction
+ * alone) over the record and the switch, and undoes it all when the
+ * switch fails, so none is opened here (two statements, and copies of
+ * the pages the switch writes, per event).  A failed switch then
+ * returns its own code with nothing marked: the caller must undo and
+ * record the event again, where this runs with sp 1.
  */
 int	dispatch_within(const struct dispatch *d, struct store_txn *tx,
-	    const struct store_job *job, int *done, char *err,
+	    const struct store_job *job, int sp, int *done, char *err,
 	    size_t errlen);
 void	dispatch_within_done(const struct dispatch *d,
 	    const struct store_job *job);

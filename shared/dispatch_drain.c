@@ -57,7 +57,8 @@ drain_batch(const struct dispatch *d, long want, long *n, char *err,
 		 */
 		if (!within[k++])
 			break;
-		rc = dispatch_within(d, tx, &jobs[k - 1], &done, err, errlen);
+		rc = dispatch_within(d, tx, &jobs[k - 1], 1, &done, err,
+		    errlen);
 		/* A failed switch was logged and its event marked failed. */
 		if (rc == IH_OK && !done)
 			within[k - 1] = -1;
