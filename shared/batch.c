@@ -404,9 +404,8 @@ record_many(struct batch_writer *w, struct store_txn *tx, struct ingest **ins,
 
 /*
  * Can the run go without a savepoint per delivery (record_bare())?  On
- * SQLite, whose statements wait no round trip (PostgreSQL sends the
- * run's inserts together instead: record_many()), when no event needs
- * the answer of an earlier one (a replay check, a held event replaced).
+ * SQLite (PostgreSQL has record_many()), when no event needs the answer
+ * of an earlier one (a replay check, a held event replaced).
  */
 static int
 bare_ok(struct batch_writer *w, struct ingest **ins, size_t n)
