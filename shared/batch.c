@@ -355,9 +355,9 @@ many_ok(struct batch_writer *w, struct ingest **ins, size_t n,
 /*
  * Inside tx (PostgreSQL): the inserts of the whole run sent together,
  * with one wait for all their answers, then each event's switch.  No
- * savepoint each: any failure answers it, and the caller rolls back and
- * records the run again one event at a time (record_one()), where a bad
- * event fails alone.
+ * savepoint each, the switch's neither: any failure (a switch's too)
+ * answers it, and the caller rolls back and records the run again one
+ * event at a time (record_one()), where a bad event fails alone.
  */
 static int
 record_many(struct batch_writer *w, struct store_txn *tx, struct ingest **ins,
@@ -394,7 +394,7 @@ record_many(struct batch_writer *w, struct store_txn *tx, struct ingest **ins,
 		recs[i].res = res[i];
 		if (!res[i].duplicate && after[i])
 			rc = after_record(w, tx, ins[i], &recs[i], within[i],
-			    1, &claim_free, owner, err, errlen);
+			    0, &claim_free, owner, err, errlen);
 	}
 	if (rc != IH_OK)
 		for (i = 0; i < n; i++)
