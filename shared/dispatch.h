@@ -128,10 +128,13 @@ int	dispatch_job(const struct dispatch *d, struct store_job *job,
  * The one loop of the processing thread and of idemhook work.  Events
  * are claimed up to DISPATCH_BATCH per relaxed transaction, and those
  * that need nothing outside it (no action, no fetch, attempts left, at
- * most DISPATCH_WITHIN_MAX) are processed in it, each in a savepoint
- * (dispatch_within()), so that many share one commit: losing it in a
- * crash only makes them due again, their effects undone with their
- * status.  The first that needs more ends its transaction's batch and
+ * most DISPATCH_WITHIN_MAX) are processed in it (dispatch_within()),
+ * so that many share one commit: losing it in a crash only makes them
+ * due again, their effects undone with their status.  A run goes first
+ * with no savepoint per event, its switches' lines held until the
+ * commit; a switch that fails undoes it, and it runs again a savepoint
+ * each, where the failure stays with its event (a provider that
+ * forwards keeps the savepoints: its claims note a pause's state).  The first that needs more ends its transaction's batch and
  * runs after the commit, as dispatch_job() runs it.  Returns IH_OK, or
  * IH_ESTORE when the store failed.
  */
