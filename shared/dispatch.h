@@ -134,9 +134,10 @@ int	dispatch_job(const struct dispatch *d, struct store_job *job,
  * with no savepoint per event, its switches' lines held until the
  * commit; a switch that fails undoes it, and it runs again a savepoint
  * each, where the failure stays with its event (a provider that
- * forwards keeps the savepoints: its claims note a pause's state).  The first that needs more ends its transaction's batch and
- * runs after the commit, as dispatch_job() runs it.  Returns IH_OK, or
- * IH_ESTORE when the store failed.
+ * forwards keeps the savepoints: its claims note a pause's state).
+ * The first that needs more ends its transaction's batch and runs after
+ * the commit, as dispatch_job() runs it.  Returns IH_OK, or IH_ESTORE
+ * when the store failed.
  */
 int	dispatch_drain(const struct dispatch *d, long max,
 	    const volatile sig_atomic_t *stop, long *done, char *err,
