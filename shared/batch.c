@@ -235,11 +235,13 @@ plan(const struct ingest *in, int claim_free, int *after, int *within,
 /*
  * Inside tx, once in's new event is recorded (and claimed when in->job
  * has its row): the switch within the transaction, or the hand-over to
- * processing after the answer.
+ * processing after the answer.  sp: the switch in a savepoint of its own
+ * (dispatch_within()); else a failed switch fails the call, for the
+ * caller to undo.
  */
 static int
 after_record(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
-    struct rec *r, int within, int *claim_free, const char *owner,
+    struct rec *r, int within, int sp, int *claim_free, const char *owner,
     char *err, size_t errlen)
 {
 	struct dispatch d;
@@ -250,7 +252,7 @@ after_record(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
 		ingest_job_borrow(in);
 		dispatch_for(w, &in->cfg, owner, &d);
 		d.log = ingest_deferred(in);
-		rc = dispatch_within(&d, tx, &in->job, &done, err, errlen);
+		rc = dispatch_within(&d, tx, &in->job, sp, &done, err, errlen);
 		r->within = rc == IH_OK && done;
 		/* A failed switch leaves the event due: a drain takes it. */
 		in->later = rc == IH_OK && !done;
@@ -304,7 +306,7 @@ record_one(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
 	    sizeof(err));
 	if (rc != IH_OK || r->res.duplicate || !after)
 		goto end;
-	rc = after_record(w, tx, in, r, within, claim_free, owner, err,
+	rc = after_record(w, tx, in, r, within, 1, claim_free, owner, err,
 	    sizeof(err));
 end:
 	if (rc == IH_OK)
@@ -344,9 +346,9 @@ many_ok(struct batch_writer *w, struct ingest **ins, size_t n,
 /*
  * Inside tx: the inserts of the whole run sent together, with one wait
  * for all their answers on PostgreSQL, then each event's switch.  No
- * savepoint each: any failure answers it, and the caller rolls back and
- * records the run again one event at a time (record_one()), where a bad
- * event fails alone.
+ * savepoint each, the switch's neither: any failure (a switch's too)
+ * answers it, and the caller rolls back and records the run again one
+ * event at a time (record_one()), where a bad event fails alone.
  */
 static int
 record_many(struct batch_writer *w, struct store_txn *tx, struct ingest **ins,
@@ -358,10 +360,12 @@ record_many(struct batch_writer *w, struct store_txn *tx, struct ingest **ins,
 	struct store_result res[BATCH_MAX];
 	struct store_job *jobs[BATCH_MAX];
 	int after[BATCH_MAX], within[BATCH_MAX], done[BATCH_MAX], claim, rc;
-	size_t i;
+	size_t kept[BATCH_MAX], i;
 
 	for (i = 0; i < n; i++) {
 		memset(&recs[i], 0, sizeof(recs[i]));
+		/* Lines from before the run (the store's) stay. */
+		kept[i] = ins[i]->deferred_len;
 		plan(ins[i], claim_free, &after[i], &within[i], &claim);
 		/*
 		 * As record_one() would, taking each event for new: a
@@ -383,11 +387,14 @@ record_many(struct batch_writer *w, struct store_txn *tx, struct ingest **ins,
 		recs[i].res = res[i];
 		if (!res[i].duplicate && after[i])
 			rc = after_record(w, tx, ins[i], &recs[i], within[i],
-			    &claim_free, owner, err, errlen);
+			    0, &claim_free, owner, err, errlen);
 	}
+	/* Undone, to be done again: no switch's line is logged twice. */
 	if (rc != IH_OK)
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			unrecord(ins[i], &recs[i]);
+			ins[i]->deferred_len = kept[i];
+		}
 	return rc;
 }
 

@@ -12,15 +12,19 @@
  * IDEMHOOK_PG_WRITERS, whose transactions commit concurrently (struct
  * batch), the unique constraint deciding a duplicate between them.
  *
- * Inside the transaction each delivery has a savepoint, so one that
- * fails is undone alone and answered 503; the others commit.  A failed
+ * Inside the transaction a delivery that fails is undone alone and
+ * answered 503; the others commit.  The run is first recorded with no
+ * savepoint each (on SQLite a savepoint is two statements and a copy of
+ * every page it writes again: a tenth of an event's instructions; on
+ * PostgreSQL its inserts go in one pipeline); a failure rolls it back
+ * and records it again with one savepoint per delivery.  A failed
  * commit answers 503 to every delivery it carried.  Duplicates within
  * one batch are duplicates, as across batches: the unique constraint
  * sees the earlier insert of the same transaction.
  *
  * After-response mode: an event that no action matches is processed in
- * the recording transaction (dispatch_within(): the switch in a
- * savepoint of its own, the move to done), so it costs no second
+ * the recording transaction (dispatch_within(): the switch, undone alone
+ * when it fails, and the move to done), so it costs no second
  * transaction; an event with actions is claimed in its insert when the
  * processing thread is idle, and handed to it after the answer
  * (in->later).  Inline mode records and claims one delivery at a time,

@@ -572,14 +572,15 @@ dispatch_has_actions(const struct config *cfg, const char *event_type)
 
 int
 dispatch_within(const struct dispatch *d, struct store_txn *tx,
-    const struct store_job *job, int *done, char *err, size_t errlen)
+    const struct store_job *job, int sp, int *done, char *err,
+    size_t errlen)
 {
 	char why[256];
 	int64_t now;
 	int rc;
 
 	*done = 0;
-	rc = store_savepoint(tx, STORE_SP_OPEN, err, errlen);
+	rc = sp ? store_savepoint(tx, STORE_SP_OPEN, err, errlen) : IH_OK;
 	if (rc != IH_OK)
 		return rc;
 	why[0] = '\0';
@@ -589,7 +590,13 @@ dispatch_within(const struct dispatch *d, struct store_txn *tx,
 		    why, sizeof(why));
 	if (rc == IH_OK) {
 		*done = 1;
-		return store_savepoint(tx, STORE_SP_KEEP, err, errlen);
+		return sp ? store_savepoint(tx, STORE_SP_KEEP, err, errlen) :
+		    IH_OK;
+	}
+	if (!sp) {
+		/* The caller's undo takes the switch's effects with it. */
+		snprintf(err, errlen, "%s", why);
+		return rc;
 	}
 	/* Only the switch's effects go: the event stays, due for a retry. */
 	rc = store_savepoint(tx, STORE_SP_UNDO, err, errlen);

@@ -128,12 +128,16 @@ int	dispatch_job(const struct dispatch *d, struct store_job *job,
  * The one loop of the processing thread and of idemhook work.  Events
  * are claimed up to DISPATCH_BATCH per relaxed transaction, and those
  * that need nothing outside it (no action, no fetch, attempts left, at
- * most DISPATCH_WITHIN_MAX) are processed in it, each in a savepoint
- * (dispatch_within()), so that many share one commit: losing it in a
- * crash only makes them due again, their effects undone with their
- * status.  The first that needs more ends its transaction's batch and
- * runs after the commit, as dispatch_job() runs it.  Returns IH_OK, or
- * IH_ESTORE when the store failed.
+ * most DISPATCH_WITHIN_MAX) are processed in it (dispatch_within()),
+ * so that many share one commit: losing it in a crash only makes them
+ * due again, their effects undone with their status.  A run goes first
+ * with no savepoint per event, its switches' lines held until the
+ * commit; a switch that fails undoes it, and it runs again a savepoint
+ * each, where the failure stays with its event (a provider that
+ * forwards keeps the savepoints: its claims note a pause's state).
+ * The first that needs more ends its transaction's batch and runs after
+ * the commit, as dispatch_job() runs it.  Returns IH_OK, or IH_ESTORE
+ * when the store failed.
  */
 int	dispatch_drain(const struct dispatch *d, long max,
 	    const volatile sig_atomic_t *stop, long *done, char *err,
@@ -155,9 +159,16 @@ int	dispatch_has_actions(const struct config *cfg,
  * *done says which; the caller logs done with dispatch_within_done() once
  * tx has committed.
  * Returns IH_OK, or IH_ESTORE when tx itself failed.
+ *
+ * sp 0: the caller holds a savepoint of its own (or the transaction
+ * alone) over the record and the switch, and undoes it all when the
+ * switch fails, so none is opened here (two statements, and copies of
+ * the pages the switch writes, per event).  A failed switch then
+ * returns its own code with nothing marked: the caller must undo and
+ * record the event again, where this runs with sp 1.
  */
 int	dispatch_within(const struct dispatch *d, struct store_txn *tx,
-	    const struct store_job *job, int *done, char *err,
+	    const struct store_job *job, int sp, int *done, char *err,
 	    size_t errlen);
 void	dispatch_within_done(const struct dispatch *d,
 	    const struct store_job *job);

@@ -34,7 +34,7 @@ With --pg URI the store is a fresh database on that PostgreSQL server,
 and the count is of round trips instead of pages: pg_sends, the sendto
 calls of the receiver on its connection (libpq sends each round trip's
 messages in one call and waits for the answer), and pg_recvs; commits
-counts the COMMITs sent, so events per commit and sends per commit say
+counts the COMMITs sent (savepoints the SAVEPOINTs, per event), so events per commit and sends per commit say
 what a batch of that size costs.  With --conc K, K clients send at once
 (each its share, one at a time), so that commits carry several events:
 how many each carries is the writer's to decide, and is reported.
@@ -263,9 +263,9 @@ def count_trace(text, start, end, page):
         elif m.group(2).endswith(".db"):
             main.add(m.group(3))
     out = {"wal_pages": 0, "wal_bytes": 0, "db_bytes": 0, "fsyncs": 0,
-           "pg_sends": 0, "pg_recvs": 0, "commits": 0, "db_reads": 0,
-           "wal_reads": 0, "syscalls": 0, "futex": 0, "writes": 0,
-           "pwrites": 0}
+           "pg_sends": 0, "pg_recvs": 0, "commits": 0, "savepoints": 0,
+           "db_reads": 0, "wal_reads": 0, "syscalls": 0, "futex": 0,
+           "writes": 0, "pwrites": 0}
     for ln in text[start:end].splitlines():
         m = re.match(r'(\d+) +(\w+)\(', ln)
         if m:
@@ -282,6 +282,7 @@ def count_trace(text, start, end, page):
         elif call == "sendto" and int(ret) > 0:
             out["pg_sends"] += 1
             out["commits"] += rest.count("COMMIT\\0")
+            out["savepoints"] += rest.count("SAVEPOINT ih\\0")
         elif call == "recvfrom" and int(ret) > 0:
             out["pg_recvs"] += 1
         elif call == "pwrite64" and fd in wal:
@@ -460,7 +461,7 @@ def measure(a):
     print("%s, %s, %d events %s after %d warm-up, per event:"
           % (a.provider, a.mode, a.events, "one at a time" if a.conc == 1 else
              "from %d clients at once" % a.conc, a.warm))
-    keys = ("pg_sends", "pg_recvs") if a.pg else (
+    keys = ("pg_sends", "pg_recvs", "savepoints") if a.pg else (
         "wal_pages", "wal_bytes", "db_bytes", "fsyncs", "store_pages",
         "db_reads", "wal_reads")
     keys += ("syscalls", "futex", "writes", "pwrites")
