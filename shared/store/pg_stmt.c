@@ -68,7 +68,10 @@ static const struct {
 	 */
 	/*
 	 * $18 set: the claimed event goes in done, without a lease, its
-	 * switch next in the transaction (store_record_done()).
+	 * switch next in the transaction (store_record_done()).  A new
+	 * event claimed in its insert ($11 its owner) gets its first
+	 * attempt in the same statement, closed at once when done: a
+	 * statement fewer per event for the server to start and end.
 	 */
 	[PG_RECORD] = { "ih_record", "ttttbtittttitittti",
 	    "WITH ev AS (INSERT INTO events (provider, event_id, event_type,"
@@ -90,7 +93,12 @@ static const struct {
 	    " RETURNING id, duplicates, status),"
 	    " pl AS (INSERT INTO payloads (event, payload)"
 	    " SELECT id, $5 FROM ev WHERE duplicates = 0"
-	    " AND $5::bytea IS NOT NULL)"
+	    " AND $5::bytea IS NOT NULL),"
+	    " at AS (INSERT INTO attempts (event, attempt, started_at,"
+	    " finished_at, outcome) SELECT id, 1, $7,"
+	    " CASE WHEN $18 <> 0 THEN $7 END,"
+	    " CASE WHEN $18 <> 0 THEN 'done' END FROM ev"
+	    " WHERE duplicates = 0 AND $11::text IS NOT NULL)"
 	    " SELECT id, duplicates, status FROM ev" },
 	/* A row another claim holds is skipped, never waited for. */
 	[PG_CLAIM] = { "ih_claim", "titiii",
@@ -110,13 +118,6 @@ static const struct {
 	    "INSERT INTO attempts (event, attempt, started_at)"
 	    " VALUES ($1, (SELECT coalesce(max(attempt), 0) + 1 FROM attempts"
 	    " WHERE event = $1), $2) RETURNING attempt" },
-	/*
-	 * The first attempt of an event this transaction inserted claimed:
-	 * its number is 1.  $3 and $4 set: it ends at once (inserted done).
-	 */
-	[PG_ATTEMPT_FIRST] = { "ih_attempt_first", "iiit",
-	    "INSERT INTO attempts (event, attempt, started_at, finished_at,"
-	    " outcome) VALUES ($1, 1, $2, $3, $4)" },
 	/* An event inserted done whose switch failed (pg_fail_job). */
 	[PG_UNDONE] = { "ih_undone", "itii",
 	    "UPDATE events SET status = CASE WHEN $4 <> 0 THEN 'dead'"
