@@ -67,8 +67,7 @@ asaas_identify(const struct provider_req *pr, struct ident *id,
 	if (rc != IH_OK)
 		return rc;
 	/* Not every event concerns a payment: no order key then. */
-	rc = json_path_text(pr->json, pr->req->body, pr->req->body_len,
-	    "$.payment.id", &id->order_key);
+	rc = provider_path_text(pr, "$.payment.id", &id->order_key);
 	if (rc == IH_ENOMEM)
 		return rc;
 	return IH_OK;
@@ -174,20 +173,42 @@ static const struct {
 };
 
 static int
-asaas_map(const struct event *ev, struct object_found *f)
+asaas_map_rule(const struct event *ev, struct object_rule *r,
+    char kind[OBJECT_KIND_MAX])
 {
-	struct object_rule r;
 	size_t i, n = sizeof(asaas_objects) / sizeof(asaas_objects[0]);
 
-	memset(f, 0, sizeof(*f));
+	(void)kind;
 	for (i = 0; i < n; i++)
 		if (object_prefix(ev->event_type, asaas_objects[i].prefix))
 			break;
 	if (i == n)
-		return IH_OK;
-	r = asaas_objects[i].rule;
-	r.deleted = object_suffix(ev->event_type, "_DELETED");
-	return object_read(&r, ev->payload, ev->payload_len, f);
+		return 0;
+	*r = asaas_objects[i].rule;
+	r->deleted = object_suffix(ev->event_type, "_DELETED");
+	return 1;
+}
+
+/*
+ * The body names the type: the one pass reads the paths of both rules
+ * (the event's "dateCreated" once), and the switch takes its type's.
+ */
+static size_t
+asaas_map_paths(const struct provider_req *pr, struct object_rule *r,
+    size_t max)
+{
+	size_t i, n = sizeof(asaas_objects) / sizeof(asaas_objects[0]);
+
+	(void)pr;
+	for (i = 0; i < n && i < max; i++)
+		r[i] = asaas_objects[i].rule;
+	return i;
+}
+
+static int
+asaas_map(const struct event *ev, struct object_found *f)
+{
+	return provider_map(&asaas_provider, ev, f);
 }
 
 static int
@@ -253,6 +274,10 @@ asaas_handle(const struct event *ev, struct dispatch_ctx *ctx,
 /* The token is a bearer secret: it is never stored with the event. */
 static const char *const asaas_kept[] = { NULL };
 
+/* What asaas_identify reads, in the one pass with the object. */
+static const char *const asaas_body_keys[] = { "id", "event",
+    "$.payment.id", NULL };
+
 const struct provider asaas_provider = {
 	.name = "asaas",
 	.secret_var = "IDEMHOOK_ASAAS_TOKEN",
@@ -262,5 +287,8 @@ const struct provider asaas_provider = {
 	.identify = asaas_identify,
 	.handle = asaas_handle,
 	.map_object = asaas_map,
+	.map_rule = asaas_map_rule,
+	.map_paths = asaas_map_paths,
 	.keep_unusable = 1,
+	.body_keys = asaas_body_keys,
 };

@@ -188,7 +188,9 @@ github_identify(const struct provider_req *pr, struct ident *id,
 		}
 		doc = form;
 	}
-	rc = json_fields(pr->json, doc, len, keys, 3, vals);
+	/* A JSON body was read with the object, in one pass (provider.h). */
+	rc = form != NULL ? json_fields(pr->json, doc, len, keys, 3, vals) :
+	    provider_fields(pr, keys, 3, vals);
 	if (rc != IH_OK) {
 		*why = "payload is not a JSON object";
 		if (rc != IH_ENOMEM)
@@ -286,22 +288,60 @@ static const struct {
 	    .object_path = "$.check_run", .terminal = github_terminal } },
 };
 
+/* The row of github_objects for an event of type name, or -1. */
+static long
+github_object_of(const char *name)
+{
+	enum github_type type;
+	size_t i;
+
+	if (name == NULL)
+		return -1;
+	type = github_type_of(name);
+	for (i = 0; i < sizeof(github_objects) / sizeof(github_objects[0]); i++)
+		if (github_objects[i].type == type)
+			return (long)i;
+	return -1;
+}
+
+static int
+github_map_rule(const struct event *ev, struct object_rule *r,
+    char kind[OBJECT_KIND_MAX])
+{
+	long i = github_object_of(ev->event_type);
+
+	(void)kind;
+	if (i < 0)
+		return 0;
+	*r = github_objects[i].rule;
+	r->deleted = object_name_is(ev->subtype, github_objects[i].tombstone);
+	return 1;
+}
+
+/*
+ * The rule of the type X-GitHub-Event names, read with the body's own
+ * members; the subtype ("action") that deletes applies after.  A form's
+ * JSON is not the body's bytes: its object is left to the switch.
+ */
+static size_t
+github_map_paths(const struct provider_req *pr, struct object_rule *r,
+    size_t max)
+{
+	long i;
+
+	if (max == 0 || github_is_form(pr->req->content_type))
+		return 0;
+	i = github_object_of(request_header(pr->req, "X-GitHub-Event"));
+	if (i < 0)
+		return 0;
+	*r = github_objects[i].rule;
+	return 1;
+}
+
 static int
 github_map(const struct event *ev, struct object_found *f)
 {
-	enum github_type type = github_type_of(ev->event_type);
-	struct object_rule r;
-	size_t i;
-
-	memset(f, 0, sizeof(*f));
-	for (i = 0; i < sizeof(github_objects) / sizeof(github_objects[0]); i++)
-		if (github_objects[i].type == type)
-			break;
-	if (i == sizeof(github_objects) / sizeof(github_objects[0]))
-		return IH_OK;
-	r = github_objects[i].rule;
-	r.deleted = object_name_is(ev->subtype, github_objects[i].tombstone);
-	return object_read(&r, ev->payload, ev->payload_len, f);
+	return provider_map(&github_provider, ev, f);
 }
 
 static int
@@ -389,6 +429,10 @@ static const char *const github_kept[] = {
 	NULL
 };
 
+/* What github_identify reads of a JSON body, in the one pass. */
+static const char *const github_body_keys[] = { "action", "zen",
+    "hook_id", NULL };
+
 const struct provider github_provider = {
 	.name = "github",
 	.secret_var = "IDEMHOOK_GITHUB_SECRET",
@@ -401,5 +445,8 @@ const struct provider github_provider = {
 	.identify = github_identify,
 	.handle = github_handle,
 	.map_object = github_map,
+	.map_rule = github_map_rule,
+	.map_paths = github_map_paths,
 	.keep_unusable = 0,
+	.body_keys = github_body_keys,
 };

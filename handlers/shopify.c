@@ -177,8 +177,7 @@ shopify_has(const struct provider_req *pr, const char *path, int *has)
 	char *v = NULL;
 	int rc;
 
-	rc = json_path_text(pr->json, pr->req->body, pr->req->body_len, path,
-	    &v);
+	rc = provider_path_text(pr, path, &v);
 	*has = v != NULL;
 	free(v);
 	return rc;
@@ -206,8 +205,7 @@ shopify_identify(const struct provider_req *pr, struct ident *id,
 	rc = shopify_header(pr, "X-Shopify-Sub-Topic", &id->subtype);
 	if (rc == IH_ENOMEM)
 		goto out;
-	rc = json_fields(pr->json, pr->req->body, pr->req->body_len, keys, 2,
-	    vals);
+	rc = provider_fields(pr, keys, 2, vals);
 	if (rc != IH_OK) {
 		*why = "body is not a JSON object";
 		if (rc != IH_ENOMEM)
@@ -293,29 +291,58 @@ static const struct object_rule shopify_rule = {
 	.terminal = shopify_terminal
 };
 
-static int
-shopify_map(const struct event *ev, struct object_found *f)
+/* The kind of an object of topic (its first segment), or NULL: none. */
+static const char *
+shopify_kind_of(const char *topic)
 {
-	struct object_rule r = shopify_rule;
 	char kind[OBJECT_KIND_MAX];
 	size_t n;
 	int k;
 
-	memset(f, 0, sizeof(*f));
-	n = strcspn(ev->event_type, "/");
-	if (ev->event_type[n] != '/' || n >= sizeof(kind) ||
-	    strcmp(ev->event_type, "customers/redact") == 0 ||
-	    strcmp(ev->event_type, "customers/data_request") == 0)
-		return IH_OK;
-	memcpy(kind, ev->event_type, n);
+	if (topic == NULL)
+		return NULL;
+	n = strcspn(topic, "/");
+	if (topic[n] != '/' || n >= sizeof(kind) ||
+	    strcmp(topic, "customers/redact") == 0 ||
+	    strcmp(topic, "customers/data_request") == 0)
+		return NULL;
+	memcpy(kind, topic, n);
 	kind[n] = '\0';
 	k = dispatch_type_of(shopify_kinds,
 	    sizeof(shopify_kinds) / sizeof(shopify_kinds[0]), kind);
-	if (k == 0)
-		return IH_OK;
-	r.kind = shopify_kinds[k - 1].name;
-	r.deleted = object_suffix(ev->event_type, "/delete");
-	return object_read(&r, ev->payload, ev->payload_len, f);
+	return k == 0 ? NULL : shopify_kinds[k - 1].name;
+}
+
+static int
+shopify_map_rule(const struct event *ev, struct object_rule *r,
+    char kind[OBJECT_KIND_MAX])
+{
+	(void)kind;
+	*r = shopify_rule;
+	r->kind = shopify_kind_of(ev->event_type);
+	if (r->kind == NULL)
+		return 0;
+	r->deleted = object_suffix(ev->event_type, "/delete");
+	return 1;
+}
+
+/* The rule of the topic X-Shopify-Topic names, read with the body. */
+static size_t
+shopify_map_paths(const struct provider_req *pr, struct object_rule *r,
+    size_t max)
+{
+	if (max == 0)
+		return 0;
+	*r = shopify_rule;
+	r->kind = shopify_kind_of(request_header(pr->req,
+	    "X-Shopify-Topic"));
+	return r->kind != NULL;
+}
+
+static int
+shopify_map(const struct event *ev, struct object_found *f)
+{
+	return provider_map(&shopify_provider, ev, f);
 }
 
 static int
@@ -376,6 +403,10 @@ static const char *const shopify_kept[] = {
 	NULL
 };
 
+/* What shopify_identify reads, in the one pass with the object. */
+static const char *const shopify_body_keys[] = { "shop_id", "shop_domain",
+    "$.data_request.id", "$.customer.id", NULL };
+
 const struct provider shopify_provider = {
 	.name = "shopify",
 	.secret_var = "IDEMHOOK_SHOPIFY_SECRET",
@@ -389,7 +420,10 @@ const struct provider shopify_provider = {
 	.identify = shopify_identify,
 	.handle = shopify_handle,
 	.map_object = shopify_map,
+	.map_rule = shopify_map_rule,
+	.map_paths = shopify_map_paths,
 	.keep_unusable = 0,
+	.body_keys = shopify_body_keys,
 	/* Unsigned: it labels and may hold an event, never releases one. */
 	.version_header = "X-Shopify-API-Version",
 };

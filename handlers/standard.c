@@ -216,21 +216,41 @@ static const struct object_rule standard_rule = {
 };
 
 static int
-standard_map(const struct event *ev, struct object_found *f)
+standard_map_rule(const struct event *ev, struct object_rule *r,
+    char kind[OBJECT_KIND_MAX])
 {
-	struct object_rule r = standard_rule;
-	char kind[OBJECT_KIND_MAX];
 	size_t n;
 
-	memset(f, 0, sizeof(*f));
 	n = strcspn(ev->event_type, ".");
-	if (n == 0 || ev->event_type[n] != '.' || n >= sizeof(kind))
-		return IH_OK;
+	if (n == 0 || ev->event_type[n] != '.' || n >= OBJECT_KIND_MAX)
+		return 0;
 	memcpy(kind, ev->event_type, n);
 	kind[n] = '\0';
-	r.kind = kind;
-	r.deleted = object_suffix(ev->event_type, ".deleted");
-	return object_read(&r, ev->payload, ev->payload_len, f);
+	*r = standard_rule;
+	r->kind = kind;
+	r->deleted = object_suffix(ev->event_type, ".deleted");
+	return 1;
+}
+
+/*
+ * The paths are the same for every type, which names only the kind and
+ * the tombstone: both apply after the one pass.
+ */
+static size_t
+standard_map_paths(const struct provider_req *pr, struct object_rule *r,
+    size_t max)
+{
+	(void)pr;
+	if (max == 0)
+		return 0;
+	*r = standard_rule;
+	return 1;
+}
+
+static int
+standard_map(const struct event *ev, struct object_found *f)
+{
+	return provider_map(&standard_provider, ev, f);
 }
 
 static int
@@ -261,6 +281,9 @@ static const char *const standard_kept[] = {
 	NULL
 };
 
+/* What standard_identify reads, in the one pass with the object. */
+static const char *const standard_body_keys[] = { "type", NULL };
+
 const struct provider standard_provider = {
 	.name = "standard",
 	.secret_var = "IDEMHOOK_STANDARD_SECRET",
@@ -270,5 +293,8 @@ const struct provider standard_provider = {
 	.identify = standard_identify,
 	.handle = standard_handle,
 	.map_object = standard_map,
+	.map_rule = standard_map_rule,
+	.map_paths = standard_map_paths,
 	.keep_unusable = 0,
+	.body_keys = standard_body_keys,
 };

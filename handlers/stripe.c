@@ -238,27 +238,41 @@ static const struct object_rule stripe_fetched_rule = {
 };
 
 static int
-stripe_map_rule(const struct event *ev, struct object_rule *r)
+stripe_map_rule(const struct event *ev, struct object_rule *r,
+    char kind[OBJECT_KIND_MAX])
 {
 	size_t plen = sizeof(STRIPE_FETCHED_PREFIX) - 1;
 
+	(void)kind;
 	*r = stripe_rule;
 	if (ev->payload_len >= plen &&
 	    memcmp(ev->payload, STRIPE_FETCHED_PREFIX, plen) == 0)
 		*r = stripe_fetched_rule;
-	/* Before the body is read, the type is not known: paths only. */
 	r->deleted = ev->event_type != NULL &&
 	    object_suffix(ev->event_type, ".deleted");
 	return 1;
 }
 
+/* The paths are the same for every type: `.deleted` applies after. */
+static size_t
+stripe_map_paths(const struct provider_req *pr, struct object_rule *r,
+    size_t max)
+{
+	struct event ev;
+	char kind[OBJECT_KIND_MAX];
+
+	if (max == 0)
+		return 0;
+	memset(&ev, 0, sizeof(ev));
+	ev.payload = pr->req->body;
+	ev.payload_len = pr->req->body_len;
+	return (size_t)stripe_map_rule(&ev, r, kind);
+}
+
 static int
 stripe_map(const struct event *ev, struct object_found *f)
 {
-	struct object_rule r;
-
-	(void)stripe_map_rule(ev, &r);
-	return object_read(&r, ev->payload, ev->payload_len, f);
+	return provider_map(&stripe_provider, ev, f);
 }
 
 /*
@@ -329,6 +343,7 @@ const struct provider stripe_provider = {
 	.handle = stripe_handle,
 	.map_object = stripe_map,
 	.map_rule = stripe_map_rule,
+	.map_paths = stripe_map_paths,
 	.keep_unusable = 0,
 	/* Signed: the endpoint's pinned version, rendered into the body. */
 	.version_key = "api_version",

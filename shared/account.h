@@ -34,7 +34,7 @@
 #include <stddef.h>
 
 #include "account_name.h"
-#include "config.h"
+#include "config_source.h"
 
 /*
  * A source of settings for one account: get(name) answers name@account

@@ -1,8 +1,9 @@
 /*
  * config.c -- a struct config from a list of sources: every value
- * looked up (provider's name first), checked and defaulted.  The
- * sources themselves are config_vars.c (parsing), config_file.c (the
- * file's cache) and settings.c (their order).
+ * looked up (provider's name first), checked and defaulted; the
+ * forwarding settings through forward_settings.c.  The sources
+ * themselves are config_vars.c (parsing), config_file.c (the file's
+ * cache) and settings.c (their order); their lookup is config_source.c.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include "action.h"
 #include "allow.h"
 #include "config.h"
+#include "config_source.h"
 #include "config_vars.h"
 #include "forward_settings.h"
 #include "ih.h"
@@ -65,26 +67,6 @@ config_db_check(const char *db, char *err, size_t errlen)
 		    "directory; set an absolute path such as %s", shown,
 		    IH_DEFAULT_DB);
 	return IH_ECONFIG;
-}
-
-const char *
-config_lookup(const struct config_source *src, size_t nsrc,
-    const char *name)
-{
-	const char *v;
-	size_t i;
-
-	/*
-	 * An empty value counts as unset, so that a web server config that
-	 * always passes a variable (lighttpd's hooks files) can leave the
-	 * value to the config file.
-	 */
-	for (i = 0; i < nsrc; i++) {
-		v = src[i].get(src[i].arg, name);
-		if (v != NULL && *v != '\0')
-			return v;
-	}
-	return NULL;
 }
 
 /*
@@ -386,7 +368,8 @@ config_load(struct config *cfg, const char *provider, const char *secret_var,
 
 	rc = load_actions(cfg, provider, src, nsrc, err, errlen);
 	if (rc == IH_OK)
-		rc = forward_load(cfg, provider, src, nsrc, err, errlen);
+		rc = forward_load(&cfg->forward, cfg->lease_s,
+		    cfg->busy_timeout_ms, provider, src, nsrc, err, errlen);
 	if (rc != IH_OK)
 		goto out;
 	rc = load_action_env(cfg, provider, src, nsrc, err, errlen);
@@ -471,7 +454,7 @@ config_free(struct config *cfg)
 	free(cfg->log);
 	free(cfg->alert_action);
 	free(cfg->api_versions);
-	forward_free(cfg);
+	forward_free(&cfg->forward);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -513,7 +496,7 @@ config_copy(struct config *dst, const struct config *src)
 		memcpy(dst->secrets[i], src->secrets[i],
 		    src->secret_len[i] + 1);
 	}
-	ok &= forward_copy(dst, src) == IH_OK;
+	ok &= forward_copy(&dst->forward, &src->forward) == IH_OK;
 	if (!ok) {
 		config_free(dst);
 		return IH_ENOMEM;

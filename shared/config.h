@@ -1,14 +1,6 @@
 /*
- * config.h -- settings for one provider's program, from layered sources.
- *
- * A setting is looked up by its environment name (IDEMHOOK_DB,
- * IDEMHOOK_STRIPE_SECRET, ...) in an ordered list of sources; the first
- * source that has it wins.  The programs use three: the request's own
- * parameters (Apache SetEnv, nginx fastcgi_param; serve.c lets through
- * only IDEMHOOK_CONFIG and, where nothing was set at start-up, secrets),
- * the process environment captured before the first FastCGI accept
- * (lighttpd bin-environment, FcgidInitialEnv), and the file named by
- * IDEMHOOK_CONFIG, whose lines read NAME=value with '#' comments.
+ * config.h -- settings for one provider's program, read from an ordered
+ * list of sources (config_source.h) into a struct config.
  *
  * Per-provider settings are looked up as IDEMHOOK_<PROVIDER>_<KEY> first,
  * then as IDEMHOOK_<KEY>, so one file can serve every endpoint.
@@ -34,7 +26,8 @@
  * _FORWARD_SECRET, _FORWARD_TIMEOUT, _FORWARD_CONCURRENCY and
  * _FORWARD_RATE, each also suffixed @account for
  * an account's own destination (forward.h): each event is delivered to
- * the application as an action.
+ * the application as an action.  forward_settings.h reads them into the
+ * struct forward_settings that a struct config holds.
  *
  * Secrets: the provider's secret variable (IDEMHOOK_STRIPE_SECRET) and
  * the same name suffixed _2, _3 and _4, for rotation.  Values are used
@@ -43,7 +36,8 @@
  *
  * The sources are read elsewhere: config_vars.h (the environment and the
  * file parsed into NAME=value pairs), config_file.h (the file's cache)
- * and settings.h (their order, the one place that builds the list).
+ * and settings.h (their order, the one place that builds the list);
+ * config_source.h, which this includes, looks a name up in them.
  */
 #ifndef IH_CONFIG_H
 #define IH_CONFIG_H
@@ -51,7 +45,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config_source.h"
 #include "config_vars.h"
+#include "forward_settings.h"
 
 #ifndef IH_DEFAULT_DB
 #define IH_DEFAULT_DB		"/var/lib/idemhook/idemhook.db"
@@ -75,19 +71,6 @@ enum config_mode {
 	CONFIG_MODE_AFTER_RESPONSE = 0,	/* answer, then process here */
 	CONFIG_MODE_WORKER,		/* only record; idemhook work runs */
 	CONFIG_MODE_INLINE		/* process inside the record txn */
-};
-
-/* One destination of forwarding (forward.h). */
-struct config_forward {
-	char	*account;	/* FORWARD_URL@account's, or NULL */
-	char	*url;		/* NULL: none */
-	int	 sign;		/* enum forward_sign */
-	char	*secret;	/* the re-signing secret, or NULL */
-	size_t	 secret_len;
-	long	 timeout_s;	/* one delivery, connection included */
-	long	 concurrency;	/* deliveries in flight at most */
-	double	 rate;		/* deliveries a second at most; 0: no limit */
-	int64_t	 rate_ms;	/* between two starts, from rate; 0: none */
 };
 
 struct config {
@@ -116,22 +99,10 @@ struct config {
 	size_t	 nsecrets;
 	char	*secrets[CONFIG_MAX_SECRETS];
 	size_t	 secret_len[CONFIG_MAX_SECRETS];
-	/*
-	 * Forwarding to the application (forward.h): the provider's
-	 * destination (url NULL: none) and the accounts' own.
-	 */
-	struct config_forward	 forward;
-	struct config_forward	*forward_acct;
-	size_t			 nforward_acct;
-	long	 forward_pause_after;	/* failures in a row; 0: never */
+	/* Forwarding to the application (forward.h). */
+	struct forward_settings	 forward;
 	/* The settings cache's entry this is a copy of (settings.h), or 0. */
 	unsigned long	 serial;
-};
-
-/* A source of settings: returns the value of name, or NULL. */
-struct config_source {
-	const char	*(*get)(void *arg, const char *name);
-	void		 *arg;
 };
 
 /*
@@ -170,13 +141,6 @@ long	config_default_max_body(const char *provider);
 int	config_load(struct config *cfg, const char *provider,
 	    const char *secret_var, const struct config_source *src,
 	    size_t nsrc, char *err, size_t errlen);
-
-/*
- * Looks up name in the sources, in order; an empty value counts as
- * unset.  Returns NULL when no source has a non-empty value.
- */
-const char *config_lookup(const struct config_source *src, size_t nsrc,
-	    const char *name);
 
 void	config_free(struct config *cfg);
 

@@ -20,6 +20,24 @@
 #include "store_dest.h"
 #include "store_kept.h"
 
+const struct config_forward *
+forward_dest(const struct config *cfg, const char *account)
+{
+	const struct forward_settings *fs = &cfg->forward;
+	size_t i;
+
+	for (i = 0; account != NULL && i < fs->nacct; i++)
+		if (strcmp(fs->acct[i].account, account) == 0)
+			return &fs->acct[i];
+	return fs->dest.url != NULL ? &fs->dest : NULL;
+}
+
+int
+forward_any(const struct config *cfg)
+{
+	return cfg->forward.dest.url != NULL || cfg->forward.nacct > 0;
+}
+
 int
 forward_order_key(const struct config *cfg, const struct provider *p,
     const struct event *ev, char *out, size_t outlen)
@@ -200,8 +218,8 @@ dests_of(const struct config *cfg, struct store_dest *out, size_t cap)
 	const struct config_forward *fw;
 	size_t i, n = 0;
 
-	for (i = 0; i <= cfg->nforward_acct && n < cap; i++) {
-		fw = i == 0 ? &cfg->forward : &cfg->forward_acct[i - 1];
+	for (i = 0; i <= cfg->forward.nacct && n < cap; i++) {
+		fw = i == 0 ? &cfg->forward.dest : &cfg->forward.acct[i - 1];
 		if (fw->url == NULL)
 			continue;
 		out[n].account = forward_dest_name(fw);
@@ -376,7 +394,7 @@ forward_pause_note(const struct dispatch *d, const struct store_job *job,
 	if (fr == NULL || !fr->failed || fr->permanent)
 		return;
 	rc = store_dest_failed(d->st, p, acct, job->ev.rowid,
-	    d->cfg->forward_pause_after, clock_wall_ms(), &failures, &changed,
+	    d->cfg->forward.pause_after, clock_wall_ms(), &failures, &changed,
 	    err, sizeof(err));
 	if (rc != IH_OK || !changed)
 		goto out;

@@ -60,6 +60,16 @@ struct event;
 struct provider;
 
 /*
+ * The destination of account's events (account may be NULL: the
+ * default account's), or NULL when they are not forwarded.
+ */
+const struct config_forward *forward_dest(const struct config *cfg,
+	    const char *account);
+
+/* Is any event of cfg's provider forwarded (to any destination)? */
+int	forward_any(const struct config *cfg);
+
+/*
  * The order key of a forwarded event whose provider gives none (Stripe,
  * GitHub, Shopify): the object the provider's mapping finds in it
  * ("kind:id", object.h), so that the store claims an object's events

@@ -9,7 +9,7 @@
 
 #include "account.h"
 #include "account_name.h"
-#include "config.h"
+#include "config_source.h"
 #include "forward_http.h"
 #include "forward_settings.h"
 #include "forward_sign.h"
@@ -154,9 +154,12 @@ rate(const char *v, const char *name, struct config_forward *fw, char *err,
 	return IH_OK;
 }
 
-/* One destination, fw->account's (or the provider's), whose URL is url. */
+/*
+ * One destination, fw->account's (or the provider's), whose URL is url;
+ * one delivery must end within the lease (lease_s, busy_ms).
+ */
 static int
-load_dest(const struct config *cfg, struct config_forward *fw,
+load_dest(struct config_forward *fw, long lease_s, long busy_ms,
     const char *provider, const char *url, const struct config_source *src,
     size_t nsrc, char *err, size_t errlen)
 {
@@ -199,11 +202,10 @@ load_dest(const struct config *cfg, struct config_forward *fw,
 	if (v != NULL && number(v, name, 1, 300, "a whole number of seconds "
 	    "from 1 to 300", &fw->timeout_s, err, errlen) != IH_OK)
 		return IH_ECONFIG;
-	if (cfg->lease_s * 1000 <= fw->timeout_s * 1000 +
-	    cfg->busy_timeout_ms) {
+	if (lease_s * 1000 <= fw->timeout_s * 1000 + busy_ms) {
 		snprintf(err, errlen, "IDEMHOOK_LEASE (%ld s) must be longer "
 		    "than %s (%ld s) plus IDEMHOOK_BUSY_TIMEOUT_MS: one "
-		    "delivery must end within the lease", cfg->lease_s, name,
+		    "delivery must end within the lease", lease_s, name,
 		    fw->timeout_s);
 		return IH_ECONFIG;
 	}
@@ -281,8 +283,9 @@ scan_name(void *arg, const char *name)
 
 /* The accounts' destinations, after the provider's. */
 static int
-load_accounts(struct config *cfg, const char *provider,
-    const struct config_source *src, size_t nsrc, char *err, size_t errlen)
+load_accounts(struct forward_settings *fs, long lease_s, long busy_ms,
+    const char *provider, const struct config_source *src, size_t nsrc,
+    char *err, size_t errlen)
 {
 	struct acct_scan *sc;
 	struct config_forward *fw;
@@ -303,11 +306,11 @@ load_accounts(struct config *cfg, const char *provider,
 	}
 	rc = IH_ENOMEM;
 	if (sc->n > 0)
-		cfg->forward_acct = calloc(sc->n, sizeof(*cfg->forward_acct));
-	if (sc->n > 0 && cfg->forward_acct == NULL)
+		fs->acct = calloc(sc->n, sizeof(*fs->acct));
+	if (sc->n > 0 && fs->acct == NULL)
 		goto out;
 	for (i = 0; i < sc->n; i++) {
-		fw = &cfg->forward_acct[cfg->nforward_acct++];
+		fw = &fs->acct[fs->nacct++];
 		fw->account = strdup(sc->names[i]);
 		if (fw->account == NULL) {
 			rc = IH_ENOMEM;
@@ -326,7 +329,8 @@ load_accounts(struct config *cfg, const char *provider,
 			rc = IH_ECONFIG;
 			goto out;
 		}
-		rc = load_dest(cfg, fw, provider, v, src, nsrc, err, errlen);
+		rc = load_dest(fw, lease_s, busy_ms, provider, v, src, nsrc,
+		    err, errlen);
 		if (rc != IH_OK)
 			goto out;
 	}
@@ -337,8 +341,9 @@ out:
 }
 
 int
-forward_load(struct config *cfg, const char *provider,
-    const struct config_source *src, size_t nsrc, char *err, size_t errlen)
+forward_load(struct forward_settings *fs, long lease_s, long busy_timeout_ms,
+    const char *provider, const struct config_source *src, size_t nsrc,
+    char *err, size_t errlen)
 {
 	static const char *const others[] = { "SIGN", "SECRET", "TIMEOUT",
 	    "PAUSE_AFTER", "CONCURRENCY", "RATE" };
@@ -347,13 +352,14 @@ forward_load(struct config *cfg, const char *provider,
 	size_t i;
 	int rc;
 
-	rc = load_accounts(cfg, provider, src, nsrc, err, errlen);
+	rc = load_accounts(fs, lease_s, busy_timeout_ms, provider, src, nsrc,
+	    err, errlen);
 	if (rc != IH_OK)
 		return rc;
 	v = lookup(src, nsrc, provider, "URL", NULL, uname, sizeof(uname));
 	if (v != NULL) {
-		rc = load_dest(cfg, &cfg->forward, provider, v, src, nsrc, err,
-		    errlen);
+		rc = load_dest(&fs->dest, lease_s, busy_timeout_ms, provider,
+		    v, src, nsrc, err, errlen);
 		if (rc != IH_OK)
 			return rc;
 	}
@@ -362,18 +368,18 @@ forward_load(struct config *cfg, const char *provider,
 	 * accounts' destinations read the provider's _SIGN and _TIMEOUT.
 	 */
 	for (i = 0; v == NULL && i < sizeof(others) / sizeof(others[0]); i++)
-		if ((cfg->nforward_acct == 0 || strcmp(others[i], "SECRET") ==
+		if ((fs->nacct == 0 || strcmp(others[i], "SECRET") ==
 		    0) && lookup(src, nsrc, provider, others[i], NULL, name,
 		    sizeof(name)) != NULL) {
 			snprintf(err, errlen, "%s is set but %s is not: "
 			    "nothing is forwarded", name, uname);
 			return IH_ECONFIG;
 		}
-	cfg->forward_pause_after = FORWARD_DEFAULT_PAUSE_AFTER;
+	fs->pause_after = FORWARD_DEFAULT_PAUSE_AFTER;
 	v = lookup(src, nsrc, provider, "PAUSE_AFTER", NULL, name,
 	    sizeof(name));
 	if (v != NULL && number(v, name, 0, 1000, "a whole number from 0 "
-	    "(never pause) to 1000", &cfg->forward_pause_after, err,
+	    "(never pause) to 1000", &fs->pause_after, err,
 	    errlen) != IH_OK)
 		return IH_ECONFIG;
 	return IH_OK;
@@ -391,39 +397,21 @@ dest_free(struct config_forward *fw)
 }
 
 void
-forward_free(struct config *cfg)
+forward_free(struct forward_settings *fs)
 {
 	size_t i;
 
-	dest_free(&cfg->forward);
-	for (i = 0; i < cfg->nforward_acct; i++)
-		dest_free(&cfg->forward_acct[i]);
-	free(cfg->forward_acct);
-	cfg->forward_acct = NULL;
-	cfg->nforward_acct = 0;
-}
-
-const struct config_forward *
-forward_dest(const struct config *cfg, const char *account)
-{
-	size_t i;
-
-	for (i = 0; account != NULL && i < cfg->nforward_acct; i++)
-		if (strcmp(cfg->forward_acct[i].account, account) == 0)
-			return &cfg->forward_acct[i];
-	return cfg->forward.url != NULL ? &cfg->forward : NULL;
+	dest_free(&fs->dest);
+	for (i = 0; i < fs->nacct; i++)
+		dest_free(&fs->acct[i]);
+	free(fs->acct);
+	memset(fs, 0, sizeof(*fs));
 }
 
 const char *
 forward_dest_name(const struct config_forward *fw)
 {
 	return fw->account != NULL ? fw->account : ACCOUNT_DEFAULT;
-}
-
-int
-forward_any(const struct config *cfg)
-{
-	return cfg->forward.url != NULL || cfg->nforward_acct > 0;
 }
 
 /* Owned copies of fw's strings; 0 (each one a copy or NULL) on failure. */
@@ -446,24 +434,24 @@ dest_dup(struct config_forward *fw)
 }
 
 int
-forward_copy(struct config *dst, const struct config *src)
+forward_copy(struct forward_settings *dst,
+    const struct forward_settings *src)
 {
 	size_t i;
 	int ok;
 
-	ok = dest_dup(&dst->forward);
-	dst->forward_acct = NULL;
-	dst->nforward_acct = 0;
-	if (src->nforward_acct == 0)
+	ok = dest_dup(&dst->dest);
+	dst->acct = NULL;
+	dst->nacct = 0;
+	if (src->nacct == 0)
 		return ok ? IH_OK : IH_ENOMEM;
-	dst->forward_acct = calloc(src->nforward_acct,
-	    sizeof(*dst->forward_acct));
-	if (dst->forward_acct == NULL)
+	dst->acct = calloc(src->nacct, sizeof(*dst->acct));
+	if (dst->acct == NULL)
 		return IH_ENOMEM;
-	dst->nforward_acct = src->nforward_acct;
-	for (i = 0; i < src->nforward_acct; i++) {
-		dst->forward_acct[i] = src->forward_acct[i];
-		ok &= dest_dup(&dst->forward_acct[i]);
+	dst->nacct = src->nacct;
+	for (i = 0; i < src->nacct; i++) {
+		dst->acct[i] = src->acct[i];
+		ok &= dest_dup(&dst->acct[i]);
 	}
 	return ok ? IH_OK : IH_ENOMEM;
 }

@@ -40,24 +40,29 @@ typedef int (*dispatch_fn)(const struct event *ev,
 typedef int (*dispatch_map_fn)(const struct event *ev,
     struct object_found *f);
 
+/* The most rules of the object whose paths one receipt's pass reads. */
+#define PROVIDER_RULES	2
+
 /*
- * The body's top-level members that a request's readers ask for (the
- * provider's body_keys, its version_key and source_account_key), read in
- * one pass of the parser for all of them (provider_memo_fill()).
+ * The body's members that a request's readers ask for (the provider's
+ * body_keys, its version_key and source_account_key), read in one pass
+ * of the parser for all of them (provider_memo_fill()).
  */
 struct provider_memo {
-	int		 rc;		/* json_fields()'s, or -1: not read */
+	int		 rc;		/* json_extract()'s, or -1: not read */
 	size_t		 n;
 	const char	*keys[JSON_MAX_FIELDS];
 	char		*vals[JSON_MAX_FIELDS];
 	/*
-	 * Set when the same pass also read the object by rule (the
-	 * provider's map_rule), its values left in w at at: the switch of
-	 * an event processed in this process then parses nothing.
+	 * Set when the same pass also read the object by the rules the
+	 * provider's map_paths gave (their values left in w, rule i's at
+	 * at[i]): the switch of an event processed in this process then
+	 * parses nothing.
 	 */
 	int		 has_object;
-	struct object_rule rule;
-	int		 at[OBJECT_WANTS];
+	size_t		 nrules;
+	struct object_rule rules[PROVIDER_RULES];
+	int		 at[PROVIDER_RULES][OBJECT_WANTS];
 	struct json_want w[JSON_MAX_FIELDS];
 	char		 paths[JSON_MAX_FIELDS][64];	/* "$.key" */
 };
@@ -78,6 +83,13 @@ struct provider_req {
  */
 int	provider_fields(const struct provider_req *pr,
 	    const char *const *keys, size_t n, char **vals);
+
+/*
+ * json_path_text() over pr's body, with its contract: answered from pr's
+ * memo when one of the provider's body_keys is path, else by parsing.
+ */
+int	provider_path_text(const struct provider_req *pr, const char *path,
+	    char **val);
 
 /* The event's identity, filled by identify; strings are malloc'd. */
 struct ident {
@@ -174,12 +186,23 @@ struct provider {
 	/*
 	 * Or NULL: sets *r to the rule by which map_object reads ev and
 	 * returns 1 (0: ev sets no object), for a provider whose map_object
-	 * is object_read() by that rule and nothing else.  Also called
-	 * before the body is read, with ev's event_type NULL, for the paths
-	 * only: the receipt's one pass then reads the object too
-	 * (provider_memo_found()).
+	 * is object_read() by that rule and nothing else.  A kind the type
+	 * names, not the body, is written into kind, where r->kind points.
 	 */
-	int	(*map_rule)(const struct event *ev, struct object_rule *r);
+	int	(*map_rule)(const struct event *ev, struct object_rule *r,
+		    char kind[OBJECT_KIND_MAX]);
+
+	/*
+	 * Or NULL: the rules whose paths the receipt's one pass over the
+	 * body also reads (at most max, into r; their number returned),
+	 * chosen before the body is read, from pr's headers and bytes only:
+	 * the rule of a type named by a header, or every rule map_rule may
+	 * give when the body names the type.  A kind the type names, not
+	 * the body, may be left NULL.  The switch of an event whose rule is
+	 * among them then maps from that pass (provider_memo_found()).
+	 */
+	size_t	(*map_paths)(const struct provider_req *pr,
+		    struct object_rule *r, size_t max);
 
 	/*
 	 * When set, an authenticated body that identify refuses is kept as
@@ -213,17 +236,18 @@ struct provider {
 
 	/*
 	 * Or NULL: the top-level members of the body that identify and
-	 * needs_fetch read through provider_fields() (NULL-terminated), so
-	 * that one pass of the parser serves them all.
+	 * needs_fetch read through provider_fields(), or the paths ("$."
+	 * first) they read through provider_path_text() (NULL-terminated),
+	 * so that one pass of the parser serves them all.
 	 */
 	const char *const *body_keys;
 };
 
 /*
  * Reads p's body_keys, version_key and source_account_key from pr's
- * body in one pass into m (m->rc -1 when it could not, e.g. out of
- * memory: each reader then parses for itself).  provider_memo_free()
- * frees the values.
+ * body in one pass into m, with the paths of the rules p->map_paths
+ * gives (m->rc -1 when it could not, e.g. out of memory: each reader
+ * then parses for itself).  provider_memo_free() frees the values.
  */
 void	provider_memo_fill(struct provider_memo *m, const struct provider *p,
 	    const struct provider_req *pr);
@@ -238,6 +262,14 @@ void	provider_memo_free(struct provider_memo *m);
  */
 int	provider_memo_found(struct provider_memo *m,
 	    const struct provider *p, const struct event *ev,
+	    struct object_found *f);
+
+/*
+ * p->map_object by p->map_rule: object_read() of ev by the rule it
+ * gives, or f->mapped 0.  IH_OK or IH_ENOMEM; f is freed with
+ * object_found_free() either way.
+ */
+int	provider_map(const struct provider *p, const struct event *ev,
 	    struct object_found *f);
 
 #endif

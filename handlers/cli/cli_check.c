@@ -600,12 +600,12 @@ cli_check(struct cli *c, int argc, char **argv)
 			    providers_all[i]->name, cfg->lease_s,
 			    cfg->action_timeout_s);
 		/* The loader refused a malformed destination (forward.h). */
-		if (cfg->forward.url != NULL)
+		if (cfg->forward.dest.url != NULL)
 			check_forward(&ck, providers_all[i]->name,
-			    &cfg->forward);
-		for (j = 0; j < cfg->nforward_acct; j++)
+			    &cfg->forward.dest);
+		for (j = 0; j < cfg->forward.nacct; j++)
 			check_forward(&ck, providers_all[i]->name,
-			    &cfg->forward_acct[j]);
+			    &cfg->forward.acct[j]);
 	}
 
 	cli_check_accounts(c, &ck.problems, &ck.oks);

@@ -305,11 +305,11 @@ cli_check_dests(struct cli *c, struct store *st, const int *checked,
 	for (i = 0; providers_all[i] != NULL && i < CLI_MAX_PROVIDERS; i++) {
 		if (!checked[i] || cli_config(c, i, &cfg) != IH_OK)
 			continue;
-		if (cfg->forward.url != NULL)
-			check_dest(st, providers_all[i]->name, &cfg->forward,
-			    problems, oks);
-		for (j = 0; j < cfg->nforward_acct; j++)
+		if (cfg->forward.dest.url != NULL)
 			check_dest(st, providers_all[i]->name,
-			    &cfg->forward_acct[j], problems, oks);
+			    &cfg->forward.dest, problems, oks);
+		for (j = 0; j < cfg->forward.nacct; j++)
+			check_dest(st, providers_all[i]->name,
+			    &cfg->forward.acct[j], problems, oks);
 	}
 }

@@ -30,7 +30,7 @@
 #include "cli_smoke.h"
 #include "cli_text.h"
 #include "clock.h"
-#include "forward_settings.h"
+#include "forward.h"
 #include "ih.h"
 #include "json.h"
 #include "providers.h"

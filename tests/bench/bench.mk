@@ -27,7 +27,9 @@
 #   make bench-pages            per event, with deterministic tools (strace,
 #                               callgrind): WAL pages and bytes, fsyncs,
 #                               instructions of stripe.fcgi behind lighttpd
-#                               (tests/bench/pages.py; BENCH_PAGES_N events)
+#                               (tests/bench/pages.py; BENCH_PAGES_N events;
+#                               BENCH_PAGES_PROVIDER=github, shopify, asaas
+#                               or standard: that provider's program)
 #   make bench-pg-trips         the same on PostgreSQL: round trips (sendto
 #                               calls) and statements per event and per
 #                               commit, on a
@@ -56,6 +58,7 @@ BENCH_OPTS    ?=
 BENCH_GROWTH  ?=
 
 BENCH_PAGES_N ?= 200
+BENCH_PAGES_PROVIDER ?= stripe
 BENCH_CONC    ?= 1
 
 .PHONY: bench bench-build bench-tools bench-readme bench-pages bench-cgi \
@@ -71,7 +74,7 @@ bench: deps bench-build bench-static
 
 bench-pages: bench-build
 	python3 tests/bench/pages.py --bin $(BUILD)/bench \
-	    --events $(BENCH_PAGES_N)
+	    --events $(BENCH_PAGES_N) --provider $(BENCH_PAGES_PROVIDER)
 
 bench-accounts: bench-build
 	python3 tests/bench/accounts.py --bin $(BUILD)/bench \

@@ -2,11 +2,12 @@
 """make bench-pages: the per-event work of the real program, measured with
 deterministic tools, so that a loaded machine does not blur it (issue 27).
 
-stripe.fcgi runs behind lighttpd (the end-to-end harness's launcher, one
-process), and this script sends it distinct, signed ~2 KB Stripe events
-one at a time (so each commit carries one event: the worst case, and the
-same every run), waits until each is processed (after-response by
-default), then reports per event:
+stripe.fcgi (or --provider's program) runs behind lighttpd (the end-to-end
+harness's launcher, one process), and this script sends it distinct, signed
+~2 KB events of that provider, each of its own object, one at a time (so
+each commit carries one event: the worst case, and the same every run),
+waits until each is processed (after-response by default), then reports
+per event:
 
   WAL pages, WAL bytes   pwrite64 calls of a page's size on the -wal
                          file and all bytes written to it (strace -f);
@@ -57,6 +58,7 @@ system calls after it count.  Usage:
   python3 tests/bench/pages.py --bin BUILD [--events N] [--warm W]
       [--mode after-response|worker] [--no-callgrind] [--pg URI]
       [--conc K] [--store FILE] [--reference TOOL] [--objects K]
+      [--provider stripe|github|shopify|asaas|standard]
 
 Python 3 standard library; strace and valgrind.
 """
@@ -91,16 +93,75 @@ def rid(prefix):
     return prefix + "".join(al[b % len(al)] for b in os.urandom(24))
 
 
+PROVIDER = ["stripe"]  # --provider
+
+
+def iso(i):
+    """Event i's time, as the providers that send ISO 8601 write it."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1700000000 + i))
+
+
 def body(eid, i):
-    """A Stripe invoice.paid event of its own object, about 2 KB."""
+    """An event of its own object in --provider's shape, about 2 KB: a
+    Stripe invoice.paid, a GitHub issue edited, a Shopify order updated,
+    an Asaas PAYMENT_RECEIVED or a Standard Webhooks invoice.paid."""
     oid = rid("in_") if RANDOM[0] else "in_pages_%d" % (
         i % OBJECTS[0] if OBJECTS[0] else i)
-    ev = {"id": eid, "object": "event", "type": "invoice.paid",
-          "created": 1700000000 + i, "livemode": False,
-          "data": {"object": {"id": oid, "object": "invoice",
-                              "status": "paid", "amount_paid": 1000 + i,
-                              "metadata": {"pad": "x" * PAD}}}}
+    pad = {"pad": "x" * PAD}
+    p = PROVIDER[0]
+    if p == "github":
+        ev = {"action": "edited",
+              "issue": {"id": 1000000 + i, "number": i, "state": "open",
+                        "updated_at": iso(i), "title": oid,
+                        "body": "x" * PAD},
+              "repository": {"id": 1, "full_name": "o/r"}}
+    elif p == "shopify":
+        ev = {"id": 820982911946154508 + i, "name": oid,
+              "financial_status": "paid", "updated_at": iso(i),
+              "created_at": iso(0), "total_price": "10.00",
+              "note_attributes": pad}
+    elif p == "asaas":
+        ev = {"id": eid, "event": "PAYMENT_RECEIVED",
+              "dateCreated": iso(i).replace("T", " ")[:19],
+              "payment": {"object": "payment", "id": oid,
+                          "status": "RECEIVED", "value": 100.0,
+                          "description": "x" * PAD}}
+    elif p == "standard":
+        ev = {"type": "invoice.paid", "timestamp": iso(i),
+              "data": {"id": oid, "status": "paid",
+                       "amount_paid": 1000 + i, "metadata": pad}}
+    else:
+        ev = {"id": eid, "object": "event", "type": "invoice.paid",
+              "created": 1700000000 + i, "livemode": False,
+              "data": {"object": {"id": oid, "object": "invoice",
+                                  "status": "paid",
+                                  "amount_paid": 1000 + i,
+                                  "metadata": pad}}}
     return json.dumps(ev, separators=(",", ":")).encode()
+
+
+def headers(secret, eid, b):
+    """The signed request's headers for --provider."""
+    p = PROVIDER[0]
+    h = {"Content-Type": "application/json"}
+    if p == "github":
+        h.update({"X-Hub-Signature-256": harness.sign_github(secret, b),
+                  "X-GitHub-Event": "issues", "X-GitHub-Delivery": eid,
+                  "X-GitHub-Hook-ID": "1"})
+    elif p == "shopify":
+        h.update({"X-Shopify-Hmac-Sha256": harness.sign_shopify(secret, b),
+                  "X-Shopify-Topic": "orders/updated",
+                  "X-Shopify-Webhook-Id": eid})
+    elif p == "asaas":
+        h["asaas-access-token"] = secret
+    elif p == "standard":
+        t = int(time.time())
+        h.update({"webhook-id": eid, "webhook-timestamp": str(t),
+                  "webhook-signature": harness.sign_standard(secret, eid, t,
+                                                             b)})
+    else:
+        h["Stripe-Signature"] = harness.sign_stripe(secret, b)
+    return h
 
 
 def send(srv, prefix, first, n, conc=1):
@@ -121,13 +182,11 @@ def send(srv, prefix, first, n, conc=1):
         if errs:
             raise errs[0]
         return
-    secret = srv.secrets["stripe"]
+    secret = srv.secrets[PROVIDER[0]]
     for i in range(first, first + n):
         eid = rid("evt_") if RANDOM[0] else "evt_%s_%d" % (prefix, i)
         b = body(eid, i)
-        r = srv.post("/hooks/stripe", b,
-                     {"Stripe-Signature": harness.sign_stripe(secret, b),
-                      "Content-Type": "application/json"})
+        r = srv.post("/hooks/" + PROVIDER[0], b, headers(secret, eid, b))
         if r is None or r.status != 200 or b'"accepted"' not in r.body:
             raise SystemExit("event %s: %r" % (eid, r and (r.status, r.body)))
 
@@ -184,7 +243,7 @@ def server(bindir, wrap, mode, name, pg=None, store=None):
     elif pg:
         os.environ["IH_PG_URI"] = pg
         db = harness.pg_new_db("ih_pages")
-    srv = harness.Server(bindir, providers=["stripe"], wrap=wrap,
+    srv = harness.Server(bindir, providers=[PROVIDER[0]], wrap=wrap,
                          env={"IDEMHOOK_MODE": mode}, max_procs=1,
                          name=name, db=db)
     srv.bench_mode = mode
@@ -401,16 +460,24 @@ def main():
     ap.add_argument("--keep-callgrind", metavar="DIR",
                     help="copy callgrind's output files here (named"
                     " <events>.cg.<pid>) for callgrind_annotate")
+    ap.add_argument("--provider", default="stripe",
+                    choices=("stripe", "github", "shopify", "asaas",
+                             "standard"),
+                    help="whose program and events (default stripe)")
     ap.add_argument("--random-ids", action="store_true",
                     help="random event and object ids (as a store of"
                     " real events has them), not numbered ones that"
                     " share their index pages")
     ap.add_argument("--objects", type=int, default=0, metavar="K",
                     help="the events update K objects in turn (each"
-                    " newer than the last), not one new object each")
+                    " newer than the last), not one new object each"
+                    " (Stripe, Asaas and Standard Webhooks' ids)")
     a = ap.parse_args()
     RANDOM[0] = a.random_ids
     OBJECTS[0] = a.objects
+    PROVIDER[0] = a.provider
+    if a.reference and a.provider != "stripe":
+        ap.error("--reference receives Stripe's events only")
     a.bin = os.path.abspath(a.bin)
     refdir = None
     if a.reference:
@@ -431,8 +498,8 @@ def measure(a):
         lo = callgrind_total(a, a.warm)
         hi = callgrind_total(a, a.warm + a.events)
         res["instructions"] = (hi - lo) / a.events
-    print("stripe, %s, %d events %s after %d warm-up, per event:"
-          % (a.mode, a.events, "one at a time" if a.conc == 1 else
+    print("%s, %s, %d events %s after %d warm-up, per event:"
+          % (a.provider, a.mode, a.events, "one at a time" if a.conc == 1 else
              "from %d clients at once" % a.conc, a.warm))
     keys = ("pg_sends", "pg_recvs", "pg_stmts") if a.pg else (
         "wal_pages", "wal_bytes", "db_bytes", "fsyncs", "store_pages",

@@ -104,7 +104,8 @@ provider specs, and measures:
 Three more targets count work instead of timing it, so that a loaded
 machine does not blur them: `make bench-pages` (WAL pages, bytes and
 fsyncs per event from strace, instructions per event from callgrind:
-stripe.fcgi behind lighttpd, one event per commit), `make bench-pg-trips`
+stripe.fcgi, or `BENCH_PAGES_PROVIDER`'s program with its own events,
+behind lighttpd, one event per commit), `make bench-pg-trips`
 (the same on a throwaway PostgreSQL cluster: round trips per event, as
 the receiver's `sendto` calls, and the server's statements per event,
 from `pg_stat_statements` when it is installed; `pages.py --objects K`

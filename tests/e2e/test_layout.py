@@ -9,7 +9,11 @@ Usage: test_layout.py BINDIR   (or IH_BIN=BINDIR test_layout.py)
     links that one object into its program, the idemhook command and the
     unit tests; make -n fuzz-build compiles it once for the fuzzers;
   - the provider objects in BINDIR define no main symbol, and each
-    program's receiver object does.
+    program's receiver object does;
+  - the library's modules (name.c with name.h in shared/; shared/store/
+    as one, the store's contract in several headers) include each other in
+    no circle but the one pair shared/README.md's layers name (dispatch
+    and forward).
 """
 
 import os
@@ -86,12 +90,56 @@ def case_objects(bindir):
               "receiver-%s.o defines no main" % p)
 
 
+# The one pair of modules that include each other: one layer split into
+# two files (shared/README.md, The layers).
+INCLUDE_PAIRS = {frozenset(("dispatch", "forward"))}
+
+
+def module_includes():
+    """Each module of the library -> the modules it includes."""
+    files, module_of = [], {}
+    for folder in ("shared", os.path.join("shared", "store")):
+        for name in sorted(os.listdir(os.path.join(REPO, folder))):
+            base, ext = os.path.splitext(name)
+            if ext in (".c", ".h"):
+                mod = "store/" if folder.endswith("store") else base
+                files.append((mod, os.path.join(REPO, folder, name)))
+                if ext == ".h":
+                    module_of[base] = mod
+    graph = {}
+    for mod, path in files:
+        with open(path) as f:
+            incs = re.findall(r'^#include "([^"/]+)\.h"', f.read(), re.M)
+        graph.setdefault(mod, set()).update(
+            module_of[i] for i in incs if module_of.get(i, mod) != mod)
+    return graph
+
+
+def case_no_include_circle():
+    graph = module_includes()
+    reach = {}
+    for m in graph:
+        seen, todo = set(), [m]
+        while todo:
+            for n in graph[todo.pop()]:
+                if n not in seen:
+                    seen.add(n)
+                    todo.append(n)
+        reach[m] = seen
+    circles = {frozenset([m] + [n for n in reach[m] if m in reach[n]])
+               for m in graph if m in reach[m]}
+    check_eq(sorted(sorted(c) for c in circles - INCLUDE_PAIRS), [],
+             "modules that include each other in a circle")
+
+
 def run_cases(tap, bindir, servers):
     tap.run("no provider file has main(); receiver.c has", case_no_main_in_providers)
     tap.run("make all tests: each provider compiled once, one object for its "
             "program, the command and its unit test", case_compiled_once)
     tap.run("make fuzz-build: each provider compiled once", case_fuzz_compiled_once)
     tap.run("built provider objects have no main; receiver objects do", case_objects, bindir)
+    tap.run("the library's modules include each other in no circle but "
+            "dispatch and forward", case_no_include_circle)
 
 
 if __name__ == "__main__":

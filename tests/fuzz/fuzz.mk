@@ -50,7 +50,8 @@ $(FUZZ_DIR)/obj/handlers/%.o: handlers/%.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
 
-$(FUZZ_DIR)/obj/fuzz/%.o: tests/fuzz/%.c tests/fuzz/fuzz.h $(HEADERS)
+$(FUZZ_DIR)/obj/fuzz/%.o: tests/fuzz/%.c tests/fuzz/fuzz.h tests/fuzz/fuzz_receipt.h \
+    $(HEADERS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
 

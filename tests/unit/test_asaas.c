@@ -209,12 +209,50 @@ test_json_path_text_long(void **state)
 	json_close(js);
 }
 
+/*
+ * The body names the type: one pass reads both rules' paths with the
+ * id, the type and the order key, and the switch maps its type's: a
+ * payment, a subscription, a tombstone, or nothing.
+ */
+static void
+receipt(const char *body, int want_mapped)
+{
+	const char *const tokens[] = { TOKEN, NULL };
+	struct unit_req u;
+	struct json *js;
+
+	assert_int_equal(json_open(&js), IH_OK);
+	unit_begin(&u, js, body, strlen(body), tokens);
+	unit_receipt_pass(&u, &asaas_provider, IH_OK, want_mapped);
+	json_close(js);
+}
+
+static void
+test_receipt_pass(void **state)
+{
+	(void)state;
+	receipt("{\"id\":\"evt_1&2\",\"event\":\"PAYMENT_RECEIVED\","
+	    "\"dateCreated\":\"2024-06-12 16:45:03\",\"payment\":{\"id\":"
+	    "\"pay_1\",\"status\":\"RECEIVED\"},\"subscription\":{\"id\":"
+	    "\"sub_1\",\"status\":\"ACTIVE\"}}", 1);
+	receipt("{\"id\":\"evt_2\",\"event\":\"SUBSCRIPTION_DELETED\","
+	    "\"dateCreated\":\"2024-06-12 16:45:04\",\"payment\":{\"id\":"
+	    "\"pay_1\"},\"subscription\":{\"id\":\"sub_1\"}}", 1);
+	receipt("{\"id\":\"evt_3\",\"event\":\"PAYMENT_DELETED\","
+	    "\"payment\":{\"id\":\"pay_2\",\"status\":\"PENDING\"}}", 1);
+	receipt("{\"id\":\"evt_4\",\"event\":\"PAYMENT_CREATED\","
+	    "\"subscription\":{\"id\":\"sub_1\"}}", 0);
+	receipt("{\"id\":\"evt_5\",\"event\":\"TRANSFER_DONE\","
+	    "\"transfer\":{\"id\":\"tra_1\"}}", 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_token),
 		cmocka_unit_test(test_provider),
+		cmocka_unit_test(test_receipt_pass),
 		cmocka_unit_test(test_provider_struct),
 		cmocka_unit_test(test_json_path_text),
 		cmocka_unit_test(test_json_path_text_long),

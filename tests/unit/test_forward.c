@@ -165,18 +165,18 @@ settings_taken(void **state)
 
 	(void)state;
 	assert_int_equal(load(env, "stripe", &cfg, err, sizeof(err)), IH_OK);
-	assert_string_equal(cfg.forward.url,
+	assert_string_equal(cfg.forward.dest.url,
 	    "https://app.example/hooks/stripe");
-	assert_int_equal(cfg.forward.sign, FORWARD_SIGN_PROVIDER);
-	assert_int_equal(cfg.forward.timeout_s, 12);
-	assert_int_equal(cfg.forward.secret_len, 9);
+	assert_int_equal(cfg.forward.dest.sign, FORWARD_SIGN_PROVIDER);
+	assert_int_equal(cfg.forward.dest.timeout_s, 12);
+	assert_int_equal(cfg.forward.dest.secret_len, 9);
 	config_free(&cfg);
 	/* Another provider's destination is not this one's. */
 	assert_int_equal(load(env, "github", &cfg, err, sizeof(err)), IH_OK);
-	assert_null(cfg.forward.url);
+	assert_null(cfg.forward.dest.url);
 	config_free(&cfg);
 	assert_int_equal(load(none, "stripe", &cfg, err, sizeof(err)), IH_OK);
-	assert_null(cfg.forward.url);
+	assert_null(cfg.forward.dest.url);
 	config_free(&cfg);
 }
 
@@ -296,14 +296,15 @@ limits_taken(void **state)
 
 	(void)state;
 	assert_int_equal(load(env, "stripe", &cfg, err, sizeof(err)), IH_OK);
-	assert_int_equal(cfg.forward.concurrency, FORWARD_DEFAULT_CONCURRENCY);
-	assert_int_equal(cfg.forward.rate_ms, 400);
-	assert_int_equal(cfg.nforward_acct, 1);
-	assert_int_equal(cfg.forward_acct[0].concurrency, 2);
+	assert_int_equal(cfg.forward.dest.concurrency,
+	    FORWARD_DEFAULT_CONCURRENCY);
+	assert_int_equal(cfg.forward.dest.rate_ms, 400);
+	assert_int_equal(cfg.forward.nacct, 1);
+	assert_int_equal(cfg.forward.acct[0].concurrency, 2);
 	/* An account's rate falls back to the provider's. */
-	assert_int_equal(cfg.forward_acct[0].rate_ms, 400);
-	assert_string_equal(forward_dest_name(&cfg.forward), "default");
-	assert_string_equal(forward_dest_name(&cfg.forward_acct[0]), "acme");
+	assert_int_equal(cfg.forward.acct[0].rate_ms, 400);
+	assert_string_equal(forward_dest_name(&cfg.forward.dest), "default");
+	assert_string_equal(forward_dest_name(&cfg.forward.acct[0]), "acme");
 	config_free(&cfg);
 }
 

@@ -350,11 +350,60 @@ test_provider_struct(void **state)
 	    unit_kept(&github_provider, "X-GitHub-Hook-ID"));
 }
 
+/*
+ * One pass reads what identify asks and the object X-GitHub-Event's
+ * rule names: the switch maps the same, an issue "deleted" as its
+ * tombstone; an event of no object, or a form, is left to the switch.
+ */
+static void
+receipt(const char *body, const char *ct, const char *event,
+    int want_found, int want_mapped)
+{
+	const char *const secrets[] = { "s3cret", NULL };
+	struct unit_req u;
+	struct json *js;
+
+	assert_int_equal(json_open(&js), IH_OK);
+	unit_begin(&u, js, body, strlen(body), secrets);
+	unit_set_opt(&u, "CONTENT_TYPE", ct);
+	unit_set(&u, "HTTP_X_GITHUB_EVENT", event);
+	unit_set(&u, "HTTP_X_GITHUB_DELIVERY", "72d3162e");
+	unit_set(&u, "HTTP_X_GITHUB_HOOK_ID", "42");
+	unit_receipt_pass(&u, &github_provider, want_found, want_mapped);
+	json_close(js);
+}
+
+static void
+test_receipt_pass(void **state)
+{
+	(void)state;
+	receipt("{\"action\":\"closed\",\"issue\":{\"id\":7,\"state\":"
+	    "\"closed\",\"updated_at\":\"2024-05-01T12:00:00Z\",\"n\":[1]}}",
+	    "application/json", "issues", IH_OK, 1);
+	receipt("{\"action\":\"deleted\",\"issue\":{\"id\":7,\"state\":"
+	    "\"open\",\"updated_at\":\"2024-05-01T12:00:01Z\"}}", NULL,
+	    "issues", IH_OK, 1);
+	receipt("{\"action\":\"created\",\"check_run\":{\"id\":9,\"status\":"
+	    "\"queued\",\"started_at\":\"2024-05-01T12:00:00Z\"}}", NULL,
+	    "check_run", IH_OK, 1);
+	receipt("{\"action\":\"opened\",\"pull_request\":{\"id\":\"x\"}}",
+	    NULL, "pull_request", IH_OK, 1);
+	/* No id: nothing, by either path. */
+	receipt("{\"action\":\"opened\",\"issue\":{\"state\":\"open\"}}",
+	    NULL, "issues", IH_OK, 0);
+	receipt("{\"ref\":\"refs/heads/main\"}", NULL, "push", IH_ENOTFOUND,
+	    0);
+	receipt("payload=%7B%22action%22%3A%22closed%22%2C%22issue%22%3A%7B"
+	    "%22id%22%3A7%7D%7D", "application/x-www-form-urlencoded",
+	    "issues", IH_ENOTFOUND, 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_vectors_recomputed),
+		cmocka_unit_test(test_receipt_pass),
 		cmocka_unit_test(test_vectors_verify),
 		cmocka_unit_test(test_forged),
 		cmocka_unit_test(test_malformed_header),

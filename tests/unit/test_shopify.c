@@ -284,6 +284,44 @@ test_provider_struct(void **state)
 		assert_true(unit_kept(&shopify_provider, want[i]));
 }
 
+/*
+ * One pass reads what identify asks (the compliance shapes too) and the
+ * object of X-Shopify-Topic's kind, the whole body: the switch maps the
+ * same, a "/delete" topic as its tombstone.
+ */
+static void
+receipt(const char *body, const char *topic, int want_found,
+    int want_mapped)
+{
+	const char *const secrets[] = { V_SECRET, NULL };
+	struct unit_req u;
+	struct json *js;
+
+	assert_int_equal(json_open(&js), IH_OK);
+	unit_begin(&u, js, body, strlen(body), secrets);
+	unit_set(&u, "HTTP_X_SHOPIFY_WEBHOOK_ID", "w-1");
+	unit_set(&u, "HTTP_X_SHOPIFY_TOPIC", topic);
+	unit_receipt_pass(&u, &shopify_provider, want_found, want_mapped);
+	json_close(js);
+}
+
+static void
+test_receipt_pass(void **state)
+{
+	(void)state;
+	receipt("{\"id\":820982911946154508,\"financial_status\":\"paid\","
+	    "\"updated_at\":\"2024-05-01T09:00:00-03:00\",\"customer\":"
+	    "{\"id\":2}}", "orders/updated", IH_OK, 1);
+	receipt("{\"id\":5,\"status\":\"active\",\"created_at\":"
+	    "\"2024-05-01\"}", "products/create", IH_OK, 1);
+	receipt("{\"id\":5}", "products/delete", IH_OK, 1);
+	receipt("{\"shop_id\":1,\"shop_domain\":\"x\",\"customer\":{\"id\":2},"
+	    "\"orders_to_redact\":[3]}", "customers/redact", IH_ENOTFOUND, 0);
+	receipt("{\"shop_id\":1,\"shop_domain\":\"x\"}", "shop/redact",
+	    IH_ENOTFOUND, 0);
+	receipt("{\"id\":1}", "app/uninstalled", IH_ENOTFOUND, 0);
+}
+
 int
 main(void)
 {
@@ -295,6 +333,7 @@ main(void)
 		cmocka_unit_test(test_secrets),
 		cmocka_unit_test(test_empty_body),
 		cmocka_unit_test(test_provider),
+		cmocka_unit_test(test_receipt_pass),
 		cmocka_unit_test(test_check_topic),
 		cmocka_unit_test(test_repeat_ok),
 		cmocka_unit_test(test_provider_struct),

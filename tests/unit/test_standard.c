@@ -325,6 +325,39 @@ test_provider_struct(void **state)
 	assert_null(standard_provider.kept_headers[3]);
 }
 
+/*
+ * The paths are the same for every type: one pass reads the type and
+ * the object, and the switch's kind (the type's first segment) and
+ * tombstone apply to it as to its own parse.
+ */
+static void
+receipt(const char *body, int want_mapped)
+{
+	const char *const secrets[] = { V_SECRET, NULL };
+	struct unit_req u;
+	struct json *js;
+
+	assert_int_equal(json_open(&js), IH_OK);
+	unit_begin(&u, js, body, strlen(body), secrets);
+	unit_set(&u, "HTTP_WEBHOOK_ID", "msg_1");
+	unit_receipt_pass(&u, &standard_provider, IH_OK, want_mapped);
+	json_close(js);
+}
+
+static void
+test_receipt_pass(void **state)
+{
+	(void)state;
+	receipt("{\"type\":\"invoice.paid\",\"timestamp\":"
+	    "\"2024-05-01T12:00:00Z\",\"data\":{\"id\":\"in_1\",\"status\":"
+	    "\"paid\",\"n\":[1,{}]}}", 1);
+	receipt("{\"type\":\"invoice.deleted\",\"data\":{\"id\":\"in_1\"}}",
+	    1);
+	receipt("{\"type\":\"ping\",\"data\":{\"id\":\"in_1\"}}", 0);
+	receipt("{\"type\":\".x\",\"data\":{\"id\":\"in_1\"}}", 0);
+	receipt("{\"type\":\"invoice.paid\",\"data\":[1]}", 0);
+}
+
 int
 main(void)
 {
@@ -340,6 +373,7 @@ main(void)
 		cmocka_unit_test(test_timestamp),
 		cmocka_unit_test(test_dotted_id),
 		cmocka_unit_test(test_provider),
+		cmocka_unit_test(test_receipt_pass),
 		cmocka_unit_test(test_provider_struct),
 	};
 

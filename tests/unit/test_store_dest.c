@@ -233,8 +233,8 @@ sync_as(struct store *st, struct forward_pause *fp, struct said *s,
 	sink.arg = s;
 	memset(s, 0, sizeof(*s));
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.forward.url = url;
-	cfg.forward.concurrency = concurrency;
+	cfg.forward.dest.url = url;
+	cfg.forward.dest.concurrency = concurrency;
 	assert_int_equal(store_begin(st, STORE_RELAXED, &tx, err,
 	    sizeof(err)), IH_OK);
 	assert_int_equal(forward_sync(st, tx, &cfg, "stripe", fp, &sink, err,

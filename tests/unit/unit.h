@@ -14,6 +14,8 @@
 #include "config.h"
 #include "ih.h"
 #include "json.h"
+#include "json_int.h"
+#include "object.h"
 #include "provider.h"
 #include "request.h"
 
@@ -236,6 +238,73 @@ unit_kept(const struct provider *p, const char *name)
 		if (strcmp(*h, name) == 0)
 			return 1;
 	return 0;
+}
+
+/* a and b are the same object, or both none. */
+static inline void
+unit_same_found(const struct object_found *a, const struct object_found *b)
+{
+	assert_int_equal(a->mapped, b->mapped);
+	if (!a->mapped)
+		return;
+	assert_string_equal(a->kind, b->kind);
+	assert_string_equal(a->object_id, b->object_id);
+	assert_string_equal(a->status, b->status);
+	assert_int_equal(a->json == NULL, b->json == NULL);
+	if (a->json != NULL)
+		assert_string_equal(a->json, b->json);
+	assert_int_equal(a->json_len, b->json_len);
+	assert_int_equal(a->source_ms, b->source_ms);
+	assert_int_equal(a->rank, b->rank);
+	assert_int_equal(a->deleted, b->deleted);
+}
+
+/*
+ * The receipt of u's body by p, whose identify must accept it: its one
+ * pass (provider_memo_fill()) tells provider_memo_found() the object
+ * (want_found IH_OK: what p's switch maps by parsing the same bytes,
+ * want_mapped saying whether it is one, the body parsed once in all),
+ * or leaves it to the switch's parse (IH_ENOTFOUND).
+ */
+static inline void
+unit_receipt_pass(struct unit_req *u, const struct provider *p,
+    int want_found, int want_mapped)
+{
+	struct provider_memo memo;
+	struct object_found got, want;
+	struct ident id;
+	struct event ev;
+	const char *why = NULL;
+	unsigned long before = u->pr.json->parses;
+
+	memset(&id, 0, sizeof(id));
+	provider_memo_fill(&memo, p, &u->pr);
+	u->pr.memo = &memo;
+	assert_int_equal(p->identify(&u->pr, &id, &why), IH_OK);
+	memset(&ev, 0, sizeof(ev));
+	ev.provider = p->name;
+	ev.event_id = id.event_id;
+	ev.event_type = id.event_type;
+	ev.subtype = id.subtype;
+	ev.payload = u->req.body;
+	ev.payload_len = u->req.body_len;
+	assert_int_equal(provider_memo_found(&memo, p, &ev, &got),
+	    want_found);
+	if (want_found == IH_OK)
+		assert_int_equal(u->pr.json->parses - before, 1);
+	assert_int_equal(p->map_object(&ev, &want), IH_OK);
+	assert_int_equal(want.mapped, want_mapped);
+	if (want_found == IH_OK)
+		unit_same_found(&got, &want);
+	object_found_free(&got);
+	/* Taken once: a second call cannot tell. */
+	assert_int_equal(provider_memo_found(&memo, p, &ev, &got),
+	    IH_ENOTFOUND);
+	object_found_free(&got);
+	object_found_free(&want);
+	provider_memo_free(&memo);
+	u->pr.memo = NULL;
+	ident_free(&id);
 }
 
 #endif
