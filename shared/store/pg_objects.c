@@ -17,9 +17,13 @@
 #include "object.h"
 #include "pg_int.h"
 
+/*
+ * PG_OBJECT_TAKE's parameters: the row's columns, then the event's type
+ * and hist_ms, when the switch records the history row (0: not here).
+ */
 static void
 object_params(struct pg_params *p, const struct store_object *o,
-    int64_t created_ms, int64_t changed_ms)
+    int64_t created_ms, int64_t changed_ms, int64_t hist_ms)
 {
 	memset(p, 0, sizeof(*p));
 	pg_text(p, o->provider);
@@ -34,6 +38,11 @@ object_params(struct pg_params *p, const struct store_object *o,
 	pg_int(p, created_ms);
 	pg_int(p, changed_ms);
 	pg_text(p, account_or_default(o->account));
+	pg_text(p, o->event_type != NULL ? o->event_type : "");
+	if (hist_ms != 0)
+		pg_int(p, hist_ms);
+	else
+		pg_text(p, NULL);
 }
 
 /*
@@ -84,15 +93,22 @@ row_key(struct pgs *st, const struct store_object *o, struct object_key *key,
 	return rc;
 }
 
-/* Brings the existing row to o's state. */
+/*
+ * Brings the existing row to o's state; with hist_ms set, its history
+ * row goes in the same statement, deferred (PG_OBJECT_SET_HIST).
+ */
 static int
 row_update(struct pgs *st, const struct store_object *o, int64_t changed_ms,
-    char *err, size_t errlen)
+    int64_t hist_ms, char *err, size_t errlen)
 {
 	struct pg_params p;
 	PGresult *r;
 
-	object_params(&p, o, 0, changed_ms);
+	object_params(&p, o, 0, changed_ms, hist_ms);
+	if (hist_ms != 0)
+		return pg_defer_stmt(st, PG_OBJECT_SET_HIST, &p,
+		    "cannot write object", err, errlen);
+	p.n = 12;	/* PG_OBJECT_SET: the columns alone */
 	r = pg_exec_stmt(st, PG_OBJECT_SET, &p, PGRES_COMMAND_OK,
 	    "cannot write object", err, errlen);
 	PQclear(r);
@@ -136,16 +152,16 @@ history_put(struct pgs *st, const struct store_object *o,
 }
 
 /*
- * In one round trip: inserts the row unless it exists (*added), and
- * locks and reads an existing row's key (*found, the event id malloc'd
- * into *id).  The read sees the statement's snapshot: a row another
- * transaction inserted meanwhile is neither added nor found, and
- * row_apply() reads it again.
+ * In one round trip: inserts the row unless it exists (*added, and with
+ * hist_ms set its history row too), and locks and reads an existing
+ * row's key (*found, the event id malloc'd into *id).  The read sees the
+ * statement's snapshot: a row another transaction inserted meanwhile is
+ * neither added nor found, and row_apply() reads it again.
  */
 static int
 row_take(struct pgs *st, const struct store_object *o, int64_t created_ms,
-    int64_t changed_ms, struct object_key *key, char **id, int *found,
-    int *added, char *err, size_t errlen)
+    int64_t changed_ms, int64_t hist_ms, struct object_key *key, char **id,
+    int *found, int *added, char *err, size_t errlen)
 {
 	struct pg_params p;
 	PGresult *r;
@@ -153,7 +169,7 @@ row_take(struct pgs *st, const struct store_object *o, int64_t created_ms,
 
 	*found = 0;
 	*added = 0;
-	object_params(&p, o, created_ms, changed_ms);
+	object_params(&p, o, created_ms, changed_ms, hist_ms);
 	r = pg_exec_stmt(st, PG_OBJECT_TAKE, &p, PGRES_TUPLES_OK,
 	    "cannot write object", err, errlen);
 	if (r == NULL)
@@ -173,18 +189,22 @@ row_take(struct pgs *st, const struct store_object *o, int64_t created_ms,
 
 /*
  * Brings the row to o's state when o is newer (or the row is new),
- * under the row's lock; *verdict says what the guard found.
+ * under the row's lock; *verdict says what the guard found.  With
+ * hist_ms set, an applied event's history row is written with the row
+ * (*hist 1); the caller writes any other.
  */
 static int
 row_apply(struct pgs *st, const struct store_object *o, int64_t created_ms,
-    int64_t changed_ms, int *verdict, char *err, size_t errlen)
+    int64_t changed_ms, int64_t hist_ms, int *verdict, int *hist, char *err,
+    size_t errlen)
 {
 	struct object_key row;
 	char *id = NULL;
 	int found = 0, added = 0, rc;
 
-	rc = row_take(st, o, created_ms, changed_ms, &row, &id, &found,
-	    &added, err, errlen);
+	*hist = 0;
+	rc = row_take(st, o, created_ms, changed_ms, hist_ms, &row, &id,
+	    &found, &added, err, errlen);
 	/* Inserted meanwhile by another transaction: compare. */
 	if (rc == IH_OK && !found && !added)
 		rc = row_key(st, o, &row, &id, &found, err, errlen);
@@ -192,7 +212,13 @@ row_apply(struct pgs *st, const struct store_object *o, int64_t created_ms,
 		goto out;
 	*verdict = store_object_verdict(found ? &row : NULL, o);
 	if (*verdict == OBJECT_APPLIED && found)
-		rc = row_update(st, o, changed_ms, err, errlen);
+		rc = row_update(st, o, changed_ms, hist_ms, err, errlen);
+	/*
+	 * A row inserted here, or one inserted meanwhile by another
+	 * transaction (then added is 0): the first has its history.
+	 */
+	*hist = hist_ms != 0 && rc == IH_OK &&
+	    (added || (*verdict == OBJECT_APPLIED && found));
 out:
 	free(id);
 	return rc;
@@ -204,10 +230,11 @@ pg_object_apply(struct store *base, const struct store_object *o,
 {
 	struct pgs *st = pg_of(base);
 	struct store_object_event e;
-	int rc;
+	int hist, rc;
 
-	rc = row_apply(st, o, now_ms, now_ms, verdict, err, errlen);
-	if (rc != IH_OK)
+	rc = row_apply(st, o, now_ms, now_ms, now_ms, verdict, &hist, err,
+	    errlen);
+	if (rc != IH_OK || hist)
 		return rc;
 	memset(&e, 0, sizeof(e));
 	e.event_id = o->event_id;
@@ -225,10 +252,11 @@ int
 pg_copy_object(struct store *base, const struct store_object *o,
     int *added, char *err, size_t errlen)
 {
-	int verdict = 0, rc;
+	int verdict = 0, hist, rc;
 
-	rc = row_apply(pg_of(base), o, o->created_ms, o->changed_ms, &verdict,
-	    err, errlen);
+	/* The copy's history rows come on their own (copy_object_event). */
+	rc = row_apply(pg_of(base), o, o->created_ms, o->changed_ms, 0,
+	    &verdict, &hist, err, errlen);
 	*added = rc == IH_OK && verdict == OBJECT_APPLIED;
 	return rc;
 }

@@ -63,14 +63,11 @@ record_result(PGresult *r, struct store_result *res, char *err,
 
 /*
  * Notes that this transaction inserted rowid, claimed (done: inserted
- * done), and sends its first attempt, deferred: see pg_complete.
+ * done), its first attempt with it (PG_RECORD): see pg_complete.
  */
 static int
-own_add(struct pgs *st, int64_t rowid, int64_t now_ms, int done, char *err,
-    size_t errlen)
+own_add(struct pgs *st, int64_t rowid, int done, char *err, size_t errlen)
 {
-	struct pg_params p;
-
 	if (st->nown < PG_OWN_MAX) {
 		st->own_done[st->nown] = (char)done;
 		st->own[st->nown++] = rowid;
@@ -80,19 +77,7 @@ own_add(struct pgs *st, int64_t rowid, int64_t now_ms, int done, char *err,
 		    "one transaction", PG_OWN_MAX);
 		return IH_ESTORE;
 	}
-	memset(&p, 0, sizeof(p));
-	pg_int(&p, rowid);
-	pg_int(&p, now_ms);
-	if (done) {
-		/* Closed at once: completing the job then writes nothing. */
-		pg_int(&p, now_ms);
-		pg_text(&p, "done");
-	} else {
-		pg_text(&p, NULL);
-		pg_text(&p, NULL);
-	}
-	return pg_defer_stmt(st, PG_ATTEMPT_FIRST, &p,
-	    "cannot record attempt", err, errlen);
+	return IH_OK;
 }
 
 /*
@@ -202,10 +187,10 @@ pg_record_many(struct store *base, const struct event *const *evs,
 		    evs[i]->payload_len > PG_PAYLOAD_STREAM)
 			rc = pg_payload_write(st, res[i].rowid,
 			    evs[i]->payload, evs[i]->payload_len, err, errlen);
-	/* New and claimed in its insert: its attempt is the first. */
+	/* New and claimed in its insert, its first attempt with it. */
 	for (i = 0; rc == IH_OK && i < n; i++)
 		if (owners[i] != NULL && !res[i].duplicate)
-			rc = own_add(st, res[i].rowid, now_ms,
+			rc = own_add(st, res[i].rowid,
 			    done != NULL && done[i], err, errlen);
 	return rc;
 }
@@ -223,12 +208,12 @@ pg_attempt_start(struct store *base, int64_t rowid, int64_t now_ms,
 	if (rowid > 0 && rowid == st->fresh_claim) {
 		/*
 		 * The event was inserted and claimed by the record just
-		 * before, in this transaction: it has no attempt yet, so this
-		 * one is its first, and the insert need not be waited for.
+		 * before, in this transaction, which inserted its first
+		 * attempt too.
 		 */
 		st->fresh_claim = 0;
 		*seq = 1;
-		return own_add(st, rowid, now_ms, done, err, errlen);
+		return own_add(st, rowid, done, err, errlen);
 	}
 	st->fresh_claim = 0;
 	memset(&p, 0, sizeof(p));

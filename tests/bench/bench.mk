@@ -31,7 +31,8 @@
 #                               BENCH_PAGES_PROVIDER=github, shopify, asaas
 #                               or standard: that provider's program)
 #   make bench-pg-trips         the same on PostgreSQL: round trips (sendto
-#                               calls) per event and per commit, on a
+#                               calls) and statements per event and per
+#                               commit, on a
 #                               throwaway cluster (tests/pg_cluster.sh,
 #                               $(BUILD)/bench/pg); BENCH_CONC=K sends
 #                               from K clients at once, so that a commit
@@ -82,8 +83,13 @@ bench-accounts: bench-build
 
 # Absolute paths: the server's socket folder and lighttpd's bin-path are
 # taken from their own working folders.
+# The server loads pg_stat_statements when it is installed, for the
+# statements per event.
 bench-pg-trips: bench-build
-	u=$$(tests/pg_cluster.sh start $(abspath $(BUILD))/bench/pg) && \
+	o=; ls /usr/lib/postgresql/*/lib/pg_stat_statements.so >/dev/null \
+	    2>&1 && o='-c shared_preload_libraries=pg_stat_statements'; \
+	u=$$(IH_PG_OPTS="$$o $${IH_PG_OPTS:-}" \
+	    tests/pg_cluster.sh start $(abspath $(BUILD))/bench/pg) && \
 	python3 tests/bench/pages.py --bin $(abspath $(BUILD))/bench \
 	    --no-callgrind --events $(BENCH_PAGES_N) --conc $(BENCH_CONC) \
 	    --pg "$$u"; \

@@ -28,14 +28,21 @@ already holding events (store_ceiling -F fills one, as make bench
 BENCH_GROWTH does): what a grown store costs per event, against the same
 run on an empty store (issue 27's growth target).  With --random-ids
 the events' and objects' ids are random, as real ones are: numbered ids
-share their indexes' pages, and so never miss the page cache.
+share their indexes' pages, and so never miss the page cache.  With
+--objects K the events update K objects in turn (a later event of an
+object that exists, as a payment's succeeded event follows its created
+one), instead of each inserting an object of its own.
 
 With --pg URI the store is a fresh database on that PostgreSQL server,
 and the count is of round trips instead of pages: pg_sends, the sendto
 calls of the receiver on its connection (libpq sends each round trip's
 messages in one call and waits for the answer), and pg_recvs; commits
-counts the COMMITs sent (savepoints the SAVEPOINTs, per event), so events per commit and sends per commit say
-what a batch of that size costs.  With --conc K, K clients send at once
+counts the COMMITs sent (savepoints the SAVEPOINTs, per event), so
+events per commit and sends per commit say what a batch of that size
+costs.  pg_stmts counts the statements the server ran
+(pg_stat_statements' calls, when the server loaded it: each costs the
+server a statement's start and end, whether its answer was waited for
+or not).  With --conc K, K clients send at once
 (each its share, one at a time), so that commits carry several events:
 how many each carries is the writer's to decide, and is reported.
 
@@ -51,7 +58,7 @@ system calls after it count.  Usage:
 
   python3 tests/bench/pages.py --bin BUILD [--events N] [--warm W]
       [--mode after-response|worker] [--no-callgrind] [--pg URI]
-      [--conc K] [--store FILE] [--reference TOOL]
+      [--conc K] [--store FILE] [--reference TOOL] [--objects K]
       [--provider stripe|github|shopify|asaas|standard]
 
 Python 3 standard library; strace and valgrind.
@@ -78,6 +85,7 @@ PAD = 1800      # bytes of metadata: a ~2 KB event, as make bench sends
 
 
 RANDOM = [False]  # --random-ids
+OBJECTS = [0]     # --objects: 0, an object of its own per event
 
 
 def rid(prefix):
@@ -98,7 +106,8 @@ def body(eid, i):
     """An event of its own object in --provider's shape, about 2 KB: a
     Stripe invoice.paid, a GitHub issue edited, a Shopify order updated,
     an Asaas PAYMENT_RECEIVED or a Standard Webhooks invoice.paid."""
-    oid = rid("in_") if RANDOM[0] else "in_pages_%d" % i
+    oid = rid("in_") if RANDOM[0] else "in_pages_%d" % (
+        i % OBJECTS[0] if OBJECTS[0] else i)
     pad = {"pad": "x" * PAD}
     p = PROVIDER[0]
     if p == "github":
@@ -333,8 +342,11 @@ def strace_run(a):
         settled(srv, a.warm, a.mode, after=base)
         size0, page = store_pages(srv.db)
         mark = os.path.getsize(trace)
+        stmts = pg_statements(srv, reset=True) if a.pg else None
         send(srv, "run", a.warm, a.events, a.conc)
         settled(srv, a.warm + a.events, a.mode, after=base)
+        if stmts is not None:
+            stmts = pg_statements(srv)
         size1, _ = store_pages(srv.db)
         end = os.path.getsize(trace)
         work = work_run(a, srv, page) if a.mode == "worker" else {}
@@ -351,8 +363,33 @@ def strace_run(a):
     if page:
         res["store_pages"] = (size1 - size0) / page / n
     res["page_size"] = page
+    if a.pg and stmts is not None:
+        res["pg_stmts"] = stmts / n
     res.update(work)
     return res
+
+
+def pg_statements(srv, reset=False):
+    """The statements the server ran in srv's database since the last
+    reset (pg_stat_statements' calls, which count a deferred statement as
+    one as well as a waited one), or None when the server did not load
+    pg_stat_statements (make bench-pg-trips loads it when installed).
+    The harness's own reads (its row_to_json wrapper) are left out."""
+    try:
+        if reset:
+            harness.psql(srv.db, "CREATE EXTENSION IF NOT EXISTS "
+                         "pg_stat_statements")
+            harness.psql(srv.db, "SELECT pg_stat_statements_reset()")
+            return 0
+        out = harness.psql(srv.db, "SELECT coalesce(sum(calls), 0) FROM "
+                           "pg_stat_statements WHERE dbid = (SELECT oid "
+                           "FROM pg_database WHERE datname = "
+                           "current_database()) AND query NOT LIKE "
+                           "'%pg_stat_statements%' AND query NOT LIKE "
+                           "'SELECT row_to_json(q)%'")
+        return int(out.strip())
+    except harness.PgError:
+        return None
 
 
 def settings_aged(srv):
@@ -433,8 +470,13 @@ def main():
                     help="random event and object ids (as a store of"
                     " real events has them), not numbered ones that"
                     " share their index pages")
+    ap.add_argument("--objects", type=int, default=0, metavar="K",
+                    help="the events update K objects in turn (each"
+                    " newer than the last), not one new object each"
+                    " (Stripe, Asaas and Standard Webhooks' ids)")
     a = ap.parse_args()
     RANDOM[0] = a.random_ids
+    OBJECTS[0] = a.objects
     PROVIDER[0] = a.provider
     if a.reference and a.provider != "stripe":
         ap.error("--reference receives Stripe's events only")
@@ -461,7 +503,7 @@ def measure(a):
     print("%s, %s, %d events %s after %d warm-up, per event:"
           % (a.provider, a.mode, a.events, "one at a time" if a.conc == 1 else
              "from %d clients at once" % a.conc, a.warm))
-    keys = ("pg_sends", "pg_recvs", "savepoints") if a.pg else (
+    keys = ("pg_sends", "pg_recvs", "pg_stmts", "savepoints") if a.pg else (
         "wal_pages", "wal_bytes", "db_bytes", "fsyncs", "store_pages",
         "db_reads", "wal_reads")
     keys += ("syscalls", "futex", "writes", "pwrites")
@@ -475,6 +517,9 @@ def measure(a):
         print("  %-13s %12.2f" % ("events/commit", 1 / res["commits"]))
         print("  %-13s %12.2f" % ("sends/commit",
                                   res["pg_sends"] / res["commits"]))
+        if "pg_stmts" in res:
+            print("  %-13s %12.2f" % ("stmts/commit",
+                                      res["pg_stmts"] / res["commits"]))
 
 
 if __name__ == "__main__":

@@ -107,7 +107,10 @@ fsyncs per event from strace, instructions per event from callgrind:
 stripe.fcgi, or `BENCH_PAGES_PROVIDER`'s program with its own events,
 behind lighttpd, one event per commit), `make bench-pg-trips`
 (the same on a throwaway PostgreSQL cluster: round trips per event, as
-the receiver's `sendto` calls, and the SAVEPOINTs they carry) and `make bench-cgi` (one plain CGI
+the receiver's `sendto` calls, the SAVEPOINTs they carry, and the
+server's statements per event, from `pg_stat_statements` when it is
+installed; `pages.py --objects K` has the events update K objects
+instead of each inserting its own) and `make bench-cgi` (one plain CGI
 delivery, of the dynamic and the `make static` build: its instructions,
 where they go, and its system calls; then one more after 60 deliveries
 one at a time, with the size of the `-wal` file).
