@@ -225,12 +225,17 @@ dests_of(const struct config *cfg, struct store_dest *out, size_t cap)
 		out[n].account = forward_dest_name(fw);
 		out[n].concurrency = fw->concurrency;
 		out[n].rate_ms = fw->rate_ms;
+		/* The provider's, for each of its destinations. */
+		out[n].pause_after = cfg->forward.pause_after;
 		n++;
 	}
 	return n;
 }
 
-/* One setting's part of a limits line: " NAME old -> new", or "". */
+/*
+ * One setting's part of a limits line: " NAME old -> new", or "".
+ * account NULL: a setting of the provider's only (_PAUSE_AFTER).
+ */
 static void
 said_part(char *out, size_t len, const char *provider, const char *account,
     const char *key, int64_t was, int64_t now, const char *unit)
@@ -239,7 +244,8 @@ said_part(char *out, size_t len, const char *provider, const char *account,
 
 	out[0] = '\0';
 	if (was == now || !forward_setting_name(name, sizeof(name), provider,
-	    key, strcmp(account, "default") == 0 ? NULL : account))
+	    key, account == NULL || strcmp(account, "default") == 0 ? NULL :
+	    account))
 		return;
 	snprintf(out, len, " %s %lld%s -> %lld%s", name, (long long)was, unit,
 	    (long long)now, unit);
@@ -254,7 +260,7 @@ said_limits(struct forward_pause *fp, const struct log_sink *log,
     const char *provider, const struct store_dest *dests,
     const struct store_dest_was *was, size_t n)
 {
-	char conc[160], rate[160];
+	char conc[160], rate[160], pause[160];
 	int64_t now = clock_mono_ms();
 	size_t i;
 
@@ -269,11 +275,13 @@ said_limits(struct forward_pause *fp, const struct log_sink *log,
 		said_part(rate, sizeof(rate), provider, dests[i].account,
 		    "RATE", was[i].rate_ms, dests[i].rate_ms,
 		    " ms between starts");
+		said_part(pause, sizeof(pause), provider, NULL, "PAUSE_AFTER",
+		    was[i].pause_after, dests[i].pause_after, " failures");
 		log_emit(log, "provider=%s forward=limits-replaced "
-		    "destination=%s:%s%s: another process runs, or ran, with "
+		    "destination=%s:%s%s%s: another process runs, or ran, with "
 		    "other settings, and processes take turns at writing "
 		    "theirs: give every process the same settings file",
-		    provider, dests[i].account, conc, rate);
+		    provider, dests[i].account, conc, rate, pause);
 	}
 }
 
@@ -393,9 +401,8 @@ forward_pause_note(const struct dispatch *d, const struct store_job *job,
 	/* An answer no retry cures says nothing of the application's health. */
 	if (fr == NULL || !fr->failed || fr->permanent)
 		return;
-	rc = store_dest_failed(d->st, p, acct, job->ev.rowid,
-	    d->cfg->forward.pause_after, clock_wall_ms(), &failures, &changed,
-	    err, sizeof(err));
+	rc = store_dest_failed(d->st, p, acct, job->ev.rowid, clock_wall_ms(),
+	    &failures, &changed, err, sizeof(err));
 	if (rc != IH_OK || !changed)
 		goto out;
 	log_clean(cid, job->ev.event_id, (size_t)-1);
