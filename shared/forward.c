@@ -261,14 +261,18 @@ said_limits(struct forward_pause *fp, const struct log_sink *log,
     const struct store_dest_was *was, size_t n)
 {
 	char conc[160], rate[160], pause[160];
-	int64_t now = clock_mono_ms();
+	int64_t last, now = clock_mono_ms();
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		if (!was[i].changed || (fp->said_ms[i] != 0 &&
-		    now - fp->said_ms[i] < FORWARD_SAID_MS))
+		if (!was[i].changed)
 			continue;
-		fp->said_ms[i] = now;
+		/* The process's threads share fp: one of them says it. */
+		last = __atomic_load_n(&fp->said_ms[i], __ATOMIC_RELAXED);
+		if ((last != 0 && now - last < FORWARD_SAID_MS) ||
+		    !__atomic_compare_exchange_n(&fp->said_ms[i], &last, now, 0,
+		    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			continue;
 		said_part(conc, sizeof(conc), provider, dests[i].account,
 		    "CONCURRENCY", was[i].concurrency, dests[i].concurrency,
 		    "");
@@ -297,11 +301,12 @@ forward_sync(struct store *st, struct store_txn *tx,
 
 	n = dests_of(cfg, dests, FORWARD_ACCOUNTS_MAX + 1);
 	/* Without forwarding, a process prunes stale rows once. */
-	if (n > 0 || (fp != NULL && !fp->pruned))
+	if (n > 0 || (fp != NULL && !__atomic_load_n(&fp->pruned,
+	    __ATOMIC_RELAXED)))
 		rc = store_dest_sync(st, tx, provider, dests, n, 1, was, err,
 		    errlen);
 	if (rc == IH_OK && n == 0 && fp != NULL)
-		fp->pruned = 1;
+		__atomic_store_n(&fp->pruned, 1, __ATOMIC_RELAXED);
 	if (rc == IH_OK && n > 0 && fp != NULL && log != NULL)
 		said_limits(fp, log, provider, dests, was, n);
 	return rc;
@@ -349,7 +354,8 @@ forward_claim(struct store *st, struct store_txn *tx,
 
 	*found = 0;
 	/* The common case, no destination and nothing to prune: no wrapper. */
-	if (!forward_any(cfg) && (fp == NULL || fp->pruned) && tx == NULL)
+	if (!forward_any(cfg) && (fp == NULL || __atomic_load_n(&fp->pruned,
+	    __ATOMIC_RELAXED)) && tx == NULL)
 		return store_claim(st, tx, provider, rowid, owner,
 		    clock_wall_ms(), (int64_t)cfg->lease_s * 1000, job, found,
 		    err, errlen);
