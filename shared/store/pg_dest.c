@@ -52,8 +52,8 @@ pg_dest_put(struct store *base, const char *provider,
 	    " OR destinations.rate_ms <> excluded.rate_ms"
 	    " OR destinations.pause_after <> excluded.pause_after"
 	    " RETURNING (SELECT concurrency FROM o), (SELECT rate_ms FROM o),"
-	    " (SELECT pause_after FROM o)", "ttiii", &p, PGRES_TUPLES_OK, "cannot set a destination's limits",
-	    err, errlen);
+	    " (SELECT pause_after FROM o)", "ttiii", &p, PGRES_TUPLES_OK,
+	    "cannot set a destination's limits", err, errlen);
 	if (r == NULL)
 		return IH_ESTORE;
 	if (PQntuples(r) == 1 && !PQgetisnull(r, 0, 0)) {

@@ -101,8 +101,8 @@ sq_dest_put(struct store *base, const char *provider,
 	memset(was, 0, sizeof(*was));
 	/* Inside BEGIN IMMEDIATE: no writer between the read and the write. */
 	rc = prep(st, "SELECT concurrency, rate_ms, pause_after FROM"
-	    " destinations WHERE provider = ?1 AND account = ?2", provider, d->account, &s,
-	    err, errlen);
+	    " destinations WHERE provider = ?1 AND account = ?2", provider,
+	    d->account, &s, err, errlen);
 	if (rc != IH_OK)
 		return rc;
 	found = sq_row(st, s, "cannot read a destination's limits", &rc, err,
@@ -263,7 +263,8 @@ sq_dest_state(struct store *base, const char *provider, const char *account,
 	memset(out, 0, sizeof(*out));
 	/* The account's own row first, else the provider's. */
 	rc = prep(st, "SELECT d.account, d.concurrency, d.rate_ms, d.next_at,"
-	    " d.failures, d.pause_after, d.paused_at IS NOT NULL, coalesce(d.probe, 0),"
+	    " d.failures, d.pause_after, d.paused_at IS NOT NULL,"
+	    " coalesce(d.probe, 0),"
 	    " (SELECT event_id FROM events WHERE id = d.probe"
 	    "  AND status IN ('received', 'processing', 'failed')), "
 	    SQ_DEST_FLIGHT("?3") " FROM destinations d WHERE d.provider = ?1"

@@ -81,8 +81,8 @@ int	store_dest_ok(struct store *st, const char *provider,
  * for the one call, of any process, that paused it.
  */
 int	store_dest_failed(struct store *st, const char *provider,
-	    const char *account, int64_t rowid, int64_t now_ms, long *failures, int *paused, char *err,
-	    size_t errlen);
+	    const char *account, int64_t rowid, int64_t now_ms,
+	    long *failures, int *paused, char *err, size_t errlen);
 
 /* A destination as it stands, for the operator. */
 struct store_dest_state {
