@@ -3,4 +3,5 @@
 -- so that every process pauses it after the same number of failures and
 -- idemhook check can say when a process's setting differs.  3 is the
 -- setting's default; the next claim writes the process's own.
-ALTER TABLE destinations ADD COLUMN pause_after BIGINT NOT NULL DEFAULT 3;
+ALTER TABLE destinations ADD COLUMN IF NOT EXISTS pause_after BIGINT NOT NULL
+    DEFAULT 3;
