@@ -73,6 +73,13 @@ batch_writer_free(struct batch_writer *w)
 	log_dest_close(&w->logd);
 }
 
+/* The process's forwarding state: its processing thread's, shared. */
+static struct forward_pause *
+writer_pause(struct batch_writer *w)
+{
+	return w->proc != NULL ? &w->proc->pause : &w->pause;
+}
+
 static void
 dispatch_for(struct batch_writer *w, const struct config *cfg,
     const char *owner, struct dispatch *d)
@@ -82,7 +89,7 @@ dispatch_for(struct batch_writer *w, const struct config *cfg,
 	d->cfg = cfg;
 	d->owner = owner;
 	d->log = log_dest_sink(&w->logd, &log_stderr);
-	d->pause = NULL;
+	d->pause = writer_pause(w);
 }
 
 /* Opens the store the delivery's settings name; else answers why not. */
@@ -201,14 +208,15 @@ record_claim(struct batch_writer *w, struct store_txn *tx, struct ingest *in,
 		    errlen);
 	/* The destination's row first, then the insert (forward_sync()). */
 	rc = claim && forward_dest(&in->cfg, in->ev.account) != NULL ?
-	    forward_sync(w->slot.st, tx, &in->cfg, in->p->name, NULL, NULL,
-	    err, errlen) : IH_OK;
+	    forward_sync(w->slot.st, tx, &in->cfg, in->p->name,
+	    writer_pause(w), ingest_deferred(in), err, errlen) : IH_OK;
 	if (rc == IH_OK)
 		rc = store_record(w->slot.st, tx, &in->ev, clock_wall_ms(),
 		    res, err, errlen);
 	if (rc == IH_OK && claim && !res->duplicate)
-		rc = forward_claim(w->slot.st, tx, &in->cfg, in->p->name, NULL,
-		    NULL, res->rowid, 1, owner, &in->job, &found, err, errlen);
+		rc = forward_claim(w->slot.st, tx, &in->cfg, in->p->name,
+		    writer_pause(w), ingest_deferred(in), res->rowid, 1, owner,
+		    &in->job, &found, err, errlen);
 	return rc;
 }
 

@@ -75,6 +75,8 @@ struct batch_writer {
 	/* Plain CGI without a processing slot (cgi_slot.h): nothing is
 	 * claimed, so that the event stays due for a slot's holder. */
 	int			 no_claim;
+	/* Forwarding's state without a processing thread (forward.h). */
+	struct forward_pause	 pause;
 	/*
 	 * The lease holder's name, host:pid, made once, and the number
 	 * that ends the name of each transaction's (writer_owner()).

@@ -225,12 +225,17 @@ dests_of(const struct config *cfg, struct store_dest *out, size_t cap)
 		out[n].account = forward_dest_name(fw);
 		out[n].concurrency = fw->concurrency;
 		out[n].rate_ms = fw->rate_ms;
+		/* The provider's, for each of its destinations. */
+		out[n].pause_after = cfg->forward.pause_after;
 		n++;
 	}
 	return n;
 }
 
-/* One setting's part of a limits line: " NAME old -> new", or "". */
+/*
+ * One setting's part of a limits line: " NAME old -> new", or "".
+ * account NULL: a setting of the provider's only (_PAUSE_AFTER).
+ */
 static void
 said_part(char *out, size_t len, const char *provider, const char *account,
     const char *key, int64_t was, int64_t now, const char *unit)
@@ -239,7 +244,8 @@ said_part(char *out, size_t len, const char *provider, const char *account,
 
 	out[0] = '\0';
 	if (was == now || !forward_setting_name(name, sizeof(name), provider,
-	    key, strcmp(account, "default") == 0 ? NULL : account))
+	    key, account == NULL || strcmp(account, "default") == 0 ? NULL :
+	    account))
 		return;
 	snprintf(out, len, " %s %lld%s -> %lld%s", name, (long long)was, unit,
 	    (long long)now, unit);
@@ -254,26 +260,32 @@ said_limits(struct forward_pause *fp, const struct log_sink *log,
     const char *provider, const struct store_dest *dests,
     const struct store_dest_was *was, size_t n)
 {
-	char conc[160], rate[160];
-	int64_t now = clock_mono_ms();
+	char conc[160], rate[160], pause[160];
+	int64_t last, now = clock_mono_ms();
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		if (!was[i].changed || (fp->said_ms[i] != 0 &&
-		    now - fp->said_ms[i] < FORWARD_SAID_MS))
+		if (!was[i].changed)
 			continue;
-		fp->said_ms[i] = now;
+		/* The process's threads share fp: one of them says it. */
+		last = __atomic_load_n(&fp->said_ms[i], __ATOMIC_RELAXED);
+		if ((last != 0 && now - last < FORWARD_SAID_MS) ||
+		    !__atomic_compare_exchange_n(&fp->said_ms[i], &last, now, 0,
+		    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			continue;
 		said_part(conc, sizeof(conc), provider, dests[i].account,
 		    "CONCURRENCY", was[i].concurrency, dests[i].concurrency,
 		    "");
 		said_part(rate, sizeof(rate), provider, dests[i].account,
 		    "RATE", was[i].rate_ms, dests[i].rate_ms,
 		    " ms between starts");
+		said_part(pause, sizeof(pause), provider, NULL, "PAUSE_AFTER",
+		    was[i].pause_after, dests[i].pause_after, " failures");
 		log_emit(log, "provider=%s forward=limits-replaced "
-		    "destination=%s:%s%s: another process runs, or ran, with "
+		    "destination=%s:%s%s%s: another process runs, or ran, with "
 		    "other settings, and processes take turns at writing "
 		    "theirs: give every process the same settings file",
-		    provider, dests[i].account, conc, rate);
+		    provider, dests[i].account, conc, rate, pause);
 	}
 }
 
@@ -289,11 +301,12 @@ forward_sync(struct store *st, struct store_txn *tx,
 
 	n = dests_of(cfg, dests, FORWARD_ACCOUNTS_MAX + 1);
 	/* Without forwarding, a process prunes stale rows once. */
-	if (n > 0 || (fp != NULL && !fp->pruned))
+	if (n > 0 || (fp != NULL && !__atomic_load_n(&fp->pruned,
+	    __ATOMIC_RELAXED)))
 		rc = store_dest_sync(st, tx, provider, dests, n, 1, was, err,
 		    errlen);
 	if (rc == IH_OK && n == 0 && fp != NULL)
-		fp->pruned = 1;
+		__atomic_store_n(&fp->pruned, 1, __ATOMIC_RELAXED);
 	if (rc == IH_OK && n > 0 && fp != NULL && log != NULL)
 		said_limits(fp, log, provider, dests, was, n);
 	return rc;
@@ -341,7 +354,8 @@ forward_claim(struct store *st, struct store_txn *tx,
 
 	*found = 0;
 	/* The common case, no destination and nothing to prune: no wrapper. */
-	if (!forward_any(cfg) && (fp == NULL || fp->pruned) && tx == NULL)
+	if (!forward_any(cfg) && (fp == NULL || __atomic_load_n(&fp->pruned,
+	    __ATOMIC_RELAXED)) && tx == NULL)
 		return store_claim(st, tx, provider, rowid, owner,
 		    clock_wall_ms(), (int64_t)cfg->lease_s * 1000, job, found,
 		    err, errlen);
@@ -393,9 +407,8 @@ forward_pause_note(const struct dispatch *d, const struct store_job *job,
 	/* An answer no retry cures says nothing of the application's health. */
 	if (fr == NULL || !fr->failed || fr->permanent)
 		return;
-	rc = store_dest_failed(d->st, p, acct, job->ev.rowid,
-	    d->cfg->forward.pause_after, clock_wall_ms(), &failures, &changed,
-	    err, sizeof(err));
+	rc = store_dest_failed(d->st, p, acct, job->ev.rowid, clock_wall_ms(),
+	    &failures, &changed, err, sizeof(err));
 	if (rc != IH_OK || !changed)
 		goto out;
 	log_clean(cid, job->ev.event_id, (size_t)-1);

@@ -108,7 +108,9 @@ struct forward_result {
  * destinations its settings no longer have, and when it last logged
  * that its limits replaced other ones (FORWARD_SAID_MS apart at most
  * once per destination, so that two processes flip-flopping a row do
- * not flood the log).  Zeroed: not yet.
+ * not flood the log).  Zeroed: not yet.  A process's threads (its
+ * receivers' writers and its processing thread) share one: it is read
+ * and written with atomic operations.
  */
 #define FORWARD_SAID_MS	60000
 struct forward_pause {
@@ -119,8 +121,10 @@ struct forward_pause {
 /*
  * Inside tx: brings the store's destinations of provider to cfg's
  * limits (and, once per process with fp, prunes those no longer
- * configured).  With fp and log, a row whose limits another process
- * wrote otherwise is logged (setting, old -> new).  On PostgreSQL their
+ * configured).  The one writer of the limits: every claim's (a
+ * receiver's, in its insert, too) comes here.  With fp and log, a row
+ * whose limits another process wrote otherwise is logged (setting,
+ * old -> new).  On PostgreSQL their
  * rows stay locked until tx ends: a writer that records a forwarded
  * event calls it before the insert, so that two writers never wait for
  * each other's insert and row.

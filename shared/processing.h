@@ -54,7 +54,7 @@ struct processing {
 	/* Used by the thread only. */
 	struct settings_store	 slot;
 	struct log_dest		 logd;		/* IDEMHOOK_LOG */
-	struct forward_pause	 pause;		/* forwarding's (forward.h) */
+	struct forward_pause	 pause;		/* writers' too (forward.h) */
 };
 
 void	processing_init(struct processing *w, const struct provider *p);

@@ -250,10 +250,14 @@ cli_check_store(struct cli *c, struct store *st, int *problems, int *oks)
 	check_backup_age(c, st, problems, oks);
 }
 
-/* fw's limits against its row in the store, if a process wrote one. */
+/*
+ * fw's limits, and the provider's pause_after, against its row in the
+ * store, if a process wrote one.
+ */
 static void
 check_dest(struct store *st, const char *provider,
-    const struct config_forward *fw, int *problems, int *oks)
+    const struct config_forward *fw, long pause_after, int *problems,
+    int *oks)
 {
 	struct store_dest_state ds;
 	char err[STORE_ERR_MAX], var[128];
@@ -268,7 +272,8 @@ check_dest(struct store *st, const char *provider,
 	/* No process has claimed for it yet: nothing to compare. */
 	if (!ds.found || strcmp(ds.account, name) != 0)
 		return;
-	if (ds.concurrency == fw->concurrency && ds.rate_ms == fw->rate_ms) {
+	if (ds.concurrency == fw->concurrency && ds.rate_ms == fw->rate_ms &&
+	    ds.pause_after == pause_after) {
 		cli_check_say(1, problems, oks, "%s: destination %s: the "
 		    "store's limits are these settings'", provider, name);
 		return;
@@ -293,6 +298,17 @@ check_dest(struct store *st, const char *provider,
 		    "turns at writing theirs: give every process the same "
 		    "settings file (restarted after a change)", provider, name,
 		    var, (long long)fw->rate_ms, (long long)ds.rate_ms);
+	/* The provider's setting: named without the account. */
+	if (ds.pause_after != pause_after &&
+	    forward_setting_name(var, sizeof(var), provider, "PAUSE_AFTER",
+	    NULL))
+		cli_check_say(0, problems, oks, "%s: destination %s: "
+		    "%s is %ld here but %ld in the store (0: never pause): "
+		    "another process runs, or ran, with other settings, and "
+		    "processes take turns at writing theirs: give every "
+		    "process the same settings file (restarted after a "
+		    "change)", provider, name, var, pause_after,
+		    ds.pause_after);
 }
 
 void
@@ -307,9 +323,11 @@ cli_check_dests(struct cli *c, struct store *st, const int *checked,
 			continue;
 		if (cfg->forward.dest.url != NULL)
 			check_dest(st, providers_all[i]->name,
-			    &cfg->forward.dest, problems, oks);
+			    &cfg->forward.dest, cfg->forward.pause_after,
+			    problems, oks);
 		for (j = 0; j < cfg->forward.nacct; j++)
 			check_dest(st, providers_all[i]->name,
-			    &cfg->forward.acct[j], problems, oks);
+			    &cfg->forward.acct[j], cfg->forward.pause_after,
+			    problems, oks);
 	}
 }

@@ -164,6 +164,8 @@ struct smoke_run {
 	struct api_http		 h;
 	struct smoke_msg	 m;
 	const struct config	*cfg;
+	/* The destination, when forwarded in IDEMHOOK_MODE=inline. */
+	const struct config_forward *inline_fw;
 	const char		*url;
 	char			 secret_var[96];
 	char			 from[1024];	/* where the settings came */
@@ -171,6 +173,34 @@ struct smoke_run {
 	char			 reason[2048];
 	char			 version[VERSION_MAX];
 };
+
+/*
+ * A 500 processing_failed in IDEMHOOK_MODE=inline with a destination:
+ * the receiver verified and took the event, then its delivery to the
+ * application failed; it keeps no record of it (the provider's retry
+ * starts afresh), so the cause is the receiver's log line.  Says so in
+ * run->reason and returns 1; returns 0 for any other answer.
+ */
+static int
+why_inline(struct smoke_run *run, long status, const char *word)
+{
+	char shown[REDACT_URI_MAX];
+
+	if (run->inline_fw == NULL || status != 500 ||
+	    strcmp(word, "processing_failed") != 0)
+		return 0;
+	snprintf(run->reason, sizeof(run->reason), "500 processing_failed: "
+	    "the receiver verified the test event (its secret and settings "
+	    "are good) and, in IDEMHOOK_MODE=inline, delivered it to the "
+	    "application at %s before answering; that delivery failed, so "
+	    "the receiver answered 500 and kept nothing, for the provider's "
+	    "retry to deliver it afresh: what the application answered, or "
+	    "why it did not, is in the receiver's log line for event %s "
+	    "(the web server's error log: outcome=failed "
+	    "detail=forward: ...)", ih_redact(run->inline_fw->url, shown,
+	    sizeof(shown)), run->m.id);
+	return 1;
+}
 
 /*
  * Posts step's delivery and prints its line.  Returns 1 when the answer
@@ -232,7 +262,8 @@ one_step(struct smoke_run *run, int step)
 	    strcmp(word, steps[step].word) == 0);
 	cli_printf(stdout, "%-19s expected %-14s %s%s\n", got, want,
 	    steps[step].what, ok ? "" : ": UNEXPECTED");
-	if (!ok && run->reason[0] == '\0')
+	if (!ok && run->reason[0] == '\0' && !why_inline(run, r.status,
+	    word))
 		why_unexpected(step, r.status, word, run->secret_var,
 		    run->from, run->reason, sizeof(run->reason));
 out:
@@ -304,6 +335,8 @@ prepare(struct cli *c, int pi, const char *url, struct smoke_run *run)
 		return CLI_EXIT_USAGE;
 	}
 	run->url = url;
+	if (run->cfg->mode == CONFIG_MODE_INLINE)
+		run->inline_fw = forward_dest(run->cfg, c->account);
 	if (smoke_msg_new(&run->m, p->name, first_version(run->cfg,
 	    run->version, sizeof(run->version)), time(NULL), err,
 	    sizeof(err)) != IH_OK ||

@@ -35,30 +35,34 @@ pg_dest_put(struct store *base, const char *provider,
 	keys(&p, provider, d->account);
 	pg_int(&p, d->concurrency);
 	pg_int(&p, d->rate_ms);
+	pg_int(&p, d->pause_after);
 	/*
 	 * The row is locked even when it is left as it is.  A row comes
 	 * back when written, with the limits the statement's snapshot saw
 	 * (NULL: created); a race may show them equal, and nothing is said.
 	 */
-	r = pg_exec_sql(pg_of(base), "WITH o AS (SELECT concurrency, rate_ms"
-	    " FROM destinations WHERE provider = $1 AND account = $2)"
-	    " INSERT INTO destinations"
-	    " (provider, account, concurrency, rate_ms)"
-	    " VALUES ($1, $2, $3, $4) ON CONFLICT (provider, account)"
+	r = pg_exec_sql(pg_of(base), "WITH o AS (SELECT concurrency, rate_ms,"
+	    " pause_after FROM destinations WHERE provider = $1"
+	    " AND account = $2) INSERT INTO destinations"
+	    " (provider, account, concurrency, rate_ms, pause_after)"
+	    " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (provider, account)"
 	    " DO UPDATE SET concurrency = excluded.concurrency,"
-	    " rate_ms = excluded.rate_ms"
+	    " rate_ms = excluded.rate_ms, pause_after = excluded.pause_after"
 	    " WHERE destinations.concurrency <> excluded.concurrency"
 	    " OR destinations.rate_ms <> excluded.rate_ms"
-	    " RETURNING (SELECT concurrency FROM o), (SELECT rate_ms FROM o)",
-	    "ttii", &p, PGRES_TUPLES_OK, "cannot set a destination's limits",
-	    err, errlen);
+	    " OR destinations.pause_after <> excluded.pause_after"
+	    " RETURNING (SELECT concurrency FROM o), (SELECT rate_ms FROM o),"
+	    " (SELECT pause_after FROM o)", "ttiii", &p, PGRES_TUPLES_OK,
+	    "cannot set a destination's limits", err, errlen);
 	if (r == NULL)
 		return IH_ESTORE;
 	if (PQntuples(r) == 1 && !PQgetisnull(r, 0, 0)) {
 		was->concurrency = (long)pg_getint(r, 0, 0);
 		was->rate_ms = pg_getint(r, 0, 1);
+		was->pause_after = (long)pg_getint(r, 0, 2);
 		was->changed = was->concurrency != d->concurrency ||
-		    was->rate_ms != d->rate_ms;
+		    was->rate_ms != d->rate_ms ||
+		    was->pause_after != d->pause_after;
 	}
 	PQclear(r);
 	return IH_OK;
@@ -134,13 +138,13 @@ pg_dest_ok(struct store *base, const char *provider, const char *account,
 
 int
 pg_dest_failed(struct store *base, const char *provider, const char *account,
-    int64_t rowid, long pause_after, int64_t now_ms, long *failures,
-    int *paused, char *err, size_t errlen)
+    int64_t rowid, int64_t now_ms, long *failures, int *paused, char *err,
+    size_t errlen)
 {
 	struct pgs *st = pg_of(base);
 	struct pg_params p, q;
 	PGresult *r;
-	long n = 0;
+	long n = 0, pause_after = 0;
 	int was = 0;
 
 	*failures = 0;
@@ -148,13 +152,15 @@ pg_dest_failed(struct store *base, const char *provider, const char *account,
 	keys(&p, provider, account);
 	r = pg_exec_sql(st, "UPDATE destinations SET failures = failures + 1"
 	    " WHERE provider = $1 AND account = $2"
-	    " RETURNING failures, (paused_at IS NOT NULL)::int", "tt", &p,
+	    " RETURNING failures, (paused_at IS NOT NULL)::int, pause_after",
+	    "tt", &p,
 	    PGRES_TUPLES_OK, "cannot count a failed delivery", err, errlen);
 	if (r == NULL)
 		return IH_ESTORE;
 	if (PQntuples(r) == 1) {
 		*failures = (long)pg_getint(r, 0, 0);
 		was = pg_getint(r, 0, 1) != 0;
+		pause_after = (long)pg_getint(r, 0, 2);
 	}
 	PQclear(r);
 	keys(&q, provider, account);
@@ -193,7 +199,7 @@ pg_dest_state(struct store *base, const char *provider, const char *account,
 	memset(out, 0, sizeof(*out));
 	keys(&p, provider, account);
 	r = pg_exec_sql(pg_of(base), "SELECT d.account, d.concurrency,"
-	    " d.rate_ms, d.next_at, d.failures,"
+	    " d.rate_ms, d.next_at, d.failures, d.pause_after,"
 	    " (d.paused_at IS NOT NULL)::int, coalesce(d.probe, 0),"
 	    " (SELECT event_id FROM events WHERE id = d.probe"
 	    "  AND status IN ('received', 'processing', 'failed')), "
@@ -212,12 +218,13 @@ pg_dest_state(struct store *base, const char *provider, const char *account,
 		out->rate_ms = pg_getint(r, 0, 2);
 		out->next_at = pg_getint(r, 0, 3);
 		out->failures = (long)pg_getint(r, 0, 4);
-		out->paused = pg_getint(r, 0, 5) != 0;
-		out->probe = pg_getint(r, 0, 6);
-		v = pg_gettext(r, 0, 7);
+		out->pause_after = (long)pg_getint(r, 0, 5);
+		out->paused = pg_getint(r, 0, 6) != 0;
+		out->probe = pg_getint(r, 0, 7);
+		v = pg_gettext(r, 0, 8);
 		snprintf(out->probe_id, sizeof(out->probe_id), "%s",
 		    v != NULL ? v : "");
-		out->in_flight = pg_getint(r, 0, 8);
+		out->in_flight = pg_getint(r, 0, 9);
 	}
 	PQclear(r);
 	return IH_OK;

@@ -299,7 +299,7 @@ int	pg_dest_claimed(struct store *, const char *, const char *, int64_t,
 int	pg_dest_ok(struct store *, const char *, const char *, int *, long *,
 	    char *, size_t);
 int	pg_dest_failed(struct store *, const char *, const char *, int64_t,
-	    long, int64_t, long *, int *, char *, size_t);
+	    int64_t, long *, int *, char *, size_t);
 int	pg_dest_state(struct store *, const char *, const char *, int64_t,
 	    struct store_dest_state *, char *, size_t);
 /* What an event waits behind (pg_waiting.c, store_waiting.h). */

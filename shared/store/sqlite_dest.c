@@ -58,24 +58,32 @@ run_with(struct sq *st, const char *sql, const char *provider,
 	return run(st, s, what, NULL, err, errlen);
 }
 
-/* Reads a destination's failures and whether it is paused (0 if none). */
+/*
+ * Reads a destination's failures, whether it is paused and after how
+ * many failures it pauses (0 each if none); pause_after may be NULL.
+ */
 static int
 read_row(struct sq *st, const char *provider, const char *account,
-    const char *what, long *failures, int *paused, char *err, size_t errlen)
+    const char *what, long *failures, int *paused, long *pause_after,
+    char *err, size_t errlen)
 {
 	sqlite3_stmt *s = NULL;
 	int rc;
 
 	*failures = 0;
 	*paused = 0;
-	rc = prep(st, "SELECT failures, paused_at IS NOT NULL FROM"
-	    " destinations WHERE provider = ?1 AND account = ?2", provider,
-	    account, &s, err, errlen);
+	if (pause_after != NULL)
+		*pause_after = 0;
+	rc = prep(st, "SELECT failures, paused_at IS NOT NULL, pause_after"
+	    " FROM destinations WHERE provider = ?1 AND account = ?2",
+	    provider, account, &s, err, errlen);
 	if (rc != IH_OK)
 		return rc;
 	if (sq_row(st, s, what, &rc, err, errlen)) {
 		*failures = (long)sqlite3_column_int64(s, 0);
 		*paused = sqlite3_column_int(s, 1);
+		if (pause_after != NULL)
+			*pause_after = (long)sqlite3_column_int64(s, 2);
 	}
 	sqlite3_finalize(s);
 	return rc;
@@ -92,9 +100,9 @@ sq_dest_put(struct store *base, const char *provider,
 
 	memset(was, 0, sizeof(*was));
 	/* Inside BEGIN IMMEDIATE: no writer between the read and the write. */
-	rc = prep(st, "SELECT concurrency, rate_ms FROM destinations"
-	    " WHERE provider = ?1 AND account = ?2", provider, d->account, &s,
-	    err, errlen);
+	rc = prep(st, "SELECT concurrency, rate_ms, pause_after FROM"
+	    " destinations WHERE provider = ?1 AND account = ?2", provider,
+	    d->account, &s, err, errlen);
 	if (rc != IH_OK)
 		return rc;
 	found = sq_row(st, s, "cannot read a destination's limits", &rc, err,
@@ -102,24 +110,28 @@ sq_dest_put(struct store *base, const char *provider,
 	if (found) {
 		was->concurrency = (long)sqlite3_column_int64(s, 0);
 		was->rate_ms = sqlite3_column_int64(s, 1);
+		was->pause_after = (long)sqlite3_column_int64(s, 2);
 	}
 	sqlite3_finalize(s);
 	/* A row as it should be is left untouched: nothing is written. */
 	if (rc != IH_OK || (found && was->concurrency == d->concurrency &&
-	    was->rate_ms == d->rate_ms))
+	    was->rate_ms == d->rate_ms && was->pause_after == d->pause_after))
 		return rc;
 	was->changed = found;
 	rc = prep(st, "INSERT INTO destinations (provider, account,"
-	    " concurrency, rate_ms) VALUES (?1, ?2, ?3, ?4)"
+	    " concurrency, rate_ms, pause_after) VALUES (?1, ?2, ?3, ?4, ?5)"
 	    " ON CONFLICT (provider, account) DO UPDATE SET"
-	    " concurrency = excluded.concurrency, rate_ms = excluded.rate_ms"
+	    " concurrency = excluded.concurrency, rate_ms = excluded.rate_ms,"
+	    " pause_after = excluded.pause_after"
 	    " WHERE concurrency <> excluded.concurrency"
-	    " OR rate_ms <> excluded.rate_ms", provider, d->account, &s, err,
-	    errlen);
+	    " OR rate_ms <> excluded.rate_ms"
+	    " OR pause_after <> excluded.pause_after", provider, d->account,
+	    &s, err, errlen);
 	if (rc != IH_OK)
 		return rc;
 	sqlite3_bind_int64(s, 3, d->concurrency);
 	sqlite3_bind_int64(s, 4, d->rate_ms);
+	sqlite3_bind_int64(s, 5, d->pause_after);
 	return run(st, s, "cannot set a destination's limits", NULL, err,
 	    errlen);
 }
@@ -172,7 +184,7 @@ sq_dest_ok(struct store *base, const char *provider, const char *account,
 
 	*resumed = 0;
 	rc = read_row(st, provider, account, "cannot read a destination",
-	    failures, &paused, err, errlen);
+	    failures, &paused, NULL, err, errlen);
 	if (rc != IH_OK || (*failures == 0 && !paused))
 		return rc;
 	rc = prep(st, "UPDATE destinations SET failures = 0, paused_at = NULL,"
@@ -202,13 +214,13 @@ new_probe(struct sq *st, const char *provider, const char *account,
 
 int
 sq_dest_failed(struct store *base, const char *provider, const char *account,
-    int64_t rowid, long pause_after, int64_t now_ms, long *failures,
-    int *paused, char *err, size_t errlen)
+    int64_t rowid, int64_t now_ms, long *failures, int *paused, char *err,
+    size_t errlen)
 {
 	struct sq *st = sq_of(base);
 	sqlite3_stmt *s = NULL;
 	int rc, was = 0;
-	long n = 0;
+	long n = 0, pause_after = 0;
 
 	*failures = 0;
 	*paused = 0;
@@ -221,8 +233,8 @@ sq_dest_failed(struct store *base, const char *provider, const char *account,
 	/* Read back in the same transaction: no other writer between. */
 	if (rc == IH_OK)
 		rc = read_row(st, provider, account,
-		    "cannot count a failed delivery", failures, &was, err,
-		    errlen);
+		    "cannot count a failed delivery", failures, &was,
+		    &pause_after, err, errlen);
 	if (rc == IH_OK && was)
 		return new_probe(st, provider, account, rowid, err, errlen);
 	if (rc != IH_OK || pause_after <= 0 || *failures < pause_after)
@@ -251,7 +263,8 @@ sq_dest_state(struct store *base, const char *provider, const char *account,
 	memset(out, 0, sizeof(*out));
 	/* The account's own row first, else the provider's. */
 	rc = prep(st, "SELECT d.account, d.concurrency, d.rate_ms, d.next_at,"
-	    " d.failures, d.paused_at IS NOT NULL, coalesce(d.probe, 0),"
+	    " d.failures, d.pause_after, d.paused_at IS NOT NULL,"
+	    " coalesce(d.probe, 0),"
 	    " (SELECT event_id FROM events WHERE id = d.probe"
 	    "  AND status IN ('received', 'processing', 'failed')), "
 	    SQ_DEST_FLIGHT("?3") " FROM destinations d WHERE d.provider = ?1"
@@ -270,12 +283,13 @@ sq_dest_state(struct store *base, const char *provider, const char *account,
 		out->rate_ms = sqlite3_column_int64(s, 2);
 		out->next_at = sqlite3_column_int64(s, 3);
 		out->failures = (long)sqlite3_column_int64(s, 4);
-		out->paused = sqlite3_column_int(s, 5);
-		out->probe = sqlite3_column_int64(s, 6);
-		v = sqlite3_column_text(s, 7);
+		out->pause_after = (long)sqlite3_column_int64(s, 5);
+		out->paused = sqlite3_column_int(s, 6);
+		out->probe = sqlite3_column_int64(s, 7);
+		v = sqlite3_column_text(s, 8);
 		snprintf(out->probe_id, sizeof(out->probe_id), "%s",
 		    v != NULL ? (const char *)v : "");
-		out->in_flight = sqlite3_column_int64(s, 8);
+		out->in_flight = sqlite3_column_int64(s, 9);
 	}
 	sqlite3_finalize(s);
 	return rc;

@@ -104,7 +104,7 @@ struct store_ops {
 	int	(*dest_ok)(struct store *, const char *, const char *, int *,
 		    long *, char *, size_t);
 	int	(*dest_failed)(struct store *, const char *, const char *,
-		    int64_t, long, int64_t, long *, int *, char *, size_t);
+		    int64_t, int64_t, long *, int *, char *, size_t);
 	int	(*dest_state)(struct store *, const char *, const char *,
 		    int64_t, struct store_dest_state *, char *, size_t);
 	/* What an event waits behind (store_waiting.h). */

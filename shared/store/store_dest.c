@@ -95,8 +95,8 @@ store_dest_ok(struct store *st, const char *provider, const char *account,
 
 int
 store_dest_failed(struct store *st, const char *provider, const char *account,
-    int64_t rowid, long pause_after, int64_t now_ms, long *failures,
-    int *paused, char *err, size_t errlen)
+    int64_t rowid, int64_t now_ms, long *failures, int *paused, char *err,
+    size_t errlen)
 {
 	struct store_txn *tx = NULL;
 	int rc;
@@ -104,7 +104,7 @@ store_dest_failed(struct store *st, const char *provider, const char *account,
 	rc = store_begin(st, STORE_RELAXED, &tx, err, errlen);
 	if (rc == IH_OK)
 		rc = st->ops->dest_failed(st, provider, account, rowid,
-		    pause_after, now_ms, failures, paused, err, errlen);
+		    now_ms, failures, paused, err, errlen);
 	return end_tx(tx, rc, err, errlen);
 }
 

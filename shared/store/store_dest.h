@@ -1,7 +1,8 @@
 /*
  * store_dest.h -- the state of each forwarding destination, shared by
  * every process through the store (the destinations table, version 12):
- * its limits, its pause and its rate (forward.h says what they mean).
+ * its limits (with the pause's threshold since version 18), its pause
+ * and its rate (forward.h says what they mean).
  *
  * A destination is a provider and the account whose FORWARD_URL it is:
  * "default" for the provider's own, which every account without a
@@ -29,6 +30,7 @@ struct store_dest {
 	const char	*account;	/* "default": the provider's */
 	long		 concurrency;	/* deliveries in flight, >= 1 */
 	int64_t		 rate_ms;	/* between two starts; 0: no limit */
+	long		 pause_after;	/* failures that pause; 0: never */
 };
 
 /* What a sync replaced of one row: limits another process wrote. */
@@ -36,6 +38,7 @@ struct store_dest_was {
 	int		 changed;	/* 1: the row held other limits */
 	long		 concurrency;	/* the row's, before */
 	int64_t		 rate_ms;
+	long		 pause_after;
 };
 
 /*
@@ -73,13 +76,13 @@ int	store_dest_ok(struct store *st, const char *provider,
 /*
  * A delivery of the event at rowid to account's destination failed for
  * a reason a retry may cure: counts it, and pauses the destination with
- * rowid as its probe once pause_after (> 0) failures are in a row.
- * *paused is 1 for the one call, of any process, that paused it.
+ * rowid as its probe once the row's pause_after (> 0) failures are in a
+ * row: the stored threshold, the same for every process.  *paused is 1
+ * for the one call, of any process, that paused it.
  */
 int	store_dest_failed(struct store *st, const char *provider,
-	    const char *account, int64_t rowid, long pause_after,
-	    int64_t now_ms, long *failures, int *paused, char *err,
-	    size_t errlen);
+	    const char *account, int64_t rowid, int64_t now_ms,
+	    long *failures, int *paused, char *err, size_t errlen);
 
 /* A destination as it stands, for the operator. */
 struct store_dest_state {
@@ -87,6 +90,7 @@ struct store_dest_state {
 	char		 account[64];	/* the destination's */
 	long		 concurrency;
 	int64_t		 rate_ms, next_at;
+	long		 pause_after;
 	long		 failures;
 	int		 paused;
 	int64_t		 probe;		/* paused: the probe's rowid */

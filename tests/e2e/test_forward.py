@@ -498,6 +498,18 @@ def case_inline(bindir, servers, app):
     check_eq(row(srv, "stripe", eid)["status"], "done", "done before the answer")
     check_eq([x["status"] for x in app.records("stripe", eid)], [500, 200],
              "what the application answered")
+    # smoke's explanation of the 500 names the application, not settings.
+    app.plan("stripe", ["500"])
+    url = "http://127.0.0.1:%d%s" % (srv.port, srv.url("stripe"))
+    rc, out, err = Work(bindir, srv).run(
+        "smoke", "stripe", url, env={"IDEMHOOK_STRIPE_SECRET": srv.secrets["stripe"]})
+    check(rc == 1 and "FAILED: 500 processing_failed: the receiver verified the "
+          "test event (its secret and settings are good) and, in "
+          "IDEMHOOK_MODE=inline, delivered it to the application at "
+          "http://127.0.0.1:%d/hooks/stripe before answering; that delivery "
+          "failed" % app.port in out and "not configured" not in out + err,
+          "smoke, inline, the application failing: exit %d: %s"
+          % (rc, (out + err)[-900:]))
     srv.stop()
 
 

@@ -124,6 +124,48 @@ def case_limits_check(srv, app, work):
           "IDEMHOOK_STRIPE_FORWARD_CONCURRENCY is 3 here but 4 in the store: "
           "another process runs, or ran, with other settings" in text,
           "check, another concurrency: exit %d: %s" % (rc, text[-900:]))
+    limits_pause_after(srv, app, work)
+
+
+def limits_pause_after(srv, app, work):
+    """IDEMHOOK_STRIPE_FORWARD_PAUSE_AFTER is stored with the other
+    limits: a process started with 5 claims a replayed event, writes it
+    and logs the replacement; check with the receivers' 3 reports both
+    values; a receiver's first claim of a new event (in its insert)
+    writes 3 back and logs it too.  The background work is stopped
+    meanwhile, so that it does not claim the replayed event first."""
+    pause = "IDEMHOOK_STRIPE_FORWARD_PAUSE_AFTER"
+    first = stripe_event(srv, "payment_intent.created",
+                         "pi_lim_" + os.urandom(6).hex(), int(time.time()))
+    once(app, "stripe", first)
+    work.stop()
+    try:
+        rc, out, err = work.run("replay", "stripe", first)
+        check(rc == 0, "replay: exit %d: %s" % (rc, (out + err)[-600:]))
+        rc, out, err = work.run("work", "--once", "--provider", "stripe",
+                                env={pause: "5"})
+        check(rc == 0 and "provider=stripe forward=limits-replaced "
+              "destination=default: %s 3 failures -> 5 failures: another process "
+              "runs, or ran, with other settings" % pause in err,
+              "work with _PAUSE_AFTER=5: exit %d: %s" % (rc, err[-900:]))
+        rc, text = check_text(work, work.env)
+        check(rc == 1 and "PROBLEM: stripe: destination default: %s is 3 here "
+              "but 5 in the store (0: never pause): another process runs, or "
+              "ran, with other settings" % pause in text,
+              "check, another pause threshold: exit %d: %s" % (rc, text[-900:]))
+        eid = stripe_event(srv, "payment_intent.created",
+                           "pi_lim_" + os.urandom(6).hex(), int(time.time()))
+        want = ("provider=stripe forward=limits-replaced destination=default: "
+                "%s 5 failures -> 3 failures" % pause)
+        wait_for("the receiver's limits-replaced line",
+                 lambda: want in srv.errorlog() + srv.stderr_text())
+        once(app, "stripe", eid)
+        rc, text = check_text(work, work.env)
+        check("ok: stripe: destination default: the store's limits are these "
+              "settings'" in text and "%s is" % pause not in text,
+              "check after the receiver's claim: exit %d: %s" % (rc, text[-900:]))
+    finally:
+        work.start()
 
 
 def stripe_event(srv, etype, pi, created):

@@ -27,11 +27,14 @@
 #include "store_fixture.h"
 #include "store_unit.h"
 
-/* The provider's destination with its limits, as a claim would write. */
+/*
+ * The provider's destination with its limits, as a claim would write,
+ * pausing after two failures.
+ */
 static void
 limits(struct store *st, long concurrency, int64_t rate_ms)
 {
-	struct store_dest d = { "default", 0, 0 };
+	struct store_dest d = { "default", 0, 0, 2 };
 	struct store_txn *tx = NULL;
 	char err[STORE_ERR_MAX];
 
@@ -99,15 +102,15 @@ pause_and_probe(void **state)
 	assert_int_equal(unit_claim(f->st, NULL, 0, "A", now, 60000, &a), 1);
 	assert_int_equal(unit_claim(f->st, NULL, 0, "B", now, 60000, &b), 1);
 	assert_int_equal(store_dest_failed(f->st, "stripe", "default",
-	    a.ev.rowid, 2, now, &n, &paused, err, sizeof(err)), IH_OK);
+	    a.ev.rowid, now, &n, &paused, err, sizeof(err)), IH_OK);
 	assert_int_equal(n, 1);
 	assert_int_equal(paused, 0);
 	assert_int_equal(store_dest_failed(f->st, "stripe", "default",
-	    b.ev.rowid, 2, now, &n, &paused, err, sizeof(err)), IH_OK);
+	    b.ev.rowid, now, &n, &paused, err, sizeof(err)), IH_OK);
 	assert_int_equal(paused, 1);
 	/* A third failure (another process's) pauses nothing again. */
 	assert_int_equal(store_dest_failed(f->st, "stripe", "default",
-	    a.ev.rowid, 2, now, &n, &paused, err, sizeof(err)), IH_OK);
+	    a.ev.rowid, now, &n, &paused, err, sizeof(err)), IH_OK);
 	assert_int_equal(paused, 0);
 	assert_int_equal(n, 3);
 	assert_int_equal(store_fail(f->st, NULL, &a, "A", "500", now + 10,

@@ -1,0 +1,3 @@
+-- Version 16 to 17: reserved for another branch's migration (schema
+-- numbers are handed out per branch); a merge replaces this file.
+SELECT 1;
