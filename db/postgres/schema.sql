@@ -194,7 +194,7 @@ CREATE TABLE IF NOT EXISTS destinations (
 	-- Milliseconds between two deliveries (_FORWARD_RATE), 0: no limit.
 	rate_ms		BIGINT	NOT NULL DEFAULT 0,
 	-- Failures in a row that pause it (_FORWARD_PAUSE_AFTER), 0: never
-	-- (version 18).
+	-- (version 15).
 	pause_after	BIGINT	NOT NULL DEFAULT 3,
 	-- No delivery starts before this (the rate).
 	next_at		BIGINT	NOT NULL DEFAULT 0,

@@ -1,7 +1,7 @@
 /*
  * store_dest.h -- the state of each forwarding destination, shared by
  * every process through the store (the destinations table, version 12):
- * its limits (with the pause's threshold since version 18), its pause
+ * its limits (with the pause's threshold since version 15), its pause
  * and its rate (forward.h says what they mean).
  *
  * A destination is a provider and the account whose FORWARD_URL it is:

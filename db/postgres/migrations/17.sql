@@ -1,3 +1,0 @@
--- Version 16 to 17: reserved for another branch's migration (schema
--- numbers are handed out per branch); a merge replaces this file.
-SELECT 1;
