@@ -328,7 +328,8 @@ run_actions(const struct dispatch *d, const struct store_job *job,
 		rc = store_renew(d->st, NULL, job, d->owner,
 		    (int64_t)d->cfg->lease_s * 1000, err, errlen);
 		if (rc == IH_OK)
-			rc = forward_deliver(d, job, fr, err, errlen);
+			rc = forward_deliver(d->st, d->p, d->cfg, d->log, job,
+			    fr, err, errlen);
 		if (rc != IH_OK)
 			goto out;
 	}
@@ -444,7 +445,7 @@ give_up(const struct dispatch *d, const struct store_job *job,
 	if (fr != NULL && fr->retry_after_ms > wait)
 		wait = fr->retry_after_ms;
 	next = dead ? now : now + wait;
-	forward_pause_note(d, job, 0, fr);
+	forward_pause_note(d->st, d->cfg, d->log, job, 0, fr);
 	rc = store_fail(d->st, NULL, job, d->owner, why, next, dead, now, err,
 	    errlen);
 	if (rc == IH_ENOTFOUND) {
@@ -524,7 +525,7 @@ dispatch_job(const struct dispatch *d, struct store_job *job, char *err,
 	if (forward_dest(d->cfg, job->ev.account) != NULL) {
 		snprintf(note, sizeof(note), "%s", why);
 		job->done_note = note;
-		forward_pause_note(d, job, 1, &fr);
+		forward_pause_note(d->st, d->cfg, d->log, job, 1, &fr);
 	}
 	rc = store_begin(d->st, STORE_RELAXED, &tx, err, errlen);
 	if (rc != IH_OK)
@@ -629,6 +630,11 @@ dispatch_inline(const struct dispatch *d, struct store_job *job, char *err,
 
 	why[0] = '\0';
 	rc = run_actions(d, job, &fr, why, sizeof(why));
+	/* A failed delivery counts toward the pause as in the other modes. */
+	if ((rc == IH_OK || rc == IH_EIO) &&
+	    forward_dest(d->cfg, job->ev.account) != NULL)
+		forward_pause_note(d->st, d->cfg, d->log, job, rc == IH_OK,
+		    &fr);
 	if (rc == IH_OK) {
 		/* Durable: in this mode the answer says "processed". */
 		rc = store_begin(d->st, STORE_DURABLE, &tx, why, sizeof(why));

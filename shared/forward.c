@@ -8,7 +8,6 @@
 #include "alert.h"
 #include "clock.h"
 #include "config.h"
-#include "dispatch.h"
 #include "forward.h"
 #include "forward_http.h"
 #include "forward_sign.h"
@@ -95,7 +94,7 @@ escape_answer(const struct config_forward *fw, const char *a, size_t len,
 
 /* Sorts an answer: permanent, or worth a retry (how long after). */
 static int
-judge(const struct dispatch *d, const struct forward_http_resp *r,
+judge(const struct config *cfg, const struct forward_http_resp *r,
     struct forward_result *fr)
 {
 	if (r->status >= 200 && r->status <= 299)
@@ -104,19 +103,20 @@ judge(const struct dispatch *d, const struct forward_http_resp *r,
 	    r->status == 429);
 	if (!fr->permanent && r->retry_after_s > 0) {
 		fr->retry_after_ms = (int64_t)r->retry_after_s * 1000;
-		if (fr->retry_after_ms > (int64_t)d->cfg->retry_max_s * 1000)
-			fr->retry_after_ms = (int64_t)d->cfg->retry_max_s *
-			    1000;
+		if (fr->retry_after_ms > (int64_t)cfg->retry_max_s * 1000)
+			fr->retry_after_ms = (int64_t)cfg->retry_max_s * 1000;
 	}
 	return IH_EIO;
 }
 
 int
-forward_deliver(const struct dispatch *d, const struct store_job *job,
-    struct forward_result *fr, char *why, size_t whylen)
+forward_deliver(struct store *st, const struct provider *p,
+    const struct config *cfg, const struct log_sink *log,
+    const struct store_job *job, struct forward_result *fr, char *why,
+    size_t whylen)
 {
 	const struct event *ev = &job->ev;
-	const struct config_forward *fw = forward_dest(d->cfg, ev->account);
+	const struct config_forward *fw = forward_dest(cfg, ev->account);
 	struct forward_sign_in in;
 	struct forward_http_req req;
 	struct forward_http_resp r;
@@ -137,8 +137,8 @@ forward_deliver(const struct dispatch *d, const struct store_job *job,
 		return IH_EIO;
 	}
 	/* The kept headers are not in the claim: read alone, when any. */
-	if (d->p->kept_headers != NULL && d->p->kept_headers[0] != NULL)
-		rc = store_kept_headers(d->st, ev->rowid, &kept, err,
+	if (p->kept_headers != NULL && p->kept_headers[0] != NULL)
+		rc = store_kept_headers(st, ev->rowid, &kept, err,
 		    sizeof(err));
 	else
 		rc = IH_OK;
@@ -193,14 +193,14 @@ forward_deliver(const struct dispatch *d, const struct store_job *job,
 		rc = IH_EIO;
 		goto out;
 	}
-	rc = judge(d, &r, fr);
+	rc = judge(cfg, &r, fr);
 	escape_answer(fw, r.answer, r.answer_len, shown, sizeof(shown));
 	snprintf(why, whylen, "forward: HTTP %ld in %lld ms%s: \"%.*s\"",
 	    r.status, (long long)fr->ms, fr->permanent ? ", not retried" :
 	    "", FORWARD_ANSWER_SHOW, shown);
 	log_clean(cid, ev->event_id, (size_t)-1);
 	if (rc == IH_OK)
-		log_emit(d->log, "provider=%s event=%s forward=delivered "
+		log_emit(log, "provider=%s event=%s forward=delivered "
 		    "status=%ld ms=%lld attempt=%ld", ev->provider, cid,
 		    r.status, (long long)fr->ms, ev->attempt);
 out:
@@ -379,11 +379,11 @@ forward_claim(struct store *st, struct store_txn *tx,
 }
 
 void
-forward_pause_note(const struct dispatch *d, const struct store_job *job,
-    int delivered, const struct forward_result *fr)
+forward_pause_note(struct store *st, const struct config *cfg,
+    const struct log_sink *log, const struct store_job *job, int delivered,
+    const struct forward_result *fr)
 {
-	const struct config_forward *fw = forward_dest(d->cfg,
-	    job->ev.account);
+	const struct config_forward *fw = forward_dest(cfg, job->ev.account);
 	char cid[LOG_CLEAN_SIZE], text[320], err[STORE_ERR_MAX], at[80];
 	const char *p = job->ev.provider, *acct;
 	long failures = 0;
@@ -397,30 +397,30 @@ forward_pause_note(const struct dispatch *d, const struct store_job *job,
 	if (fw->account != NULL)
 		snprintf(at, sizeof(at), " destination=%s", acct);
 	if (delivered) {
-		rc = store_dest_ok(d->st, p, acct, &changed, &failures, err,
+		rc = store_dest_ok(st, p, acct, &changed, &failures, err,
 		    sizeof(err));
 		if (rc == IH_OK && changed)
-			log_emit(d->log, "provider=%s forward=resumed after "
+			log_emit(log, "provider=%s forward=resumed after "
 			    "failures=%ld%s", p, failures, at);
 		goto out;
 	}
 	/* An answer no retry cures says nothing of the application's health. */
 	if (fr == NULL || !fr->failed || fr->permanent)
 		return;
-	rc = store_dest_failed(d->st, p, acct, job->ev.rowid, clock_wall_ms(),
+	rc = store_dest_failed(st, p, acct, job->ev.rowid, clock_wall_ms(),
 	    &failures, &changed, err, sizeof(err));
 	if (rc != IH_OK || !changed)
 		goto out;
 	log_clean(cid, job->ev.event_id, (size_t)-1);
-	log_emit(d->log, "provider=%s forward=paused failures=%ld probe=%s%s",
+	log_emit(log, "provider=%s forward=paused failures=%ld probe=%s%s",
 	    p, failures, cid, at);
 	snprintf(text, sizeof(text), "forwarding of %s%s%s is paused after "
 	    "%ld failed deliveries in a row; event %s is retried alone until "
 	    "the application answers\n", p, fw->account != NULL ? "@" : "",
 	    fw->account != NULL ? acct : "", failures, cid);
-	alert_text(d->cfg, p, "forward_paused", text, d->log);
+	alert_text(cfg, p, "forward_paused", text, log);
 out:
 	if (rc != IH_OK)
-		log_emit(d->log, "provider=%s forward=state_unknown%s "
+		log_emit(log, "provider=%s forward=state_unknown%s "
 		    "detail=%s", p, at, err);
 }

@@ -48,7 +48,6 @@
 #include "forward_settings.h"
 #include "forward_sign.h"
 
-struct dispatch;
 struct log_sink;
 struct store;
 struct store_job;
@@ -149,24 +148,27 @@ int	forward_claim(struct store *st, struct store_txn *tx,
 	    char *err, size_t errlen);
 
 /*
- * After job's attempt: fr says whether a delivery was made and how it
- * went (delivered: 2xx).  Ends the destination's failures and pause, or
- * counts the failure and pauses it, through the store, and logs and
- * alerts the change.  A store failure is logged: the next delivery
- * counts again.
+ * After job's attempt, in any mode: fr says whether a delivery was made
+ * and how it went (delivered: 2xx).  Ends the destination's failures and
+ * pause, or counts the failure and pauses it, through st, and logs (to
+ * log) and alerts (as cfg says) the change.  A store failure is logged:
+ * the next delivery counts again.
  */
-void	forward_pause_note(const struct dispatch *d,
-	    const struct store_job *job, int delivered,
-	    const struct forward_result *fr);
+void	forward_pause_note(struct store *st, const struct config *cfg,
+	    const struct log_sink *log, const struct store_job *job,
+	    int delivered, const struct forward_result *fr);
 
 /*
- * Delivers job's event to d->cfg's destination.  Returns IH_OK for a 2xx
- * answer, with a summary ("HTTP 200 in 12 ms") in why; IH_EIO when the
- * attempt failed, fr saying whether for good and for how long the
+ * Delivers job's event, of provider p, to cfg's destination, reading its
+ * kept headers from st and logging a delivery to log.  Returns IH_OK for
+ * a 2xx answer, with a summary ("HTTP 200 in 12 ms") in why; IH_EIO when
+ * the attempt failed, fr saying whether for good and for how long the
  * application asked to be left alone, the reason in why; IH_ESTORE when
  * the event's headers could not be read (the lease then expires).
  */
-int	forward_deliver(const struct dispatch *d, const struct store_job *job,
-	    struct forward_result *fr, char *why, size_t whylen);
+int	forward_deliver(struct store *st, const struct provider *p,
+	    const struct config *cfg, const struct log_sink *log,
+	    const struct store_job *job, struct forward_result *fr, char *why,
+	    size_t whylen);
 
 #endif

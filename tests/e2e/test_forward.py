@@ -482,10 +482,18 @@ def case_pause(bindir, servers, app):
 def case_inline(bindir, servers, app):
     """IDEMHOOK_MODE=inline: the provider's answer waits for the
     delivery; a failed one answers 500 and leaves no row, so that the
-    provider's retry is a delivery afresh."""
+    provider's retry is a delivery afresh.  Failed deliveries count
+    toward the pause as in the other modes: after _PAUSE_AFTER of them
+    in a row the destination is paused (logged, stats say so, alerted
+    once), and the next delivery that the application takes resumes
+    it."""
     srv = servers.add(Server(bindir, providers=["stripe"], name="inline"))
+    alerts = os.path.join(srv.tmp, "alerts")
     srv.env.update(forward_env(app))
-    srv.env["IDEMHOOK_MODE"] = "inline"
+    srv.env.update({"IDEMHOOK_MODE": "inline",
+                    "IDEMHOOK_STRIPE_FORWARD_PAUSE_AFTER": "2",
+                    "IDEMHOOK_ALERT_ACTION":
+                        'echo "$IDEMHOOK_ALERT_REASON" >> %s' % alerts})
     srv.start()
     app.plan("stripe", ["500"])
     eid = STRIPE.new_id("inl")
@@ -510,7 +518,45 @@ def case_inline(bindir, servers, app):
           "failed" % app.port in out and "not configured" not in out + err,
           "smoke, inline, the application failing: exit %d: %s"
           % (rc, (out + err)[-900:]))
+    inline_pause(bindir, srv, app, alerts)
     srv.stop()
+
+
+def stripe_paused(work):
+    rc, out, err = work.run("stats", "--provider", "stripe", "--json")
+    check_eq(rc, 0, "stats --json: %s" % err[-400:])
+    return json.loads(out)["providers"][0]["forward_paused"]
+
+
+def inline_pause(bindir, srv, app, alerts):
+    """case_inline's pause: one delivery taken ends the failures so far,
+    two refused pause the destination, the next taken resumes it."""
+    work = Work(bindir, srv)
+    deliver(srv, "stripe")
+    check(stripe_paused(work) is False, "not paused after a delivery taken")
+    app.plan("stripe", ["500", "500"])
+    for _ in range(2):
+        eid = STRIPE.new_id("inl")
+        body = STRIPE.body(eid, "payment_intent.succeeded")
+        r = STRIPE.post(srv, body, STRIPE.headers(srv, body, eid, None))
+        cases.expect_error(r, 500, "inline delivery the application refused")
+    check(stripe_paused(work) is True, "stats: paused after two failures")
+    rc, out, err = work.run("stats", "--provider", "stripe", "--prometheus")
+    check('idemhook_forward_paused{provider="stripe"} 1' in out,
+          "the pause in --prometheus: %s" % out[-900:])
+    check("forward=paused failures=2" in srv.errorlog() + srv.stderr_text(),
+          "the pause logged")
+    wait_for("the pause alerted", lambda: os.path.exists(alerts))
+    with open(alerts) as f:
+        check_eq(f.read().split(), ["forward_paused"], "one alert")
+    eid, _ = deliver(srv, "stripe")
+    check_eq(row(srv, "stripe", eid)["status"], "done", "the next one done")
+    check(stripe_paused(work) is False, "stats: resumed")
+    check("forward=resumed after failures=2" in srv.errorlog() +
+          srv.stderr_text(),
+          "the resume logged")
+    with open(alerts) as f:
+        check_eq(f.read().split(), ["forward_paused"], "one alert in all")
 
 
 def case_sign_modes(bindir, servers, app):
