@@ -488,7 +488,8 @@ record_run(struct batch_writer *w, struct ingest **ins, size_t n)
 			rc = record_one(w, tx, ins[i], &recs[i], &claim_free,
 			    owner);
 			if (rc != IH_OK)
-				snprintf(err, sizeof(err), "%s", recs[i].detail);
+				snprintf(err, sizeof(err), "%s",
+				    recs[i].detail);
 		}
 		if (rc == IH_OK)
 			rc = store_commit(tx, err, sizeof(err));
