@@ -127,9 +127,6 @@ drain_run(const struct dispatch *d, long want, struct drain_held *held,
 	if (tx != NULL && rc == IH_OK) {
 		fault_point("processing");
 		rc = store_commit(tx, err, errlen);
-		/* PostgreSQL says a deferred write's refusal at the commit. */
-		if (rc != IH_OK && held != NULL)
-			*again = 1;
 	} else if (tx != NULL)
 		store_rollback(tx);
 	if (held != NULL && rc == IH_OK)
