@@ -290,6 +290,19 @@ unrecord(struct ingest *in, struct rec *r)
 	r->within = 0;
 }
 
+/* Undone, to be done again: no switch's line is logged twice. */
+static void
+unrecord_many(struct ingest **ins, size_t n, struct rec *recs,
+    const size_t *kept)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unrecord(ins[i], &recs[i]);
+		ins[i]->deferred_len = kept[i];
+	}
+}
+
 /*
  * Inside tx, in a savepoint of its own: one delivery.  Returns IH_OK
  * (r->rc says how the delivery itself went) or IH_ESTORE when the
@@ -360,20 +373,18 @@ many_ok(struct batch_writer *w, struct ingest **ins, size_t n,
  */
 static int
 record_many(struct batch_writer *w, struct store_txn *tx, struct ingest **ins,
-    size_t n, struct rec *recs, int claim_free, const char *owner,
-    char *err, size_t errlen)
+    size_t n, struct rec *recs, const size_t *kept, int claim_free,
+    const char *owner, char *err, size_t errlen)
 {
 	const struct event *evs[BATCH_MAX];
 	const char *owners[BATCH_MAX];
 	struct store_result res[BATCH_MAX];
 	struct store_job *jobs[BATCH_MAX];
 	int after[BATCH_MAX], within[BATCH_MAX], done[BATCH_MAX], claim, rc;
-	size_t kept[BATCH_MAX], i;
+	size_t i;
 
 	for (i = 0; i < n; i++) {
 		memset(&recs[i], 0, sizeof(recs[i]));
-		/* Lines from before the run (the store's) stay. */
-		kept[i] = ins[i]->deferred_len;
 		plan(ins[i], claim_free, &after[i], &within[i], &claim);
 		/*
 		 * As record_one() would, taking each event for new: a
@@ -397,12 +408,8 @@ record_many(struct batch_writer *w, struct store_txn *tx, struct ingest **ins,
 			rc = after_record(w, tx, ins[i], &recs[i], within[i],
 			    0, &claim_free, owner, err, errlen);
 	}
-	/* Undone, to be done again: no switch's line is logged twice. */
 	if (rc != IH_OK)
-		for (i = 0; i < n; i++) {
-			unrecord(ins[i], &recs[i]);
-			ins[i]->deferred_len = kept[i];
-		}
+		unrecord_many(ins, n, recs, kept);
 	return rc;
 }
 
@@ -447,7 +454,7 @@ record_run(struct batch_writer *w, struct ingest **ins, size_t n)
 	struct store_txn *tx = NULL;
 	struct dispatch d;
 	char owner[128], err[STORE_ERR_MAX];
-	size_t i;
+	size_t kept[BATCH_MAX], i;
 	int claim_free, many, rc;
 
 	if (open_store(w, ins[0]) != IH_OK) {
@@ -465,23 +472,40 @@ record_run(struct batch_writer *w, struct ingest **ins, size_t n)
 	    sizeof(err)) : store_begin(w->slot.st, STORE_DURABLE, &tx, err,
 	    sizeof(err));
 	many = many && rc == IH_OK;
-	if (many && record_many(w, tx, ins, n, recs, claim_free, owner, err,
-	    sizeof(err)) != IH_OK) {
+	for (i = 0; i < n; i++)
+		/* Lines from before the run (the store's) stay. */
+		kept[i] = ins[i]->deferred_len;
+	if (many && record_many(w, tx, ins, n, recs, kept, claim_free, owner,
+	    err, sizeof(err)) != IH_OK) {
 		/* Anew, one at a time: a bad event must not fail the others. */
 		store_rollback(tx);
 		many = 0;
 		rc = store_begin(w->slot.st, STORE_DURABLE, &tx, err,
 		    sizeof(err));
 	}
-	for (i = 0; rc == IH_OK && !many && i < n; i++) {
-		rc = record_one(w, tx, ins[i], &recs[i], &claim_free, owner);
-		if (rc != IH_OK)
-			snprintf(err, sizeof(err), "%s", recs[i].detail);
+	for (;;) {
+		for (i = 0; rc == IH_OK && !many && i < n; i++) {
+			rc = record_one(w, tx, ins[i], &recs[i], &claim_free,
+			    owner);
+			if (rc != IH_OK)
+				snprintf(err, sizeof(err), "%s",
+				    recs[i].detail);
+		}
+		if (rc == IH_OK)
+			rc = store_commit(tx, err, sizeof(err));
+		else
+			store_rollback(tx);
+		if (rc == IH_OK || !many)
+			break;
+		/*
+		 * PostgreSQL says a deferred write's refusal (a switch's) at
+		 * the commit: the run is done again one at a time too.
+		 */
+		unrecord_many(ins, n, recs, kept);
+		many = 0;
+		rc = store_begin(w->slot.st, STORE_DURABLE, &tx, err,
+		    sizeof(err));
 	}
-	if (rc == IH_OK)
-		rc = store_commit(tx, err, sizeof(err));
-	else
-		store_rollback(tx);
 	if (rc != IH_OK) {
 		/* Nothing of the transaction is kept: no answer is 2xx. */
 		for (i = 0; i < n; i++) {

@@ -16,9 +16,10 @@
  * answered 503; the others commit.  The run is first recorded with no
  * savepoint each (on SQLite a savepoint is two statements and a copy of
  * every page it writes again: a tenth of an event's instructions; on
- * PostgreSQL its inserts go in one pipeline); a failure rolls it back
- * and records it again with one savepoint per delivery.  A failed
- * commit answers 503 to every delivery it carried.  Duplicates within
+ * PostgreSQL its inserts go in one pipeline); a failure (on PostgreSQL
+ * a deferred write's, said by the commit) rolls it back and records it
+ * again with one savepoint per delivery.  A failed commit of that
+ * answers 503 to every delivery it carried.  Duplicates within
  * one batch are duplicates, as across batches: the unique constraint
  * sees the earlier insert of the same transaction.
  *

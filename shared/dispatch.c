@@ -589,6 +589,9 @@ dispatch_within(const struct dispatch *d, struct store_txn *tx,
 	if (rc == IH_OK)
 		rc = store_complete(d->st, tx, job, d->owner, clock_wall_ms(),
 		    why, sizeof(why));
+	/* A write refused is known while its savepoint can undo it alone. */
+	if (rc == IH_OK && sp)
+		rc = store_savepoint(tx, STORE_SP_CHECK, why, sizeof(why));
 	if (rc == IH_OK) {
 		*done = 1;
 		return sp ? store_savepoint(tx, STORE_SP_KEEP, err, errlen) :

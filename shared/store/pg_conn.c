@@ -387,7 +387,10 @@ pg_commit(struct store *base, char *err, size_t errlen)
 /*
  * The innermost savepoint: opened, released, or rolled back and popped.
  * Opening and releasing are deferred (pg_wait.c): they travel with the
- * next statement that waits for its answer.
+ * next statement that waits for its answer.  Checking reads the deferred
+ * answers, so that a write the server refused (a trigger, a constraint)
+ * is said before the savepoint is released and can be undone alone,
+ * rather than failing the whole transaction's COMMIT.
  */
 static int
 pg_savepoint(struct store *base, enum store_sp op, char *err,
@@ -395,8 +398,18 @@ pg_savepoint(struct store *base, enum store_sp op, char *err,
 {
 	struct pgs *st = pg_of(base);
 	struct pg_params p;
+	PGresult *res;
 
 	memset(&p, 0, sizeof(p));
+	if (op == STORE_SP_CHECK) {
+		res = pg_wait_pending(st);
+		if (PQresultStatus(res) != PGRES_COMMAND_OK &&
+		    PQresultStatus(res) != PGRES_TUPLES_OK)
+			return pg_fail(st, res, "the store refused a write",
+			    err, errlen);
+		PQclear(res);
+		return IH_OK;
+	}
 	if (op == STORE_SP_OPEN)
 		return pg_defer_sql(st, "SAVEPOINT ih", "", &p,
 		    "cannot open savepoint", err, errlen);

@@ -81,17 +81,19 @@ own_add(struct pgs *st, int64_t rowid, int done, char *err, size_t errlen)
 }
 
 /*
- * 1 when this transaction inserted and claimed rowid (taken off), and
- * then *done says whether it was inserted done.
+ * 1 when this transaction inserted and claimed rowid (with take, taken
+ * off), and then *done says whether it was inserted done.
  */
 static int
-own_take(struct pgs *st, int64_t rowid, int *done)
+own_take(struct pgs *st, int64_t rowid, int take, int *done)
 {
 	int i;
 
 	for (i = 0; i < st->nown; i++)
 		if (st->own[i] == rowid) {
 			*done = st->own_done[i];
+			if (!take)
+				return 1;
 			st->nown--;
 			st->own[i] = st->own[st->nown];
 			st->own_done[i] = st->own_done[st->nown];
@@ -416,7 +418,11 @@ pg_complete(struct store *base, const struct store_job *job,
 	long n;
 	int done, own, rc;
 
-	own = own_take(st, job->ev.rowid, &done);
+	/*
+	 * Kept: a write of the switch refused after this (STORE_SP_CHECK)
+	 * undoes it to its savepoint, and pg_fail_job() looks it up.
+	 */
+	own = own_take(st, job->ev.rowid, 0, &done);
 	if (own && done)
 		/*
 		 * Inserted done by this transaction, its attempt closed, and
@@ -459,7 +465,7 @@ pg_fail_job(struct store *base, const struct store_job *job,
 
 	memset(&p, 0, sizeof(p));
 	pg_int(&p, job->ev.rowid);
-	if (own_take(st, job->ev.rowid, &done) && done) {
+	if (own_take(st, job->ev.rowid, 1, &done) && done) {
 		/* Inserted done, its switch failed: failed after all. */
 		pg_text(&p, error);
 		pg_int(&p, next_ms);

@@ -193,13 +193,17 @@ void	store_rollback(struct store_txn *tx);
  * Savepoints inside an open transaction, innermost first: OPEN starts
  * one, KEEP releases it (its changes stay in tx), UNDO rolls its changes
  * back and ends it.  They nest, so that one event of a batch, and the
- * switch inside that event, can each be undone alone.  Returns IH_OK,
- * IH_EINVAL without an open transaction, or IH_ESTORE.
+ * switch inside that event, can each be undone alone.  CHECK waits for
+ * the answers of the writes sent since (PostgreSQL sends some without
+ * waiting): IH_ESTORE when one was refused, while UNDO can still undo it
+ * alone (SQLite answers each write at once: nothing to wait for).
+ * Returns IH_OK, IH_EINVAL without an open transaction, or IH_ESTORE.
  */
 enum store_sp {
 	STORE_SP_OPEN,
 	STORE_SP_KEEP,
-	STORE_SP_UNDO
+	STORE_SP_UNDO,
+	STORE_SP_CHECK
 };
 
 int	store_savepoint(struct store_txn *tx, enum store_sp op, char *err,

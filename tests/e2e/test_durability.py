@@ -507,9 +507,10 @@ def bad_event_in_batch(bindir, servers):
 def bad_switch_in_batch(bindir, servers):
     """One event whose switch fails in the store (a trigger refuses its
     effect) among good ones recorded at the same time, each processed in
-    its recording transaction: a SQLite run goes without a savepoint per
-    event (batch.c, record_many()) and, on the failure, is recorded again
-    one savepoint each.  Every answer is 200 accepted; the refused event
+    its recording transaction: a run goes without a savepoint per event
+    (batch.c, record_many()) and, on the failure (on PostgreSQL, where the
+    effect's insert is sent deferred, at the commit), is recorded again
+    one savepoint each, the switch's refusal read before its release.  Every answer is 200 accepted; the refused event
     is recorded, not done and without effect; every other one is done
     with its one effect."""
     def run():
@@ -580,13 +581,9 @@ def cases(tap, bindir, servers):
             killed_under_load(bindir, servers))
     tap.run("durability: one event refused by the store in a batch of good "
             "ones: it alone gets 503", bad_event_in_batch(bindir, servers))
-    # SQLite's: on PostgreSQL the effect's insert is sent deferred, and its
-    # failure fails the batch's commit (every delivery in it 503), which
-    # this case would report.
-    if not pg_backend():
-        tap.run("durability: one event whose switch the store refuses in a "
-                "batch processed where it is recorded: all accepted, it alone "
-                "not done", bad_switch_in_batch(bindir, servers))
+    tap.run("durability: one event whose switch the store refuses in a "
+            "batch processed where it is recorded: all accepted, it alone "
+            "not done", bad_switch_in_batch(bindir, servers))
     if strace_missing(tap, "durability"):
         return
     if pg_backend():

@@ -141,6 +141,42 @@ batch_reports_each(void **state)
 	assert_int_equal(count(f->st, NULL), 2);
 }
 
+/*
+ * A write refused in a savepoint (a foreign key: no such event) is said
+ * by the write or, where it was sent without waiting (PostgreSQL), by
+ * STORE_SP_CHECK; undone to its savepoint, the rest commits.
+ */
+static void
+savepoint_check_refused(void **state)
+{
+	struct unit_store *f = *state;
+	struct event a = unit_event("evt_ck");
+	struct store_job job;
+	struct store_result r;
+	struct store_txn *tx;
+	char err[STORE_ERR_MAX];
+	int rc;
+
+	memset(&job, 0, sizeof(job));
+	job.ev.rowid = 987654321;
+	assert_int_equal(store_begin(f->st, STORE_DURABLE, &tx, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_record(f->st, tx, &a, 1000, &r, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_savepoint(tx, STORE_SP_OPEN, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_savepoint(tx, STORE_SP_CHECK, err,
+	    sizeof(err)), IH_OK);
+	rc = store_effect(f->st, tx, &job, "refused", 1000, err, sizeof(err));
+	if (rc == IH_OK)
+		rc = store_savepoint(tx, STORE_SP_CHECK, err, sizeof(err));
+	assert_int_equal(rc, IH_ESTORE);
+	assert_int_equal(store_savepoint(tx, STORE_SP_UNDO, err,
+	    sizeof(err)), IH_OK);
+	assert_int_equal(store_commit(tx, err, sizeof(err)), IH_OK);
+	assert_int_equal(count(f->st, NULL), 1);
+}
+
 /* A savepoint undone takes only its own changes; nested ones too. */
 static void
 savepoints_undo_alone(void **state)
@@ -1046,6 +1082,7 @@ kept_headers_alone(void **state)
 	UNIT_STORE_CASE(many_at_once, setup), \
 	UNIT_STORE_CASE(many_done, setup), \
 	UNIT_STORE_CASE(savepoints_undo_alone, setup), \
+	UNIT_STORE_CASE(savepoint_check_refused, setup), \
 	UNIT_STORE_CASE(claim_lease_and_takeover, setup), \
 	UNIT_STORE_CASE(thin_fetch_modes, setup), \
 	UNIT_STORE_CASE(large_payload_round_trip, setup), \
