@@ -373,7 +373,7 @@ many_ok(struct batch_writer *w, struct ingest **ins, size_t n,
  */
 static int
 record_many(struct batch_writer *w, struct store_txn *tx, struct ingest **ins,
-    size_t n, struct rec *recs, const size_t *kept, int claim_free,
+    size_t n, struct rec *recs, int claim_free,
     const char *owner, char *err, size_t errlen)
 {
 	const struct event *evs[BATCH_MAX];
@@ -408,8 +408,6 @@ record_many(struct batch_writer *w, struct store_txn *tx, struct ingest **ins,
 			rc = after_record(w, tx, ins[i], &recs[i], within[i],
 			    0, &claim_free, owner, err, errlen);
 	}
-	if (rc != IH_OK)
-		unrecord_many(ins, n, recs, kept);
 	return rc;
 }
 
@@ -475,15 +473,10 @@ record_run(struct batch_writer *w, struct ingest **ins, size_t n)
 	for (i = 0; i < n; i++)
 		/* Lines from before the run (the store's) stay. */
 		kept[i] = ins[i]->deferred_len;
-	if (many && record_many(w, tx, ins, n, recs, kept, claim_free, owner,
-	    err, sizeof(err)) != IH_OK) {
-		/* Anew, one at a time: a bad event must not fail the others. */
-		store_rollback(tx);
-		many = 0;
-		rc = store_begin(w->slot.st, STORE_DURABLE, &tx, err,
-		    sizeof(err));
-	}
 	for (;;) {
+		if (many)
+			rc = record_many(w, tx, ins, n, recs, claim_free, owner,
+			    err, sizeof(err));
 		for (i = 0; rc == IH_OK && !many && i < n; i++) {
 			rc = record_one(w, tx, ins[i], &recs[i], &claim_free,
 			    owner);
@@ -498,8 +491,10 @@ record_run(struct batch_writer *w, struct ingest **ins, size_t n)
 		if (rc == IH_OK || !many)
 			break;
 		/*
-		 * PostgreSQL says a deferred write's refusal (a switch's) at
-		 * the commit: the run is done again one at a time too.
+		 * Anew, one at a time, a savepoint each: a bad event must not
+		 * fail the others, whether an insert or a switch failed in
+		 * the run or PostgreSQL said a deferred write's refusal (a
+		 * switch's) at the commit.
 		 */
 		unrecord_many(ins, n, recs, kept);
 		many = 0;
