@@ -17,33 +17,17 @@ static const char SQL_COUNTS[] =
     "INDEXED BY events_provider_status GROUP BY provider, status "
     "ORDER BY provider, status";
 
-/*
- * The (provider, status) pairs present, read from events_provider_status
- * a seek each (a loose scan), so that the hourly series searches that
- * index pair by pair for its window of received_at: schema version 16
- * dropped the index on received_at alone, a page more per commit that
- * only these two reads used.
- */
-#define SQL_PAIRS \
-    "WITH RECURSIVE pv(p) AS (SELECT min(provider) FROM events " \
-    "UNION ALL SELECT (SELECT min(provider) FROM events " \
-    "WHERE provider > pv.p) FROM pv WHERE pv.p IS NOT NULL), " \
-    "ps(p, s) AS (SELECT p, (SELECT min(status) FROM events " \
-    "WHERE provider = pv.p) FROM pv WHERE p IS NOT NULL " \
-    "UNION ALL SELECT p, (SELECT min(status) FROM events " \
-    "WHERE provider = ps.p AND status > ps.s) FROM ps " \
-    "WHERE s IS NOT NULL) "
 /* CROSS JOIN: the pairs outside, each a search of the index. */
 #define SQL_WINDOW \
     "FROM ps CROSS JOIN events e ON e.provider = ps.p " \
     "AND e.status = ps.s WHERE e.received_at >= ?1 AND e.received_at < ?2 "
 
-static const char SQL_HOURS[] = SQL_PAIRS
+static const char SQL_HOURS[] = SQ_PAIRS
     "SELECT (received_at - ?1) / 3600000, COUNT(*), SUM(duplicates), "
     "SUM(e.status IN ('failed', 'dead')) " SQL_WINDOW
     "GROUP BY (received_at - ?1) / 3600000";
 
-static const char SQL_LATENCY[] = SQL_PAIRS
+static const char SQL_LATENCY[] = SQ_PAIRS
     "SELECT (received_at - ?1) / 3600000, done_at - received_at "
     SQL_WINDOW "AND done_at IS NOT NULL ORDER BY received_at LIMIT ?3";
 
