@@ -126,9 +126,10 @@ cache_clear(struct settings *s)
 
 /*
  * Makes room for one more entry, the array doubling up to
- * SETTINGS_CACHE_MAX: all of it at once (120 KiB, zeroed by calloc) cost
- * a plain CGI process, which keeps one entry, about 27 page faults.
- * Returns 0, or -1 without memory (the array is left as it was).
+ * SETTINGS_CACHE_MAX: all of it at once (120 KiB, which calloc zeroed
+ * where it reused the heap's top) cost a plain CGI process, which keeps
+ * one entry, 22 page faults (bench-cgi).  Returns 0, or -1 without
+ * memory (the array is left as it was).
  */
 static int
 cache_grow(struct settings *s)
