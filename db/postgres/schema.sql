@@ -62,12 +62,13 @@ CREATE INDEX IF NOT EXISTS events_provider_status
 
 -- Each event's body exactly as received (version 6), written once with
 -- the event, apart from the row each status change rewrites; purging a
--- payload deletes its row.
+-- payload deletes its row.  Stored uncompressed up to about 8 KB
+-- (version 17): compressing cost the server more than the insert.
 CREATE TABLE IF NOT EXISTS payloads (
 	event		BIGINT	PRIMARY KEY REFERENCES events (id)
 	    ON DELETE CASCADE,
 	payload		BYTEA	NOT NULL
-);
+) WITH (toast_tuple_target = 8160);
 
 CREATE TABLE IF NOT EXISTS effects (
 	event		BIGINT	NOT NULL REFERENCES events (id)
@@ -111,7 +112,11 @@ CREATE TABLE IF NOT EXISTS objects (
 );
 CREATE INDEX IF NOT EXISTS objects_changed ON objects (changed_at);
 
--- Every event that touched an object, with the guard's verdict.
+-- Every event that touched an object, with the guard's verdict.  seq
+-- orders an object's rows (version 17: from one sequence, taken under
+-- the object row's lock, so each object's numbers rise in the order its
+-- events were recorded).
+CREATE SEQUENCE IF NOT EXISTS object_events_seq;
 CREATE TABLE IF NOT EXISTS object_events (
 	provider	TEXT	NOT NULL,
 	kind		TEXT	NOT NULL,
@@ -125,10 +130,11 @@ CREATE TABLE IF NOT EXISTS object_events (
 	verdict		TEXT	NOT NULL
 	    CHECK (verdict IN ('applied', 'stale', 'tied')),
 	recorded_at	BIGINT	NOT NULL,
-	seq		BIGINT	NOT NULL,
+	seq		BIGINT	NOT NULL DEFAULT nextval('object_events_seq'),
 	account		TEXT	NOT NULL DEFAULT 'default',
 	PRIMARY KEY (provider, account, kind, object_id, event_id)
 );
+ALTER SEQUENCE object_events_seq OWNED BY object_events.seq;
 
 -- The applications' interface, version 1: read-only views whose
 -- columns are promised across upgrades (the tables behind may change).
