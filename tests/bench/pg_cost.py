@@ -94,9 +94,11 @@ def cluster_start(d, statements):
 
 
 def totals(path):
+    """The count in a backend's finished callgrind file (its last line,
+    totals:, is written last), or None."""
     with open(path) as fh:
         for ln in fh:
-            if ln.startswith("totals:") or ln.startswith("summary:"):
+            if ln.startswith("totals:"):
                 return int(ln.split()[1])
     return None
 
