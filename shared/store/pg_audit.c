@@ -188,11 +188,15 @@ pg_audit(struct store *base, int (*fn)(void *, const struct store_audit *),
 		return rc;
 	memset(&a, 0, sizeof(a));
 	a.name = "synchronous_commit";
-	rc = show(st, "SHOW synchronous_commit", a.value, sizeof(a.value),
+	/*
+	 * The store sets it for its session (pg_wait.c) and per relaxed
+	 * transaction; reset_val is the server's, role's or URI's default.
+	 */
+	rc = show(st, "SELECT reset_val FROM pg_settings"
+	    " WHERE name = 'synchronous_commit'", a.value, sizeof(a.value),
 	    err, errlen);
 	if (rc != IH_OK)
 		return rc;
-	/* The store sets it per transaction; the default shows the server. */
 	a.ok = 1;
 	rc = fn(arg, &a);
 	if (rc != IH_OK)

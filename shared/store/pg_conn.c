@@ -282,7 +282,9 @@ pg_defer_begin(struct store *base)
 /*
  * BEGIN and its durability, deferred: they travel with the next
  * statement that waits, whose caller can redo the transaction with a
- * BEGIN that waits (store_begin_many()).
+ * BEGIN that waits (store_begin_many()).  The session's own
+ * synchronous_commit (pg_wait.c) is the store's: only a relaxed
+ * transaction of a durable store sets it.
  */
 static int
 begin_deferred(struct pgs *st, int durable, char *err, size_t errlen)
@@ -295,20 +297,18 @@ begin_deferred(struct pgs *st, int durable, char *err, size_t errlen)
 	if (rc == IH_OK)
 		rc = pg_defer_sql(st, "BEGIN", "", &p,
 		    "cannot begin transaction", err, errlen);
-	if (rc == IH_OK)
-		rc = pg_defer_sql(st, durable ?
-		    "SET LOCAL synchronous_commit = on" :
-		    "SET LOCAL synchronous_commit = off", "", &p,
-		    "cannot begin transaction", err, errlen);
+	if (rc == IH_OK && !durable && st->durable_as == STORE_DURABLE)
+		rc = pg_defer_sql(st, "SET LOCAL synchronous_commit = off",
+		    "", &p, "cannot begin transaction", err, errlen);
 	return rc;
 }
 
 /*
  * A durable transaction commits with synchronous_commit on (the WAL is
  * flushed, and replicated as the server is configured, before COMMIT
- * returns); a relaxed one with it off.  BEGIN on a connection found
- * broken reopens it once, so the first request after a server restart
- * already succeeds.
+ * returns), the session's setting in a durable store; a relaxed one
+ * with it off.  BEGIN on a connection found broken reopens it once, so
+ * the first request after a server restart already succeeds.
  */
 static int
 pg_begin(struct store *base, enum store_durability d, char *err,
@@ -326,9 +326,8 @@ pg_begin(struct store *base, enum store_durability d, char *err,
 		return begin_deferred(st, d == STORE_DURABLE &&
 		    st->durable_as == STORE_DURABLE, err, errlen);
 	}
-	sql = d == STORE_DURABLE && st->durable_as == STORE_DURABLE ?
-	    "BEGIN; SET LOCAL synchronous_commit = on" :
-	    "BEGIN; SET LOCAL synchronous_commit = off";
+	sql = d == STORE_DURABLE || st->durable_as != STORE_DURABLE ?
+	    "BEGIN" : "BEGIN; SET LOCAL synchronous_commit = off";
 	for (tries = 0; tries < 2; tries++) {
 		rc = pg_ensure(st, err, errlen);
 		if (rc != IH_OK)

@@ -43,16 +43,16 @@
 
 /*
  * An object's history row from PG_OBJECT_TAKE's parameters ($13 the
- * event's type, $14 when recorded) with the verdict v, numbered after
- * the object's last one; the caller adds FROM/WHERE and ON CONFLICT.
+ * event's type, $14 when recorded) with the verdict v; the caller adds
+ * FROM/WHERE and ON CONFLICT.  Its seq is the column's default, the
+ * next of a sequence (version 17): under the object row's lock, after
+ * the object's earlier rows, without reading them.
  */
 #define PG_HISTORY_SQL(v) \
 	"INSERT INTO object_events (provider, kind, object_id, event_id," \
 	" event_type, status, source_at, rank, deleted, verdict," \
-	" recorded_at, seq, account) SELECT $1, $2, $3, $8, $13, $4, $6, $7," \
-	" $9, " v ", $14, (SELECT coalesce(max(seq), 0) + 1" \
-	" FROM object_events h WHERE h.provider = $1 AND h.kind = $2" \
-	" AND h.object_id = $3 AND h.account = $12), $12"
+	" recorded_at, account) SELECT $1, $2, $3, $8, $13, $4, $6, $7," \
+	" $9, " v ", $14, $12"
 
 static const struct {
 	const char	*name;
@@ -224,10 +224,8 @@ static const struct {
 	[PG_HISTORY] = { "ih_history", "ttttttiiitit",
 	    "INSERT INTO object_events (provider, kind, object_id, event_id,"
 	    " event_type, status, source_at, rank, deleted, verdict,"
-	    " recorded_at, seq, account) SELECT $1, $2, $3, $4, $5, $6, $7,"
-	    " $8, $9, $10, $11, coalesce(max(seq), 0) + 1, $12"
-	    " FROM object_events WHERE provider = $1 AND kind = $2"
-	    " AND object_id = $3 AND account = $12"
+	    " recorded_at, account) VALUES ($1, $2, $3, $4, $5, $6, $7,"
+	    " $8, $9, $10, $11, $12)"
 	    " ON CONFLICT (provider, account, kind, object_id, event_id)"
 	    " DO NOTHING" },
 };

@@ -482,7 +482,11 @@ pg_wait_prepare(struct pgs *st, const char *name, const char *sql, int n,
 }
 
 /*
- * The session's settings: notices off the log; lock_timeout the busy
+ * The session's settings: notices off the log; synchronous_commit what
+ * the store's transactions want unless they say otherwise (pg_begin sets
+ * it per transaction only then: a statement fewer per commit); the
+ * server's own default is still what idemhook check shows (pg_audit.c);
+ * lock_timeout the busy
  * timeout, as SQLite waits for its lock; statement_timeout half a second
  * longer, so that a wait for a lock ends as a lock timeout (the store is
  * busy) and only a statement that stalls otherwise ends as a statement
@@ -501,11 +505,14 @@ session(struct pgs *st, char *err, size_t errlen)
 
 	st->wait_ms = busy + PG_GRACE_MS;
 	snprintf(sql, sizeof(sql), "SET client_min_messages = warning;"
+	    " SET synchronous_commit = %s;"
 	    " SET lock_timeout = %ld; SELECT CASE WHEN source IN ('client',"
 	    " 'user', 'database', 'database user') THEN setting::bigint"
 	    " ELSE extract(epoch FROM set_config('statement_timeout', '%ld',"
 	    " false)::interval) * 1000 END::bigint FROM pg_settings"
-	    " WHERE name = 'statement_timeout'", busy, busy + PG_STMT_SLACK_MS);
+	    " WHERE name = 'statement_timeout'",
+	    st->durable_as == STORE_DURABLE ? "on" : "off", busy,
+	    busy + PG_STMT_SLACK_MS);
 	r = pg_wait_exec(st, sql);
 	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
 		return pg_fail(st, r, "cannot set the session up", err,

@@ -37,6 +37,11 @@
 #                               $(BUILD)/bench/pg); BENCH_CONC=K sends
 #                               from K clients at once, so that a commit
 #                               carries several events
+#   make bench-pg-cost          the PostgreSQL server's instructions per
+#                               event (callgrind on a throwaway cluster's
+#                               backends, tests/bench/pg_cost.py;
+#                               BENCH_PG_COST_OPTS='--objects 1' or
+#                               '--statements')
 #   make bench-cgi              one plain CGI delivery, counted: callgrind
 #                               and strace -c (tests/bench/cgi_cost.sh),
 #                               of the dynamic and the make static build
@@ -62,7 +67,7 @@ BENCH_PAGES_PROVIDER ?= stripe
 BENCH_CONC    ?= 1
 
 .PHONY: bench bench-build bench-tools bench-readme bench-pages bench-cgi \
-	bench-accounts bench-pg-trips bench-static
+	bench-accounts bench-pg-trips bench-pg-cost bench-static
 
 bench: deps bench-build bench-static
 	python3 tests/bench/run.py --bin $(BUILD)/bench \
@@ -94,6 +99,10 @@ bench-pg-trips: bench-build
 	    --no-callgrind --events $(BENCH_PAGES_N) --conc $(BENCH_CONC) \
 	    --pg "$$u"; \
 	rc=$$?; tests/pg_cluster.sh stop $(abspath $(BUILD))/bench/pg; exit $$rc
+
+bench-pg-cost: bench-build
+	python3 tests/bench/pg_cost.py --bin $(abspath $(BUILD))/bench \
+	    $(BENCH_PG_COST_OPTS)
 
 bench-cgi: bench-build bench-static
 	tests/bench/cgi_cost.sh $(BUILD)/bench $(BUILD)/bench/cgi

@@ -101,7 +101,7 @@ provider specs, and measures:
   and 145 forwarded per second (the last delivered 6.4 s after a 3 s
   run), which shows only that it runs.
 
-Three more targets count work instead of timing it, so that a loaded
+Four more targets count work instead of timing it, so that a loaded
 machine does not blur them: `make bench-pages` (WAL pages, bytes and
 fsyncs per event from strace, instructions per event from callgrind:
 stripe.fcgi, or `BENCH_PAGES_PROVIDER`'s program with its own events,
@@ -110,7 +110,11 @@ behind lighttpd, one event per commit), `make bench-pg-trips`
 the receiver's `sendto` calls, the SAVEPOINTs they carry, and the
 server's statements per event, from `pg_stat_statements` when it is
 installed; `pages.py --objects K` has the events update K objects
-instead of each inserting its own) and `make bench-cgi` (one plain CGI
+instead of each inserting its own), `make bench-pg-cost` (the PostgreSQL
+server's instructions per event: callgrind on the throwaway cluster's
+backends, 20 and 120 events one at a time; `BENCH_PG_COST_OPTS='--objects
+1'` or `'--statements'`, each statement's calls, plans and times) and
+`make bench-cgi` (one plain CGI
 delivery, of the dynamic and the `make static` build: its instructions,
 where they go, and its system calls; then one more after 60 deliveries
 one at a time, with the size of the `-wal` file).

@@ -16,6 +16,11 @@ programs' working folder, share one database (issue 16).
      transaction (stripe's inserts together, github's one at a time), go
      in done with their attempt closed: PostgreSQL counts no UPDATE of
      events or attempts.
+  6. Twelve events of one object, one after the other: its history holds
+     them in that order, numbered without reading the object's earlier
+     history rows (PostgreSQL counts no index tuple read on
+     object_events); their 3 KB payloads are compressed with lz4
+     where the server has it (schema version 17).
 
 Needs IH_PG_URI (tests/run.sh starts a server).  Usage: test_pg_hosts.py BINDIR
 """
@@ -226,6 +231,57 @@ def inserted_done(bindir, servers):
     check(not srv.sanitizer_reports(), srv.errorlog()[-1500:])
 
 
+def history_unread(bindir, servers):
+    """Twelve events of one object, each sent once the one before is
+    done: the history in their order, its seq taken without reading the
+    object's earlier rows (before schema version 17 each insert read
+    them all, 66 index tuples for twelve), and each 3 KB payload
+    compressed with lz4, not pglz, where the server has lz4."""
+    db = harness.pg_new_db("ih_hist")
+    srv = servers.add(Server(bindir, providers=["stripe"], name="hist",
+                             db=db, max_procs=1))
+    srv.start()
+    sent = []
+    for i in range(12):
+        eid = R.new_eid("stripe", "h%d" % i)
+        body = harness.json.dumps({
+            "id": eid, "object": "event", "type": "payment_intent.updated",
+            "created": 1700000000 + i, "data": {"object": {
+                "id": "pi_hist", "object": "payment_intent",
+                "status": "processing", "metadata": {"pad": "x" * 3000}}}
+        }, separators=(",", ":")).encode()
+        r = R.delivery(srv, "stripe", eid=eid, body=body).post(srv)
+        check_eq(r.status, 200, "delivery %d" % i)
+        sent.append(eid)
+        check(R.wait_for(lambda: R.query(
+            db, "SELECT 1 FROM events WHERE event_id = ? AND status ="
+            " 'done'", (eid,)), timeout=60), "event %d not done" % i)
+    srv.stop()
+    hist = R.query(db, "SELECT event_id FROM object_events WHERE"
+                   " object_id = 'pi_hist' ORDER BY seq")
+    check_eq([h[0] for h in hist], sent, "the object's history, in order")
+    sql = ("SELECT t.n_tup_ins, coalesce(sum(i.idx_tup_read), 0)"
+           " FROM pg_stat_user_tables t JOIN pg_stat_user_indexes i"
+           " ON i.relid = t.relid WHERE t.relname = 'object_events'"
+           " GROUP BY t.n_tup_ins")
+
+    def counted():
+        rows = R.query(db, sql)
+        return rows if rows and rows[0][0] >= 12 else None
+    counts = R.wait_for(counted, timeout=30)
+    check(counts, "PostgreSQL's counts: %r" % R.query(db, sql))
+    check_eq(int(counts[0][1]), 0, "history index tuples read")
+    # lz4 where the server was built with it (PostgreSQL 14 or later,
+    # which can also say how a value is compressed).
+    lz4 = R.query(db, "SELECT count(*) FROM pg_settings WHERE name ="
+                  " 'default_toast_compression' AND 'lz4' = ANY(enumvals)")
+    if lz4 and lz4[0][0]:
+        methods = R.query(db, "SELECT pg_column_compression(payload),"
+                          " count(*) FROM payloads GROUP BY 1")
+        check_eq(methods, [("lz4", 12)], "the payloads' compression")
+    check(not srv.sanitizer_reports(), srv.errorlog()[-1500:])
+
+
 def killed_on_a(bindir, a, b, tmp):
     out = os.path.join(tmp, "slow.out")
     eid = R.new_eid("stripe", "slow")
@@ -281,6 +337,9 @@ def run_cases(tap, bindir, servers):
             "processes it once", killed_on_a, bindir, a, b, tmp)
     tap.run("events no action matches go in done with their attempt "
             "closed: no UPDATE of events or attempts", inserted_done,
+            bindir, servers)
+    tap.run("an object's twelve events: history in order, no earlier row "
+            "read to number it; 3 KB payloads in lz4", history_unread,
             bindir, servers)
     tap.run("no sanitizer reports on either host",
             lambda: check(not (a.sanitizer_reports() or b.sanitizer_reports()),
