@@ -145,7 +145,7 @@ struct batch {
 	struct batch_node	*head;
 	struct batch_node	*tail;
 	int			 stop;
-	int			 inflight;	/* accepted, not yet done */
+	int			 inflight;	/* accepted, not yet recorded */
 	/* Refused signatures for writer 0 to add (sigfail_pend.h). */
 	struct sigfail_pend	 pend;
 };
@@ -160,8 +160,10 @@ int	batch_start(struct batch *b, const struct provider *p,
 	    struct processing *proc, struct settings *s);
 
 /*
- * A request thread brackets each request it accepted with these, so
- * that batch_submit() knows when its delivery is the process's only one.
+ * A request thread calls batch_arrive() for each request it accepts,
+ * and batch_leave() for one that it will not submit (refused before
+ * recording): batch_submit() ends the others' count, so that it knows
+ * when its delivery is the process's only one still to record.
  */
 void	batch_arrive(struct batch *b);
 void	batch_leave(struct batch *b);

@@ -281,6 +281,7 @@ batch_submit(struct batch *b, struct ingest *in)
 	pthread_mutex_lock(&b->mu);
 	if (may_borrow(b, &node)) {
 		borrow(b, in);
+		b->inflight--;
 		pthread_mutex_unlock(&b->mu);
 		pthread_cond_destroy(&node.cv);
 		return;
@@ -293,6 +294,7 @@ batch_submit(struct batch *b, struct ingest *in)
 	kick(b);
 	while (!node.done)
 		pthread_cond_wait(&node.cv, &b->mu);
+	b->inflight--;
 	pthread_mutex_unlock(&b->mu);
 	pthread_cond_destroy(&node.cv);
 }

@@ -267,8 +267,11 @@ serve_one(struct serve *sv, struct ingest *in, const struct io *io,
 			batch_record(&sv->cgi, &in, 1);
 		}
 		batch_inline_run(own, in);
-	} else if (in->sigfail && sv->fcgi)
-		batch_sigfail(&sv->batch, &in->cfg, in->p->name);
+	} else if (sv->fcgi) {
+		batch_leave(&sv->batch);
+		if (in->sigfail)
+			batch_sigfail(&sv->batch, &in->cfg, in->p->name);
+	}
 	ingest_answer(in);
 	after_answer(sv, in);
 	ingest_end(in);
@@ -352,12 +355,12 @@ accept_loop(struct serve *sv, int from_hub)
 		    FCGX_Accept_r(&fx);
 		if (rc < 0)
 			break;
+		/* Until it is recorded (batch_submit()) or refused. */
 		batch_arrive(&sv->batch);
 		io_fcgi(&io, &fx);
 		serve_one(sv, in, &io, &own);
 		/* Now, not at the next accept: another thread may take it. */
 		FCGX_Finish_r(&fx);
-		batch_leave(&sv->batch);
 	}
 	FCGX_Free(&fx, 1);
 	batch_writer_free(&own);
