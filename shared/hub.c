@@ -224,14 +224,18 @@ recv_conn(int c)
 	msg.msg_iovlen = 1;
 	msg.msg_control = u.buf;
 	msg.msg_controllen = sizeof(u.buf);
-	if (recvmsg(c, &msg, MSG_CMSG_CLOEXEC) != 1 ||
-	    (msg.msg_flags & MSG_CTRUNC))
+	if (recvmsg(c, &msg, MSG_CMSG_CLOEXEC) != 1)
 		return -1;
 	cm = CMSG_FIRSTHDR(&msg);
 	if (cm != NULL && cm->cmsg_level == SOL_SOCKET &&
 	    cm->cmsg_type == SCM_RIGHTS &&
 	    cm->cmsg_len == CMSG_LEN(sizeof(int)))
 		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	/* More than one descriptor: none is served (the rest are closed). */
+	if (fd >= 0 && (msg.msg_flags & MSG_CTRUNC)) {
+		close(fd);
+		fd = -1;
+	}
 	return fd;
 }
 
