@@ -121,11 +121,13 @@ hub_send(struct hub *h, int conn)
 		goto out;
 	}
 	if (!same_user(s)) {
+		pthread_mutex_lock(&h->mu);
 		if (!h->warned)
 			log_emit(NULL, "IDEMHOOK_HUB: the hub's name is held "
 			    "by another user: each process records its own "
 			    "deliveries");
 		h->warned = 1;
+		pthread_mutex_unlock(&h->mu);
 		goto out;
 	}
 	memset(&msg, 0, sizeof(msg));

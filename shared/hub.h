@@ -44,7 +44,7 @@ struct hub {
 	int		 namelen;
 	int		 fd;		/* the hub's socket, here; else -1 */
 	int		 warned;	/* a squatter said once */
-	pthread_mutex_t	 mu;		/* fd, while it is being made */
+	pthread_mutex_t	 mu;		/* fd as it is made; warned */
 };
 
 void	hub_init(struct hub *h, int on, char **env);
