@@ -123,6 +123,7 @@ struct batch_slot {
 	struct batch_writer	 w;
 	pthread_cond_t		 wake;		/* it waits for work */
 	int			 idle;		/* waiting, not yet woken */
+	int			 lent;	/* a request thread records with w */
 	pthread_t		 thread;
 };
 
@@ -144,19 +145,38 @@ struct batch {
 	struct batch_node	*head;
 	struct batch_node	*tail;
 	int			 stop;
+	int			 inflight;	/* accepted, not yet recorded */
 	/* Refused signatures for writer 0 to add (sigfail_pend.h). */
 	struct sigfail_pend	 pend;
 };
 
 /*
- * Starts writer 0, which takes SIGALRM for the store's queue (every
- * other thread must block it), and reads IDEMHOOK_PG_WRITERS from the
- * start-up settings s.  Returns IH_OK or IH_ENOMEM.
+ * Starts writer 0, which takes SIGALRM for the store's queue while it
+ * works (every other thread must block it), and reads
+ * IDEMHOOK_PG_WRITERS from the start-up settings s.  Returns IH_OK or
+ * IH_ENOMEM.
  */
 int	batch_start(struct batch *b, const struct provider *p,
 	    struct processing *proc, struct settings *s);
 
-/* Queues in's delivery and returns once in->out is decided. */
+/*
+ * A request thread calls batch_arrive() for each request it accepts,
+ * and batch_leave() for one that it will not submit (refused before
+ * recording): batch_submit() ends the others' count, so that it knows
+ * when its delivery is the process's only one still to record.
+ */
+void	batch_arrive(struct batch *b);
+void	batch_leave(struct batch *b);
+
+/*
+ * Queues in's delivery and returns once in->out is decided.  The
+ * process's only request in flight (mod_fcgid sends a process one at a
+ * time) to a SQLite store, with nothing queued and writer 0 idle, is
+ * recorded on the calling thread with writer 0's connection instead: a
+ * hand-over would cost two thread switches for a batch of one.  The
+ * store's queue times its wait with SIGALRM, so the calling thread
+ * takes it while it records so (writer 0 only while it works).
+ */
 void	batch_submit(struct batch *b, struct ingest *in);
 
 /*

@@ -75,7 +75,7 @@ kick(struct batch *b)
 	if (b->head == NULL || b->stop)
 		return;
 	for (i = 0; i < b->nstarted; i++) {
-		if (!b->slots[i].idle || !takes(b, i))
+		if (!b->slots[i].idle || b->slots[i].lent || !takes(b, i))
 			continue;
 		b->slots[i].idle = 0;
 		pthread_cond_signal(&b->slots[i].wake);
@@ -91,6 +91,19 @@ kick(struct batch *b)
 	}
 }
 
+/* Writer 0 (or a thread it is lent to) takes SIGALRM or leaves it. */
+static void
+alarm_mask(const struct batch_slot *s, int how)
+{
+	sigset_t set;
+
+	if (s->i != 0)
+		return;
+	sigemptyset(&set);
+	sigaddset(&set, SIGALRM);
+	pthread_sigmask(how, &set, NULL);
+}
+
 /*
  * Writer 0, under b->mu: waits to be woken, or, with refused signatures
  * counted, until they are due.
@@ -101,13 +114,16 @@ writer_wait(struct batch *b, struct batch_slot *s)
 	struct timespec ts;
 	int64_t due = s->i == 0 ? sigfail_pend_due(&b->pend) : 0;
 
-	if (due == 0) {
+	/* Idle, writer 0 leaves SIGALRM to a thread it lends itself to. */
+	alarm_mask(s, SIG_BLOCK);
+	if (due == 0)
 		pthread_cond_wait(&s->wake, &b->mu);
-		return;
+	else {
+		ts.tv_sec = (time_t)(due / 1000);
+		ts.tv_nsec = (long)(due % 1000) * 1000000L;
+		(void)pthread_cond_timedwait(&s->wake, &b->mu, &ts);
 	}
-	ts.tv_sec = (time_t)(due / 1000);
-	ts.tv_nsec = (long)(due % 1000) * 1000000L;
-	(void)pthread_cond_timedwait(&s->wake, &b->mu, &ts);
+	alarm_mask(s, SIG_UNBLOCK);
 }
 
 /*
@@ -151,11 +167,13 @@ writer_main(void *arg)
 	}
 	pthread_mutex_lock(&b->mu);
 	for (;;) {
-		while (!takes(b, s->i) && !b->stop) {
+		/* Lent, its connection is the borrower's alone. */
+		while ((!takes(b, s->i) && !b->stop) || s->lent) {
 			s->idle = 1;
 			writer_wait(b, s);
 			s->idle = 0;
-			writer_sigfails(b, s);
+			if (!s->lent)
+				writer_sigfails(b, s);
 		}
 		if (!takes(b, s->i)) {
 			writer_sigfails(b, s);
@@ -217,6 +235,39 @@ batch_start(struct batch *b, const struct provider *p,
 	return rc;
 }
 
+/*
+ * Under b->mu: may node's request thread record it itself (batch.h)?
+ * Nothing queued keeps the order; an idle writer 0 is not between two
+ * batches; a PostgreSQL store keeps its writers (their connections).
+ */
+static int
+may_borrow(const struct batch *b, const struct batch_node *node)
+{
+	const struct batch_slot *s = &b->slots[0];
+
+	return b->inflight == 1 && !node->pg && b->head == NULL &&
+	    b->nstarted > 0 && s->idle && !s->lent && !b->stop;
+}
+
+/*
+ * Under b->mu (released meanwhile): records in with writer 0's
+ * connection on this thread, then wakes writer 0 for what queued.
+ */
+static void
+borrow(struct batch *b, struct ingest *in)
+{
+	struct batch_slot *s = &b->slots[0];
+
+	s->lent = 1;
+	pthread_mutex_unlock(&b->mu);
+	alarm_mask(s, SIG_UNBLOCK);
+	batch_record(&s->w, &in, 1);
+	alarm_mask(s, SIG_BLOCK);
+	pthread_mutex_lock(&b->mu);
+	s->lent = 0;
+	kick(b);
+}
+
 void
 batch_submit(struct batch *b, struct ingest *in)
 {
@@ -228,6 +279,13 @@ batch_submit(struct batch *b, struct ingest *in)
 	node.pg = store_is_postgres(in->cfg.db_path);
 	pthread_cond_init(&node.cv, NULL);
 	pthread_mutex_lock(&b->mu);
+	if (may_borrow(b, &node)) {
+		borrow(b, in);
+		b->inflight--;
+		pthread_mutex_unlock(&b->mu);
+		pthread_cond_destroy(&node.cv);
+		return;
+	}
 	if (b->tail != NULL)
 		b->tail->next = &node;
 	else
@@ -236,8 +294,25 @@ batch_submit(struct batch *b, struct ingest *in)
 	kick(b);
 	while (!node.done)
 		pthread_cond_wait(&node.cv, &b->mu);
+	b->inflight--;
 	pthread_mutex_unlock(&b->mu);
 	pthread_cond_destroy(&node.cv);
+}
+
+void
+batch_arrive(struct batch *b)
+{
+	pthread_mutex_lock(&b->mu);
+	b->inflight++;
+	pthread_mutex_unlock(&b->mu);
+}
+
+void
+batch_leave(struct batch *b)
+{
+	pthread_mutex_lock(&b->mu);
+	b->inflight--;
+	pthread_mutex_unlock(&b->mu);
 }
 
 void

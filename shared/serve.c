@@ -1,4 +1,7 @@
 /* serve.c -- the accept loop: threads on FCGX_Accept_r, or one CGI request. */
+#include <sys/socket.h>
+
+#include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -6,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <fcgiapp.h>
 
@@ -15,6 +19,7 @@
 #include "config.h"
 #include "dispatch.h"
 #include "harden.h"
+#include "hub.h"
 #include "ih.h"
 #include "ingest.h"
 #include "io.h"
@@ -38,11 +43,13 @@ struct serve {
 	pthread_t		 threads[SERVE_THREADS_MAX];
 	int			 exited[SERVE_THREADS_MAX];
 	long			 nthreads;
+	long			 want;		/* IDEMHOOK_THREADS */
 	struct settings		 settings;
 	struct processing	 proc;		/* FastCGI only */
 	struct batch		 batch;		/* FastCGI only */
 	struct batch_writer	 cgi;		/* plain CGI only */
 	struct cgi_slot		 cslot;		/* plain CGI only */
+	struct hub		 hub;		/* FastCGI, IDEMHOOK_HUB */
 	int			 fcgi;
 };
 
@@ -260,19 +267,63 @@ serve_one(struct serve *sv, struct ingest *in, const struct io *io,
 			batch_record(&sv->cgi, &in, 1);
 		}
 		batch_inline_run(own, in);
-	} else if (in->sigfail && sv->fcgi)
-		batch_sigfail(&sv->batch, &in->cfg, in->p->name);
+	} else if (sv->fcgi) {
+		batch_leave(&sv->batch);
+		if (in->sigfail)
+			batch_sigfail(&sv->batch, &in->cfg, in->p->name);
+	}
 	ingest_answer(in);
 	after_answer(sv, in);
 	ingest_end(in);
 }
 
+static void	start_threads(struct serve *sv, int from_hub);
+
 /*
- * The accept loop of one request thread.  Returns 1 when accepting
- * failed (the process is stopping), 0 when the thread could not start.
+ * With the hub on (hub.h), the next connection: from the web server, or
+ * in the hub's own threads (from_hub) one another process passed.  A
+ * connection passed on is closed here; one served here is handed to
+ * libfcgi, which then reads it as if it had accepted it.  Returns
+ * FCGX_Accept_r()'s answer, or -1 when the wait was interrupted (the
+ * process is stopping).
  */
 static int
-accept_loop(struct serve *sv)
+hub_accept(struct serve *sv, FCGX_Request *fx, int from_hub)
+{
+	int conn, became;
+
+	for (;;) {
+		if (from_hub)
+			conn = sv->hub.fd >= 0 ? hub_take(&sv->hub) : -1;
+		else
+			conn = accept(0, NULL, NULL);
+		if (conn < 0) {
+			if (!from_hub && errno == ECONNABORTED)
+				continue;
+			return -1;
+		}
+		if (!from_hub && hub_pass(&sv->hub, conn, &became)) {
+			close(conn);
+			continue;
+		}
+		if (!from_hub && became)
+			start_threads(sv, 1);
+		fx->ipcFd = conn;
+		/* So that FCGX_Accept_r() keeps it instead of closing it. */
+		fx->keepConnection = 1;
+		/* A connection that fails its start is closed: the next. */
+		if (FCGX_Accept_r(fx) == 0)
+			return 0;
+	}
+}
+
+/*
+ * The accept loop of one request thread (of the hub's, from_hub).
+ * Returns 1 when accepting failed (the process is stopping), 0 when the
+ * thread could not start.
+ */
+static int
+accept_loop(struct serve *sv, int from_hub)
 {
 	FCGX_Request fx;
 	struct batch_writer own;
@@ -281,8 +332,9 @@ accept_loop(struct serve *sv)
 	int rc;
 
 	in = malloc(sizeof(*in));
+	/* With the hub, libfcgi never accepts: -1 fails its own accept. */
 	if (in == NULL || ingest_init(in, sv->p, &sv->settings) != IH_OK ||
-	    FCGX_InitRequest(&fx, 0, 0) != 0) {
+	    FCGX_InitRequest(&fx, sv->hub.on ? -1 : 0, 0) != 0) {
 		log_emit(NULL, "provider=%s request thread cannot start",
 		    sv->p->name);
 		if (in != NULL)
@@ -299,9 +351,12 @@ accept_loop(struct serve *sv)
 		 * per connection.  SIGTERM or SIGUSR1 (libfcgi's handler sets
 		 * its shutdown flag) makes it return -1.
 		 */
-		rc = FCGX_Accept_r(&fx);
+		rc = sv->hub.on ? hub_accept(sv, &fx, from_hub) :
+		    FCGX_Accept_r(&fx);
 		if (rc < 0)
 			break;
+		/* Until it is recorded (batch_submit()) or refused. */
+		batch_arrive(&sv->batch);
 		io_fcgi(&io, &fx);
 		serve_one(sv, in, &io, &own);
 		/* Now, not at the next accept: another thread may take it. */
@@ -318,6 +373,7 @@ accept_loop(struct serve *sv)
 struct serve_arg {
 	struct serve	*sv;
 	long		 i;
+	int		 from_hub;
 };
 
 static void *
@@ -326,10 +382,10 @@ request_thread(void *arg)
 	struct serve_arg *a = arg;
 	struct serve *sv = a->sv;
 	long i = a->i;
-	int stopping;
+	int from_hub = a->from_hub, stopping;
 
 	free(a);
-	stopping = accept_loop(sv);
+	stopping = accept_loop(sv, from_hub);
 	pthread_mutex_lock(&sv->mu);
 	sv->exited[i] = 1;
 	pthread_mutex_unlock(&sv->mu);
@@ -396,6 +452,36 @@ few_arenas(void)
 }
 
 /*
+ * The request threads besides the main one (from_hub 0), or the hub's
+ * (1), up to IDEMHOOK_THREADS each.  Called by the main thread, or by
+ * the request thread whose process has just become the hub.
+ */
+static void
+start_threads(struct serve *sv, int from_hub)
+{
+	struct serve_arg *a;
+	long i;
+
+	pthread_mutex_lock(&sv->mu);
+	for (i = from_hub ? 0 : 1; i < sv->want &&
+	    sv->nthreads < SERVE_THREADS_MAX; i++) {
+		a = malloc(sizeof(*a));
+		if (a == NULL)
+			break;
+		a->sv = sv;
+		a->i = sv->nthreads;
+		a->from_hub = from_hub;
+		if (pthread_create(&sv->threads[sv->nthreads], NULL,
+		    request_thread, a) != 0) {
+			free(a);
+			break;
+		}
+		sv->nthreads++;
+	}
+	pthread_mutex_unlock(&sv->mu);
+}
+
+/*
  * The threads of a FastCGI program; returns when accepting fails.  The
  * writer and processing threads block the stop signals, so that they
  * land on a request thread, whose accept they interrupt.
@@ -403,9 +489,7 @@ few_arenas(void)
 static int
 serve_fcgi(struct serve *sv)
 {
-	struct serve_arg *a;
 	sigset_t set, stops;
-	long i, n;
 
 	if (FCGX_Init() != 0) {
 		log_emit(NULL, "provider=%s cannot start FastCGI",
@@ -428,36 +512,41 @@ serve_fcgi(struct serve *sv)
 		processing_end(&sv->proc);
 		return 1;
 	}
+	sv->want = thread_count(sv);
 	/* The request threads take SIGTERM and SIGUSR1. */
 	sigemptyset(&stops);
 	sigaddset(&stops, SIGTERM);
 	sigaddset(&stops, SIGUSR1);
 	pthread_sigmask(SIG_UNBLOCK, &stops, NULL);
-	n = thread_count(sv);
 	sv->threads[0] = pthread_self();
 	sv->nthreads = 1;
-	for (i = 1; i < n; i++) {
-		a = malloc(sizeof(*a));
-		if (a == NULL)
-			break;
-		a->sv = sv;
-		a->i = i;
-		pthread_mutex_lock(&sv->mu);
-		if (pthread_create(&sv->threads[i], NULL, request_thread,
-		    a) != 0) {
-			pthread_mutex_unlock(&sv->mu);
-			free(a);
-			break;
-		}
-		sv->nthreads++;
-		pthread_mutex_unlock(&sv->mu);
-	}
-	(void)accept_loop(sv);
+	start_threads(sv, 0);
+	(void)accept_loop(sv, 0);
 	stop_threads(sv);
 	/* What is queued is recorded before the writer stops. */
 	batch_end(&sv->batch);
 	processing_end(&sv->proc);
 	return 0;
+}
+
+/*
+ * IDEMHOOK_HUB from the start-up environment: 1 on, 0 or unset off,
+ * anything else said and off.  Only a FastCGI program on a UNIX socket
+ * (mod_fcgid's) has a hub.
+ */
+static int
+hub_wanted(const struct provider *p)
+{
+	const char *v = getenv("IDEMHOOK_HUB");
+
+	if (v == NULL || strcmp(v, "0") == 0 || *v == '\0')
+		return 0;
+	if (strcmp(v, "1") != 0) {
+		log_emit(NULL, "provider=%s IDEMHOOK_HUB=%.20s: not 0 or 1; "
+		    "off", p->name, v);
+		return 0;
+	}
+	return !FCGX_IsCGI() && !settings_fd_tcp(0, NULL, 0);
 }
 
 int
@@ -477,6 +566,8 @@ serve_main(const struct provider *p)
 	sv.p = p;
 	pthread_mutex_init(&sv.mu, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* Named from the whole start-up environment, before its scrub. */
+	hub_init(&sv.hub, hub_wanted(p), environ);
 	if (settings_init(&sv.settings, p, environ) != IH_OK) {
 		log_emit(NULL, "provider=%s cannot start: out of memory",
 		    p->name);
@@ -514,6 +605,7 @@ out:
 		ingest_free(in);
 	free(in);
 	settings_free(&sv.settings);
+	hub_free(&sv.hub);
 	pthread_mutex_destroy(&sv.mu);
 	return rc;
 }

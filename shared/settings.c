@@ -23,7 +23,7 @@
 #include "store.h"
 
 const char *const settings_startup_only[] = {
-	"IDEMHOOK_THREADS", "IDEMHOOK_PG_WRITERS", NULL
+	"IDEMHOOK_THREADS", "IDEMHOOK_PG_WRITERS", "IDEMHOOK_HUB", NULL
 };
 
 long

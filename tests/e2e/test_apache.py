@@ -16,6 +16,7 @@ Usage: test_apache.py BINDIR   (or IH_BIN=BINDIR test_apache.py)
 """
 
 import os
+import signal
 import sys
 import time
 
@@ -24,6 +25,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (ApacheServer, check, check_eq, sign_stripe,  # noqa: E402
                      suite_main)
+from ihtest.http import parallel  # noqa: E402
+from ihtest.procs import program_of  # noqa: E402
 import cases  # noqa: E402
 from cases import expect_accepted, expect_duplicate, expect_error, no_row, one_row  # noqa: E402
 import test_stripe as ts  # noqa: E402
@@ -161,6 +164,82 @@ def vhost_basics(srv):
           "DB path not under the store directory")
 
 
+def store_holders(srv, program):
+    """(program's processes in the server's group, those of them that
+    have the store open)."""
+    progs, holders = [], []
+    for pid in srv._group_pids(srv.proc.pid):
+        if os.path.basename(program_of(pid)) != program:
+            continue
+        progs.append(pid)
+        try:
+            fds = os.listdir("/proc/%d/fd" % pid)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink("/proc/%d/fd/%s" % (pid, fd)) == srv.db:
+                    holders.append(pid)
+                    break
+            except OSError:
+                continue
+    return progs, holders
+
+
+def hub_round(srv, n):
+    """n concurrent Stripe deliveries, each accepted and stored once."""
+    ids = [STRIPE.new_id("hub") for _ in range(n)]
+    rs = parallel(n, lambda i: STRIPE.deliver(srv, ids[i])[0])
+    for eid, r in zip(ids, rs):
+        check(not isinstance(r, Exception), "delivery %s: %r" % (eid, r))
+        expect_accepted(r, "stripe " + eid)
+        one_row(srv, STRIPE, eid)
+
+
+def vhost_hub(srv):
+    """IDEMHOOK_HUB=1 (vhost.conf): once bursts have made mod_fcgid run
+    several stripe.fcgi processes, one of them records every delivery
+    (the others pass their connections to it), so only it opens the
+    store."""
+    deadline = time.monotonic() + 90
+    while True:
+        hub_round(srv, 8)
+        progs, holders = store_holders(srv, "stripe.fcgi")
+        if len(progs) >= 3:
+            break
+        check(time.monotonic() < deadline,
+              "mod_fcgid ran %d stripe.fcgi processes after 90 s of bursts" % len(progs))
+    for _ in range(3):
+        hub_round(srv, 16)
+    progs, holders = store_holders(srv, "stripe.fcgi")
+    check_eq(len(holders), 1, "stripe.fcgi processes (of %d) with the store open"
+             % len(progs))
+
+
+def vhost_hub_dies(srv):
+    """The hub SIGKILLed: another process takes its place.  Deliveries it
+    held get no 2xx (none is recorded by then, or it is a duplicate when
+    sent again); every event, sent again until accepted as a provider
+    does, ends up stored once, and one process again has the store open."""
+    progs, holders = store_holders(srv, "stripe.fcgi")
+    check_eq(len(holders), 1, "processes with the store open before the kill")
+    os.kill(holders[0], signal.SIGKILL)
+    ids = [STRIPE.new_id("hubkill") for _ in range(16)]
+    left = list(ids)
+    deadline = time.monotonic() + 60
+    while left:
+        rs = parallel(len(left), lambda i: STRIPE.deliver(srv, left[i])[0])
+        left = [eid for eid, r in zip(left, rs)
+                if isinstance(r, Exception) or r.status != 200]
+        check(time.monotonic() < deadline, "%d of 16 deliveries still not "
+              "accepted 60 s after the hub was killed" % len(left))
+    for eid in ids:
+        one_row(srv, STRIPE, eid)
+    progs, after = store_holders(srv, "stripe.fcgi")
+    check_eq(len(after), 1, "processes with the store open after the kill")
+    check(after[0] != holders[0], "the killed hub still holds the store")
+
+
 def vhost_log(srv):
     for spec in (STRIPE, GITHUB):
         cases.case_log_in_errorlog(spec, srv)
@@ -208,6 +287,10 @@ def run_cases(tap, bindir, servers):
                 big_body, vh, GITHUB, 3 << 20, 200)
         tap.run("apache: vhost: DB directory 0700 and file 0600 when created",
                 cases.case_db_modes, STRIPE, vh)
+        if tap.run("apache: vhost: concurrent deliveries to several processes recorded "
+                   "by one (IDEMHOOK_HUB)", vhost_hub, vh):
+            tap.run("apache: vhost: the hub killed: another takes its place, every "
+                    "event stored once", vhost_hub_dies, vh)
         tap.run("apache: vhost: log lines in the error log, no sanitizer reports",
                 vhost_log, vh)
         vh.stop()

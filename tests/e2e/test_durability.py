@@ -39,8 +39,10 @@ from harness import (Server, accepted_after_sync,  # noqa: E402
                      parallel, pg_backend, processes, sign_stripe,
                      strace_missing, strace_wrap, stripe_body, suite_main,
                      thread_traces, traces)
+from ihtest.strace import on_wal, wal_spans  # noqa: E402
 
 N = 20
+ALONE = 10
 
 
 def through_lighttpd(bindir, servers, mode):
@@ -94,6 +96,57 @@ def through_lighttpd(bindir, servers, mode):
         # Group commit: fewer syncs than events (each commit syncs the WAL).
         check(nsyncs < N, "%d WAL syncs for %d concurrent events: no batching"
               % (nsyncs, N))
+    return run
+
+
+def alone_on_own_thread(bindir, servers):
+    """Deliveries one at a time (the only request in flight, as every
+    request under mod_fcgid): each is recorded on the thread that read
+    it, with no hand-over to the writer thread, and still answered only
+    after a WAL sync begun after its commit."""
+    def run():
+        tdir, wrap = strace_wrap(bindir, "alone")
+        srv = servers.add(Server(bindir, providers=["stripe"], wrap=wrap,
+                                 max_procs=1, name="durability-alone"))
+        srv.start()
+        ids = ["evt_alone_%d_%d" % (os.getpid(), i) for i in range(ALONE)]
+        try:
+            for eid in ids:
+                check_eq(status_of(deliver(srv, eid)), (200, "accepted"), eid)
+        finally:
+            srv.stop()
+        threads = thread_traces(os.path.join(tdir, "t"))
+        shutil.rmtree(tdir, ignore_errors=True)
+        # The first read and the first WAL write of each event (a page
+        # written again later holds the earlier events' rows too).
+        readers, writers, seen = {}, {}, []
+        for root, tids in processes(threads).items():
+            spans = wal_spans(threads, tids)
+            for tid in tids:
+                for (t0, _t1, call, args, _ret) in threads[tid]:
+                    fd = args.split(",", 1)[0]
+                    for eid in ids:
+                        if eid not in args:
+                            continue
+                        if call in ("read", "recvfrom") and not on_wal(spans, fd, t0):
+                            got = readers
+                        elif call == "pwrite64" and on_wal(spans, fd, t0):
+                            got = writers
+                        else:
+                            continue
+                        if eid not in got or t0 < got[eid][0]:
+                            got[eid] = (t0, tid)
+            seen += answers_after_commit(threads, tids, ids)[0]
+        check_eq(sorted(readers), sorted(ids), "events read in the traces")
+        check_eq(sorted(writers), sorted(ids), "events written to the WAL")
+        other = [e for e in ids if readers[e][1] != writers[e][1]]
+        check(not other, "%d of %d events written to the WAL by another thread "
+              "than the one that read them (a hand-over), e.g. %r"
+              % (len(other), len(ids), other[:2]))
+        late = [e for e, ok in seen if not ok]
+        check_eq(len(seen), len(ids), "accepted answers seen in the traces")
+        check(not late, "accepted answer(s) without a WAL sync after their "
+              "commit: %r" % late[:3])
     return run
 
 
@@ -598,6 +651,10 @@ def cases(tap, bindir, servers):
                         "accepted answers follows a WAL sync that started after "
                         "its event's commit; fewer syncs than events" % (mode, N), why,
                         through_lighttpd(bindir, servers, mode))
+    tap.run_as_root("durability: FastCGI, %d deliveries one at a time: each recorded on "
+                    "the thread that read it (no hand-over), answered after a WAL "
+                    "sync begun after its commit" % ALONE, why,
+                    alone_on_own_thread(bindir, servers))
     tap.run_as_root("durability: FastCGI, 70 deliveries of 64 KiB one at a time: the "
                     "checkpoint past 1,000 log pages syncs the store's file "
                     "outside the writers' queue", why,
