@@ -465,6 +465,9 @@ read_body(struct ingest *in)
 		    "body length differs from Content-Length");
 		return 0;
 	}
+	/* The input's end too, for a quicker close (io.h). */
+	if (in->io.fx != NULL)
+		io_fcgi_read_end(in->io.fx);
 	memset(&pr, 0, sizeof(pr));
 	pr.req = &in->req;
 	pr.cfg = &in->cfg;
