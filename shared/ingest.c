@@ -38,6 +38,9 @@ ingest_init(struct ingest *in, const struct provider *p, struct settings *s)
 	in->p = p;
 	in->settings = s;
 	log_dest_init(&in->logd);
+	if (sem_init(&in->recorded, 0, 0) != 0)
+		return IH_ENOMEM;
+	in->recorded_ok = 1;
 	return json_open(&in->json);
 }
 
@@ -50,6 +53,9 @@ ingest_free(struct ingest *in)
 	in->json = NULL;
 	request_free(&in->req);
 	log_dest_close(&in->logd);
+	if (in->recorded_ok)
+		sem_destroy(&in->recorded);
+	in->recorded_ok = 0;
 }
 
 void
