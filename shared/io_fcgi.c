@@ -48,11 +48,17 @@ io_fcgi_read_end(FCGX_Request *fx)
 void
 io_fcgi_end(FCGX_Request *fx)
 {
-	/* An error closes the stream too: then libfcgi's way. */
+	/*
+	 * A detached request's connection is closed without the shutdown
+	 * (libfcgi 2.4's FCGX_Free()).  An error closes the input too:
+	 * then libfcgi's way.
+	 */
 	if (fx->in != NULL && FCGX_HasSeenEOF(fx->in) &&
 	    FCGX_GetError(fx->in) == 0)
 		(void)FCGX_Detach(fx);
 	FCGX_Finish_r(fx);
+	/* A connection the server keeps open serves the next one as new. */
+	(void)FCGX_Attach(fx);
 }
 
 static void
