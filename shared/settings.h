@@ -58,6 +58,7 @@ struct settings {
 	 */
 	struct settings_cached	*cache;
 	size_t			 ncache;
+	size_t			 cache_cap;	/* entries allocated */
 	size_t			 evict;		/* next slot to reuse */
 	unsigned long		 cache_gen;
 	unsigned long		 serial;	/* the last entry's */

@@ -12,10 +12,13 @@
 #include <openssl/hmac.h>
 #include <openssl/params.h>
 
+#include "hmac_direct.h"
 #include "ih.h"
 #include "verify.h"
 
 static int	one_shot;
+/* The one request's HMAC without the provider fetch (hmac_direct.h). */
+static int	direct;
 
 /*
  * HMAC's implementation, fetched once for the process: a fetch per
@@ -76,6 +79,7 @@ verify_first_use(const char *db)
 	    OPENSSL_INIT_NO_ADD_ALL_DIGESTS |
 	    OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS | OPENSSL_INIT_NO_ATEXIT |
 	    config_flag(), NULL);
+	direct = config_flag() != 0;
 }
 
 /*
@@ -153,6 +157,12 @@ verify_hmac_sha256(const void *key, size_t keylen,
 	int rc = IH_EINVAL;
 	static const unsigned char empty[1];
 
+	if (direct) {
+		rc = hmac_direct_sha256(key, keylen, parts, nparts, out);
+		if (rc != IH_ENOTFOUND)
+			return rc;
+		rc = IH_EINVAL;
+	}
 	mac = hmac_impl();
 	if (mac == NULL)
 		return IH_EINVAL;

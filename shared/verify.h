@@ -32,7 +32,8 @@ struct verify_part {
  * request's store) is not a PostgreSQL URI, and otherwise does nothing.
  * The configuration file and providers are loaded as always, but by
  * make static's programs (IH_STATIC), which then read a configuration
- * file only when OPENSSL_CONF names one.
+ * file only when OPENSSL_CONF names one, and without one compute the
+ * request's HMAC without fetching it from a provider (hmac_direct.h).
  */
 void	verify_one_shot(void);
 void	verify_first_use(const char *db);

@@ -31,6 +31,23 @@
 #define SQ_HAS_PAYLOAD \
 	"EXISTS (SELECT 1 FROM payloads WHERE event = events.id)"
 
+/*
+ * The (provider, status) pairs present, as ps(p, s), read from
+ * events_provider_status a seek each (a loose scan): a read of a window
+ * of received_at searches that index pair by pair (version 16 dropped
+ * the index on received_at alone, a page of every commit).  Join it
+ * first (CROSS JOIN ps, events) so that each pair is one search.
+ */
+#define SQ_PAIRS \
+	"WITH RECURSIVE pv(p) AS (SELECT min(provider) FROM events" \
+	" UNION ALL SELECT (SELECT min(provider) FROM events" \
+	" WHERE provider > pv.p) FROM pv WHERE pv.p IS NOT NULL)," \
+	" ps(p, s) AS (SELECT p, (SELECT min(status) FROM events" \
+	" WHERE provider = pv.p) FROM pv WHERE p IS NOT NULL" \
+	" UNION ALL SELECT p, (SELECT min(status) FROM events" \
+	" WHERE provider = ps.p AND status > ps.s) FROM ps" \
+	" WHERE s IS NOT NULL) "
+
 struct sq {
 	struct store	 base;	/* first: the front's part */
 	sqlite3		*db;

@@ -47,10 +47,12 @@ sq_versions(struct store *base, const char *provider, int64_t since_ms,
 	sqlite3_stmt *s = NULL;
 	int rc;
 
-	rc = sq_prepare(st, "SELECT provider, api_version, count(*),"
-	    " sum(status = 'held') FROM events"
-	    " WHERE (?1 IS NULL OR provider = ?1)"
-	    " AND received_at >= ?2 AND received_at < ?3"
+	/* A search of events_provider_status per pair (SQ_PAIRS). */
+	rc = sq_prepare(st, SQ_PAIRS "SELECT provider, api_version, count(*),"
+	    " sum(e.status = 'held') FROM ps CROSS JOIN events e"
+	    " ON e.provider = ps.p AND e.status = ps.s"
+	    " WHERE (?1 IS NULL OR ps.p = ?1)"
+	    " AND e.received_at >= ?2 AND e.received_at < ?3"
 	    " GROUP BY provider, api_version ORDER BY provider, api_version",
 	    &s, err, errlen);
 	if (rc != IH_OK)

@@ -31,7 +31,7 @@
 
 #include "event.h"
 
-#define STORE_SCHEMA_VERSION	15
+#define STORE_SCHEMA_VERSION	16
 #define STORE_ERR_MAX		256
 
 struct store;

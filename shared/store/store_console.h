@@ -9,7 +9,9 @@
  * and never takes a write lock: a receiver's write never waits for the
  * console.  Each query is bounded: counts read one covering index
  * (events_provider_status, migration 3), the hourly series read the last
- * 24 hours through events_received, and a page of events scans at most
+ * 24 hours through an index (on SQLite the same one, a search per
+ * provider and status; on PostgreSQL events_received), the bounds of the
+ * row ids one row at each end, and a page of events scans at most
  * STORE_CONSOLE_SCAN_MAX rows by row id, whatever its filters.  Both
  * backends give the same answers: the type pattern is SQLite's GLOB
  * (case-sensitive, `*`, `?`, `[...]`) on both, the search text a

@@ -585,6 +585,67 @@ request_settings_cached(void **state)
 	settings_free(&s);
 }
 
+/*
+ * The cache grows as accounts come (settings.c cache_grow()) and past
+ * SETTINGS_CACHE_MAX gives up its oldest entry: each of 300 accounts
+ * gets its own secret, a recent one is served from the cache (same
+ * serial), the first, given up, is loaded again.
+ */
+static void
+request_settings_cache_grows(void **state)
+{
+	char path[] = "/tmp/ih-config-XXXXXX", named[64], err[256];
+	char fp[4096], acct[16], want[16];
+	char *env[2];
+	struct provider prov;
+	struct settings s;
+	struct config a;
+	unsigned long first, last = 0;
+	FILE *f;
+	int fd, i;
+
+	(void)state;
+	memset(&prov, 0, sizeof(prov));
+	prov.name = "stripe";
+	prov.secret_var = "IDEMHOOK_STRIPE_SECRET";
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fprintf(f, "IDEMHOOK_STRIPE_SECRET=aaaa\nIDEMHOOK_DB=/x.db\n");
+	for (i = 0; i < 300; i++)
+		fprintf(f, "IDEMHOOK_STRIPE_SECRET@a%d=s%d\n", i, i);
+	assert_int_equal(fclose(f), 0);
+	snprintf(named, sizeof(named), "IDEMHOOK_CONFIG=%s", path);
+	env[0] = named;
+	env[1] = NULL;
+	assert_int_equal(settings_init(&s, &prov, env), IH_OK);
+	s.file.racy = 0;
+	memset(&a, 0, sizeof(a));
+	for (i = 0; i < 300; i++) {
+		snprintf(acct, sizeof(acct), "a%d", i);
+		snprintf(want, sizeof(want), "s%d", i);
+		assert_int_equal(settings_request_account(&s, NULL, acct, NULL,
+		    &a, fp, sizeof(fp), err, sizeof(err)), IH_OK);
+		assert_string_equal(a.secrets[0], want);
+		s.file.racy = 0;
+		if (i == 0)
+			first = a.serial;
+		last = a.serial;
+	}
+	assert_int_equal(s.ncache, SETTINGS_CACHE_MAX);
+	assert_int_equal(settings_request_account(&s, NULL, "a299", NULL, &a,
+	    fp, sizeof(fp), err, sizeof(err)), IH_OK);
+	assert_true(a.serial == last);
+	assert_int_equal(settings_request_account(&s, NULL, "a0", NULL, &a,
+	    fp, sizeof(fp), err, sizeof(err)), IH_OK);
+	assert_true(a.serial != first);
+	assert_string_equal(a.secrets[0], "s0");
+	unlink(path);
+	config_free(&a);
+	settings_free(&s);
+}
+
 int
 main(void)
 {
@@ -605,6 +666,7 @@ main(void)
 		cmocka_unit_test(log_clean_neutralises),
 		cmocka_unit_test(startup_counts),
 		cmocka_unit_test(request_settings_cached),
+		cmocka_unit_test(request_settings_cache_grows),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);

@@ -599,6 +599,24 @@ due_and_history_cheap(const char *path)
 	    "TEMP B-TREE"), 0);
 }
 
+/*
+ * Version 16, on the store at path: the indexes each recorded event and
+ * each object's row write, a page of the log each at every commit.
+ * events keeps its key and five indexes, of which the receive path
+ * writes the key, events_provider_status and, in worker mode,
+ * events_due (the others are partial); objects keeps its key alone.
+ */
+static void
+indexes_per_event(const char *path)
+{
+	assert_int_equal(count_rows(path, "SELECT count(*) FROM sqlite_master"
+	    " WHERE type = 'index' AND tbl_name = 'events'"), 6);
+	assert_int_equal(count_rows(path, "SELECT count(*) FROM sqlite_master"
+	    " WHERE type = 'index' AND tbl_name = 'objects'"), 1);
+	assert_int_equal(count_rows(path, "SELECT count(*) FROM sqlite_master"
+	    " WHERE name IN ('events_received', 'objects_changed')"), 0);
+}
+
 /* A new store's schema (version 14): see due_and_history_cheap(). */
 static void
 new_store_due_by_id(void **state)
@@ -606,6 +624,7 @@ new_store_due_by_id(void **state)
 	struct fixture *f = *state;
 
 	due_and_history_cheap(f->path);
+	indexes_per_event(f->path);
 }
 
 /* A store written by schema version 1 is migrated on open, its rows kept. */
@@ -663,6 +682,8 @@ migrates_from_v1(void **state)
 	sqlite3_close(db);
 	/* Version 14: events_due by id, no temporary b-tree per row. */
 	due_and_history_cheap(path);
+	/* Version 16: two indexes fewer to write. */
+	indexes_per_event(path);
 	/* A second open finds it current and changes nothing. */
 	assert_int_equal(store_open(&o, &st, err, sizeof(err)), IH_OK);
 	/* Migrated, it holds the objects a new store has, and no others. */

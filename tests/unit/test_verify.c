@@ -9,6 +9,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include "hmac_direct.h"
 #include "ih.h"
 #include "verify.h"
 
@@ -195,6 +196,48 @@ any_tries_every_pair(void **state)
 	    IH_EAUTH);
 }
 
+/*
+ * The static CGI program's HMAC without the provider fetch
+ * (hmac_direct.h): RFC 4231's longer-than-a-block key, then keys around
+ * the block size and messages in parts, one of them empty, each as
+ * OpenSSL's one-shot HMAC() gives.
+ */
+static void
+hmac_direct_matches(void **state)
+{
+	static const size_t keylens[] = { 0, 1, 32, 63, 64, 65, 131, 300 };
+	static const char msg[] = "Test Using Larger Than Block-Size Key - "
+	    "Hash Key First";
+	unsigned char key[300], mac[32], want[EVP_MAX_MD_SIZE];
+	struct verify_part parts[3];
+	unsigned int wlen;
+	size_t i, n;
+
+	(void)state;
+	memset(key, 0xaa, sizeof(key));
+	parts[0].p = msg;
+	parts[0].len = strlen(msg);
+	assert_int_equal(hmac_direct_sha256(key, 131, parts, 1, mac), IH_OK);
+	assert_int_equal(verify_hex_decode(
+	    "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54",
+	    64, want, sizeof(want), &n), IH_OK);
+	assert_memory_equal(mac, want, 32);
+	parts[0].len = 10;
+	parts[1].p = msg + 10;
+	parts[1].len = 0;
+	parts[2].p = msg + 10;
+	parts[2].len = strlen(msg) - 10;
+	for (i = 0; i < sizeof(keylens) / sizeof(keylens[0]); i++) {
+		key[0] = (unsigned char)i;
+		assert_int_equal(hmac_direct_sha256(key, keylens[i], parts, 3,
+		    mac), IH_OK);
+		assert_non_null(HMAC(EVP_sha256(), key, (int)keylens[i],
+		    (const unsigned char *)msg, strlen(msg), want, &wlen));
+		assert_int_equal(wlen, 32);
+		assert_memory_equal(mac, want, 32);
+	}
+}
+
 static void
 sha256_hex_vector(void **state)
 {
@@ -219,6 +262,7 @@ main(void)
 		cmocka_unit_test(timestamp_window),
 		cmocka_unit_test(any_tries_every_pair),
 		cmocka_unit_test(sha256_hex_vector),
+		cmocka_unit_test(hmac_direct_matches),
 	};
 
 	return cmocka_run_group_tests_name("verify", tests, NULL, NULL);
