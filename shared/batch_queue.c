@@ -1,5 +1,6 @@
 /* batch_queue.c -- the writer threads of a FastCGI program (batch.h). */
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,14 +17,15 @@
 #include "store.h"
 
 /*
- * One queued delivery, on its request thread's stack, with a condition
- * of its own: a commit wakes the requests it carried and no other.
+ * One queued delivery, on its request thread's stack.  A commit wakes
+ * the requests it carried and no other, each by its thread's semaphore
+ * (in->recorded), posted after the queue's lock is released: a thread
+ * woken while the writer holds the lock would only sleep again on it.
+ * The writer touches no node once it has taken them from the queue.
  */
 struct batch_node {
 	struct ingest		*in;
 	struct batch_node	*next;
-	pthread_cond_t		 cv;
-	int			 done;
 	int			 pg;	/* to a PostgreSQL store */
 };
 
@@ -155,9 +157,9 @@ writer_main(void *arg)
 	struct batch_slot *s = arg;
 	struct batch *b = s->b;
 	struct ingest *ins[BATCH_MAX];
-	struct batch_node *taken, *node;
+	struct batch_node *node;
 	sigset_t set;
-	size_t n;
+	size_t i, n;
 
 	/* The store's queue times its wait with SIGALRM, in writer 0. */
 	if (s->i == 0) {
@@ -183,7 +185,6 @@ writer_main(void *arg)
 		 * Everything queued that this writer may take, up to
 		 * BATCH_MAX, goes in this commit.
 		 */
-		taken = b->head;
 		n = 0;
 		for (node = b->head; node != NULL && n < BATCH_MAX &&
 		    (s->i == 0 || node->pg); node = node->next)
@@ -194,11 +195,11 @@ writer_main(void *arg)
 		kick(b);
 		pthread_mutex_unlock(&b->mu);
 		batch_record(&s->w, ins, n);
+		for (i = 0; i < n; i++)
+			sem_post(&ins[i]->recorded);
 		pthread_mutex_lock(&b->mu);
-		for (node = taken; n > 0; node = node->next, n--) {
-			node->done = 1;
-			pthread_cond_signal(&node->cv);
-		}
+		/* Recorded: no longer counted by may_borrow(). */
+		b->inflight -= (int)n;
 		writer_sigfails(b, s);
 	}
 	pthread_mutex_unlock(&b->mu);
@@ -275,15 +276,12 @@ batch_submit(struct batch *b, struct ingest *in)
 
 	node.in = in;
 	node.next = NULL;
-	node.done = 0;
 	node.pg = store_is_postgres(in->cfg.db_path);
-	pthread_cond_init(&node.cv, NULL);
 	pthread_mutex_lock(&b->mu);
 	if (may_borrow(b, &node)) {
 		borrow(b, in);
 		b->inflight--;
 		pthread_mutex_unlock(&b->mu);
-		pthread_cond_destroy(&node.cv);
 		return;
 	}
 	if (b->tail != NULL)
@@ -292,11 +290,10 @@ batch_submit(struct batch *b, struct ingest *in)
 		b->head = &node;
 	b->tail = &node;
 	kick(b);
-	while (!node.done)
-		pthread_cond_wait(&node.cv, &b->mu);
-	b->inflight--;
 	pthread_mutex_unlock(&b->mu);
-	pthread_cond_destroy(&node.cv);
+	/* Posted once, when the commit carrying it is over (batch.h). */
+	while (sem_wait(&in->recorded) != 0)
+		;
 }
 
 void

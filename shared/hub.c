@@ -8,7 +8,6 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -20,7 +19,7 @@
 /* Connections waiting for the hub's threads. */
 #define HUB_BACKLOG	128
 /* Tries to reach or become the hub while another process binds it. */
-#define HUB_TRIES	20
+#define HUB_TRIES	2
 
 enum { HUB_SENT, HUB_NONE, HUB_FAIL };
 
@@ -174,12 +173,15 @@ hub_listen(struct hub *h)
 int
 hub_pass(struct hub *h, int conn, int *became)
 {
-	struct timespec nap = { 0, 1000 * 1000 };
 	int i, rc, here;
 
 	*became = 0;
 	if (!h->on)
 		return 0;
+	/*
+	 * Nothing waits here: a hub bound but not yet listening gets one
+	 * more try, then this process serves the connection itself.
+	 */
 	for (i = 0; i < HUB_TRIES; i++) {
 		pthread_mutex_lock(&h->mu);
 		here = h->fd >= 0;
@@ -199,8 +201,6 @@ hub_pass(struct hub *h, int conn, int *became)
 		}
 		if (rc == HUB_FAIL)
 			return 0;
-		/* Bound, not yet listening: it will be in a moment. */
-		nanosleep(&nap, NULL);
 	}
 	return 0;
 }

@@ -38,6 +38,9 @@ ingest_init(struct ingest *in, const struct provider *p, struct settings *s)
 	in->p = p;
 	in->settings = s;
 	log_dest_init(&in->logd);
+	if (sem_init(&in->recorded, 0, 0) != 0)
+		return IH_ENOMEM;
+	in->recorded_ok = 1;
 	return json_open(&in->json);
 }
 
@@ -50,6 +53,9 @@ ingest_free(struct ingest *in)
 	in->json = NULL;
 	request_free(&in->req);
 	log_dest_close(&in->logd);
+	if (in->recorded_ok)
+		sem_destroy(&in->recorded);
+	in->recorded_ok = 0;
 }
 
 void
@@ -465,6 +471,9 @@ read_body(struct ingest *in)
 		    "body length differs from Content-Length");
 		return 0;
 	}
+	/* The input's end too, for a quicker close (io.h). */
+	if (in->io.fx != NULL)
+		io_fcgi_read_end(in->io.fx);
 	memset(&pr, 0, sizeof(pr));
 	pr.req = &in->req;
 	pr.cfg = &in->cfg;

@@ -19,6 +19,7 @@
 #define IH_INGEST_H
 
 #include <limits.h>
+#include <semaphore.h>
 #include <time.h>
 
 #include "config.h"
@@ -45,6 +46,13 @@
 struct ingest {
 	/* The thread's, kept between deliveries. */
 	const struct provider	*p;
+	/*
+	 * Posted by the writer thread once the delivery it was handed is
+	 * recorded (batch_queue.c): the thread's own, so that the writer
+	 * wakes it without holding the queue's lock.
+	 */
+	sem_t			 recorded;
+	int			 recorded_ok;	/* sem_init() done */
 	struct settings		*settings;
 	struct json		*json;
 	struct request		 req;

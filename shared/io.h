@@ -32,6 +32,24 @@ struct io {
 
 /* The adapter for fx, which FCGX_Accept_r() has just filled. */
 void	io_fcgi(struct io *io, FCGX_Request *fx);
+
+/*
+ * After fx's body was read to its announced length: reads the end of the
+ * request's input (the empty record the web servers send with the body's
+ * last bytes), so that io_fcgi_end() may close the connection at once.
+ * Call it only then: before the body's end it would read the body.
+ */
+void	io_fcgi_read_end(FCGX_Request *fx);
+
+/*
+ * Ends fx's request (FCGX_Finish_r(); again is harmless).  libfcgi
+ * closes the connection with shutdown(2), then poll(2) and read(2) until
+ * the web server closes its end: three system calls per request and a
+ * wait for the server, so that no input left unread makes the close
+ * reset the connection.  When the end of the input was read, nothing is
+ * left unread, and the connection is closed at once (FCGX_Detach()).
+ */
+void	io_fcgi_end(FCGX_Request *fx);
 /* The adapter for the process's one CGI request. */
 void	io_cgi(struct io *io);
 

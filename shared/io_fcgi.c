@@ -38,10 +38,33 @@ write_fcgi(void *arg, const void *p, size_t len)
 	return n > 0 ? (size_t)n : 0;
 }
 
+void
+io_fcgi_read_end(FCGX_Request *fx)
+{
+	if (fx->in != NULL && !FCGX_HasSeenEOF(fx->in))
+		(void)FCGX_GetChar(fx->in);
+}
+
+void
+io_fcgi_end(FCGX_Request *fx)
+{
+	/*
+	 * A detached request's connection is closed without the shutdown
+	 * (libfcgi 2.4's FCGX_Free()).  An error closes the input too:
+	 * then libfcgi's way.
+	 */
+	if (fx->in != NULL && FCGX_HasSeenEOF(fx->in) &&
+	    FCGX_GetError(fx->in) == 0)
+		(void)FCGX_Detach(fx);
+	FCGX_Finish_r(fx);
+	/* A connection the server keeps open serves the next one as new. */
+	(void)FCGX_Attach(fx);
+}
+
 static void
 finish_fcgi(struct io *io)
 {
-	FCGX_Finish_r(io->fx);
+	io_fcgi_end(io->fx);
 }
 
 void

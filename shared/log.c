@@ -199,6 +199,13 @@ log_fcgi_write_held(void *arg, const char *line, size_t len)
 {
 	FCGX_Request *fx = arg;
 
+	/*
+	 * Each record the buffer fills is one stderr record, which the web
+	 * servers log as lines of their own: a line that does not fit in
+	 * what is left starts the next record, so that none is cut in two.
+	 */
+	if ((size_t)(fx->err->stop - fx->err->wrNext) < len)
+		FCGX_FFlush(fx->err);
 	FCGX_PutStr(line, (int)len, fx->err);
 }
 

@@ -79,7 +79,10 @@ void	log_fcgi_write(void *arg, const char *line, size_t len);
 /*
  * The same, held in the stream's buffer instead of sent at once: for a
  * request's last lines, which FCGX_Finish_r() then sends with the end of
- * the stream in one write.
+ * the stream in one write.  libfcgi's buffer (504 bytes) is one stderr
+ * record, and lighttpd logs each record's lines apart: a line that does
+ * not fit in what is left of it sends what is held first, so that no
+ * line shorter than a record is cut in two.
  */
 void	log_fcgi_write_held(void *arg, const char *line, size_t len);
 

@@ -360,7 +360,7 @@ accept_loop(struct serve *sv, int from_hub)
 		io_fcgi(&io, &fx);
 		serve_one(sv, in, &io, &own);
 		/* Now, not at the next accept: another thread may take it. */
-		FCGX_Finish_r(&fx);
+		io_fcgi_end(&fx);
 	}
 	FCGX_Free(&fx, 1);
 	batch_writer_free(&own);

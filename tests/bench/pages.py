@@ -51,7 +51,10 @@ reference.fcgi) the same counts are taken of the bench's reference, a
 minimal receiver of the same design (tests/bench/reference.c; issue 40),
 run as stripe.fcgi under the same shipped configuration.  Every run also
 counts the system calls by name (syscalls, futex, writes: write and
-writev; pwrites: pwrite64 on any file), per event.
+writev; pwrites: pwrite64 on any file), per event, and lighttpd's own
+(web_syscalls, web_writes: strace attached to the server for the measured
+events; its CPU is in make bench's figures too).  --calls lists both
+programs' system calls per event by name.
 
 A warm-up of W events comes first in the strace run too, and only the
 system calls after it count.  Usage:
@@ -59,7 +62,7 @@ system calls after it count.  Usage:
   python3 tests/bench/pages.py --bin BUILD [--events N] [--warm W]
       [--mode after-response|worker] [--no-callgrind] [--pg URI]
       [--conc K] [--store FILE] [--reference TOOL] [--objects K]
-      [--provider stripe|github|shopify|asaas|standard]
+      [--provider stripe|github|shopify|asaas|standard] [--calls]
 
 Python 3 standard library; strace and valgrind.
 """
@@ -274,7 +277,7 @@ def count_trace(text, start, end, page):
     out = {"wal_pages": 0, "wal_bytes": 0, "db_bytes": 0, "fsyncs": 0,
            "pg_sends": 0, "pg_recvs": 0, "commits": 0, "savepoints": 0,
            "db_reads": 0, "wal_reads": 0, "syscalls": 0, "futex": 0,
-           "writes": 0, "pwrites": 0}
+           "writes": 0, "pwrites": 0, "calls": {}}
     for ln in text[start:end].splitlines():
         m = re.match(r'(\d+) +(\w+)\(', ln)
         if m:
@@ -282,6 +285,7 @@ def count_trace(text, start, end, page):
             out["futex"] += m.group(2) == "futex"
             out["writes"] += m.group(2) in ("write", "writev")
             out["pwrites"] += m.group(2) == "pwrite64"
+            out["calls"][m.group(2)] = out["calls"].get(m.group(2), 0) + 1
         m = re.match(r'(\d+) +(\w+)\((\d+)(.*)\) += (-?\d+)', ln)
         if not m:
             continue
@@ -323,7 +327,36 @@ def work_run(a, srv, page):
         text = f.read()
     shutil.rmtree(tdir, ignore_errors=True)
     out = count_trace(text, 0, len(text), page)
+    out.pop("calls")
     return {"work_" + k: v / (a.warm + a.events) for k, v in out.items()}
+
+
+def web_calls(path, start, end):
+    """lighttpd's system calls in its trace's [start, end): by name."""
+    calls = {}
+    with open(path, errors="replace") as f:
+        f.seek(start)
+        text = f.read(end - start)
+    for m in re.finditer(r'^(?:\d+ +)?(\w+)\(', text, re.M):
+        calls[m.group(1)] = calls.get(m.group(1), 0) + 1
+    return calls
+
+
+def web_trace(srv, path):
+    """strace attached to the running lighttpd (the process group's
+    leader), writing to path; returns the strace process once it is."""
+    p = subprocess.Popen([shutil.which("strace"), "-f", "-qq", "-s", "0",
+                          "-o", path, "-p", str(srv.proc.pid)],
+                         stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while not os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    # Attached once the first call is written (lighttpd wakes each second).
+    while (os.path.exists(path) and os.path.getsize(path) == 0
+           and time.monotonic() < deadline):
+        time.sleep(0.05)
+    return p
 
 
 def strace_run(a):
@@ -334,14 +367,18 @@ def strace_run(a):
     wrap = ("%s -f -qq -s %d -o %s" % (shutil.which("strace"),
                                        1 << 20 if a.pg else 0, trace))
     srv = server(a.bin, wrap, a.mode, "pages-strace", a.pg, a.store)
+    web = os.path.join(tdir, "web")
+    wp = None
     try:
         srv.start()
         settings_aged(srv)
         base = first_id(srv)
+        wp = web_trace(srv, web)
         send(srv, "warm", 0, a.warm)
         settled(srv, a.warm, a.mode, after=base)
         size0, page = store_pages(srv.db)
         mark = os.path.getsize(trace)
+        wmark = os.path.getsize(web)
         stmts = pg_statements(srv, reset=True) if a.pg else None
         send(srv, "run", a.warm, a.events, a.conc)
         settled(srv, a.warm + a.events, a.mode, after=base)
@@ -349,17 +386,27 @@ def strace_run(a):
             stmts = pg_statements(srv)
         size1, _ = store_pages(srv.db)
         end = os.path.getsize(trace)
+        wend = os.path.getsize(web)
         work = work_run(a, srv, page) if a.mode == "worker" else {}
     finally:
+        if wp is not None:
+            wp.terminate()
+            wp.wait()
         srv.stop()
         srv.cleanup()
         drop_copy(a, srv)
     with open(trace, errors="replace") as f:
         text = f.read()
+    wcalls = web_calls(web, wmark, wend)
     shutil.rmtree(tdir, ignore_errors=True)
     n = a.events
     out = count_trace(text, mark, end, page)
+    calls = out.pop("calls")
     res = {k: v / n for k, v in out.items()}
+    res["calls"] = {k: v / n for k, v in calls.items()}
+    res["web_calls"] = {k: v / n for k, v in wcalls.items()}
+    res["web_syscalls"] = sum(wcalls.values()) / n
+    res["web_writes"] = (wcalls.get("write", 0) + wcalls.get("writev", 0)) / n
     if page:
         res["store_pages"] = (size1 - size0) / page / n
     res["page_size"] = page
@@ -474,6 +521,9 @@ def main():
                     help="the events update K objects in turn (each"
                     " newer than the last), not one new object each"
                     " (Stripe, Asaas and Standard Webhooks' ids)")
+    ap.add_argument("--calls", action="store_true",
+                    help="list the receiver's and lighttpd's system calls"
+                    " per event by name")
     a = ap.parse_args()
     RANDOM[0] = a.random_ids
     OBJECTS[0] = a.objects
@@ -506,11 +556,18 @@ def measure(a):
     keys = ("pg_sends", "pg_recvs", "pg_stmts", "savepoints") if a.pg else (
         "wal_pages", "wal_bytes", "db_bytes", "fsyncs", "store_pages",
         "db_reads", "wal_reads")
-    keys += ("syscalls", "futex", "writes", "pwrites")
+    keys += ("syscalls", "futex", "writes", "pwrites", "web_syscalls",
+             "web_writes")
     for k in keys + ("instructions", "work_wal_pages", "work_wal_bytes",
               "work_db_bytes", "work_fsyncs", "work_db_reads"):
         if k in res:
             print("  %-13s %12.1f" % (k, res[k]))
+    if a.calls:
+        for who, key in (("receiver", "calls"), ("lighttpd", "web_calls")):
+            print("  %s's system calls per event:" % who)
+            for k, v in sorted(res[key].items(), key=lambda kv: -kv[1]):
+                if v >= 0.005:
+                    print("    %-13s %10.2f" % (k, v))
     if not a.pg:
         print("  (page size %d)" % res["page_size"])
     elif res["commits"] > 0:

@@ -103,7 +103,9 @@ provider specs, and measures:
 
 Four more targets count work instead of timing it, so that a loaded
 machine does not blur them: `make bench-pages` (WAL pages, bytes and
-fsyncs per event from strace, instructions per event from callgrind:
+fsyncs per event from strace, with the receiver's and lighttpd's system
+calls, by name with `pages.py --calls`, instructions per event from
+callgrind:
 stripe.fcgi, or `BENCH_PAGES_PROVIDER`'s program with its own events,
 behind lighttpd, one event per commit), `make bench-pg-trips`
 (the same on a throwaway PostgreSQL cluster: round trips per event, as

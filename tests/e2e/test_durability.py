@@ -78,6 +78,12 @@ def through_lighttpd(bindir, servers, mode):
                 if c[2] == "write" and re.match(r'\d+, "\\1\\[67]', c[3])]
         check(len(fcgi) <= 2 * N, "%d FastCGI stdout/stderr writes for %d "
               "deliveries: more than two each" % (len(fcgi), N))
+        # Read to its end, a request's connection is closed at once, not
+        # shut down and read until the server closes it (io_fcgi_end()).
+        shut = [c for calls in threads.values() for c in calls
+                if c[2] == "shutdown"]
+        check(not shut, "%d connections shut down and drained for %d "
+              "deliveries, not closed at once" % (len(shut), N))
         seen = []
         nsyncs = 0
         for root, tids in processes(threads).items():

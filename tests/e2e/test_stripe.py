@@ -342,6 +342,32 @@ def config_file(srv, file_secret):
                  "2049 bytes with IDEMHOOK_MAX_BODY=2048 from the file")
 
 
+def whole_lines(srv):
+    """A delivery's lines, held until its answer, together longer than
+    libfcgi's 504-byte stderr record (a long id): lighttpd logs each
+    record's lines apart, so none may start in one record and end in the
+    next (each line of the errorlog from the receiver starts its own)."""
+    eid = SPEC.new_id("whole_" + "w" * 100)
+    mark = len(srv.errorlog())
+    expect_accepted(SPEC.deliver(srv, eid)[0], "a long id")
+    deadline = time.monotonic() + 30
+    lines = []
+    while time.monotonic() < deadline:
+        lines = [ln.split("FastCGI-stderr:", 1)[1]
+                 for ln in srv.errorlog()[mark:].splitlines()
+                 if "FastCGI-stderr:" in ln]
+        if any("processing=done" in ln for ln in lines):
+            break
+        time.sleep(0.1)
+    cut = [ln for ln in lines if not ln.startswith("idemhook: provider=")]
+    check(not cut, "lines cut in two: %r" % cut[:2])
+    mine = [ln for ln in lines if "event=%s " % eid in ln]
+    for what in ("outcome=accepted", "verdict=", "effect=", "processing=done"):
+        check(any(what in ln for ln in mine), "no whole line with %s: %r"
+              % (what, lines))
+    check(sum(len(ln) + 1 for ln in mine) > 504, "the lines fit in one record")
+
+
 def run_cases(tap, bindir, servers):
     tap.run("stripe: signer reproduces the derived vector (whsec_test_secret, t=1492774577)", vector)
 
@@ -378,6 +404,8 @@ def run_cases(tap, bindir, servers):
         t("stripe: multi-byte UTF-8 body stored byte-identical", utf8_body, srv)
         t("stripe: \\u0000 in data.object.description (valid JSON) -> accepted", escaped_nul, srv)
         t("stripe: header name in lower case accepted", lowercase_header, srv)
+        t("stripe: a delivery's log lines longer than a FastCGI record, each logged whole",
+          whole_lines, srv)
         cases.run_final(tap, SPEC, srv)
         main_srv.stop()
 

@@ -213,8 +213,8 @@ def strace_wrap(bindir, name):
     os.makedirs(tdir)
     # lighttpd wants an absolute program path in bin-path.
     # close: a descriptor's number is the log's only between its openat
-    # and its close (wal_spans()).
+    # and its close (wal_spans()); shutdown: how connections end.
     wrap = ("%s -ff -ttt -T -s 65536 -e trace=openat,close,fdatasync,fsync,"
-            "write,pwrite64,read,recvfrom,clone,clone3 -o %s/t"
+            "write,pwrite64,read,recvfrom,clone,clone3,shutdown -o %s/t"
             % (shutil.which("strace"), tdir))
     return tdir, wrap
