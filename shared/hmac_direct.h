@@ -24,7 +24,7 @@
 
 #include <stddef.h>
 
-#include "verify.h"
+#include "verify_part.h"
 
 int	hmac_direct_sha256(const void *key, size_t keylen,
 	    const struct verify_part *parts, size_t nparts,

@@ -13,13 +13,7 @@
 #include <stddef.h>
 #include <time.h>
 
-#define VERIFY_SHA256_LEN	32
-
-/* One byte range of the message a signature covers. */
-struct verify_part {
-	const void	*p;
-	size_t		 len;
-};
+#include "verify_part.h"
 
 /*
  * Plain CGI start-up (issue 27): a process that verifies one delivery
