@@ -95,19 +95,37 @@ same_user(int s)
 	    cr.uid == geteuid();
 }
 
+/* A one-byte message with room for one descriptor, either way. */
+struct fd_msg {
+	struct msghdr	msg;
+	struct iovec	iov;
+	char		byte;
+	union {
+		char		buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr	align;
+	} u;
+};
+
+static void
+fd_msg_init(struct fd_msg *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->byte = 'h';
+	m->iov.iov_base = &m->byte;
+	m->iov.iov_len = 1;
+	m->msg.msg_iov = &m->iov;
+	m->msg.msg_iovlen = 1;
+	m->msg.msg_control = m->u.buf;
+	m->msg.msg_controllen = sizeof(m->u.buf);
+}
+
 /* Passes conn to the hub over a connection of its own. */
 static int
 hub_send(struct hub *h, int conn)
 {
 	struct sockaddr_un sa;
-	struct msghdr msg;
-	struct iovec iov;
+	struct fd_msg m;
 	struct cmsghdr *cm;
-	union {
-		char		buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr	align;
-	} u;
-	char byte = 'h';
 	socklen_t len = hub_addr(h, &sa);
 	int s, rc = HUB_FAIL;
 
@@ -129,20 +147,13 @@ hub_send(struct hub *h, int conn)
 		pthread_mutex_unlock(&h->mu);
 		goto out;
 	}
-	memset(&msg, 0, sizeof(msg));
-	memset(&u, 0, sizeof(u));
-	iov.iov_base = &byte;
-	iov.iov_len = 1;
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = u.buf;
-	msg.msg_controllen = sizeof(u.buf);
-	cm = CMSG_FIRSTHDR(&msg);
+	fd_msg_init(&m);
+	cm = CMSG_FIRSTHDR(&m.msg);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(cm), &conn, sizeof(int));
-	if (sendmsg(s, &msg, MSG_NOSIGNAL) == 1)
+	if (sendmsg(s, &m.msg, MSG_NOSIGNAL) == 1)
 		rc = HUB_SENT;
 out:
 	close(s);
@@ -209,32 +220,20 @@ hub_pass(struct hub *h, int conn, int *became)
 static int
 recv_conn(int c)
 {
-	struct msghdr msg;
-	struct iovec iov;
+	struct fd_msg m;
 	struct cmsghdr *cm;
-	union {
-		char		buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr	align;
-	} u;
-	char byte;
 	int fd = -1;
 
-	memset(&msg, 0, sizeof(msg));
-	iov.iov_base = &byte;
-	iov.iov_len = 1;
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = u.buf;
-	msg.msg_controllen = sizeof(u.buf);
-	if (recvmsg(c, &msg, MSG_CMSG_CLOEXEC) != 1)
+	fd_msg_init(&m);
+	if (recvmsg(c, &m.msg, MSG_CMSG_CLOEXEC) != 1)
 		return -1;
-	cm = CMSG_FIRSTHDR(&msg);
+	cm = CMSG_FIRSTHDR(&m.msg);
 	if (cm != NULL && cm->cmsg_level == SOL_SOCKET &&
 	    cm->cmsg_type == SCM_RIGHTS &&
 	    cm->cmsg_len == CMSG_LEN(sizeof(int)))
 		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
 	/* More than one descriptor: none is served (the rest are closed). */
-	if (fd >= 0 && (msg.msg_flags & MSG_CTRUNC)) {
+	if (fd >= 0 && (m.msg.msg_flags & MSG_CTRUNC)) {
 		close(fd);
 		fd = -1;
 	}

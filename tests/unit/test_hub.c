@@ -80,8 +80,6 @@ squatter_of_another_user_gets_nothing(void **state)
 	char c = 0;
 
 	(void)state;
-	if (geteuid() != 0)
-		skip();
 	name_hub(&h, "squat");
 	assert_int_equal(pipe(ready), 0);
 	assert_int_equal(pipe(done), 0);
@@ -142,9 +140,19 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(first_becomes_hub_second_passes),
-		cmocka_unit_test(squatter_of_another_user_gets_nothing),
 		cmocka_unit_test(off_does_nothing),
+		cmocka_unit_test(squatter_of_another_user_gets_nothing),
 	};
+	size_t n = sizeof(tests) / sizeof(tests[0]);
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	/*
+	 * The squatter is another user: only root can be one.  Said as
+	 * tests/run.sh counts a skip (cmocka's own is a "not ok" line).
+	 */
+	if (geteuid() != 0) {
+		printf("ok - hub: squatter_of_another_user_gets_nothing "
+		    "# SKIP needs root: setuid(2) to another user\n");
+		n--;
+	}
+	return _cmocka_run_group_tests("tests", tests, n, NULL, NULL);
 }
