@@ -46,14 +46,7 @@ struct drain_held {
 static void
 held_flush(struct drain_held *h)
 {
-	char *p = h->buf, *end = h->buf + h->len, *nl;
-
-	for (; p < end; p = nl + 1) {
-		nl = memchr(p, '\n', (size_t)(end - p));
-		if (nl == NULL)
-			nl = end - 1;
-		h->to->write(h->to->arg, p, (size_t)(nl - p) + 1);
-	}
+	log_write_lines(h->to, h->buf, h->len);
 	h->len = 0;
 }
 

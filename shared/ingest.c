@@ -104,15 +104,7 @@ ingest_deferred(struct ingest *in)
 void
 ingest_write_deferred(struct ingest *in, const struct log_sink *sink)
 {
-	const char *p = in->deferred, *end = in->deferred + in->deferred_len;
-	const char *nl;
-
-	while (p < end) {
-		nl = memchr(p, '\n', (size_t)(end - p));
-		nl = nl != NULL ? nl + 1 : end;
-		sink->write(sink->arg, p, (size_t)(nl - p));
-		p = nl;
-	}
+	log_write_lines(sink, in->deferred, in->deferred_len);
 	in->deferred_len = 0;
 }
 

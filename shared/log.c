@@ -186,6 +186,19 @@ log_dest_sink(const struct log_dest *d, const struct log_sink *fallback)
 }
 
 void
+log_write_lines(const struct log_sink *sink, const char *buf, size_t len)
+{
+	const char *p = buf, *end = buf + len, *nl;
+
+	while (p < end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		nl = nl != NULL ? nl + 1 : end;
+		sink->write(sink->arg, p, (size_t)(nl - p));
+		p = nl;
+	}
+}
+
+void
 log_fcgi_write(void *arg, const char *line, size_t len)
 {
 	FCGX_Request *fx = arg;

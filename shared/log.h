@@ -71,6 +71,14 @@ void	log_emit(const struct log_sink *sink, const char *fmt, ...)
 	    IH_PRINTF(2, 3);
 
 /*
+ * Writes the lines held in buf (len bytes, each ending in a newline but
+ * perhaps the last) to sink, one write each: for lines held until a
+ * commit (ingest.c, dispatch_drain.c).
+ */
+void	log_write_lines(const struct log_sink *sink, const char *buf,
+	    size_t len);
+
+/*
  * A sink's write for a FastCGI request's own stderr stream (arg is its
  * FCGX_Request): lighttpd and mod_fcgid copy it into the server's error
  * log, whereas the process's fd 2 may be /dev/null.

@@ -89,7 +89,7 @@ def case_batched(bindir, srv, tap):
     ids = deliver(srv, EVENTS)
     with tempfile.TemporaryDirectory() as d:
         trace = os.path.join(d, "trace")
-        out, _ = work_traced(bindir, srv, trace)
+        out, err = work_traced(bindir, srv, trace)
         with open(trace, errors="replace") as f:
             text = f.read()
     check("processed %d event(s)" % EVENTS in out,
@@ -117,6 +117,9 @@ def case_batched(bindir, srv, tap):
         check_eq(n, 1, "effects of %s" % eid)
         att = query(srv, "SELECT outcome FROM attempts WHERE event = ?", (rid,))
         check_eq([a[0] for a in att], ["done"], "attempt rows of %s" % eid)
+        # The switch's line, held until the run's commit, written once.
+        lines = len(re.findall(r"event=%s .*effect=" % re.escape(eid), err))
+        check_eq(lines, 1, "effect lines of %s" % eid)
 
 
 def case_bad_switch(bindir, srv):
