@@ -129,7 +129,12 @@ hub_send(struct hub *h, int conn)
 	socklen_t len = hub_addr(h, &sa);
 	int s, rc = HUB_FAIL;
 
-	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/*
+	 * Never waits: a hub whose queue is full (stalled, or slower than
+	 * its siblings) fails the connect with EAGAIN, and this process
+	 * serves the connection itself.
+	 */
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s < 0)
 		return HUB_FAIL;
 	if (connect(s, (struct sockaddr *)&sa, len) != 0) {

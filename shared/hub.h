@@ -22,7 +22,8 @@
  *                 when it went to the hub (the caller closes its copy
  *                 and answers nothing), 0 when this process serves it,
  *                 being the hub or finding none to reach (a connect,
- *                 check or send that fails).  *became is set when this
+ *                 check or send that fails; a hub whose queue is full:
+ *                 nothing waits for it).  *became is set when this
  *                 process has just become the hub: the caller starts
  *                 the threads that call hub_take().
  *   hub_take()    in the hub: blocks until a connection is passed and

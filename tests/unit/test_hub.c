@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -60,6 +61,36 @@ first_becomes_hub_second_passes(void **state)
 	assert_int_equal(read(got, &c, 1), 1);
 	assert_int_equal(c, 'x');
 	close(got);
+	close(sp[0]);
+	close(sp[1]);
+	hub_free(&b);
+	hub_free(&a);
+}
+
+/*
+ * A hub that takes nothing (stalled): once its queue is full, a sibling
+ * serves its connection itself at once instead of waiting in connect(2).
+ * Waiting would end the test by SIGALRM.
+ */
+static void
+full_hub_is_not_waited_for(void **state)
+{
+	struct hub a, b;
+	int sp[2], became, i, rc = 1;
+
+	(void)state;
+	name_hub(&a, "full");
+	name_hub(&b, "full");
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
+	assert_int_equal(hub_pass(&a, sp[0], &became), 0);
+	assert_int_equal(became, 1);
+	alarm(20);
+	for (i = 0; i < 1000 && rc == 1; i++)
+		rc = hub_pass(&b, sp[0], &became);
+	alarm(0);
+	assert_int_equal(rc, 0);
+	assert_int_equal(became, 0);
+	assert_true(i > 1);
 	close(sp[0]);
 	close(sp[1]);
 	hub_free(&b);
@@ -141,6 +172,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(first_becomes_hub_second_passes),
 		cmocka_unit_test(off_does_nothing),
+		cmocka_unit_test(full_hub_is_not_waited_for),
 		cmocka_unit_test(squatter_of_another_user_gets_nothing),
 	};
 	size_t n = sizeof(tests) / sizeof(tests[0]);
